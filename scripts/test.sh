@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every test: installs what is missing, builds the debug and the
+# ASan+UBSan configurations, runs CTest on both, and gives each libFuzzer
+# target a short run. Usage: scripts/test.sh [--quick] (debug build only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+werror=OFF
+[ "${CI:-}" = "true" ] && werror=ON
+jobs=$(nproc)
+
+scripts/install-deps.sh
+scripts/install-test-tools.sh
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "debug build (gcc, -Werror=$werror)"
+cmake --preset debug -DMCPAGE_WERROR=$werror >/dev/null
+cmake --build --preset debug -j "$jobs"
+step "debug tests"
+ctest --preset debug -j "$jobs"
+
+[ $quick -eq 1 ] && exit 0
+
+step "ASan+UBSan build (clang-14)"
+cmake --preset asan -DMCPAGE_WERROR=$werror >/dev/null
+cmake --build --preset asan -j "$jobs"
+step "ASan+UBSan tests"
+ctest --preset asan -j "$jobs"
+
+if compgen -G "fuzz/fuzz_*.c" >/dev/null; then
+  step "libFuzzer smoke runs"
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j "$jobs"
+  scripts/fuzz.sh --smoke
+fi
+echo
+echo "all tests passed"

@@ -1,0 +1,17 @@
+/*
+ * The subcommands of the `mcpage` command line. Each lives in its own
+ * cmd_<name>.c, takes the arguments after its name (argv[0] is the
+ * subcommand's name) and returns the process exit status.
+ */
+#ifndef MCPAGE_CLI_COMMANDS_H
+#define MCPAGE_CLI_COMMANDS_H
+
+typedef struct cli_command {
+    const char *name;                   /* as typed: "sync" */
+    const char *summary;                /* one line for `mcpage --help` */
+    int (*run)(int argc, char **argv);  /* argv[0] is the name */
+} cli_command;
+
+int cli_cmd_version(int argc, char **argv);
+
+#endif

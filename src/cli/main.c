@@ -1,0 +1,46 @@
+/*
+ * The `mcpage` command: dispatches to one subcommand per file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <mcpage/mcpage.h>
+
+#include "cli/commands.h"
+
+static const cli_command commands[] = {
+    {"version", "print the version", cli_cmd_version},
+};
+
+static const size_t command_count = sizeof commands / sizeof commands[0];
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, "usage: mcpage COMMAND [OPTIONS]\n\n"
+                 "An archive of coding-agent conversations served over MCP, with\n"
+                 "every large result paged by one contract.\n\ncommands:\n");
+    for (size_t i = 0; i < command_count; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nRun 'mcpage COMMAND --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0)
+        name = "version";
+    for (size_t i = 0; i < command_count; i++) {
+        if (strcmp(commands[i].name, name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "mcpage: unknown command '%s'; run 'mcpage --help' for the list\n", name);
+    return 2;
+}

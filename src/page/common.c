@@ -1,0 +1,108 @@
+/*
+ * What every part of the library shares: the version, the status strings
+ * and the allocator hook.
+ */
+#include <mcpage/mcpage.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "page/alloc.h"
+
+const char *mcpage_version(void)
+{
+    return MCPAGE_VERSION_STRING;
+}
+
+const char *mcpage_strerror(int status)
+{
+    switch (status) {
+    case MCPAGE_OK: return "success";
+    case MCPAGE_ENOMEM: return "out of memory";
+    case MCPAGE_EINVAL: return "invalid argument";
+    case MCPAGE_ERANGE: return "value or size beyond its limit";
+    case MCPAGE_EPARSE: return "malformed input";
+    case MCPAGE_EIO: return "input/output error";
+    case MCPAGE_ENOTFOUND: return "not found";
+    case MCPAGE_ESTATE: return "call not valid in the current state";
+    case MCPAGE_ECRYPTO: return "cryptography failure";
+    case MCPAGE_ESTORE: return "store failure";
+    case MCPAGE_EEXIST: return "already exists";
+    case MCPAGE_ECANCELED: return "cancelled";
+    default: return "unknown error";
+    }
+}
+
+static void *default_malloc(size_t size, void *ud)
+{
+    (void)ud;
+    return malloc(size);
+}
+
+static void *default_realloc(void *ptr, size_t size, void *ud)
+{
+    (void)ud;
+    return realloc(ptr, size);
+}
+
+static void default_free(void *ptr, void *ud)
+{
+    (void)ud;
+    free(ptr);
+}
+
+/* The one piece of process-wide state: set before use, read afterwards. */
+static mcpage_allocator allocator = {default_malloc, default_realloc, default_free, NULL};
+
+int mcpage_set_allocator(const mcpage_allocator *a)
+{
+    if (a == NULL) {
+        allocator = (mcpage_allocator){default_malloc, default_realloc, default_free, NULL};
+        return MCPAGE_OK;
+    }
+    if (a->malloc_fn == NULL || a->realloc_fn == NULL || a->free_fn == NULL)
+        return MCPAGE_EINVAL;
+    allocator = *a;
+    return MCPAGE_OK;
+}
+
+void *mcpage__malloc(size_t size)
+{
+    return allocator.malloc_fn(size ? size : 1, allocator.ud);
+}
+
+void *mcpage__calloc(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    void *p = mcpage__malloc(n * size);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+void *mcpage__realloc(void *ptr, size_t size)
+{
+    return allocator.realloc_fn(ptr, size ? size : 1, allocator.ud);
+}
+
+void mcpage__free(void *ptr)
+{
+    if (ptr)
+        allocator.free_fn(ptr, allocator.ud);
+}
+
+char *mcpage__strndup(const char *s, size_t n)
+{
+    char *d = mcpage__malloc(n + 1);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+char *mcpage__strdup(const char *s)
+{
+    return mcpage__strndup(s, strlen(s));
+}
