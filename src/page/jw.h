@@ -1,0 +1,81 @@
+/*
+ * jw: a streaming JSON writer. It escapes strings, repairs invalid UTF-8
+ * (each bad byte becomes U+FFFD), places commas, and counts the bytes,
+ * code points and UTF-16 units of what it wrote in the same pass, so the
+ * page builder can measure exactly the bytes that will be sent.
+ *
+ * Errors are sticky: after the first failure (out of memory, the byte
+ * limit, nesting deeper than JW_MAX_DEPTH, a value where a key is due)
+ * every call is a no-op and jw.err holds the status.
+ */
+#ifndef MCPAGE_PAGE_JW_H
+#define MCPAGE_PAGE_JW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define JW_MAX_DEPTH 64
+
+typedef struct jw {
+    char *buf;          /* output, NUL-terminated while err == 0 */
+    size_t len;         /* bytes written */
+    size_t cap;         /* bytes allocated */
+    size_t max;         /* hard limit on len; exceeding it sets MCPAGE_ERANGE */
+    size_t codepoints;  /* Unicode code points written */
+    size_t utf16;       /* UTF-16 code units written (what JavaScript hosts count) */
+    size_t repaired;    /* invalid UTF-8 bytes replaced by U+FFFD */
+    int err;            /* first error, or 0 */
+    int depth;          /* open containers */
+    bool after_key;     /* a key was written; its value is due */
+    uint8_t kind[JW_MAX_DEPTH]; /* per level: 'o' object or 'a' array */
+    bool nonempty[JW_MAX_DEPTH]; /* per level: a member was written */
+} jw;
+
+/* Starts an empty writer limited to `max` bytes (0 = SIZE_MAX / 2). */
+void jw_init(jw *w, size_t max);
+/* Frees the buffer; the writer may be initialised again. */
+void jw_free(jw *w);
+/* Forgets what was written (and any error), keeping the buffer. */
+void jw_reset(jw *w);
+/* Hands the buffer to the caller (free with mcpage__free); the writer is emptied. */
+char *jw_take(jw *w, size_t *len);
+
+void jw_object_begin(jw *w);
+void jw_object_end(jw *w);
+void jw_array_begin(jw *w);
+void jw_array_end(jw *w);
+void jw_key(jw *w, const char *key);
+void jw_keyn(jw *w, const char *key, size_t n);
+void jw_string(jw *w, const char *s);
+void jw_stringn(jw *w, const char *s, size_t n);
+void jw_int(jw *w, int64_t v);
+/* Non-finite numbers are written as null: JSON has no NaN or infinity. */
+void jw_double(jw *w, double v);
+void jw_bool(jw *w, bool v);
+void jw_null(jw *w);
+/* Writes a jansson value (objects keep their insertion order). */
+void jw_json(jw *w, const json_t *v);
+/* Writes `n` bytes of JSON the caller vouches for, as one value. */
+void jw_raw_value(jw *w, const char *json, size_t n);
+
+/* Convenience: key and value in one call. */
+void jw_kv_string(jw *w, const char *key, const char *s);
+void jw_kv_int(jw *w, const char *key, int64_t v);
+void jw_kv_bool(jw *w, const char *key, bool v);
+
+/*
+ * Measures `n` bytes of UTF-8 as they would count once decoded: code
+ * points and UTF-16 units; invalid bytes count as one U+FFFD each.
+ */
+void jw_measure_utf8(const char *s, size_t n, size_t *codepoints, size_t *utf16);
+
+/*
+ * Returns the length of the longest prefix of s[0..n) that does not end
+ * inside a UTF-8 sequence (invalid bytes count as whole characters).
+ */
+size_t jw_utf8_floor(const char *s, size_t n);
+
+#endif
