@@ -22,11 +22,12 @@
 #define WORD_PER_LETTER 12  /* each letter of an ordinary word past WORD_FREE_LEN */
 #define WORD_PER_2BYTE  15  /* extra for each 2-byte letter of a word in one script (Cyrillic) */
 #define WORD_PER_GREEK  60  /* extra for each Greek letter: fewer Greek merges in the vocabulary */
-#define WORD_PER_ACCENT 40  /* extra for each 2-byte letter among ASCII ones: accents split words  \
+#define WORD_PER_ACCENT                                                                            \
+    40                      /* extra for each 2-byte letter among ASCII ones: accents split words  \
                              */
 #define WORD_PER_UPPER  40  /* each capital after a piece's first: all-caps merges are few */
-#define COST_JOINED     30  /* a punctuation character joined to the word after it */
-#define COST_EDGES      200 /* once per call: text cut from a larger whole splits worse */
+#define COST_JOINED     50  /* a punctuation character joined to the word after it */
+#define COST_EDGES      250 /* once per call: text cut from a larger whole splits worse */
 #define FOREIGN_PERCENT 15  /* extra on ASCII words of text with accents: not English */
 #define RAND_BASE       50  /* a letter piece inside an identifier-like run ... */
 #define RAND_PER_LETTER 55  /* ... plus this per letter: ids get no long merges */
@@ -38,52 +39,73 @@
 #define PUNCT_PER_CHAR  50  /* each punctuation character past PUNCT_FREE_LEN */
 #define SPACE_PER_CHAR  4   /* long runs of spaces still cost a little per space */
 
-/* Byte classes. */
+/* Character classes. */
 enum {
-    B_LOWER, /* a-z */
-    B_UPPER, /* A-Z */
-    B_DIGIT, /* 0-9 */
-    B_SPACE, /* space, tab, vertical tab, form feed */
-    B_NL,    /* \r, \n */
-    B_PUNCT, /* other ASCII, control characters included */
-    B_LEAD2, /* lead byte of a 2-byte sequence */
-    B_LEAD3, /* lead byte of a 3-byte sequence */
-    B_LEAD4, /* lead byte of a 4-byte sequence */
-    B_OTHER  /* continuation or never-valid byte where a character should start */
+    B_LOWER,  /* a-z */
+    B_UPPER,  /* A-Z */
+    B_DIGIT,  /* 0-9 */
+    B_SPACE,  /* space, tab, vertical tab, form feed */
+    B_NL,     /* \r, \n */
+    B_PUNCT,  /* other ASCII, control characters included */
+    B_WIDE,   /* a 2-byte character: a letter of Latin-1, Greek, Cyrillic, ... */
+    B_LATIN3, /* a 3-byte letter of Latin Extended Additional (Vietnamese) */
+    B_SYM3,   /* any other 3-byte character: CJK, kana, Hangul, symbols */
+    B_ASTRAL, /* a 4-byte character: emoji and other astral symbols */
+    B_BAD     /* a byte that does not start a well-formed-looking sequence */
 };
 
-static uint8_t byte_class(unsigned char c)
-{
-    if (c >= 'a' && c <= 'z')
-        return B_LOWER;
-    if (c >= 'A' && c <= 'Z')
-        return B_UPPER;
-    if (c >= '0' && c <= '9')
-        return B_DIGIT;
-    if (c == ' ' || c == '\t' || c == '\v' || c == '\f')
-        return B_SPACE;
-    if (c == '\n' || c == '\r')
-        return B_NL;
-    if (c < 0x80)
-        return B_PUNCT;
-    if (c >= 0xC2 && c <= 0xDF)
-        return B_LEAD2;
-    if ((c & 0xF0) == 0xE0)
-        return B_LEAD3;
-    if (c >= 0xF0 && c <= 0xF4)
-        return B_LEAD4;
-    return B_OTHER;
-}
+#define L B_LOWER
+#define U B_UPPER
+#define D B_DIGIT
+#define S B_SPACE
+#define N B_NL
+#define P B_PUNCT
+static const uint8_t ascii_class[128] = {
+    P, P, P, P, P, P, P, P, P, S, N, S, S, N, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P,
+    S, P, P, P, P, P, P, P, P, P, P, P, P, P, P, P, D, D, D, D, D, D, D, D, D, D, P, P, P, P, P, P,
+    P, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U, P, P, P, P, P,
+    P, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L, P, P, P, P, P,
+};
+#undef L
+#undef U
+#undef D
+#undef S
+#undef N
+#undef P
 
-/* Length of a well-formed-looking sequence of `want` bytes at s[i..n), or 1. */
-static size_t seq_len(const unsigned char *s, size_t i, size_t n, size_t want)
+/* Classifies the character at s[i..n) and stores its length in *len. */
+static inline uint8_t char_class(const unsigned char *s, size_t i, size_t n, size_t *len)
 {
-    if (n - i < want)
-        return 1;
+    unsigned char c = s[i];
+    *len = 1;
+    if (c < 0x80)
+        return ascii_class[c];
+    size_t want = c >= 0xC2 && c <= 0xDF   ? 2
+                  : (c & 0xF0) == 0xE0     ? 3
+                  : c >= 0xF0 && c <= 0xF4 ? 4
+                                           : 0;
+    if (want == 0 || n - i < want)
+        return B_BAD;
     for (size_t k = 1; k < want; k++)
         if ((s[i + k] & 0xC0) != 0x80)
-            return 1;
-    return want;
+            return B_BAD;
+    *len = want;
+    if (want == 2)
+        return B_WIDE;
+    if (want == 4)
+        return B_ASTRAL;
+    return c == 0xE1 && s[i + 1] >= 0xB8 && s[i + 1] <= 0xBB ? B_LATIN3 : B_SYM3;
+}
+
+static inline bool is_alnum_class(uint8_t cls)
+{
+    return cls <= B_DIGIT || cls == B_WIDE || cls == B_LATIN3;
+}
+
+/* Letters of any script and other characters a preceding punctuation mark joins. */
+static inline bool joins_punct(uint8_t cls)
+{
+    return cls == B_LOWER || cls == B_UPPER || (cls >= B_WIDE && cls <= B_ASTRAL);
 }
 
 /* The alphanumeric run being scanned: letters and digits with no separator. */
@@ -162,136 +184,133 @@ static size_t finish_run(run *r, size_t *ascii_cost, size_t *accented, size_t *w
     return cost;
 }
 
+/* The cost of a punctuation run of `len` characters standing as its own piece. */
+static size_t punct_cost(size_t len)
+{
+    size_t extra = len > PUNCT_FREE_LEN ? len - PUNCT_FREE_LEN : 0;
+    return COST_PIECE + extra * PUNCT_PER_CHAR;
+}
+
 size_t mcpage__tokens_estimate(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t total = n ? COST_EDGES : 0; /* hundredths of a token */
-    run r = {0};                       /* the open alphanumeric run */
-    bool in_run = false;
-    size_t ascii_cost = 0; /* cost of plain ASCII words, for the foreign-text surcharge */
-    size_t accented = 0;   /* words with accented letters */
-    size_t words = 0;      /* all words */
-    size_t punct = 0;      /* length of the open punctuation run */
-    size_t spaces = 0;     /* spaces since the last newline in the open whitespace run */
-    bool newline = false;  /* the open whitespace run has a newline not yet charged */
-    bool nl_free = false;  /* newlines right after punctuation join its piece */
-    bool spaced = false;   /* the open punctuation run starts with a joined space */
+    size_t ascii_cost = 0;             /* cost of plain ASCII words, for the foreign surcharge */
+    size_t accented = 0;               /* words with accented letters */
+    size_t words = 0;                  /* all words */
+    bool after_space = false;          /* the previous piece was whitespace ending in a space */
+    size_t i = 0;
 
-    for (size_t i = 0; i < n;) {
-        unsigned char c = p[i];
-        uint8_t cls = byte_class(c);
-        size_t len = 1;
-        if (cls == B_LEAD2 || cls == B_LEAD3 || cls == B_LEAD4) {
-            len = seq_len(p, i, n, (size_t)(cls - B_LEAD2) + 2);
-            if (len == 1)
-                cls = B_OTHER;
-        }
-        /* Latin Extended Additional (U+1E00-U+1EFF, Vietnamese) letters count as accents. */
-        bool latin3 =
-            cls == B_LEAD3 && len == 3 && c == 0xE1 && p[i + 1] >= 0xB8 && p[i + 1] <= 0xBB;
-        bool letter = cls == B_LOWER || cls == B_UPPER || cls == B_LEAD2 || latin3;
-        bool absorbs = letter || cls == B_LEAD3 || cls == B_LEAD4;
-
-        /* Close the punctuation run unless this continues it. */
-        if (punct && cls != B_PUNCT) {
-            /* A single character before a letter joins the letter's piece. */
-            if (punct == 1 && absorbs && !spaced) {
-                total += COST_JOINED;
-            } else {
-                size_t extra = punct > PUNCT_FREE_LEN ? punct - PUNCT_FREE_LEN : 0;
-                total += COST_PIECE + extra * PUNCT_PER_CHAR;
+    while (i < n) {
+        size_t len;
+        uint8_t cls = char_class(p, i, n, &len);
+        bool spaced = after_space;
+        after_space = false;
+        if (is_alnum_class(cls)) {
+            /* An alphanumeric run: words, digit groups, identifiers. */
+            run r = {0};
+            for (;;) {
+                if (cls == B_LOWER) {
+                    size_t j = i + 1;
+                    while (j < n && (unsigned)(p[j] - 'a') < 26u)
+                        j++;
+                    if (r.digits)
+                        total += finish_digits(&r);
+                    r.letters += j - i;
+                    r.last_lower = true;
+                    i = j;
+                } else if (cls == B_DIGIT) {
+                    finish_letters(&r);
+                    r.last_lower = false;
+                    if (++r.digits == 3)
+                        total += finish_digits(&r);
+                    i++;
+                } else {
+                    if (r.digits)
+                        total += finish_digits(&r);
+                    if (cls == B_UPPER && r.last_lower)
+                        finish_letters(&r); /* camelCase: a new piece starts */
+                    r.letters++;
+                    r.upper += cls == B_UPPER;
+                    if (cls != B_UPPER) {
+                        r.wide++;
+                        r.greek += p[i] == 0xCE || p[i] == 0xCF;
+                    }
+                    r.last_lower = false;
+                    i += len;
+                }
+                if (i >= n)
+                    break;
+                cls = char_class(p, i, n, &len);
+                if (!is_alnum_class(cls))
+                    break;
             }
-            nl_free = cls == B_NL;
-            punct = 0;
+            total += finish_run(&r, &ascii_cost, &accented, &words);
+            continue;
         }
-        /* Close the whitespace run unless this continues it. */
-        if ((spaces || newline) && cls != B_SPACE && cls != B_NL) {
+        switch (cls) {
+        case B_PUNCT: {
+            size_t j = i + 1;
+            while (j < n && p[j] < 0x80 && ascii_class[p[j]] == B_PUNCT)
+                j++;
+            size_t next_len;
+            uint8_t next = j < n ? char_class(p, j, n, &next_len) : B_BAD;
+            /* One mark before a word joins the word's piece (unless a space
+             * already did); newlines right after punctuation join its piece. */
+            if (j - i == 1 && j < n && joins_punct(next) && !spaced)
+                total += COST_JOINED;
+            else
+                total += punct_cost(j - i);
+            while (j < n && (p[j] == '\n' || p[j] == '\r'))
+                j++;
+            i = j;
+            break;
+        }
+        case B_SPACE:
+        case B_NL: {
+            size_t spaces = 0; /* spaces since the last newline */
+            bool newline = false;
+            size_t j = i;
+            for (; j < n && p[j] < 0x80; j++) {
+                uint8_t c = ascii_class[p[j]];
+                if (c == B_SPACE) {
+                    spaces++;
+                } else if (c == B_NL) {
+                    newline = true;
+                    spaces = 0; /* spaces before a newline join it */
+                } else {
+                    break;
+                }
+            }
             if (newline)
                 total += COST_PIECE;
-            /* The last space joins a following word or punctuation run. */
-            size_t left = spaces && cls != B_DIGIT ? spaces - 1 : spaces;
-            spaced = spaces && cls == B_PUNCT;
+            /* The last space joins a following word or punctuation run, not digits. */
+            size_t left = spaces;
+            if (j < n && spaces && !(p[j] < 0x80 && ascii_class[p[j]] == B_DIGIT))
+                left--;
             if (left)
                 total += COST_PIECE + left * SPACE_PER_CHAR;
-            spaces = 0;
-            newline = false;
+            after_space = spaces > 0 && j < n && p[j] < 0x80 && ascii_class[p[j]] == B_PUNCT;
+            i = j;
+            break;
         }
-        /* Close the alphanumeric run unless this continues it. */
-        if (in_run && !letter && cls != B_DIGIT) {
-            total += finish_run(&r, &ascii_cost, &accented, &words);
-            in_run = false;
-        }
-
-        switch (cls) {
-        case B_LOWER:
-        case B_UPPER:
-        case B_LEAD2:
-        letter:
-            if (r.digits)
-                total += finish_digits(&r);
-            if (cls == B_UPPER && r.last_lower)
-                finish_letters(&r); /* camelCase: a new piece starts */
-            r.letters++;
-            if (cls == B_LEAD2 || cls == B_LEAD3) {
-                r.wide++;
-                r.greek += c == 0xCE || c == 0xCF;
-            }
-            if (cls == B_UPPER)
-                r.upper++;
-            r.last_lower = cls == B_LOWER;
-            in_run = true;
+        case B_SYM3:
+            total += p[i] == 0xE2 && p[i + 1] >= 0x81 ? COST_SYMBOL : COST_3BYTE;
+            i += len;
             break;
-        case B_DIGIT:
-            finish_letters(&r);
-            r.last_lower = false;
-            r.digits++;
-            if (r.digits == 3)
-                total += finish_digits(&r);
-            in_run = true;
-            break;
-        case B_SPACE:
-            spaces++;
-            nl_free = false;
-            break;
-        case B_NL:
-            if (!nl_free)
-                newline = true;
-            spaces = 0;
-            break;
-        case B_PUNCT:
-            punct++;
-            nl_free = false;
-            break;
-        case B_LEAD3:
-            if (latin3)
-                goto letter;
-            total += c == 0xE2 && p[i + 1] >= 0x81 ? COST_SYMBOL : COST_3BYTE;
-            nl_free = false;
-            break;
-        case B_LEAD4:
+        case B_ASTRAL:
             total += COST_4BYTE;
-            nl_free = false;
+            i += len;
             break;
         default:
             total += COST_BAD_BYTE;
-            nl_free = false;
+            i += len;
             break;
         }
-        i += len;
     }
-    if (in_run)
-        total += finish_run(&r, &ascii_cost, &accented, &words);
     /* One word in twenty with an accent: French, German, Spanish... whose
      * plain words also split more than English ones. */
-    if (accented * 20 >= words && accented > 0)
+    if (accented > 0 && accented * 20 >= words)
         total += ascii_cost * FOREIGN_PERCENT / 100;
-    if (punct) {
-        size_t extra = punct > PUNCT_FREE_LEN ? punct - PUNCT_FREE_LEN : 0;
-        total += COST_PIECE + extra * PUNCT_PER_CHAR;
-    }
-    if (newline)
-        total += COST_PIECE;
-    if (spaces)
-        total += COST_PIECE + spaces * SPACE_PER_CHAR;
     return (total + 99) / 100;
 }
