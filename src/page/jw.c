@@ -360,10 +360,18 @@ void jw_string(jw *w, const char *s)
 
 void jw_int(jw *w, int64_t v)
 {
+    /* By hand: snprintf costs more than the rest of a typical record. */
     char num[24];
-    int n = snprintf(num, sizeof num, "%lld", (long long)v);
+    char *end = num + sizeof num, *q = end;
+    uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+    do {
+        *--q = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--q = '-';
     if (before_value(w))
-        put_ascii(w, num, (size_t)n);
+        put_ascii(w, q, (size_t)(end - q));
 }
 
 void jw_double(jw *w, double v)

@@ -112,7 +112,6 @@ static inline bool joins_punct(uint8_t cls)
 typedef struct run {
     size_t word_cost;   /* its letter pieces charged as ordinary words */
     size_t rand_cost;   /* its letter pieces charged as identifier fragments */
-    size_t digits;      /* digits in the current digit piece */
     size_t letters;     /* letters in the current letter piece (all bytes classes) */
     size_t wide;        /* 2-byte letters in the current letter piece */
     size_t greek;       /* of which Greek (lead byte 0xCE or 0xCF) */
@@ -151,16 +150,6 @@ static void finish_letters(run *r)
     r->upper = 0;
 }
 
-/* Digits split into groups of up to three, each one token. */
-static size_t finish_digits(run *r)
-{
-    size_t cost = (r->digits + 2) / 3 * COST_PIECE;
-    if (r->digits)
-        r->has_digit = true;
-    r->digits = 0;
-    return cost;
-}
-
 /*
  * Ends the run and returns its cost. A run that mixes letters and digits,
  * or is cut by case changes into many short pieces, is an identifier, a
@@ -168,7 +157,7 @@ static size_t finish_digits(run *r)
  */
 static size_t finish_run(run *r, size_t *ascii_cost, size_t *accented, size_t *words)
 {
-    size_t cost = finish_digits(r);
+    size_t cost = 0;
     finish_letters(r);
     bool mixed = r->has_digit && r->pieces > 0;
     bool choppy = r->pieces >= 3 && r->run_letters < r->pieces * 4;
@@ -210,38 +199,39 @@ size_t mcpage__tokens_estimate(const char *s, size_t n)
             /* An alphanumeric run: words, digit groups, identifiers. */
             run r = {0};
             for (;;) {
+                size_t j = i + 1;
                 if (cls == B_LOWER) {
-                    size_t j = i + 1;
                     while (j < n && (unsigned)(p[j] - 'a') < 26u)
                         j++;
-                    if (r.digits)
-                        total += finish_digits(&r);
                     r.letters += j - i;
                     r.last_lower = true;
-                    i = j;
                 } else if (cls == B_DIGIT) {
+                    /* Digits go in groups of up to three, one token each. */
+                    while (j < n && (unsigned)(p[j] - '0') < 10u)
+                        j++;
                     finish_letters(&r);
+                    total += (j - i + 2) / 3 * COST_PIECE;
+                    r.has_digit = true;
                     r.last_lower = false;
-                    if (++r.digits == 3)
-                        total += finish_digits(&r);
-                    i++;
-                } else {
-                    if (r.digits)
-                        total += finish_digits(&r);
-                    if (cls == B_UPPER && r.last_lower)
+                } else if (cls == B_UPPER) {
+                    while (j < n && (unsigned)(p[j] - 'A') < 26u)
+                        j++;
+                    if (r.last_lower)
                         finish_letters(&r); /* camelCase: a new piece starts */
-                    r.letters++;
-                    r.upper += cls == B_UPPER;
-                    if (cls != B_UPPER) {
-                        r.wide++;
-                        r.greek += p[i] == 0xCE || p[i] == 0xCF;
-                    }
+                    r.letters += j - i;
+                    r.upper += j - i;
                     r.last_lower = false;
-                    i += len;
+                } else {
+                    j = i + len;
+                    r.letters++;
+                    r.wide++;
+                    r.greek += p[i] == 0xCE || p[i] == 0xCF;
+                    r.last_lower = false;
                 }
+                i = j;
                 if (i >= n)
                     break;
-                cls = char_class(p, i, n, &len);
+                cls = p[i] < 0x80 ? ascii_class[p[i]] : char_class(p, i, n, &len);
                 if (!is_alnum_class(cls))
                     break;
             }
