@@ -9,7 +9,9 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..", "..");
-const out = join(root, "tests", "data", "tokens");
+// TOKENS_CORPUS_OUT and TOKENS_CORPUS_SEED make a held-out corpus elsewhere
+// (to check the estimator on text it was not calibrated on).
+const out = process.env.TOKENS_CORPUS_OUT ?? join(root, "tests", "data", "tokens");
 mkdirSync(out, { recursive: true });
 
 // mulberry32: small, fast, deterministic.
@@ -23,7 +25,7 @@ function rng(seed) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-const R = rng(20261202);
+const R = rng(Number(process.env.TOKENS_CORPUS_SEED ?? 20261202));
 const int = (n) => Math.floor(R() * n);
 const pick = (a) => a[int(a.length)];
 const hex = (n) => Array.from({ length: n }, () => "0123456789abcdef"[int(16)]).join("");
@@ -198,7 +200,7 @@ _Last reviewed: 2026-11-30._
 // ---- Code: C from our own library, Python and JavaScript written here.
 // code.c is a snapshot of our own sources taken once; it is kept as it is
 // afterwards so that edits to src/ do not change the corpus.
-const codeC = join(out, "code.c");
+const codeC = join(root, "tests", "data", "tokens", "code.c");
 files["code.c"] = existsSync(codeC)
   ? readFileSync(codeC, "utf8")
   : readFileSync(join(root, "src", "page", "jw.c"), "utf8") +

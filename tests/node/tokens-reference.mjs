@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { getEncoding } from "js-tiktoken";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const dir = join(here, "..", "data", "tokens");
+const dir = process.env.TOKENS_DIR ?? join(here, "..", "data", "tokens");
 const refPath = join(dir, "reference.json");
 const CHUNKS = 200;
 const enc = getEncoding("o200k_base");
@@ -40,7 +40,7 @@ export function computeReference() {
   names.forEach((name, fileIndex) => {
     const buf = readFileSync(join(dir, name));
     const text = buf.toString("utf8");
-    const R = rng(1000 + fileIndex);
+    const R = rng(Number(process.env.TOKENS_CHUNK_SEED ?? 1000) + fileIndex);
     const chunks = [];
     for (let i = 0; i < CHUNKS; i++) {
       // Log-uniform sizes between 1 byte and 8 KiB.
