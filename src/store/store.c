@@ -288,15 +288,13 @@ int store_session_put(store *s, const store_session_meta *m)
     return s->ops->session_put(s, m);
 }
 
-int store_session_state(store *s, const char *session_id, int64_t *raw_size,
-                        uint64_t *head_hash, int64_t *head_len, int64_t *message_count,
-                        int *has_title)
+int store_session_state_get(store *s, const char *session_id, store_session_state *st)
 {
-    if (!s || !raw_size || !head_hash || !head_len || !message_count || !has_title)
+    if (!s || !st)
         return MCPAGE_EINVAL;
+    memset(st, 0, sizeof *st);
     NEED(session_id);
-    return s->ops->session_state(s, session_id, raw_size, head_hash, head_len, message_count,
-                                 has_title);
+    return s->ops->session_state(s, session_id, st);
 }
 
 int store_session_reset(store *s, const char *session_id)
@@ -317,13 +315,14 @@ int store_message_add(store *s, const store_message *m, int64_t *id)
     return s->ops->message_add(s, m, id);
 }
 
-int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n)
+int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n,
+                     int64_t lines)
 {
     if (!s)
         return MCPAGE_EINVAL;
     NEED_WRITER();
-    NEED(session_id && (data || n == 0));
-    return s->ops->raw_append(s, session_id, data, n);
+    NEED(session_id && (data || n == 0) && lines >= 0);
+    return s->ops->raw_append(s, session_id, data, n, lines);
 }
 
 int store_session_refresh(store *s, const char *session_id)

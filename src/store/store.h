@@ -358,17 +358,28 @@ typedef struct store_session_meta {
 
 /* Creates the session or updates the given fields. */
 int store_session_put(store *s, const store_session_meta *m);
-/* The consumed-bytes state of a session: raw size and head hash. */
-int store_session_state(store *s, const char *session_id, int64_t *raw_size,
-                        uint64_t *head_hash, int64_t *head_len, int64_t *message_count,
-                        int *has_title);
+/* What incremental sync needs to know about a session it continues. */
+typedef struct store_session_state {
+    int64_t raw_size;      /* bytes of source consumed and kept */
+    int64_t raw_lines;     /* complete lines in those bytes */
+    uint64_t head_hash;    /* hash of the first head_len bytes */
+    int64_t head_len;
+    int64_t message_count; /* messages stored (the next ordinal) */
+    int64_t project_id;    /* 0 when not known yet */
+    int has_title;         /* a title is set */
+} store_session_state;
+
+/* MCPAGE_ENOTFOUND (and *st zeroed) when the session does not exist. */
+int store_session_state_get(store *s, const char *session_id, store_session_state *st);
 /* Deletes a session's messages and raw bytes (before a re-parse). */
 int store_session_reset(store *s, const char *session_id);
 /* Appends one message (message_id and session are set by the store;
  * m->session_id names the session). *id gets the new message id. */
 int store_message_add(store *s, const store_message *m, int64_t *id);
-/* Appends raw bytes at the session's current raw size. */
-int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n);
+/* Appends raw bytes (holding `lines` complete lines) at the session's
+ * current raw size. */
+int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n,
+                     int64_t lines);
 /* Recomputes a session's counts and times and its project's aggregates. */
 int store_session_refresh(store *s, const char *session_id);
 

@@ -39,11 +39,11 @@ typedef struct store_ops {
     int (*rollback)(store *s);
     int (*project_ensure)(store *s, const char *path, const char *name, int64_t *id);
     int (*session_put)(store *s, const store_session_meta *m);
-    int (*session_state)(store *s, const char *id, int64_t *raw_size, uint64_t *head_hash,
-                         int64_t *head_len, int64_t *message_count, int *has_title);
+    int (*session_state)(store *s, const char *id, store_session_state *st);
     int (*session_reset)(store *s, const char *id);
     int (*message_add)(store *s, const store_message *m, int64_t *id);
-    int (*raw_append)(store *s, const char *id, const unsigned char *data, size_t n);
+    int (*raw_append)(store *s, const char *id, const unsigned char *data, size_t n,
+                      int64_t lines);
     int (*session_refresh)(store *s, const char *id);
     int (*source_get)(store *s, const char *path, store_source *out);
     int (*source_put)(store *s, const store_source *src);

@@ -48,6 +48,7 @@ static const char *const migrations[] = {
     "  source_path TEXT,"
     "  hostname TEXT,"
     "  raw_size INTEGER NOT NULL DEFAULT 0,"
+    "  raw_lines INTEGER NOT NULL DEFAULT 0,"
     "  head_hash INTEGER NOT NULL DEFAULT 0,"
     "  head_len INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX sessions_started ON sessions(started_at, session_id);"

@@ -1119,12 +1119,11 @@ static int sqlite_session_put(store *s, const store_session_meta *m)
     return rc;
 }
 
-static int sqlite_session_state(store *s, const char *id, int64_t *raw_size, uint64_t *head_hash,
-                                int64_t *head_len, int64_t *message_count, int *has_title)
+static int sqlite_session_state(store *s, const char *id, store_session_state *out)
 {
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
-                     "SELECT raw_size, head_hash, head_len, message_count, "
+                     "SELECT raw_size, raw_lines, head_hash, head_len, message_count, project_id, "
                      "coalesce(title, '') <> '' FROM sessions WHERE session_id = ?",
                      &st);
     if (rc < 0)
@@ -1132,22 +1131,19 @@ static int sqlite_session_state(store *s, const char *id, int64_t *raw_size, uin
     bind_text(st, 1, id);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        *raw_size = sqlite3_column_int64(st, 0);
-        *head_hash = (uint64_t)sqlite3_column_int64(st, 1);
-        *head_len = sqlite3_column_int64(st, 2);
-        *message_count = sqlite3_column_int64(st, 3);
-        *has_title = sqlite3_column_int(st, 4);
+        out->raw_size = sqlite3_column_int64(st, 0);
+        out->raw_lines = sqlite3_column_int64(st, 1);
+        out->head_hash = (uint64_t)sqlite3_column_int64(st, 2);
+        out->head_len = sqlite3_column_int64(st, 3);
+        out->message_count = sqlite3_column_int64(st, 4);
+        out->project_id = sqlite3_column_int64(st, 5);
+        out->has_title = sqlite3_column_int(st, 6);
         sqlite3_reset(st);
         return 0;
     }
     sqlite3_reset(st);
-    *raw_size = 0;
-    *head_hash = 0;
-    *head_len = 0;
-    *message_count = 0;
-    *has_title = 0;
     if (rc == SQLITE_DONE)
-        return store_fail(s, MCPAGE_ENOTFOUND, "no session '%s'", id);
+        return MCPAGE_ENOTFOUND;
     return sq_err(s, "session state");
 }
 
@@ -1163,7 +1159,7 @@ static int sqlite_session_reset(store *s, const char *id)
     static const char *const sqls[] = {
         "DELETE FROM messages WHERE sid = ?",
         "DELETE FROM raw_chunks WHERE sid = ?",
-        "UPDATE sessions SET raw_size = 0, head_hash = 0, head_len = 0, message_count = 0, "
+        "UPDATE sessions SET raw_size = 0, raw_lines = 0, head_hash = 0, head_len = 0, message_count = 0, "
         "title = NULL, started_at = '', ended_at = '' WHERE sid = ?",
     };
     for (size_t i = 0; i < sizeof sqls / sizeof sqls[0]; i++) {
@@ -1214,7 +1210,8 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     return 0;
 }
 
-static int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_t n)
+static int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_t n,
+                             int64_t lines)
 {
     NEED_TX();
     int64_t sid = 0;
@@ -1240,11 +1237,15 @@ static int sqlite_raw_append(store *s, const char *id, const unsigned char *data
         done += take;
     }
     sqlite3_stmt *st = NULL;
-    rc = sq_prep(s, "UPDATE sessions SET raw_size = raw_size + ? WHERE sid = ?", &st);
+    rc = sq_prep(s,
+                 "UPDATE sessions SET raw_size = raw_size + ?, raw_lines = raw_lines + ? "
+                 "WHERE sid = ?",
+                 &st);
     if (rc < 0)
         return rc;
     sqlite3_bind_int64(st, 1, (int64_t)n);
-    sqlite3_bind_int64(st, 2, sid);
+    sqlite3_bind_int64(st, 2, lines);
+    sqlite3_bind_int64(st, 3, sid);
     rc = sq_done(s, st, "raw size");
     if (rc == 0 && n)
         CONN(s)->dirty = 1;
