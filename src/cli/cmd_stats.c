@@ -45,9 +45,10 @@ int cli_cmd_stats(int argc, char **argv)
         return 2;
     }
     store *s = NULL;
-    int rc = store_open(db, STORE_OPEN_READONLY, &s);
+    char err[600];
+    int rc = store_open_msg(db, STORE_OPEN_READONLY, &s, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "mcpage stats: cannot open %s: %s\n", db, mcpage_strerror(rc));
+        fprintf(stderr, "mcpage stats: cannot open %s: %s\n", db, err);
         return 1;
     }
     store_stats st;

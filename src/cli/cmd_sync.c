@@ -134,9 +134,10 @@ int cli_cmd_sync(int argc, char **argv)
         return 1;
     }
     store *s = NULL;
-    int rc = store_open(db, STORE_OPEN_WRITE, &s);
+    char err[600];
+    int rc = store_open_msg(db, STORE_OPEN_WRITE, &s, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "mcpage sync: cannot open %s: %s\n", db, mcpage_strerror(rc));
+        fprintf(stderr, "mcpage sync: cannot open %s: %s\n", db, err);
         return 1;
     }
     bar_state bar = {.enabled = !json && !quiet && isatty(2), .last_pct = -1};

@@ -34,6 +34,13 @@ char *store_strdup(const char *src)
 
 int store_open(const char *spec, int flags, store **out)
 {
+    return store_open_msg(spec, flags, out, NULL, 0);
+}
+
+int store_open_msg(const char *spec, int flags, store **out, char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = 0;
     if (!spec || !*spec || !out)
         return MCPAGE_EINVAL;
     *out = NULL;
@@ -43,14 +50,13 @@ int store_open(const char *spec, int flags, store **out)
     s->writable = (flags & STORE_OPEN_WRITE) != 0;
     int rc;
     if (strncmp(spec, "postgres://", 11) == 0 || strncmp(spec, "postgresql://", 13) == 0) {
-        fprintf(stderr, "mcpage: the PostgreSQL store backend is not built yet\n");
-        rc = MCPAGE_ENOTFOUND;
+        rc = store_fail(s, MCPAGE_ENOTFOUND, "the PostgreSQL backend is not built yet");
     } else {
         rc = store_sqlite_open(s, spec, flags);
     }
     if (rc < 0) {
-        if (s->errmsg[0])
-            fprintf(stderr, "mcpage: store %s: %s\n", spec, s->errmsg);
+        if (err && errlen)
+            snprintf(err, errlen, "%s", s->errmsg[0] ? s->errmsg : mcpage_strerror(rc));
         free(s);
         return rc;
     }

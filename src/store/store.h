@@ -84,6 +84,8 @@ enum store_open_flags {
 
 /* Opens the store named by `spec` (a file path, or "postgres://..."). */
 int store_open(const char *spec, int flags, store **out);
+/* The same, with a human message in `err` (up to errlen bytes) on failure. */
+int store_open_msg(const char *spec, int flags, store **out, char *err, size_t errlen);
 void store_close(store *s);
 /* The message for the last failure on `s`; "" when none. Never NULL. */
 const char *store_errmsg(const store *s);
