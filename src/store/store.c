@@ -331,6 +331,15 @@ int store_raw_append(store *s, const char *session_id, const unsigned char *data
     return s->ops->raw_append(s, session_id, data, n, lines);
 }
 
+int store_tool_call_name(store *s, const char *session_id, const char *call_id, char **name)
+{
+    if (!s || !name)
+        return MCPAGE_EINVAL;
+    *name = NULL;
+    NEED(session_id && call_id);
+    return s->ops->tool_call_name(s, session_id, call_id, name);
+}
+
 int store_session_refresh(store *s, const char *session_id)
 {
     if (!s)
@@ -419,6 +428,7 @@ void store_message_clear(store_message *m)
     free(m->text);
     free(m->tool_name);
     free(m->tool_input);
+    free(m->tool_call_id);
     memset(m, 0, sizeof *m);
 }
 

@@ -187,6 +187,7 @@ typedef struct store_message {
     char *text;          /* the searchable text (see docs/sync.md for caps) */
     char *tool_name;     /* tool called or answered, or NULL */
     char *tool_input;    /* a short summary of the call's input, or NULL */
+    char *tool_call_id;  /* links a tool call and its result, or NULL */
     int is_error;        /* a tool result flagged as an error */
     int64_t line_no;     /* 1-based line in the source file */
     int64_t byte_offset; /* of that line in the session's raw bytes */
@@ -382,6 +383,9 @@ int store_message_add(store *s, const store_message *m, int64_t *id);
  * current raw size. */
 int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n,
                      int64_t lines);
+/* The tool named by the call `call_id` in a session (*name malloc'd), or
+ * MCPAGE_ENOTFOUND. Sees the writer's own uncommitted rows. */
+int store_tool_call_name(store *s, const char *session_id, const char *call_id, char **name);
 /* Recomputes a session's counts and times and its project's aggregates. */
 int store_session_refresh(store *s, const char *session_id);
 

@@ -45,6 +45,7 @@ typedef struct store_ops {
     int (*raw_append)(store *s, const char *id, const unsigned char *data, size_t n,
                       int64_t lines);
     int (*session_refresh)(store *s, const char *id);
+    int (*tool_call_name)(store *s, const char *id, const char *call_id, char **name);
     int (*source_get)(store *s, const char *path, store_source *out);
     int (*source_put)(store *s, const store_source *src);
 } store_ops;

@@ -606,6 +606,13 @@ static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
             f->title = sync_short_copy(r.text, SYNC_TITLE_MAX);
             f->has_title = f->title != NULL;
         }
+        if (!r.tool_name && r.call_id && strcmp(r.role, "tool") == 0) {
+            /* the call was stored by an earlier run: ask the store */
+            rc = store_tool_call_name(f->s, f->job->session_id, r.call_id, &r.tool_name);
+            if (rc < 0 && rc != MCPAGE_ENOTFOUND)
+                goto done;
+            rc = 0;
+        }
         store_message m = {
             .session_id = f->job->session_id,
             .ordinal = f->next_ordinal,
@@ -614,6 +621,7 @@ static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
             .text = r.text,
             .tool_name = r.tool_name,
             .tool_input = r.tool_input,
+            .tool_call_id = r.call_id,
             .is_error = r.is_error,
             .line_no = f->line_no,
             .byte_offset = at,

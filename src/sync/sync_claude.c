@@ -88,13 +88,17 @@ static size_t add_blocks(json_t *content, sync_tool_ids *ids, sync_text *t, sync
             sync_text_adds(t, sum);
             if (!r->tool_name && name) {
                 r->tool_name = sync_short_copy(name, 100);
+                r->call_id = sync_short_copy(sync_json_str(b, "id"), 100);
                 r->tool_input = sum;
                 sum = NULL;
             }
             free(sum);
         } else if (strcmp(type, "tool_result") == 0) {
             results++;
-            const char *name = sync_tool_ids_get(ids, sync_json_str(b, "tool_use_id"));
+            const char *call = sync_json_str(b, "tool_use_id");
+            const char *name = sync_tool_ids_get(ids, call);
+            if (!r->call_id && call)
+                r->call_id = sync_short_copy(call, 100);
             if (!r->tool_name && name)
                 r->tool_name = sync_short_copy(name, 100);
             if (json_is_true(json_object_get(b, "is_error")))

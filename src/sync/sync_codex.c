@@ -91,13 +91,16 @@ static void add_call(const char *name, json_t *args, const char *call_id, sync_t
     r->role = "assistant";
     r->tool_name = sync_short_copy(name ? name : "?", 100);
     r->tool_input = sum;
+    r->call_id = call_id ? sync_short_copy(call_id, 100) : NULL;
 }
 
 static void add_output(json_t *p, sync_tool_ids *ids, sync_text *t, sync_record *r)
 {
     json_t *out = json_object_get(p, "output");
-    const char *name = sync_tool_ids_get(ids, sync_json_str(p, "call_id"));
+    const char *call = sync_json_str(p, "call_id");
+    const char *name = sync_tool_ids_get(ids, call);
     r->role = "tool";
+    r->call_id = call ? sync_short_copy(call, 100) : NULL;
     if (name)
         r->tool_name = sync_short_copy(name, 100);
     if (json_is_object(out)) {
@@ -207,7 +210,8 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
         free(t.buf);
         free(r->tool_name);
         free(r->tool_input);
-        r->tool_name = r->tool_input = NULL;
+        free(r->call_id);
+        r->tool_name = r->tool_input = r->call_id = NULL;
         r->role = NULL;
         r->is_prompt = 0;
         r->is_error = 0;

@@ -16,6 +16,7 @@ void sync_record_clear(sync_record *r)
     free(r->text);
     free(r->tool_name);
     free(r->tool_input);
+    free(r->call_id);
     free(r->timestamp);
     free(r->cwd);
     free(r->model);

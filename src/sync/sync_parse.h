@@ -28,6 +28,7 @@ typedef struct sync_record {
     char *text;        /* owned, capped at SYNC_TEXT_MAX */
     char *tool_name;   /* owned or NULL */
     char *tool_input;  /* owned summary or NULL */
+    char *call_id;     /* owned: the tool call id (calls and results) or NULL */
     int is_error;
     char *timestamp;   /* owned or NULL */
     int is_prompt;     /* a real user prompt: a title candidate */

@@ -467,14 +467,15 @@ static int sqlite_session_get(store *s, const char *id, store_session *out)
 
 #define MESSAGE_COLS                                                                               \
     "m.message_id, s.session_id, m.ordinal, m.role, m.timestamp, m.text, m.tool_name, "            \
-    "m.tool_input, m.is_error, m.line_no, m.byte_offset, m.byte_length"
+    "m.tool_input, m.is_error, m.line_no, m.byte_offset, m.byte_length, m.tool_call_id"
 
 static int message_row(sqlite3_stmt *st, store_message *m)
 {
     m->message_id = sqlite3_column_int64(st, 0);
     if (col_dup(st, 1, 0, &m->session_id) || col_dup(st, 3, 0, &m->role) ||
         col_dup(st, 4, 1, &m->timestamp) || col_dup(st, 5, 0, &m->text) ||
-        col_dup(st, 6, 1, &m->tool_name) || col_dup(st, 7, 1, &m->tool_input))
+        col_dup(st, 6, 1, &m->tool_name) || col_dup(st, 7, 1, &m->tool_input) ||
+        col_dup(st, 12, 1, &m->tool_call_id))
         return MCPAGE_ENOMEM;
     m->ordinal = sqlite3_column_int64(st, 2);
     m->is_error = sqlite3_column_int(st, 8);
@@ -1186,8 +1187,8 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s,
                  "INSERT INTO messages(sid, ordinal, role, timestamp, text, tool_name, tool_input, "
-                 "is_error, line_no, byte_offset, byte_length) "
-                 "VALUES(?, ?, ?, coalesce(?, ''), coalesce(?, ''), ?, ?, ?, ?, ?, ?)",
+                 "is_error, line_no, byte_offset, byte_length, tool_call_id) "
+                 "VALUES(?, ?, ?, coalesce(?, ''), coalesce(?, ''), ?, ?, ?, ?, ?, ?, ?)",
                  &st);
     if (rc < 0)
         return rc;
@@ -1202,6 +1203,7 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_bind_int64(st, 9, m->line_no);
     sqlite3_bind_int64(st, 10, m->byte_offset);
     sqlite3_bind_int64(st, 11, m->byte_length);
+    bind_text(st, 12, m->tool_call_id);
     rc = sq_done(s, st, "message insert");
     if (rc < 0)
         return rc;
@@ -1299,6 +1301,31 @@ static int sqlite_session_refresh(store *s, const char *id)
     return sq_done(s, st, "project refresh");
 }
 
+static int sqlite_tool_call_name(store *s, const char *id, const char *call_id, char **name)
+{
+    int64_t sid = 0;
+    int rc = session_sid(s, id, &sid, NULL);
+    if (rc < 0)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = sq_prep(s,
+                 "SELECT tool_name FROM messages WHERE sid = ? AND tool_call_id = ? AND "
+                 "role = 'assistant' AND tool_name IS NOT NULL LIMIT 1",
+                 &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    bind_text(st, 2, call_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        rc = col_dup(st, 0, 0, name);
+        sqlite3_reset(st);
+        return rc;
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? MCPAGE_ENOTFOUND : sq_err(s, "tool call");
+}
+
 static int sqlite_source_get(store *s, const char *path, store_source *out)
 {
     sqlite3_stmt *st = NULL;
@@ -1394,6 +1421,7 @@ static const store_ops sqlite_ops = {
     .message_add = sqlite_message_add,
     .raw_append = sqlite_raw_append,
     .session_refresh = sqlite_session_refresh,
+    .tool_call_name = sqlite_tool_call_name,
     .source_get = sqlite_source_get,
     .source_put = sqlite_source_put,
 };
