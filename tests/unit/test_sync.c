@@ -409,6 +409,7 @@ typedef struct dumpbuf {
     size_t n, cap;
 } dumpbuf;
 
+static void dadd(dumpbuf *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void dadd(dumpbuf *d, const char *fmt, ...)
 {
     char tmp[2048];

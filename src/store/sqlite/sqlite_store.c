@@ -1160,8 +1160,8 @@ static int sqlite_session_reset(store *s, const char *id)
     static const char *const sqls[] = {
         "DELETE FROM messages WHERE sid = ?",
         "DELETE FROM raw_chunks WHERE sid = ?",
-        "UPDATE sessions SET raw_size = 0, raw_lines = 0, head_hash = 0, head_len = 0, message_count = 0, "
-        "title = NULL, started_at = '', ended_at = '' WHERE sid = ?",
+        ("UPDATE sessions SET raw_size = 0, raw_lines = 0, head_hash = 0, head_len = 0, "
+         "message_count = 0, title = NULL, started_at = '', ended_at = '' WHERE sid = ?"),
     };
     for (size_t i = 0; i < sizeof sqls / sizeof sqls[0]; i++) {
         sqlite3_stmt *st = NULL;
