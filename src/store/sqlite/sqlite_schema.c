@@ -85,8 +85,10 @@ static const char *const migrations[] = {
     "  consumed INTEGER NOT NULL);"
     "CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages',"
     "  content_rowid='message_id', tokenize=\"unicode61 remove_diacritics 2 tokenchars '_'\");"
-    "CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN"
-    "  INSERT INTO messages_fts(rowid, text) VALUES(new.message_id, new.text); END;"
+    /* Inserts reach the index from store code, not from a trigger: a
+     * trigger makes every INSERT a statement with a savepoint, and FTS5
+     * flushes its pending terms at each savepoint (measured: 4 MB/s with
+     * the trigger). Deletes are rare and keep theirs. */
     "CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN"
     "  INSERT INTO messages_fts(messages_fts, rowid, text)"
     "  VALUES('delete', old.message_id, old.text); END;"

@@ -1209,6 +1209,14 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
         return rc;
     *id = sqlite3_last_insert_rowid(CONN(s)->db);
     CONN(s)->dirty = 1;
+    rc = sq_prep(s, "INSERT INTO messages_fts(rowid, text) VALUES(?, coalesce(?, ''))", &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, *id);
+    bind_text(st, 2, m->text);
+    rc = sq_done(s, st, "index insert");
+    if (rc < 0)
+        return rc;
     return 0;
 }
 
@@ -1452,7 +1460,8 @@ int store_sqlite_open(store *s, const char *path, int flags)
     s->ops = &sqlite_ops;
     if (writer) {
         if ((rc = exec_simple(s, "PRAGMA journal_mode = WAL")) < 0 ||
-            (rc = exec_simple(s, "PRAGMA synchronous = NORMAL")) < 0)
+            (rc = exec_simple(s, "PRAGMA synchronous = NORMAL")) < 0 ||
+            (rc = exec_simple(s, "PRAGMA cache_size = -65536")) < 0)
             goto fail_open;
         char err[512] = "";
         rc = store_sqlite_migrate(c->db, err, sizeof err);
