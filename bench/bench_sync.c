@@ -67,7 +67,9 @@ int main(int argc, char **argv)
            (long long)r.files_seen, (long long)r.files_unchanged, secs * 1e3);
     /* append one line to one file among thousands */
     char cmd[8400];
-    snprintf(cmd, sizeof cmd, "find '%s' -name '*.jsonl' | sort | awk '{a[NR]=$0} END {print a[int(NR/2)+1]}'", claude);
+    snprintf(cmd, sizeof cmd,
+             "find '%s' -name '*.jsonl' | sort | awk '{a[NR]=$0} END {print a[int(NR/2)+1]}'",
+             claude);
     FILE *p = popen(cmd, "r");
     char path[4096] = "";
     if (!p || !fgets(path, sizeof path, p))

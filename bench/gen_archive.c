@@ -34,17 +34,23 @@ static unsigned below(unsigned n)
 }
 
 static const char *const words[] = {
-    "the", "a", "to", "of", "and", "in", "is", "it", "that", "for", "function", "return",
-    "error", "test", "file", "build", "cursor", "page", "session", "index", "query", "buffer",
-    "limit", "offset", "struct", "pointer", "alloc", "free", "parse", "json", "token", "string",
-    "value", "config", "server", "client", "request", "response", "handler", "timeout", "retry",
-    "cache", "thread", "lock", "mutex", "queue", "stream", "socket", "header", "schema", "table",
-    "column", "migration", "commit", "branch", "merge", "rebase", "deploy", "docker", "kernel",
-    "sqlite", "postgres", "compile", "linker", "warning", "segfault", "overflow", "unicode",
-    "utf8", "keyset", "pagination", "refactor", "benchmark", "latency", "throughput", "memory",
-    "leak", "sanitizer", "fuzz", "golden", "fixture", "mock", "assert", "snapshot", "flaky",
-    "max_tokens", "next_cursor", "has_more", "foo-bar", "path/to/file.c", "c++", "météo",
-    "données", "naïve", "日本語", "привет", "ünïcödé", "emoji🙂", "résumé", "façade"};
+    "the",       "a",          "to",          "of",       "and",        "in",
+    "is",        "it",         "that",        "for",      "function",   "return",
+    "error",     "test",       "file",        "build",    "cursor",     "page",
+    "session",   "index",      "query",       "buffer",   "limit",      "offset",
+    "struct",    "pointer",    "alloc",       "free",     "parse",      "json",
+    "token",     "string",     "value",       "config",   "server",     "client",
+    "request",   "response",   "handler",     "timeout",  "retry",      "cache",
+    "thread",    "lock",       "mutex",       "queue",    "stream",     "socket",
+    "header",    "schema",     "table",       "column",   "migration",  "commit",
+    "branch",    "merge",      "rebase",      "deploy",   "docker",     "kernel",
+    "sqlite",    "postgres",   "compile",     "linker",   "warning",    "segfault",
+    "overflow",  "unicode",    "utf8",        "keyset",   "pagination", "refactor",
+    "benchmark", "latency",    "throughput",  "memory",   "leak",       "sanitizer",
+    "fuzz",      "golden",     "fixture",     "mock",     "assert",     "snapshot",
+    "flaky",     "max_tokens", "next_cursor", "has_more", "foo-bar",    "path/to/file.c",
+    "c++",       "météo",      "données",     "naïve",    "日本語",     "привет",
+    "ünïcödé",   "emoji🙂",  "résumé",      "façade"};
 #define NWORDS (sizeof words / sizeof words[0])
 
 static const char *const tools[] = {"Bash", "Read", "Edit", "Grep", "Glob", "Write", "Task"};
@@ -98,8 +104,8 @@ static void ts(char *buf, size_t cap, uint64_t t)
 {
     /* t: seconds since 2025-01-01, cheap calendar: 28-day months */
     unsigned day = (unsigned)(t / 86400), rem = (unsigned)(t % 86400);
-    snprintf(buf, cap, "2025-%02u-%02uT%02u:%02u:%02u.000Z", 1 + (day / 28) % 12,
-             1 + day % 28, rem / 3600, (rem / 60) % 60, rem % 60);
+    snprintf(buf, cap, "2025-%02u-%02uT%02u:%02u:%02u.000Z", 1 + (day / 28) % 12, 1 + day % 28,
+             rem / 3600, (rem / 60) % 60, rem % 60);
 }
 
 static void uuid(char *buf, size_t cap)
@@ -135,11 +141,12 @@ static void claude_session(out *o, const char *cwd, const char *sid, uint64_t *t
         *t += 30 + below(600);
         ts(stamp, sizeof stamp, *t);
         sentence(text, sizeof text, 5 + below(40));
-        fprintf(o->f,
-                "{\"parentUuid\":null,\"isSidechain\":false,\"userType\":\"external\",\"cwd\":\"%s\","
-                "\"sessionId\":\"%s\",\"version\":\"2.0.61\",\"gitBranch\":\"main\",\"type\":\"user\","
-                "\"message\":{\"role\":\"user\",\"content\":\"",
-                cwd, sid);
+        fprintf(
+            o->f,
+            "{\"parentUuid\":null,\"isSidechain\":false,\"userType\":\"external\",\"cwd\":\"%s\","
+            "\"sessionId\":\"%s\",\"version\":\"2.0.61\",\"gitBranch\":\"main\",\"type\":\"user\","
+            "\"message\":{\"role\":\"user\",\"content\":\"",
+            cwd, sid);
         put_text(o, text);
         uuid(id, sizeof id);
         fprintf(o->f, "\"},\"uuid\":\"%s\",\"timestamp\":\"%s\"}\n", id, stamp);
@@ -151,12 +158,13 @@ static void claude_session(out *o, const char *cwd, const char *sid, uint64_t *t
             *t += 1 + below(30);
             ts(stamp, sizeof stamp, *t);
             sentence(text, sizeof text, 3 + below(6));
-            fprintf(o->f,
-                    "{\"type\":\"assistant\",\"sessionId\":\"%s\",\"cwd\":\"%s\",\"timestamp\":\"%s\","
-                    "\"message\":{\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\","
-                    "\"content\":[{\"type\":\"tool_use\",\"id\":\"%s\",\"name\":\"%s\",\"input\":{"
-                    "\"command\":\"",
-                    sid, cwd, stamp, call, tool);
+            fprintf(
+                o->f,
+                "{\"type\":\"assistant\",\"sessionId\":\"%s\",\"cwd\":\"%s\",\"timestamp\":\"%s\","
+                "\"message\":{\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\","
+                "\"content\":[{\"type\":\"tool_use\",\"id\":\"%s\",\"name\":\"%s\",\"input\":{"
+                "\"command\":\"",
+                sid, cwd, stamp, call, tool);
             put_text(o, text);
             fputs("\"}}]}}\n", o->f);
             *t += 1 + below(30);
@@ -188,21 +196,24 @@ static void codex_session(out *o, const char *cwd, const char *sid, uint64_t *t)
 {
     char stamp[40], text[4096];
     ts(stamp, sizeof stamp, *t);
-    fprintf(o->f,
-            "{\"timestamp\":\"%s\",\"type\":\"session_meta\",\"payload\":{\"id\":\"%s\",\"cwd\":\"%s\","
-            "\"originator\":\"codex_cli_rs\",\"cli_version\":\"0.46.0\",\"git\":{\"branch\":\"main\"}}}\n"
-            "{\"timestamp\":\"%s\",\"type\":\"turn_context\",\"payload\":{\"cwd\":\"%s\",\"model\":"
-            "\"gpt-5-codex\"}}\n",
-            stamp, sid, cwd, stamp, cwd);
+    fprintf(
+        o->f,
+        "{\"timestamp\":\"%s\",\"type\":\"session_meta\",\"payload\":{\"id\":\"%s\",\"cwd\":\"%s\","
+        "\"originator\":\"codex_cli_rs\",\"cli_version\":\"0.46.0\",\"git\":{\"branch\":\"main\"}}}"
+        "\n"
+        "{\"timestamp\":\"%s\",\"type\":\"turn_context\",\"payload\":{\"cwd\":\"%s\",\"model\":"
+        "\"gpt-5-codex\"}}\n",
+        stamp, sid, cwd, stamp, cwd);
     o->lines += 2;
     for (unsigned turn = 0, n = session_turns(); turn < n; turn++) {
         *t += 30 + below(600);
         ts(stamp, sizeof stamp, *t);
         sentence(text, sizeof text, 5 + below(40));
-        fprintf(o->f,
-                "{\"timestamp\":\"%s\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\","
-                "\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"",
-                stamp);
+        fprintf(
+            o->f,
+            "{\"timestamp\":\"%s\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\","
+            "\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"",
+            stamp);
         put_text(o, text);
         fputs("\"}]}}\n", o->f);
         o->lines++;
@@ -226,14 +237,16 @@ static void codex_session(out *o, const char *cwd, const char *sid, uint64_t *t)
             o->lines += 2;
         }
         sentence(text, sizeof text, 10 + below(120));
-        fprintf(o->f,
-                "{\"timestamp\":\"%s\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\","
-                "\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"",
-                stamp);
+        fprintf(
+            o->f,
+            "{\"timestamp\":\"%s\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\","
+            "\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"",
+            stamp);
         put_text(o, text);
         fputs("\"}]}}\n", o->f);
-        fprintf(o->f, "{\"timestamp\":\"%s\",\"type\":\"event_msg\",\"payload\":{\"type\":"
-                      "\"token_count\",\"info\":null}}\n",
+        fprintf(o->f,
+                "{\"timestamp\":\"%s\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+                "\"token_count\",\"info\":null}}\n",
                 stamp);
         o->lines += 2;
     }

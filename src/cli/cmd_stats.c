@@ -59,13 +59,13 @@ int cli_cmd_stats(int argc, char **argv)
         return 1;
     }
     if (json) {
-        json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "db", db,
-                              "backend", store_backend_name(s), "projects",
-                              (json_int_t)st.projects, "sessions", (json_int_t)st.sessions,
-                              "messages", (json_int_t)st.messages, "sources",
-                              (json_int_t)st.sources, "size_bytes", (json_int_t)st.size_bytes,
-                              "raw_bytes", (json_int_t)st.raw_bytes, "generation",
-                              (json_int_t)st.generation, "schema_version", st.schema_version);
+        json_t *o =
+            json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "db", db, "backend",
+                      store_backend_name(s), "projects", (json_int_t)st.projects, "sessions",
+                      (json_int_t)st.sessions, "messages", (json_int_t)st.messages, "sources",
+                      (json_int_t)st.sources, "size_bytes", (json_int_t)st.size_bytes, "raw_bytes",
+                      (json_int_t)st.raw_bytes, "generation", (json_int_t)st.generation,
+                      "schema_version", st.schema_version);
         char *txt = o ? json_dumps(o, JSON_COMPACT) : NULL;
         if (txt)
             printf("%s\n", txt);
@@ -77,8 +77,7 @@ int cli_cmd_stats(int argc, char **argv)
                "size        %.1f MB (raw transcripts kept: %.1f MB)\ngeneration  %lld\n",
                db, store_backend_name(s), st.schema_version, (long long)st.projects,
                (long long)st.sessions, (long long)st.messages, (long long)st.sources,
-               (double)st.size_bytes / 1e6, (double)st.raw_bytes / 1e6,
-               (long long)st.generation);
+               (double)st.size_bytes / 1e6, (double)st.raw_bytes / 1e6, (long long)st.generation);
     }
     store_close(s);
     return 0;

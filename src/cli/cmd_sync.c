@@ -17,23 +17,22 @@
 
 static void sync_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mcpage sync [--db FILE] [--claude-home DIR] [--codex-home DIR]\n"
-            "                   [--no-claude] [--no-codex] [--json] [--quiet]\n\n"
-            "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
-            "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl) into the archive.\n"
-            "Files already read are skipped or read from where the last sync stopped;\n"
-            "sessions whose files were deleted stay in the archive.\n\n"
-            "  --db FILE          the archive (env MCPAGE_DB; default\n"
-            "                     $XDG_DATA_HOME/mcpage/archive.db or\n"
-            "                     ~/.local/share/mcpage/archive.db)\n"
-            "  --claude-home DIR  Claude Code's directory (env MCPAGE_CLAUDE_HOME,\n"
-            "                     CLAUDE_CONFIG_DIR; default ~/.claude)\n"
-            "  --codex-home DIR   Codex's directory (env MCPAGE_CODEX_HOME, CODEX_HOME;\n"
-            "                     default ~/.codex)\n"
-            "  --no-claude, --no-codex  skip one source\n"
-            "  --json             print the report as one JSON object on stdout\n"
-            "  --quiet            print nothing unless something failed\n");
+    fprintf(out, "usage: mcpage sync [--db FILE] [--claude-home DIR] [--codex-home DIR]\n"
+                 "                   [--no-claude] [--no-codex] [--json] [--quiet]\n\n"
+                 "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
+                 "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl) into the archive.\n"
+                 "Files already read are skipped or read from where the last sync stopped;\n"
+                 "sessions whose files were deleted stay in the archive.\n\n"
+                 "  --db FILE          the archive (env MCPAGE_DB; default\n"
+                 "                     $XDG_DATA_HOME/mcpage/archive.db or\n"
+                 "                     ~/.local/share/mcpage/archive.db)\n"
+                 "  --claude-home DIR  Claude Code's directory (env MCPAGE_CLAUDE_HOME,\n"
+                 "                     CLAUDE_CONFIG_DIR; default ~/.claude)\n"
+                 "  --codex-home DIR   Codex's directory (env MCPAGE_CODEX_HOME, CODEX_HOME;\n"
+                 "                     default ~/.codex)\n"
+                 "  --no-claude, --no-codex  skip one source\n"
+                 "  --json             print the report as one JSON object on stdout\n"
+                 "  --quiet            print nothing unless something failed\n");
 }
 
 typedef struct bar_state {
@@ -57,9 +56,8 @@ static void draw_bar(void *ud, const sync_progress *p)
     for (int i = 0; i < 30; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[30] = 0;
-    fprintf(stderr, "\r[%s] %3d%%  %lld/%lld files  %.1f MB", bar, pct,
-            (long long)p->files_done, (long long)p->files_total,
-            (double)p->bytes_done / 1e6);
+    fprintf(stderr, "\r[%s] %3d%%  %lld/%lld files  %.1f MB", bar, pct, (long long)p->files_done,
+            (long long)p->files_total, (double)p->bytes_done / 1e6);
     fflush(stderr);
 }
 

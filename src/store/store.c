@@ -100,7 +100,7 @@ static int check_page(store *s, const store_page *pg)
 #define NEED(cond)                                                                                 \
     do {                                                                                           \
         if (!(cond))                                                                               \
-            return store_fail(s, MCPAGE_EINVAL, "invalid argument: %s", #cond);                   \
+            return store_fail(s, MCPAGE_EINVAL, "invalid argument: %s", #cond);                    \
     } while (0)
 
 #define NEED_WRITER()                                                                              \

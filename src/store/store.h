@@ -39,11 +39,11 @@
 typedef struct store store;
 
 /* Limits every caller can rely on. */
-#define STORE_KEY_PARTS    3    /* parts of a keyset position */
-#define STORE_KEY_TEXT_MAX 255  /* bytes of one text key part (ids are shorter) */
-#define STORE_ID_MAX       200  /* bytes of a session id */
-#define STORE_LIMIT_MAX    1000 /* rows of one page */
-#define STORE_QUERY_MAX    4096 /* bytes of a search query */
+#define STORE_KEY_PARTS    3                     /* parts of a keyset position */
+#define STORE_KEY_TEXT_MAX 255                   /* bytes of one text key part (ids are shorter) */
+#define STORE_ID_MAX       200                   /* bytes of a session id */
+#define STORE_LIMIT_MAX    1000                  /* rows of one page */
+#define STORE_QUERY_MAX    4096                  /* bytes of a search query */
 #define STORE_RAW_READ_MAX (16u * 1024u * 1024u) /* bytes of one raw read */
 
 /* ---- keyset positions ---------------------------------------------- */
@@ -56,15 +56,15 @@ typedef enum store_key_type {
 } store_key_type;
 
 typedef struct store_key_part {
-    store_key_type type;              /* which of the fields below is set */
-    int64_t i;                        /* STORE_KEY_INT */
-    double r;                         /* STORE_KEY_REAL */
-    char s[STORE_KEY_TEXT_MAX + 1];   /* STORE_KEY_TEXT, NUL-terminated */
+    store_key_type type;            /* which of the fields below is set */
+    int64_t i;                      /* STORE_KEY_INT */
+    double r;                       /* STORE_KEY_REAL */
+    char s[STORE_KEY_TEXT_MAX + 1]; /* STORE_KEY_TEXT, NUL-terminated */
 } store_key_part;
 
 /* A position in one list's order: a plain value, copy it freely. */
 typedef struct store_key {
-    int nparts;                          /* 0 = no position (start) */
+    int nparts;                           /* 0 = no position (start) */
     store_key_part part[STORE_KEY_PARTS]; /* in the list's sort order */
 } store_key;
 
@@ -78,8 +78,8 @@ typedef struct store_page {
 /* ---- opening ------------------------------------------------------- */
 
 enum store_open_flags {
-    STORE_OPEN_READONLY = 0,  /* a reader: the store must exist */
-    STORE_OPEN_WRITE = 1      /* the writer: created and migrated if needed */
+    STORE_OPEN_READONLY = 0, /* a reader: the store must exist */
+    STORE_OPEN_WRITE = 1     /* the writer: created and migrated if needed */
 };
 
 /* Opens the store named by `spec` (a file path, or "postgres://..."). */
@@ -107,10 +107,10 @@ typedef struct store_project_filter {
 } store_project_filter;
 
 typedef struct store_project {
-    int64_t id;           /* stable row id */
-    char *name;           /* basename of the path */
-    char *path;           /* the agent's working directory */
-    char *sources;        /* "claude", "codex" or "claude,codex" */
+    int64_t id;    /* stable row id */
+    char *name;    /* basename of the path */
+    char *path;    /* the agent's working directory */
+    char *sources; /* "claude", "codex" or "claude,codex" */
     int64_t session_count;
     int64_t message_count;
     char *first_activity; /* earliest session start, or NULL */
@@ -146,15 +146,15 @@ typedef struct store_session_filter {
 } store_session_filter;
 
 typedef struct store_session {
-    char *session_id;        /* globally unique */
-    char *source;            /* "claude" | "codex" */
-    int64_t project_id;      /* 0 when unknown */
-    char *project;           /* project name, or NULL */
-    char *title;             /* first real prompt or summary, or NULL */
-    char *started_at;        /* first message timestamp, or NULL */
-    char *ended_at;          /* last message timestamp, or NULL */
-    char *model;             /* last model seen, or NULL */
-    char *git_branch;        /* or NULL */
+    char *session_id;   /* globally unique */
+    char *source;       /* "claude" | "codex" */
+    int64_t project_id; /* 0 when unknown */
+    char *project;      /* project name, or NULL */
+    char *title;        /* first real prompt or summary, or NULL */
+    char *started_at;   /* first message timestamp, or NULL */
+    char *ended_at;     /* last message timestamp, or NULL */
+    char *model;        /* last model seen, or NULL */
+    char *git_branch;   /* or NULL */
     int64_t message_count;
     char *parent_session_id; /* for sub-agents, or NULL */
     char *source_path;       /* the transcript file it was read from */
@@ -179,7 +179,7 @@ void store_session_clear(store_session *row);
 /* ---- messages ------------------------------------------------------ */
 
 typedef struct store_message {
-    int64_t message_id;  /* stable row id */
+    int64_t message_id; /* stable row id */
     char *session_id;
     int64_t ordinal;     /* 0-based position in the session */
     char *role;          /* "user" | "assistant" | "system" | "tool" */
@@ -215,18 +215,18 @@ int store_raw_read(store *s, const char *session_id, int64_t offset, int64_t len
 /* ---- per-session summary ------------------------------------------- */
 
 typedef struct store_count {
-    char *name;    /* role or tool name */
+    char *name; /* role or tool name */
     int64_t count;
 } store_count;
 
 typedef struct store_session_summary {
-    store_session session;   /* the session row itself */
-    store_count *roles;      /* messages per role, by role name */
+    store_session session; /* the session row itself */
+    store_count *roles;    /* messages per role, by role name */
     size_t role_count;
-    store_count *tools;      /* tool calls per tool, most used first */
+    store_count *tools; /* tool calls per tool, most used first */
     size_t tool_count;
-    char *first_prompt;      /* text of the first user message, or NULL */
-    int64_t error_count;     /* tool results flagged as errors */
+    char *first_prompt;  /* text of the first user message, or NULL */
+    int64_t error_count; /* tool results flagged as errors */
 } store_session_summary;
 
 int store_session_summary_get(store *s, const char *session_id, store_session_summary *out);
@@ -265,13 +265,13 @@ typedef struct store_search_filter {
 typedef struct store_hit {
     int64_t message_id;
     char *session_id;
-    char *project;   /* or NULL */
+    char *project; /* or NULL */
     char *role;
     char *timestamp; /* or NULL */
     char *snippet;   /* text around the hits, hits marked */
     int64_t ordinal;
-    double rank;     /* bm25 (lower is better) */
-    store_key key;   /* this row's position */
+    double rank;   /* bm25 (lower is better) */
+    store_key key; /* this row's position */
 } store_hit;
 
 typedef struct store_hits {
@@ -300,9 +300,9 @@ typedef struct store_activity_filter {
 } store_activity_filter;
 
 typedef struct store_activity_row {
-    char *project;  /* project name */
+    char *project; /* project name */
     int64_t project_id;
-    char *bucket;   /* start date of the bucket */
+    char *bucket; /* start date of the bucket */
     int64_t messages;
 } store_activity_row;
 
@@ -322,10 +322,10 @@ typedef struct store_stats {
     int64_t projects;
     int64_t sessions;
     int64_t messages;
-    int64_t sources;     /* source files tracked */
-    int64_t size_bytes;  /* on-disk size of the store */
-    int64_t raw_bytes;   /* original transcript bytes kept */
-    int64_t generation;  /* bumped by every change that adds or removes rows */
+    int64_t sources;    /* source files tracked */
+    int64_t size_bytes; /* on-disk size of the store */
+    int64_t raw_bytes;  /* original transcript bytes kept */
+    int64_t generation; /* bumped by every change that adds or removes rows */
     int schema_version;
 } store_stats;
 
@@ -348,24 +348,24 @@ int store_project_ensure(store *s, const char *path, const char *name, int64_t *
 typedef struct store_session_meta {
     const char *session_id;
     const char *source;
-    int64_t project_id;          /* 0 = keep */
+    int64_t project_id; /* 0 = keep */
     const char *title;
     const char *model;
     const char *git_branch;
     const char *parent_session_id;
     const char *source_path;
     const char *hostname;
-    uint64_t head_hash;          /* hash of the first raw bytes (sync's) */
-    int64_t head_len;            /* how many bytes head_hash covers */
+    uint64_t head_hash; /* hash of the first raw bytes (sync's) */
+    int64_t head_len;   /* how many bytes head_hash covers */
 } store_session_meta;
 
 /* Creates the session or updates the given fields. */
 int store_session_put(store *s, const store_session_meta *m);
 /* What incremental sync needs to know about a session it continues. */
 typedef struct store_session_state {
-    int64_t raw_size;      /* bytes of source consumed and kept */
-    int64_t raw_lines;     /* complete lines in those bytes */
-    uint64_t head_hash;    /* hash of the first head_len bytes */
+    int64_t raw_size;   /* bytes of source consumed and kept */
+    int64_t raw_lines;  /* complete lines in those bytes */
+    uint64_t head_hash; /* hash of the first head_len bytes */
     int64_t head_len;
     int64_t message_count; /* messages stored (the next ordinal) */
     int64_t project_id;    /* 0 when not known yet */
@@ -393,7 +393,7 @@ int store_session_refresh(store *s, const char *session_id);
 typedef struct store_source {
     char *path;
     char *session_id;
-    int64_t size;     /* file size when last synced */
+    int64_t size; /* file size when last synced */
     int64_t inode;
     int64_t mtime_ns;
     int64_t consumed; /* bytes of complete lines read */

@@ -24,14 +24,12 @@ typedef struct store_ops {
     int (*messages_from)(store *s, const char *id, int64_t from, int64_t limit,
                          store_messages *out);
     int (*message_get)(store *s, int64_t id, store_message *out);
-    int (*raw_read)(store *s, const char *id, int64_t offset, int64_t length,
-                    unsigned char **buf, size_t *n, int64_t *total);
+    int (*raw_read)(store *s, const char *id, int64_t offset, int64_t length, unsigned char **buf,
+                    size_t *n, int64_t *total);
     int (*session_summary)(store *s, const char *id, store_session_summary *out);
-    int (*search)(store *s, const store_search_filter *f, const store_page *pg,
-                  store_hits *out);
+    int (*search)(store *s, const store_search_filter *f, const store_page *pg, store_hits *out);
     int (*search_count)(store *s, const store_search_filter *f, int64_t *n);
-    int (*activity)(store *s, const store_activity_filter *f, size_t max_rows,
-                    store_activity *out);
+    int (*activity)(store *s, const store_activity_filter *f, size_t max_rows, store_activity *out);
     int (*stats)(store *s, store_stats *out);
     int (*generation)(store *s, int64_t *gen);
     int (*begin)(store *s);
@@ -42,8 +40,7 @@ typedef struct store_ops {
     int (*session_state)(store *s, const char *id, store_session_state *st);
     int (*session_reset)(store *s, const char *id);
     int (*message_add)(store *s, const store_message *m, int64_t *id);
-    int (*raw_append)(store *s, const char *id, const unsigned char *data, size_t n,
-                      int64_t lines);
+    int (*raw_append)(store *s, const char *id, const unsigned char *data, size_t n, int64_t lines);
     int (*session_refresh)(store *s, const char *id);
     int (*tool_call_name)(store *s, const char *id, const char *call_id, char **name);
     int (*source_get)(store *s, const char *path, store_source *out);
@@ -58,8 +55,7 @@ struct store {
 };
 
 /* Records a message for store_errmsg() and returns `status`. */
-int store_fail(store *s, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int store_fail(store *s, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* strdup that accepts NULL. */
 char *store_strdup(const char *src);
 

@@ -26,9 +26,9 @@
 #include "sync/sync.h"
 #include "sync/sync_parse.h"
 
-#define SYNC_HEAD_MAX  4096             /* bytes hashed to detect a rewritten file */
-#define SYNC_BLOCK     (1024 * 1024)    /* read size */
-#define SYNC_DEPTH_MAX 6                /* directory levels walked under sessions/ */
+#define SYNC_HEAD_MAX  4096               /* bytes hashed to detect a rewritten file */
+#define SYNC_BLOCK     (1024 * 1024)      /* read size */
+#define SYNC_DEPTH_MAX 6                  /* directory levels walked under sessions/ */
 #define SYNC_FILES_MAX (10 * 1000 * 1000) /* transcript files in one pass */
 
 enum { SRC_CLAUDE, SRC_CODEX };
@@ -40,7 +40,7 @@ typedef struct sync_job {
     char *project_dir; /* Claude's mangled project directory name */
     int source;
     int subagent;
-    int changed;       /* set by the pre-pass */
+    int changed; /* set by the pre-pass */
 } sync_job;
 
 typedef struct sync_jobs {
@@ -401,10 +401,10 @@ typedef struct file_state {
     store_session_state st; /* as stored when the file was opened */
     int session_exists;
     int reparse;
-    int64_t consumed;       /* end of the last complete line handled */
-    int64_t committed;      /* consumed as of the last commit */
-    int64_t lines;          /* complete lines since the last commit */
-    int64_t line_no;        /* of the last complete line */
+    int64_t consumed;  /* end of the last complete line handled */
+    int64_t committed; /* consumed as of the last commit */
+    int64_t lines;     /* complete lines since the last commit */
+    int64_t line_no;   /* of the last complete line */
     int64_t next_ordinal;
     int has_title;
     int64_t project_id;
@@ -524,8 +524,7 @@ static int commit_batch(file_state *f, int at_eof)
          * next run does not skip it. */
         .size = at_eof ? (int64_t)f->sb.st_size : f->consumed,
         .inode = (int64_t)f->sb.st_ino,
-        .mtime_ns = at_eof ? (int64_t)f->sb.st_mtim.tv_sec * 1000000000 + f->sb.st_mtim.tv_nsec
-                           : 0,
+        .mtime_ns = at_eof ? (int64_t)f->sb.st_mtim.tv_sec * 1000000000 + f->sb.st_mtim.tv_nsec : 0,
         .consumed = f->consumed,
     };
     if ((rc = store_source_put(f->s, &src)) < 0)
@@ -779,8 +778,7 @@ out:
             store_rollback(s);
         rep->files_failed++;
         char why[160];
-        snprintf(why, sizeof why, "file not synced: %s (%s)", mcpage_strerror(rc),
-                 store_errmsg(s));
+        snprintf(why, sizeof why, "file not synced: %s (%s)", mcpage_strerror(rc), store_errmsg(s));
         example(rep, job->path, f.line_no, why);
     }
     free(f.model);

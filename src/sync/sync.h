@@ -15,8 +15,8 @@
 #include "store/store.h"
 
 #define SYNC_LINE_MAX_DEFAULT (64u * 1024u * 1024u) /* longer lines are skipped */
-#define SYNC_EXAMPLES_MAX     5   /* malformed-line examples kept in a report */
-#define SYNC_EXAMPLE_LEN      300 /* bytes of one example */
+#define SYNC_EXAMPLES_MAX     5                     /* malformed-line examples kept in a report */
+#define SYNC_EXAMPLE_LEN      300                   /* bytes of one example */
 #define SYNC_PATH_MAX         4096
 
 typedef struct sync_progress {

@@ -21,10 +21,18 @@
 static int is_meta_text(const char *t)
 {
     static const char *const prefixes[] = {
-        "<command-name>",         "<command-message>", "<command-args>",
-        "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
-        "Caveat:",                "<system-reminder>", "[Request interrupted",
-        "<bash-input>",           "<bash-stdout>",     "<user-memory-input>",
+        "<command-name>",
+        "<command-message>",
+        "<command-args>",
+        "<local-command-stdout>",
+        "<local-command-stderr>",
+        "<local-command-caveat>",
+        "Caveat:",
+        "<system-reminder>",
+        "[Request interrupted",
+        "<bash-input>",
+        "<bash-stdout>",
+        "<user-memory-input>",
     };
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (sync_starts_with(t, prefixes[i]))

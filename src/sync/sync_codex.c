@@ -35,7 +35,7 @@ static char *dup_nonempty(const char *s)
 static int is_meta_text(const char *t)
 {
     static const char *const prefixes[] = {
-        "<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+        "<environment_context>", "<user_instructions>",  "# AGENTS.md instructions",
         "<INSTRUCTIONS>",        "<user_shell_command>", "<turn_aborted>",
     };
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
@@ -153,13 +153,13 @@ static void add_item(json_t *p, sync_tool_ids *ids, sync_text *t, sync_record *r
         add_call(sync_json_str(p, "name"), json_object_get(p, "arguments"),
                  sync_json_str(p, "call_id"), ids, t, r);
     } else if (strcmp(type, "custom_tool_call") == 0) {
-        add_call(sync_json_str(p, "name"), json_object_get(p, "input"),
-                 sync_json_str(p, "call_id"), ids, t, r);
+        add_call(sync_json_str(p, "name"), json_object_get(p, "input"), sync_json_str(p, "call_id"),
+                 ids, t, r);
     } else if (strcmp(type, "local_shell_call") == 0) {
         json_t *action = json_object_get(p, "action");
         const char *id = sync_json_str(p, "call_id");
-        add_call("shell", action ? action : json_null(), id ? id : sync_json_str(p, "id"), ids,
-                 t, r);
+        add_call("shell", action ? action : json_null(), id ? id : sync_json_str(p, "id"), ids, t,
+                 r);
     } else if (strcmp(type, "web_search_call") == 0) {
         add_call("web_search", json_object_get(p, "action"), NULL, ids, t, r);
     } else if (strcmp(type, "function_call_output") == 0 ||

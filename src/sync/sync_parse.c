@@ -203,9 +203,9 @@ const char *sync_json_str(json_t *obj, const char *key)
 
 char *sync_tool_summary(json_t *input)
 {
-    static const char *const keys[] = {"command", "cmd",   "file_path",   "path", "pattern",
-                                       "query",   "url",   "description", "prompt",
-                                       "notebook_path", "skill"};
+    static const char *const keys[] = {"command", "cmd",           "file_path", "path",
+                                       "pattern", "query",         "url",       "description",
+                                       "prompt",  "notebook_path", "skill"};
     json_t *parsed = NULL;
     char *out = NULL;
     if (json_is_string(input)) {

@@ -24,19 +24,19 @@ enum sync_record_kind {
 typedef struct sync_record {
     int kind;
     /* the message (SYNC_MESSAGE) */
-    const char *role;  /* static: "user", "assistant", "system", "tool" */
-    char *text;        /* owned, capped at SYNC_TEXT_MAX */
-    char *tool_name;   /* owned or NULL */
-    char *tool_input;  /* owned summary or NULL */
-    char *call_id;     /* owned: the tool call id (calls and results) or NULL */
+    const char *role; /* static: "user", "assistant", "system", "tool" */
+    char *text;       /* owned, capped at SYNC_TEXT_MAX */
+    char *tool_name;  /* owned or NULL */
+    char *tool_input; /* owned summary or NULL */
+    char *call_id;    /* owned: the tool call id (calls and results) or NULL */
     int is_error;
-    char *timestamp;   /* owned or NULL */
-    int is_prompt;     /* a real user prompt: a title candidate */
+    char *timestamp; /* owned or NULL */
+    int is_prompt;   /* a real user prompt: a title candidate */
     /* session facts seen on this line (owned, NULL = not seen) */
     char *cwd;
     char *model;
     char *git_branch;
-    char *summary;     /* a summary line: the title wins over prompts */
+    char *summary; /* a summary line: the title wins over prompts */
     char *parent_session_id;
 } sync_record;
 

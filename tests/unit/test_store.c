@@ -51,9 +51,10 @@ static void fill(store *s)
             int nmsg = 6 + (k % 6);
             for (int i = 0; i < nmsg; i++) {
                 char text[256];
-                snprintf(ts, sizeof ts, "2025-%02d-%02dT10:%02d:00Z", 1 + (k / 2) % 12,
-                         1 + p * 7, i);
-                snprintf(text, sizeof text, "%s message %d of %s uses foo-bar and c++ in "
+                snprintf(ts, sizeof ts, "2025-%02d-%02dT10:%02d:00Z", 1 + (k / 2) % 12, 1 + p * 7,
+                         i);
+                snprintf(text, sizeof text,
+                         "%s message %d of %s uses foo-bar and c++ in "
                          "path/to/file.c with max_tokens %s",
                          words[(p + k + i) % 6], i, sid, (i == 3) ? "exact phrase here" : "");
                 store_message msg = {.session_id = sid,
@@ -156,8 +157,8 @@ static int projects_total(store *s, const void *f, int64_t *n)
     return store_projects_count(s, f, n);
 }
 
-static int hits_page(store *s, const void *f, const store_page *pg, char ids[][80],
-                     store_key *keys, size_t *n)
+static int hits_page(store *s, const void *f, const store_page *pg, char ids[][80], store_key *keys,
+                     size_t *n)
 {
     store_hits l;
     int rc = store_search(s, f, pg, &l);
@@ -252,8 +253,8 @@ static void sessions_newest_are_ordered_by_start_then_id(void **state)
     assert_int_equal(l.count, 60);
     for (size_t i = 1; i < l.count; i++) {
         int c = strcmp(l.rows[i - 1].started_at, l.rows[i].started_at);
-        assert_true(c > 0 || (c == 0 && strcmp(l.rows[i - 1].session_id,
-                                               l.rows[i].session_id) > 0));
+        assert_true(c > 0 ||
+                    (c == 0 && strcmp(l.rows[i - 1].session_id, l.rows[i].session_id) > 0));
     }
     assert_string_equal(l.rows[0].project, "proj3");
     assert_true(l.rows[0].message_count >= 6);
@@ -306,8 +307,7 @@ static void search_syntax_and_filters(void **state)
 {
     fixture *f = *state;
     int64_t all = 0;
-    assert_int_equal(store_search_count(f->s, &(store_search_filter){.query = "message"}, &all),
-                     0);
+    assert_int_equal(store_search_count(f->s, &(store_search_filter){.query = "message"}, &all), 0);
     assert_true(all > 400);
     store_search_filter q = {.query = "\"exact phrase here\""};
     assert_int_equal(hits(f->s, &q), 60); /* one per session */
@@ -372,8 +372,8 @@ static void rejected_queries_have_their_own_error(void **state)
         assert_int_equal(h.count, 0);
     }
     /* odd but searchable input never fails */
-    static const char *const odd[] = {"\"unbalanced", "a\"b", "NEAR(x y)", "col:val", "*",
-                                      "x*y", "\"\"\"\""};
+    static const char *const odd[] = {"\"unbalanced", "a\"b",    "NEAR(x y)", "col:val", "*",
+                                      "x*y",          "\"\"\"\""};
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
         store_search_filter q = {.query = odd[i]};
         int64_t n;
@@ -410,8 +410,8 @@ static void generation_moves_with_changes_only(void **state)
     assert_int_equal(store_generation(f->s, &g1), 0);
     assert_int_equal(g1, g0);
     assert_int_equal(store_begin(f->s), 0);
-    store_message m = {.session_id = "sess-0-00", .ordinal = 100, .role = "user",
-                       .text = "zulu", .line_no = 1};
+    store_message m = {
+        .session_id = "sess-0-00", .ordinal = 100, .role = "user", .text = "zulu", .line_no = 1};
     int64_t id;
     assert_int_equal(store_message_add(f->s, &m, &id), 0);
     assert_int_equal(store_rollback(f->s), 0);
@@ -517,8 +517,8 @@ static void stats_and_a_concurrent_reader(void **state)
     store *r = NULL;
     assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &r), 0);
     assert_int_equal(store_begin(f->s), 0); /* the writer holds a transaction */
-    store_message m = {.session_id = "sess-0-01", .ordinal = 100, .role = "user",
-                       .text = "yankee", .line_no = 1};
+    store_message m = {
+        .session_id = "sess-0-01", .ordinal = 100, .role = "user", .text = "yankee", .line_no = 1};
     int64_t id;
     assert_int_equal(store_message_add(f->s, &m, &id), 0);
     store_stats rs;

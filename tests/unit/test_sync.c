@@ -83,8 +83,11 @@ static void sync_once(fx *f, sync_report *rep, size_t line_max, int64_t batch)
 {
     store *s = NULL;
     assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &s), 0);
-    sync_options o = {.claude_home = f->claude, .codex_home = f->codex, .hostname = "test",
-                      .line_max = line_max, .batch_lines = batch};
+    sync_options o = {.claude_home = f->claude,
+                      .codex_home = f->codex,
+                      .hostname = "test",
+                      .line_max = line_max,
+                      .batch_lines = batch};
     assert_int_equal(sync_run(s, &o, rep), 0);
     store_close(s);
 }
@@ -115,9 +118,9 @@ static char *message_text(fx *f, const char *sid, int64_t ordinal)
     unsigned char *raw;
     size_t n;
     int64_t total;
-    assert_int_equal(store_raw_read(s, sid, ms.rows[0].byte_offset, ms.rows[0].byte_length, &raw,
-                                    &n, &total),
-                     0);
+    assert_int_equal(
+        store_raw_read(s, sid, ms.rows[0].byte_offset, ms.rows[0].byte_length, &raw, &n, &total),
+        0);
     assert_int_equal((int64_t)n, ms.rows[0].byte_length);
     assert_int_equal(raw[0], '{');
     assert_int_equal(raw[n - 1], '}');
@@ -307,7 +310,8 @@ static void long_malformed_and_invalid_lines_are_counted(void **state)
     big[5999] = 0;
     put(path, "a", big);
     free(big);
-    put(path, "a", "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"bad \xff byte\"}}\n");
+    put(path, "a",
+        "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"bad \xff byte\"}}\n");
     put(path, "a", "\n");
     put(path, "a", user_line(5, "good"));
     sync_report r;
@@ -397,7 +401,10 @@ static void sample_archive_syncs(void **state)
     assert_true(n > 0);
     assert_int_equal(store_search_count(s, &(store_search_filter){.query = "meteo"}, &n), 0);
     assert_true(n > 0); /* diacritics folded */
-    assert_int_equal(store_search_count(s, &(store_search_filter){.query = "日本語のコメントを英語に翻訳してください"}, &n), 0);
+    assert_int_equal(
+        store_search_count(
+            s, &(store_search_filter){.query = "日本語のコメントを英語に翻訳してください"}, &n),
+        0);
     assert_true(n > 0);
     store_close(s);
 }
@@ -507,8 +514,8 @@ static void run_child_sync(const char *db, const char *claude, const char *codex
     store *s = NULL;
     if (store_open(db, STORE_OPEN_WRITE, &s) < 0)
         _exit(3);
-    sync_options o = {.claude_home = claude, .codex_home = codex, .hostname = "test",
-                      .batch_lines = 7};
+    sync_options o = {
+        .claude_home = claude, .codex_home = codex, .hostname = "test", .batch_lines = 7};
     sync_report r;
     int rc = sync_run(s, &o, &r);
     store_close(s);

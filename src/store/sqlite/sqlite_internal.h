@@ -9,24 +9,24 @@
 
 #include "store/store_backend.h"
 
-#define SQ_CACHE_MAX 48 /* prepared statements kept per connection */
-#define SQ_SQL_MAX   4096 /* bytes of one generated statement */
-#define SQ_BIND_MAX  16 /* parameters of one generated statement */
+#define SQ_CACHE_MAX 48            /* prepared statements kept per connection */
+#define SQ_SQL_MAX   4096          /* bytes of one generated statement */
+#define SQ_BIND_MAX  16            /* parameters of one generated statement */
 #define SQ_RAW_CHUNK (1024 * 1024) /* bytes of one stored raw chunk */
 
 typedef struct sq_cached {
-    char *sql;         /* the statement text, the cache key */
-    sqlite3_stmt *st;  /* prepared once, reset after each use */
+    char *sql;        /* the statement text, the cache key */
+    sqlite3_stmt *st; /* prepared once, reset after each use */
 } sq_cached;
 
 typedef struct sq_conn {
     sqlite3 *db;
-    char *path;                       /* the database file */
-    sq_cached cache[SQ_CACHE_MAX];    /* statement cache */
-    size_t ncache;                    /* entries in use */
-    size_t evict;                     /* next entry to replace when full */
-    int in_tx;                        /* a transaction is open */
-    int dirty;                        /* rows changed in this transaction */
+    char *path;                    /* the database file */
+    sq_cached cache[SQ_CACHE_MAX]; /* statement cache */
+    size_t ncache;                 /* entries in use */
+    size_t evict;                  /* next entry to replace when full */
+    int in_tx;                     /* a transaction is open */
+    int dirty;                     /* rows changed in this transaction */
 } sq_conn;
 
 int store_sqlite_schema_latest(void);

@@ -144,9 +144,8 @@ int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen)
         snprintf(bump, sizeof bump, "INSERT INTO schema_version VALUES(%d);", v + 1);
         if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK)
             goto fail;
-        if (v == 0 &&
-            sqlite3_exec(db, "CREATE TABLE schema_version(version INTEGER NOT NULL);", NULL, NULL,
-                         &msg) != SQLITE_OK)
+        if (v == 0 && sqlite3_exec(db, "CREATE TABLE schema_version(version INTEGER NOT NULL);",
+                                   NULL, NULL, &msg) != SQLITE_OK)
             goto fail_tx;
         if (sqlite3_exec(db, migrations[v], NULL, NULL, &msg) != SQLITE_OK)
             goto fail_tx;

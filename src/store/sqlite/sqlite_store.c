@@ -1048,7 +1048,7 @@ static int sqlite_rollback(store *s)
 #define NEED_TX()                                                                                  \
     do {                                                                                           \
         if (!CONN(s)->in_tx)                                                                       \
-            return store_fail(s, MCPAGE_ESTATE, "writes need a transaction");                     \
+            return store_fail(s, MCPAGE_ESTATE, "writes need a transaction");                      \
     } while (0)
 
 /* ---- writes --------------------------------------------------------- */
