@@ -142,6 +142,7 @@ typedef struct store_session_filter {
     const char *before;  /* started_at < before */
     const char *model;   /* exact model name */
     const char *branch;  /* exact git branch */
+    int without_project; /* only sessions not yet in a project (sync) */
     store_order order;   /* by started_at then session_id */
 } store_session_filter;
 

@@ -40,7 +40,8 @@ typedef struct sync_job {
     char *project_dir; /* Claude's mangled project directory name */
     int source;
     int subagent;
-    int changed; /* set by the pre-pass */
+    int changed;        /* set by the pre-pass */
+    int64_t project_id; /* its session's project after this run; -1 = none */
 } sync_job;
 
 typedef struct sync_jobs {
@@ -772,6 +773,7 @@ static int sync_file(store *s, const sync_job *job, const sync_options *opt, syn
     if (f.consumed < end)
         rep->lines_partial++;
     rc = commit_batch(&f, 1);
+    ((sync_job *)job)->project_id = f.session_exists ? f.project_id : -1;
 out:
     if (rc < 0) {
         if (f.in_tx)
@@ -790,6 +792,74 @@ out:
     store_source_clear(&src);
     if (f.fd >= 0)
         close(f.fd);
+    return rc;
+}
+
+/* ---- projects of sessions without a cwd -------------------------------- */
+
+/* The project of a sibling session in the same Claude project directory. */
+static int64_t sibling_project(store *s, const sync_jobs *js, const sync_job *j)
+{
+    for (size_t i = 0; i < js->n; i++) {
+        const sync_job *o = &js->v[i];
+        if (o == j || o->source != SRC_CLAUDE || strcmp(o->project_dir, j->project_dir) != 0)
+            continue;
+        if (o->project_id > 0)
+            return o->project_id;
+        store_session_state st;
+        if (o->project_id == 0 && store_session_state_get(s, o->session_id, &st) == 0 &&
+            st.project_id > 0)
+            return st.project_id;
+    }
+    return 0;
+}
+
+/*
+ * A Claude session without any line carrying a cwd (a file of summary
+ * lines, an early sub-agent) joins the project of another session in the
+ * same project directory, or else a project named after the directory.
+ * The candidates come from the store, so sessions left without a project
+ * by a killed run are handled by the next one.
+ */
+static int assign_orphans(store *s, sync_jobs *js)
+{
+    store_session_filter flt = {.source = "claude", .without_project = 1};
+    store_page pg = {.limit = STORE_LIMIT_MAX};
+    store_sessions l;
+    int rc = store_sessions_list(s, &flt, &pg, &l);
+    if (rc < 0 || l.count == 0)
+        return rc;
+    int open = 0;
+    for (size_t k = 0; k < l.count && rc == 0; k++) {
+        sync_job *j = NULL;
+        for (size_t i = 0; i < js->n && !j; i++)
+            if (js->v[i].source == SRC_CLAUDE && js->v[i].project_dir &&
+                strcmp(js->v[i].session_id, l.rows[k].session_id) == 0)
+                j = &js->v[i];
+        if (!j)
+            continue; /* its file is gone: nothing to learn its directory from */
+        int64_t pid = sibling_project(s, js, j);
+        if (!open) {
+            if ((rc = store_begin(s)) < 0)
+                break;
+            open = 1;
+        }
+        if (pid == 0)
+            rc = store_project_ensure(s, j->project_dir, j->project_dir, &pid);
+        store_session_meta m = {.session_id = j->session_id, .project_id = pid};
+        if (rc == 0)
+            rc = store_session_put(s, &m);
+        if (rc == 0)
+            rc = store_session_refresh(s, j->session_id);
+        j->project_id = pid;
+    }
+    store_sessions_free(&l);
+    if (open) {
+        if (rc == 0)
+            rc = store_commit(s);
+        else
+            store_rollback(s);
+    }
     return rc;
 }
 
@@ -852,13 +922,15 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     for (size_t i = 0; i < js.n; i++) {
         if (!js.v[i].changed)
             continue;
-        sync_file(s, &js.v[i], &o, rep, done, changed, &bytes_done, bytes_total);
+        if (sync_file(s, &js.v[i], &o, rep, done, changed, &bytes_done, bytes_total) < 0)
+            js.v[i].project_id = -1;
         done++;
         if (o.progress) {
             sync_progress p = {done, changed, bytes_done, bytes_total, js.v[i].path};
             o.progress(o.progress_ud, &p);
         }
     }
+    rc = assign_orphans(s, &js);
 out:
     jobs_free(&js);
     clock_gettime(CLOCK_MONOTONIC, &t1);

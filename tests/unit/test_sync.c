@@ -396,6 +396,12 @@ static void sample_archive_syncs(void **state)
         }
     assert_int_equal(subagents, 1);
     store_sessions_free(&l);
+    /* a file with only a summary line: titled, and in its directory's project */
+    store_session row;
+    assert_int_equal(store_session_get(s, "0c1f6a4e-summary-only", &row), 0);
+    assert_string_equal(row.title, "Ledger rounding fix");
+    assert_string_equal(row.project, "ledger-api");
+    store_session_clear(&row);
     int64_t n;
     assert_int_equal(store_search_count(s, &(store_search_filter){.query = "météo"}, &n), 0);
     assert_true(n > 0);

@@ -384,6 +384,8 @@ static void session_where(sq_sql *q, const store_session_filter *f)
     sql_where_text(q, "s.started_at < ?", f->before);
     sql_where_text(q, "s.model = ?", f->model);
     sql_where_text(q, "s.git_branch = ?", f->branch);
+    if (f->without_project)
+        sql_add(q, " AND s.project_id = 0");
 }
 
 static int sqlite_sessions_list(store *s, const store_session_filter *f, const store_page *pg,
