@@ -648,7 +648,7 @@ static void report_progress(file_state *f, int64_t files_done, int64_t files_tot
 }
 
 /* Reads the new part of one file. */
-static int sync_file(store *s, const sync_job *job, const sync_options *opt, sync_report *rep,
+static int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep,
                      int64_t files_done, int64_t files_total, int64_t *bytes_done,
                      int64_t bytes_total)
 {
@@ -773,7 +773,7 @@ static int sync_file(store *s, const sync_job *job, const sync_options *opt, syn
     if (f.consumed < end)
         rep->lines_partial++;
     rc = commit_batch(&f, 1);
-    ((sync_job *)job)->project_id = f.session_exists ? f.project_id : -1;
+    job->project_id = f.session_exists ? f.project_id : -1;
 out:
     if (rc < 0) {
         if (f.in_tx)
