@@ -13,5 +13,7 @@ typedef struct cli_command {
 } cli_command;
 
 int cli_cmd_version(int argc, char **argv);
+int cli_cmd_sync(int argc, char **argv);
+int cli_cmd_stats(int argc, char **argv);
 
 #endif

@@ -9,6 +9,8 @@
 #include "cli/commands.h"
 
 static const cli_command commands[] = {
+    {"sync", "read new agent transcripts into the archive", cli_cmd_sync},
+    {"stats", "show what the archive holds", cli_cmd_stats},
     {"version", "print the version", cli_cmd_version},
 };
 
