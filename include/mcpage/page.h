@@ -186,9 +186,6 @@ typedef struct mcpage_lines_spec {
     int64_t default_max_lines; /* max_lines when omitted */
     int64_t max_max_lines;     /* larger max_lines are lowered to this and disclosed */
     const char *narrow_hint;   /* optional: a sentence on narrowing, with this tool's params */
-    /* Arguments that identify the document and are repeated in the hint's
-       next call, e.g. {"session_id", "message", NULL}. May be NULL. */
-    const char *const *identity_params;
 } mcpage_lines_spec;
 
 typedef struct mcpage_lines_window {
@@ -220,11 +217,10 @@ MCPAGE_API void mcpage_lines_abort(mcpage_lines *pg);
 /* ---------------------------------------------------------- CONTENT-byte */
 
 typedef struct mcpage_bytes_spec {
-    const char *tool;                   /* the tool's name */
-    int64_t default_max_bytes;          /* max_bytes when omitted */
-    int64_t max_max_bytes;              /* larger max_bytes are lowered to this and disclosed */
-    const char *narrow_hint;            /* optional */
-    const char *const *identity_params; /* repeated in the hint's next call; may be NULL */
+    const char *tool;          /* the tool's name */
+    int64_t default_max_bytes; /* max_bytes when omitted */
+    int64_t max_max_bytes;     /* larger max_bytes are lowered to this and disclosed */
+    const char *narrow_hint;   /* optional */
 } mcpage_bytes_spec;
 
 typedef struct mcpage_bytes_window {
@@ -252,14 +248,13 @@ MCPAGE_API void mcpage_bytes_abort(mcpage_bytes *pg);
 /* --------------------------------------------------------------- SPATIAL */
 
 typedef struct mcpage_grid_spec {
-    const char *tool;                   /* the tool's name */
-    int64_t default_rows;               /* region.rows when omitted */
-    int64_t max_rows;                   /* larger rows are lowered to this and disclosed */
-    int64_t default_cols;               /* region.cols when omitted */
-    int64_t max_cols;                   /* larger cols are lowered to this and disclosed */
-    const char *narrow_hint;            /* optional */
-    const char *const *identity_params; /* repeated in the hint's next call; may be NULL */
-    bool a1_labels; /* label columns A, B, ... and rows 1, 2, ... (else 0-based numbers) */
+    const char *tool;        /* the tool's name */
+    int64_t default_rows;    /* region.rows when omitted */
+    int64_t max_rows;        /* larger rows are lowered to this and disclosed */
+    int64_t default_cols;    /* region.cols when omitted */
+    int64_t max_cols;        /* larger cols are lowered to this and disclosed */
+    const char *narrow_hint; /* optional */
+    bool a1_labels;          /* label columns A, B, ... and rows 1, 2, ... (else 0-based numbers) */
 } mcpage_grid_spec;
 
 /* A rectangle of the grid: 0-based top-left corner and size. */
