@@ -10,6 +10,7 @@
 
 static const cli_command commands[] = {
     {"version", "print the version", cli_cmd_version},
+    {"serve", "serve MCP on stdin/stdout", cli_cmd_serve},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];
