@@ -6,7 +6,7 @@
  */
 #include "mcp/schema.h"
 
-#include <math.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +61,8 @@ static bool is_integral(const json_t *v)
     if (!json_is_real(v))
         return false;
     double d = json_real_value(v);
-    return isfinite(d) && d == floor(d) && fabs(d) < 9007199254740992.0;
+    /* Within +-2^53 every integral double converts exactly (and without libm). */
+    return d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d;
 }
 
 static bool type_matches(const char *t, const json_t *v)
