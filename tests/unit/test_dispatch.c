@@ -44,8 +44,9 @@ static void sendf(capture *c, const char *fmt, ...)
 
 static json_t *call_tool(capture *c, int id, const char *name, const char *args)
 {
-    sendf(c, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
-             "\"arguments\":%s}}",
+    sendf(c,
+          "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+          "\"arguments\":%s}}",
           id, name, args);
     json_t *r = capture_take(c);
     assert_non_null(r);
@@ -89,8 +90,7 @@ static void initialize_answers_a_supported_version_and_latest_otherwise(void **s
                             "Use it for tests.");
         json_t *caps = json_object_get(res, "capabilities");
         assert_non_null(json_object_get(caps, "tools"));
-        assert_true(json_is_true(
-            json_object_get(json_object_get(caps, "resources"), "subscribe")));
+        assert_true(json_is_true(json_object_get(json_object_get(caps, "resources"), "subscribe")));
         assert_non_null(json_object_get(caps, "prompts"));
         assert_non_null(json_object_get(caps, "logging"));
         assert_non_null(json_object_get(caps, "completions"));
@@ -106,9 +106,8 @@ static void requests_before_initialize_are_refused_but_ping_works(void **state)
     json_t *e = capture_take_error(c, -32600);
     assert_non_null(e);
     assert_int_equal(json_integer_value(json_object_get(e, "id")), 1);
-    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(e, "error"),
-                                                             "message")),
-                           "initialize"));
+    assert_non_null(strstr(
+        json_string_value(json_object_get(json_object_get(e, "error"), "message")), "initialize"));
     json_decref(e);
     capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}");
     json_t *p = capture_take(c);
@@ -177,8 +176,7 @@ static void envelope_errors_get_their_codes(void **state)
         {"{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"logging/setLevel\",\"params\":{\"level\":"
          "\"loud\"}}",
          -32602, 15},
-        {"{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"resources/read\",\"params\":{}}", -32602,
-         16},
+        {"{\"jsonrpc\":\"2.0\",\"id\":16,\"method\":\"resources/read\",\"params\":{}}", -32602, 16},
         {"{\"jsonrpc\":\"2.0\",\"id\":17,\"method\":\"prompts/get\",\"params\":{\"name\":\"zz\"}}",
          -32602, 17},
     };
@@ -298,21 +296,20 @@ static void every_content_type_is_serialized(void **state)
     json_t *r = call_tool(c, 1, "media", "{}");
     json_t *content = json_object_get(json_object_get(r, "result"), "content");
     assert_int_equal(json_array_size(content), 6);
-    static const char *const types[] = {"text", "image", "audio", "resource_link", "resource",
-                                        "resource"};
+    static const char *const types[] = {"text",          "image",    "audio",
+                                        "resource_link", "resource", "resource"};
     for (size_t i = 0; i < 6; i++)
-        assert_string_equal(
-            json_string_value(json_object_get(json_array_get(content, i), "type")), types[i]);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(content, i), "type")),
+                            types[i]);
     assert_string_equal(json_string_value(json_object_get(json_array_get(content, 1), "data")),
                         "iVBORw0KGgo=");
-    assert_string_equal(
-        json_string_value(json_object_get(json_array_get(content, 2), "mimeType")), "audio/wav");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(content, 2), "mimeType")),
+                        "audio/wav");
     json_t *link = json_array_get(content, 3);
     assert_string_equal(json_string_value(json_object_get(link, "uri")), "fixture://readme");
     assert_int_equal(json_integer_value(json_object_get(link, "size")), 23);
     json_t *emb = json_object_get(json_array_get(content, 4), "resource");
-    assert_string_equal(json_string_value(json_object_get(emb, "text")),
-                        "fixture read-me text.\n");
+    assert_string_equal(json_string_value(json_object_get(emb, "text")), "fixture read-me text.\n");
     json_t *blob = json_object_get(json_array_get(content, 5), "resource");
     assert_string_equal(json_string_value(json_object_get(blob, "blob")), "iVBORw0KGgo=");
     json_decref(r);
@@ -340,8 +337,7 @@ static void structured_content_is_checked_against_output_schema(void **state)
 /* ------------------------------------------------------------ lists */
 
 /* Walks a list to its end; returns every item and checks page sizes. */
-static json_t *walk(capture *c, const char *method, const char *field, size_t page,
-                    size_t *pages)
+static json_t *walk(capture *c, const char *method, const char *field, size_t page, size_t *pages)
 {
     json_t *all = json_array();
     char cursor[1024] = "";
@@ -386,8 +382,8 @@ static void lists_page_to_the_end_without_repeats(void **state)
     assert_string_equal(json_string_value(json_object_get(json_array_get(tools, 7), "name")),
                         "types");
     json_t *echo = json_array_get(tools, 0);
-    assert_true(json_is_true(
-        json_object_get(json_object_get(echo, "annotations"), "readOnlyHint")));
+    assert_true(
+        json_is_true(json_object_get(json_object_get(echo, "annotations"), "readOnlyHint")));
     assert_non_null(json_object_get(json_array_get(tools, 5), "outputSchema"));
     json_decref(tools);
 
@@ -437,8 +433,8 @@ static void bad_cursors_are_invalid_params(void **state)
     assert_non_null(e);
     json_t *err = json_object_get(e, "error");
     assert_non_null(strstr(json_string_value(json_object_get(err, "message")), "Invalid cursor"));
-    assert_string_equal(
-        json_string_value(json_object_get(json_object_get(err, "data"), "reason")), "malformed");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(err, "data"), "reason")),
+                        "malformed");
     json_decref(e);
     /* A prompts/list cursor is not a tools/list cursor. */
     capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
@@ -715,8 +711,8 @@ static void calls_past_the_inflight_bound_get_server_busy(void **state)
     json_t *e = capture_take_error(c, -32000);
     assert_non_null(e);
     assert_int_equal(json_integer_value(json_object_get(e, "id")), 3);
-    assert_non_null(strstr(
-        json_string_value(json_object_get(json_object_get(e, "error"), "message")), "busy"));
+    assert_non_null(
+        strstr(json_string_value(json_object_get(json_object_get(e, "error"), "message")), "busy"));
     json_decref(e);
     mcpage_session_drain(c->s, -1);
     int done = 0;

@@ -17,12 +17,12 @@
 #define CAPTURE_MAX 4096
 
 typedef struct capture {
-    mcpage_server *srv;     /* the server (fixture registry unless told otherwise) */
-    mcpage_session *s;      /* the session under test */
+    mcpage_server *srv;        /* the server (fixture registry unless told otherwise) */
+    mcpage_session *s;         /* the session under test */
     json_t *msgs[CAPTURE_MAX]; /* messages sent, oldest first */
-    size_t n;               /* messages held */
-    size_t raw_bad;         /* messages that were not one JSON object, or had a newline */
-    void *lock;             /* pthread mutex */
+    size_t n;                  /* messages held */
+    size_t raw_bad;            /* messages that were not one JSON object, or had a newline */
+    void *lock;                /* pthread mutex */
 } capture;
 
 /* A server with the fixture registry and `page_size`, and a session on it. */
