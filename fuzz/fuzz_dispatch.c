@@ -19,7 +19,7 @@
 /* One server for the whole run: creating worker threads per input is too slow. */
 static mcpage_server *fuzz_server;
 
-static int check_output(void *ud, const char *msg, size_t len)
+static int check_output(void *ud, const char *msg, size_t len, const char *related_id)
 {
     json_error_t err;
     json_t *v = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &err);

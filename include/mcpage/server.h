@@ -318,10 +318,14 @@ MCPAGE_API int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const 
 /*
  * The transport's output: one complete JSON-RPC message of `len` bytes
  * (no trailing newline; the bytes are valid during the call only).
- * Called from any thread but never concurrently for one session.
- * Return 0, or non-zero when the peer is gone (later sends are dropped).
+ * `related_id` is the compact JSON text of the request id the message
+ * answers or belongs to (a response, or progress and log notifications
+ * sent while that request ran: "7", "\"abc\""), or NULL; an HTTP
+ * transport uses it to pick the stream. Called from any thread but never
+ * concurrently for one session. Return 0, or non-zero when the peer is
+ * gone (later sends are dropped).
  */
-typedef int (*mcpage_send_fn)(void *ud, const char *msg, size_t len);
+typedef int (*mcpage_send_fn)(void *ud, const char *msg, size_t len, const char *related_id);
 
 /* Creates a session; freezes the server's registry. */
 MCPAGE_API int mcpage_session_new(mcpage_server *srv, mcpage_send_fn send, void *ud,

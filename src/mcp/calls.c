@@ -275,18 +275,17 @@ static void run_prompt(mcpage_call *call)
 
 void mcp_call_run(mcpage_call *call)
 {
-    if (!mcpage_call_cancelled(call)) {
-        switch (call->kind) {
-        case CALL_TOOL:
-            run_tool(call);
-            break;
-        case CALL_READ:
-            run_read(call);
-            break;
-        case CALL_PROMPT:
-            run_prompt(call);
-            break;
-        }
+    if (mcpage_call_cancelled(call))
+        return;
+    switch (call->kind) {
+    case CALL_TOOL:
+        run_tool(call);
+        break;
+    case CALL_READ:
+        run_read(call);
+        break;
+    case CALL_PROMPT:
+        run_prompt(call);
+        break;
     }
-    mcp_call_finish(call);
 }

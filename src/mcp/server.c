@@ -404,8 +404,13 @@ static void *worker_main(void *arg)
             srv->queue_tail = NULL;
         pthread_mutex_unlock(&srv->lock);
         mcp_call_run(call);
+        /* Free the server slot before the session learns the call ended, so
+         * a client that saw the response may send the next call at once. */
         pthread_mutex_lock(&srv->lock);
         srv->inflight--;
+        pthread_mutex_unlock(&srv->lock);
+        mcp_call_finish(call);
+        pthread_mutex_lock(&srv->lock);
     }
     pthread_mutex_unlock(&srv->lock);
     return NULL;

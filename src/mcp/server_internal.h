@@ -32,6 +32,7 @@
 #define MCP_MAX_ITEMS         100000 /* tools, resources, templates or prompts each */
 #define MCP_MAX_SUBSCRIPTIONS 1024   /* resources/subscribe uris per session */
 #define MCP_MAX_ID_BYTES      256    /* longest string request id we accept */
+#define MCP_ID_TEXT_MAX       (MCP_MAX_ID_BYTES * 6 + 3) /* its JSON text, escaped, plus NUL */
 #define MCP_MAX_WORKERS       256
 
 typedef struct mcp_tool {
@@ -165,7 +166,7 @@ void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *m
 /* session.c: drops a finished call from the session and frees it. */
 void mcp_call_finish(mcpage_call *call);
 
-/* calls.c: runs a call on a worker thread. */
+/* calls.c: runs a call on a worker thread (the caller then calls mcp_call_finish). */
 void mcp_call_run(mcpage_call *call);
 /* calls.c: frees a call's own memory. */
 void mcp_call_free(mcpage_call *call);

@@ -48,10 +48,33 @@ int mcp_level_parse(const char *name, mcpage_log_level *out)
 
 /* ------------------------------------------------------------ output */
 
-static void send_bytes(mcpage_session *s, const char *buf, size_t len)
+/* The compact JSON text of a request id, in `out` (at least MCP_ID_TEXT_MAX bytes), or NULL. */
+static const char *id_text(const json_t *id, char *out)
 {
+    if (json_is_integer(id)) {
+        snprintf(out, MCP_ID_TEXT_MAX, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+        return out;
+    }
+    if (!json_is_string(id))
+        return NULL;
+    jw w;
+    jw_init(&w, MCP_ID_TEXT_MAX - 1);
+    jw_json(&w, id);
+    const char *r = NULL;
+    if (w.err == 0) {
+        memcpy(out, w.buf, w.len + 1);
+        r = out;
+    }
+    jw_free(&w);
+    return r;
+}
+
+static void send_bytes(mcpage_session *s, const char *buf, size_t len, const json_t *related)
+{
+    char idbuf[MCP_ID_TEXT_MAX];
+    const char *rel = related ? id_text(related, idbuf) : NULL;
     pthread_mutex_lock(&s->send_lock);
-    if (s->send && !s->peer_gone && s->send(s->send_ud, buf, len) != 0)
+    if (s->send && !s->peer_gone && s->send(s->send_ud, buf, len, rel) != 0)
         s->peer_gone = true;
     pthread_mutex_unlock(&s->send_lock);
 }
@@ -69,7 +92,7 @@ void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id)
 {
     jw_object_end(w);
     if (w->err == 0 && w->depth == 0) {
-        send_bytes(s, w->buf, w->len);
+        send_bytes(s, w->buf, w->len, id);
         jw_free(w);
         return;
     }
@@ -106,7 +129,7 @@ void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *m
     jw_object_end(&w);
     jw_object_end(&w);
     if (w.err == 0)
-        send_bytes(s, w.buf, w.len);
+        send_bytes(s, w.buf, w.len, id);
     jw_free(&w);
     json_decref(data);
 }
@@ -135,10 +158,10 @@ static void send_empty_result(mcpage_session *s, const json_t *id)
     mcp_send_finish(s, &w, id);
 }
 
-static void send_notification(mcpage_session *s, jw *w)
+static void send_notification(mcpage_session *s, jw *w, const json_t *related)
 {
     if (w->err == 0)
-        send_bytes(s, w->buf, w->len);
+        send_bytes(s, w->buf, w->len, related);
     jw_free(w);
 }
 
@@ -262,8 +285,9 @@ const char *mcpage_session_protocol_version(const mcpage_session *s)
 
 /* ------------------------------------------------------------ notifications out */
 
-int mcpage_session_log(mcpage_session *s, mcpage_log_level level, const char *logger,
-                       const char *text)
+/* Sends notifications/message; `related` is the request it belongs to, or NULL. */
+static int session_log(mcpage_session *s, mcpage_log_level level, const char *logger,
+                       const char *text, const json_t *related)
 {
     if (text == NULL || (int)level < 0 || (int)level > (int)MCPAGE_LOG_EMERGENCY)
         return MCPAGE_EINVAL;
@@ -286,8 +310,14 @@ int mcpage_session_log(mcpage_session *s, mcpage_log_level level, const char *lo
     jw_object_end(&w);
     jw_object_end(&w);
     int rc = w.err;
-    send_notification(s, &w);
+    send_notification(s, &w, related);
     return rc;
+}
+
+int mcpage_session_log(mcpage_session *s, mcpage_log_level level, const char *logger,
+                       const char *text)
+{
+    return session_log(s, level, logger, text, NULL);
 }
 
 int mcpage_session_resource_updated(mcpage_session *s, const char *uri)
@@ -312,7 +342,7 @@ int mcpage_session_resource_updated(mcpage_session *s, const char *uri)
     jw_object_end(&w);
     jw_object_end(&w);
     int rc = w.err;
-    send_notification(s, &w);
+    send_notification(s, &w, NULL);
     return rc;
 }
 
@@ -374,7 +404,7 @@ int mcpage_call_progress(mcpage_call *call, double progress, double total, const
     jw_object_end(&w);
     jw_object_end(&w);
     int rc = w.err;
-    send_notification(call->s, &w);
+    send_notification(call->s, &w, call->id);
     return rc;
 }
 
@@ -389,14 +419,14 @@ int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const char *logge
     if (n < 0)
         return MCPAGE_EINVAL;
     if ((size_t)n < sizeof small)
-        return mcpage_session_log(call->s, level, logger, small);
+        return session_log(call->s, level, logger, small, call->id);
     char *big = mcpage__malloc((size_t)n + 1);
     if (big == NULL)
         return MCPAGE_ENOMEM;
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    int rc = mcpage_session_log(call->s, level, logger, big);
+    int rc = session_log(call->s, level, logger, big, call->id);
     mcpage__free(big);
     return rc;
 }

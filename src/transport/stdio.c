@@ -53,7 +53,7 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-static int stdio_send(void *ud, const char *msg, size_t len)
+static int stdio_send(void *ud, const char *msg, size_t len, const char *related_id)
 {
     stdio_out *out = ud;
     if (write_all(out->fd, msg, len) != 0 || write_all(out->fd, "\n", 1) != 0) {

@@ -778,6 +778,36 @@ static void registration_checks_names_and_schemas(void **state)
     mcpage_server_free(srv);
 }
 
+static void messages_name_the_request_they_belong_to(void **state)
+{
+    capture *c = capture_new(100);
+    capture_init(c);
+    capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":\"q\\\"1\",\"method\":\"tools/call\","
+                    "\"params\":{\"name\":\"log\",\"arguments\":{\"message\":\"m\"}}}");
+    char *rel;
+    for (int i = 0; i < 4; i++) { /* three log messages and the response */
+        json_t *m = capture_take_related(c, &rel);
+        assert_non_null(m);
+        assert_string_equal(rel, "\"q\\\"1\"");
+        free(rel);
+        json_decref(m);
+    }
+    capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"ping\"}");
+    json_decref(capture_take_related(c, &rel));
+    assert_string_equal(rel, "42");
+    free(rel);
+    capture_send(c, "nonsense");
+    json_decref(capture_take_related(c, &rel));
+    assert_null(rel);
+    mcpage_session_log(c->s, MCPAGE_LOG_ERROR, NULL, "unrelated");
+    json_t *m = capture_take_related(c, &rel);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(m, "params"), "data")),
+                        "unrelated");
+    assert_null(rel);
+    json_decref(m);
+    capture_free(c);
+}
+
 /* ------------------------------------------------------------ uri templates */
 
 static void uri_templates_match_and_expand(void **state)
@@ -832,6 +862,7 @@ int main(void)
         cmocka_unit_test(freeing_a_session_with_running_calls_is_safe),
         cmocka_unit_test(registration_is_frozen_once_a_session_exists),
         cmocka_unit_test(registration_checks_names_and_schemas),
+        cmocka_unit_test(messages_name_the_request_they_belong_to),
         cmocka_unit_test(uri_templates_match_and_expand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,16 +8,17 @@
 
 #include "fixture_registry.h"
 
-static int capture_sink(void *ud, const char *msg, size_t len)
+static int capture_sink(void *ud, const char *msg, size_t len, const char *related_id)
 {
     capture *c = ud;
     pthread_mutex_lock(c->lock);
     json_t *v = json_loadb(msg, len, JSON_REJECT_DUPLICATES, NULL);
     if (v == NULL || !json_is_object(v) || memchr(msg, '\n', len) != NULL)
         c->raw_bad++;
-    if (v && c->n < CAPTURE_MAX)
+    if (v && c->n < CAPTURE_MAX) {
+        c->related[c->n] = related_id ? strdup(related_id) : NULL;
         c->msgs[c->n++] = v;
-    else
+    } else
         json_decref(v);
     pthread_mutex_unlock(c->lock);
     return 0;
@@ -76,8 +77,10 @@ capture *capture_on(mcpage_server *srv)
 void capture_clear(capture *c)
 {
     pthread_mutex_lock(c->lock);
-    for (size_t i = 0; i < c->n; i++)
+    for (size_t i = 0; i < c->n; i++) {
         json_decref(c->msgs[i]);
+        free(c->related[i]);
+    }
     c->n = 0;
     pthread_mutex_unlock(c->lock);
 }
@@ -107,16 +110,27 @@ void capture_send(capture *c, const char *msg)
     capture_sendn(c, msg, strlen(msg));
 }
 
-json_t *capture_take(capture *c)
+json_t *capture_take_related(capture *c, char **related)
 {
     pthread_mutex_lock(c->lock);
     json_t *v = NULL;
+    *related = NULL;
     if (c->n > 0) {
         v = c->msgs[0];
+        *related = c->related[0];
         memmove(c->msgs, c->msgs + 1, (c->n - 1) * sizeof c->msgs[0]);
+        memmove(c->related, c->related + 1, (c->n - 1) * sizeof c->related[0]);
         c->n--;
     }
     pthread_mutex_unlock(c->lock);
+    return v;
+}
+
+json_t *capture_take(capture *c)
+{
+    char *related;
+    json_t *v = capture_take_related(c, &related);
+    free(related);
     return v;
 }
 

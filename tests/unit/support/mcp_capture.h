@@ -17,12 +17,13 @@
 #define CAPTURE_MAX 4096
 
 typedef struct capture {
-    mcpage_server *srv;        /* the server (fixture registry unless told otherwise) */
-    mcpage_session *s;         /* the session under test */
-    json_t *msgs[CAPTURE_MAX]; /* messages sent, oldest first */
-    size_t n;                  /* messages held */
-    size_t raw_bad;            /* messages that were not one JSON object, or had a newline */
-    void *lock;                /* pthread mutex */
+    mcpage_server *srv;         /* the server (fixture registry unless told otherwise) */
+    mcpage_session *s;          /* the session under test */
+    json_t *msgs[CAPTURE_MAX];  /* messages sent, oldest first */
+    char *related[CAPTURE_MAX]; /* their related request ids (JSON text), or NULL */
+    size_t n;                   /* messages held */
+    size_t raw_bad;             /* messages that were not one JSON object, or had a newline */
+    void *lock;                 /* pthread mutex */
 } capture;
 
 /* A server with the fixture registry and `page_size`, and a session on it. */
@@ -35,6 +36,8 @@ void capture_send(capture *c, const char *msg);
 void capture_sendn(capture *c, const char *msg, size_t len);
 /* Takes the oldest captured message (caller decrefs), or NULL. */
 json_t *capture_take(capture *c);
+/* Like capture_take, also handing over the related id (caller frees; may be NULL). */
+json_t *capture_take_related(capture *c, char **related);
 /* Takes the oldest message and checks it is an error with `code`; returns it. */
 json_t *capture_take_error(capture *c, int code);
 /* Drops every captured message. */
