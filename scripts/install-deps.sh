@@ -9,6 +9,7 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format clang-tidy
   libjansson-dev libssl-dev libsqlite3-dev sqlite3 libmicrohttpd-dev
   libcmocka-dev gcovr
+  libpq-dev postgresql nginx-light
 )
 
 missing=()

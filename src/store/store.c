@@ -32,6 +32,12 @@ char *store_strdup(const char *src)
     return d;
 }
 
+int store_spec_is_url(const char *spec)
+{
+    return spec &&
+           (strncmp(spec, "postgres://", 11) == 0 || strncmp(spec, "postgresql://", 13) == 0);
+}
+
 int store_open(const char *spec, int flags, store **out)
 {
     return store_open_msg(spec, flags, out, NULL, 0);
@@ -49,8 +55,8 @@ int store_open_msg(const char *spec, int flags, store **out, char *err, size_t e
         return MCPAGE_ENOMEM;
     s->writable = (flags & STORE_OPEN_WRITE) != 0;
     int rc;
-    if (strncmp(spec, "postgres://", 11) == 0 || strncmp(spec, "postgresql://", 13) == 0) {
-        rc = store_fail(s, MCPAGE_ENOTFOUND, "the PostgreSQL backend is not built yet");
+    if (store_spec_is_url(spec)) {
+        rc = store_pg_open(s, spec, flags);
     } else {
         rc = store_sqlite_open(s, spec, flags);
     }
@@ -108,6 +114,31 @@ static int check_page(store *s, const store_page *pg)
         if (!s->writable)                                                                          \
             return store_fail(s, MCPAGE_ESTATE, "store opened read-only");                         \
     } while (0)
+
+int store_ping(store *s)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    return s->ops->ping(s);
+}
+
+int store_session_lock(store *s, const char *session_id)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(session_id);
+    return s->ops->session_lock(s, session_id);
+}
+
+int store_session_unlock(store *s, const char *session_id)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(session_id);
+    return s->ops->session_unlock(s, session_id);
+}
 
 int store_projects_list(store *s, const store_project_filter *f, const store_page *pg,
                         store_projects *out)
@@ -349,13 +380,13 @@ int store_session_refresh(store *s, const char *session_id)
     return s->ops->session_refresh(s, session_id);
 }
 
-int store_source_get(store *s, const char *path, store_source *out)
+int store_source_get(store *s, const char *hostname, const char *path, store_source *out)
 {
     if (!s || !out)
         return MCPAGE_EINVAL;
     memset(out, 0, sizeof *out);
     NEED(path);
-    return s->ops->source_get(s, path, out);
+    return s->ops->source_get(s, hostname ? hostname : "", path, out);
 }
 
 int store_source_put(store *s, const store_source *src)
@@ -494,6 +525,7 @@ void store_source_clear(store_source *src)
 {
     if (!src)
         return;
+    free(src->hostname);
     free(src->path);
     free(src->session_id);
     memset(src, 0, sizeof *src);

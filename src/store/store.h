@@ -4,8 +4,10 @@
  *
  * A `store` is an opaque handle over one backend connection, chosen by the
  * spec given to store_open(): a file path opens SQLite (store/sqlite/);
- * "postgres://..." is reserved for a later backend. Nothing here names SQL
- * or a database library: tools and sync see only these types.
+ * a "postgres://..." or "postgresql://..." URL opens PostgreSQL
+ * (store/postgres/; opening is cheap there: connections are pooled per
+ * process). Nothing here names SQL or a database library: tools and sync
+ * see only these types.
  *
  * Threads: one handle per thread. Readers open their own handle with
  * STORE_OPEN_READONLY; one writer (sync) and many readers may work at once.
@@ -89,8 +91,13 @@ int store_open_msg(const char *spec, int flags, store **out, char *err, size_t e
 void store_close(store *s);
 /* The message for the last failure on `s`; "" when none. Never NULL. */
 const char *store_errmsg(const store *s);
-/* The backend's name: "sqlite". */
+/* The backend's name: "sqlite" or "postgres". */
 const char *store_backend_name(const store *s);
+/* 1 when `spec` names a server store (a postgres:// URL), not a file. */
+int store_spec_is_url(const char *spec);
+/* 0 when the store answers (a health check; reconnects if it can), else
+ * MCPAGE_ESTORE with "the store is unavailable (...); retry shortly". */
+int store_ping(store *s);
 
 /* ---- projects ------------------------------------------------------ */
 
@@ -390,8 +397,11 @@ int store_tool_call_name(store *s, const char *session_id, const char *call_id, 
 /* Recomputes a session's counts and times and its project's aggregates. */
 int store_session_refresh(store *s, const char *session_id);
 
-/* The incremental-sync record of one source file. */
+/* The incremental-sync record of one source file, keyed by the machine
+ * it was read on and its path there (two machines' identical paths are
+ * two records). */
 typedef struct store_source {
+    char *hostname; /* the machine; NULL or "" = unknown */
     char *path;
     char *session_id;
     int64_t size; /* file size when last synced */
@@ -400,9 +410,17 @@ typedef struct store_source {
     int64_t consumed; /* bytes of complete lines read */
 } store_source;
 
-/* MCPAGE_ENOTFOUND when the path was never synced. */
-int store_source_get(store *s, const char *path, store_source *out);
+/* MCPAGE_ENOTFOUND when the path was never synced on that machine. */
+int store_source_get(store *s, const char *hostname, const char *path, store_source *out);
 int store_source_put(store *s, const store_source *src);
 void store_source_clear(store_source *src);
+
+/* An exclusive claim on one session across transactions: two writers
+ * (sync processes on several machines, one shared store) that reach the
+ * same session take turns, so neither reads state the other is about to
+ * change. Blocks until the claim is free; held until unlocked or the
+ * handle closes. A no-op where there is one writer at a time anyway. */
+int store_session_lock(store *s, const char *session_id);
+int store_session_unlock(store *s, const char *session_id);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * What a store backend provides: a table of operations behind the opaque
  * `store` handle. store.c validates arguments and dispatches; a backend
- * (store/sqlite/, later store/postgres/) implements every entry.
+ * (store/sqlite/, store/postgres/) implements every entry.
  * Internal to src/store/: tools and sync include only store.h.
  */
 #ifndef MCPAGE_STORE_BACKEND_H
@@ -43,8 +43,11 @@ typedef struct store_ops {
     int (*raw_append)(store *s, const char *id, const unsigned char *data, size_t n, int64_t lines);
     int (*session_refresh)(store *s, const char *id);
     int (*tool_call_name)(store *s, const char *id, const char *call_id, char **name);
-    int (*source_get)(store *s, const char *path, store_source *out);
+    int (*source_get)(store *s, const char *hostname, const char *path, store_source *out);
     int (*source_put)(store *s, const store_source *src);
+    int (*session_lock)(store *s, const char *id);
+    int (*session_unlock)(store *s, const char *id);
+    int (*ping)(store *s);
 } store_ops;
 
 struct store {
@@ -61,5 +64,6 @@ char *store_strdup(const char *src);
 
 /* Backends. */
 int store_sqlite_open(store *s, const char *path, int flags);
+int store_pg_open(store *s, const char *url, int flags);
 
 #endif

@@ -519,6 +519,7 @@ static int commit_batch(file_state *f, int at_eof)
             goto out;
     }
     store_source src = {
+        .hostname = (char *)f->opt->hostname,
         .path = f->job->path,
         .session_id = f->job->session_id,
         /* Until the file is done, record the offset as its size so the
@@ -657,12 +658,18 @@ static int sync_file(store *s, sync_job *job, const sync_options *opt, sync_repo
     char *lb = NULL;
     unsigned char *block = NULL;
     int rc = 0;
+    int locked = 0;
     f.fd = open(job->path, O_RDONLY | O_CLOEXEC);
     if (f.fd < 0 || fstat(f.fd, &f.sb) < 0) {
         rc = MCPAGE_EIO;
         goto out;
     }
-    int found = store_source_get(s, job->path, &src) == 0;
+    /* claim the session: another sync process (another machine, same
+     * store) waits here, then continues from what this one stored */
+    if ((rc = store_session_lock(s, job->session_id)) < 0)
+        goto out;
+    locked = 1;
+    int found = store_source_get(s, opt->hostname, job->path, &src) == 0;
     rc = store_session_state_get(s, job->session_id, &f.st);
     if (rc < 0 && rc != MCPAGE_ENOTFOUND)
         goto out;
@@ -790,6 +797,8 @@ out:
     free(lb);
     free(block);
     store_source_clear(&src);
+    if (locked)
+        store_session_unlock(s, job->session_id);
     if (f.fd >= 0)
         close(f.fd);
     return rc;
@@ -906,7 +915,7 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
         store_source src = {0};
         if (stat(js.v[i].path, &sb) < 0)
             continue;
-        int found = store_source_get(s, js.v[i].path, &src) == 0;
+        int found = store_source_get(s, o.hostname, js.v[i].path, &src) == 0;
         if (found && src.size == (int64_t)sb.st_size && src.inode == (int64_t)sb.st_ino &&
             src.mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec) {
             rep->files_unchanged++;

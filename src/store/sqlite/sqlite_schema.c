@@ -96,6 +96,23 @@ static const char *const migrations[] = {
     "  INSERT INTO messages_fts(messages_fts, rowid, text)"
     "  VALUES('delete', old.message_id, old.text);"
     "  INSERT INTO messages_fts(rowid, text) VALUES(new.message_id, new.text); END;",
+    /* version 2: source files keyed by (hostname, path), so one store can
+     * take syncs from several machines whose paths coincide. Existing rows
+     * get the hostname of their session (the machine that read them). */
+    "CREATE TABLE source_files_v2("
+    "  hostname TEXT NOT NULL,"
+    "  path TEXT NOT NULL,"
+    "  session_id TEXT NOT NULL,"
+    "  size INTEGER NOT NULL,"
+    "  inode INTEGER NOT NULL,"
+    "  mtime_ns INTEGER NOT NULL,"
+    "  consumed INTEGER NOT NULL,"
+    "  PRIMARY KEY(hostname, path));"
+    "INSERT INTO source_files_v2 SELECT coalesce((SELECT hostname FROM sessions s WHERE "
+    "  s.session_id = f.session_id), ''), path, session_id, size, inode, mtime_ns, consumed "
+    "  FROM source_files f;"
+    "DROP TABLE source_files;"
+    "ALTER TABLE source_files_v2 RENAME TO source_files;",
 };
 
 int store_sqlite_schema_latest(void)

@@ -1336,27 +1336,29 @@ static int sqlite_tool_call_name(store *s, const char *id, const char *call_id, 
     return rc == SQLITE_DONE ? MCPAGE_ENOTFOUND : sq_err(s, "tool call");
 }
 
-static int sqlite_source_get(store *s, const char *path, store_source *out)
+static int sqlite_source_get(store *s, const char *hostname, const char *path, store_source *out)
 {
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
-                     "SELECT path, session_id, size, inode, mtime_ns, consumed FROM source_files "
-                     "WHERE path = ?",
+                     "SELECT hostname, path, session_id, size, inode, mtime_ns, consumed FROM "
+                     "source_files WHERE hostname = ? AND path = ?",
                      &st);
     if (rc < 0)
         return rc;
-    bind_text(st, 1, path);
+    bind_text(st, 1, hostname);
+    bind_text(st, 2, path);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        if (col_dup(st, 0, 0, &out->path) || col_dup(st, 1, 0, &out->session_id)) {
+        if (col_dup(st, 0, 0, &out->hostname) || col_dup(st, 1, 0, &out->path) ||
+            col_dup(st, 2, 0, &out->session_id)) {
             sqlite3_reset(st);
             store_source_clear(out);
             return MCPAGE_ENOMEM;
         }
-        out->size = sqlite3_column_int64(st, 2);
-        out->inode = sqlite3_column_int64(st, 3);
-        out->mtime_ns = sqlite3_column_int64(st, 4);
-        out->consumed = sqlite3_column_int64(st, 5);
+        out->size = sqlite3_column_int64(st, 3);
+        out->inode = sqlite3_column_int64(st, 4);
+        out->mtime_ns = sqlite3_column_int64(st, 5);
+        out->consumed = sqlite3_column_int64(st, 6);
         sqlite3_reset(st);
         return 0;
     }
@@ -1371,18 +1373,42 @@ static int sqlite_source_put(store *s, const store_source *src)
     NEED_TX();
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
-                     "INSERT OR REPLACE INTO source_files(path, session_id, size, inode, "
-                     "mtime_ns, consumed) VALUES(?, ?, ?, ?, ?, ?)",
+                     "INSERT OR REPLACE INTO source_files(hostname, path, session_id, size, "
+                     "inode, mtime_ns, consumed) VALUES(?, ?, ?, ?, ?, ?, ?)",
                      &st);
     if (rc < 0)
         return rc;
-    bind_text(st, 1, src->path);
-    bind_text(st, 2, src->session_id);
-    sqlite3_bind_int64(st, 3, src->size);
-    sqlite3_bind_int64(st, 4, src->inode);
-    sqlite3_bind_int64(st, 5, src->mtime_ns);
-    sqlite3_bind_int64(st, 6, src->consumed);
+    bind_text(st, 1, src->hostname ? src->hostname : "");
+    bind_text(st, 2, src->path);
+    bind_text(st, 3, src->session_id);
+    sqlite3_bind_int64(st, 4, src->size);
+    sqlite3_bind_int64(st, 5, src->inode);
+    sqlite3_bind_int64(st, 6, src->mtime_ns);
+    sqlite3_bind_int64(st, 7, src->consumed);
     return sq_done(s, st, "source put");
+}
+
+/* ---- session locks, ping --------------------------------------------- */
+
+/* SQLite has one writer at a time per file (BEGIN IMMEDIATE) and sync
+ * runs one pass per store; a claim across transactions is not needed. */
+static int sqlite_session_lock(store *s, const char *id)
+{
+    (void)s;
+    (void)id;
+    return 0;
+}
+
+static int sqlite_session_unlock(store *s, const char *id)
+{
+    (void)s;
+    (void)id;
+    return 0;
+}
+
+static int sqlite_ping(store *s)
+{
+    return exec_simple(s, "SELECT 1");
 }
 
 /* ---- open / close --------------------------------------------------- */
@@ -1434,6 +1460,9 @@ static const store_ops sqlite_ops = {
     .tool_call_name = sqlite_tool_call_name,
     .source_get = sqlite_source_get,
     .source_put = sqlite_source_put,
+    .session_lock = sqlite_session_lock,
+    .session_unlock = sqlite_session_unlock,
+    .ping = sqlite_ping,
 };
 
 int store_sqlite_open(store *s, const char *path, int flags)

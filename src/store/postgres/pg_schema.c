@@ -1,0 +1,182 @@
+/*
+ * The PostgreSQL store's schema and its migrations, as in the SQLite
+ * backend: a schema_version table and a list of steps, each applied in
+ * one transaction. A transaction-scoped advisory lock makes two writers
+ * that open a fresh store at once migrate it once.
+ *
+ * Text columns that take part in sort orders are COLLATE "C" so they
+ * compare bytes like SQLite's BINARY collation and walks page the same.
+ * `tsv` holds the tsvector built by pg_text.c (no parser, no stemming).
+ * The tables live in the first schema of the connection's search_path,
+ * so several stores can share one database (tests use that).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/postgres/pg_internal.h"
+
+static const char *const migrations[] = {
+    /* version 1 */
+    "CREATE TABLE meta(id integer PRIMARY KEY CHECK (id = 1), generation bigint NOT NULL);"
+    "INSERT INTO meta VALUES(1, 0);"
+    "CREATE TABLE projects("
+    "  id bigserial PRIMARY KEY,"
+    "  path text COLLATE \"C\" NOT NULL UNIQUE,"
+    "  name text COLLATE \"C\" NOT NULL,"
+    "  sources text NOT NULL DEFAULT '',"
+    "  session_count bigint NOT NULL DEFAULT 0,"
+    "  message_count bigint NOT NULL DEFAULT 0,"
+    "  first_activity text COLLATE \"C\" NOT NULL DEFAULT '',"
+    "  last_activity text COLLATE \"C\" NOT NULL DEFAULT '');"
+    "CREATE INDEX projects_recent ON projects(last_activity, id);"
+    "CREATE INDEX projects_name ON projects(name, id);"
+    "CREATE INDEX projects_size ON projects(message_count, id);"
+    "CREATE TABLE sessions("
+    "  sid bigserial PRIMARY KEY,"
+    "  session_id text COLLATE \"C\" NOT NULL UNIQUE,"
+    "  source text NOT NULL,"
+    "  project_id bigint NOT NULL DEFAULT 0,"
+    "  title text,"
+    "  started_at text COLLATE \"C\" NOT NULL DEFAULT '',"
+    "  ended_at text COLLATE \"C\" NOT NULL DEFAULT '',"
+    "  model text,"
+    "  git_branch text,"
+    "  message_count bigint NOT NULL DEFAULT 0,"
+    "  parent_session_id text,"
+    "  source_path text,"
+    "  hostname text,"
+    "  raw_size bigint NOT NULL DEFAULT 0,"
+    "  raw_lines bigint NOT NULL DEFAULT 0,"
+    "  head_hash bigint NOT NULL DEFAULT 0,"
+    "  head_len bigint NOT NULL DEFAULT 0);"
+    "CREATE INDEX sessions_started ON sessions(started_at, session_id);"
+    "CREATE INDEX sessions_project ON sessions(project_id, started_at, session_id);"
+    "CREATE TABLE messages("
+    "  message_id bigserial PRIMARY KEY,"
+    "  sid bigint NOT NULL,"
+    "  ordinal bigint NOT NULL,"
+    "  role text NOT NULL,"
+    "  \"timestamp\" text COLLATE \"C\" NOT NULL DEFAULT '',"
+    "  text text NOT NULL DEFAULT '',"
+    "  tool_name text,"
+    "  tool_input text,"
+    "  tool_call_id text,"
+    "  is_error integer NOT NULL DEFAULT 0,"
+    "  line_no bigint NOT NULL,"
+    "  byte_offset bigint NOT NULL,"
+    "  byte_length bigint NOT NULL,"
+    "  tsv tsvector NOT NULL);"
+    "CREATE UNIQUE INDEX messages_session ON messages(sid, ordinal);"
+    "CREATE INDEX messages_time ON messages(\"timestamp\", message_id);"
+    "CREATE INDEX messages_call ON messages(sid, tool_call_id) WHERE tool_call_id IS NOT NULL;"
+    "CREATE INDEX messages_tsv ON messages USING gin(tsv);"
+    "CREATE TABLE raw_chunks("
+    "  sid bigint NOT NULL,"
+    "  \"offset\" bigint NOT NULL,"
+    "  data bytea NOT NULL,"
+    "  PRIMARY KEY(sid, \"offset\"));"
+    "ALTER TABLE raw_chunks ALTER COLUMN data SET STORAGE EXTERNAL;"
+    "CREATE TABLE source_files("
+    "  hostname text NOT NULL,"
+    "  path text NOT NULL,"
+    "  session_id text NOT NULL,"
+    "  size bigint NOT NULL,"
+    "  inode bigint NOT NULL,"
+    "  mtime_ns bigint NOT NULL,"
+    "  consumed bigint NOT NULL,"
+    "  PRIMARY KEY(hostname, path));"
+    /* The Monday of a timestamp's week, or NULL when it is not a date
+     * (SQLite's date() gives NULL there too; a cast would fail). */
+    "CREATE FUNCTION mcpage_week(t text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$"
+    " BEGIN RETURN to_char(date_trunc('week', substr(t, 1, 10)::date), 'YYYY-MM-DD');"
+    " EXCEPTION WHEN others THEN RETURN NULL; END $$;",
+};
+
+int store_pg_schema_latest(void)
+{
+    return (int)(sizeof migrations / sizeof migrations[0]);
+}
+
+static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what)
+{
+    const char *m = r ? PQresultErrorMessage(r) : PQerrorMessage(db);
+    size_t n = strlen(m);
+    while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
+        n--;
+    snprintf(err, errlen, "%s: %.*s", what, (int)n, m);
+}
+
+int store_pg_schema_version(PGconn *db, int *version, char *err, size_t errlen)
+{
+    *version = 0;
+    PGresult *r = PQexec(db, "SELECT to_regclass('schema_version') IS NOT NULL");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        pg_msg(db, r, err, errlen, "cannot read the schema version");
+        PQclear(r);
+        return MCPAGE_ESTORE;
+    }
+    int exists = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+    PQclear(r);
+    if (!exists)
+        return 0;
+    r = PQexec(db, "SELECT coalesce(max(version), 0) FROM schema_version");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+        pg_msg(db, r, err, errlen, "cannot read the schema version");
+        PQclear(r);
+        return MCPAGE_ESTORE;
+    }
+    *version = atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return 0;
+}
+
+static int run(PGconn *db, const char *sql, char *err, size_t errlen, const char *what)
+{
+    PGresult *r = PQexec(db, sql);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+        pg_msg(db, r, err, errlen, what);
+        PQclear(r);
+        return MCPAGE_ESTORE;
+    }
+    PQclear(r);
+    return 0;
+}
+
+int store_pg_migrate(PGconn *db, char *err, size_t errlen)
+{
+    int latest = store_pg_schema_latest();
+    for (;;) {
+        char sql[160];
+        if (run(db, "BEGIN", err, errlen, "migration") < 0)
+            return MCPAGE_ESTORE;
+        snprintf(sql, sizeof sql, "SELECT pg_advisory_xact_lock(%d)", PG_MIGRATE_LOCK);
+        if (run(db, sql, err, errlen, "migration lock") < 0)
+            goto fail;
+        int version = 0;
+        if (store_pg_schema_version(db, &version, err, errlen) < 0)
+            goto fail;
+        if (version > latest) {
+            snprintf(err, errlen, "store schema version %d is newer than this build (%d)", version,
+                     latest);
+            PQclear(PQexec(db, "ROLLBACK"));
+            return MCPAGE_ESTATE;
+        }
+        if (version == latest)
+            return run(db, "COMMIT", err, errlen, "migration");
+        if (version == 0 && run(db, "CREATE TABLE schema_version(version integer NOT NULL)", err,
+                                errlen, "migration to version 1") < 0)
+            goto fail;
+        char what[64];
+        snprintf(what, sizeof what, "migration to version %d", version + 1);
+        if (run(db, migrations[version], err, errlen, what) < 0)
+            goto fail;
+        snprintf(sql, sizeof sql, "INSERT INTO schema_version VALUES(%d)", version + 1);
+        if (run(db, sql, err, errlen, what) < 0 || run(db, "COMMIT", err, errlen, what) < 0)
+            goto fail;
+    }
+fail:
+    PQclear(PQexec(db, "ROLLBACK"));
+    return MCPAGE_ESTORE;
+}

@@ -1,0 +1,1321 @@
+/*
+ * The PostgreSQL store backend: every operation of store_ops with libpq.
+ * The SQL mirrors the SQLite backend's statement for statement: the same
+ * filters, the same sort keys and tie-breakers (text compared as bytes,
+ * COLLATE "C"), the same keyset row comparisons, so a walk pages the same
+ * on either backend. Differences are in docs/store.md: relevance is
+ * ts_rank (negated, lower is better, like bm25) instead of bm25, and
+ * tokens come from pg_text.c.
+ *
+ * Writers: store_begin() opens a READ COMMITTED transaction and locks the
+ * single row of `meta` (SELECT ... FOR UPDATE): write transactions run one
+ * at a time, as SQLite's BEGIN IMMEDIATE makes them, so two sync processes
+ * never interleave half-done batches or race on a project's aggregates;
+ * readers are never blocked. The commit bumps the generation with UPDATE
+ * ... RETURNING in the same transaction when rows changed.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/postgres/pg_internal.h"
+
+#define CONN(s) ((pg_conn *)(s)->impl)
+
+/* ---- the SQL builder ------------------------------------------------ */
+
+typedef struct pq_sql {
+    char text[PG_SQL_MAX];         /* the statement, '?' turned into $n */
+    size_t len;                    /* bytes in text */
+    int overflow;                  /* text or parameters ran out of room */
+    const char *vals[PG_BIND_MAX]; /* parameter values (text) */
+    char nums[PG_BIND_MAX][32];    /* storage of numeric parameters */
+    int n;                         /* parameters bound */
+    int placeholders;              /* '?' seen so far */
+} pq_sql;
+
+/* Appends SQL; each '?' becomes the next $n. */
+static void q_add(pq_sql *q, const char *part)
+{
+    for (const char *p = part; *p; p++) {
+        char tmp[8];
+        const char *src = p;
+        size_t n = 1;
+        if (*p == '?') {
+            snprintf(tmp, sizeof tmp, "$%d", ++q->placeholders);
+            src = tmp;
+            n = strlen(tmp);
+        }
+        if (q->len + n + 1 > sizeof q->text) {
+            q->overflow = 1;
+            return;
+        }
+        memcpy(q->text + q->len, src, n);
+        q->len += n;
+        q->text[q->len] = 0;
+    }
+}
+
+static void q_text(pq_sql *q, const char *v)
+{
+    if (q->n >= PG_BIND_MAX) {
+        q->overflow = 1;
+        return;
+    }
+    q->vals[q->n++] = v;
+}
+
+static void q_int(pq_sql *q, int64_t v)
+{
+    if (q->n >= PG_BIND_MAX) {
+        q->overflow = 1;
+        return;
+    }
+    snprintf(q->nums[q->n], sizeof q->nums[0], "%" PRId64, v);
+    q->vals[q->n] = q->nums[q->n];
+    q->n++;
+}
+
+static void q_real(pq_sql *q, double v)
+{
+    if (q->n >= PG_BIND_MAX) {
+        q->overflow = 1;
+        return;
+    }
+    snprintf(q->nums[q->n], sizeof q->nums[0], "%.17g", v);
+    q->vals[q->n] = q->nums[q->n];
+    q->n++;
+}
+
+static void q_where_text(pq_sql *q, const char *cond, const char *v)
+{
+    if (!v || !*v)
+        return;
+    q_add(q, " AND ");
+    q_add(q, cond);
+    q_text(q, v);
+}
+
+static PGresult *q_run(store *s, pq_sql *q)
+{
+    if (q->overflow) {
+        store_fail(s, MCPAGE_ERANGE, "generated statement too long");
+        return NULL;
+    }
+    return store_pg_exec(s, q->text, q->n, q->vals, NULL, NULL, 0);
+}
+
+/* One statement with up to 16 text parameters, by value list. */
+static PGresult *run(store *s, const char *sql, int n, const char *const *vals)
+{
+    return store_pg_exec(s, sql, n, vals, NULL, NULL, 0);
+}
+
+static int64_t num(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? 0 : strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+/* Column as a malloc'd string; NULL for NULL, and for '' when `opt`. */
+static int col_dup(const PGresult *r, int row, int col, int opt, char **out)
+{
+    *out = NULL;
+    if (PQgetisnull(r, row, col))
+        return opt ? 0 : ((*out = store_strdup("")) ? 0 : MCPAGE_ENOMEM);
+    const char *t = PQgetvalue(r, row, col);
+    if (opt && !*t)
+        return 0;
+    *out = store_strdup(t);
+    return *out ? 0 : MCPAGE_ENOMEM;
+}
+
+static int key_check(store *s, const store_key *k, const store_key_type *types, int n)
+{
+    if (k->nparts != n)
+        return store_fail(s, MCPAGE_EINVAL, "keyset position has %d parts, this list needs %d",
+                          k->nparts, n);
+    for (int i = 0; i < n; i++)
+        if (k->part[i].type != types[i])
+            return store_fail(s, MCPAGE_EINVAL, "keyset position part %d has the wrong type", i);
+    return 0;
+}
+
+static void key_bind(pq_sql *q, const store_key_part *p)
+{
+    if (p->type == STORE_KEY_INT)
+        q_int(q, p->i);
+    else if (p->type == STORE_KEY_REAL)
+        q_real(q, p->r);
+    else
+        q_text(q, p->s);
+}
+
+static void key_set_text(store_key_part *p, const char *v)
+{
+    p->type = STORE_KEY_TEXT;
+    snprintf(p->s, sizeof p->s, "%s", v ? v : "");
+}
+
+static void key_set_int(store_key_part *p, int64_t v)
+{
+    p->type = STORE_KEY_INT;
+    p->i = v;
+}
+
+static int use_keyset(const store_page *pg)
+{
+    return pg->after && pg->after->nparts > 0;
+}
+
+static void q_page(pq_sql *q, const char *order, const store_page *pg)
+{
+    q_add(q, " ORDER BY ");
+    q_add(q, order);
+    q_add(q, " LIMIT ?");
+    q_int(q, pg->limit);
+    if (!use_keyset(pg)) {
+        q_add(q, " OFFSET ?");
+        q_int(q, pg->offset);
+    }
+}
+
+/* A zeroed array of n rows (NULL and n = 0 is fine). */
+static void *rows_alloc(int n, size_t elem)
+{
+    return calloc(n > 0 ? (size_t)n : 1, elem);
+}
+
+/* ---- projects ------------------------------------------------------- */
+
+static void project_where(pq_sql *q, const store_project_filter *f)
+{
+    q_add(q, " WHERE true");
+    q_where_text(q, "strpos(lower(p.name), lower(?)) > 0", f->name_contains);
+    q_where_text(q, "strpos(',' || p.sources || ',', ',' || ? || ',') > 0", f->source);
+}
+
+static int pg_projects_list(store *s, const store_project_filter *f, const store_page *pg,
+                            store_projects *out)
+{
+    pq_sql q = {0};
+    q_add(&q, "SELECT p.id, p.name, p.path, p.sources, p.session_count, p.message_count, "
+              "p.first_activity, p.last_activity FROM projects p");
+    project_where(&q, f);
+    const char *order;
+    const char *cmp;
+    store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
+    switch (f->sort) {
+    case STORE_PROJECTS_NAME:
+        order = "p.name, p.id";
+        cmp = " AND (p.name, p.id) > (?, ?)";
+        break;
+    case STORE_PROJECTS_SIZE:
+        order = "p.message_count DESC, p.id DESC";
+        cmp = " AND (p.message_count, p.id) < (?, ?)";
+        types[0] = STORE_KEY_INT;
+        break;
+    default:
+        order = "p.last_activity DESC, p.id DESC";
+        cmp = " AND (p.last_activity, p.id) < (?, ?)";
+        break;
+    }
+    if (use_keyset(pg)) {
+        int rc = key_check(s, pg->after, types, 2);
+        if (rc < 0)
+            return rc;
+        q_add(&q, cmp);
+        key_bind(&q, &pg->after->part[0]);
+        key_bind(&q, &pg->after->part[1]);
+    }
+    q_page(&q, order, pg);
+    PGresult *r = q_run(s, &q);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r);
+    out->rows = rows_alloc(n, sizeof *out->rows);
+    if (!out->rows)
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        store_project *p = &out->rows[out->count++];
+        p->id = num(r, i, 0);
+        if (col_dup(r, i, 1, 0, &p->name) || col_dup(r, i, 2, 0, &p->path) ||
+            col_dup(r, i, 3, 0, &p->sources) || col_dup(r, i, 6, 1, &p->first_activity) ||
+            col_dup(r, i, 7, 1, &p->last_activity))
+            goto nomem;
+        p->session_count = num(r, i, 4);
+        p->message_count = num(r, i, 5);
+        p->key.nparts = 2;
+        if (f->sort == STORE_PROJECTS_NAME)
+            key_set_text(&p->key.part[0], p->name);
+        else if (f->sort == STORE_PROJECTS_SIZE)
+            key_set_int(&p->key.part[0], p->message_count);
+        else
+            key_set_text(&p->key.part[0], PQgetvalue(r, i, 7));
+        key_set_int(&p->key.part[1], p->id);
+    }
+    PQclear(r);
+    return 0;
+nomem:
+    PQclear(r);
+    store_projects_free(out);
+    return MCPAGE_ENOMEM;
+}
+
+static int count_query(store *s, pq_sql *q, int64_t *n)
+{
+    PGresult *r = q_run(s, q);
+    if (!r)
+        return MCPAGE_ESTORE;
+    *n = PQntuples(r) ? num(r, 0, 0) : 0;
+    PQclear(r);
+    return 0;
+}
+
+static int pg_projects_count(store *s, const store_project_filter *f, int64_t *n)
+{
+    pq_sql q = {0};
+    q_add(&q, "SELECT count(*) FROM projects p");
+    project_where(&q, f);
+    return count_query(s, &q, n);
+}
+
+/* ---- sessions ------------------------------------------------------- */
+
+#define SESSION_COLS                                                                               \
+    "s.session_id, s.source, s.project_id, p.name, s.title, s.started_at, s.ended_at, s.model, "   \
+    "s.git_branch, s.message_count, s.parent_session_id, s.source_path, s.hostname, s.raw_size"
+
+static int session_row(const PGresult *r, int i, store_session *row)
+{
+    if (col_dup(r, i, 0, 0, &row->session_id) || col_dup(r, i, 1, 0, &row->source) ||
+        col_dup(r, i, 3, 1, &row->project) || col_dup(r, i, 4, 1, &row->title) ||
+        col_dup(r, i, 5, 1, &row->started_at) || col_dup(r, i, 6, 1, &row->ended_at) ||
+        col_dup(r, i, 7, 1, &row->model) || col_dup(r, i, 8, 1, &row->git_branch) ||
+        col_dup(r, i, 10, 1, &row->parent_session_id) || col_dup(r, i, 11, 1, &row->source_path) ||
+        col_dup(r, i, 12, 1, &row->hostname))
+        return MCPAGE_ENOMEM;
+    row->project_id = num(r, i, 2);
+    row->message_count = num(r, i, 9);
+    row->raw_size = num(r, i, 13);
+    row->key.nparts = 2;
+    key_set_text(&row->key.part[0], PQgetvalue(r, i, 5));
+    key_set_text(&row->key.part[1], row->session_id);
+    return 0;
+}
+
+static void session_where(pq_sql *q, const store_session_filter *f)
+{
+    q_add(q, " WHERE true");
+    if (f->project && *f->project) {
+        q_add(q, " AND s.project_id IN (SELECT id FROM projects WHERE name = ? OR path = ?)");
+        q_text(q, f->project);
+        q_text(q, f->project);
+    }
+    q_where_text(q, "s.source = ?", f->source);
+    q_where_text(q, "s.started_at >= ?", f->after);
+    q_where_text(q, "s.started_at < ?", f->before);
+    q_where_text(q, "s.model = ?", f->model);
+    q_where_text(q, "s.git_branch = ?", f->branch);
+    if (f->without_project)
+        q_add(q, " AND s.project_id = 0");
+}
+
+static int pg_sessions_list(store *s, const store_session_filter *f, const store_page *pg,
+                            store_sessions *out)
+{
+    pq_sql q = {0};
+    q_add(&q, "SELECT " SESSION_COLS " FROM sessions s LEFT JOIN projects p ON p.id = "
+              "s.project_id");
+    session_where(&q, f);
+    int newest = f->order != STORE_OLDEST;
+    if (use_keyset(pg)) {
+        static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
+        int rc = key_check(s, pg->after, types, 2);
+        if (rc < 0)
+            return rc;
+        q_add(&q, newest ? " AND (s.started_at, s.session_id) < (?, ?)"
+                         : " AND (s.started_at, s.session_id) > (?, ?)");
+        key_bind(&q, &pg->after->part[0]);
+        key_bind(&q, &pg->after->part[1]);
+    }
+    q_page(&q, newest ? "s.started_at DESC, s.session_id DESC" : "s.started_at, s.session_id", pg);
+    PGresult *r = q_run(s, &q);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r);
+    out->rows = rows_alloc(n, sizeof *out->rows);
+    if (!out->rows)
+        goto nomem;
+    for (int i = 0; i < n; i++)
+        if (session_row(r, i, &out->rows[out->count++]) < 0)
+            goto nomem;
+    PQclear(r);
+    return 0;
+nomem:
+    PQclear(r);
+    store_sessions_free(out);
+    return MCPAGE_ENOMEM;
+}
+
+static int pg_sessions_count(store *s, const store_session_filter *f, int64_t *n)
+{
+    pq_sql q = {0};
+    q_add(&q, "SELECT count(*) FROM sessions s");
+    session_where(&q, f);
+    return count_query(s, &q, n);
+}
+
+static int pg_session_get(store *s, const char *id, store_session *out)
+{
+    const char *v[] = {id};
+    PGresult *r = run(s,
+                      "SELECT " SESSION_COLS " FROM sessions s LEFT JOIN projects p ON p.id = "
+                      "s.project_id WHERE s.session_id = $1",
+                      1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int rc;
+    if (PQntuples(r) == 0) {
+        rc = store_fail(s, MCPAGE_ENOTFOUND, "no session '%s'", id);
+    } else {
+        rc = session_row(r, 0, out);
+        if (rc < 0)
+            store_session_clear(out);
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* ---- messages ------------------------------------------------------- */
+
+#define MESSAGE_COLS                                                                               \
+    "m.message_id, s.session_id, m.ordinal, m.role, m.\"timestamp\", m.text, m.tool_name, "        \
+    "m.tool_input, m.is_error, m.line_no, m.byte_offset, m.byte_length, m.tool_call_id"
+
+static int message_row(const PGresult *r, int i, store_message *m)
+{
+    m->message_id = num(r, i, 0);
+    if (col_dup(r, i, 1, 0, &m->session_id) || col_dup(r, i, 3, 0, &m->role) ||
+        col_dup(r, i, 4, 1, &m->timestamp) || col_dup(r, i, 5, 0, &m->text) ||
+        col_dup(r, i, 6, 1, &m->tool_name) || col_dup(r, i, 7, 1, &m->tool_input) ||
+        col_dup(r, i, 12, 1, &m->tool_call_id))
+        return MCPAGE_ENOMEM;
+    m->ordinal = num(r, i, 2);
+    m->is_error = (int)num(r, i, 8);
+    m->line_no = num(r, i, 9);
+    m->byte_offset = num(r, i, 10);
+    m->byte_length = num(r, i, 11);
+    return 0;
+}
+
+static int pg_messages_from(store *s, const char *id, int64_t from, int64_t limit,
+                            store_messages *out)
+{
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%" PRId64, from);
+    snprintf(b, sizeof b, "%" PRId64, limit);
+    const char *v[] = {id, a, b};
+    PGresult *r = run(s,
+                      "SELECT " MESSAGE_COLS " FROM sessions s JOIN messages m ON m.sid = s.sid "
+                      "WHERE s.session_id = $1 AND m.ordinal >= $2 ORDER BY m.ordinal LIMIT $3",
+                      3, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r);
+    out->rows = rows_alloc(n, sizeof *out->rows);
+    if (!out->rows)
+        goto nomem;
+    for (int i = 0; i < n; i++)
+        if (message_row(r, i, &out->rows[out->count++]) < 0)
+            goto nomem;
+    PQclear(r);
+    return 0;
+nomem:
+    PQclear(r);
+    store_messages_free(out);
+    return MCPAGE_ENOMEM;
+}
+
+static int pg_message_get(store *s, int64_t id, store_message *out)
+{
+    char a[32];
+    snprintf(a, sizeof a, "%" PRId64, id);
+    const char *v[] = {a};
+    PGresult *r = run(s,
+                      "SELECT " MESSAGE_COLS " FROM messages m JOIN sessions s ON s.sid = m.sid "
+                      "WHERE m.message_id = $1",
+                      1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int rc;
+    if (PQntuples(r) == 0) {
+        rc = store_fail(s, MCPAGE_ENOTFOUND, "no message %" PRId64, id);
+    } else {
+        rc = message_row(r, 0, out);
+        if (rc < 0)
+            store_message_clear(out);
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* The row id and raw size of a session (cached for the writer's session). */
+static int session_sid(store *s, const char *id, int64_t *sid, int64_t *raw_size)
+{
+    pg_conn *c = CONN(s);
+    if (!raw_size && c->sid_of[0] && strcmp(c->sid_of, id) == 0) {
+        *sid = c->sid_hit;
+        return 0;
+    }
+    const char *v[] = {id};
+    PGresult *r = run(s, "SELECT sid, raw_size FROM sessions WHERE session_id = $1", 1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return store_fail(s, MCPAGE_ENOTFOUND, "no session '%s'", id);
+    }
+    *sid = num(r, 0, 0);
+    if (raw_size)
+        *raw_size = num(r, 0, 1);
+    PQclear(r);
+    if (strlen(id) < sizeof c->sid_of) {
+        snprintf(c->sid_of, sizeof c->sid_of, "%s", id);
+        c->sid_hit = *sid;
+    }
+    return 0;
+}
+
+static uint64_t be64(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | u[i];
+    return v;
+}
+
+static int pg_raw_read(store *s, const char *id, int64_t offset, int64_t length,
+                       unsigned char **buf, size_t *n, int64_t *total)
+{
+    int64_t sid = 0;
+    int rc = session_sid(s, id, &sid, total);
+    if (rc < 0)
+        return rc;
+    if (offset >= *total || length == 0)
+        return 0;
+    int64_t end = offset + length;
+    if (end > *total)
+        end = *total;
+    unsigned char *out = malloc((size_t)(end - offset));
+    if (!out)
+        return MCPAGE_ENOMEM;
+    char a[32], b[32], c3[32];
+    snprintf(a, sizeof a, "%" PRId64, sid);
+    snprintf(b, sizeof b, "%" PRId64, offset);
+    snprintf(c3, sizeof c3, "%" PRId64, end);
+    const char *v[] = {a, b, c3};
+    PGresult *r = store_pg_exec(
+        s,
+        "SELECT \"offset\", data FROM raw_chunks WHERE sid = $1 AND \"offset\" >= "
+        "coalesce((SELECT max(\"offset\") FROM raw_chunks WHERE sid = $1 AND \"offset\" <= $2), "
+        "0) AND \"offset\" < $3 ORDER BY \"offset\"",
+        3, v, NULL, NULL, 1);
+    if (!r) {
+        free(out);
+        return MCPAGE_ESTORE;
+    }
+    int64_t filled = offset;
+    for (int i = 0; i < PQntuples(r); i++) {
+        if (PQgetlength(r, i, 0) != 8)
+            break;
+        int64_t at = (int64_t)be64(PQgetvalue(r, i, 0));
+        const unsigned char *data = (const unsigned char *)PQgetvalue(r, i, 1);
+        int64_t len = PQgetlength(r, i, 1);
+        if (at > filled)
+            break; /* a gap: should not happen, stop at what is contiguous */
+        int64_t from = filled - at;
+        if (from >= len)
+            continue;
+        int64_t take = len - from;
+        if (filled + take > end)
+            take = end - filled;
+        memcpy(out + (filled - offset), data + from, (size_t)take);
+        filled += take;
+        if (filled >= end)
+            break;
+    }
+    PQclear(r);
+    *buf = out;
+    *n = (size_t)(filled - offset);
+    return 0;
+}
+
+/* ---- summary -------------------------------------------------------- */
+
+static int counts_query(store *s, const char *sql, const char *sid, store_count **out, size_t *n)
+{
+    const char *v[] = {sid};
+    PGresult *r = run(s, sql, 1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int rows = PQntuples(r);
+    *out = rows_alloc(rows, sizeof **out);
+    if (!*out) {
+        PQclear(r);
+        return MCPAGE_ENOMEM;
+    }
+    for (int i = 0; i < rows; i++) {
+        if (col_dup(r, i, 0, 0, &(*out)[*n].name) < 0) {
+            PQclear(r);
+            return MCPAGE_ENOMEM;
+        }
+        (*out)[(*n)++].count = num(r, i, 1);
+    }
+    PQclear(r);
+    return 0;
+}
+
+static int pg_session_summary(store *s, const char *id, store_session_summary *out)
+{
+    int64_t sid = 0;
+    int rc = session_sid(s, id, &sid, NULL);
+    if (rc < 0)
+        return rc;
+    char a[32];
+    snprintf(a, sizeof a, "%" PRId64, sid);
+    rc = pg_session_get(s, id, &out->session);
+    if (rc < 0)
+        goto fail;
+    rc = counts_query(s,
+                      "SELECT role, count(*) FROM messages WHERE sid = $1 GROUP BY role "
+                      "ORDER BY role COLLATE \"C\"",
+                      a, &out->roles, &out->role_count);
+    if (rc < 0)
+        goto fail;
+    rc = counts_query(s,
+                      "SELECT tool_name, count(*) FROM messages WHERE sid = $1 AND tool_name IS "
+                      "NOT NULL AND role = 'assistant' GROUP BY tool_name ORDER BY 2 DESC, "
+                      "1 COLLATE \"C\" LIMIT 200",
+                      a, &out->tools, &out->tool_count);
+    if (rc < 0)
+        goto fail;
+    const char *v[] = {a};
+    PGresult *r = run(s,
+                      "SELECT (SELECT text FROM messages WHERE sid = $1 AND role = 'user' ORDER "
+                      "BY ordinal LIMIT 1), (SELECT count(*) FROM messages WHERE sid = $1 AND "
+                      "is_error <> 0)",
+                      1, v);
+    if (!r) {
+        rc = MCPAGE_ESTORE;
+        goto fail;
+    }
+    rc = col_dup(r, 0, 0, 1, &out->first_prompt);
+    out->error_count = num(r, 0, 1);
+    PQclear(r);
+    if (rc < 0)
+        goto fail;
+    return 0;
+fail:
+    store_session_summary_clear(out);
+    return rc;
+}
+
+/* ---- search --------------------------------------------------------- */
+
+static void search_where(pq_sql *q, const store_search_filter *f)
+{
+    if (f->project && *f->project) {
+        q_add(q, " AND s.project_id IN (SELECT id FROM projects WHERE name = ? OR path = ?)");
+        q_text(q, f->project);
+        q_text(q, f->project);
+    }
+    q_where_text(q, "s.source = ?", f->source);
+    q_where_text(q, "m.role = ?", f->role);
+    q_where_text(q, "m.tool_name = ?", f->tool);
+    q_where_text(q, "m.\"timestamp\" >= ?", f->after);
+    q_where_text(q, "m.\"timestamp\" < ?", f->before);
+    if (f->has_error > 0)
+        q_add(q, " AND m.is_error = 1");
+    else if (f->has_error < 0)
+        q_add(q, " AND m.is_error = 0");
+}
+
+static int query_prepare(store *s, const char *in, pg_query *pq, char **tsq)
+{
+    char err[200] = "";
+    int rc = store_pg_query_parse(in, pq, err, sizeof err);
+    if (rc == MCPAGE_EPARSE)
+        return store_fail(s, rc, "%s", err);
+    if (rc < 0)
+        return rc;
+    rc = store_pg_query_tsquery(pq, tsq);
+    if (rc < 0)
+        store_pg_query_free(pq);
+    return rc;
+}
+
+static int pg_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out)
+{
+    pg_query pq;
+    char *tsq = NULL;
+    int rc = query_prepare(s, f->query, &pq, &tsq);
+    if (rc < 0)
+        return rc;
+    pq_sql q = {0};
+    /* relevance: -ts_rank so lower is better, as bm25 in the SQLite backend */
+    q_add(&q, "SELECT * FROM (SELECT m.message_id, s.session_id, p.name, m.role, "
+              "m.\"timestamp\" AS ts, m.text, m.ordinal, (-ts_rank(m.tsv, q.q))::float8 AS rank "
+              "FROM (SELECT ?::tsquery AS q) q JOIN messages m ON m.tsv @@ q.q "
+              "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id "
+              "WHERE true");
+    q_text(&q, tsq);
+    search_where(&q, f);
+    q_add(&q, ") t WHERE true");
+    const char *order;
+    store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
+    const char *cmp;
+    switch (f->sort) {
+    case STORE_SEARCH_NEWEST:
+        order = "t.ts DESC, t.message_id DESC";
+        cmp = " AND (t.ts, t.message_id) < (?, ?)";
+        break;
+    case STORE_SEARCH_OLDEST:
+        order = "t.ts, t.message_id";
+        cmp = " AND (t.ts, t.message_id) > (?, ?)";
+        break;
+    default:
+        order = "t.rank, t.message_id";
+        cmp = " AND (t.rank, t.message_id) > (?::float8, ?)";
+        types[0] = STORE_KEY_REAL;
+        break;
+    }
+    if (use_keyset(pg)) {
+        rc = key_check(s, pg->after, types, 2);
+        if (rc < 0)
+            goto out;
+        q_add(&q, cmp);
+        key_bind(&q, &pg->after->part[0]);
+        key_bind(&q, &pg->after->part[1]);
+    }
+    q_page(&q, order, pg);
+    PGresult *r = q_run(s, &q);
+    if (!r) {
+        rc = MCPAGE_ESTORE;
+        goto out;
+    }
+    int n = PQntuples(r);
+    out->rows = rows_alloc(n, sizeof *out->rows);
+    if (!out->rows)
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        store_hit *h = &out->rows[out->count++];
+        h->message_id = num(r, i, 0);
+        if (col_dup(r, i, 1, 0, &h->session_id) || col_dup(r, i, 2, 1, &h->project) ||
+            col_dup(r, i, 3, 0, &h->role) || col_dup(r, i, 4, 1, &h->timestamp) ||
+            store_pg_snippet(PQgetvalue(r, i, 5), &pq, &h->snippet) < 0)
+            goto nomem;
+        h->ordinal = num(r, i, 6);
+        h->rank = strtod(PQgetvalue(r, i, 7), NULL);
+        h->key.nparts = 2;
+        if (f->sort == STORE_SEARCH_RELEVANCE) {
+            h->key.part[0].type = STORE_KEY_REAL;
+            h->key.part[0].r = h->rank;
+        } else {
+            key_set_text(&h->key.part[0], PQgetvalue(r, i, 4));
+        }
+        key_set_int(&h->key.part[1], h->message_id);
+    }
+    PQclear(r);
+    rc = 0;
+    goto out;
+nomem:
+    PQclear(r);
+    store_hits_free(out);
+    rc = MCPAGE_ENOMEM;
+out:
+    free(tsq);
+    store_pg_query_free(&pq);
+    return rc;
+}
+
+static int pg_search_count(store *s, const store_search_filter *f, int64_t *n)
+{
+    pg_query pq;
+    char *tsq = NULL;
+    int rc = query_prepare(s, f->query, &pq, &tsq);
+    if (rc < 0)
+        return rc;
+    pq_sql q = {0};
+    q_add(&q, "SELECT count(*) FROM messages m JOIN sessions s ON s.sid = m.sid "
+              "WHERE m.tsv @@ ?::tsquery");
+    q_text(&q, tsq);
+    search_where(&q, f);
+    rc = count_query(s, &q, n);
+    free(tsq);
+    store_pg_query_free(&pq);
+    return rc;
+}
+
+/* ---- activity ------------------------------------------------------- */
+
+static int pg_activity(store *s, const store_activity_filter *f, size_t max_rows,
+                       store_activity *out)
+{
+    pq_sql q = {0};
+    const char *bucket;
+    switch (f->bucket) {
+    case STORE_BUCKET_WEEK:
+        bucket = "mcpage_week(m.\"timestamp\")";
+        break;
+    case STORE_BUCKET_MONTH:
+        bucket = "substr(m.\"timestamp\", 1, 7) || '-01'";
+        break;
+    default:
+        bucket = "substr(m.\"timestamp\", 1, 10)";
+        break;
+    }
+    q_add(&q, "SELECT p.id, p.name, ");
+    q_add(&q, bucket);
+    q_add(&q, " COLLATE \"C\" AS b, count(*) FROM messages m JOIN sessions s ON s.sid = m.sid "
+              "JOIN projects p ON p.id = s.project_id WHERE m.\"timestamp\" <> ''");
+    if (f->project && *f->project) {
+        q_add(&q, " AND (p.name = ? OR p.path = ?)");
+        q_text(&q, f->project);
+        q_text(&q, f->project);
+    }
+    q_where_text(&q, "s.source = ?", f->source);
+    q_where_text(&q, "m.\"timestamp\" >= ?", f->after);
+    q_where_text(&q, "m.\"timestamp\" < ?", f->before);
+    q_add(&q, " GROUP BY b, p.id ORDER BY b NULLS FIRST, p.id LIMIT ?");
+    q_int(&q, (int64_t)max_rows + 1);
+    PGresult *r = q_run(s, &q);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r);
+    if ((size_t)n > max_rows) {
+        PQclear(r);
+        return store_fail(s, MCPAGE_ERANGE, "more than %zu activity rows; narrow the range",
+                          max_rows);
+    }
+    out->rows = rows_alloc(n, sizeof *out->rows);
+    if (!out->rows)
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        store_activity_row *row = &out->rows[out->count++];
+        row->project_id = num(r, i, 0);
+        if (col_dup(r, i, 1, 0, &row->project) || col_dup(r, i, 2, 0, &row->bucket))
+            goto nomem;
+        row->messages = num(r, i, 3);
+    }
+    PQclear(r);
+    return 0;
+nomem:
+    PQclear(r);
+    store_activity_free(out);
+    return MCPAGE_ENOMEM;
+}
+
+/* ---- stats ---------------------------------------------------------- */
+
+static int pg_generation(store *s, int64_t *gen)
+{
+    PGresult *r = run(s, "SELECT generation FROM meta WHERE id = 1", 0, NULL);
+    if (!r)
+        return MCPAGE_ESTORE;
+    *gen = PQntuples(r) ? num(r, 0, 0) : 0;
+    PQclear(r);
+    return 0;
+}
+
+static int pg_stats(store *s, store_stats *out)
+{
+    PGresult *r = run(s,
+                      "SELECT (SELECT count(*) FROM projects), (SELECT count(*) FROM sessions), "
+                      "(SELECT count(*) FROM messages), (SELECT count(*) FROM source_files), "
+                      "(SELECT coalesce(sum(raw_size), 0) FROM sessions), "
+                      "(SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                      "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = "
+                      "current_schema() AND c.relkind = 'r'), "
+                      "(SELECT generation FROM meta WHERE id = 1)",
+                      0, NULL);
+    if (!r)
+        return MCPAGE_ESTORE;
+    out->projects = num(r, 0, 0);
+    out->sessions = num(r, 0, 1);
+    out->messages = num(r, 0, 2);
+    out->sources = num(r, 0, 3);
+    out->raw_bytes = num(r, 0, 4);
+    out->size_bytes = num(r, 0, 5);
+    out->generation = num(r, 0, 6);
+    out->schema_version = store_pg_schema_latest();
+    PQclear(r);
+    return 0;
+}
+
+/* ---- transactions --------------------------------------------------- */
+
+static int pg_begin(store *s)
+{
+    pg_conn *c = CONN(s);
+    if (c->in_tx)
+        return store_fail(s, MCPAGE_ESTATE, "a transaction is already open");
+    /* BEGIN alone reaches the server only with the next statement, so a
+     * lost connection is noticed (and repaired) by the lock below */
+    PGresult *r = run(s, "SELECT generation FROM meta WHERE id = 1", 0, NULL);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    int rc = store_pg_simple(s, "BEGIN");
+    if (rc < 0)
+        return rc;
+    c->in_tx = 1;
+    c->dirty = 0;
+    /* one writer at a time, like SQLite's BEGIN IMMEDIATE */
+    rc = store_pg_simple(s, "SELECT generation FROM meta WHERE id = 1 FOR UPDATE");
+    if (rc < 0) {
+        if (c->in_tx)
+            store_pg_simple(s, "ROLLBACK");
+        c->in_tx = 0;
+        return rc;
+    }
+    return 0;
+}
+
+static int pg_commit(store *s)
+{
+    pg_conn *c = CONN(s);
+    if (!c->in_tx)
+        return store_fail(s, MCPAGE_ESTATE, "no transaction is open");
+    if (c->dirty) {
+        PGresult *r =
+            run(s, "UPDATE meta SET generation = generation + 1 WHERE id = 1 RETURNING generation",
+                0, NULL);
+        if (!r)
+            return MCPAGE_ESTORE;
+        PQclear(r);
+    }
+    int rc = store_pg_simple(s, "COMMIT");
+    if (rc < 0)
+        return rc;
+    c->in_tx = 0;
+    c->dirty = 0;
+    return 0;
+}
+
+static int pg_rollback(store *s)
+{
+    pg_conn *c = CONN(s);
+    if (!c->in_tx)
+        return 0;
+    c->in_tx = 0;
+    c->dirty = 0;
+    c->sid_of[0] = 0; /* a session created in this transaction is gone */
+    if (PQstatus(c->db) != CONNECTION_OK)
+        return 0;
+    return store_pg_simple(s, "ROLLBACK");
+}
+
+#define NEED_TX()                                                                                  \
+    do {                                                                                           \
+        if (!CONN(s)->in_tx)                                                                       \
+            return store_fail(s, MCPAGE_ESTATE, "writes need a transaction");                      \
+    } while (0)
+
+/* ---- writes --------------------------------------------------------- */
+
+static int pg_project_ensure(store *s, const char *path, const char *name, int64_t *id)
+{
+    NEED_TX();
+    const char *v[] = {path, name};
+    PGresult *r = run(s, "SELECT id FROM projects WHERE path = $1", 1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    if (PQntuples(r) > 0) {
+        *id = num(r, 0, 0);
+        PQclear(r);
+        return 0;
+    }
+    PQclear(r);
+    r = run(s, "INSERT INTO projects(path, name) VALUES($1, $2) RETURNING id", 2, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    *id = num(r, 0, 0);
+    PQclear(r);
+    CONN(s)->dirty = 1;
+    return 0;
+}
+
+static int pg_session_put(store *s, const store_session_meta *m)
+{
+    NEED_TX();
+    char pid[32], hh[32], hl[32];
+    snprintf(pid, sizeof pid, "%" PRId64, m->project_id);
+    snprintf(hh, sizeof hh, "%" PRId64, (int64_t)m->head_hash);
+    snprintf(hl, sizeof hl, "%" PRId64, m->head_len);
+    const char *v[] = {m->session_id,
+                       m->source,
+                       m->project_id > 0 ? pid : NULL,
+                       m->title,
+                       m->model,
+                       m->git_branch,
+                       m->parent_session_id,
+                       m->source_path,
+                       m->hostname,
+                       m->head_len > 0 ? hh : NULL,
+                       m->head_len > 0 ? hl : NULL};
+    PGresult *r = run(s,
+                      "INSERT INTO sessions(session_id, source, project_id, title, model, "
+                      "git_branch, parent_session_id, source_path, hostname, head_hash, "
+                      "head_len) VALUES($1, coalesce($2, ''), coalesce($3::bigint, 0), $4, $5, "
+                      "$6, $7, $8, $9, coalesce($10::bigint, 0), coalesce($11::bigint, 0)) "
+                      "ON CONFLICT(session_id) DO UPDATE SET "
+                      "source = coalesce($2, sessions.source), "
+                      "project_id = coalesce($3::bigint, sessions.project_id), "
+                      "title = coalesce($4, sessions.title), "
+                      "model = coalesce($5, sessions.model), "
+                      "git_branch = coalesce($6, sessions.git_branch), "
+                      "parent_session_id = coalesce($7, sessions.parent_session_id), "
+                      "source_path = coalesce($8, sessions.source_path), "
+                      "hostname = coalesce($9, sessions.hostname), "
+                      "head_hash = coalesce($10::bigint, sessions.head_hash), "
+                      "head_len = coalesce($11::bigint, sessions.head_len)",
+                      11, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    CONN(s)->dirty = 1;
+    return 0;
+}
+
+static int pg_session_state(store *s, const char *id, store_session_state *out)
+{
+    const char *v[] = {id};
+    PGresult *r = run(s,
+                      "SELECT raw_size, raw_lines, head_hash, head_len, message_count, "
+                      "project_id, coalesce(title, '') <> '' FROM sessions WHERE session_id = $1",
+                      1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return MCPAGE_ENOTFOUND;
+    }
+    out->raw_size = num(r, 0, 0);
+    out->raw_lines = num(r, 0, 1);
+    out->head_hash = (uint64_t)num(r, 0, 2);
+    out->head_len = num(r, 0, 3);
+    out->message_count = num(r, 0, 4);
+    out->project_id = num(r, 0, 5);
+    out->has_title = strcmp(PQgetvalue(r, 0, 6), "t") == 0;
+    PQclear(r);
+    return 0;
+}
+
+static int pg_session_reset(store *s, const char *id)
+{
+    NEED_TX();
+    int64_t sid = 0;
+    int rc = session_sid(s, id, &sid, NULL);
+    if (rc == MCPAGE_ENOTFOUND)
+        return 0;
+    if (rc < 0)
+        return rc;
+    char a[32];
+    snprintf(a, sizeof a, "%" PRId64, sid);
+    const char *v[] = {a};
+    static const char *const sqls[] = {
+        "DELETE FROM messages WHERE sid = $1",
+        "DELETE FROM raw_chunks WHERE sid = $1",
+        ("UPDATE sessions SET raw_size = 0, raw_lines = 0, head_hash = 0, head_len = 0, "
+         "message_count = 0, title = NULL, started_at = '', ended_at = '' WHERE sid = $1"),
+    };
+    for (size_t i = 0; i < sizeof sqls / sizeof sqls[0]; i++) {
+        PGresult *r = run(s, sqls[i], 1, v);
+        if (!r)
+            return MCPAGE_ESTORE;
+        PQclear(r);
+    }
+    CONN(s)->dirty = 1;
+    return 0;
+}
+
+static int pg_message_add(store *s, const store_message *m, int64_t *id)
+{
+    NEED_TX();
+    int64_t sid = 0;
+    int rc = session_sid(s, m->session_id, &sid, NULL);
+    if (rc < 0)
+        return rc;
+    char *tsv = NULL;
+    rc = store_pg_tsvector(m->text, &tsv);
+    if (rc < 0)
+        return rc;
+    char a[32], ord[32], err[8], ln[32], bo[32], bl[32];
+    snprintf(a, sizeof a, "%" PRId64, sid);
+    snprintf(ord, sizeof ord, "%" PRId64, m->ordinal);
+    snprintf(err, sizeof err, "%d", m->is_error ? 1 : 0);
+    snprintf(ln, sizeof ln, "%" PRId64, m->line_no);
+    snprintf(bo, sizeof bo, "%" PRId64, m->byte_offset);
+    snprintf(bl, sizeof bl, "%" PRId64, m->byte_length);
+    const char *v[] = {a,  ord, m->role, m->timestamp,    m->text, m->tool_name, m->tool_input, err,
+                       ln, bo,  bl,      m->tool_call_id, tsv};
+    PGresult *r = run(s,
+                      "INSERT INTO messages(sid, ordinal, role, \"timestamp\", text, tool_name, "
+                      "tool_input, is_error, line_no, byte_offset, byte_length, tool_call_id, "
+                      "tsv) VALUES($1, $2, $3, coalesce($4, ''), coalesce($5, ''), $6, $7, $8, "
+                      "$9, $10, $11, $12, $13::tsvector) RETURNING message_id",
+                      13, v);
+    free(tsv);
+    if (!r)
+        return MCPAGE_ESTORE;
+    *id = num(r, 0, 0);
+    PQclear(r);
+    CONN(s)->dirty = 1;
+    return 0;
+}
+
+static int pg_raw_append(store *s, const char *id, const unsigned char *data, size_t n,
+                         int64_t lines)
+{
+    NEED_TX();
+    int64_t sid = 0;
+    int64_t size = 0;
+    int rc = session_sid(s, id, &sid, &size);
+    if (rc < 0)
+        return rc;
+    char a[32], off[32];
+    snprintf(a, sizeof a, "%" PRId64, sid);
+    size_t done = 0;
+    while (done < n) {
+        size_t take = n - done;
+        if (take > PG_RAW_CHUNK)
+            take = PG_RAW_CHUNK;
+        snprintf(off, sizeof off, "%" PRId64, size + (int64_t)done);
+        const char *v[] = {a, off, (const char *)(data + done)};
+        int lens[] = {0, 0, (int)take};
+        int fmts[] = {0, 0, 1};
+        PGresult *r =
+            store_pg_exec(s, "INSERT INTO raw_chunks(sid, \"offset\", data) VALUES($1, $2, $3)", 3,
+                          v, lens, fmts, 0);
+        if (!r)
+            return MCPAGE_ESTORE;
+        PQclear(r);
+        done += take;
+    }
+    char nn[32], ll[32];
+    snprintf(nn, sizeof nn, "%zu", n);
+    snprintf(ll, sizeof ll, "%" PRId64, lines);
+    const char *v[] = {nn, ll, a};
+    PGresult *r = run(s,
+                      "UPDATE sessions SET raw_size = raw_size + $1, raw_lines = raw_lines + $2 "
+                      "WHERE sid = $3",
+                      3, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    if (n)
+        CONN(s)->dirty = 1;
+    return 0;
+}
+
+static int pg_session_refresh(store *s, const char *id)
+{
+    NEED_TX();
+    int64_t sid = 0;
+    int rc = session_sid(s, id, &sid, NULL);
+    if (rc < 0)
+        return rc;
+    char a[32];
+    snprintf(a, sizeof a, "%" PRId64, sid);
+    const char *v[] = {a};
+    PGresult *r = run(s,
+                      "UPDATE sessions SET "
+                      "message_count = (SELECT count(*) FROM messages WHERE sid = $1), "
+                      "started_at = coalesce((SELECT min(\"timestamp\") FROM messages WHERE sid = "
+                      "$1 AND \"timestamp\" <> ''), ''), "
+                      "ended_at = coalesce((SELECT max(\"timestamp\") FROM messages WHERE sid = "
+                      "$1 AND \"timestamp\" <> ''), '') WHERE sid = $1 RETURNING project_id",
+                      1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int64_t project = PQntuples(r) ? num(r, 0, 0) : 0;
+    PQclear(r);
+    if (project <= 0)
+        return 0;
+    char b[32];
+    snprintf(b, sizeof b, "%" PRId64, project);
+    const char *w[] = {b};
+    r = run(s,
+            "UPDATE projects SET "
+            "session_count = (SELECT count(*) FROM sessions WHERE project_id = $1), "
+            "message_count = (SELECT coalesce(sum(message_count), 0) FROM sessions WHERE "
+            "project_id = $1), "
+            "first_activity = coalesce((SELECT min(started_at) FROM sessions WHERE "
+            "project_id = $1 AND started_at <> ''), ''), "
+            "last_activity = coalesce((SELECT max(ended_at) FROM sessions WHERE "
+            "project_id = $1 AND ended_at <> ''), ''), "
+            "sources = coalesce((SELECT string_agg(source, ',' ORDER BY source COLLATE \"C\") "
+            "FROM (SELECT DISTINCT source FROM sessions WHERE project_id = $1) d), '') "
+            "WHERE id = $1",
+            1, w);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    return 0;
+}
+
+static int pg_tool_call_name(store *s, const char *id, const char *call_id, char **name)
+{
+    int64_t sid = 0;
+    int rc = session_sid(s, id, &sid, NULL);
+    if (rc < 0)
+        return rc;
+    char a[32];
+    snprintf(a, sizeof a, "%" PRId64, sid);
+    const char *v[] = {a, call_id};
+    PGresult *r = run(s,
+                      "SELECT tool_name FROM messages WHERE sid = $1 AND tool_call_id = $2 AND "
+                      "role = 'assistant' AND tool_name IS NOT NULL LIMIT 1",
+                      2, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    rc = PQntuples(r) ? col_dup(r, 0, 0, 0, name) : MCPAGE_ENOTFOUND;
+    PQclear(r);
+    return rc;
+}
+
+static int pg_source_get(store *s, const char *hostname, const char *path, store_source *out)
+{
+    const char *v[] = {hostname, path};
+    PGresult *r = run(s,
+                      "SELECT hostname, path, session_id, size, inode, mtime_ns, consumed FROM "
+                      "source_files WHERE hostname = $1 AND path = $2",
+                      2, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return MCPAGE_ENOTFOUND;
+    }
+    if (col_dup(r, 0, 0, 0, &out->hostname) || col_dup(r, 0, 1, 0, &out->path) ||
+        col_dup(r, 0, 2, 0, &out->session_id)) {
+        PQclear(r);
+        store_source_clear(out);
+        return MCPAGE_ENOMEM;
+    }
+    out->size = num(r, 0, 3);
+    out->inode = num(r, 0, 4);
+    out->mtime_ns = num(r, 0, 5);
+    out->consumed = num(r, 0, 6);
+    PQclear(r);
+    return 0;
+}
+
+static int pg_source_put(store *s, const store_source *src)
+{
+    NEED_TX();
+    char a[32], b[32], c3[32], d[32];
+    snprintf(a, sizeof a, "%" PRId64, src->size);
+    snprintf(b, sizeof b, "%" PRId64, src->inode);
+    snprintf(c3, sizeof c3, "%" PRId64, src->mtime_ns);
+    snprintf(d, sizeof d, "%" PRId64, src->consumed);
+    const char *v[] = {src->hostname ? src->hostname : "", src->path, src->session_id, a, b, c3, d};
+    PGresult *r = run(s,
+                      "INSERT INTO source_files(hostname, path, session_id, size, inode, "
+                      "mtime_ns, consumed) VALUES($1, $2, $3, $4, $5, $6, $7) "
+                      "ON CONFLICT(hostname, path) DO UPDATE SET session_id = excluded.session_id, "
+                      "size = excluded.size, inode = excluded.inode, "
+                      "mtime_ns = excluded.mtime_ns, consumed = excluded.consumed",
+                      7, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    return 0;
+}
+
+/* ---- session locks, ping --------------------------------------------- */
+
+static int pg_session_lock(store *s, const char *id)
+{
+    char cls[16];
+    snprintf(cls, sizeof cls, "%d", PG_LOCK_CLASS);
+    const char *v[] = {cls, id};
+    PGresult *r = run(s, "SELECT pg_advisory_lock($1::int, hashtext($2))", 2, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    CONN(s)->locks++;
+    return 0;
+}
+
+static int pg_session_unlock(store *s, const char *id)
+{
+    pg_conn *c = CONN(s);
+    if (c->locks <= 0)
+        return 0; /* lost with the connection: nothing is held */
+    char cls[16];
+    snprintf(cls, sizeof cls, "%d", PG_LOCK_CLASS);
+    const char *v[] = {cls, id};
+    c->locks--;
+    PGresult *r = run(s, "SELECT pg_advisory_unlock($1::int, hashtext($2))", 2, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    return 0;
+}
+
+/* ---- open / close --------------------------------------------------- */
+
+static void pg_close(store *s)
+{
+    store_pg_release(CONN(s));
+    s->impl = NULL;
+}
+
+static const store_ops pg_ops = {
+    .name = "postgres",
+    .close = pg_close,
+    .projects_list = pg_projects_list,
+    .projects_count = pg_projects_count,
+    .sessions_list = pg_sessions_list,
+    .sessions_count = pg_sessions_count,
+    .session_get = pg_session_get,
+    .messages_from = pg_messages_from,
+    .message_get = pg_message_get,
+    .raw_read = pg_raw_read,
+    .session_summary = pg_session_summary,
+    .search = pg_search,
+    .search_count = pg_search_count,
+    .activity = pg_activity,
+    .stats = pg_stats,
+    .generation = pg_generation,
+    .begin = pg_begin,
+    .commit = pg_commit,
+    .rollback = pg_rollback,
+    .project_ensure = pg_project_ensure,
+    .session_put = pg_session_put,
+    .session_state = pg_session_state,
+    .session_reset = pg_session_reset,
+    .message_add = pg_message_add,
+    .raw_append = pg_raw_append,
+    .session_refresh = pg_session_refresh,
+    .tool_call_name = pg_tool_call_name,
+    .source_get = pg_source_get,
+    .source_put = pg_source_put,
+    .session_lock = pg_session_lock,
+    .session_unlock = pg_session_unlock,
+    .ping = store_pg_ping,
+};
+
+int store_pg_open(store *s, const char *url, int flags)
+{
+    pg_conn *c = NULL;
+    int rc = store_pg_connect(s, url, (flags & STORE_OPEN_WRITE) != 0, &c);
+    if (rc < 0)
+        return rc;
+    s->impl = c;
+    s->ops = &pg_ops;
+    return 0;
+}
