@@ -15,16 +15,17 @@
 
 static void stats_usage(FILE *out)
 {
-    fprintf(out, "usage: mcpage stats [--db FILE] [--json]\n\n"
+    fprintf(out, "usage: mcpage stats [--store URL | --db FILE] [--json]\n\n"
                  "Prints what the archive holds.\n\n"
-                 "  --db FILE  the archive (env MCPAGE_DB; default as for 'mcpage sync')\n"
+                 "  --store URL  a shared store: postgres://user@host/db (env MCPAGE_STORE)\n"
+                 "  --db FILE    the archive (env MCPAGE_DB; default as for 'mcpage sync')\n"
                  "  --json     print one JSON object on stdout\n");
 }
 
 int cli_cmd_stats(int argc, char **argv)
 {
     char db[SYNC_PATH_MAX];
-    const char *db_arg = NULL;
+    const char *store_arg = NULL, *db_arg = NULL;
     int json = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -34,21 +35,25 @@ int cli_cmd_stats(int argc, char **argv)
             json = 1;
         } else if (i + 1 < argc && strcmp(argv[i], "--db") == 0) {
             db_arg = argv[++i];
+        } else if (i + 1 < argc && strcmp(argv[i], "--store") == 0) {
+            store_arg = argv[++i];
         } else {
             fprintf(stderr, "mcpage stats: unknown or incomplete option '%s'\n", argv[i]);
             stats_usage(stderr);
             return 2;
         }
     }
-    if (db_arg ? snprintf(db, sizeof db, "%s", db_arg) < 0 : sync_default_db(db, sizeof db) < 0) {
-        fprintf(stderr, "mcpage stats: the path is too long\n");
+    if (cli_store_spec(db, sizeof db, store_arg, db_arg) < 0) {
+        fprintf(stderr, "mcpage stats: the store path or URL is too long\n");
         return 2;
     }
+    char shown[SYNC_PATH_MAX];
+    store_spec_display(db, shown, sizeof shown);
     store *s = NULL;
     char err[600];
     int rc = store_open_msg(db, STORE_OPEN_READONLY, &s, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "mcpage stats: cannot open %s: %s\n", db, err);
+        fprintf(stderr, "mcpage stats: cannot open %s: %s\n", shown, err);
         return 1;
     }
     store_stats st;
@@ -60,7 +65,7 @@ int cli_cmd_stats(int argc, char **argv)
     }
     if (json) {
         json_t *o =
-            json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "db", db, "backend",
+            json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:i}", "db", shown, "backend",
                       store_backend_name(s), "projects", (json_int_t)st.projects, "sessions",
                       (json_int_t)st.sessions, "messages", (json_int_t)st.messages, "sources",
                       (json_int_t)st.sources, "size_bytes", (json_int_t)st.size_bytes, "raw_bytes",
@@ -75,7 +80,7 @@ int cli_cmd_stats(int argc, char **argv)
         printf("archive     %s (%s, schema %d)\n"
                "projects    %lld\nsessions    %lld\nmessages    %lld\nsources     %lld\n"
                "size        %.1f MB (raw transcripts kept: %.1f MB)\ngeneration  %lld\n",
-               db, store_backend_name(s), st.schema_version, (long long)st.projects,
+               shown, store_backend_name(s), st.schema_version, (long long)st.projects,
                (long long)st.sessions, (long long)st.messages, (long long)st.sources,
                (double)st.size_bytes / 1e6, (double)st.raw_bytes / 1e6, (long long)st.generation);
     }

@@ -17,12 +17,16 @@
 
 static void sync_usage(FILE *out)
 {
-    fprintf(out, "usage: mcpage sync [--db FILE] [--claude-home DIR] [--codex-home DIR]\n"
-                 "                   [--no-claude] [--no-codex] [--json] [--quiet]\n\n"
+    fprintf(out, "usage: mcpage sync [--store URL | --db FILE] [--claude-home DIR]\n"
+                 "                   [--codex-home DIR] [--no-claude] [--no-codex]\n"
+                 "                   [--hostname NAME] [--json] [--quiet]\n\n"
                  "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
                  "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl) into the archive.\n"
                  "Files already read are skipped or read from where the last sync stopped;\n"
                  "sessions whose files were deleted stay in the archive.\n\n"
+                 "  --store URL        a shared store: postgres://user@host/db (env\n"
+                 "                     MCPAGE_STORE); several machines may sync into it\n"
+                 "                     at once\n"
                  "  --db FILE          the archive (env MCPAGE_DB; default\n"
                  "                     $XDG_DATA_HOME/mcpage/archive.db or\n"
                  "                     ~/.local/share/mcpage/archive.db)\n"
@@ -31,6 +35,8 @@ static void sync_usage(FILE *out)
                  "  --codex-home DIR   Codex's directory (env MCPAGE_CODEX_HOME, CODEX_HOME;\n"
                  "                     default ~/.codex)\n"
                  "  --no-claude, --no-codex  skip one source\n"
+                 "  --hostname NAME    the machine recorded on sessions and source files\n"
+                 "                     (env MCPAGE_HOSTNAME; default gethostname())\n"
                  "  --json             print the report as one JSON object on stdout\n"
                  "  --quiet            print nothing unless something failed\n");
 }
@@ -92,7 +98,8 @@ static void print_json(const sync_report *r, const char *db)
 int cli_cmd_sync(int argc, char **argv)
 {
     char db[SYNC_PATH_MAX], claude[SYNC_PATH_MAX], codex[SYNC_PATH_MAX];
-    const char *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
+    const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
+    const char *host_arg = getenv("MCPAGE_HOSTNAME");
     int json = 0, quiet = 0, no_claude = 0, no_codex = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -109,6 +116,12 @@ int cli_cmd_sync(int argc, char **argv)
             no_codex = 1;
         } else if (i + 1 < argc && strcmp(a, "--db") == 0) {
             db_arg = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
+            store_arg = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--hostname") == 0) {
+            host_arg = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
+            store_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--claude-home") == 0) {
             claude_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--codex-home") == 0) {
@@ -119,7 +132,7 @@ int cli_cmd_sync(int argc, char **argv)
             return 2;
         }
     }
-    if ((db_arg ? snprintf(db, sizeof db, "%s", db_arg) < 0 : sync_default_db(db, sizeof db) < 0) ||
+    if (cli_store_spec(db, sizeof db, store_arg, db_arg) < 0 ||
         (claude_arg ? snprintf(claude, sizeof claude, "%s", claude_arg) < 0
                     : sync_default_claude_home(claude, sizeof claude) < 0) ||
         (codex_arg ? snprintf(codex, sizeof codex, "%s", codex_arg) < 0
@@ -127,7 +140,9 @@ int cli_cmd_sync(int argc, char **argv)
         fprintf(stderr, "mcpage sync: a path is too long\n");
         return 2;
     }
-    if (sync_make_parent_dirs(db) < 0) {
+    char shown[SYNC_PATH_MAX];
+    store_spec_display(db, shown, sizeof shown);
+    if (!store_spec_is_url(db) && sync_make_parent_dirs(db) < 0) {
         fprintf(stderr, "mcpage sync: cannot create the directory of %s\n", db);
         return 1;
     }
@@ -135,13 +150,14 @@ int cli_cmd_sync(int argc, char **argv)
     char err[600];
     int rc = store_open_msg(db, STORE_OPEN_WRITE, &s, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "mcpage sync: cannot open %s: %s\n", db, err);
+        fprintf(stderr, "mcpage sync: cannot open %s: %s\n", shown, err);
         return 1;
     }
     bar_state bar = {.enabled = !json && !quiet && isatty(2), .last_pct = -1};
     sync_options opt = {
         .claude_home = no_claude ? NULL : claude,
         .codex_home = no_codex ? NULL : codex,
+        .hostname = host_arg && *host_arg ? host_arg : NULL,
         .progress = draw_bar,
         .progress_ud = &bar,
     };
@@ -151,7 +167,7 @@ int cli_cmd_sync(int argc, char **argv)
         fprintf(stderr, "\n");
     store_close(s);
     if (json) {
-        print_json(&rep, db);
+        print_json(&rep, shown);
     } else if (!quiet || rep.files_failed) {
         fprintf(stderr,
                 "mcpage sync: %lld files (%lld unchanged, %lld read, %lld re-read, %lld failed), "

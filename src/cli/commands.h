@@ -6,11 +6,17 @@
 #ifndef MCPAGE_CLI_COMMANDS_H
 #define MCPAGE_CLI_COMMANDS_H
 
+#include <stddef.h>
+
 typedef struct cli_command {
     const char *name;                  /* as typed: "sync" */
     const char *summary;               /* one line for `mcpage --help` */
     int (*run)(int argc, char **argv); /* argv[0] is the name */
 } cli_command;
+
+/* The store spec a subcommand opens (see cli/store_spec.c); 0 or
+ * MCPAGE_ERANGE when it does not fit in buf. */
+int cli_store_spec(char *buf, size_t n, const char *store_arg, const char *db_arg);
 
 int cli_cmd_version(int argc, char **argv);
 int cli_cmd_sync(int argc, char **argv);

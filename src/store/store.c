@@ -115,6 +115,32 @@ static int check_page(store *s, const store_page *pg)
             return store_fail(s, MCPAGE_ESTATE, "store opened read-only");                         \
     } while (0)
 
+void store_spec_display(const char *spec, char *out, size_t n)
+{
+    if (!n)
+        return;
+    snprintf(out, n, "%s", spec ? spec : "");
+    if (!store_spec_is_url(out))
+        return;
+    /* scheme://user:password@host... : hide what lies between ':' and '@' */
+    char *auth = strstr(out, "://") + 3;
+    char *at = strchr(auth, '@');
+    char *slash = strchr(auth, '/');
+    if (!at || (slash && slash < at))
+        return;
+    char *colon = memchr(auth, ':', (size_t)(at - auth));
+    if (!colon)
+        return;
+    char rest[1024];
+    snprintf(rest, sizeof rest, "%s", at);
+    snprintf(colon, n - (size_t)(colon - out), ":***%s", rest);
+}
+
+void store_pool_drain(void)
+{
+    store_pg_pool_drain();
+}
+
 int store_ping(store *s)
 {
     if (!s)

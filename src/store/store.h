@@ -95,9 +95,14 @@ const char *store_errmsg(const store *s);
 const char *store_backend_name(const store *s);
 /* 1 when `spec` names a server store (a postgres:// URL), not a file. */
 int store_spec_is_url(const char *spec);
+/* `spec` fit to print or log: a URL's password becomes "***". */
+void store_spec_display(const char *spec, char *out, size_t n);
 /* 0 when the store answers (a health check; reconnects if it can), else
  * MCPAGE_ESTORE with "the store is unavailable (...); retry shortly". */
 int store_ping(store *s);
+/* Closes the idle connections pooled for server stores (tests, shutdown);
+ * handles still open are not affected. */
+void store_pool_drain(void);
 
 /* ---- projects ------------------------------------------------------ */
 

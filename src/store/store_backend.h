@@ -65,5 +65,6 @@ char *store_strdup(const char *src);
 /* Backends. */
 int store_sqlite_open(store *s, const char *path, int flags);
 int store_pg_open(store *s, const char *url, int flags);
+void store_pg_pool_drain(void);
 
 #endif

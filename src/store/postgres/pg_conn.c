@@ -121,6 +121,7 @@ static pg_pool *pool_find(const char *url, int writer)
     if (npools >= (int)(sizeof pools / sizeof pools[0]))
         return NULL;
     pg_pool *p = &pools[npools++];
+    memset(p, 0, sizeof *p);
     snprintf(p->url, sizeof p->url, "%s", url);
     p->writer = writer;
     return p;
@@ -183,6 +184,7 @@ void store_pg_release(pg_conn *c)
 {
     if (!c)
         return;
+    store_pg_discard(c);
     PGconn *db = c->db;
     if (db && PQstatus(db) == CONNECTION_OK &&
         (c->in_tx || c->locks || PQtransactionStatus(db) != PQTRANS_IDLE)) {
@@ -224,6 +226,8 @@ PGresult *store_pg_exec(store *s, const char *sql, int n, const char *const *val
 {
     pg_conn *c = s->impl;
     char m[400];
+    if (c->npend && !c->flushing && store_pg_flush(s) < 0)
+        return NULL;
     for (int attempt = 0;; attempt++) {
         if (PQstatus(c->db) != CONNECTION_OK) {
             if (c->in_tx || c->locks) {
@@ -239,7 +243,11 @@ PGresult *store_pg_exec(store *s, const char *sql, int n, const char *const *val
                 continue;
             }
         }
-        PGresult *r = PQexecParams(c->db, sql, n, NULL, vals, lens, formats, binary);
+        /* without parameters: the simple protocol, which takes several
+         * statements in one round trip ("BEGIN; SELECT ...") */
+        PGresult *r = n == 0 && !binary
+                          ? PQexec(c->db, sql)
+                          : PQexecParams(c->db, sql, n, NULL, vals, lens, formats, binary);
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
             return r;
@@ -297,4 +305,15 @@ int store_pg_simple(store *s, const char *sql)
 int store_pg_ping(store *s)
 {
     return store_pg_simple(s, "SELECT 1");
+}
+
+void store_pg_pool_drain(void)
+{
+    pthread_mutex_lock(&pool_mu);
+    for (int i = 0; i < npools; i++) {
+        while (pools[i].nidle > 0)
+            PQfinish(pools[i].idle[--pools[i].nidle]);
+    }
+    npools = 0;
+    pthread_mutex_unlock(&pool_mu);
 }

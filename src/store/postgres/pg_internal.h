@@ -27,6 +27,16 @@
 
 typedef struct pg_pool pg_pool;
 
+#define PG_MSG_COLS   14                /* columns of one buffered message row */
+#define PG_PEND_ROWS  100               /* message rows buffered before a flush */
+#define PG_PEND_BYTES (4 * 1024 * 1024) /* bytes of buffered rows before a flush */
+#define PG_ID_BLOCK   256               /* message ids reserved per round trip */
+
+/* A message row waiting for the next multi-row INSERT. */
+typedef struct pg_row {
+    char *v[PG_MSG_COLS]; /* column values (malloc'd; NULL = SQL NULL) */
+} pg_row;
+
 typedef struct pg_conn {
     PGconn *db;       /* the connection; may be bad after an outage */
     pg_pool *pool;    /* where close returns it */
@@ -35,7 +45,19 @@ typedef struct pg_conn {
     int locks;        /* session advisory locks held */
     int64_t sid_hit;  /* cached session row id ... */
     char sid_of[256]; /* ... of this session id (one entry; sync writes one session at a time) */
+    pg_row pend[PG_PEND_ROWS]; /* message rows not yet sent */
+    int npend;                 /* rows in pend */
+    size_t pend_bytes;         /* their text bytes */
+    int flushing;              /* the flush itself is running */
+    int64_t ids[PG_ID_BLOCK];  /* reserved message ids not yet used */
+    int nids, idpos;           /* ids reserved, next to use */
 } pg_conn;
+
+/* Sends buffered message rows (one INSERT); runs before any other
+ * statement so reads and the commit see them. 0 or the failure. */
+int store_pg_flush(store *s);
+/* Drops buffered rows and reserved ids (rollback, close). */
+void store_pg_discard(pg_conn *c);
 
 /* ---- connections (pg_conn.c) ---------------------------------------- */
 

@@ -597,7 +597,7 @@ static int pg_session_summary(store *s, const char *id, store_session_summary *o
     rc = counts_query(s,
                       "SELECT tool_name, count(*) FROM messages WHERE sid = $1 AND tool_name IS "
                       "NOT NULL AND role = 'assistant' GROUP BY tool_name ORDER BY 2 DESC, "
-                      "1 COLLATE \"C\" LIMIT 200",
+                      "tool_name COLLATE \"C\" LIMIT 200",
                       a, &out->tools, &out->tool_count);
     if (rc < 0)
         goto fail;
@@ -861,25 +861,17 @@ static int pg_begin(store *s)
     pg_conn *c = CONN(s);
     if (c->in_tx)
         return store_fail(s, MCPAGE_ESTATE, "a transaction is already open");
-    /* BEGIN alone reaches the server only with the next statement, so a
-     * lost connection is noticed (and repaired) by the lock below */
-    PGresult *r = run(s, "SELECT generation FROM meta WHERE id = 1", 0, NULL);
-    if (!r)
-        return MCPAGE_ESTORE;
-    PQclear(r);
-    int rc = store_pg_simple(s, "BEGIN");
-    if (rc < 0)
-        return rc;
-    c->in_tx = 1;
-    c->dirty = 0;
-    /* one writer at a time, like SQLite's BEGIN IMMEDIATE */
-    rc = store_pg_simple(s, "SELECT generation FROM meta WHERE id = 1 FOR UPDATE");
+    /* one writer at a time, like SQLite's BEGIN IMMEDIATE; sent before
+     * in_tx is set, so a connection lost since the last call is repaired
+     * and the statement retried */
+    int rc = store_pg_simple(s, "BEGIN; SELECT generation FROM meta WHERE id = 1 FOR UPDATE");
     if (rc < 0) {
-        if (c->in_tx)
-            store_pg_simple(s, "ROLLBACK");
-        c->in_tx = 0;
+        if (PQstatus(c->db) == CONNECTION_OK && PQtransactionStatus(c->db) != PQTRANS_IDLE)
+            PQclear(PQexec(c->db, "ROLLBACK"));
         return rc;
     }
+    c->in_tx = 1;
+    c->dirty = 0;
     return 0;
 }
 
@@ -888,15 +880,10 @@ static int pg_commit(store *s)
     pg_conn *c = CONN(s);
     if (!c->in_tx)
         return store_fail(s, MCPAGE_ESTATE, "no transaction is open");
-    if (c->dirty) {
-        PGresult *r =
-            run(s, "UPDATE meta SET generation = generation + 1 WHERE id = 1 RETURNING generation",
-                0, NULL);
-        if (!r)
-            return MCPAGE_ESTORE;
-        PQclear(r);
-    }
-    int rc = store_pg_simple(s, "COMMIT");
+    /* the generation moves in the same transaction as the change */
+    int rc = store_pg_simple(s, c->dirty ? "UPDATE meta SET generation = generation + 1 WHERE "
+                                           "id = 1 RETURNING generation; COMMIT"
+                                         : "COMMIT");
     if (rc < 0)
         return rc;
     c->in_tx = 0;
@@ -912,6 +899,7 @@ static int pg_rollback(store *s)
     c->in_tx = 0;
     c->dirty = 0;
     c->sid_of[0] = 0; /* a session created in this transaction is gone */
+    store_pg_discard(c);
     if (PQstatus(c->db) != CONNECTION_OK)
         return 0;
     return store_pg_simple(s, "ROLLBACK");
@@ -1041,39 +1029,146 @@ static int pg_session_reset(store *s, const char *id)
     return 0;
 }
 
+void store_pg_discard(pg_conn *c)
+{
+    for (int i = 0; i < c->npend; i++)
+        for (int k = 0; k < PG_MSG_COLS; k++)
+            free(c->pend[i].v[k]);
+    c->npend = 0;
+    c->pend_bytes = 0;
+    c->nids = c->idpos = 0;
+}
+
+int store_pg_flush(store *s)
+{
+    pg_conn *c = CONN(s);
+    if (!c->npend)
+        return 0;
+    /* one INSERT of up to PG_PEND_ROWS rows: PG_MSG_COLS parameters a row */
+    size_t cap = 300 + (size_t)c->npend * PG_MSG_COLS * 12;
+    char *sql = malloc(cap);
+    const char **vals = malloc((size_t)c->npend * PG_MSG_COLS * sizeof *vals);
+    int rc = MCPAGE_ENOMEM;
+    if (!sql || !vals)
+        goto out;
+    size_t o = (size_t)snprintf(sql, cap,
+                                "INSERT INTO messages(message_id, sid, ordinal, role, "
+                                "\"timestamp\", text, tool_name, tool_input, is_error, line_no, "
+                                "byte_offset, byte_length, tool_call_id, tsv) VALUES");
+    int p = 0;
+    for (int i = 0; i < c->npend; i++) {
+        o += (size_t)snprintf(sql + o, cap - o, "%s(", i ? "," : "");
+        for (int k = 0; k < PG_MSG_COLS; k++) {
+            vals[p] = c->pend[i].v[k];
+            o += (size_t)snprintf(sql + o, cap - o, "%s$%d%s", k ? "," : "", ++p,
+                                  k == PG_MSG_COLS - 1 ? "::tsvector" : "");
+        }
+        o += (size_t)snprintf(sql + o, cap - o, ")");
+    }
+    c->flushing = 1;
+    PGresult *r = store_pg_exec(s, sql, p, vals, NULL, NULL, 0);
+    c->flushing = 0;
+    rc = r ? 0 : MCPAGE_ESTORE;
+    PQclear(r);
+out:
+    free(sql);
+    free(vals);
+    int64_t keep_ids[PG_ID_BLOCK];
+    int n_ids = c->nids - c->idpos;
+    memcpy(keep_ids, c->ids + c->idpos, (size_t)n_ids * sizeof keep_ids[0]);
+    store_pg_discard(c);
+    memcpy(c->ids, keep_ids, (size_t)n_ids * sizeof keep_ids[0]);
+    c->nids = n_ids;
+    return rc;
+}
+
+/* A message id from the block reserved on the sequence. */
+static int next_message_id(store *s, int64_t *id)
+{
+    pg_conn *c = CONN(s);
+    if (c->idpos >= c->nids) {
+        char n[16];
+        snprintf(n, sizeof n, "%d", PG_ID_BLOCK);
+        const char *v[] = {n};
+        PGresult *r = run(s,
+                          "SELECT nextval(pg_get_serial_sequence('messages', 'message_id')) "
+                          "FROM generate_series(1, $1::int)",
+                          1, v);
+        if (!r)
+            return MCPAGE_ESTORE;
+        int rows = PQntuples(r);
+        for (int i = 0; i < rows && i < PG_ID_BLOCK; i++)
+            c->ids[i] = num(r, i, 0);
+        c->nids = rows < PG_ID_BLOCK ? rows : PG_ID_BLOCK;
+        c->idpos = 0;
+        PQclear(r);
+        if (c->nids == 0)
+            return store_fail(s, MCPAGE_ESTORE, "no message ids reserved");
+    }
+    *id = c->ids[c->idpos++];
+    return 0;
+}
+
+/* Messages are buffered and sent PG_PEND_ROWS at a time (a round trip per
+ * row made sync 3x slower than on SQLite); ids come from a reserved block
+ * so the caller still gets its id at once. */
 static int pg_message_add(store *s, const store_message *m, int64_t *id)
 {
     NEED_TX();
+    pg_conn *c = CONN(s);
     int64_t sid = 0;
     int rc = session_sid(s, m->session_id, &sid, NULL);
     if (rc < 0)
+        return rc;
+    if (c->npend >= PG_PEND_ROWS || c->pend_bytes >= PG_PEND_BYTES) {
+        if ((rc = store_pg_flush(s)) < 0)
+            return rc;
+    }
+    if ((rc = next_message_id(s, id)) < 0)
         return rc;
     char *tsv = NULL;
     rc = store_pg_tsvector(m->text, &tsv);
     if (rc < 0)
         return rc;
-    char a[32], ord[32], err[8], ln[32], bo[32], bl[32];
-    snprintf(a, sizeof a, "%" PRId64, sid);
-    snprintf(ord, sizeof ord, "%" PRId64, m->ordinal);
-    snprintf(err, sizeof err, "%d", m->is_error ? 1 : 0);
-    snprintf(ln, sizeof ln, "%" PRId64, m->line_no);
-    snprintf(bo, sizeof bo, "%" PRId64, m->byte_offset);
-    snprintf(bl, sizeof bl, "%" PRId64, m->byte_length);
-    const char *v[] = {a,  ord, m->role, m->timestamp,    m->text, m->tool_name, m->tool_input, err,
-                       ln, bo,  bl,      m->tool_call_id, tsv};
-    PGresult *r = run(s,
-                      "INSERT INTO messages(sid, ordinal, role, \"timestamp\", text, tool_name, "
-                      "tool_input, is_error, line_no, byte_offset, byte_length, tool_call_id, "
-                      "tsv) VALUES($1, $2, $3, coalesce($4, ''), coalesce($5, ''), $6, $7, $8, "
-                      "$9, $10, $11, $12, $13::tsvector) RETURNING message_id",
-                      13, v);
-    free(tsv);
-    if (!r)
-        return MCPAGE_ESTORE;
-    *id = num(r, 0, 0);
-    PQclear(r);
-    CONN(s)->dirty = 1;
+    char nums[7][32];
+    snprintf(nums[0], sizeof nums[0], "%" PRId64, *id);
+    snprintf(nums[1], sizeof nums[1], "%" PRId64, sid);
+    snprintf(nums[2], sizeof nums[2], "%" PRId64, m->ordinal);
+    snprintf(nums[3], sizeof nums[3], "%d", m->is_error ? 1 : 0);
+    snprintf(nums[4], sizeof nums[4], "%" PRId64, m->line_no);
+    snprintf(nums[5], sizeof nums[5], "%" PRId64, m->byte_offset);
+    snprintf(nums[6], sizeof nums[6], "%" PRId64, m->byte_length);
+    const char *src[PG_MSG_COLS] = {nums[0],
+                                    nums[1],
+                                    nums[2],
+                                    m->role,
+                                    m->timestamp ? m->timestamp : "",
+                                    m->text ? m->text : "",
+                                    m->tool_name,
+                                    m->tool_input,
+                                    nums[3],
+                                    nums[4],
+                                    nums[5],
+                                    nums[6],
+                                    m->tool_call_id};
+    pg_row *row = &c->pend[c->npend];
+    memset(row, 0, sizeof *row);
+    size_t bytes = strlen(tsv);
+    for (int k = 0; k < PG_MSG_COLS - 1; k++) {
+        if (src[k] && !(row->v[k] = store_strdup(src[k])))
+            goto nomem;
+        bytes += src[k] ? strlen(src[k]) : 0;
+    }
+    row->v[PG_MSG_COLS - 1] = tsv;
+    c->npend++;
+    c->pend_bytes += bytes;
+    c->dirty = 1;
     return 0;
+nomem:
+    for (int k = 0; k < PG_MSG_COLS; k++)
+        free(row->v[k]);
+    free(tsv);
+    return MCPAGE_ENOMEM;
 }
 
 static int pg_raw_append(store *s, const char *id, const unsigned char *data, size_t n,

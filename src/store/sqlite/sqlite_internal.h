@@ -27,6 +27,7 @@ typedef struct sq_conn {
     size_t evict;                  /* next entry to replace when full */
     int in_tx;                     /* a transaction is open */
     int dirty;                     /* rows changed in this transaction */
+    int lock_fd;                   /* "<db>-sync.lock" for session locks, or -1 */
 } sq_conn;
 
 int store_sqlite_schema_latest(void);

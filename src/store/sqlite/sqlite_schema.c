@@ -144,27 +144,37 @@ int store_sqlite_schema_version(sqlite3 *db, int *version)
 
 int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen)
 {
-    int version = 0;
-    if (store_sqlite_schema_version(db, &version) < 0) {
-        snprintf(err, errlen, "cannot read the schema version: %s", sqlite3_errmsg(db));
-        return MCPAGE_ESTORE;
-    }
     int latest = store_sqlite_schema_latest();
-    if (version > latest) {
-        snprintf(err, errlen, "store schema version %d is newer than this build (%d)", version,
-                 latest);
-        return MCPAGE_ESTATE;
-    }
-    for (int v = version; v < latest; v++) {
+    /* The version is read inside the write transaction: two writers that
+     * open a fresh store at once (concurrent syncs) migrate it once. */
+    for (;;) {
         char *msg = NULL;
-        char bump[128];
-        snprintf(bump, sizeof bump, "INSERT INTO schema_version VALUES(%d);", v + 1);
+        int version = 0;
         if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK)
             goto fail;
-        if (v == 0 && sqlite3_exec(db, "CREATE TABLE schema_version(version INTEGER NOT NULL);",
-                                   NULL, NULL, &msg) != SQLITE_OK)
+        if (store_sqlite_schema_version(db, &version) < 0) {
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            snprintf(err, errlen, "cannot read the schema version: %s", sqlite3_errmsg(db));
+            return MCPAGE_ESTORE;
+        }
+        if (version > latest) {
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            snprintf(err, errlen, "store schema version %d is newer than this build (%d)", version,
+                     latest);
+            return MCPAGE_ESTATE;
+        }
+        if (version == latest) {
+            if (sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
+                goto fail_tx;
+            return 0;
+        }
+        char bump[128];
+        snprintf(bump, sizeof bump, "INSERT INTO schema_version VALUES(%d);", version + 1);
+        if (version == 0 &&
+            sqlite3_exec(db, "CREATE TABLE schema_version(version INTEGER NOT NULL);", NULL, NULL,
+                         &msg) != SQLITE_OK)
             goto fail_tx;
-        if (sqlite3_exec(db, migrations[v], NULL, NULL, &msg) != SQLITE_OK)
+        if (sqlite3_exec(db, migrations[version], NULL, NULL, &msg) != SQLITE_OK)
             goto fail_tx;
         if (sqlite3_exec(db, bump, NULL, NULL, &msg) != SQLITE_OK)
             goto fail_tx;
@@ -174,10 +184,9 @@ int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen)
     fail_tx:
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     fail:
-        snprintf(err, errlen, "migration to version %d failed: %s", v + 1,
+        snprintf(err, errlen, "migration to version %d failed: %s", version + 1,
                  msg ? msg : sqlite3_errmsg(db));
         sqlite3_free(msg);
         return MCPAGE_ESTORE;
     }
-    return 0;
 }

@@ -5,11 +5,15 @@
  * cached statement; keyset positions become row-value comparisons that
  * the indexes created in sqlite_schema.c serve directly.
  */
+#define _GNU_SOURCE /* F_OFD_SETLKW */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "store/sqlite/sqlite_internal.h"
 
@@ -1390,20 +1394,39 @@ static int sqlite_source_put(store *s, const store_source *src)
 
 /* ---- session locks, ping --------------------------------------------- */
 
-/* SQLite has one writer at a time per file (BEGIN IMMEDIATE) and sync
- * runs one pass per store; a claim across transactions is not needed. */
+/* Session claims are byte-range locks on "<db>-sync.lock", one byte per
+ * session (by hash), open-file-description locks so two handles of one
+ * process exclude each other as two processes do. */
+static int session_lock_op(store *s, const char *id, short type)
+{
+    sq_conn *c = CONN(s);
+    if (c->lock_fd < 0) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s-sync.lock", c->path);
+        c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (c->lock_fd < 0)
+            return store_fail(s, MCPAGE_EIO, "cannot open %s", path);
+    }
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    struct flock fl = {
+        .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)(h & 0x3FFFFFFF), .l_len = 1};
+    while (fcntl(c->lock_fd, F_OFD_SETLKW, &fl) < 0) {
+        if (errno != EINTR)
+            return store_fail(s, MCPAGE_EIO, "session lock failed");
+    }
+    return 0;
+}
+
 static int sqlite_session_lock(store *s, const char *id)
 {
-    (void)s;
-    (void)id;
-    return 0;
+    return session_lock_op(s, id, F_WRLCK);
 }
 
 static int sqlite_session_unlock(store *s, const char *id)
 {
-    (void)s;
-    (void)id;
-    return 0;
+    return session_lock_op(s, id, F_UNLCK);
 }
 
 static int sqlite_ping(store *s)
@@ -1425,6 +1448,8 @@ static void sqlite_close(store *s)
         free(c->cache[i].sql);
     }
     sqlite3_close(c->db);
+    if (c->lock_fd >= 0)
+        close(c->lock_fd);
     free(c->path);
     free(c);
     s->impl = NULL;
@@ -1472,6 +1497,7 @@ int store_sqlite_open(store *s, const char *path, int flags)
     sq_conn *c = calloc(1, sizeof *c);
     if (!c)
         return MCPAGE_ENOMEM;
+    c->lock_fd = -1;
     c->path = store_strdup(path);
     if (!c->path) {
         free(c);

@@ -1,0 +1,25 @@
+/*
+ * Which store a subcommand opens: `--store SPEC` (a postgres:// URL or a
+ * file), else `--db FILE`, else env MCPAGE_STORE, else env MCPAGE_DB,
+ * else the default SQLite file (sync_default_db()). Flags win over the
+ * environment; --store wins over --db.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mcpage/mcpage.h>
+
+#include "cli/commands.h"
+#include "store/store.h"
+#include "sync/sync.h"
+
+int cli_store_spec(char *buf, size_t n, const char *store_arg, const char *db_arg)
+{
+    const char *env = getenv("MCPAGE_STORE");
+    const char *pick = store_arg ? store_arg : db_arg ? db_arg : (env && *env) ? env : NULL;
+    if (!pick)
+        return sync_default_db(buf, n);
+    int w = snprintf(buf, n, "%s", pick);
+    return (w < 0 || (size_t)w >= n) ? MCPAGE_ERANGE : 0;
+}

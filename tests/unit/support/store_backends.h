@@ -1,0 +1,29 @@
+/* The store backends a store or sync test runs on: SQLite always, and
+   PostgreSQL when MCPAGE_TEST_PG names a server (scripts/pg-test-server.sh
+   starts one). A test suite runs its whole table of checks once per
+   backend; each fresh store is a file (SQLite) or a new schema of the test
+   database (PostgreSQL, reached through the URL's search_path). */
+#ifndef MCPAGE_TEST_STORE_BACKENDS_H
+#define MCPAGE_TEST_STORE_BACKENDS_H
+
+#include <stddef.h>
+
+typedef enum tb_backend { TB_SQLITE = 0, TB_POSTGRES } tb_backend;
+
+/* How many backends to run: 1, or 2 when MCPAGE_TEST_PG is set. */
+int tb_count(void);
+/* Selects the backend later tb_spec() calls use. */
+void tb_use(tb_backend b);
+tb_backend tb_current(void);
+const char *tb_name(tb_backend b);
+/* A spec for a fresh, empty store called `name`: dir/name.db, or a new
+   schema whose URL is written to out. Fails the test when it cannot. */
+void tb_spec(const char *dir, const char *name, char *out, size_t n);
+/* Drops the schemas made so far and closes pooled connections. */
+void tb_cleanup(void);
+/* Runs a cmocka group once per backend; the exit status of all runs. */
+#define TB_RUN_GROUPS(tests) tb_run_groups(tests, sizeof(tests) / sizeof((tests)[0]))
+struct CMUnitTest;
+int tb_run_groups(const struct CMUnitTest *tests, size_t n);
+
+#endif
