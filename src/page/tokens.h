@@ -11,7 +11,8 @@
 
 #include <stddef.h>
 
-/* Estimated tokens of n bytes of UTF-8 (never less than the true count by more than the documented bound). */
+/* Estimated tokens of n bytes of UTF-8 (never less than the true count by more than the documented
+ * bound). */
 size_t mcpage__tokens_estimate(const char *s, size_t n);
 
 #endif
