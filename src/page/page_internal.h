@@ -1,0 +1,125 @@
+/*
+ * What the four page builders share: the pager, the text buffer, window
+ * parameter parsing with clamping and rejection, budget checks, hint
+ * clauses and writing the finished copies into a result.
+ */
+#ifndef MCPAGE_PAGE_PAGE_INTERNAL_H
+#define MCPAGE_PAGE_PAGE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <mcpage/page.h>
+
+#include "page/jw.h"
+
+/* The largest integer a window parameter may carry (JavaScript's safe range). */
+#define PAGE_MAX_SAFE_INT INT64_C(9007199254740991)
+/* Clamp clauses and notes kept for one hint. */
+#define PAGE_MAX_CLAMPS 8
+/* A rejected value is echoed back cut to this many bytes. */
+#define PAGE_GOT_MAX 80
+
+struct mcpage_pager {
+    mcpage_pager_config cfg;  /* the settings, validated */
+    const mcpage_keyring *kr; /* signs and verifies cursors (borrowed) */
+};
+
+/* A growable text buffer with a sticky error, for the text copy. */
+typedef struct tbuf {
+    char *buf;  /* bytes, NUL-terminated while err == 0 */
+    size_t len; /* bytes in use */
+    size_t cap; /* bytes allocated */
+    int err;    /* first error, or 0 */
+} tbuf;
+
+void tb_init(tbuf *t);
+void tb_free(tbuf *t);
+void tb_reset(tbuf *t);
+void tb_put(tbuf *t, const char *s, size_t n);
+void tb_puts(tbuf *t, const char *s);
+void tb_printf(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends v as compact JSON. */
+void tb_json(tbuf *t, const json_t *v);
+
+/* Which limit a copy broke. */
+typedef enum page_over { PAGE_FITS = 0, PAGE_OVER_TOKENS, PAGE_OVER_CHARS } page_over;
+
+/* What every page being built carries, whatever its family. */
+typedef struct page_base {
+    const mcpage_pager *pager;            /* settings and keys */
+    const char *tool;                     /* the tool's name */
+    json_t *args;                         /* the call's arguments (a reference), or NULL */
+    const char *const *window;            /* names of this family's window parameters */
+    int64_t max_tokens;                   /* the token budget of each copy */
+    int64_t max_chars;                    /* the char ceiling of each copy */
+    bool rejected;                        /* the window was invalid: error holds why */
+    json_t *error;                        /* the structuredContent of the rejection */
+    char *error_text;                     /* the text of the rejection */
+    const char *clamped[PAGE_MAX_CLAMPS]; /* flag names to set true, e.g. "limit_clamped" */
+    int nclamped;                         /* entries in clamped */
+    tbuf notes; /* hint clauses about the window (clamps, ignored params) */
+} page_base;
+
+/* Starts `b`; returns 0 or a negative status. Rejects a non-object `args`. */
+int page_base_init(page_base *b, const mcpage_pager *p, const char *tool, const json_t *args,
+                   const char *const *window);
+void page_base_free(page_base *b);
+
+/*
+ * Parses integer parameter `name` of `obj` (the arguments, or a nested
+ * object such as region) into *out: `def` when absent or null, rejected
+ * below `min` or above PAGE_MAX_SAFE_INT or when not an integer, lowered to
+ * `clamp` (when clamp > 0) and disclosed. `label` names it in messages
+ * ("limit", "region.rows"); `flag` is its _clamped key; `example` is the
+ * example call's arguments (NULL: "<label>=<def>"). Returns 0, or
+ * MCPAGE_PAGE_REJECTED after recording the rejection.
+ */
+int page_int_param(page_base *b, const json_t *obj, const char *name, const char *label,
+                   const char *flag, int64_t def, int64_t min, int64_t clamp, const char *example,
+                   int64_t *out);
+/* Parses max_tokens against the pager's limits. */
+int page_max_tokens(page_base *b, int64_t *out);
+/*
+ * Records a rejection: `code` ("invalid_argument", "invalid_cursor"),
+ * the parameter, the value received (may be NULL), what is expected,
+ * an example call written after the tool's name (e.g. "limit=20"), and
+ * for cursors the reason name. Returns MCPAGE_PAGE_REJECTED.
+ */
+int page_reject(page_base *b, const char *code, const char *param, const json_t *got,
+                const char *expected, const char *example, const char *reason);
+/* Adds a clamp: the flag key and a hint clause. */
+void page_note_clamp(page_base *b, const char *flag, const char *label, int64_t got, int64_t max);
+
+/* Checks one copy against the budget. */
+page_over page_measure(const page_base *b, const char *s, size_t n);
+/* The stopped_by name of a broken limit. */
+const char *page_over_name(page_over o);
+
+/*
+ * Appends " and the same a, b and c" naming the call's arguments that are
+ * not window parameters, so a hint's next call is exact.
+ */
+void page_same_args(const page_base *b, tbuf *t);
+
+/* Formats v with thousands separators ("1,240"). */
+const char *page_fmt_int(int64_t v, char buf[32]);
+
+/*
+ * Writes a finished page: content[0] is `text` (or the structured bytes
+ * in MCPAGE_TEXT_STRUCTURED mode), structuredContent is `structured`.
+ */
+int page_write_result(const page_base *b, mcpage_result *res, const char *structured, size_t slen,
+                      const char *text, size_t tlen);
+/* Writes the recorded rejection as an isError result. */
+int page_write_rejection(const page_base *b, mcpage_result *res);
+/* Writes the clamp flags ("<param>_clamped": true) into an envelope. */
+void page_write_clamps(const page_base *b, jw *w);
+
+/* True when s[0..n) is valid UTF-8 without NUL bytes (text, not binary). */
+bool page_is_text(const char *s, size_t n);
+
+#endif

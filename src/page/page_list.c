@@ -1,0 +1,822 @@
+/*
+ * The LIST page builder: ordered records walked by keyset cursor or
+ * offset. Records arrive one at a time; each is projected, serialized
+ * once and measured, and the page stops at the record window, the token
+ * budget or the char ceiling. Finish writes both copies and checks them
+ * exactly on their final bytes, dropping trailing records (or cutting the
+ * only record's longest fields) until each copy fits on its own.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "page/alloc.h"
+#include "page/page_internal.h"
+#include "page/tokens.h"
+
+/* A single record is refused past this size: no tool should hand more. */
+#define LIST_RECORD_MAX ((size_t)256 << 20)
+/* Limits on the `fields` argument and the projection. */
+#define LIST_MAX_FIELDS 64
+
+static const char *const list_window[] = {"cursor", "offset", "limit", "max_tokens", NULL};
+
+typedef struct list_rec {
+    char *json;                                  /* projected record, compact JSON */
+    size_t len;                                  /* bytes in json */
+    mcpage_keypart pos[MCPAGE_CURSOR_MAX_PARTS]; /* keyset position (strings owned) */
+    int nparts;                                  /* parts in pos */
+} list_rec;
+
+struct mcpage_list {
+    page_base b;                                 /* shared state; must stay first */
+    const mcpage_list_spec *spec;                /* the tool's description */
+    mcpage_list_window win;                      /* what the tool queries with */
+    mcpage_cursor cur;                           /* the decoded cursor (win.after points here) */
+    uint8_t fp[MCPAGE_FINGERPRINT_LEN];          /* fingerprint of the non-window arguments */
+    const char *sel[LIST_MAX_FIELDS];            /* projected field names (borrowed) */
+    int nsel;                                    /* entries in sel; -1: no projection */
+    list_rec *recs;                              /* accepted records in order */
+    size_t n;                                    /* records accepted */
+    size_t cap;                                  /* records allocated */
+    json_t *first_full;                          /* record 0 as given, for read_with */
+    json_t *first_proj;                          /* record 0 projected, for cutting fields */
+    bool full;                                   /* the page is complete */
+    bool has_more;                               /* the walk continues past this page */
+    const char *stopped_by;                      /* why the page ended, when not "end" */
+    bool total_set;                              /* set_total was called */
+    int64_t total;                               /* exact total of the walk */
+    int64_t generation;                          /* store generation of the total */
+    bool gen_set;                                /* a current generation is known */
+    int64_t current_gen;                         /* the store generation now */
+    size_t sum_tokens;                           /* running token estimate of the records */
+    size_t sum_chars;                            /* running UTF-16 units of the records */
+    size_t reserve_tokens;                       /* estimated envelope cost, tokens */
+    size_t reserve_chars;                        /* estimated envelope cost, UTF-16 units */
+    char cursor_text[MCPAGE_CURSOR_MAX_LEN + 1]; /* next_cursor for cursor_n records */
+    size_t cursor_n;                             /* records the cached cursor follows; 0: none */
+    bool cursor_ok;                              /* cursor_text holds a cursor */
+    tbuf trunc_note;                             /* hint clause about cut fields */
+};
+
+/* ------------------------------------------------------------ helpers */
+
+static bool name_in(const char *name, const char *const *list)
+{
+    for (; list && *list; list++)
+        if (strcmp(name, *list) == 0)
+            return true;
+    return false;
+}
+
+static bool selected(const mcpage_list *pg, const char *name)
+{
+    if (pg->nsel < 0 || name_in(name, pg->spec->id_fields))
+        return true;
+    for (int i = 0; i < pg->nsel; i++)
+        if (strcmp(pg->sel[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* A new object with the selected fields of `rec`, in the record's order. */
+static json_t *project(const mcpage_list *pg, json_t *rec)
+{
+    if (pg->nsel < 0)
+        return json_incref(rec);
+    json_t *out = json_object();
+    if (out == NULL)
+        return NULL;
+    const char *key;
+    json_t *val;
+    json_object_foreach(rec, key, val)
+    {
+        if (selected(pg, key) && json_object_set(out, key, val) != 0) {
+            json_decref(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static void free_pos(list_rec *r)
+{
+    for (int i = 0; i < r->nparts; i++)
+        if (r->pos[i].is_str)
+            mcpage__free((void *)r->pos[i].s);
+    r->nparts = 0;
+}
+
+static void list_free(mcpage_list *pg)
+{
+    if (pg == NULL)
+        return;
+    for (size_t i = 0; i < pg->n; i++) {
+        mcpage__free(pg->recs[i].json);
+        free_pos(&pg->recs[i]);
+    }
+    mcpage__free(pg->recs);
+    json_decref(pg->first_full);
+    json_decref(pg->first_proj);
+    tb_free(&pg->trunc_note);
+    page_base_free(&pg->b);
+    mcpage__free(pg);
+}
+
+void mcpage_list_abort(mcpage_list *pg)
+{
+    list_free(pg);
+}
+
+/* ------------------------------------------------------------- render */
+
+/* Writes the summary line ("20 of 1,240 sessions (offset 0, ...).") */
+static void summary(const mcpage_list *pg, size_t n, const char *stopped, tbuf *t)
+{
+    char a[32], b[32], c[32], d[32];
+    tb_printf(t, "%s of %s %s (offset %s, ", page_fmt_int((int64_t)n, a),
+              page_fmt_int(pg->total, b), pg->spec->unit, page_fmt_int(pg->win.offset, c));
+    if (strcmp(stopped, "limit") == 0)
+        tb_printf(t, "stopped at the %s-record limit).", page_fmt_int(pg->win.limit, d));
+    else if (strcmp(stopped, "max_tokens") == 0)
+        tb_printf(t, "stopped at the %s-token budget).", page_fmt_int(pg->b.max_tokens, d));
+    else if (strcmp(stopped, "max_chars") == 0)
+        tb_printf(t, "stopped at the %s-character ceiling).", page_fmt_int(pg->b.max_chars, d));
+    else if (n == 0 && pg->win.offset > 0 && pg->win.offset >= pg->total)
+        tb_puts(t, "past the end).");
+    else
+        tb_puts(t, "the end of the list).");
+}
+
+/* Builds the hint for a page of n records; empty when nothing to say. */
+static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cursor, tbuf *t)
+{
+    char a[32];
+    if (has_more) {
+        tb_printf(t, "Next page: %s with ", pg->b.tool);
+        if (cursor)
+            tb_printf(t, "cursor=\"%s\" (or offset=%lld)", cursor,
+                      (long long)(pg->win.offset + (int64_t)n));
+        else
+            tb_printf(t, "offset=%lld", (long long)(pg->win.offset + (int64_t)n));
+        page_same_args(&pg->b, t);
+        tb_puts(t, ".");
+    } else if (n == 0 && pg->win.offset > 0 && pg->win.offset >= pg->total) {
+        int64_t last = pg->total > pg->win.limit ? pg->total - pg->win.limit : 0;
+        char b[32];
+        tb_printf(t, "offset %s is past the end of the %s %s; the last page starts at offset ",
+                  page_fmt_int(pg->win.offset, a), page_fmt_int(pg->total, b), pg->spec->unit);
+        tb_printf(t, "%lld: %s with offset=%lld", (long long)last, pg->b.tool, (long long)last);
+        page_same_args(&pg->b, t);
+        tb_puts(t, ".");
+    }
+    if (pg->trunc_note.len)
+        tb_put(t, pg->trunc_note.buf, pg->trunc_note.len);
+    if (pg->spec->relevance_order && pg->win.resume && pg->gen_set &&
+        pg->current_gen != pg->cur.generation) {
+        tb_puts(t, " The store changed since this walk began, so the relevance order may have "
+                   "shifted.");
+        if (pg->spec->stable_order_hint)
+            tb_printf(t, " %s", pg->spec->stable_order_hint);
+    }
+    if (pg->b.notes.len)
+        tb_put(t, pg->b.notes.buf, pg->b.notes.len);
+    if (has_more && pg->spec->narrow_hint)
+        tb_printf(t, " %s", pg->spec->narrow_hint);
+    /* Clauses start with a space; the hint does not. */
+    if (t->len && t->buf[0] == ' ' && t->err == 0) {
+        memmove(t->buf, t->buf + 1, t->len);
+        t->len--;
+    }
+}
+
+/* The cursor after n records, cached; NULL when it cannot be made. */
+static const char *next_cursor(mcpage_list *pg, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    if (pg->cursor_n == n)
+        return pg->cursor_ok ? pg->cursor_text : NULL;
+    const list_rec *r = &pg->recs[n - 1];
+    mcpage_cursor c;
+    memset(&c, 0, sizeof c);
+    c.nparts = r->nparts;
+    memcpy(c.parts, r->pos, sizeof c.parts);
+    c.offset = pg->win.offset + (int64_t)n;
+    c.total = pg->total;
+    c.generation = pg->generation;
+    pg->cursor_n = n;
+    /* A position too large for a cursor leaves next_offset alone to resume. */
+    pg->cursor_ok = mcpage_cursor_encode(pg->b.pager->kr, pg->b.tool, pg->fp, &c, pg->cursor_text,
+                                         sizeof pg->cursor_text) > 0;
+    return pg->cursor_ok ? pg->cursor_text : NULL;
+}
+
+/*
+ * Writes both copies of a page of the first n records. `fake_cursor`,
+ * when set, stands in for the real one (estimating the envelope).
+ */
+static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
+                  const char *fake_cursor, jw *s, tbuf *t)
+{
+    const char *cursor = has_more ? (fake_cursor ? fake_cursor : next_cursor(pg, n)) : NULL;
+    tbuf h;
+    tb_init(&h);
+    hint(pg, n, has_more, cursor, &h);
+    char key[96];
+
+    jw_reset(s);
+    jw_object_begin(s);
+    jw_key(s, pg->spec->unit);
+    jw_array_begin(s);
+    for (size_t i = 0; i < n; i++)
+        jw_raw_value(s, pg->recs[i].json, pg->recs[i].len);
+    jw_array_end(s);
+    jw_kv_int(s, "returned", (int64_t)n);
+    snprintf(key, sizeof key, "total_%s", pg->spec->unit);
+    jw_kv_int(s, key, pg->total);
+    jw_kv_bool(s, "has_more", has_more);
+    jw_kv_int(s, "offset", pg->win.offset);
+    jw_kv_int(s, "limit", pg->win.limit);
+    jw_kv_string(s, "stopped_by", stopped);
+    if (has_more) {
+        jw_kv_int(s, "next_offset", pg->win.offset + (int64_t)n);
+        if (cursor)
+            jw_kv_string(s, "next_cursor", cursor);
+    }
+    if (pg->spec->relevance_order && pg->win.resume && pg->gen_set &&
+        pg->current_gen != pg->cur.generation)
+        jw_kv_bool(s, "order_may_have_shifted", true);
+    page_write_clamps(&pg->b, s);
+    if (h.len && h.err == 0)
+        jw_kv_string(s, "hint", h.buf);
+    jw_object_end(s);
+
+    tb_reset(t);
+    if (pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES) {
+        summary(pg, n, stopped, t);
+        for (size_t i = 0; i < n; i++) {
+            tb_put(t, "\n", 1);
+            tb_put(t, pg->recs[i].json, pg->recs[i].len);
+        }
+        if (h.len) {
+            tb_put(t, "\n", 1);
+            tb_put(t, h.buf, h.len);
+        }
+    }
+    int err = s->err ? s->err : t->err ? t->err : h.err;
+    tb_free(&h);
+    return err;
+}
+
+/* Measures both copies; the worse verdict governs. */
+static page_over measure(const mcpage_list *pg, const jw *s, const tbuf *t)
+{
+    page_over o = page_measure(&pg->b, s->buf, s->len);
+    if (o != PAGE_FITS || pg->b.pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
+        return o;
+    return page_measure(&pg->b, t->buf, t->len);
+}
+
+/* ------------------------------------------------------------- begin */
+
+static bool spec_ok(const mcpage_list_spec *s)
+{
+    if (s == NULL || s->tool == NULL || s->unit == NULL || s->default_limit < 1 ||
+        s->max_limit < s->default_limit || s->max_limit > PAGE_MAX_SAFE_INT / 2 ||
+        strlen(s->unit) > 64)
+        return false;
+    /* Default and identifier fields must be among the valid names. */
+    for (const char *const *f = s->default_fields; s->fields && f && *f; f++)
+        if (!name_in(*f, s->fields))
+            return false;
+    return true;
+}
+
+/* Writes "a, b, c" into buf (cut with "..." when long). */
+static void list_names(const char *const *names, char *buf, size_t cap)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (; names && *names; names++) {
+        int w = snprintf(buf + o, cap - o, "%s%s", o ? ", " : "", *names);
+        if (w < 0 || (size_t)w >= cap - o) {
+            snprintf(buf + (cap > 4 ? cap - 4 : 0), 4, "...");
+            return;
+        }
+        o += (size_t)w;
+    }
+}
+
+static int parse_fields(mcpage_list *pg)
+{
+    const mcpage_list_spec *spec = pg->spec;
+    pg->nsel = -1;
+    if (spec->fields == NULL)
+        return MCPAGE_OK;
+    const json_t *v = pg->b.args ? json_object_get(pg->b.args, "fields") : NULL;
+    char valid[1024], expected[1100], example[128];
+    list_names(spec->fields, valid, sizeof valid);
+    snprintf(expected, sizeof expected, "a list of field names from: %s", valid);
+    const char *const *ex = spec->default_fields ? spec->default_fields : spec->fields;
+    if (ex[0] && ex[1])
+        snprintf(example, sizeof example, "fields=[\"%s\",\"%s\"]", ex[0], ex[1]);
+    else
+        snprintf(example, sizeof example, "fields=[\"%s\"]", ex[0] ? ex[0] : "");
+    if (v == NULL || json_is_null(v)) {
+        pg->nsel = 0;
+        if (spec->default_fields == NULL) {
+            pg->nsel = -1; /* every field */
+            return MCPAGE_OK;
+        }
+        for (const char *const *f = spec->default_fields; *f && pg->nsel < LIST_MAX_FIELDS; f++)
+            pg->sel[pg->nsel++] = *f;
+        return MCPAGE_OK;
+    }
+    if (!json_is_array(v) || json_array_size(v) > LIST_MAX_FIELDS)
+        return page_reject(&pg->b, "invalid_argument", "fields", v, expected, example, NULL);
+    pg->nsel = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e)
+    {
+        if (!json_is_string(e) || !name_in(json_string_value(e), spec->fields))
+            return page_reject(&pg->b, "invalid_argument", "fields", e, expected, example, NULL);
+        pg->sel[pg->nsel++] = json_string_value(e);
+    }
+    return MCPAGE_OK;
+}
+
+static int parse_cursor(mcpage_list *pg, bool offset_given, int64_t offset_arg)
+{
+    const json_t *v = pg->b.args ? json_object_get(pg->b.args, "cursor") : NULL;
+    if (v == NULL || json_is_null(v))
+        return MCPAGE_OK;
+    char example[96];
+    snprintf(example, sizeof example, "limit=%lld (no cursor: the first page)",
+             (long long)pg->spec->default_limit);
+    if (!json_is_string(v))
+        return page_reject(&pg->b, "invalid_argument", "cursor", v,
+                           "a string: next_cursor of a previous page", example, NULL);
+    mcpage_cursor_status st = mcpage_cursor_decode(
+        pg->b.pager->kr, pg->b.tool, pg->fp, json_string_value(v), json_string_length(v), &pg->cur);
+    if (st != MCPAGE_CURSOR_VALID)
+        return page_reject(&pg->b, "invalid_cursor", "cursor", v, mcpage_cursor_status_text(st),
+                           example, mcpage_cursor_status_name(st));
+    pg->win.resume = true;
+    pg->win.offset = pg->cur.offset;
+    pg->win.nparts = pg->cur.nparts;
+    pg->win.after = pg->cur.parts;
+    pg->win.total = pg->cur.total;
+    pg->win.generation = pg->cur.generation;
+    if (offset_given && offset_arg != pg->cur.offset) {
+        char a[32], b[32];
+        tb_printf(&pg->b.notes, " The cursor was used, so offset %s was ignored (resumed at %s).",
+                  page_fmt_int(offset_arg, a), page_fmt_int(pg->cur.offset, b));
+    }
+    return MCPAGE_OK;
+}
+
+/* Estimates the envelope's cost once, from a page with no records but
+   every optional field at full length. */
+static int estimate_reserve(mcpage_list *pg)
+{
+    static const char fake[] = "c1.Xq3vB9kZ_m2Lr8Tn4Yw-Jd7Hs1Pc6Fg0Ae5Ku2Ni9Ob3Vx8Qz4Rl7Wy1Ms6Dt0"
+                               "Gh5Ej2Cu9Ip3Bk8Fo4Sa7Nv1Lw6Hr0Tm5Yq2Xe9Zc3Jb8Pg4Uf7";
+    jw s;
+    tbuf t;
+    jw_init(&s, 0);
+    tb_init(&t);
+    int64_t total = pg->total, off = pg->win.offset;
+    pg->total = INT64_C(999999999999);
+    pg->win.offset = INT64_C(999999999999);
+    int rc = render(pg, 0, true, "max_chars", fake, &s, &t);
+    pg->total = total;
+    pg->win.offset = off;
+    if (rc == 0) {
+        size_t su = 0, tu = 0;
+        jw_measure_utf8(t.buf, t.len, NULL, &tu);
+        su = s.utf16;
+        size_t stok = mcpage__tokens_estimate(s.buf, s.len);
+        size_t ttok = mcpage__tokens_estimate(t.buf, t.len);
+        /* Room for the summary's and hint's longer numbers and for a cut-field note. */
+        pg->reserve_tokens = (stok > ttok ? stok : ttok) + 40;
+        pg->reserve_chars = (su > tu ? su : tu) + 120;
+    }
+    jw_free(&s);
+    tb_free(&t);
+    return rc;
+}
+
+int mcpage_list_begin(const mcpage_pager *p, const mcpage_list_spec *spec, const json_t *args,
+                      mcpage_list **out)
+{
+    if (out == NULL)
+        return MCPAGE_EINVAL;
+    *out = NULL;
+    if (p == NULL || !spec_ok(spec))
+        return MCPAGE_EINVAL;
+    mcpage_list *pg = mcpage__calloc(1, sizeof *pg);
+    if (pg == NULL)
+        return MCPAGE_ENOMEM;
+    pg->spec = spec;
+    tb_init(&pg->trunc_note);
+    int rc = page_base_init(&pg->b, p, spec->tool, args, list_window);
+    if (rc < 0) {
+        list_free(pg);
+        return rc;
+    }
+    pg->win.total = -1;
+    pg->win.args = pg->b.args;
+    pg->nsel = -1;
+    int64_t offset = 0;
+    bool offset_given = pg->b.args && json_object_get(pg->b.args, "offset") &&
+                        !json_is_null(json_object_get(pg->b.args, "offset"));
+    if (rc == 0)
+        rc = page_int_param(&pg->b, pg->b.args, "limit", "limit", "limit_clamped",
+                            spec->default_limit, 1, spec->max_limit, NULL, &pg->win.limit);
+    if (rc == 0)
+        rc = page_int_param(&pg->b, pg->b.args, "offset", "offset", "offset_clamped", 0, 0, 0, NULL,
+                            &offset);
+    if (rc == 0)
+        rc = page_max_tokens(&pg->b, &pg->win.max_tokens);
+    if (rc == 0)
+        rc = parse_fields(pg);
+    if (rc == 0) {
+        const char *skip[24];
+        size_t k = 0;
+        for (const char *const *w = list_window; *w; w++)
+            skip[k++] = *w;
+        for (const char *const *w = spec->fingerprint_skip; w && *w && k < 23; w++)
+            skip[k++] = *w;
+        skip[k] = NULL;
+        mcpage_args_fingerprint(pg->b.args, skip, pg->fp);
+        pg->win.offset = offset;
+        rc = parse_cursor(pg, offset_given, offset);
+    }
+    pg->win.fetch = pg->win.limit + 1;
+    if (rc == 0)
+        rc = estimate_reserve(pg);
+    if (rc < 0) {
+        list_free(pg);
+        return rc;
+    }
+    *out = pg;
+    return rc;
+}
+
+const mcpage_list_window *mcpage_list_window_get(const mcpage_list *pg)
+{
+    return &pg->win;
+}
+
+void mcpage_list_set_total(mcpage_list *pg, int64_t total, int64_t generation)
+{
+    if (pg == NULL)
+        return;
+    pg->total_set = true;
+    pg->total = total < 0 ? 0 : total;
+    pg->generation = generation;
+    pg->gen_set = true;
+    pg->current_gen = generation;
+}
+
+void mcpage_list_set_generation(mcpage_list *pg, int64_t generation)
+{
+    if (pg == NULL)
+        return;
+    pg->gen_set = true;
+    pg->current_gen = generation;
+}
+
+/* --------------------------------------------------------------- add */
+
+static int copy_pos(list_rec *r, const mcpage_keypart *pos, int nparts)
+{
+    r->nparts = 0;
+    for (int i = 0; i < nparts; i++) {
+        mcpage_keypart p = pos[i];
+        if (p.is_str) {
+            if (p.s == NULL)
+                p.len = 0;
+            if (p.len > MCPAGE_CURSOR_MAX_STR_BYTES)
+                p.len = MCPAGE_CURSOR_MAX_STR_BYTES + 1; /* encode will refuse it: no cursor */
+            char *s = mcpage__strndup(p.s ? p.s : "", p.len);
+            if (s == NULL) {
+                free_pos(r);
+                return MCPAGE_ENOMEM;
+            }
+            p.s = s;
+        }
+        r->pos[r->nparts++] = p;
+    }
+    return MCPAGE_OK;
+}
+
+int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, int nparts)
+{
+    if (pg == NULL || record == NULL || !json_is_object(record) || nparts < 0 ||
+        nparts > MCPAGE_CURSOR_MAX_PARTS || (nparts > 0 && pos == NULL)) {
+        json_decref(record);
+        return MCPAGE_EINVAL;
+    }
+    if (pg->b.rejected) {
+        json_decref(record);
+        return MCPAGE_ESTATE;
+    }
+    if (pg->full) {
+        json_decref(record);
+        return MCPAGE_PAGE_FULL;
+    }
+    if ((int64_t)pg->n >= pg->win.limit) {
+        /* The record past the window: it exists, so the walk goes on. */
+        pg->has_more = true;
+        pg->stopped_by = "limit";
+        pg->full = true;
+        json_decref(record);
+        return MCPAGE_PAGE_FULL;
+    }
+    json_t *proj = project(pg, record);
+    if (proj == NULL) {
+        json_decref(record);
+        return MCPAGE_ENOMEM;
+    }
+    jw w;
+    jw_init(&w, LIST_RECORD_MAX);
+    jw_json(&w, proj);
+    if (w.err) {
+        int err = w.err;
+        jw_free(&w);
+        json_decref(proj);
+        json_decref(record);
+        return err;
+    }
+    size_t tok = mcpage__tokens_estimate(w.buf, w.len) + 1;
+    size_t chars = w.utf16 + 1;
+    if (pg->n > 0) {
+        page_over o = PAGE_FITS;
+        if ((int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) > pg->b.max_tokens)
+            o = PAGE_OVER_TOKENS;
+        else if ((int64_t)(pg->sum_chars + chars + pg->reserve_chars) > pg->b.max_chars)
+            o = PAGE_OVER_CHARS;
+        if (o != PAGE_FITS) {
+            pg->has_more = true;
+            pg->stopped_by = page_over_name(o);
+            pg->full = true;
+            jw_free(&w);
+            json_decref(proj);
+            json_decref(record);
+            return MCPAGE_PAGE_FULL;
+        }
+    }
+    if (pg->n == pg->cap) {
+        size_t cap = pg->cap ? pg->cap * 2 : 16;
+        list_rec *r = mcpage__realloc(pg->recs, cap * sizeof *r);
+        if (r == NULL) {
+            jw_free(&w);
+            json_decref(proj);
+            json_decref(record);
+            return MCPAGE_ENOMEM;
+        }
+        pg->recs = r;
+        pg->cap = cap;
+    }
+    list_rec *r = &pg->recs[pg->n];
+    memset(r, 0, sizeof *r);
+    int rc = copy_pos(r, pos, nparts);
+    if (rc) {
+        jw_free(&w);
+        json_decref(proj);
+        json_decref(record);
+        return rc;
+    }
+    r->json = jw_take(&w, &r->len);
+    if (pg->n == 0) {
+        pg->first_full = record; /* kept: read_with sees the record as given */
+        pg->first_proj = proj;
+    } else {
+        json_decref(proj);
+        json_decref(record);
+    }
+    pg->n++;
+    pg->sum_tokens += tok;
+    pg->sum_chars += chars;
+    return MCPAGE_OK;
+}
+
+/* ----------------------------------------------------------- cutting */
+
+typedef struct cut_field {
+    const char *key;    /* the field name (a key of first_proj) */
+    char *full;         /* its value as text (strings as is, others as JSON) */
+    size_t len;         /* bytes in full */
+    size_t chars_total; /* code points in full */
+    json_t *read_with;  /* {"tool","arguments"} from the spec, or NULL */
+} cut_field;
+
+/* Rewrites record 0 with fields[0..nf) cut to keep[] bytes, and the note. */
+static int rewrite_first(mcpage_list *pg, cut_field *fields, size_t nf, const size_t *keep)
+{
+    json_t *rec = json_copy(pg->first_proj); /* shallow: only cut fields change */
+    json_t *notes = json_array();
+    if (rec == NULL || notes == NULL) {
+        json_decref(rec);
+        json_decref(notes);
+        return MCPAGE_ENOMEM;
+    }
+    tb_reset(&pg->trunc_note);
+    for (size_t i = 0; i < nf; i++) {
+        size_t shown = 0;
+        jw_measure_utf8(fields[i].full, keep[i], &shown, NULL);
+        json_object_set_new(rec, fields[i].key, json_stringn(fields[i].full, keep[i]));
+        json_t *note = json_object();
+        json_object_set_new(note, "field", json_string(fields[i].key));
+        json_object_set_new(note, "chars_total", json_integer((json_int_t)fields[i].chars_total));
+        json_object_set_new(note, "chars_shown", json_integer((json_int_t)shown));
+        if (fields[i].read_with)
+            json_object_set(note, "read_with", fields[i].read_with);
+        json_array_append_new(notes, note);
+        char a[32], b[32];
+        tb_printf(&pg->trunc_note, " Field %s of the first record was cut to %s of %s characters",
+                  fields[i].key, page_fmt_int((int64_t)shown, a),
+                  page_fmt_int((int64_t)fields[i].chars_total, b));
+        const json_t *tool = json_object_get(fields[i].read_with, "tool");
+        const json_t *targs = json_object_get(fields[i].read_with, "arguments");
+        if (json_is_string(tool)) {
+            tb_printf(&pg->trunc_note, "; read it whole with %s", json_string_value(tool));
+            const char *k;
+            json_t *v;
+            bool first = true;
+            json_object_foreach((json_t *)targs, k, v)
+            {
+                tb_printf(&pg->trunc_note, "%s%s=", first ? " with " : ", ", k);
+                tb_json(&pg->trunc_note, v);
+                first = false;
+            }
+        }
+        tb_puts(&pg->trunc_note, ".");
+    }
+    if (json_array_size(notes) == 1)
+        json_object_set(rec, "_truncated", json_array_get(notes, 0));
+    else
+        json_object_set(rec, "_truncated", notes);
+    json_decref(notes);
+    jw w;
+    jw_init(&w, LIST_RECORD_MAX);
+    jw_json(&w, rec);
+    json_decref(rec);
+    if (w.err) {
+        int err = w.err;
+        jw_free(&w);
+        return err;
+    }
+    mcpage__free(pg->recs[0].json);
+    pg->recs[0].json = jw_take(&w, &pg->recs[0].len);
+    return MCPAGE_OK;
+}
+
+static int compare_cut(const void *a, const void *b)
+{
+    const cut_field *x = a, *y = b;
+    return x->len < y->len ? 1 : x->len > y->len ? -1 : 0;
+}
+
+/*
+ * The only record is larger than the whole budget: cut its longest
+ * fields (identifiers never) at UTF-8 boundaries until the page fits.
+ * Binary search on each field's kept length, longest field first.
+ */
+static int cut_first(mcpage_list *pg, bool has_more, const char *stopped, jw *s, tbuf *t)
+{
+    cut_field fields[LIST_MAX_FIELDS];
+    size_t keep[LIST_MAX_FIELDS];
+    size_t nf = 0;
+    int rc = MCPAGE_OK;
+    const char *key;
+    json_t *val;
+    json_object_foreach(pg->first_proj, key, val)
+    {
+        if (nf == LIST_MAX_FIELDS || name_in(key, pg->spec->id_fields))
+            continue;
+        cut_field *f = &fields[nf];
+        memset(f, 0, sizeof *f);
+        f->key = key;
+        if (json_is_string(val)) {
+            f->full = mcpage__strndup(json_string_value(val), json_string_length(val));
+            f->len = json_string_length(val);
+        } else if (json_is_array(val) || json_is_object(val)) {
+            jw w;
+            jw_init(&w, LIST_RECORD_MAX);
+            jw_json(&w, val);
+            f->full = w.err ? NULL : jw_take(&w, &f->len);
+            jw_free(&w);
+        } else {
+            continue; /* numbers, booleans and null are small */
+        }
+        if (f->full == NULL) {
+            rc = MCPAGE_ENOMEM;
+            goto done;
+        }
+        jw_measure_utf8(f->full, f->len, &f->chars_total, NULL);
+        nf++;
+    }
+    qsort(fields, nf, sizeof fields[0], compare_cut);
+    for (size_t i = 0; i < nf; i++) {
+        if (pg->spec->read_with)
+            fields[i].read_with = pg->spec->read_with(pg->first_full, fields[i].key, pg->spec->ud);
+        keep[i] = fields[i].len;
+    }
+    /* A UTF-16 unit is at most 4 bytes (max_chars * 4 can never fit), and
+       no tokenizer averages 16 bytes a token on text that needs cutting:
+       the search stays below both, so a huge field costs no more than a
+       page-sized one. The result is a prefix that fits, not the longest. */
+    size_t ceiling = (size_t)pg->b.max_chars * 4;
+    if ((size_t)pg->b.max_tokens * 16 < ceiling)
+        ceiling = (size_t)pg->b.max_tokens * 16;
+    for (size_t i = 0; i < nf; i++) {
+        size_t lo = 0, hi = fields[i].len < ceiling ? fields[i].len : ceiling;
+        keep[i] = 0;
+        rc = rewrite_first(pg, fields, i + 1, keep);
+        if (rc == 0)
+            rc = render(pg, 1, has_more, stopped, NULL, s, t);
+        if (rc)
+            goto done;
+        if (measure(pg, s, t) != PAGE_FITS)
+            continue; /* even empty it does not fit: cut the next field too */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo + 1) / 2;
+            keep[i] = jw_utf8_floor(fields[i].full, mid);
+            rc = rewrite_first(pg, fields, i + 1, keep);
+            if (rc == 0)
+                rc = render(pg, 1, has_more, stopped, NULL, s, t);
+            if (rc)
+                goto done;
+            if (measure(pg, s, t) == PAGE_FITS)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        keep[i] = jw_utf8_floor(fields[i].full, lo);
+        rc = rewrite_first(pg, fields, i + 1, keep);
+        if (rc == 0)
+            rc = render(pg, 1, has_more, stopped, NULL, s, t);
+        break;
+    }
+done:
+    for (size_t i = 0; i < nf; i++) {
+        mcpage__free(fields[i].full);
+        json_decref(fields[i].read_with);
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------ finish */
+
+int mcpage_list_finish(mcpage_list *pg, mcpage_result *res)
+{
+    if (pg == NULL || res == NULL) {
+        list_free(pg);
+        return MCPAGE_EINVAL;
+    }
+    if (pg->b.rejected) {
+        int rc = page_write_rejection(&pg->b, res);
+        list_free(pg);
+        return rc;
+    }
+    if (!pg->total_set) {
+        list_free(pg);
+        return MCPAGE_ESTATE; /* the total is an invariant of every page */
+    }
+    jw s;
+    tbuf t;
+    jw_init(&s, 0);
+    tb_init(&t);
+    size_t n = pg->n;
+    bool has_more = pg->has_more;
+    const char *stopped = has_more ? pg->stopped_by : "end";
+    int rc;
+    for (;;) {
+        rc = render(pg, n, has_more, stopped, NULL, &s, &t);
+        if (rc)
+            goto done;
+        page_over o = measure(pg, &s, &t);
+        if (o == PAGE_FITS || n == 0)
+            break;
+        if (n > 1) {
+            /* The final envelope (cursor, hint) pushed it over: drop a record. */
+            n--;
+            has_more = true;
+            stopped = page_over_name(o);
+            continue;
+        }
+        stopped = has_more ? stopped : "end";
+        rc = cut_first(pg, has_more, stopped, &s, &t);
+        break;
+    }
+    if (rc == 0)
+        rc = page_write_result(&pg->b, res, s.buf, s.len, t.buf, t.len);
+done:
+    jw_free(&s);
+    tb_free(&t);
+    list_free(pg);
+    return rc;
+}

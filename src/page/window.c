@@ -1,0 +1,488 @@
+/*
+ * The pager and what all page builders share: window parameters parsed
+ * with the contract's rules (omitted: default; above the maximum: lowered
+ * and disclosed; invalid: an isError result naming the parameter, the
+ * value received, the valid range and an example call), budget checks,
+ * hint clauses, and writing both copies into a result.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "page/alloc.h"
+#include "page/page_internal.h"
+#include "page/tokens.h"
+
+/* ------------------------------------------------------------ pager */
+
+void mcpage_pager_config_init(mcpage_pager_config *cfg)
+{
+    cfg->default_tokens = MCPAGE_DEFAULT_TOKENS;
+    cfg->max_tokens = MCPAGE_MAX_TOKENS;
+    cfg->min_tokens = MCPAGE_MIN_TOKENS;
+    cfg->max_chars = MCPAGE_MAX_CHARS;
+    cfg->text_mode = MCPAGE_TEXT_LINES;
+}
+
+int mcpage_pager_new(const mcpage_pager_config *cfg, const mcpage_keyring *kr, mcpage_pager **out)
+{
+    if (out == NULL || kr == NULL)
+        return MCPAGE_EINVAL;
+    *out = NULL;
+    mcpage_pager_config c;
+    if (cfg)
+        c = *cfg;
+    else
+        mcpage_pager_config_init(&c);
+    /* The envelope alone needs a few hundred tokens; below that no page fits. */
+    if (c.min_tokens < 100 || c.default_tokens < c.min_tokens || c.max_tokens < c.default_tokens ||
+        c.max_tokens > PAGE_MAX_SAFE_INT || c.max_chars < 1000 ||
+        c.max_chars > (INT64_C(1) << 40) ||
+        (c.text_mode != MCPAGE_TEXT_LINES && c.text_mode != MCPAGE_TEXT_STRUCTURED))
+        return MCPAGE_EINVAL;
+    mcpage_pager *p = mcpage__calloc(1, sizeof *p);
+    if (p == NULL)
+        return MCPAGE_ENOMEM;
+    p->cfg = c;
+    p->kr = kr;
+    *out = p;
+    return MCPAGE_OK;
+}
+
+void mcpage_pager_free(mcpage_pager *p)
+{
+    mcpage__free(p);
+}
+
+const mcpage_keyring *mcpage_pager_keyring(const mcpage_pager *p)
+{
+    return p ? p->kr : NULL;
+}
+
+/* ------------------------------------------------------------- tbuf */
+
+void tb_init(tbuf *t)
+{
+    memset(t, 0, sizeof *t);
+}
+
+void tb_free(tbuf *t)
+{
+    mcpage__free(t->buf);
+    tb_init(t);
+}
+
+void tb_reset(tbuf *t)
+{
+    t->len = 0;
+    t->err = 0;
+    if (t->buf)
+        t->buf[0] = '\0';
+}
+
+static bool tb_reserve(tbuf *t, size_t extra)
+{
+    if (t->err)
+        return false;
+    if (extra > ((size_t)1 << 30) - t->len) {
+        t->err = MCPAGE_ERANGE; /* no text copy is ever near a gigabyte */
+        return false;
+    }
+    size_t need = t->len + extra + 1;
+    if (need <= t->cap)
+        return true;
+    size_t cap = t->cap ? t->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    char *buf = mcpage__realloc(t->buf, cap);
+    if (buf == NULL) {
+        t->err = MCPAGE_ENOMEM;
+        return false;
+    }
+    t->buf = buf;
+    t->cap = cap;
+    return true;
+}
+
+void tb_put(tbuf *t, const char *s, size_t n)
+{
+    if (!tb_reserve(t, n))
+        return;
+    memcpy(t->buf + t->len, s, n);
+    t->len += n;
+    t->buf[t->len] = '\0';
+}
+
+void tb_puts(tbuf *t, const char *s)
+{
+    tb_put(t, s, strlen(s));
+}
+
+void tb_printf(tbuf *t, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        t->err = MCPAGE_EINVAL;
+        return;
+    }
+    if ((size_t)n < sizeof small) {
+        tb_put(t, small, (size_t)n);
+        return;
+    }
+    if (!tb_reserve(t, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(t->buf + t->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+void tb_json(tbuf *t, const json_t *v)
+{
+    jw w;
+    jw_init(&w, (size_t)1 << 30);
+    jw_json(&w, v);
+    if (w.err)
+        t->err = t->err ? t->err : w.err;
+    else
+        tb_put(t, w.buf, w.len);
+    jw_free(&w);
+}
+
+/* -------------------------------------------------------- page_base */
+
+int page_base_init(page_base *b, const mcpage_pager *p, const char *tool, const json_t *args,
+                   const char *const *window)
+{
+    memset(b, 0, sizeof *b);
+    b->pager = p;
+    b->tool = tool;
+    b->window = window;
+    b->max_tokens = p->cfg.default_tokens;
+    b->max_chars = p->cfg.max_chars;
+    tb_init(&b->notes);
+    if (args && !json_is_null(args)) {
+        b->args = json_incref((json_t *)args);
+        if (!json_is_object(args))
+            return page_reject(b, "invalid_argument", "arguments", args,
+                               "a JSON object of named arguments",
+                               "{} (an empty object: every parameter at its default)", NULL);
+    }
+    return MCPAGE_OK;
+}
+
+void page_base_free(page_base *b)
+{
+    json_decref(b->args);
+    json_decref(b->error);
+    mcpage__free(b->error_text);
+    tb_free(&b->notes);
+    memset(b, 0, sizeof *b);
+}
+
+const char *page_fmt_int(int64_t v, char buf[32])
+{
+    char digits[24];
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)u);
+    size_t o = 0;
+    if (v < 0)
+        buf[o++] = '-';
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* The value received, made safe to echo: long strings and containers cut. */
+static json_t *echo_value(const json_t *got)
+{
+    if (got == NULL)
+        return json_null();
+    if (json_is_string(got) || json_is_array(got) || json_is_object(got)) {
+        jw w;
+        jw_init(&w, 4096);
+        const char *s;
+        size_t n;
+        if (json_is_string(got)) {
+            s = json_string_value(got);
+            n = json_string_length(got);
+        } else {
+            jw_json(&w, got);
+            s = w.err ? "(a very large value)" : w.buf;
+            n = w.err ? strlen(s) : w.len;
+        }
+        json_t *out;
+        if (n > PAGE_GOT_MAX) {
+            size_t cut = jw_utf8_floor(s, PAGE_GOT_MAX);
+            char buf[PAGE_GOT_MAX + 8];
+            memcpy(buf, s, cut);
+            memcpy(buf + cut, "\xE2\x80\xA6", 3); /* an ellipsis marks the cut */
+            out = json_stringn(buf, cut + 3);
+        } else {
+            out = json_stringn(s, n);
+        }
+        jw_free(&w);
+        /* jansson refuses invalid UTF-8 (a C caller may have built such a
+           string without checks); the echo then says so instead. */
+        return out ? out : json_string("(not valid UTF-8)");
+    }
+    return json_deep_copy(got);
+}
+
+int page_reject(page_base *b, const char *code, const char *param, const json_t *got,
+                const char *expected, const char *example, const char *reason)
+{
+    if (b->rejected)
+        return MCPAGE_PAGE_REJECTED; /* the first problem is the one reported */
+    b->rejected = true;
+    json_t *echo = echo_value(got);
+    tbuf t;
+    tb_init(&t);
+    if (reason)
+        tb_printf(&t, "Invalid %s (%s): ", param, reason);
+    else
+        tb_printf(&t, "Invalid %s: ", param);
+    if (got) {
+        tb_puts(&t, "got ");
+        tb_json(&t, echo);
+        tb_puts(&t, ". ");
+    }
+    /* With a reason, `expected` is the remedy, a sentence of its own. */
+    if (reason)
+        tb_puts(&t, expected);
+    else
+        tb_printf(&t, "Expected %s.", expected);
+    if (example)
+        tb_printf(&t, " Example: %s with %s.", b->tool, example);
+    char ex[512];
+    if (example)
+        snprintf(ex, sizeof ex, "%s with %s", b->tool, example);
+    json_t *err = json_object();
+    if (err) {
+        json_object_set_new(err, "code", json_string(code));
+        json_object_set_new(err, "param", json_string(param));
+        if (reason)
+            json_object_set_new(err, "reason", json_string(reason));
+        if (got)
+            json_object_set(err, "got", echo);
+        json_object_set_new(err, "expected", json_string(expected));
+        if (example)
+            json_object_set_new(err, "example", json_string(ex));
+        if (t.err == 0)
+            json_object_set_new(err, "message", json_string(t.buf));
+    }
+    json_decref(echo);
+    b->error = json_object();
+    if (b->error && err)
+        json_object_set(b->error, "error", err);
+    json_decref(err);
+    if (t.err == 0) {
+        b->error_text = t.buf; /* taken */
+    } else {
+        tb_free(&t);
+        b->error_text = NULL;
+    }
+    return MCPAGE_PAGE_REJECTED;
+}
+
+void page_note_clamp(page_base *b, const char *flag, const char *label, int64_t got, int64_t max)
+{
+    char g[32], m[32];
+    if (b->nclamped < PAGE_MAX_CLAMPS)
+        b->clamped[b->nclamped++] = flag;
+    tb_printf(&b->notes, " %s %s was lowered to the maximum %s.", label, page_fmt_int(got, g),
+              page_fmt_int(max, m));
+}
+
+/* Reads an integral JSON number; false for anything else. */
+static bool json_to_int(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = (int64_t)json_integer_value(v);
+        return true;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (!isfinite(d) || d != floor(d) || fabs(d) > (double)PAGE_MAX_SAFE_INT)
+            return false;
+        *out = (int64_t)d;
+        return true;
+    }
+    return false;
+}
+
+int page_int_param(page_base *b, const json_t *obj, const char *name, const char *label,
+                   const char *flag, int64_t def, int64_t min, int64_t clamp, const char *example,
+                   int64_t *out)
+{
+    *out = def;
+    const json_t *v = obj ? json_object_get(obj, name) : NULL;
+    if (v == NULL || json_is_null(v))
+        return MCPAGE_OK;
+    int64_t iv = 0;
+    bool ok = json_to_int(v, &iv) && iv >= min && iv <= PAGE_MAX_SAFE_INT;
+    if (!ok) {
+        char expected[160], m[32], c[32], ex[96];
+        if (clamp > 0)
+            snprintf(expected, sizeof expected,
+                     "an integer from %s to %s (larger values are lowered to %s)",
+                     page_fmt_int(min, m), page_fmt_int(clamp, c), c);
+        else
+            snprintf(expected, sizeof expected, "an integer of at least %s", page_fmt_int(min, m));
+        if (example == NULL)
+            snprintf(ex, sizeof ex, "%s=%lld", label, (long long)def);
+        return page_reject(b, "invalid_argument", label, v, expected, example ? example : ex, NULL);
+    }
+    if (clamp > 0 && iv > clamp) {
+        page_note_clamp(b, flag, label, iv, clamp);
+        iv = clamp;
+    }
+    *out = iv;
+    return MCPAGE_OK;
+}
+
+int page_max_tokens(page_base *b, int64_t *out)
+{
+    const mcpage_pager_config *c = &b->pager->cfg;
+    int rc = page_int_param(b, b->args, "max_tokens", "max_tokens", "max_tokens_clamped",
+                            c->default_tokens, c->min_tokens, c->max_tokens, NULL, out);
+    if (rc == MCPAGE_OK)
+        b->max_tokens = *out;
+    return rc;
+}
+
+page_over page_measure(const page_base *b, const char *s, size_t n)
+{
+    if ((int64_t)mcpage__tokens_estimate(s, n) > b->max_tokens)
+        return PAGE_OVER_TOKENS;
+    size_t units = 0;
+    jw_measure_utf8(s, n, NULL, &units);
+    if ((int64_t)units > b->max_chars)
+        return PAGE_OVER_CHARS;
+    return PAGE_FITS;
+}
+
+const char *page_over_name(page_over o)
+{
+    return o == PAGE_OVER_CHARS ? "max_chars" : "max_tokens";
+}
+
+static bool is_window_param(const page_base *b, const char *key)
+{
+    for (const char *const *w = b->window; w && *w; w++)
+        if (strcmp(*w, key) == 0)
+            return true;
+    return false;
+}
+
+void page_same_args(const page_base *b, tbuf *t)
+{
+    if (b->args == NULL)
+        return;
+    const char *names[8];
+    size_t n = 0, more = 0;
+    const char *key;
+    json_t *val;
+    json_object_foreach(b->args, key, val)
+    {
+        if (json_is_null(val) || is_window_param(b, key))
+            continue;
+        if (n < 8)
+            names[n++] = key;
+        else
+            more++;
+    }
+    if (n == 0)
+        return;
+    tb_puts(t, " and the same ");
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            tb_puts(t, i + 1 == n && more == 0 ? " and " : ", ");
+        tb_puts(t, names[i]);
+    }
+    if (more)
+        tb_puts(t, " and the other arguments");
+}
+
+void page_write_clamps(const page_base *b, jw *w)
+{
+    for (int i = 0; i < b->nclamped; i++) {
+        bool seen = false;
+        for (int k = 0; k < i; k++)
+            seen = seen || strcmp(b->clamped[k], b->clamped[i]) == 0;
+        if (!seen)
+            jw_kv_bool(w, b->clamped[i], true);
+    }
+}
+
+int page_write_result(const page_base *b, mcpage_result *res, const char *structured, size_t slen,
+                      const char *text, size_t tlen)
+{
+    mcpage_result_clear(res);
+    int rc;
+    if (b->pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
+        rc = mcpage_result_add_text(res, structured, slen);
+    else
+        rc = mcpage_result_add_text(res, text, tlen);
+    if (rc == 0)
+        rc = mcpage_result_set_structured_raw(res, structured, slen);
+    if (rc)
+        mcpage_result_clear(res);
+    return rc;
+}
+
+int page_write_rejection(const page_base *b, mcpage_result *res)
+{
+    if (b->error == NULL || b->error_text == NULL)
+        return MCPAGE_ENOMEM;
+    mcpage_result_clear(res);
+    int rc = mcpage_result_add_text(res, b->error_text, strlen(b->error_text));
+    if (rc == 0)
+        rc = mcpage_result_set_structured(res, b->error);
+    mcpage_result_set_error(res, true);
+    return rc;
+}
+
+bool page_is_text(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = p[i];
+        if (c == 0)
+            return false;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        uint32_t v, min;
+        if ((c & 0xE0) == 0xC0)
+            len = 2, v = c & 0x1Fu, min = 0x80;
+        else if ((c & 0xF0) == 0xE0)
+            len = 3, v = c & 0x0Fu, min = 0x800;
+        else if ((c & 0xF8) == 0xF0)
+            len = 4, v = c & 0x07u, min = 0x10000;
+        else
+            return false;
+        if (len > n - i)
+            return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((p[i + k] & 0xC0) != 0x80)
+                return false;
+            v = (v << 6) | (p[i + k] & 0x3Fu);
+        }
+        if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+            return false;
+        i += len;
+    }
+    return true;
+}
