@@ -3,10 +3,12 @@
  * the same records as jansson values through jw_json (and jansson's own
  * json_dumps for comparison), and long strings. Prints MB/s of output;
  * nothing is asserted. Build and run from the repository root:
- *   gcc -O2 -std=c17 -Isrc -Iinclude bench/bench_jw.c src/page/jw.c src/page/common.c \
- *       -ljansson -lm -o build/bench_jw && build/bench_jw
+ *   cmake --preset release && cmake --build --preset release -j2 --target bench_jw
+ *   build/release/bench/bench_jw
  */
+#ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
