@@ -44,8 +44,8 @@ static void hex(char *out, size_t n)
 
 static const char *const texts[] = {
     "Run the unit tests and summarise the failures.",
-    "The second page starts from the offset, not the key, so a record inserted between calls "
-    "shifts everything by one.\nI will switch to keyset pagination.",
+    ("The second page starts from the offset, not the key, so a record inserted between calls "
+     "shifts everything by one.\nI will switch to keyset pagination."),
     "Größere Ergebnisse werden über mehrere Seiten verteilt. \"quoted\" \\ back\tslash",
     "分页是一个很古老的想法。模型读取工具的输出时，上下文窗口很小。🚀",
 };
