@@ -169,7 +169,7 @@ void mcpage_server_free(mcpage_server *srv)
 }
 
 /* Grows a registry vector by one slot; returns the new slot zeroed, or NULL. */
-static void *grow(void **vec, size_t *n, size_t *cap, size_t elem)
+static void *grow(void **vec, const size_t *n, size_t *cap, size_t elem)
 {
     if (*n >= MCP_MAX_ITEMS)
         return NULL;
@@ -215,12 +215,13 @@ static int parse_schema(const char *text, const char *tool, const char *which, j
     json_error_t err;
     json_t *s = json_loads(text, JSON_REJECT_DUPLICATES, &err);
     if (s == NULL) {
-        fprintf(stderr, "mcpage: tool '%s': %s is not valid JSON: %s\n", tool, which, err.text);
+        (void)fprintf(stderr, "mcpage: tool '%s': %s is not valid JSON: %s\n", tool, which,
+                      err.text);
         return MCPAGE_EPARSE;
     }
     char why[256];
     if (!schema_check(s, why, sizeof why)) {
-        fprintf(stderr, "mcpage: tool '%s': %s: %s\n", tool, which, why);
+        (void)fprintf(stderr, "mcpage: tool '%s': %s: %s\n", tool, which, why);
         json_decref(s);
         return MCPAGE_EPARSE;
     }

@@ -52,7 +52,7 @@ int mcp_level_parse(const char *name, mcpage_log_level *out)
 static const char *id_text(const json_t *id, char *out)
 {
     if (json_is_integer(id)) {
-        snprintf(out, MCP_ID_TEXT_MAX, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+        (void)snprintf(out, MCP_ID_TEXT_MAX, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
         return out;
     }
     if (!json_is_string(id))
@@ -100,9 +100,9 @@ void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id)
     jw_free(w);
     /* The response could not be built: say so instead of sending nothing. */
     char msg[160];
-    snprintf(msg, sizeof msg, "Internal error: the response could not be serialized (%s)",
-             mcpage_strerror(err ? err : MCPAGE_EINVAL));
-    fprintf(stderr, "mcpage: %s\n", msg);
+    (void)snprintf(msg, sizeof msg, "Internal error: the response could not be serialized (%s)",
+                   mcpage_strerror(err ? err : MCPAGE_EINVAL));
+    (void)fprintf(stderr, "mcpage: %s\n", msg);
     mcp_send_error(s, id, RPC_INTERNAL_ERROR, msg, NULL);
 }
 
@@ -143,7 +143,7 @@ static void send_errorf(mcpage_session *s, const json_t *id, int code, json_t *d
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    (void)vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     mcp_send_error(s, id, code, msg, data);
 }
@@ -424,7 +424,7 @@ int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const char *logge
     if (big == NULL)
         return MCPAGE_ENOMEM;
     va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    (void)vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
     int rc = session_log(call->s, level, logger, big, call->id);
     mcpage__free(big);

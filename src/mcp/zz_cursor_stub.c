@@ -61,7 +61,7 @@ int mcpage_cursor_encode(const mcpage_keyring *kr, const char *tool,
                 return MCPAGE_ERANGE;
             out[n++] = 's';
             for (size_t k = 0; k < c->parts[i].len; k++) {
-                snprintf(out + n, 3, "%02x", (unsigned char)c->parts[i].s[k]);
+                (void)snprintf(out + n, 3, "%02x", (unsigned char)c->parts[i].s[k]);
                 n += 2;
             }
             out[n++] = '.';
