@@ -77,7 +77,8 @@ int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out)
         rc = MCPAGE_ENOMEM;
         goto fail;
     }
-    mcpage_args_fingerprint(empty, NULL, srv->empty_fp);
+    static const char *const no_skip[] = {NULL};
+    mcpage_args_fingerprint(empty, no_skip, srv->empty_fp);
     json_decref(empty);
     pthread_mutex_init(&srv->lock, NULL);
     pthread_cond_init(&srv->work_cv, NULL);
