@@ -379,7 +379,7 @@ typedef struct mcpage_stdio_options {
  * a stop signal (returns 0 within about a second: running calls get
  * grace_ms to finish and are then cancelled), or an I/O error
  * (MCPAGE_EIO). Nothing but MCP goes to out_fd; diagnostics go to stderr.
- * mcpage_serve_stdio() uses a 500 ms grace period and handles signals.
+ * mcpage_serve_stdio() uses a 300 ms grace period and handles signals.
  * Returns MCPAGE_ESTATE when calls ignored cancellation and were still
  * running at exit: then do not free the server; exit the process.
  * SIGPIPE is blocked in the calling thread and the workers.

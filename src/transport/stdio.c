@@ -78,7 +78,7 @@ static void feed_line(mcpage_session *s, char *line, size_t len)
 
 int mcpage_serve_stdio(mcpage_server *srv, int in_fd, int out_fd)
 {
-    mcpage_stdio_options opts = {.stop_fd = -1, .handle_signals = true, .grace_ms = 500};
+    mcpage_stdio_options opts = {.stop_fd = -1, .handle_signals = true, .grace_ms = 300};
     return mcpage_serve_stdio_ex(srv, in_fd, out_fd, &opts);
 }
 
