@@ -387,7 +387,8 @@ int store_raw_append(store *s, const char *session_id, const unsigned char *data
 /* The tool named by the call `call_id` in a session (*name malloc'd), or
  * MCPAGE_ENOTFOUND. Sees the writer's own uncommitted rows. */
 int store_tool_call_name(store *s, const char *session_id, const char *call_id, char **name);
-/* Recomputes a session's counts and times and its project's aggregates. */
+/* Recomputes the aggregates of the session's project (counts, activity,
+ * sources). A session's own count and time span follow store_message_add. */
 int store_session_refresh(store *s, const char *session_id);
 
 /* The incremental-sync record of one source file. */

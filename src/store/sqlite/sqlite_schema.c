@@ -82,7 +82,7 @@ static const char *const migrations[] = {
     "  size INTEGER NOT NULL,"
     "  inode INTEGER NOT NULL,"
     "  mtime_ns INTEGER NOT NULL,"
-    "  consumed INTEGER NOT NULL);"
+    "  consumed INTEGER NOT NULL) WITHOUT ROWID;"
     "CREATE VIRTUAL TABLE messages_fts USING fts5(text, content='messages',"
     "  content_rowid='message_id', tokenize=\"unicode61 remove_diacritics 2 tokenchars '_'\");"
     /* Inserts reach the index from store code, not from a trigger: a

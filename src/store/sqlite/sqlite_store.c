@@ -1219,6 +1219,21 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     rc = sq_done(s, st, "index insert");
     if (rc < 0)
         return rc;
+    /* The session's count and time span follow each insert, so a sync of
+     * one new line does not rescan a long session. */
+    rc = sq_prep(s,
+                 "UPDATE sessions SET message_count = message_count + 1, "
+                 "started_at = CASE WHEN ?1 <> '' AND (started_at = '' OR ?1 < started_at) "
+                 "THEN ?1 ELSE started_at END, "
+                 "ended_at = CASE WHEN ?1 > ended_at THEN ?1 ELSE ended_at END WHERE sid = ?2",
+                 &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_text(st, 1, m->timestamp ? m->timestamp : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, sid);
+    rc = sq_done(s, st, "session counts");
+    if (rc < 0)
+        return rc;
     return 0;
 }
 
@@ -1272,14 +1287,7 @@ static int sqlite_session_refresh(store *s, const char *id)
     if (rc < 0)
         return rc;
     sqlite3_stmt *st = NULL;
-    rc = sq_prep(s,
-                 "UPDATE sessions SET "
-                 "message_count = (SELECT count(*) FROM messages WHERE sid = ?1), "
-                 "started_at = coalesce((SELECT min(timestamp) FROM messages WHERE sid = ?1 AND "
-                 "timestamp <> ''), ''), "
-                 "ended_at = coalesce((SELECT max(timestamp) FROM messages WHERE sid = ?1 AND "
-                 "timestamp <> ''), '') WHERE sid = ?1 RETURNING project_id",
-                 &st);
+    rc = sq_prep(s, "SELECT project_id FROM sessions WHERE sid = ?", &st);
     if (rc < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
