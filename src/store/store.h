@@ -401,8 +401,17 @@ typedef struct store_source {
     int64_t consumed; /* bytes of complete lines read */
 } store_source;
 
+typedef struct store_sources {
+    store_source *rows; /* ordered by path (bytewise, as strcmp) */
+    size_t count;
+} store_sources;
+
 /* MCPAGE_ENOTFOUND when the path was never synced. */
 int store_source_get(store *s, const char *path, store_source *out);
+/* Every source record, ordered by path: one scan instead of one lookup per
+ * file. At most `max_rows`; MCPAGE_ERANGE past it. */
+int store_sources_all(store *s, size_t max_rows, store_sources *out);
+void store_sources_free(store_sources *l);
 int store_source_put(store *s, const store_source *src);
 void store_source_clear(store_source *src);
 

@@ -902,28 +902,32 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     /* Pre-pass: which files changed since their last sync, and how many
      * bytes that means (for the progress bar). */
     int64_t changed = 0, bytes_total = 0;
-    /* One transaction for all the lookups: one lock, not two per file. */
-    if ((rc = store_begin(s)) < 0)
+    /* One ordered scan of the source records, merged with the sorted
+     * file list: no per-file query. */
+    store_sources known;
+    if ((rc = store_sources_all(s, SYNC_FILES_MAX, &known)) < 0)
         goto out;
+    size_t k = 0;
     for (size_t i = 0; i < js.n; i++) {
         struct stat sb;
-        store_source src = {0};
         if (stat(js.v[i].path, &sb) < 0)
             continue;
-        int found = store_source_get(s, js.v[i].path, &src) == 0;
-        if (found && src.size == (int64_t)sb.st_size && src.inode == (int64_t)sb.st_ino &&
-            src.mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec) {
+        while (k < known.count && strcmp(known.rows[k].path, js.v[i].path) < 0)
+            k++;
+        const store_source *src = (k < known.count && strcmp(known.rows[k].path, js.v[i].path) == 0)
+                                      ? &known.rows[k]
+                                      : NULL;
+        if (src && src->size == (int64_t)sb.st_size && src->inode == (int64_t)sb.st_ino &&
+            src->mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec) {
             rep->files_unchanged++;
         } else {
             js.v[i].changed = 1;
             changed++;
-            int64_t from = found && src.consumed <= (int64_t)sb.st_size ? src.consumed : 0;
+            int64_t from = src && src->consumed <= (int64_t)sb.st_size ? src->consumed : 0;
             bytes_total += (int64_t)sb.st_size - from;
         }
-        store_source_clear(&src);
     }
-    if ((rc = store_commit(s)) < 0)
-        goto out;
+    store_sources_free(&known);
     int64_t done = 0, bytes_done = 0;
     for (size_t i = 0; i < js.n; i++) {
         if (!js.v[i].changed)

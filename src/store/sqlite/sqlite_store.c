@@ -1374,6 +1374,46 @@ static int sqlite_source_get(store *s, const char *path, store_source *out)
     return sq_err(s, "source");
 }
 
+static int sqlite_sources_all(store *s, size_t max_rows, store_sources *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "SELECT path, session_id, size, inode, mtime_ns, consumed FROM source_files "
+                     "ORDER BY path",
+                     &st);
+    if (rc < 0)
+        return rc;
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->count >= max_rows) {
+            sqlite3_reset(st);
+            store_sources_free(out);
+            return store_fail(s, MCPAGE_ERANGE, "more than %zu source files", max_rows);
+        }
+        store_source *rows = rows_grow(out->rows, out->count, &cap, sizeof *rows);
+        if (!rows)
+            goto nomem;
+        out->rows = rows;
+        store_source *r = &rows[out->count++];
+        if (col_dup(st, 0, 0, &r->path) || col_dup(st, 1, 0, &r->session_id))
+            goto nomem;
+        r->size = sqlite3_column_int64(st, 2);
+        r->inode = sqlite3_column_int64(st, 3);
+        r->mtime_ns = sqlite3_column_int64(st, 4);
+        r->consumed = sqlite3_column_int64(st, 5);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        store_sources_free(out);
+        return sq_err(s, "sources");
+    }
+    return 0;
+nomem:
+    sqlite3_reset(st);
+    store_sources_free(out);
+    return MCPAGE_ENOMEM;
+}
+
 static int sqlite_source_put(store *s, const store_source *src)
 {
     NEED_TX();
@@ -1442,6 +1482,7 @@ static const store_ops sqlite_ops = {
     .tool_call_name = sqlite_tool_call_name,
     .source_get = sqlite_source_get,
     .source_put = sqlite_source_put,
+    .sources_all = sqlite_sources_all,
 };
 
 int store_sqlite_open(store *s, const char *path, int flags)
