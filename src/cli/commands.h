@@ -7,11 +7,14 @@
 #define MCPAGE_CLI_COMMANDS_H
 
 typedef struct cli_command {
-    const char *name;                   /* as typed: "sync" */
-    const char *summary;                /* one line for `mcpage --help` */
-    int (*run)(int argc, char **argv);  /* argv[0] is the name */
+    const char *name;                  /* as typed: "sync" */
+    const char *summary;               /* one line for `mcpage --help` */
+    int (*run)(int argc, char **argv); /* argv[0] is the name */
 } cli_command;
 
 int cli_cmd_version(int argc, char **argv);
+int cli_cmd_sync(int argc, char **argv);
+int cli_cmd_stats(int argc, char **argv);
+int cli_cmd_serve(int argc, char **argv);
 
 #endif

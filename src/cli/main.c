@@ -9,7 +9,10 @@
 #include "cli/commands.h"
 
 static const cli_command commands[] = {
+    {"sync", "read new agent transcripts into the archive", cli_cmd_sync},
+    {"stats", "show what the archive holds", cli_cmd_stats},
     {"version", "print the version", cli_cmd_version},
+    {"serve", "serve MCP on stdin/stdout", cli_cmd_serve},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];

@@ -15,7 +15,8 @@
 void jw_init(jw *w, size_t max)
 {
     memset(w, 0, sizeof *w);
-    w->max = max ? max : SIZE_MAX / 2;
+    /* Capped so that len + extra + 1 in reserve() cannot overflow. */
+    w->max = max && max < SIZE_MAX / 2 ? max : SIZE_MAX / 2;
 }
 
 void jw_free(jw *w)
@@ -180,8 +181,15 @@ size_t jw_utf8_floor(const char *s, size_t n)
                           : (p[i] & 0xF0) == 0xE0 ? 3
                           : (p[i] & 0xF8) == 0xF0 ? 4
                                                   : 1;
-            if (need > 1 && i + need > n)
-                return i;
+            /* Only when every byte left continues it: "\xE2A" is an invalid
+             * byte and an 'A', not a character cut short. */
+            if (need > 1 && i + need > n) {
+                size_t k = i + 1;
+                while (k < n && (p[k] & 0xC0) == 0x80)
+                    k++;
+                if (k == n)
+                    return i;
+            }
             len = 1; /* an invalid byte stands as one character */
         }
         i += len;
@@ -209,14 +217,30 @@ static void put_escaped(jw *w, const char *s, size_t n)
         if (c < 0x80) {
             char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
             switch (c) {
-            case '"': put_ascii(w, "\\\"", 2); break;
-            case '\\': put_ascii(w, "\\\\", 2); break;
-            case '\n': put_ascii(w, "\\n", 2); break;
-            case '\r': put_ascii(w, "\\r", 2); break;
-            case '\t': put_ascii(w, "\\t", 2); break;
-            case '\b': put_ascii(w, "\\b", 2); break;
-            case '\f': put_ascii(w, "\\f", 2); break;
-            default: put_ascii(w, esc, 6); break;
+            case '"':
+                put_ascii(w, "\\\"", 2);
+                break;
+            case '\\':
+                put_ascii(w, "\\\\", 2);
+                break;
+            case '\n':
+                put_ascii(w, "\\n", 2);
+                break;
+            case '\r':
+                put_ascii(w, "\\r", 2);
+                break;
+            case '\t':
+                put_ascii(w, "\\t", 2);
+                break;
+            case '\b':
+                put_ascii(w, "\\b", 2);
+                break;
+            case '\f':
+                put_ascii(w, "\\f", 2);
+                break;
+            default:
+                put_ascii(w, esc, 6);
+                break;
             }
             i++;
             continue;
@@ -233,6 +257,13 @@ static void put_escaped(jw *w, const char *s, size_t n)
             w->utf16++;
             w->repaired++;
             i++;
+            continue;
+        }
+        if (cp == 0x2028 || cp == 0x2029) {
+            /* Valid JSON, but line terminators in JavaScript source: escaped
+             * so the output can be embedded in a script safely. */
+            put_ascii(w, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
+            i += len;
             continue;
         }
         if (!reserve(w, len))
@@ -329,10 +360,18 @@ void jw_string(jw *w, const char *s)
 
 void jw_int(jw *w, int64_t v)
 {
+    /* By hand: snprintf costs more than the rest of a typical record. */
     char num[24];
-    int n = snprintf(num, sizeof num, "%lld", (long long)v);
+    char *end = num + sizeof num, *q = end;
+    uint64_t u = v < 0 ? 0u - (uint64_t)v : (uint64_t)v;
+    do {
+        *--q = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *--q = '-';
     if (before_value(w))
-        put_ascii(w, num, (size_t)n);
+        put_ascii(w, q, (size_t)(end - q));
 }
 
 void jw_double(jw *w, double v)
@@ -343,6 +382,10 @@ void jw_double(jw *w, double v)
     }
     char num[32];
     int n = snprintf(num, sizeof num, "%.17g", v);
+    /* A host program may have set a locale whose decimal point is a comma. */
+    for (char *c = num; *c; c++)
+        if (*c == ',')
+            *c = '.';
     /* Keep it a JSON number that reads back as a real. */
     if (strspn(num, "-0123456789") == (size_t)n && n < 30)
         num[n++] = '.', num[n++] = '0', num[n] = '\0';
@@ -379,14 +422,20 @@ void jw_json(jw *w, const json_t *v)
 {
     if (w->err)
         return;
+    if (v == NULL) {
+        w->err = MCPAGE_EINVAL;
+        return;
+    }
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
         const char *key;
+        size_t key_len;
         json_t *val;
         jw_object_begin(w);
-        json_object_foreach((json_t *)v, key, val)
+        /* Keys may hold U+0000 (jansson 2.14 keeps their length). */
+        json_object_keylen_foreach((json_t *)v, key, key_len, val)
         {
-            jw_key(w, key);
+            jw_keyn(w, key, key_len);
             jw_json(w, val);
         }
         jw_object_end(w);
@@ -400,12 +449,24 @@ void jw_json(jw *w, const json_t *v)
         jw_array_end(w);
         break;
     }
-    case JSON_STRING: jw_stringn(w, json_string_value(v), json_string_length(v)); break;
-    case JSON_INTEGER: jw_int(w, (int64_t)json_integer_value(v)); break;
-    case JSON_REAL: jw_double(w, json_real_value(v)); break;
-    case JSON_TRUE: jw_bool(w, true); break;
-    case JSON_FALSE: jw_bool(w, false); break;
-    case JSON_NULL: jw_null(w); break;
+    case JSON_STRING:
+        jw_stringn(w, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        jw_int(w, (int64_t)json_integer_value(v));
+        break;
+    case JSON_REAL:
+        jw_double(w, json_real_value(v));
+        break;
+    case JSON_TRUE:
+        jw_bool(w, true);
+        break;
+    case JSON_FALSE:
+        jw_bool(w, false);
+        break;
+    case JSON_NULL:
+        jw_null(w);
+        break;
     }
 }
 

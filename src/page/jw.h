@@ -3,6 +3,8 @@
  * (each bad byte becomes U+FFFD), places commas, and counts the bytes,
  * code points and UTF-16 units of what it wrote in the same pass, so the
  * page builder can measure exactly the bytes that will be sent.
+ * U+2028 and U+2029 are written as \u2028 and \u2029, so the output is
+ * also safe to embed in JavaScript source.
  *
  * Errors are sticky: after the first failure (out of memory, the byte
  * limit, nesting deeper than JW_MAX_DEPTH, a value where a key is due)

@@ -1,0 +1,394 @@
+/*
+ * mcpage server: an MCP (Model Context Protocol) server runtime in C.
+ *
+ * A server holds a configuration and a registry of tools, resources,
+ * resource templates and prompts. A session speaks the protocol with one
+ * client over any transport: it takes one JSON-RPC message at a time and
+ * hands every response and notification to a send function. The stdio
+ * transport is one call:
+ *
+ *     static int echo(mcpage_call *call, const json_t *args, mcpage_result *res)
+ *     {
+ *         const char *text = json_string_value(json_object_get(args, "text"));
+ *         return mcpage_result_add_text(res, text, strlen(text));
+ *     }
+ *
+ *     int main(void)
+ *     {
+ *         mcpage_server_config cfg;
+ *         mcpage_server_config_init(&cfg, "echo-server", "1.0.0");
+ *         mcpage_server *srv;
+ *         if (mcpage_server_new(&cfg, &srv) != 0)
+ *             return 1;
+ *         mcpage_tool tool = {
+ *             .name = "echo", .description = "Echoes its text.",
+ *             .input_schema = "{\"type\":\"object\",\"properties\":"
+ *                             "{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
+ *             .handler = echo,
+ *         };
+ *         mcpage_server_add_tool(srv, &tool);
+ *         int rc = mcpage_serve_stdio(srv, 0, 1);
+ *         mcpage_server_free(srv);
+ *         return rc == 0 ? 0 : 1;
+ *     }
+ *
+ * Ownership: every descriptor passed to a registration function is
+ * copied (strings included); the caller may free it after the call.
+ * User data pointers are borrowed and must outlive the server.
+ *
+ * Threads: tool calls, resource reads and prompt gets run on the
+ * server's worker pool, so handlers must be thread-safe with respect to
+ * their user data. List providers and the completion callback run on the
+ * thread that called mcpage_session_receive(). Register everything
+ * before the first session is created: the registry is then frozen
+ * (registration returns MCPAGE_ESTATE) so that it can be read without
+ * locks.
+ */
+#ifndef MCPAGE_SERVER_H
+#define MCPAGE_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <mcpage/cursor.h>
+#include <mcpage/mcpage.h>
+#include <mcpage/result.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcpage_server mcpage_server;   /* opaque: configuration + registry */
+typedef struct mcpage_session mcpage_session; /* opaque: one client connection */
+typedef struct mcpage_call mcpage_call;       /* opaque: one request being handled */
+
+/* ---------------------------------------------------------------- config */
+
+/* Defaults of mcpage_server_config_init(). */
+#define MCPAGE_DEFAULT_MAX_MESSAGE  ((size_t)4 << 20)
+#define MCPAGE_DEFAULT_MAX_DEPTH    64
+#define MCPAGE_DEFAULT_PAGE_SIZE    100
+#define MCPAGE_DEFAULT_MAX_INFLIGHT 64
+#define MCPAGE_DEFAULT_WORKERS      4
+
+/* MCP log levels (RFC 5424 severities), lowest first. */
+typedef enum mcpage_log_level {
+    MCPAGE_LOG_DEBUG = 0,
+    MCPAGE_LOG_INFO,
+    MCPAGE_LOG_NOTICE,
+    MCPAGE_LOG_WARNING,
+    MCPAGE_LOG_ERROR,
+    MCPAGE_LOG_CRITICAL,
+    MCPAGE_LOG_ALERT,
+    MCPAGE_LOG_EMERGENCY
+} mcpage_log_level;
+
+typedef struct mcpage_server_config {
+    const char *name;           /* serverInfo.name (required) */
+    const char *title;          /* serverInfo.title, or NULL */
+    const char *version;        /* serverInfo.version (required) */
+    const char *instructions;   /* initialize result instructions, or NULL */
+    size_t page_size;           /* items per page of the four catalog lists */
+    size_t max_message;         /* largest accepted message in bytes */
+    int max_depth;              /* deepest accepted JSON nesting (1 to 1000) */
+    size_t max_inflight;        /* calls queued or running per server; more get -32000 */
+    int workers;                /* worker threads for calls (1 to 256) */
+    mcpage_log_level log_level; /* threshold until the client sends logging/setLevel */
+    bool validate_output;       /* check structuredContent against outputSchema */
+    mcpage_keyring *keyring;    /* borrowed: signs list cursors; NULL = a fresh random key */
+    void *user_data;            /* returned by mcpage_call_server_data() */
+} mcpage_server_config;
+
+/*
+ * Fills `cfg` with the defaults above; `name` and `version` are stored
+ * as given (borrowed until mcpage_server_new copies them).
+ * validate_output is on when the library was built without NDEBUG.
+ */
+MCPAGE_API void mcpage_server_config_init(mcpage_server_config *cfg, const char *name,
+                                          const char *version);
+
+/* Creates a server; the configuration is copied. */
+MCPAGE_API int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out);
+/*
+ * Stops the worker pool (waiting for running calls) and frees the server.
+ * Free every session first.
+ */
+MCPAGE_API void mcpage_server_free(mcpage_server *srv);
+
+/* ----------------------------------------------------------------- tools */
+
+/*
+ * A tool handler. `args` are the call's arguments, already validated
+ * against the inputSchema with its defaults filled in (never NULL; an
+ * object). Fill `res`. Returning non-zero, or setting isError, makes the
+ * result an error result (never a JSON-RPC error); when the handler
+ * returns non-zero and left `res` empty, the runtime adds a text block
+ * naming the status.
+ */
+typedef int (*mcpage_tool_fn)(mcpage_call *call, const json_t *args, mcpage_result *res);
+
+/* Tool annotations: hints for the client, not guarantees. */
+typedef enum mcpage_hint {
+    MCPAGE_HINT_UNSET = 0, /* not sent */
+    MCPAGE_HINT_FALSE,     /* sent as false */
+    MCPAGE_HINT_TRUE       /* sent as true */
+} mcpage_hint;
+
+typedef struct mcpage_tool {
+    const char *name;          /* required: unique, 1-128 chars of [A-Za-z0-9_.-] */
+    const char *title;         /* optional human title */
+    const char *description;   /* optional but strongly advised */
+    const char *input_schema;  /* JSON text of an object schema; NULL = no arguments */
+    const char *output_schema; /* JSON text of an object schema, or NULL */
+    mcpage_hint read_only;     /* annotations.readOnlyHint */
+    mcpage_hint destructive;   /* annotations.destructiveHint */
+    mcpage_hint idempotent;    /* annotations.idempotentHint */
+    mcpage_hint open_world;    /* annotations.openWorldHint */
+    mcpage_tool_fn handler;    /* required */
+    void *user_data;           /* returned by mcpage_call_data() */
+} mcpage_tool;
+
+/* Registers a tool. MCPAGE_EEXIST for a duplicate name, MCPAGE_EPARSE for a bad schema. */
+MCPAGE_API int mcpage_server_add_tool(mcpage_server *srv, const mcpage_tool *tool);
+
+/* ------------------------------------------------------------- resources */
+
+typedef struct mcpage_contents mcpage_contents; /* opaque: resources/read contents */
+
+/* Appends a text content item. */
+MCPAGE_API int mcpage_contents_add_text(mcpage_contents *c, const char *uri, const char *mime_type,
+                                        const char *text, size_t len);
+/* Appends a binary content item (base64-encoded here). */
+MCPAGE_API int mcpage_contents_add_blob(mcpage_contents *c, const char *uri, const char *mime_type,
+                                        const void *data, size_t len);
+
+/*
+ * Reads one resource. Return 0 after adding contents, MCPAGE_ENOTFOUND
+ * when the uri is not yours (the client gets -32002), or another status
+ * (-32603). For a template, mcpage_call_args() holds its variables.
+ */
+typedef int (*mcpage_read_fn)(mcpage_call *call, const char *uri, mcpage_contents *out);
+
+/* A resource as listed. */
+typedef struct mcpage_resource {
+    const char *uri;         /* required */
+    const char *name;        /* required */
+    const char *title;       /* optional */
+    const char *description; /* optional */
+    const char *mime_type;   /* optional */
+    int64_t size;            /* bytes, or -1 when unknown */
+    mcpage_read_fn read;     /* required when registered on its own */
+    void *user_data;         /* returned by mcpage_call_data() */
+} mcpage_resource;
+
+MCPAGE_API int mcpage_server_add_resource(mcpage_server *srv, const mcpage_resource *res);
+
+/*
+ * A resource provider lists a large or changing set page by page. The
+ * list callback adds up to `limit` resources that follow the position
+ * `after` (NULL for the first page) in its own stable order, each with
+ * the key that resumes after it (at most MCPAGE_CURSOR_MAX_STR_BYTES
+ * bytes; NULL = the uri). The runtime asks for one more than it shows to
+ * learn whether more follow.
+ */
+typedef struct mcpage_resource_page mcpage_resource_page; /* opaque */
+MCPAGE_API int mcpage_resource_page_add(mcpage_resource_page *page, const mcpage_resource *res,
+                                        const char *key);
+
+typedef int (*mcpage_list_fn)(void *user_data, const char *after, size_t after_len, size_t limit,
+                              mcpage_resource_page *page);
+
+typedef struct mcpage_resource_provider {
+    mcpage_list_fn list; /* required */
+    mcpage_read_fn read; /* required: MCPAGE_ENOTFOUND for uris it does not own */
+    void *user_data;     /* passed to list; returned by mcpage_call_data() in read */
+} mcpage_resource_provider;
+
+MCPAGE_API int mcpage_server_add_resource_provider(mcpage_server *srv,
+                                                   const mcpage_resource_provider *p);
+
+/* A resource template (RFC 6570, level 1: {var} expansions). */
+typedef struct mcpage_resource_template {
+    const char *uri_template; /* required, e.g. "notes://{id}/text" */
+    const char *name;         /* required */
+    const char *title;        /* optional */
+    const char *description;  /* optional */
+    const char *mime_type;    /* optional */
+    mcpage_read_fn read;      /* required: reads a matching uri */
+    void *user_data;          /* returned by mcpage_call_data() */
+} mcpage_resource_template;
+
+MCPAGE_API int mcpage_server_add_resource_template(mcpage_server *srv,
+                                                   const mcpage_resource_template *t);
+
+/*
+ * Matches `uri` against a level-1 template; on a match stores a new
+ * object of the (percent-decoded) variables in *vars (caller frees with
+ * json_decref) and returns 0, else MCPAGE_ENOTFOUND.
+ */
+MCPAGE_API int mcpage_uri_template_match(const char *tmpl, const char *uri, json_t **vars);
+/* Expands a level-1 template with string values from `vars`; free with mcpage_free(). */
+MCPAGE_API char *mcpage_uri_template_expand(const char *tmpl, const json_t *vars);
+
+/* --------------------------------------------------------------- prompts */
+
+typedef struct mcpage_prompt_messages mcpage_prompt_messages; /* opaque */
+
+/* Appends a message with a text content block; role is "user" or "assistant". */
+MCPAGE_API int mcpage_prompt_add_text(mcpage_prompt_messages *m, const char *role,
+                                      const char *text);
+/* Appends a message with any content block (copied). */
+MCPAGE_API int mcpage_prompt_add_content(mcpage_prompt_messages *m, const char *role,
+                                         const json_t *content);
+MCPAGE_API int mcpage_prompt_set_description(mcpage_prompt_messages *m, const char *description);
+
+/* Builds a prompt; `args` holds the string arguments (required ones checked). */
+typedef int (*mcpage_prompt_fn)(mcpage_call *call, const json_t *args, mcpage_prompt_messages *out);
+
+typedef struct mcpage_prompt_arg {
+    const char *name;        /* required */
+    const char *title;       /* optional */
+    const char *description; /* optional */
+    bool required;           /* prompts/get without it is -32602 */
+} mcpage_prompt_arg;
+
+#define MCPAGE_PROMPT_MAX_ARGS 32
+
+typedef struct mcpage_prompt {
+    const char *name;                               /* required, unique */
+    const char *title;                              /* optional */
+    const char *description;                        /* optional */
+    mcpage_prompt_arg args[MCPAGE_PROMPT_MAX_ARGS]; /* first `nargs` used */
+    int nargs;                                      /* 0 to MCPAGE_PROMPT_MAX_ARGS */
+    mcpage_prompt_fn handler;                       /* required */
+    void *user_data;                                /* returned by mcpage_call_data() */
+} mcpage_prompt;
+
+MCPAGE_API int mcpage_server_add_prompt(mcpage_server *srv, const mcpage_prompt *p);
+
+/* ------------------------------------------------------------ completion */
+
+typedef struct mcpage_completion mcpage_completion; /* opaque: the values to return */
+
+/* Adds a value; past 100 values it only counts toward total and sets hasMore. */
+MCPAGE_API int mcpage_completion_add(mcpage_completion *c, const char *value);
+
+/* What completion/complete asks for. */
+typedef struct mcpage_completion_request {
+    bool is_prompt;        /* ref/prompt (else ref/resource) */
+    const char *ref;       /* the prompt name or the template uri */
+    const char *argument;  /* the argument or template variable being completed */
+    const char *value;     /* what the user typed so far */
+    const json_t *context; /* context.arguments: already resolved values, or NULL */
+} mcpage_completion_request;
+
+typedef int (*mcpage_complete_fn)(void *user_data, const mcpage_completion_request *req,
+                                  mcpage_completion *out);
+
+/* Enables the completions capability with one callback for all prompts and templates. */
+MCPAGE_API int mcpage_server_set_completion(mcpage_server *srv, mcpage_complete_fn fn,
+                                            void *user_data);
+
+/* ------------------------------------------------------------ the call */
+
+/* The tool arguments, prompt arguments or template variables (an object). */
+MCPAGE_API const json_t *mcpage_call_args(const mcpage_call *call);
+/* The registered item's user_data. */
+MCPAGE_API void *mcpage_call_data(const mcpage_call *call);
+/* The server's config user_data. */
+MCPAGE_API void *mcpage_call_server_data(const mcpage_call *call);
+/* True once the client cancelled this request (the response will be dropped). */
+MCPAGE_API bool mcpage_call_cancelled(const mcpage_call *call);
+/*
+ * Sends notifications/progress when the request carried a progressToken
+ * (else does nothing and returns 0). `progress` must grow from call to
+ * call; `total` <= 0 means unknown; `message` may be NULL.
+ */
+MCPAGE_API int mcpage_call_progress(mcpage_call *call, double progress, double total,
+                                    const char *message);
+/* Sends notifications/message when `level` passes the session's threshold. */
+MCPAGE_API int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const char *logger,
+                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* ------------------------------------------------------------ sessions */
+
+/*
+ * The transport's output: one complete JSON-RPC message of `len` bytes
+ * (no trailing newline; the bytes are valid during the call only).
+ * `related_id` is the compact JSON text of the request id the message
+ * answers or belongs to (a response, or progress and log notifications
+ * sent while that request ran: "7", "\"abc\""), or NULL; an HTTP
+ * transport uses it to pick the stream. Called from any thread but never
+ * concurrently for one session. Return 0, or non-zero when the peer is
+ * gone (later sends are dropped).
+ */
+typedef int (*mcpage_send_fn)(void *ud, const char *msg, size_t len, const char *related_id);
+
+/* Creates a session; freezes the server's registry. */
+MCPAGE_API int mcpage_session_new(mcpage_server *srv, mcpage_send_fn send, void *ud,
+                                  mcpage_session **out);
+/*
+ * Handles one message (a JSON-RPC request, notification or response).
+ * Replies synchronously, except for tools/call, resources/read and
+ * prompts/get, which run on the worker pool and reply later from a
+ * worker thread. Call it from one thread at a time.
+ */
+MCPAGE_API void mcpage_session_receive(mcpage_session *s, const char *msg, size_t len);
+/* Requests cancellation of every call in flight (their responses are dropped). */
+MCPAGE_API void mcpage_session_cancel_all(mcpage_session *s);
+/*
+ * Waits until no call of this session is in flight, for at most
+ * `timeout_ms` (negative = forever). 0 when idle, else MCPAGE_ESTATE.
+ */
+MCPAGE_API int mcpage_session_drain(mcpage_session *s, int timeout_ms);
+/*
+ * Detaches the session from its transport (no send after this returns)
+ * and frees it once its last call finishes.
+ */
+MCPAGE_API void mcpage_session_free(mcpage_session *s);
+
+/* True once initialize succeeded. */
+MCPAGE_API bool mcpage_session_initialized(const mcpage_session *s);
+/* The negotiated protocol version ("2025-11-25"), or NULL before initialize. */
+MCPAGE_API const char *mcpage_session_protocol_version(const mcpage_session *s);
+/* Sends a notifications/message outside any call (e.g. from a transport). */
+MCPAGE_API int mcpage_session_log(mcpage_session *s, mcpage_log_level level, const char *logger,
+                                  const char *text);
+/* Sends notifications/resources/updated when the client subscribed to `uri`. */
+MCPAGE_API int mcpage_session_resource_updated(mcpage_session *s, const char *uri);
+
+/* True when `version` is a protocol revision this library speaks. */
+MCPAGE_API bool mcpage_protocol_supported(const char *version);
+/* The newest revision this library speaks. */
+MCPAGE_API const char *mcpage_protocol_latest(void);
+
+/* ------------------------------------------------------------ stdio */
+
+typedef struct mcpage_stdio_options {
+    int stop_fd;         /* readable (or closed) means stop, as on SIGTERM; -1 = none */
+    bool handle_signals; /* stop on SIGTERM/SIGINT (blocked in the calling thread) */
+    int grace_ms;        /* on stop: wait this long for running calls, then cancel */
+} mcpage_stdio_options;
+
+/*
+ * Serves one session over newline-delimited JSON-RPC on the two file
+ * descriptors until end of input (waits for every call, then returns 0),
+ * a stop signal (returns 0 within about a second: running calls get
+ * grace_ms to finish and are then cancelled), or an I/O error
+ * (MCPAGE_EIO). Nothing but MCP goes to out_fd; diagnostics go to stderr.
+ * mcpage_serve_stdio() uses a 500 ms grace period and handles signals.
+ * Returns MCPAGE_ESTATE when calls ignored cancellation and were still
+ * running at exit: then do not free the server; exit the process.
+ * SIGPIPE is blocked in the calling thread and the workers.
+ */
+MCPAGE_API int mcpage_serve_stdio(mcpage_server *srv, int in_fd, int out_fd);
+MCPAGE_API int mcpage_serve_stdio_ex(mcpage_server *srv, int in_fd, int out_fd,
+                                     const mcpage_stdio_options *opts);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCPAGE_SERVER_H */

@@ -1,0 +1,174 @@
+/*
+ * `mcpage sync`: reads new transcript lines from Claude Code and Codex CLI
+ * into the archive. Progress bar on a terminal, one summary line
+ * otherwise, a JSON object with --json.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mcpage/mcpage.h>
+
+#include "cli/commands.h"
+#include "store/store.h"
+#include "sync/sync.h"
+
+static void sync_usage(FILE *out)
+{
+    fprintf(out, "usage: mcpage sync [--db FILE] [--claude-home DIR] [--codex-home DIR]\n"
+                 "                   [--no-claude] [--no-codex] [--json] [--quiet]\n\n"
+                 "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
+                 "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl) into the archive.\n"
+                 "Files already read are skipped or read from where the last sync stopped;\n"
+                 "sessions whose files were deleted stay in the archive.\n\n"
+                 "  --db FILE          the archive (env MCPAGE_DB; default\n"
+                 "                     $XDG_DATA_HOME/mcpage/archive.db or\n"
+                 "                     ~/.local/share/mcpage/archive.db)\n"
+                 "  --claude-home DIR  Claude Code's directory (env MCPAGE_CLAUDE_HOME,\n"
+                 "                     CLAUDE_CONFIG_DIR; default ~/.claude)\n"
+                 "  --codex-home DIR   Codex's directory (env MCPAGE_CODEX_HOME, CODEX_HOME;\n"
+                 "                     default ~/.codex)\n"
+                 "  --no-claude, --no-codex  skip one source\n"
+                 "  --json             print the report as one JSON object on stdout\n"
+                 "  --quiet            print nothing unless something failed\n");
+}
+
+typedef struct bar_state {
+    int enabled;
+    int last_pct;
+} bar_state;
+
+static void draw_bar(void *ud, const sync_progress *p)
+{
+    bar_state *b = ud;
+    if (!b->enabled)
+        return;
+    int pct = p->bytes_total > 0 ? (int)(p->bytes_done * 100 / p->bytes_total) : 100;
+    if (pct > 100)
+        pct = 100;
+    if (pct == b->last_pct && p->files_done != p->files_total)
+        return;
+    b->last_pct = pct;
+    char bar[31];
+    int fill = pct * 30 / 100;
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = 0;
+    fprintf(stderr, "\r[%s] %3d%%  %lld/%lld files  %.1f MB", bar, pct, (long long)p->files_done,
+            (long long)p->files_total, (double)p->bytes_done / 1e6);
+    fflush(stderr);
+}
+
+static void print_json(const sync_report *r, const char *db)
+{
+    json_t *o = json_object();
+    json_t *ex = json_array();
+    for (int i = 0; i < r->nexamples; i++)
+        json_array_append_new(ex, json_string(r->examples[i]));
+    json_object_set_new(o, "db", json_string(db));
+    json_object_set_new(o, "files_seen", json_integer(r->files_seen));
+    json_object_set_new(o, "files_unchanged", json_integer(r->files_unchanged));
+    json_object_set_new(o, "files_read", json_integer(r->files_read));
+    json_object_set_new(o, "files_reparsed", json_integer(r->files_reparsed));
+    json_object_set_new(o, "files_failed", json_integer(r->files_failed));
+    json_object_set_new(o, "lines_read", json_integer(r->lines_read));
+    json_object_set_new(o, "lines_malformed", json_integer(r->lines_malformed));
+    json_object_set_new(o, "lines_too_long", json_integer(r->lines_too_long));
+    json_object_set_new(o, "files_with_partial_last_line", json_integer(r->lines_partial));
+    json_object_set_new(o, "sessions_added", json_integer(r->sessions_added));
+    json_object_set_new(o, "messages_added", json_integer(r->messages_added));
+    json_object_set_new(o, "bytes_read", json_integer(r->bytes_read));
+    json_object_set_new(o, "seconds", json_real(r->seconds));
+    json_object_set_new(o, "examples", ex);
+    char *txt = json_dumps(o, JSON_COMPACT);
+    if (txt)
+        printf("%s\n", txt);
+    free(txt);
+    json_decref(o);
+}
+
+int cli_cmd_sync(int argc, char **argv)
+{
+    char db[SYNC_PATH_MAX], claude[SYNC_PATH_MAX], codex[SYNC_PATH_MAX];
+    const char *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
+    int json = 0, quiet = 0, no_claude = 0, no_codex = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            sync_usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            quiet = 1;
+        } else if (strcmp(a, "--no-claude") == 0) {
+            no_claude = 1;
+        } else if (strcmp(a, "--no-codex") == 0) {
+            no_codex = 1;
+        } else if (i + 1 < argc && strcmp(a, "--db") == 0) {
+            db_arg = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--claude-home") == 0) {
+            claude_arg = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--codex-home") == 0) {
+            codex_arg = argv[++i];
+        } else {
+            fprintf(stderr, "mcpage sync: unknown or incomplete option '%s'\n", a);
+            sync_usage(stderr);
+            return 2;
+        }
+    }
+    if ((db_arg ? snprintf(db, sizeof db, "%s", db_arg) < 0 : sync_default_db(db, sizeof db) < 0) ||
+        (claude_arg ? snprintf(claude, sizeof claude, "%s", claude_arg) < 0
+                    : sync_default_claude_home(claude, sizeof claude) < 0) ||
+        (codex_arg ? snprintf(codex, sizeof codex, "%s", codex_arg) < 0
+                   : sync_default_codex_home(codex, sizeof codex) < 0)) {
+        fprintf(stderr, "mcpage sync: a path is too long\n");
+        return 2;
+    }
+    if (sync_make_parent_dirs(db) < 0) {
+        fprintf(stderr, "mcpage sync: cannot create the directory of %s\n", db);
+        return 1;
+    }
+    store *s = NULL;
+    char err[600];
+    int rc = store_open_msg(db, STORE_OPEN_WRITE, &s, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "mcpage sync: cannot open %s: %s\n", db, err);
+        return 1;
+    }
+    bar_state bar = {.enabled = !json && !quiet && isatty(2), .last_pct = -1};
+    sync_options opt = {
+        .claude_home = no_claude ? NULL : claude,
+        .codex_home = no_codex ? NULL : codex,
+        .progress = draw_bar,
+        .progress_ud = &bar,
+    };
+    sync_report rep;
+    rc = sync_run(s, &opt, &rep);
+    if (bar.enabled)
+        fprintf(stderr, "\n");
+    store_close(s);
+    if (json) {
+        print_json(&rep, db);
+    } else if (!quiet || rep.files_failed) {
+        fprintf(stderr,
+                "mcpage sync: %lld files (%lld unchanged, %lld read, %lld re-read, %lld failed), "
+                "+%lld sessions, +%lld messages, %.1f MB in %.2f s; %lld malformed, %lld too "
+                "long, %lld partial last lines\n",
+                (long long)rep.files_seen, (long long)rep.files_unchanged,
+                (long long)rep.files_read, (long long)rep.files_reparsed,
+                (long long)rep.files_failed, (long long)rep.sessions_added,
+                (long long)rep.messages_added, (double)rep.bytes_read / 1e6, rep.seconds,
+                (long long)rep.lines_malformed, (long long)rep.lines_too_long,
+                (long long)rep.lines_partial);
+        for (int i = 0; i < rep.nexamples; i++)
+            fprintf(stderr, "  %s\n", rep.examples[i]);
+    }
+    if (rc < 0) {
+        fprintf(stderr, "mcpage sync: %s\n", mcpage_strerror(rc));
+        return 1;
+    }
+    return rep.files_failed ? 1 : 0;
+}

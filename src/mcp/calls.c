@@ -1,0 +1,291 @@
+/*
+ * Work that runs on the worker pool: tools/call (argument validation,
+ * defaults, the handler, output checks), resources/read (static
+ * resources, then providers, then templates) and prompts/get. A call
+ * that was cancelled while it ran sends no response.
+ */
+#include <mcpage/server.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "mcp/schema.h"
+#include "mcp/server_internal.h"
+#include "page/alloc.h"
+#include "page/base64.h"
+#include "page/result_internal.h"
+
+/* The contents of one resources/read response. */
+struct mcpage_contents {
+    jw w;     /* the "contents" array being written */
+    size_t n; /* items added */
+};
+
+struct mcpage_prompt_messages {
+    json_t *messages;  /* the messages array */
+    char *description; /* or NULL */
+};
+
+/* Largest resources/read response body. */
+#define CONTENTS_MAX_BYTES ((size_t)256 << 20)
+/* Most messages one prompt may return. */
+#define PROMPT_MAX_MESSAGES 1000
+
+void mcp_call_free(mcpage_call *call)
+{
+    if (call == NULL)
+        return;
+    json_decref(call->id);
+    json_decref(call->progress_token);
+    json_decref(call->args);
+    mcpage__free(call->uri);
+    mcpage__free(call);
+}
+
+static void run_tool(mcpage_call *call)
+{
+    const mcp_tool *tool = call->tool;
+    mcpage_server *srv = call->s->srv;
+    mcpage_result *res = mcpage_result_new();
+    if (res == NULL) {
+        mcp_send_error(call->s, call->id, RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                       NULL);
+        return;
+    }
+    char why[512];
+    if (!schema_validate(tool->input_schema, call->args, true, why, sizeof why)) {
+        mcpage_result_errorf(res,
+                             "Invalid arguments for tool '%s': %s. Fix this argument and call "
+                             "again; the inputSchema of '%s' in tools/list describes every "
+                             "parameter.",
+                             tool->name, why, tool->name);
+    } else {
+        int rc = tool->handler(call, call->args, res);
+        if (rc != 0) {
+            if (mcpage_result_block_count(res) == 0)
+                mcpage_result_errorf(res, "Tool '%s' failed: %s", tool->name, mcpage_strerror(rc));
+            mcpage_result_set_error(res, true);
+        }
+        if (!mcpage_result_is_error(res) && tool->output_schema && srv->cfg.validate_output) {
+            size_t len = 0;
+            const char *sc = mcpage_result_structured(res, &len);
+            json_t *v = sc ? json_loadb(sc, len, 0, NULL) : NULL;
+            bool ok = v != NULL;
+            if (sc == NULL)
+                snprintf(why, sizeof why, "no structuredContent was set");
+            else if (v == NULL)
+                snprintf(why, sizeof why, "structuredContent is not valid JSON");
+            else
+                ok = schema_validate(tool->output_schema, v, false, why, sizeof why);
+            json_decref(v);
+            if (!ok) {
+                fprintf(stderr, "mcpage: tool '%s' broke its outputSchema: %s\n", tool->name, why);
+                mcpage_result_errorf(res,
+                                     "Tool '%s' returned a result that does not match its "
+                                     "outputSchema (a server bug): %s",
+                                     tool->name, why);
+            }
+        }
+    }
+    if (!mcpage_call_cancelled(call)) {
+        jw w;
+        jw_init(&w, 0);
+        mcp_write_head(&w, call->id);
+        mcpage__result_write(res, &w);
+        mcp_send_finish(call->s, &w, call->id);
+    }
+    mcpage_result_free(res);
+}
+
+int mcpage_contents_add_text(mcpage_contents *c, const char *uri, const char *mime_type,
+                             const char *text, size_t len)
+{
+    if (uri == NULL || (text == NULL && len > 0))
+        return MCPAGE_EINVAL;
+    jw_object_begin(&c->w);
+    jw_kv_string(&c->w, "uri", uri);
+    if (mime_type)
+        jw_kv_string(&c->w, "mimeType", mime_type);
+    jw_key(&c->w, "text");
+    jw_stringn(&c->w, text ? text : "", len);
+    jw_object_end(&c->w);
+    c->n++;
+    return c->w.err;
+}
+
+int mcpage_contents_add_blob(mcpage_contents *c, const char *uri, const char *mime_type,
+                             const void *data, size_t len)
+{
+    if (uri == NULL || (data == NULL && len > 0))
+        return MCPAGE_EINVAL;
+    if (len > CONTENTS_MAX_BYTES / 2)
+        return MCPAGE_ERANGE;
+    char *b64 = mcpage__malloc(b64_encoded_len(len, false) + 1);
+    if (b64 == NULL)
+        return MCPAGE_ENOMEM;
+    size_t n = b64_encode(data, len, b64, false);
+    jw_object_begin(&c->w);
+    jw_kv_string(&c->w, "uri", uri);
+    if (mime_type)
+        jw_kv_string(&c->w, "mimeType", mime_type);
+    jw_key(&c->w, "blob");
+    jw_stringn(&c->w, b64, n);
+    jw_object_end(&c->w);
+    mcpage__free(b64);
+    c->n++;
+    return c->w.err;
+}
+
+static void contents_reset(mcpage_contents *c)
+{
+    jw_reset(&c->w);
+    c->n = 0;
+    jw_array_begin(&c->w);
+}
+
+static void run_read(mcpage_call *call)
+{
+    mcpage_server *srv = call->s->srv;
+    const char *uri = call->uri;
+    mcpage_contents c;
+    jw_init(&c.w, CONTENTS_MAX_BYTES);
+    contents_reset(&c);
+    int rc = MCPAGE_ENOTFOUND;
+    for (size_t i = 0; i < srv->nresources && rc == MCPAGE_ENOTFOUND; i++) {
+        if (strcmp(srv->resources[i].uri, uri) == 0) {
+            call->item_ud = srv->resources[i].ud;
+            rc = srv->resources[i].read(call, uri, &c);
+        }
+    }
+    for (size_t i = 0; i < srv->nproviders && rc == MCPAGE_ENOTFOUND; i++) {
+        contents_reset(&c);
+        call->item_ud = srv->providers[i].user_data;
+        rc = srv->providers[i].read(call, uri, &c);
+    }
+    for (size_t i = 0; i < srv->ntemplates && rc == MCPAGE_ENOTFOUND; i++) {
+        json_t *vars = NULL;
+        if (mcpage_uri_template_match(srv->templates[i].uri_template, uri, &vars) != 0)
+            continue;
+        contents_reset(&c);
+        json_decref(call->args);
+        call->args = vars;
+        call->item_ud = srv->templates[i].ud;
+        rc = srv->templates[i].read(call, uri, &c);
+    }
+    jw_array_end(&c.w);
+    if (rc == 0 && c.w.err)
+        rc = c.w.err;
+    if (mcpage_call_cancelled(call)) {
+        /* Dropped: the client no longer waits for it. */
+    } else if (rc == MCPAGE_ENOTFOUND) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "Resource not found: '%.200s'; resources/list and "
+                 "resources/templates/list name what can be read",
+                 uri);
+        mcp_send_error(call->s, call->id, MCP_RESOURCE_NOT_FOUND, msg,
+                       json_pack("{s:s}", "uri", uri));
+    } else if (rc != 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "Internal error: reading '%.200s' failed: %s", uri,
+                 mcpage_strerror(rc));
+        mcp_send_error(call->s, call->id, RPC_INTERNAL_ERROR, msg, NULL);
+    } else {
+        jw w;
+        jw_init(&w, 0);
+        mcp_write_head(&w, call->id);
+        jw_object_begin(&w);
+        jw_key(&w, "contents");
+        jw_raw_value(&w, c.w.buf, c.w.len);
+        jw_object_end(&w);
+        mcp_send_finish(call->s, &w, call->id);
+    }
+    jw_free(&c.w);
+}
+
+static int add_message(mcpage_prompt_messages *m, const char *role, json_t *content)
+{
+    if (content == NULL)
+        return MCPAGE_ENOMEM;
+    if (role == NULL || (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)) {
+        json_decref(content);
+        return MCPAGE_EINVAL;
+    }
+    if (json_array_size(m->messages) >= PROMPT_MAX_MESSAGES) {
+        json_decref(content);
+        return MCPAGE_ERANGE;
+    }
+    json_t *msg = json_pack("{s:s, s:o}", "role", role, "content", content);
+    if (msg == NULL || json_array_append_new(m->messages, msg) != 0)
+        return MCPAGE_ENOMEM;
+    return 0;
+}
+
+int mcpage_prompt_add_text(mcpage_prompt_messages *m, const char *role, const char *text)
+{
+    if (text == NULL)
+        return MCPAGE_EINVAL;
+    return add_message(m, role, json_pack("{s:s, s:s}", "type", "text", "text", text));
+}
+
+int mcpage_prompt_add_content(mcpage_prompt_messages *m, const char *role, const json_t *content)
+{
+    if (!json_is_object(content) || !json_is_string(json_object_get(content, "type")))
+        return MCPAGE_EINVAL;
+    return add_message(m, role, json_deep_copy(content));
+}
+
+int mcpage_prompt_set_description(mcpage_prompt_messages *m, const char *description)
+{
+    char *copy = description ? mcpage__strdup(description) : NULL;
+    if (description && copy == NULL)
+        return MCPAGE_ENOMEM;
+    mcpage__free(m->description);
+    m->description = copy;
+    return 0;
+}
+
+static void run_prompt(mcpage_call *call)
+{
+    const mcp_prompt *p = call->prompt;
+    mcpage_prompt_messages m = {json_array(), NULL};
+    int rc = m.messages ? p->handler(call, call->args, &m) : MCPAGE_ENOMEM;
+    if (mcpage_call_cancelled(call)) {
+        /* Dropped. */
+    } else if (rc != 0) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "Prompt '%s' failed: %s", p->name, mcpage_strerror(rc));
+        mcp_send_error(call->s, call->id,
+                       rc == MCPAGE_EINVAL ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR, msg, NULL);
+    } else {
+        jw w;
+        jw_init(&w, 0);
+        mcp_write_head(&w, call->id);
+        jw_object_begin(&w);
+        if (m.description)
+            jw_kv_string(&w, "description", m.description);
+        jw_key(&w, "messages");
+        jw_json(&w, m.messages);
+        jw_object_end(&w);
+        mcp_send_finish(call->s, &w, call->id);
+    }
+    json_decref(m.messages);
+    mcpage__free(m.description);
+}
+
+void mcp_call_run(mcpage_call *call)
+{
+    if (mcpage_call_cancelled(call))
+        return;
+    switch (call->kind) {
+    case CALL_TOOL:
+        run_tool(call);
+        break;
+    case CALL_READ:
+        run_read(call);
+        break;
+    case CALL_PROMPT:
+        run_prompt(call);
+        break;
+    }
+}

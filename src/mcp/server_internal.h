@@ -1,0 +1,186 @@
+/*
+ * The runtime's internal structures, shared by server.c (configuration,
+ * registry, worker pool), session.c (dispatch and lifecycle), lists.c
+ * (the four paged catalog lists) and calls.c (work that runs on the
+ * pool: tools/call, resources/read, prompts/get).
+ */
+#ifndef MCPAGE_MCP_SERVER_INTERNAL_H
+#define MCPAGE_MCP_SERVER_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <mcpage/server.h>
+
+#include "mcp/version.h"
+#include "page/jw.h"
+
+/* JSON-RPC 2.0 and MCP error codes. */
+#define RPC_PARSE_ERROR        (-32700)
+#define RPC_INVALID_REQUEST    (-32600)
+#define RPC_METHOD_NOT_FOUND   (-32601)
+#define RPC_INVALID_PARAMS     (-32602)
+#define RPC_INTERNAL_ERROR     (-32603)
+#define RPC_SERVER_BUSY        (-32000) /* implementation-defined: too many calls in flight */
+#define MCP_RESOURCE_NOT_FOUND (-32002)
+
+/* Limits on what the registry and a session hold. */
+#define MCP_MAX_ITEMS         100000 /* tools, resources, templates or prompts each */
+#define MCP_MAX_SUBSCRIPTIONS 1024   /* resources/subscribe uris per session */
+#define MCP_MAX_ID_BYTES      256    /* longest string request id we accept */
+#define MCP_ID_TEXT_MAX       (MCP_MAX_ID_BYTES * 6 + 3) /* its JSON text, escaped, plus NUL */
+#define MCP_MAX_WORKERS       256
+
+typedef struct mcp_tool {
+    char *name;             /* unique name */
+    char *title;            /* or NULL */
+    char *description;      /* or NULL */
+    json_t *input_schema;   /* parsed inputSchema (always an object schema) */
+    json_t *output_schema;  /* parsed outputSchema, or NULL */
+    mcpage_hint hints[4];   /* readOnly, destructive, idempotent, openWorld */
+    mcpage_tool_fn handler; /* the handler */
+    void *ud;               /* its user data */
+} mcp_tool;
+
+typedef struct mcp_resource {
+    char *uri;           /* exact uri */
+    char *name;          /* name */
+    char *title;         /* or NULL */
+    char *description;   /* or NULL */
+    char *mime_type;     /* or NULL */
+    int64_t size;        /* bytes or -1 */
+    mcpage_read_fn read; /* reader */
+    void *ud;            /* its user data */
+} mcp_resource;
+
+typedef struct mcp_template {
+    char *uri_template;  /* level-1 RFC 6570 template */
+    char *name;          /* name */
+    char *title;         /* or NULL */
+    char *description;   /* or NULL */
+    char *mime_type;     /* or NULL */
+    mcpage_read_fn read; /* reader for matching uris */
+    void *ud;            /* its user data */
+} mcp_template;
+
+typedef struct mcp_prompt_arg {
+    char *name;        /* argument name */
+    char *title;       /* or NULL */
+    char *description; /* or NULL */
+    bool required;     /* must be given */
+} mcp_prompt_arg;
+
+typedef struct mcp_prompt {
+    char *name;                                  /* unique name */
+    char *title;                                 /* or NULL */
+    char *description;                           /* or NULL */
+    mcp_prompt_arg args[MCPAGE_PROMPT_MAX_ARGS]; /* arguments */
+    int nargs;                                   /* arguments in use */
+    mcpage_prompt_fn handler;                    /* builds the messages */
+    void *ud;                                    /* its user data */
+} mcp_prompt;
+
+/* What a queued call does. */
+typedef enum mcp_call_kind { CALL_TOOL, CALL_READ, CALL_PROMPT } mcp_call_kind;
+
+struct mcpage_call {
+    mcpage_call *next;  /* server queue link */
+    mcpage_call *snext; /* session in-flight list links */
+    mcpage_call *sprev;
+    mcpage_session *s;        /* owning session (holds a reference) */
+    mcp_call_kind kind;       /* what to run */
+    json_t *id;               /* request id (string or integer) */
+    json_t *progress_token;   /* _meta.progressToken, or NULL */
+    json_t *args;             /* arguments / template variables (object) */
+    const mcp_tool *tool;     /* CALL_TOOL */
+    const mcp_prompt *prompt; /* CALL_PROMPT */
+    char *uri;                /* CALL_READ */
+    void *item_ud;            /* the registered item's user data */
+    atomic_bool cancelled;    /* set by notifications/cancelled */
+    double last_progress;     /* last progress value sent, for monotonicity */
+    bool sent_progress;       /* any progress sent yet */
+};
+
+struct mcpage_server {
+    mcpage_server_config cfg;                    /* copy; its strings point into the fields below */
+    char *name, *title, *version, *instructions; /* owned copies */
+    mcp_tool *tools;                             /* registry vectors */
+    size_t ntools, captools;
+    mcp_resource *resources;
+    size_t nresources, capresources;
+    mcpage_resource_provider *providers;
+    size_t nproviders, capproviders;
+    mcp_template *templates;
+    size_t ntemplates, captemplates;
+    mcp_prompt *prompts;
+    size_t nprompts, capprompts;
+    mcpage_complete_fn complete;              /* completion callback, or NULL */
+    void *complete_ud;                        /* its user data */
+    mcpage_keyring *keyring;                  /* signs list cursors */
+    bool own_keyring;                         /* we created it */
+    uint8_t empty_fp[MCPAGE_FINGERPRINT_LEN]; /* fingerprint of {} for the lists */
+    pthread_mutex_t lock;                     /* guards everything below */
+    pthread_cond_t work_cv;                   /* signals queued work or stop */
+    bool frozen;                              /* a session exists: the registry is read-only */
+    mcpage_call *queue_head;                  /* calls waiting for a worker */
+    mcpage_call *queue_tail;
+    size_t inflight;    /* calls queued or running */
+    pthread_t *threads; /* the pool */
+    int nthreads;       /* threads started */
+    bool stopping;      /* mcpage_server_free was called */
+};
+
+struct mcpage_session {
+    mcpage_server *srv;        /* the server (borrowed) */
+    pthread_mutex_t lock;      /* guards state, the call list, refs, subscriptions */
+    pthread_cond_t idle_cv;    /* signals a call finished */
+    pthread_mutex_t send_lock; /* serializes the transport */
+    mcpage_send_fn send;       /* NULL once detached */
+    void *send_ud;             /* its user data */
+    bool peer_gone;            /* send failed: drop later messages */
+    const mcp_revision *rev;   /* negotiated revision, NULL before initialize */
+    bool client_ready;         /* notifications/initialized received */
+    mcpage_log_level level;    /* notifications/message threshold */
+    mcpage_call *calls;        /* calls in flight (queued or running) */
+    size_t ncalls;             /* their number */
+    int refs;                  /* 1 for the owner + 1 per call */
+    char **subs;               /* subscribed uris */
+    size_t nsubs;
+};
+
+/* server.c: queues a call (takes ownership); MCPAGE_ERANGE when the server is full. */
+int mcp_server_submit(mcpage_server *srv, mcpage_call *call);
+/* server.c: starts the pool and freezes the registry. */
+int mcp_server_freeze(mcpage_server *srv);
+
+/* session.c: message output. */
+void mcp_write_head(jw *w, const json_t *id); /* {"jsonrpc":"2.0","id":..,"result": */
+/* Closes the response object and sends it (or -32603 when it could not be built); frees w. */
+void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id);
+void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *message,
+                    json_t *data /* stolen, may be NULL */);
+/* session.c: drops a finished call from the session and frees it. */
+void mcp_call_finish(mcpage_call *call);
+
+/* calls.c: runs a call on a worker thread (the caller then calls mcp_call_finish). */
+void mcp_call_run(mcpage_call *call);
+/* calls.c: frees a call's own memory. */
+void mcp_call_free(mcpage_call *call);
+
+/* lists.c: the four catalog lists. */
+void mcp_list_tools(mcpage_session *s, const json_t *id, const json_t *params);
+void mcp_list_resources(mcpage_session *s, const json_t *id, const json_t *params);
+void mcp_list_templates(mcpage_session *s, const json_t *id, const json_t *params);
+void mcp_list_prompts(mcpage_session *s, const json_t *id, const json_t *params);
+/* lists.c: completion/complete. */
+void mcp_complete(mcpage_session *s, const json_t *id, const json_t *params);
+
+/* Level names as the protocol spells them. */
+const char *mcp_level_name(mcpage_log_level l);
+int mcp_level_parse(const char *name, mcpage_log_level *out);
+
+#endif

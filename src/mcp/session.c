@@ -1,0 +1,926 @@
+/*
+ * A session: one client's conversation with the server. It parses each
+ * message, answers JSON-RPC envelope errors, runs the lifecycle
+ * (initialize, ping, logging/setLevel, cancellation) and the synchronous
+ * methods on the caller's thread, and hands tools/call, resources/read
+ * and prompts/get to the worker pool.
+ *
+ * Error choices (documented in docs/runtime.md):
+ * - unparseable JSON: -32700 with id null;
+ * - a too large or too deep message, a batch (JSON array: batching was
+ *   removed in revision 2025-06-18), a wrong envelope: -32600;
+ * - a request other than initialize or ping before initialize, a second
+ *   initialize, a request id already in flight: -32600;
+ * - too many calls in flight on the server: -32000 "Server busy".
+ */
+#include <mcpage/server.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "mcp/jsonin.h"
+#include "mcp/server_internal.h"
+#include "page/alloc.h"
+
+static const char *const level_names[] = {"debug", "info",     "notice", "warning",
+                                          "error", "critical", "alert",  "emergency"};
+
+const char *mcp_level_name(mcpage_log_level l)
+{
+    if ((int)l < 0 || (int)l > (int)MCPAGE_LOG_EMERGENCY)
+        return "info";
+    return level_names[l];
+}
+
+int mcp_level_parse(const char *name, mcpage_log_level *out)
+{
+    for (int i = 0; i <= (int)MCPAGE_LOG_EMERGENCY; i++) {
+        if (strcmp(level_names[i], name) == 0) {
+            *out = (mcpage_log_level)i;
+            return 0;
+        }
+    }
+    return MCPAGE_EINVAL;
+}
+
+/* ------------------------------------------------------------ output */
+
+/* The compact JSON text of a request id, in `out` (at least MCP_ID_TEXT_MAX bytes), or NULL. */
+static const char *id_text(const json_t *id, char *out)
+{
+    if (json_is_integer(id)) {
+        snprintf(out, MCP_ID_TEXT_MAX, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+        return out;
+    }
+    if (!json_is_string(id))
+        return NULL;
+    jw w;
+    jw_init(&w, MCP_ID_TEXT_MAX - 1);
+    jw_json(&w, id);
+    const char *r = NULL;
+    if (w.err == 0) {
+        memcpy(out, w.buf, w.len + 1);
+        r = out;
+    }
+    jw_free(&w);
+    return r;
+}
+
+static void send_bytes(mcpage_session *s, const char *buf, size_t len, const json_t *related)
+{
+    char idbuf[MCP_ID_TEXT_MAX];
+    const char *rel = related ? id_text(related, idbuf) : NULL;
+    pthread_mutex_lock(&s->send_lock);
+    if (s->send && !s->peer_gone && s->send(s->send_ud, buf, len, rel) != 0)
+        s->peer_gone = true;
+    pthread_mutex_unlock(&s->send_lock);
+}
+
+void mcp_write_head(jw *w, const json_t *id)
+{
+    jw_object_begin(w);
+    jw_kv_string(w, "jsonrpc", "2.0");
+    jw_key(w, "id");
+    jw_json(w, id);
+    jw_key(w, "result");
+}
+
+void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id)
+{
+    jw_object_end(w);
+    if (w->err == 0 && w->depth == 0) {
+        send_bytes(s, w->buf, w->len, id);
+        jw_free(w);
+        return;
+    }
+    int err = w->err;
+    jw_free(w);
+    /* The response could not be built: say so instead of sending nothing. */
+    char msg[160];
+    snprintf(msg, sizeof msg, "Internal error: the response could not be serialized (%s)",
+             mcpage_strerror(err ? err : MCPAGE_EINVAL));
+    fprintf(stderr, "mcpage: %s\n", msg);
+    mcp_send_error(s, id, RPC_INTERNAL_ERROR, msg, NULL);
+}
+
+void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *message,
+                    json_t *data)
+{
+    jw w;
+    jw_init(&w, 1 << 20);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "jsonrpc", "2.0");
+    jw_key(&w, "id");
+    if (id)
+        jw_json(&w, id);
+    else
+        jw_null(&w);
+    jw_key(&w, "error");
+    jw_object_begin(&w);
+    jw_kv_int(&w, "code", code);
+    jw_kv_string(&w, "message", message);
+    if (data) {
+        jw_key(&w, "data");
+        jw_json(&w, data);
+    }
+    jw_object_end(&w);
+    jw_object_end(&w);
+    if (w.err == 0)
+        send_bytes(s, w.buf, w.len, id);
+    jw_free(&w);
+    json_decref(data);
+}
+
+static void send_errorf(mcpage_session *s, const json_t *id, int code, json_t *data,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void send_errorf(mcpage_session *s, const json_t *id, int code, json_t *data,
+                        const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    mcp_send_error(s, id, code, msg, data);
+}
+
+static void send_empty_result(mcpage_session *s, const json_t *id)
+{
+    jw w;
+    jw_init(&w, 0);
+    mcp_write_head(&w, id);
+    jw_object_begin(&w);
+    jw_object_end(&w);
+    mcp_send_finish(s, &w, id);
+}
+
+static void send_notification(mcpage_session *s, jw *w, const json_t *related)
+{
+    if (w->err == 0)
+        send_bytes(s, w->buf, w->len, related);
+    jw_free(w);
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+int mcpage_session_new(mcpage_server *srv, mcpage_send_fn send, void *ud, mcpage_session **out)
+{
+    *out = NULL;
+    if (srv == NULL || send == NULL)
+        return MCPAGE_EINVAL;
+    int rc = mcp_server_freeze(srv);
+    if (rc != 0)
+        return rc;
+    mcpage_session *s = mcpage__calloc(1, sizeof *s);
+    if (s == NULL)
+        return MCPAGE_ENOMEM;
+    s->srv = srv;
+    s->send = send;
+    s->send_ud = ud;
+    s->level = srv->cfg.log_level;
+    s->refs = 1;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->send_lock, NULL);
+    pthread_cond_init(&s->idle_cv, NULL);
+    *out = s;
+    return 0;
+}
+
+static void session_destroy(mcpage_session *s)
+{
+    for (size_t i = 0; i < s->nsubs; i++)
+        mcpage__free(s->subs[i]);
+    mcpage__free(s->subs);
+    pthread_cond_destroy(&s->idle_cv);
+    pthread_mutex_destroy(&s->send_lock);
+    pthread_mutex_destroy(&s->lock);
+    mcpage__free(s);
+}
+
+void mcpage_session_free(mcpage_session *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&s->send_lock);
+    s->send = NULL;
+    pthread_mutex_unlock(&s->send_lock);
+    pthread_mutex_lock(&s->lock);
+    bool dead = --s->refs == 0;
+    pthread_mutex_unlock(&s->lock);
+    if (dead)
+        session_destroy(s);
+}
+
+void mcp_call_finish(mcpage_call *call)
+{
+    mcpage_session *s = call->s;
+    pthread_mutex_lock(&s->lock);
+    if (call->sprev)
+        call->sprev->snext = call->snext;
+    else
+        s->calls = call->snext;
+    if (call->snext)
+        call->snext->sprev = call->sprev;
+    s->ncalls--;
+    bool dead = --s->refs == 0;
+    pthread_cond_broadcast(&s->idle_cv);
+    pthread_mutex_unlock(&s->lock);
+    mcp_call_free(call);
+    if (dead)
+        session_destroy(s);
+}
+
+void mcpage_session_cancel_all(mcpage_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    for (mcpage_call *c = s->calls; c; c = c->snext)
+        atomic_store(&c->cancelled, true);
+    pthread_mutex_unlock(&s->lock);
+}
+
+int mcpage_session_drain(mcpage_session *s, int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    if (timeout_ms >= 0) {
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    pthread_mutex_lock(&s->lock);
+    while (s->ncalls > 0) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&s->idle_cv, &s->lock);
+        } else if (pthread_cond_timedwait(&s->idle_cv, &s->lock, &deadline) == ETIMEDOUT) {
+            break;
+        }
+    }
+    bool idle = s->ncalls == 0;
+    pthread_mutex_unlock(&s->lock);
+    return idle ? 0 : MCPAGE_ESTATE;
+}
+
+bool mcpage_session_initialized(const mcpage_session *s)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+    bool init = s->rev != NULL;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+    return init;
+}
+
+const char *mcpage_session_protocol_version(const mcpage_session *s)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+    const char *v = s->rev ? s->rev->name : NULL;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+    return v;
+}
+
+/* ------------------------------------------------------------ notifications out */
+
+/* Sends notifications/message; `related` is the request it belongs to, or NULL. */
+static int session_log(mcpage_session *s, mcpage_log_level level, const char *logger,
+                       const char *text, const json_t *related)
+{
+    if (text == NULL || (int)level < 0 || (int)level > (int)MCPAGE_LOG_EMERGENCY)
+        return MCPAGE_EINVAL;
+    pthread_mutex_lock(&s->lock);
+    bool pass = s->rev != NULL && level >= s->level;
+    pthread_mutex_unlock(&s->lock);
+    if (!pass)
+        return 0;
+    jw w;
+    jw_init(&w, 1 << 20);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "jsonrpc", "2.0");
+    jw_kv_string(&w, "method", "notifications/message");
+    jw_key(&w, "params");
+    jw_object_begin(&w);
+    jw_kv_string(&w, "level", mcp_level_name(level));
+    if (logger)
+        jw_kv_string(&w, "logger", logger);
+    jw_kv_string(&w, "data", text);
+    jw_object_end(&w);
+    jw_object_end(&w);
+    int rc = w.err;
+    send_notification(s, &w, related);
+    return rc;
+}
+
+int mcpage_session_log(mcpage_session *s, mcpage_log_level level, const char *logger,
+                       const char *text)
+{
+    return session_log(s, level, logger, text, NULL);
+}
+
+int mcpage_session_resource_updated(mcpage_session *s, const char *uri)
+{
+    if (uri == NULL)
+        return MCPAGE_EINVAL;
+    bool found = false;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->nsubs && !found; i++)
+        found = strcmp(s->subs[i], uri) == 0;
+    pthread_mutex_unlock(&s->lock);
+    if (!found)
+        return 0;
+    jw w;
+    jw_init(&w, 1 << 20);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "jsonrpc", "2.0");
+    jw_kv_string(&w, "method", "notifications/resources/updated");
+    jw_key(&w, "params");
+    jw_object_begin(&w);
+    jw_kv_string(&w, "uri", uri);
+    jw_object_end(&w);
+    jw_object_end(&w);
+    int rc = w.err;
+    send_notification(s, &w, NULL);
+    return rc;
+}
+
+/* ------------------------------------------------------------ the call API */
+
+const json_t *mcpage_call_args(const mcpage_call *call)
+{
+    return call->args;
+}
+
+void *mcpage_call_data(const mcpage_call *call)
+{
+    return call->item_ud;
+}
+
+void *mcpage_call_server_data(const mcpage_call *call)
+{
+    return call->s->srv->cfg.user_data;
+}
+
+bool mcpage_call_cancelled(const mcpage_call *call)
+{
+    return atomic_load(&((mcpage_call *)call)->cancelled);
+}
+
+static void write_number(jw *w, double v)
+{
+    if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
+        jw_int(w, (int64_t)v);
+    else
+        jw_double(w, v);
+}
+
+int mcpage_call_progress(mcpage_call *call, double progress, double total, const char *message)
+{
+    if (call->progress_token == NULL || mcpage_call_cancelled(call))
+        return 0;
+    if (!(progress == progress) || (call->sent_progress && progress <= call->last_progress))
+        return MCPAGE_EINVAL; /* the spec requires progress to increase */
+    call->sent_progress = true;
+    call->last_progress = progress;
+    jw w;
+    jw_init(&w, 1 << 20);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "jsonrpc", "2.0");
+    jw_kv_string(&w, "method", "notifications/progress");
+    jw_key(&w, "params");
+    jw_object_begin(&w);
+    jw_key(&w, "progressToken");
+    jw_json(&w, call->progress_token);
+    jw_key(&w, "progress");
+    write_number(&w, progress);
+    if (total > 0) {
+        jw_key(&w, "total");
+        write_number(&w, total);
+    }
+    if (message)
+        jw_kv_string(&w, "message", message);
+    jw_object_end(&w);
+    jw_object_end(&w);
+    int rc = w.err;
+    send_notification(call->s, &w, call->id);
+    return rc;
+}
+
+int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const char *logger, const char *fmt,
+                    ...)
+{
+    char small[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return MCPAGE_EINVAL;
+    if ((size_t)n < sizeof small)
+        return session_log(call->s, level, logger, small, call->id);
+    char *big = mcpage__malloc((size_t)n + 1);
+    if (big == NULL)
+        return MCPAGE_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int rc = session_log(call->s, level, logger, big, call->id);
+    mcpage__free(big);
+    return rc;
+}
+
+/* ------------------------------------------------------------ methods */
+
+typedef void (*method_fn)(mcpage_session *s, const json_t *id, const json_t *params);
+
+static void m_initialize(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    mcpage_server *srv = s->srv;
+    const json_t *pv = json_object_get(params, "protocolVersion");
+    if (!json_is_string(pv)) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                    "initialize requires params.protocolVersion, a string such as \"%s\"",
+                    mcpage_protocol_latest());
+        return;
+    }
+    const json_t *caps = json_object_get(params, "capabilities");
+    const json_t *info = json_object_get(params, "clientInfo");
+    if ((caps && !json_is_object(caps)) || (info && !json_is_object(info))) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                    "initialize: capabilities and clientInfo must be objects");
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    bool again = s->rev != NULL;
+    if (!again)
+        s->rev = mcp_version_negotiate(json_string_value(pv));
+    const mcp_revision *rev = s->rev;
+    pthread_mutex_unlock(&s->lock);
+    if (again) {
+        send_errorf(s, id, RPC_INVALID_REQUEST, NULL,
+                    "Invalid Request: the session is already initialized; initialize may be "
+                    "sent once per session");
+        return;
+    }
+    jw w;
+    jw_init(&w, 0);
+    mcp_write_head(&w, id);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "protocolVersion", rev->name);
+    jw_key(&w, "capabilities");
+    jw_object_begin(&w);
+    jw_key(&w, "tools");
+    jw_object_begin(&w);
+    jw_kv_bool(&w, "listChanged", false);
+    jw_object_end(&w);
+    if (srv->nresources || srv->nproviders || srv->ntemplates) {
+        jw_key(&w, "resources");
+        jw_object_begin(&w);
+        jw_kv_bool(&w, "subscribe", true);
+        jw_kv_bool(&w, "listChanged", false);
+        jw_object_end(&w);
+    }
+    if (srv->nprompts) {
+        jw_key(&w, "prompts");
+        jw_object_begin(&w);
+        jw_kv_bool(&w, "listChanged", false);
+        jw_object_end(&w);
+    }
+    jw_key(&w, "logging");
+    jw_object_begin(&w);
+    jw_object_end(&w);
+    if (srv->complete) {
+        jw_key(&w, "completions");
+        jw_object_begin(&w);
+        jw_object_end(&w);
+    }
+    jw_object_end(&w);
+    jw_key(&w, "serverInfo");
+    jw_object_begin(&w);
+    jw_kv_string(&w, "name", srv->cfg.name);
+    if (srv->cfg.title && rev->titles)
+        jw_kv_string(&w, "title", srv->cfg.title);
+    jw_kv_string(&w, "version", srv->cfg.version);
+    jw_object_end(&w);
+    if (srv->cfg.instructions)
+        jw_kv_string(&w, "instructions", srv->cfg.instructions);
+    jw_object_end(&w);
+    mcp_send_finish(s, &w, id);
+}
+
+static void m_ping(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    send_empty_result(s, id);
+}
+
+static void m_set_level(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    const json_t *lv = json_object_get(params, "level");
+    mcpage_log_level level;
+    if (!json_is_string(lv) || mcp_level_parse(json_string_value(lv), &level) != 0) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                    "logging/setLevel: params.level must be one of debug, info, notice, "
+                    "warning, error, critical, alert, emergency");
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->level = level;
+    pthread_mutex_unlock(&s->lock);
+    send_empty_result(s, id);
+}
+
+static const char *uri_param(mcpage_session *s, const json_t *id, const json_t *params,
+                             const char *method)
+{
+    const json_t *uri = json_object_get(params, "uri");
+    if (!json_is_string(uri) || json_string_length(uri) == 0) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL, "%s requires params.uri, a string", method);
+        return NULL;
+    }
+    return json_string_value(uri);
+}
+
+static void m_subscribe(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    const char *uri = uri_param(s, id, params, "resources/subscribe");
+    if (uri == NULL)
+        return;
+    int rc = 0;
+    pthread_mutex_lock(&s->lock);
+    bool found = false;
+    for (size_t i = 0; i < s->nsubs && !found; i++)
+        found = strcmp(s->subs[i], uri) == 0;
+    if (!found) {
+        char **subs = NULL;
+        char *copy = NULL;
+        if (s->nsubs >= MCP_MAX_SUBSCRIPTIONS)
+            rc = MCPAGE_ERANGE;
+        else if ((subs = mcpage__realloc(s->subs, (s->nsubs + 1) * sizeof *subs)) == NULL ||
+                 (copy = mcpage__strdup(uri)) == NULL)
+            rc = MCPAGE_ENOMEM;
+        if (subs)
+            s->subs = subs;
+        if (copy)
+            s->subs[s->nsubs++] = copy;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (rc == MCPAGE_ERANGE)
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                    "resources/subscribe: at most %d subscriptions per session; unsubscribe "
+                    "from one first",
+                    MCP_MAX_SUBSCRIPTIONS);
+    else if (rc != 0)
+        mcp_send_error(s, id, RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    else
+        send_empty_result(s, id);
+}
+
+static void m_unsubscribe(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    const char *uri = uri_param(s, id, params, "resources/unsubscribe");
+    if (uri == NULL)
+        return;
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->nsubs; i++) {
+        if (strcmp(s->subs[i], uri) == 0) {
+            mcpage__free(s->subs[i]);
+            s->subs[i] = s->subs[--s->nsubs];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    send_empty_result(s, id);
+}
+
+/* Registers a call in the session and queues it; answers errors itself. */
+static void start_call(mcpage_session *s, mcpage_call *call)
+{
+    pthread_mutex_lock(&s->lock);
+    for (mcpage_call *c = s->calls; c; c = c->snext) {
+        if (json_equal(c->id, call->id)) {
+            pthread_mutex_unlock(&s->lock);
+            json_t *data = json_pack("{s:O}", "id", call->id);
+            mcp_send_error(s, call->id, RPC_INVALID_REQUEST,
+                           "Invalid Request: a request with this id is still in flight; use a "
+                           "new id for every request",
+                           data);
+            mcp_call_free(call);
+            return;
+        }
+    }
+    call->s = s;
+    call->snext = s->calls;
+    call->sprev = NULL;
+    if (s->calls)
+        s->calls->sprev = call;
+    s->calls = call;
+    s->ncalls++;
+    s->refs++;
+    pthread_mutex_unlock(&s->lock);
+    if (mcp_server_submit(s->srv, call) != 0) {
+        json_t *id = json_incref(call->id);
+        mcp_call_finish(call);
+        send_errorf(s, id, RPC_SERVER_BUSY, NULL,
+                    "Server busy: %zu calls are already in flight (the limit); retry when one "
+                    "finishes",
+                    s->srv->cfg.max_inflight);
+        json_decref(id);
+    }
+}
+
+static mcpage_call *new_call(mcp_call_kind kind, const json_t *id, const json_t *params)
+{
+    mcpage_call *call = mcpage__calloc(1, sizeof *call);
+    if (call == NULL)
+        return NULL;
+    call->kind = kind;
+    call->id = json_deep_copy(id);
+    atomic_init(&call->cancelled, false);
+    const json_t *tok = json_object_get(json_object_get(params, "_meta"), "progressToken");
+    if (json_is_string(tok) || json_is_integer(tok))
+        call->progress_token = json_deep_copy(tok);
+    if (call->id == NULL) {
+        mcp_call_free(call);
+        return NULL;
+    }
+    return call;
+}
+
+static void m_tools_call(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    const json_t *name = json_object_get(params, "name");
+    if (!json_is_string(name)) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                    "tools/call requires params.name, the name of a tool from tools/list");
+        return;
+    }
+    const mcp_tool *tool = NULL;
+    for (size_t i = 0; i < s->srv->ntools && !tool; i++)
+        if (strcmp(s->srv->tools[i].name, json_string_value(name)) == 0)
+            tool = &s->srv->tools[i];
+    if (tool == NULL) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, json_pack("{s:O}", "tool", name),
+                    "Unknown tool: '%.200s'; tools/list names the tools of this server",
+                    json_string_value(name));
+        return;
+    }
+    const json_t *args = json_object_get(params, "arguments");
+    if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                    "tools/call: params.arguments must be an object of the tool's parameters");
+        return;
+    }
+    mcpage_call *call = new_call(CALL_TOOL, id, params);
+    if (call == NULL)
+        goto oom;
+    call->tool = tool;
+    call->item_ud = tool->ud;
+    call->args = json_is_object(args) ? json_deep_copy(args) : json_object();
+    if (call->args == NULL) {
+        mcp_call_free(call);
+        goto oom;
+    }
+    start_call(s, call);
+    return;
+oom:
+    mcp_send_error(s, id, RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+}
+
+static void m_resources_read(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    const char *uri = uri_param(s, id, params, "resources/read");
+    if (uri == NULL)
+        return;
+    mcpage_call *call = new_call(CALL_READ, id, params);
+    if (call == NULL || (call->uri = mcpage__strdup(uri)) == NULL ||
+        (call->args = json_object()) == NULL) {
+        mcp_call_free(call);
+        mcp_send_error(s, id, RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    start_call(s, call);
+}
+
+static void m_prompts_get(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    const json_t *name = json_object_get(params, "name");
+    if (!json_is_string(name)) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                    "prompts/get requires params.name, the name of a prompt from prompts/list");
+        return;
+    }
+    const mcp_prompt *p = NULL;
+    for (size_t i = 0; i < s->srv->nprompts && !p; i++)
+        if (strcmp(s->srv->prompts[i].name, json_string_value(name)) == 0)
+            p = &s->srv->prompts[i];
+    if (p == NULL) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, json_pack("{s:O}", "prompt", name),
+                    "Unknown prompt: '%.200s'; prompts/list names the prompts of this server",
+                    json_string_value(name));
+        return;
+    }
+    const json_t *args = json_object_get(params, "arguments");
+    if (args && !json_is_object(args) && !json_is_null(args)) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                    "prompts/get: params.arguments must be an object of strings");
+        return;
+    }
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)args, key, v)
+    {
+        if (!json_is_string(v)) {
+            send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "prompts/get: argument '%.100s' must be a string", key);
+            return;
+        }
+    }
+    for (int i = 0; i < p->nargs; i++) {
+        if (p->args[i].required && json_object_get(args, p->args[i].name) == NULL) {
+            send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "prompts/get: prompt '%s' requires the argument '%s'", p->name,
+                        p->args[i].name);
+            return;
+        }
+    }
+    mcpage_call *call = new_call(CALL_PROMPT, id, params);
+    if (call == NULL ||
+        (call->args = json_is_object(args) ? json_deep_copy(args) : json_object()) == NULL) {
+        mcp_call_free(call);
+        mcp_send_error(s, id, RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    call->prompt = p;
+    call->item_ud = p->ud;
+    start_call(s, call);
+}
+
+/* Which capability a method needs; methods of absent capabilities are unknown. */
+typedef enum need { NEED_NONE, NEED_RESOURCES, NEED_PROMPTS, NEED_COMPLETIONS } need;
+
+typedef struct method_entry {
+    const char *name; /* JSON-RPC method */
+    method_fn fn;     /* its handler */
+    bool before_init; /* allowed before initialize */
+    need needs;       /* capability it belongs to */
+} method_entry;
+
+static const method_entry methods[] = {
+    {"initialize", m_initialize, true, NEED_NONE},
+    {"ping", m_ping, true, NEED_NONE},
+    {"logging/setLevel", m_set_level, false, NEED_NONE},
+    {"tools/list", mcp_list_tools, false, NEED_NONE},
+    {"tools/call", m_tools_call, false, NEED_NONE},
+    {"resources/list", mcp_list_resources, false, NEED_RESOURCES},
+    {"resources/templates/list", mcp_list_templates, false, NEED_RESOURCES},
+    {"resources/read", m_resources_read, false, NEED_RESOURCES},
+    {"resources/subscribe", m_subscribe, false, NEED_RESOURCES},
+    {"resources/unsubscribe", m_unsubscribe, false, NEED_RESOURCES},
+    {"prompts/list", mcp_list_prompts, false, NEED_PROMPTS},
+    {"prompts/get", m_prompts_get, false, NEED_PROMPTS},
+    {"completion/complete", mcp_complete, false, NEED_COMPLETIONS},
+};
+
+static bool capability_present(const mcpage_server *srv, need n)
+{
+    switch (n) {
+    case NEED_RESOURCES:
+        return srv->nresources || srv->nproviders || srv->ntemplates;
+    case NEED_PROMPTS:
+        return srv->nprompts > 0;
+    case NEED_COMPLETIONS:
+        return srv->complete != NULL;
+    default:
+        return true;
+    }
+}
+
+static void handle_request(mcpage_session *s, const json_t *id, const char *method,
+                           const json_t *params)
+{
+    const method_entry *m = NULL;
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0] && !m; i++)
+        if (strcmp(methods[i].name, method) == 0)
+            m = &methods[i];
+    if (m == NULL || !capability_present(s->srv, m->needs)) {
+        send_errorf(s, id, RPC_METHOD_NOT_FOUND, json_pack("{s:s}", "method", method),
+                    "Method not found: '%.100s'", method);
+        return;
+    }
+    if (json_is_array(params)) {
+        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                    "Invalid params: %s takes its params as an object, not an array", m->name);
+        return;
+    }
+    if (!m->before_init && !mcpage_session_initialized(s)) {
+        send_errorf(s, id, RPC_INVALID_REQUEST, NULL,
+                    "Invalid Request: the session is not initialized; send initialize first "
+                    "(only ping is allowed before it)");
+        return;
+    }
+    m->fn(s, id, params);
+}
+
+static void handle_notification(mcpage_session *s, const char *method, const json_t *params)
+{
+    if (strcmp(method, "notifications/initialized") == 0) {
+        pthread_mutex_lock(&s->lock);
+        s->client_ready = s->rev != NULL;
+        pthread_mutex_unlock(&s->lock);
+    } else if (strcmp(method, "notifications/cancelled") == 0) {
+        const json_t *rid = json_object_get(params, "requestId");
+        if (rid == NULL)
+            return;
+        pthread_mutex_lock(&s->lock);
+        for (mcpage_call *c = s->calls; c; c = c->snext)
+            if (json_equal(c->id, rid))
+                atomic_store(&c->cancelled, true);
+        pthread_mutex_unlock(&s->lock);
+    }
+    /* Other notifications (progress, roots/list_changed, ...) need no action. */
+}
+
+static bool valid_id(const json_t *id)
+{
+    return json_is_integer(id) ||
+           (json_is_string(id) && json_string_length(id) <= MCP_MAX_ID_BYTES);
+}
+
+static void handle_message(mcpage_session *s, const json_t *msg)
+{
+    const json_t *jsonrpc = json_object_get(msg, "jsonrpc");
+    const json_t *id = json_object_get(msg, "id");
+    const json_t *method = json_object_get(msg, "method");
+    const json_t *params = json_object_get(msg, "params");
+    const json_t *reply_id = valid_id(id) ? id : NULL;
+    if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0) {
+        mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
+                       "Invalid Request: \"jsonrpc\" must be the string \"2.0\"", NULL);
+        return;
+    }
+    if (method == NULL) {
+        bool response =
+            (json_object_get(msg, "result") || json_object_get(msg, "error")) && id != NULL;
+        if (!response)
+            mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
+                           "Invalid Request: a message needs a \"method\" (request or "
+                           "notification) or a \"result\"/\"error\" (response)",
+                           NULL);
+        /* A response to a request of ours: this server sends none, so nothing waits. */
+        return;
+    }
+    if (!json_is_string(method)) {
+        mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
+                       "Invalid Request: \"method\" must be a string", NULL);
+        return;
+    }
+    if (params != NULL && !json_is_object(params) && !json_is_array(params)) {
+        mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
+                       "Invalid Request: \"params\" must be an object", NULL);
+        return;
+    }
+    if (id == NULL) {
+        handle_notification(s, json_string_value(method), json_is_object(params) ? params : NULL);
+        return;
+    }
+    if (reply_id == NULL) {
+        mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
+                       "Invalid Request: \"id\" must be a string (at most 256 bytes) or an "
+                       "integer; null is not allowed",
+                       NULL);
+        return;
+    }
+    handle_request(s, id, json_string_value(method), params);
+}
+
+void mcpage_session_receive(mcpage_session *s, const char *msg, size_t len)
+{
+    char why[256];
+    json_t *v = NULL;
+    switch (jsonin_parse(msg, len, s->srv->cfg.max_message, s->srv->cfg.max_depth, &v, why,
+                         sizeof why)) {
+    case JSONIN_OK:
+        break;
+    case JSONIN_SYNTAX:
+        send_errorf(s, NULL, RPC_PARSE_ERROR, NULL, "Parse error: %s", why);
+        return;
+    case JSONIN_TOO_LARGE:
+    case JSONIN_TOO_DEEP:
+        send_errorf(s, NULL, RPC_INVALID_REQUEST, NULL, "Invalid Request: %s", why);
+        return;
+    }
+    if (json_is_array(v)) {
+        mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
+                       "Invalid Request: JSON-RPC batches are not supported (MCP removed "
+                       "batching in revision 2025-06-18); send one message at a time",
+                       NULL);
+    } else if (!json_is_object(v)) {
+        mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
+                       "Invalid Request: a message must be a JSON object", NULL);
+    } else {
+        handle_message(s, v);
+    }
+    json_decref(v);
+}

@@ -1,0 +1,36 @@
+/*
+ * Internals shared by the SQLite backend's files: the connection state,
+ * the prepared-statement cache and the schema functions.
+ */
+#ifndef MCPAGE_STORE_SQLITE_INTERNAL_H
+#define MCPAGE_STORE_SQLITE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "store/store_backend.h"
+
+#define SQ_CACHE_MAX 48            /* prepared statements kept per connection */
+#define SQ_SQL_MAX   4096          /* bytes of one generated statement */
+#define SQ_BIND_MAX  16            /* parameters of one generated statement */
+#define SQ_RAW_CHUNK (1024 * 1024) /* bytes of one stored raw chunk */
+
+typedef struct sq_cached {
+    char *sql;        /* the statement text, the cache key */
+    sqlite3_stmt *st; /* prepared once, reset after each use */
+} sq_cached;
+
+typedef struct sq_conn {
+    sqlite3 *db;
+    char *path;                    /* the database file */
+    sq_cached cache[SQ_CACHE_MAX]; /* statement cache */
+    size_t ncache;                 /* entries in use */
+    size_t evict;                  /* next entry to replace when full */
+    int in_tx;                     /* a transaction is open */
+    int dirty;                     /* rows changed in this transaction */
+} sq_conn;
+
+int store_sqlite_schema_latest(void);
+int store_sqlite_schema_version(sqlite3 *db, int *version);
+int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,500 @@
+/*
+ * The store interface: opens the backend named by a spec, checks the
+ * arguments every backend would have to check, and dispatches through the
+ * backend's table of operations. Also the free functions of result rows,
+ * which are backend-neutral.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store_backend.h"
+
+int store_fail(store *s, int status, const char *fmt, ...)
+{
+    if (s) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(s->errmsg, sizeof s->errmsg, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+char *store_strdup(const char *src)
+{
+    if (!src)
+        return NULL;
+    size_t n = strlen(src);
+    char *d = malloc(n + 1);
+    if (d)
+        memcpy(d, src, n + 1);
+    return d;
+}
+
+int store_open(const char *spec, int flags, store **out)
+{
+    return store_open_msg(spec, flags, out, NULL, 0);
+}
+
+int store_open_msg(const char *spec, int flags, store **out, char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = 0;
+    if (!spec || !*spec || !out)
+        return MCPAGE_EINVAL;
+    *out = NULL;
+    store *s = calloc(1, sizeof *s);
+    if (!s)
+        return MCPAGE_ENOMEM;
+    s->writable = (flags & STORE_OPEN_WRITE) != 0;
+    int rc;
+    if (strncmp(spec, "postgres://", 11) == 0 || strncmp(spec, "postgresql://", 13) == 0) {
+        rc = store_fail(s, MCPAGE_ENOTFOUND, "the PostgreSQL backend is not built yet");
+    } else {
+        rc = store_sqlite_open(s, spec, flags);
+    }
+    if (rc < 0) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", s->errmsg[0] ? s->errmsg : mcpage_strerror(rc));
+        free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void store_close(store *s)
+{
+    if (!s)
+        return;
+    if (s->ops)
+        s->ops->close(s);
+    free(s);
+}
+
+const char *store_errmsg(const store *s)
+{
+    return s ? s->errmsg : "no store";
+}
+
+const char *store_backend_name(const store *s)
+{
+    return s && s->ops ? s->ops->name : "none";
+}
+
+static int check_page(store *s, const store_page *pg)
+{
+    if (!pg)
+        return store_fail(s, MCPAGE_EINVAL, "no page");
+    if (pg->limit < 1 || pg->limit > STORE_LIMIT_MAX)
+        return store_fail(s, MCPAGE_EINVAL, "limit %lld outside 1..%d", (long long)pg->limit,
+                          STORE_LIMIT_MAX);
+    if (pg->offset < 0)
+        return store_fail(s, MCPAGE_EINVAL, "negative offset");
+    if (pg->after && (pg->after->nparts < 0 || pg->after->nparts > STORE_KEY_PARTS))
+        return store_fail(s, MCPAGE_EINVAL, "bad keyset position");
+    return 0;
+}
+
+#define NEED(cond)                                                                                 \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            return store_fail(s, MCPAGE_EINVAL, "invalid argument: %s", #cond);                    \
+    } while (0)
+
+#define NEED_WRITER()                                                                              \
+    do {                                                                                           \
+        if (!s->writable)                                                                          \
+            return store_fail(s, MCPAGE_ESTATE, "store opened read-only");                         \
+    } while (0)
+
+int store_projects_list(store *s, const store_project_filter *f, const store_page *pg,
+                        store_projects *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    int rc = check_page(s, pg);
+    if (rc < 0)
+        return rc;
+    store_project_filter none = {0};
+    return s->ops->projects_list(s, f ? f : &none, pg, out);
+}
+
+int store_projects_count(store *s, const store_project_filter *f, int64_t *n)
+{
+    if (!s || !n)
+        return MCPAGE_EINVAL;
+    store_project_filter none = {0};
+    return s->ops->projects_count(s, f ? f : &none, n);
+}
+
+int store_sessions_list(store *s, const store_session_filter *f, const store_page *pg,
+                        store_sessions *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    int rc = check_page(s, pg);
+    if (rc < 0)
+        return rc;
+    store_session_filter none = {0};
+    return s->ops->sessions_list(s, f ? f : &none, pg, out);
+}
+
+int store_sessions_count(store *s, const store_session_filter *f, int64_t *n)
+{
+    if (!s || !n)
+        return MCPAGE_EINVAL;
+    store_session_filter none = {0};
+    return s->ops->sessions_count(s, f ? f : &none, n);
+}
+
+int store_session_get(store *s, const char *session_id, store_session *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    NEED(session_id);
+    return s->ops->session_get(s, session_id, out);
+}
+
+int store_messages_from(store *s, const char *session_id, int64_t from_ordinal, int64_t limit,
+                        store_messages *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    NEED(session_id);
+    NEED(limit >= 1 && limit <= STORE_LIMIT_MAX);
+    if (from_ordinal < 0)
+        from_ordinal = 0;
+    return s->ops->messages_from(s, session_id, from_ordinal, limit, out);
+}
+
+int store_message_get(store *s, int64_t message_id, store_message *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    return s->ops->message_get(s, message_id, out);
+}
+
+int store_raw_read(store *s, const char *session_id, int64_t offset, int64_t length,
+                   unsigned char **buf, size_t *n, int64_t *total)
+{
+    if (!s || !buf || !n || !total)
+        return MCPAGE_EINVAL;
+    *buf = NULL;
+    *n = 0;
+    *total = 0;
+    NEED(session_id);
+    NEED(offset >= 0);
+    NEED(length >= 0 && length <= (int64_t)STORE_RAW_READ_MAX);
+    return s->ops->raw_read(s, session_id, offset, length, buf, n, total);
+}
+
+int store_session_summary_get(store *s, const char *session_id, store_session_summary *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    NEED(session_id);
+    return s->ops->session_summary(s, session_id, out);
+}
+
+int store_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    NEED(f && f->query);
+    NEED(strlen(f->query) <= STORE_QUERY_MAX);
+    int rc = check_page(s, pg);
+    if (rc < 0)
+        return rc;
+    return s->ops->search(s, f, pg, out);
+}
+
+int store_search_count(store *s, const store_search_filter *f, int64_t *n)
+{
+    if (!s || !n)
+        return MCPAGE_EINVAL;
+    NEED(f && f->query);
+    NEED(strlen(f->query) <= STORE_QUERY_MAX);
+    return s->ops->search_count(s, f, n);
+}
+
+int store_activity_get(store *s, const store_activity_filter *f, size_t max_rows,
+                       store_activity *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    NEED(max_rows >= 1 && max_rows <= 100000);
+    store_activity_filter none = {0};
+    return s->ops->activity(s, f ? f : &none, max_rows, out);
+}
+
+int store_stats_get(store *s, store_stats *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    return s->ops->stats(s, out);
+}
+
+int store_generation(store *s, int64_t *gen)
+{
+    if (!s || !gen)
+        return MCPAGE_EINVAL;
+    return s->ops->generation(s, gen);
+}
+
+int store_begin(store *s)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    return s->ops->begin(s);
+}
+
+int store_commit(store *s)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    return s->ops->commit(s);
+}
+
+int store_rollback(store *s)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    return s->ops->rollback(s);
+}
+
+int store_project_ensure(store *s, const char *path, const char *name, int64_t *id)
+{
+    if (!s || !id)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(path && name);
+    return s->ops->project_ensure(s, path, name, id);
+}
+
+int store_session_put(store *s, const store_session_meta *m)
+{
+    if (!s || !m)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(m->session_id && strlen(m->session_id) <= STORE_ID_MAX);
+    return s->ops->session_put(s, m);
+}
+
+int store_session_state_get(store *s, const char *session_id, store_session_state *st)
+{
+    if (!s || !st)
+        return MCPAGE_EINVAL;
+    memset(st, 0, sizeof *st);
+    NEED(session_id);
+    return s->ops->session_state(s, session_id, st);
+}
+
+int store_session_reset(store *s, const char *session_id)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(session_id);
+    return s->ops->session_reset(s, session_id);
+}
+
+int store_message_add(store *s, const store_message *m, int64_t *id)
+{
+    if (!s || !m || !id)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(m->session_id && m->role);
+    return s->ops->message_add(s, m, id);
+}
+
+int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n,
+                     int64_t lines)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(session_id && (data || n == 0) && lines >= 0);
+    return s->ops->raw_append(s, session_id, data, n, lines);
+}
+
+int store_tool_call_name(store *s, const char *session_id, const char *call_id, char **name)
+{
+    if (!s || !name)
+        return MCPAGE_EINVAL;
+    *name = NULL;
+    NEED(session_id && call_id);
+    return s->ops->tool_call_name(s, session_id, call_id, name);
+}
+
+int store_session_refresh(store *s, const char *session_id)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(session_id);
+    return s->ops->session_refresh(s, session_id);
+}
+
+int store_source_get(store *s, const char *path, store_source *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    NEED(path);
+    return s->ops->source_get(s, path, out);
+}
+
+int store_source_put(store *s, const store_source *src)
+{
+    if (!s || !src)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(src->path && src->session_id);
+    return s->ops->source_put(s, src);
+}
+
+/* ---- freeing rows --------------------------------------------------- */
+
+static void project_clear(store_project *p)
+{
+    free(p->name);
+    free(p->path);
+    free(p->sources);
+    free(p->first_activity);
+    free(p->last_activity);
+}
+
+void store_projects_free(store_projects *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->count; i++)
+        project_clear(&l->rows[i]);
+    free(l->rows);
+    l->rows = NULL;
+    l->count = 0;
+}
+
+void store_session_clear(store_session *r)
+{
+    if (!r)
+        return;
+    free(r->session_id);
+    free(r->source);
+    free(r->project);
+    free(r->title);
+    free(r->started_at);
+    free(r->ended_at);
+    free(r->model);
+    free(r->git_branch);
+    free(r->parent_session_id);
+    free(r->source_path);
+    free(r->hostname);
+    memset(r, 0, sizeof *r);
+}
+
+void store_sessions_free(store_sessions *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->count; i++)
+        store_session_clear(&l->rows[i]);
+    free(l->rows);
+    l->rows = NULL;
+    l->count = 0;
+}
+
+void store_message_clear(store_message *m)
+{
+    if (!m)
+        return;
+    free(m->session_id);
+    free(m->role);
+    free(m->timestamp);
+    free(m->text);
+    free(m->tool_name);
+    free(m->tool_input);
+    free(m->tool_call_id);
+    memset(m, 0, sizeof *m);
+}
+
+void store_messages_free(store_messages *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->count; i++)
+        store_message_clear(&l->rows[i]);
+    free(l->rows);
+    l->rows = NULL;
+    l->count = 0;
+}
+
+static void counts_free(store_count *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(c[i].name);
+    free(c);
+}
+
+void store_session_summary_clear(store_session_summary *sum)
+{
+    if (!sum)
+        return;
+    store_session_clear(&sum->session);
+    counts_free(sum->roles, sum->role_count);
+    counts_free(sum->tools, sum->tool_count);
+    free(sum->first_prompt);
+    memset(sum, 0, sizeof *sum);
+}
+
+void store_hits_free(store_hits *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->count; i++) {
+        free(l->rows[i].session_id);
+        free(l->rows[i].project);
+        free(l->rows[i].role);
+        free(l->rows[i].timestamp);
+        free(l->rows[i].snippet);
+    }
+    free(l->rows);
+    l->rows = NULL;
+    l->count = 0;
+}
+
+void store_activity_free(store_activity *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->count; i++) {
+        free(a->rows[i].project);
+        free(a->rows[i].bucket);
+    }
+    free(a->rows);
+    a->rows = NULL;
+    a->count = 0;
+}
+
+void store_source_clear(store_source *src)
+{
+    if (!src)
+        return;
+    free(src->path);
+    free(src->session_id);
+    memset(src, 0, sizeof *src);
+}

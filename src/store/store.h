@@ -1,0 +1,408 @@
+/*
+ * The archive store: a backend-neutral interface to the conversations the
+ * sync module collects and the tools serve.
+ *
+ * A `store` is an opaque handle over one backend connection, chosen by the
+ * spec given to store_open(): a file path opens SQLite (store/sqlite/);
+ * "postgres://..." is reserved for a later backend. Nothing here names SQL
+ * or a database library: tools and sync see only these types.
+ *
+ * Threads: one handle per thread. Readers open their own handle with
+ * STORE_OPEN_READONLY; one writer (sync) and many readers may work at once.
+ *
+ * Lists. Every list query takes a store_page: either a keyset position
+ * (`after`, the key of the last row already seen; the page starts strictly
+ * after it, in a total order that ends in a unique key, so a page costs the
+ * same at any depth) or an `offset`. Each returned row carries its own key,
+ * which a tool can put in a cursor. The matching *_count function returns
+ * the exact number of rows for the same filter.
+ *
+ * Ownership: result structs own their strings (malloc'd, NUL-terminated);
+ * free them with the matching *_free function. Optional strings are NULL
+ * when unknown. Timestamps are ISO 8601 UTC text ("2025-01-02T03:04:05Z"
+ * style, as the agents write them); date filters take "YYYY-MM-DD" or a
+ * full timestamp: `after` is inclusive, `before` exclusive.
+ *
+ * Errors: 0 or a negative MCPAGE_E* code. store_errmsg() gives a human
+ * message for the last failure on that handle. A search query the engine
+ * rejects is MCPAGE_EPARSE (never MCPAGE_ESTORE), with a message fit to
+ * show a user.
+ */
+#ifndef MCPAGE_STORE_STORE_H
+#define MCPAGE_STORE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mcpage/mcpage.h>
+
+typedef struct store store;
+
+/* Limits every caller can rely on. */
+#define STORE_KEY_PARTS    3                     /* parts of a keyset position */
+#define STORE_KEY_TEXT_MAX 255                   /* bytes of one text key part (ids are shorter) */
+#define STORE_ID_MAX       200                   /* bytes of a session id */
+#define STORE_LIMIT_MAX    1000                  /* rows of one page */
+#define STORE_QUERY_MAX    4096                  /* bytes of a search query */
+#define STORE_RAW_READ_MAX (16u * 1024u * 1024u) /* bytes of one raw read */
+
+/* ---- keyset positions ---------------------------------------------- */
+
+typedef enum store_key_type {
+    STORE_KEY_NONE = 0,
+    STORE_KEY_INT,  /* i */
+    STORE_KEY_REAL, /* r (relevance scores) */
+    STORE_KEY_TEXT  /* s */
+} store_key_type;
+
+typedef struct store_key_part {
+    store_key_type type;            /* which of the fields below is set */
+    int64_t i;                      /* STORE_KEY_INT */
+    double r;                       /* STORE_KEY_REAL */
+    char s[STORE_KEY_TEXT_MAX + 1]; /* STORE_KEY_TEXT, NUL-terminated */
+} store_key_part;
+
+/* A position in one list's order: a plain value, copy it freely. */
+typedef struct store_key {
+    int nparts;                           /* 0 = no position (start) */
+    store_key_part part[STORE_KEY_PARTS]; /* in the list's sort order */
+} store_key;
+
+/* One page request. `after` with nparts > 0 wins over `offset`. */
+typedef struct store_page {
+    const store_key *after; /* keyset: start after this row, or NULL */
+    int64_t offset;         /* rows to skip when `after` is NULL */
+    int64_t limit;          /* 1..STORE_LIMIT_MAX rows */
+} store_page;
+
+/* ---- opening ------------------------------------------------------- */
+
+enum store_open_flags {
+    STORE_OPEN_READONLY = 0, /* a reader: the store must exist */
+    STORE_OPEN_WRITE = 1     /* the writer: created and migrated if needed */
+};
+
+/* Opens the store named by `spec` (a file path, or "postgres://..."). */
+int store_open(const char *spec, int flags, store **out);
+/* The same, with a human message in `err` (up to errlen bytes) on failure. */
+int store_open_msg(const char *spec, int flags, store **out, char *err, size_t errlen);
+void store_close(store *s);
+/* The message for the last failure on `s`; "" when none. Never NULL. */
+const char *store_errmsg(const store *s);
+/* The backend's name: "sqlite". */
+const char *store_backend_name(const store *s);
+
+/* ---- projects ------------------------------------------------------ */
+
+typedef enum store_project_sort {
+    STORE_PROJECTS_RECENT = 0, /* last activity, newest first (default) */
+    STORE_PROJECTS_NAME,       /* name A-Z */
+    STORE_PROJECTS_SIZE        /* message count, largest first */
+} store_project_sort;
+
+typedef struct store_project_filter {
+    const char *name_contains; /* substring of the name, or NULL */
+    const char *source;        /* "claude" | "codex" | NULL */
+    store_project_sort sort;
+} store_project_filter;
+
+typedef struct store_project {
+    int64_t id;    /* stable row id */
+    char *name;    /* basename of the path */
+    char *path;    /* the agent's working directory */
+    char *sources; /* "claude", "codex" or "claude,codex" */
+    int64_t session_count;
+    int64_t message_count;
+    char *first_activity; /* earliest session start, or NULL */
+    char *last_activity;  /* latest session end, or NULL */
+    store_key key;        /* this row's position */
+} store_project;
+
+typedef struct store_projects {
+    store_project *rows;
+    size_t count;
+} store_projects;
+
+int store_projects_list(store *s, const store_project_filter *f, const store_page *pg,
+                        store_projects *out);
+int store_projects_count(store *s, const store_project_filter *f, int64_t *n);
+void store_projects_free(store_projects *l);
+
+/* ---- sessions ------------------------------------------------------ */
+
+typedef enum store_order {
+    STORE_NEWEST = 0, /* default */
+    STORE_OLDEST
+} store_order;
+
+typedef struct store_session_filter {
+    const char *project; /* project name or path, or NULL */
+    const char *source;  /* "claude" | "codex" | NULL */
+    const char *after;   /* started_at >= after */
+    const char *before;  /* started_at < before */
+    const char *model;   /* exact model name */
+    const char *branch;  /* exact git branch */
+    int without_project; /* only sessions not yet in a project (sync) */
+    store_order order;   /* by started_at then session_id */
+} store_session_filter;
+
+typedef struct store_session {
+    char *session_id;   /* globally unique */
+    char *source;       /* "claude" | "codex" */
+    int64_t project_id; /* 0 when unknown */
+    char *project;      /* project name, or NULL */
+    char *title;        /* first real prompt or summary, or NULL */
+    char *started_at;   /* first message timestamp, or NULL */
+    char *ended_at;     /* last message timestamp, or NULL */
+    char *model;        /* last model seen, or NULL */
+    char *git_branch;   /* or NULL */
+    int64_t message_count;
+    char *parent_session_id; /* for sub-agents, or NULL */
+    char *source_path;       /* the transcript file it was read from */
+    char *hostname;          /* the machine it was read on */
+    int64_t raw_size;        /* bytes of original source kept */
+    store_key key;           /* this row's position */
+} store_session;
+
+typedef struct store_sessions {
+    store_session *rows;
+    size_t count;
+} store_sessions;
+
+int store_sessions_list(store *s, const store_session_filter *f, const store_page *pg,
+                        store_sessions *out);
+int store_sessions_count(store *s, const store_session_filter *f, int64_t *n);
+void store_sessions_free(store_sessions *l);
+/* One session by id; MCPAGE_ENOTFOUND when absent. Free with store_session_clear. */
+int store_session_get(store *s, const char *session_id, store_session *out);
+void store_session_clear(store_session *row);
+
+/* ---- messages ------------------------------------------------------ */
+
+typedef struct store_message {
+    int64_t message_id; /* stable row id */
+    char *session_id;
+    int64_t ordinal;     /* 0-based position in the session */
+    char *role;          /* "user" | "assistant" | "system" | "tool" */
+    char *timestamp;     /* or NULL */
+    char *text;          /* the searchable text (see docs/sync.md for caps) */
+    char *tool_name;     /* tool called or answered, or NULL */
+    char *tool_input;    /* a short summary of the call's input, or NULL */
+    char *tool_call_id;  /* links a tool call and its result, or NULL */
+    int is_error;        /* a tool result flagged as an error */
+    int64_t line_no;     /* 1-based line in the source file */
+    int64_t byte_offset; /* of that line in the session's raw bytes */
+    int64_t byte_length; /* of that line, newline excluded */
+} store_message;
+
+typedef struct store_messages {
+    store_message *rows;
+    size_t count;
+} store_messages;
+
+/* Messages of a session with ordinal >= from_ordinal, in ordinal order. */
+int store_messages_from(store *s, const char *session_id, int64_t from_ordinal, int64_t limit,
+                        store_messages *out);
+int store_message_get(store *s, int64_t message_id, store_message *out);
+void store_message_clear(store_message *m);
+void store_messages_free(store_messages *l);
+
+/* Up to `length` (<= STORE_RAW_READ_MAX) raw bytes of a session from
+ * `offset` into a malloc'd buffer (*buf, *n; free it); *total gets the
+ * session's raw size. Reading at or past the end gives *n = 0. */
+int store_raw_read(store *s, const char *session_id, int64_t offset, int64_t length,
+                   unsigned char **buf, size_t *n, int64_t *total);
+
+/* ---- per-session summary ------------------------------------------- */
+
+typedef struct store_count {
+    char *name; /* role or tool name */
+    int64_t count;
+} store_count;
+
+typedef struct store_session_summary {
+    store_session session; /* the session row itself */
+    store_count *roles;    /* messages per role, by role name */
+    size_t role_count;
+    store_count *tools; /* tool calls per tool, most used first */
+    size_t tool_count;
+    char *first_prompt;  /* text of the first user message, or NULL */
+    int64_t error_count; /* tool results flagged as errors */
+} store_session_summary;
+
+int store_session_summary_get(store *s, const char *session_id, store_session_summary *out);
+void store_session_summary_clear(store_session_summary *sum);
+
+/* ---- search -------------------------------------------------------- */
+
+typedef enum store_search_sort {
+    STORE_SEARCH_RELEVANCE = 0, /* bm25, best first; keyset on (rank, message_id) */
+    STORE_SEARCH_NEWEST,        /* keyset on (timestamp, message_id) */
+    STORE_SEARCH_OLDEST
+} store_search_sort;
+
+/*
+ * `query`: words and "quoted phrases", all required (AND). Each word is
+ * quoted before it reaches the engine, so `foo-bar`, `c++` and
+ * `path/to/file.c` match the text they spell (as a phrase of their word
+ * parts). A trailing `*` on a word makes it a prefix. Snippets mark hits
+ * as [..] (STORE_HIT_OPEN / STORE_HIT_CLOSE) with "…" at cut ends.
+ */
+#define STORE_HIT_OPEN  "["
+#define STORE_HIT_CLOSE "]"
+
+typedef struct store_search_filter {
+    const char *query;   /* required */
+    const char *project; /* name or path */
+    const char *source;  /* "claude" | "codex" */
+    const char *role;    /* "user" | "assistant" | "system" | "tool" */
+    const char *tool;    /* tool name */
+    const char *after;   /* timestamp >= after */
+    const char *before;  /* timestamp < before */
+    int has_error;       /* 0 any, 1 only errors, -1 only non-errors */
+    store_search_sort sort;
+} store_search_filter;
+
+typedef struct store_hit {
+    int64_t message_id;
+    char *session_id;
+    char *project; /* or NULL */
+    char *role;
+    char *timestamp; /* or NULL */
+    char *snippet;   /* text around the hits, hits marked */
+    int64_t ordinal;
+    double rank;   /* bm25 (lower is better) */
+    store_key key; /* this row's position */
+} store_hit;
+
+typedef struct store_hits {
+    store_hit *rows;
+    size_t count;
+} store_hits;
+
+int store_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out);
+int store_search_count(store *s, const store_search_filter *f, int64_t *n);
+void store_hits_free(store_hits *l);
+
+/* ---- activity ------------------------------------------------------ */
+
+typedef enum store_bucket {
+    STORE_BUCKET_DAY = 0, /* "YYYY-MM-DD" */
+    STORE_BUCKET_WEEK,    /* the Monday starting the week, "YYYY-MM-DD" */
+    STORE_BUCKET_MONTH    /* "YYYY-MM-01" */
+} store_bucket;
+
+typedef struct store_activity_filter {
+    const char *project; /* or NULL */
+    const char *source;  /* or NULL */
+    const char *after;   /* message timestamp >= after */
+    const char *before;  /* message timestamp < before */
+    store_bucket bucket;
+} store_activity_filter;
+
+typedef struct store_activity_row {
+    char *project; /* project name */
+    int64_t project_id;
+    char *bucket; /* start date of the bucket */
+    int64_t messages;
+} store_activity_row;
+
+typedef struct store_activity {
+    store_activity_row *rows; /* ordered by bucket, then project id */
+    size_t count;
+} store_activity;
+
+/* At most `max_rows` rows (<= 100000); MCPAGE_ERANGE past it. */
+int store_activity_get(store *s, const store_activity_filter *f, size_t max_rows,
+                       store_activity *out);
+void store_activity_free(store_activity *a);
+
+/* ---- stats --------------------------------------------------------- */
+
+typedef struct store_stats {
+    int64_t projects;
+    int64_t sessions;
+    int64_t messages;
+    int64_t sources;    /* source files tracked */
+    int64_t size_bytes; /* on-disk size of the store */
+    int64_t raw_bytes;  /* original transcript bytes kept */
+    int64_t generation; /* bumped by every change that adds or removes rows */
+    int schema_version;
+} store_stats;
+
+int store_stats_get(store *s, store_stats *out);
+/* The generation alone (cheap): tools put it in cursors to detect change. */
+int store_generation(store *s, int64_t *gen);
+
+/* ---- writing (sync) ------------------------------------------------ */
+
+/* A transaction. Every write below must happen inside one; the
+ * generation is bumped in the same transaction when rows changed. */
+int store_begin(store *s);
+int store_commit(store *s);
+int store_rollback(store *s);
+
+/* Finds or creates the project for a working directory; *id gets its id. */
+int store_project_ensure(store *s, const char *path, const char *name, int64_t *id);
+
+/* What sync writes about a session (strings may be NULL = keep). */
+typedef struct store_session_meta {
+    const char *session_id;
+    const char *source;
+    int64_t project_id; /* 0 = keep */
+    const char *title;
+    const char *model;
+    const char *git_branch;
+    const char *parent_session_id;
+    const char *source_path;
+    const char *hostname;
+    uint64_t head_hash; /* hash of the first raw bytes (sync's) */
+    int64_t head_len;   /* how many bytes head_hash covers */
+} store_session_meta;
+
+/* Creates the session or updates the given fields. */
+int store_session_put(store *s, const store_session_meta *m);
+/* What incremental sync needs to know about a session it continues. */
+typedef struct store_session_state {
+    int64_t raw_size;   /* bytes of source consumed and kept */
+    int64_t raw_lines;  /* complete lines in those bytes */
+    uint64_t head_hash; /* hash of the first head_len bytes */
+    int64_t head_len;
+    int64_t message_count; /* messages stored (the next ordinal) */
+    int64_t project_id;    /* 0 when not known yet */
+    int has_title;         /* a title is set */
+} store_session_state;
+
+/* MCPAGE_ENOTFOUND (and *st zeroed) when the session does not exist. */
+int store_session_state_get(store *s, const char *session_id, store_session_state *st);
+/* Deletes a session's messages and raw bytes (before a re-parse). */
+int store_session_reset(store *s, const char *session_id);
+/* Appends one message (message_id and session are set by the store;
+ * m->session_id names the session). *id gets the new message id. */
+int store_message_add(store *s, const store_message *m, int64_t *id);
+/* Appends raw bytes (holding `lines` complete lines) at the session's
+ * current raw size. */
+int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n,
+                     int64_t lines);
+/* The tool named by the call `call_id` in a session (*name malloc'd), or
+ * MCPAGE_ENOTFOUND. Sees the writer's own uncommitted rows. */
+int store_tool_call_name(store *s, const char *session_id, const char *call_id, char **name);
+/* Recomputes a session's counts and times and its project's aggregates. */
+int store_session_refresh(store *s, const char *session_id);
+
+/* The incremental-sync record of one source file. */
+typedef struct store_source {
+    char *path;
+    char *session_id;
+    int64_t size; /* file size when last synced */
+    int64_t inode;
+    int64_t mtime_ns;
+    int64_t consumed; /* bytes of complete lines read */
+} store_source;
+
+/* MCPAGE_ENOTFOUND when the path was never synced. */
+int store_source_get(store *s, const char *path, store_source *out);
+int store_source_put(store *s, const store_source *src);
+void store_source_clear(store_source *src);
+
+#endif

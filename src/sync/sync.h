@@ -1,0 +1,72 @@
+/*
+ * Transcript sync: finds Claude Code transcripts and Codex CLI rollouts,
+ * parses what is new in each file since the last run and writes it to the
+ * store, one transaction per batch with the consumed offset in the same
+ * transaction (so a killed sync resumes exactly). `mcpage sync` calls it
+ * once; `mcpage serve` calls sync_run() on start and periodically.
+ * Source directories are only ever read.
+ */
+#ifndef MCPAGE_SYNC_SYNC_H
+#define MCPAGE_SYNC_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+#define SYNC_LINE_MAX_DEFAULT (64u * 1024u * 1024u) /* longer lines are skipped */
+#define SYNC_EXAMPLES_MAX     5                     /* malformed-line examples kept in a report */
+#define SYNC_EXAMPLE_LEN      300                   /* bytes of one example */
+#define SYNC_PATH_MAX         4096
+
+typedef struct sync_progress {
+    int64_t files_done, files_total;
+    int64_t bytes_done, bytes_total; /* bytes to read in changed files */
+    const char *path;                /* the file being read */
+} sync_progress;
+
+typedef struct sync_options {
+    const char *claude_home; /* e.g. ~/.claude; NULL = skip Claude Code */
+    const char *codex_home;  /* e.g. ~/.codex; NULL = skip Codex */
+    const char *hostname;    /* recorded on sessions; NULL = gethostname() */
+    size_t line_max;         /* 0 = SYNC_LINE_MAX_DEFAULT */
+    int64_t batch_lines;     /* lines per transaction; 0 = 5000 */
+    int64_t batch_bytes;     /* bytes per transaction; 0 = 32 MiB */
+    /* Called after each file (and within long files); may be NULL. */
+    void (*progress)(void *ud, const sync_progress *p);
+    void *progress_ud;
+} sync_options;
+
+typedef struct sync_report {
+    int64_t files_seen;      /* transcript files found */
+    int64_t files_unchanged; /* skipped by size, inode and mtime */
+    int64_t files_read;      /* read from their consumed offset */
+    int64_t files_reparsed;  /* truncated or replaced: read again from 0 */
+    int64_t files_failed;    /* could not be read or stored */
+    int64_t lines_read;      /* complete lines read */
+    int64_t lines_malformed; /* not JSON objects; skipped */
+    int64_t lines_too_long;  /* longer than line_max; skipped */
+    int64_t lines_partial;   /* files ending in an unfinished line (waits) */
+    int64_t messages_added;
+    int64_t sessions_added;
+    int64_t bytes_read;
+    double seconds;
+    int nexamples;
+    char examples[SYNC_EXAMPLES_MAX][SYNC_EXAMPLE_LEN]; /* "path:line: why" */
+} sync_report;
+
+/* Runs one sync pass into `s` (opened for writing). 0, or the first error
+ * that stopped the whole pass; per-file failures only count in the report. */
+int sync_run(store *s, const sync_options *opt, sync_report *rep);
+
+/* Default locations, resolved from flags' absence through the environment:
+ * MCPAGE_CLAUDE_HOME, CLAUDE_CONFIG_DIR, ~/.claude; MCPAGE_CODEX_HOME,
+ * CODEX_HOME, ~/.codex; MCPAGE_DB, $XDG_DATA_HOME/mcpage/archive.db,
+ * ~/.local/share/mcpage/archive.db. MCPAGE_ERANGE when it does not fit. */
+int sync_default_claude_home(char *buf, size_t n);
+int sync_default_codex_home(char *buf, size_t n);
+int sync_default_db(char *buf, size_t n);
+/* Creates the parent directories of a file path (mode 0700). */
+int sync_make_parent_dirs(const char *path);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * The Codex CLI rollout parser: one JSONL line of
+ * ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<uuid>.jsonl into a
+ * sync_record.
+ *
+ * Lines are envelopes {timestamp, type, payload}: session_meta (id, cwd,
+ * git {branch}), turn_context (model, cwd), response_item (message with
+ * input_text/output_text blocks, reasoning with a summary, function_call
+ * {name, arguments (a JSON string), call_id}, function_call_output
+ * {call_id, output}, custom_tool_call(_output), local_shell_call,
+ * web_search_call) and event_msg (UI events that repeat response items:
+ * skipped). Older rollouts put the response item itself on the line.
+ * Field names checked against public parsers: see docs/transcripts.md.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_parse.h"
+
+static char *dup_nonempty(const char *s)
+{
+    if (!s || !*s)
+        return NULL;
+    size_t n = strlen(s);
+    char *d = malloc(n + 1);
+    if (d)
+        memcpy(d, s, n + 1);
+    return d;
+}
+
+/* Context Codex injects as user messages: not a prompt. */
+static int is_meta_text(const char *t)
+{
+    static const char *const prefixes[] = {
+        "<environment_context>", "<user_instructions>",  "# AGENTS.md instructions",
+        "<INSTRUCTIONS>",        "<user_shell_command>", "<turn_aborted>",
+    };
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (sync_starts_with(t, prefixes[i]))
+            return 1;
+    return 0;
+}
+
+static void add_message(json_t *p, sync_text *t, sync_record *r)
+{
+    const char *role = sync_json_str(p, "role");
+    json_t *content = json_object_get(p, "content");
+    size_t i;
+    json_t *b;
+    if (json_is_string(content))
+        sync_text_adds(t, json_string_value(content));
+    json_array_foreach(content, i, b)
+    {
+        const char *type = sync_json_str(b, "type");
+        if (!type)
+            continue;
+        if (strcmp(type, "input_text") == 0 || strcmp(type, "output_text") == 0 ||
+            strcmp(type, "text") == 0) {
+            sync_text_sep(t);
+            sync_text_adds(t, sync_json_str(b, "text"));
+        } else if (strcmp(type, "input_image") == 0) {
+            sync_text_sep(t);
+            sync_text_adds(t, "[image]");
+        } else if (strcmp(type, "refusal") == 0) {
+            sync_text_sep(t);
+            sync_text_adds(t, sync_json_str(b, "refusal"));
+        }
+    }
+    if (role && strcmp(role, "assistant") == 0) {
+        r->role = "assistant";
+    } else if (role && strcmp(role, "user") == 0 && !(t->buf && is_meta_text(t->buf))) {
+        r->role = "user";
+        r->is_prompt = t->len > 0;
+    } else {
+        r->role = "system"; /* developer, system, injected context */
+    }
+}
+
+static void add_call(const char *name, json_t *args, const char *call_id, sync_tool_ids *ids,
+                     sync_text *t, sync_record *r)
+{
+    char *sum = sync_tool_summary(args);
+    sync_tool_ids_put(ids, call_id, name);
+    sync_text_adds(t, "[tool_use ");
+    sync_text_adds(t, name ? name : "?");
+    sync_text_adds(t, "] ");
+    sync_text_adds(t, sum);
+    r->role = "assistant";
+    r->tool_name = sync_short_copy(name ? name : "?", 100);
+    r->tool_input = sum;
+    r->call_id = call_id ? sync_short_copy(call_id, 100) : NULL;
+}
+
+static void add_output(json_t *p, sync_tool_ids *ids, sync_text *t, sync_record *r)
+{
+    json_t *out = json_object_get(p, "output");
+    const char *call = sync_json_str(p, "call_id");
+    const char *name = sync_tool_ids_get(ids, call);
+    r->role = "tool";
+    r->call_id = call ? sync_short_copy(call, 100) : NULL;
+    if (name)
+        r->tool_name = sync_short_copy(name, 100);
+    if (json_is_object(out)) {
+        sync_text_adds(t, sync_json_str(out, "content"));
+        if (json_is_false(json_object_get(out, "success")))
+            r->is_error = 1;
+        return;
+    }
+    const char *s = json_is_string(out) ? json_string_value(out) : NULL;
+    if (!s)
+        return;
+    /* exec output is often {"output": "...", "metadata": {"exit_code": N}} */
+    json_t *inner = (s[0] == '{') ? json_loads(s, 0, NULL) : NULL;
+    if (json_is_object(inner) && json_is_string(json_object_get(inner, "output"))) {
+        sync_text_adds(t, sync_json_str(inner, "output"));
+        json_t *code = json_object_get(json_object_get(inner, "metadata"), "exit_code");
+        if (json_is_integer(code) && json_integer_value(code) != 0)
+            r->is_error = 1;
+    } else {
+        sync_text_adds(t, s);
+    }
+    json_decref(inner);
+}
+
+static void add_reasoning(json_t *p, sync_text *t, sync_record *r)
+{
+    size_t i;
+    json_t *b;
+    json_array_foreach(json_object_get(p, "summary"), i, b)
+    {
+        const char *txt = sync_json_str(b, "text");
+        if (!txt)
+            continue;
+        sync_text_sep(t);
+        sync_text_adds(t, "[thinking] ");
+        sync_text_adds(t, txt);
+    }
+    r->role = "assistant";
+}
+
+/* A response item: a message, a call, an output or reasoning. */
+static void add_item(json_t *p, sync_tool_ids *ids, sync_text *t, sync_record *r)
+{
+    const char *type = sync_json_str(p, "type");
+    if (!type)
+        return;
+    if (strcmp(type, "message") == 0) {
+        add_message(p, t, r);
+    } else if (strcmp(type, "function_call") == 0) {
+        add_call(sync_json_str(p, "name"), json_object_get(p, "arguments"),
+                 sync_json_str(p, "call_id"), ids, t, r);
+    } else if (strcmp(type, "custom_tool_call") == 0) {
+        add_call(sync_json_str(p, "name"), json_object_get(p, "input"), sync_json_str(p, "call_id"),
+                 ids, t, r);
+    } else if (strcmp(type, "local_shell_call") == 0) {
+        json_t *action = json_object_get(p, "action");
+        const char *id = sync_json_str(p, "call_id");
+        add_call("shell", action ? action : json_null(), id ? id : sync_json_str(p, "id"), ids, t,
+                 r);
+    } else if (strcmp(type, "web_search_call") == 0) {
+        add_call("web_search", json_object_get(p, "action"), NULL, ids, t, r);
+    } else if (strcmp(type, "function_call_output") == 0 ||
+               strcmp(type, "custom_tool_call_output") == 0 ||
+               strcmp(type, "local_shell_call_output") == 0) {
+        add_output(p, ids, t, r);
+    } else if (strcmp(type, "reasoning") == 0) {
+        add_reasoning(p, t, r);
+    }
+}
+
+int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
+                          char *why, size_t whylen)
+{
+    memset(r, 0, sizeof *r);
+    json_error_t err;
+    json_t *root = json_loadb(line, len, 0, &err);
+    if (!json_is_object(root)) {
+        snprintf(why, whylen, "%s", root ? "not a JSON object" : err.text);
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    int rc = 0;
+    sync_text t = {0};
+    const char *type = sync_json_str(root, "type");
+    json_t *payload = json_object_get(root, "payload");
+    r->timestamp = dup_nonempty(sync_json_str(root, "timestamp"));
+    if (type && strcmp(type, "session_meta") == 0) {
+        r->kind = SYNC_META;
+        r->cwd = dup_nonempty(sync_json_str(payload, "cwd"));
+        r->git_branch = dup_nonempty(sync_json_str(json_object_get(payload, "git"), "branch"));
+        r->model = dup_nonempty(sync_json_str(payload, "model"));
+        if (!r->timestamp)
+            r->timestamp = dup_nonempty(sync_json_str(payload, "timestamp"));
+        goto done;
+    }
+    if (type && strcmp(type, "turn_context") == 0) {
+        r->kind = SYNC_META;
+        r->cwd = dup_nonempty(sync_json_str(payload, "cwd"));
+        r->model = dup_nonempty(sync_json_str(payload, "model"));
+        goto done;
+    }
+    if (type && strcmp(type, "response_item") == 0 && json_is_object(payload))
+        add_item(payload, ids, &t, r);
+    else if (type && !payload) /* older rollouts: the item is the line */
+        add_item(root, ids, &t, r);
+    if (!r->role || (t.len == 0 && !r->tool_name)) {
+        free(t.buf);
+        free(r->tool_name);
+        free(r->tool_input);
+        free(r->call_id);
+        r->tool_name = r->tool_input = r->call_id = NULL;
+        r->role = NULL;
+        r->is_prompt = 0;
+        r->is_error = 0;
+        goto done; /* event_msg, compacted, unknown: ignored */
+    }
+    r->text = sync_text_finish(&t);
+    if (!r->text) {
+        rc = MCPAGE_ENOMEM;
+        goto done;
+    }
+    r->kind = SYNC_MESSAGE;
+done:
+    json_decref(root);
+    if (rc < 0)
+        sync_record_clear(r);
+    return rc;
+}

@@ -1,0 +1,90 @@
+/*
+ * One parsed transcript line, as both format parsers produce it, and the
+ * helpers they share (UTF-8 repair, bounded text, tool-input summaries).
+ * Internal to src/sync/.
+ */
+#ifndef MCPAGE_SYNC_PARSE_H
+#define MCPAGE_SYNC_PARSE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYNC_TEXT_MAX       (1024u * 1024u) /* bytes of message text stored */
+#define SYNC_TOOL_INPUT_MAX 200             /* bytes of a tool-input summary */
+#define SYNC_TITLE_MAX      200             /* bytes of a session title */
+#define SYNC_TOOL_IDS       64              /* tool call ids remembered per file */
+
+enum sync_record_kind {
+    SYNC_SKIP = 0, /* nothing to store (bookkeeping, unknown type) */
+    SYNC_MESSAGE,  /* a message, plus any session facts */
+    SYNC_META      /* session facts only */
+};
+
+typedef struct sync_record {
+    int kind;
+    /* the message (SYNC_MESSAGE) */
+    const char *role; /* static: "user", "assistant", "system", "tool" */
+    char *text;       /* owned, capped at SYNC_TEXT_MAX */
+    char *tool_name;  /* owned or NULL */
+    char *tool_input; /* owned summary or NULL */
+    char *call_id;    /* owned: the tool call id (calls and results) or NULL */
+    int is_error;
+    char *timestamp; /* owned or NULL */
+    int is_prompt;   /* a real user prompt: a title candidate */
+    /* session facts seen on this line (owned, NULL = not seen) */
+    char *cwd;
+    char *model;
+    char *git_branch;
+    char *summary; /* a summary line: the title wins over prompts */
+    char *parent_session_id;
+} sync_record;
+
+/* Remembers tool call ids to name the tool in its result. */
+typedef struct sync_tool_ids {
+    char id[SYNC_TOOL_IDS][64];
+    char name[SYNC_TOOL_IDS][64];
+    unsigned next;
+} sync_tool_ids;
+
+void sync_record_clear(sync_record *r);
+
+/* Each parser: 0 (r filled, maybe SYNC_SKIP) or MCPAGE_EPARSE with a
+ * short reason in `why`. `line` is valid UTF-8 (see sync_utf8_repair). */
+int sync_claude_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
+                           char *why, size_t whylen);
+int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
+                          char *why, size_t whylen);
+
+/* When `in` is not valid UTF-8, a malloc'd copy with each bad sequence
+ * replaced by U+FFFD (in *out, length *outlen); else *out = NULL. */
+int sync_utf8_repair(const char *in, size_t len, char **out, size_t *outlen);
+
+/* Growable text bounded by SYNC_TEXT_MAX (cut at a UTF-8 boundary). */
+typedef struct sync_text {
+    char *buf;
+    size_t len, cap;
+    size_t dropped; /* bytes not kept past the cap */
+    int oom;
+} sync_text;
+
+void sync_text_add(sync_text *t, const char *s, size_t n);
+void sync_text_adds(sync_text *t, const char *s);
+/* Adds a separator when the text is not empty. */
+void sync_text_sep(sync_text *t);
+/* The finished string (owned by the caller), with a truncation note. */
+char *sync_text_finish(sync_text *t);
+
+/* A copy of at most `max` bytes, cut at a UTF-8 boundary, newlines and
+ * tabs turned into spaces, trimmed. */
+char *sync_short_copy(const char *s, size_t max);
+/* A one-line summary of a tool's input (object or JSON string). */
+char *sync_tool_summary(json_t *input);
+/* String value of a key, or NULL. */
+const char *sync_json_str(json_t *obj, const char *key);
+void sync_tool_ids_put(sync_tool_ids *ids, const char *id, const char *name);
+const char *sync_tool_ids_get(const sync_tool_ids *ids, const char *id);
+/* 1 when `text` starts with `prefix` after leading whitespace. */
+int sync_starts_with(const char *text, const char *prefix);
+
+#endif

@@ -1,0 +1,514 @@
+/*
+ * The streaming JSON writer (see jw.h). One pass over each string both
+ * escapes it and validates its UTF-8, counting what is written.
+ */
+#include "page/jw.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <mcpage/mcpage.h>
+
+#include "page/alloc.h"
+
+void jw_init(jw *w, size_t max)
+{
+    memset(w, 0, sizeof *w);
+    w->max = max ? max : SIZE_MAX / 2;
+}
+
+void jw_free(jw *w)
+{
+    mcpage__free(w->buf);
+    size_t max = w->max;
+    jw_init(w, max);
+}
+
+void jw_reset(jw *w)
+{
+    char *buf = w->buf;
+    size_t cap = w->cap, max = w->max;
+    jw_init(w, max);
+    w->buf = buf;
+    w->cap = cap;
+    if (buf)
+        buf[0] = '\0';
+}
+
+char *jw_take(jw *w, size_t *len)
+{
+    if (w->buf == NULL && w->err == 0) {
+        /* Nothing written yet: hand back an empty string all the same. */
+        w->buf = mcpage__malloc(1);
+        if (w->buf)
+            w->buf[0] = '\0';
+    }
+    char *buf = w->buf;
+    if (len)
+        *len = w->len;
+    size_t max = w->max;
+    jw_init(w, max);
+    return buf;
+}
+
+static bool reserve(jw *w, size_t extra)
+{
+    if (w->err)
+        return false;
+    if (extra > w->max - w->len) {
+        w->err = MCPAGE_ERANGE;
+        return false;
+    }
+    size_t need = w->len + extra + 1;
+    if (need <= w->cap)
+        return true;
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < need)
+        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+    char *buf = mcpage__realloc(w->buf, cap);
+    if (buf == NULL) {
+        w->err = MCPAGE_ENOMEM;
+        return false;
+    }
+    w->buf = buf;
+    w->cap = cap;
+    return true;
+}
+
+/* Appends ASCII bytes: each is one code point and one UTF-16 unit. */
+static void put_ascii(jw *w, const char *s, size_t n)
+{
+    if (!reserve(w, n))
+        return;
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+    w->codepoints += n;
+    w->utf16 += n;
+}
+
+/* Writes the comma (or checks the key) due before a value. */
+static bool before_value(jw *w)
+{
+    if (w->err)
+        return false;
+    if (w->depth > 0 && w->kind[w->depth - 1] == 'o') {
+        if (!w->after_key) {
+            w->err = MCPAGE_ESTATE; /* a value inside an object needs a key */
+            return false;
+        }
+        w->after_key = false;
+        return true;
+    }
+    if (w->depth > 0) {
+        if (w->nonempty[w->depth - 1])
+            put_ascii(w, ",", 1);
+        w->nonempty[w->depth - 1] = true;
+    } else if (w->len > 0) {
+        w->err = MCPAGE_ESTATE; /* one top-level value per writer */
+        return false;
+    }
+    return w->err == 0;
+}
+
+/*
+ * Decodes one UTF-8 sequence at s[0..n). Returns its length (1 to 4) and
+ * the code point, or 0 when the bytes are not valid UTF-8 (overlong
+ * forms, surrogates and values past U+10FFFF are invalid).
+ */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t len;
+    uint32_t v, min;
+    if ((c & 0xE0) == 0xC0) {
+        len = 2, v = c & 0x1Fu, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+        len = 3, v = c & 0x0Fu, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+        len = 4, v = c & 0x07u, min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+void jw_measure_utf8(const char *s, size_t n, size_t *codepoints, size_t *utf16)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t cps = 0, units = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t len = p[i] < 0x80 ? 1 : utf8_decode(p + i, n - i, &cp);
+        if (len == 0)
+            len = 1; /* one replacement character */
+        cps++;
+        units += len == 4 ? 2 : 1;
+        i += len;
+    }
+    if (codepoints)
+        *codepoints = cps;
+    if (utf16)
+        *utf16 = units;
+}
+
+size_t jw_utf8_floor(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < n) {
+        uint32_t cp;
+        size_t len = p[i] < 0x80 ? 1 : utf8_decode(p + i, n - i, &cp);
+        if (len == 0) {
+            /* A lead byte whose sequence runs past n is a cut character. */
+            size_t need = (p[i] & 0xE0) == 0xC0   ? 2
+                          : (p[i] & 0xF0) == 0xE0 ? 3
+                          : (p[i] & 0xF8) == 0xF0 ? 4
+                                                  : 1;
+            if (need > 1 && i + need > n)
+                return i;
+            len = 1; /* an invalid byte stands as one character */
+        }
+        i += len;
+    }
+    return n;
+}
+
+static void put_escaped(jw *w, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    put_ascii(w, "\"", 1);
+    while (i < n && w->err == 0) {
+        /* Copy a run of plain ASCII in one go. */
+        size_t run = i;
+        while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
+            run++;
+        if (run > i) {
+            put_ascii(w, s + i, run - i);
+            i = run;
+            continue;
+        }
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            switch (c) {
+            case '"': put_ascii(w, "\\\"", 2); break;
+            case '\\': put_ascii(w, "\\\\", 2); break;
+            case '\n': put_ascii(w, "\\n", 2); break;
+            case '\r': put_ascii(w, "\\r", 2); break;
+            case '\t': put_ascii(w, "\\t", 2); break;
+            case '\b': put_ascii(w, "\\b", 2); break;
+            case '\f': put_ascii(w, "\\f", 2); break;
+            default: put_ascii(w, esc, 6); break;
+            }
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t len = utf8_decode(p + i, n - i, &cp);
+        if (len == 0) {
+            /* Invalid byte: write U+FFFD instead and move on by one. */
+            if (!reserve(w, 3))
+                return;
+            memcpy(w->buf + w->len, "\xEF\xBF\xBD", 3);
+            w->len += 3;
+            w->codepoints++;
+            w->utf16++;
+            w->repaired++;
+            i++;
+            continue;
+        }
+        if (!reserve(w, len))
+            return;
+        memcpy(w->buf + w->len, s + i, len);
+        w->len += len;
+        w->codepoints++;
+        w->utf16 += len == 4 ? 2 : 1;
+        i += len;
+    }
+    put_ascii(w, "\"", 1);
+}
+
+static void open_container(jw *w, uint8_t kind)
+{
+    if (!before_value(w))
+        return;
+    if (w->depth >= JW_MAX_DEPTH) {
+        w->err = MCPAGE_ERANGE;
+        return;
+    }
+    put_ascii(w, kind == 'o' ? "{" : "[", 1);
+    w->kind[w->depth] = kind;
+    w->nonempty[w->depth] = false;
+    w->depth++;
+}
+
+static void close_container(jw *w, uint8_t kind)
+{
+    if (w->err)
+        return;
+    if (w->depth == 0 || w->kind[w->depth - 1] != kind || w->after_key) {
+        w->err = MCPAGE_ESTATE;
+        return;
+    }
+    w->depth--;
+    put_ascii(w, kind == 'o' ? "}" : "]", 1);
+}
+
+void jw_object_begin(jw *w)
+{
+    open_container(w, 'o');
+}
+
+void jw_object_end(jw *w)
+{
+    close_container(w, 'o');
+}
+
+void jw_array_begin(jw *w)
+{
+    open_container(w, 'a');
+}
+
+void jw_array_end(jw *w)
+{
+    close_container(w, 'a');
+}
+
+void jw_keyn(jw *w, const char *key, size_t n)
+{
+    if (w->err)
+        return;
+    if (w->depth == 0 || w->kind[w->depth - 1] != 'o' || w->after_key) {
+        w->err = MCPAGE_ESTATE;
+        return;
+    }
+    if (w->nonempty[w->depth - 1])
+        put_ascii(w, ",", 1);
+    w->nonempty[w->depth - 1] = true;
+    put_escaped(w, key, n);
+    put_ascii(w, ":", 1);
+    w->after_key = true;
+}
+
+void jw_key(jw *w, const char *key)
+{
+    jw_keyn(w, key, strlen(key));
+}
+
+void jw_stringn(jw *w, const char *s, size_t n)
+{
+    if (before_value(w))
+        put_escaped(w, s, n);
+}
+
+void jw_string(jw *w, const char *s)
+{
+    if (s == NULL)
+        jw_null(w);
+    else
+        jw_stringn(w, s, strlen(s));
+}
+
+void jw_int(jw *w, int64_t v)
+{
+    char num[24];
+    int n = snprintf(num, sizeof num, "%lld", (long long)v);
+    if (before_value(w))
+        put_ascii(w, num, (size_t)n);
+}
+
+void jw_double(jw *w, double v)
+{
+    if (!isfinite(v)) {
+        jw_null(w);
+        return;
+    }
+    char num[32];
+    int n = snprintf(num, sizeof num, "%.17g", v);
+    /* Keep it a JSON number that reads back as a real. */
+    if (strspn(num, "-0123456789") == (size_t)n && n < 30)
+        num[n++] = '.', num[n++] = '0', num[n] = '\0';
+    if (before_value(w))
+        put_ascii(w, num, (size_t)n);
+}
+
+void jw_bool(jw *w, bool v)
+{
+    if (before_value(w))
+        put_ascii(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void jw_null(jw *w)
+{
+    if (before_value(w))
+        put_ascii(w, "null", 4);
+}
+
+void jw_raw_value(jw *w, const char *json, size_t n)
+{
+    if (!before_value(w) || !reserve(w, n))
+        return;
+    memcpy(w->buf + w->len, json, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+    size_t cps, units;
+    jw_measure_utf8(json, n, &cps, &units);
+    w->codepoints += cps;
+    w->utf16 += units;
+}
+
+void jw_json(jw *w, const json_t *v)
+{
+    if (w->err)
+        return;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        const char *key;
+        json_t *val;
+        jw_object_begin(w);
+        json_object_foreach((json_t *)v, key, val)
+        {
+            jw_key(w, key);
+            jw_json(w, val);
+        }
+        jw_object_end(w);
+        break;
+    }
+    case JSON_ARRAY: {
+        size_t i;
+        json_t *val;
+        jw_array_begin(w);
+        json_array_foreach(v, i, val) jw_json(w, val);
+        jw_array_end(w);
+        break;
+    }
+    case JSON_STRING: jw_stringn(w, json_string_value(v), json_string_length(v)); break;
+    case JSON_INTEGER: jw_int(w, (int64_t)json_integer_value(v)); break;
+    case JSON_REAL: jw_double(w, json_real_value(v)); break;
+    case JSON_TRUE: jw_bool(w, true); break;
+    case JSON_FALSE: jw_bool(w, false); break;
+    case JSON_NULL: jw_null(w); break;
+    }
+}
+
+void jw_kv_string(jw *w, const char *key, const char *s)
+{
+    jw_key(w, key);
+    jw_string(w, s);
+}
+
+void jw_kv_int(jw *w, const char *key, int64_t v)
+{
+    jw_key(w, key);
+    jw_int(w, v);
+}
+
+void jw_kv_bool(jw *w, const char *key, bool v)
+{
+    jw_key(w, key);
+    jw_bool(w, v);
+}
+/*
+ * Base64 encoding and strict decoding (see base64.h).
+ */
+#include "page/base64.h"
+
+static const char std_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char url_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+size_t b64_encoded_len(size_t n, bool url)
+{
+    return url ? (n / 3) * 4 + (n % 3 ? n % 3 + 1 : 0) : (n + 2) / 3 * 4;
+}
+
+size_t b64_encode(const uint8_t *in, size_t n, char *out, bool url)
+{
+    const char *abc = url ? url_alphabet : std_alphabet;
+    size_t o = 0, i = 0;
+    for (; i + 2 < n; i += 3) {
+        uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+        out[o++] = abc[v >> 18 & 63];
+        out[o++] = abc[v >> 12 & 63];
+        out[o++] = abc[v >> 6 & 63];
+        out[o++] = abc[v & 63];
+    }
+    if (i < n) {
+        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0);
+        out[o++] = abc[v >> 18 & 63];
+        out[o++] = abc[v >> 12 & 63];
+        if (i + 1 < n)
+            out[o++] = abc[v >> 6 & 63];
+        else if (!url)
+            out[o++] = '=';
+        if (!url)
+            out[o++] = '=';
+    }
+    out[o] = '\0';
+    return o;
+}
+
+static int b64_value(char c, bool url)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == (url ? '-' : '+'))
+        return 62;
+    if (c == (url ? '_' : '/'))
+        return 63;
+    return -1;
+}
+
+long b64_decode(const char *in, size_t n, uint8_t *out, bool url)
+{
+    if (!url) {
+        if (n % 4 != 0)
+            return -1;
+        size_t pad = 0;
+        while (pad < 2 && n > 0 && in[n - 1] == '=')
+            n--, pad++;
+    }
+    if (n % 4 == 1)
+        return -1;
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64_value(in[i], url);
+        if (v < 0)
+            return -1;
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (uint8_t)(acc >> bits);
+        }
+    }
+    /* Leftover bits must be zero, so every input has one encoding. */
+    if (bits > 0 && (acc & ((1u << bits) - 1)) != 0)
+        return -1;
+    return (long)o;
+}

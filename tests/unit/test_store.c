@@ -1,0 +1,563 @@
+/*
+ * Tests for the store interface on the SQLite backend, with real files in
+ * a temporary directory: keyset walks return every row once and in order
+ * and agree with offset walks and exact counts; the generation moves with
+ * every change; search syntax, filters and the rejected-query error; raw
+ * windows, transcripts, summaries, activity and a concurrent reader.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <mcpage/mcpage.h>
+
+#include "store/store.h"
+
+typedef struct fixture {
+    char dir[256];
+    char db[300];
+    store *s;
+} fixture;
+
+static const char *const words[] = {"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"};
+
+/* 4 projects x 15 sessions x (6..11) messages, with equal start times
+ * in pairs so the order has to fall back to session_id. */
+static void fill(store *s)
+{
+    assert_int_equal(store_begin(s), 0);
+    for (int p = 0; p < 4; p++) {
+        char path[64], name[32];
+        snprintf(name, sizeof name, "proj%d", p);
+        snprintf(path, sizeof path, "/home/u/%s", name);
+        int64_t pid = 0;
+        assert_int_equal(store_project_ensure(s, path, name, &pid), 0);
+        for (int k = 0; k < 15; k++) {
+            char sid[64], ts[40];
+            snprintf(sid, sizeof sid, "sess-%d-%02d", p, k);
+            store_session_meta m = {.session_id = sid,
+                                    .source = (k % 3 == 0) ? "codex" : "claude",
+                                    .project_id = pid,
+                                    .model = (k % 2) ? "m-odd" : "m-even",
+                                    .git_branch = "main",
+                                    .source_path = "/dev/null"};
+            assert_int_equal(store_session_put(s, &m), 0);
+            int nmsg = 6 + (k % 6);
+            for (int i = 0; i < nmsg; i++) {
+                char text[256];
+                snprintf(ts, sizeof ts, "2025-%02d-%02dT10:%02d:00Z", 1 + (k / 2) % 12, 1 + p * 7,
+                         i);
+                snprintf(text, sizeof text,
+                         "%s message %d of %s uses foo-bar and c++ in "
+                         "path/to/file.c with max_tokens %s",
+                         words[(p + k + i) % 6], i, sid, (i == 3) ? "exact phrase here" : "");
+                store_message msg = {.session_id = sid,
+                                     .ordinal = i,
+                                     .role = (i % 4 == 0)   ? "user"
+                                             : (i % 4 == 3) ? "tool"
+                                                            : "assistant",
+                                     .timestamp = ts,
+                                     .text = text,
+                                     .tool_name = (i % 4 == 1 || i % 4 == 3) ? "Bash" : NULL,
+                                     .tool_input = (i % 4 == 1) ? "ls" : NULL,
+                                     .is_error = (i == 3 && k % 5 == 0),
+                                     .line_no = i + 1,
+                                     .byte_offset = i * 10,
+                                     .byte_length = 9};
+                int64_t id = 0;
+                assert_int_equal(store_message_add(s, &msg, &id), 0);
+            }
+            assert_int_equal(store_raw_append(s, sid, (const unsigned char *)"0123456789", 10, 1),
+                             0);
+            assert_int_equal(store_session_refresh(s, sid), 0);
+        }
+    }
+    assert_int_equal(store_commit(s), 0);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/mcpage-test-store-XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->db, sizeof f->db, "%s/a.db", f->dir);
+    if (store_open(f->db, STORE_OPEN_WRITE, &f->s) < 0)
+        return -1;
+    fill(f->s);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    store_close(f->s);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    if (system(cmd) != 0)
+        return -1;
+    free(f);
+    return 0;
+}
+
+/* ---- generic walk checks ---------------------------------------------- */
+
+#define MAXROWS 2000
+
+typedef int (*list_fn)(store *s, const void *filter, const store_page *pg, char ids[][80],
+                       store_key *keys, size_t *n);
+typedef int (*count_fn)(store *s, const void *filter, int64_t *n);
+
+static int sessions_page(store *s, const void *f, const store_page *pg, char ids[][80],
+                         store_key *keys, size_t *n)
+{
+    store_sessions l;
+    int rc = store_sessions_list(s, f, pg, &l);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < l.count; i++) {
+        snprintf(ids[i], 80, "%s", l.rows[i].session_id);
+        keys[i] = l.rows[i].key;
+    }
+    *n = l.count;
+    store_sessions_free(&l);
+    return 0;
+}
+
+static int sessions_total(store *s, const void *f, int64_t *n)
+{
+    return store_sessions_count(s, f, n);
+}
+
+static int projects_page(store *s, const void *f, const store_page *pg, char ids[][80],
+                         store_key *keys, size_t *n)
+{
+    store_projects l;
+    int rc = store_projects_list(s, f, pg, &l);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < l.count; i++) {
+        snprintf(ids[i], 80, "%lld", (long long)l.rows[i].id);
+        keys[i] = l.rows[i].key;
+    }
+    *n = l.count;
+    store_projects_free(&l);
+    return 0;
+}
+
+static int projects_total(store *s, const void *f, int64_t *n)
+{
+    return store_projects_count(s, f, n);
+}
+
+static int hits_page(store *s, const void *f, const store_page *pg, char ids[][80], store_key *keys,
+                     size_t *n)
+{
+    store_hits l;
+    int rc = store_search(s, f, pg, &l);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < l.count; i++) {
+        snprintf(ids[i], 80, "%lld", (long long)l.rows[i].message_id);
+        keys[i] = l.rows[i].key;
+    }
+    *n = l.count;
+    store_hits_free(&l);
+    return 0;
+}
+
+static int hits_total(store *s, const void *f, int64_t *n)
+{
+    return store_search_count(s, f, n);
+}
+
+static char (*all_ids)[80];
+static char (*page_ids)[80];
+static store_key *page_keys;
+
+/* Walks the list three ways and checks they agree; returns the row count. */
+static size_t check_walks(store *s, const void *filter, list_fn list, count_fn count,
+                          int64_t page_size)
+{
+    size_t n_all = 0, n_key = 0, n_off = 0, n = 0;
+    store_key keys_unused[MAXROWS];
+    int64_t total = -1;
+    assert_int_equal(count(s, filter, &total), 0);
+    /* all at once (in chunks of the maximum) */
+    store_page pg = {.limit = STORE_LIMIT_MAX};
+    assert_int_equal(list(s, filter, &pg, all_ids, keys_unused, &n_all), 0);
+    assert_int_equal((int64_t)n_all, total < STORE_LIMIT_MAX ? total : STORE_LIMIT_MAX);
+    /* keyset walk */
+    store_key after = {0};
+    for (;;) {
+        store_page kp = {.after = &after, .limit = page_size};
+        assert_int_equal(list(s, filter, &kp, page_ids, page_keys, &n), 0);
+        for (size_t i = 0; i < n; i++) {
+            assert_true(n_key < n_all);
+            assert_string_equal(page_ids[i], all_ids[n_key]);
+            n_key++;
+        }
+        if (n < (size_t)page_size)
+            break;
+        after = page_keys[n - 1];
+    }
+    assert_int_equal(n_key, n_all);
+    /* offset walk */
+    for (int64_t off = 0;; off += page_size) {
+        store_page op = {.offset = off, .limit = page_size};
+        assert_int_equal(list(s, filter, &op, page_ids, page_keys, &n), 0);
+        for (size_t i = 0; i < n; i++) {
+            assert_string_equal(page_ids[i], all_ids[n_off]);
+            n_off++;
+        }
+        if (n < (size_t)page_size)
+            break;
+    }
+    assert_int_equal(n_off, n_all);
+    /* each row exactly once */
+    for (size_t i = 0; i < n_all; i++)
+        for (size_t j = i + 1; j < n_all; j++)
+            assert_string_not_equal(all_ids[i], all_ids[j]);
+    return n_all;
+}
+
+static void session_walks_agree_with_offsets_and_counts(void **state)
+{
+    fixture *f = *state;
+    store_session_filter flt = {0};
+    assert_int_equal(check_walks(f->s, &flt, sessions_page, sessions_total, 7), 60);
+    flt.order = STORE_OLDEST;
+    assert_int_equal(check_walks(f->s, &flt, sessions_page, sessions_total, 4), 60);
+    flt.project = "proj2";
+    assert_int_equal(check_walks(f->s, &flt, sessions_page, sessions_total, 3), 15);
+    flt.source = "codex";
+    assert_int_equal(check_walks(f->s, &flt, sessions_page, sessions_total, 2), 5);
+    store_session_filter f2 = {.model = "m-odd", .after = "2025-03-01", .before = "2025-06-01"};
+    size_t n = check_walks(f->s, &f2, sessions_page, sessions_total, 5);
+    assert_true(n > 0 && n < 60);
+}
+
+static void sessions_newest_are_ordered_by_start_then_id(void **state)
+{
+    fixture *f = *state;
+    store_page pg = {.limit = 100};
+    store_sessions l;
+    assert_int_equal(store_sessions_list(f->s, NULL, &pg, &l), 0);
+    assert_int_equal(l.count, 60);
+    for (size_t i = 1; i < l.count; i++) {
+        int c = strcmp(l.rows[i - 1].started_at, l.rows[i].started_at);
+        assert_true(c > 0 ||
+                    (c == 0 && strcmp(l.rows[i - 1].session_id, l.rows[i].session_id) > 0));
+    }
+    assert_string_equal(l.rows[0].project, "proj3");
+    assert_true(l.rows[0].message_count >= 6);
+    store_sessions_free(&l);
+}
+
+static void project_walks_in_every_sort(void **state)
+{
+    fixture *f = *state;
+    store_project_filter flt = {0};
+    for (int sort = STORE_PROJECTS_RECENT; sort <= STORE_PROJECTS_SIZE; sort++) {
+        flt.sort = (store_project_sort)sort;
+        assert_int_equal(check_walks(f->s, &flt, projects_page, projects_total, 1), 4);
+    }
+    flt.name_contains = "OJ2";
+    assert_int_equal(check_walks(f->s, &flt, projects_page, projects_total, 1), 1);
+    store_project_filter src = {.source = "codex"};
+    assert_int_equal(check_walks(f->s, &src, projects_page, projects_total, 2), 4);
+    store_page pg = {.limit = 10};
+    store_projects l;
+    assert_int_equal(store_projects_list(f->s, NULL, &pg, &l), 0);
+    assert_int_equal(l.count, 4);
+    assert_string_equal(l.rows[0].name, "proj3");
+    assert_int_equal(l.rows[0].session_count, 15);
+    assert_string_equal(l.rows[0].sources, "claude,codex");
+    store_projects_free(&l);
+}
+
+static void search_walks_in_every_sort(void **state)
+{
+    fixture *f = *state;
+    store_search_filter flt = {.query = "alpha"};
+    for (int sort = STORE_SEARCH_RELEVANCE; sort <= STORE_SEARCH_OLDEST; sort++) {
+        flt.sort = (store_search_sort)sort;
+        size_t n = check_walks(f->s, &flt, hits_page, hits_total, 9);
+        assert_true(n > 50);
+    }
+}
+
+static int64_t hits(store *s, store_search_filter *flt)
+{
+    int64_t n = -1;
+    int rc = store_search_count(s, flt, &n);
+    if (rc < 0)
+        return rc;
+    return n;
+}
+
+static void search_syntax_and_filters(void **state)
+{
+    fixture *f = *state;
+    int64_t all = 0;
+    assert_int_equal(store_search_count(f->s, &(store_search_filter){.query = "message"}, &all), 0);
+    assert_true(all > 400);
+    store_search_filter q = {.query = "\"exact phrase here\""};
+    assert_int_equal(hits(f->s, &q), 60); /* one per session */
+    q.query = "\"phrase exact\"";
+    assert_int_equal(hits(f->s, &q), 0);
+    q.query = "foo-bar";
+    assert_int_equal(hits(f->s, &q), all);
+    q.query = "c++";
+    assert_int_equal(hits(f->s, &q), all);
+    q.query = "path/to/file.c";
+    assert_int_equal(hits(f->s, &q), all);
+    q.query = "max_tokens";
+    assert_int_equal(hits(f->s, &q), all);
+    q.query = "max"; /* `_` is a token character: no match inside max_tokens */
+    assert_int_equal(hits(f->s, &q), 0);
+    q.query = "max_tok*";
+    assert_int_equal(hits(f->s, &q), all);
+    q.query = "AND OR NOT ( ) : ^";
+    assert_true(hits(f->s, &q) >= 0 || hits(f->s, &q) == MCPAGE_EPARSE);
+    q.query = "sess-1-03";
+    assert_int_equal(hits(f->s, &q), 9);
+    q = (store_search_filter){.query = "message", .role = "user"};
+    int64_t users = hits(f->s, &q);
+    assert_true(users > 0 && users < all);
+    q = (store_search_filter){.query = "message", .tool = "Bash"};
+    int64_t bash = hits(f->s, &q);
+    assert_true(bash > 0 && bash < all);
+    q = (store_search_filter){.query = "message", .has_error = 1};
+    assert_int_equal(hits(f->s, &q), 12);
+    q.has_error = -1;
+    assert_int_equal(hits(f->s, &q), all - 12);
+    q = (store_search_filter){.query = "message", .project = "proj1", .source = "codex"};
+    assert_true(hits(f->s, &q) > 0);
+    q = (store_search_filter){.query = "message", .after = "2025-02-01", .before = "2025-03-01"};
+    int64_t feb = hits(f->s, &q);
+    assert_true(feb > 0 && feb < all);
+
+    /* snippets mark hits */
+    store_page pg = {.limit = 3};
+    store_hits h;
+    q = (store_search_filter){.query = "charlie", .sort = STORE_SEARCH_NEWEST};
+    assert_int_equal(store_search(f->s, &q, &pg, &h), 0);
+    assert_int_equal(h.count, 3);
+    assert_non_null(strstr(h.rows[0].snippet, STORE_HIT_OPEN "charlie" STORE_HIT_CLOSE));
+    assert_non_null(h.rows[0].project);
+    store_hits_free(&h);
+}
+
+static void rejected_queries_have_their_own_error(void **state)
+{
+    fixture *f = *state;
+    static const char *const bad[] = {"", "   ", "++", "\"\"", "- / ."};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        store_search_filter q = {.query = bad[i]};
+        int64_t n;
+        assert_int_equal(store_search_count(f->s, &q, &n), MCPAGE_EPARSE);
+        assert_true(strlen(store_errmsg(f->s)) > 10);
+        assert_null(strstr(store_errmsg(f->s), "SQL"));
+        store_page pg = {.limit = 5};
+        store_hits h;
+        assert_int_equal(store_search(f->s, &q, &pg, &h), MCPAGE_EPARSE);
+        assert_int_equal(h.count, 0);
+    }
+    /* odd but searchable input never fails */
+    static const char *const odd[] = {"\"unbalanced", "a\"b",    "NEAR(x y)", "col:val", "*",
+                                      "x*y",          "\"\"\"\""};
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
+        store_search_filter q = {.query = odd[i]};
+        int64_t n;
+        int rc = store_search_count(f->s, &q, &n);
+        assert_true(rc == 0 || rc == MCPAGE_EPARSE);
+    }
+}
+
+static void bad_pages_are_rejected(void **state)
+{
+    fixture *f = *state;
+    store_sessions l;
+    store_page pg = {.limit = 0};
+    assert_int_equal(store_sessions_list(f->s, NULL, &pg, &l), MCPAGE_EINVAL);
+    pg.limit = STORE_LIMIT_MAX + 1;
+    assert_int_equal(store_sessions_list(f->s, NULL, &pg, &l), MCPAGE_EINVAL);
+    pg = (store_page){.limit = 5, .offset = -1};
+    assert_int_equal(store_sessions_list(f->s, NULL, &pg, &l), MCPAGE_EINVAL);
+    store_key k = {.nparts = 2};
+    k.part[0].type = STORE_KEY_INT; /* sessions need (text, text) */
+    k.part[1].type = STORE_KEY_TEXT;
+    pg = (store_page){.after = &k, .limit = 5};
+    assert_int_equal(store_sessions_list(f->s, NULL, &pg, &l), MCPAGE_EINVAL);
+}
+
+static void generation_moves_with_changes_only(void **state)
+{
+    fixture *f = *state;
+    int64_t g0, g1;
+    assert_int_equal(store_generation(f->s, &g0), 0);
+    assert_true(g0 >= 1);
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    assert_int_equal(store_generation(f->s, &g1), 0);
+    assert_int_equal(g1, g0);
+    assert_int_equal(store_begin(f->s), 0);
+    store_message m = {
+        .session_id = "sess-0-00", .ordinal = 100, .role = "user", .text = "zulu", .line_no = 1};
+    int64_t id;
+    assert_int_equal(store_message_add(f->s, &m, &id), 0);
+    assert_int_equal(store_rollback(f->s), 0);
+    assert_int_equal(store_generation(f->s, &g1), 0);
+    assert_int_equal(g1, g0);
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_message_add(f->s, &m, &id), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    assert_int_equal(store_generation(f->s, &g1), 0);
+    assert_int_equal(g1, g0 + 1);
+    store_search_filter q = {.query = "zulu"};
+    assert_int_equal(hits(f->s, &q), 1);
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_session_reset(f->s, "sess-0-00"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    assert_int_equal(store_generation(f->s, &g1), 0);
+    assert_int_equal(g1, g0 + 2);
+    assert_int_equal(hits(f->s, &q), 0); /* deleted rows leave the index too */
+    /* writes outside a transaction are refused */
+    assert_int_equal(store_message_add(f->s, &m, &id), MCPAGE_ESTATE);
+}
+
+static void transcript_raw_and_summary(void **state)
+{
+    fixture *f = *state;
+    store_messages ms;
+    assert_int_equal(store_messages_from(f->s, "sess-1-05", 2, 3, &ms), 0);
+    assert_int_equal(ms.count, 3);
+    assert_int_equal(ms.rows[0].ordinal, 2);
+    assert_int_equal(ms.rows[2].ordinal, 4);
+    assert_string_equal(ms.rows[1].session_id, "sess-1-05");
+    int64_t id = ms.rows[0].message_id;
+    store_messages_free(&ms);
+    store_message m;
+    assert_int_equal(store_message_get(f->s, id, &m), 0);
+    assert_int_equal(m.ordinal, 2);
+    assert_int_equal(m.line_no, 3);
+    store_message_clear(&m);
+    assert_int_equal(store_message_get(f->s, 99999999, &m), MCPAGE_ENOTFOUND);
+
+    unsigned char *buf;
+    size_t n;
+    int64_t total;
+    assert_int_equal(store_raw_read(f->s, "sess-1-05", 3, 4, &buf, &n, &total), 0);
+    assert_int_equal(total, 10);
+    assert_int_equal(n, 4);
+    assert_memory_equal(buf, "3456", 4);
+    free(buf);
+    assert_int_equal(store_raw_read(f->s, "sess-1-05", 8, 100, &buf, &n, &total), 0);
+    assert_int_equal(n, 2);
+    free(buf);
+    assert_int_equal(store_raw_read(f->s, "sess-1-05", 10, 100, &buf, &n, &total), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(store_raw_read(f->s, "nope", 0, 1, &buf, &n, &total), MCPAGE_ENOTFOUND);
+
+    store_session_summary sum;
+    assert_int_equal(store_session_summary_get(f->s, "sess-1-05", &sum), 0);
+    assert_int_equal(sum.session.message_count, 11);
+    assert_true(sum.role_count >= 3);
+    assert_int_equal(sum.tool_count, 1);
+    assert_string_equal(sum.tools[0].name, "Bash");
+    assert_non_null(sum.first_prompt);
+    assert_int_equal(sum.error_count, 1);
+    store_session_summary_clear(&sum);
+}
+
+static void activity_buckets(void **state)
+{
+    fixture *f = *state;
+    store_activity a;
+    store_activity_filter flt = {.bucket = STORE_BUCKET_MONTH};
+    assert_int_equal(store_activity_get(f->s, &flt, 1000, &a), 0);
+    int64_t sum = 0;
+    for (size_t i = 0; i < a.count; i++) {
+        sum += a.rows[i].messages;
+        assert_int_equal(strlen(a.rows[i].bucket), 10);
+        assert_string_equal(a.rows[i].bucket + 7, "-01");
+    }
+    store_stats st;
+    assert_int_equal(store_stats_get(f->s, &st), 0);
+    assert_int_equal(sum, st.messages);
+    store_activity_free(&a);
+    flt = (store_activity_filter){.bucket = STORE_BUCKET_WEEK, .project = "proj0"};
+    assert_int_equal(store_activity_get(f->s, &flt, 1000, &a), 0);
+    assert_true(a.count > 0);
+    assert_string_equal(a.rows[0].project, "proj0");
+    store_activity_free(&a);
+    flt.bucket = STORE_BUCKET_DAY;
+    flt.project = NULL;
+    assert_int_equal(store_activity_get(f->s, &flt, 2, &a), MCPAGE_ERANGE);
+}
+
+static void stats_and_a_concurrent_reader(void **state)
+{
+    fixture *f = *state;
+    store_stats st;
+    assert_int_equal(store_stats_get(f->s, &st), 0);
+    assert_int_equal(st.projects, 4);
+    assert_int_equal(st.sessions, 60);
+    assert_true(st.messages > 400);
+    assert_true(st.size_bytes > 0);
+    assert_int_equal(st.raw_bytes, 600);
+    store *r = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &r), 0);
+    assert_int_equal(store_begin(f->s), 0); /* the writer holds a transaction */
+    store_message m = {
+        .session_id = "sess-0-01", .ordinal = 100, .role = "user", .text = "yankee", .line_no = 1};
+    int64_t id;
+    assert_int_equal(store_message_add(f->s, &m, &id), 0);
+    store_stats rs;
+    assert_int_equal(store_stats_get(r, &rs), 0); /* the reader is not blocked */
+    assert_int_equal(rs.messages, st.messages);
+    assert_int_equal(store_commit(f->s), 0);
+    assert_int_equal(store_stats_get(r, &rs), 0);
+    assert_int_equal(rs.messages, st.messages + 1);
+    assert_int_equal(store_begin(r), MCPAGE_ESTATE); /* readers do not write */
+    store_close(r);
+    assert_int_equal(store_open("/nonexistent/dir/x.db", STORE_OPEN_READONLY, &r),
+                     MCPAGE_ENOTFOUND);
+    assert_int_equal(store_open("postgres://localhost/x", STORE_OPEN_READONLY, &r),
+                     MCPAGE_ENOTFOUND);
+}
+
+int main(void)
+{
+    all_ids = calloc(MAXROWS, 80);
+    page_ids = calloc(MAXROWS, 80);
+    page_keys = calloc(MAXROWS, sizeof *page_keys);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(session_walks_agree_with_offsets_and_counts, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(sessions_newest_are_ordered_by_start_then_id, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(project_walks_in_every_sort, setup, teardown),
+        cmocka_unit_test_setup_teardown(search_walks_in_every_sort, setup, teardown),
+        cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_pages_are_rejected, setup, teardown),
+        cmocka_unit_test_setup_teardown(generation_moves_with_changes_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(transcript_raw_and_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
+        cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    free(all_ids);
+    free(page_ids);
+    free(page_keys);
+    return rc;
+}

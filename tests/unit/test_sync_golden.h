@@ -1,0 +1,104 @@
+/*
+ * The golden-line runner shared by test_claude.c and test_codex.c: each
+ * line of tests/data/<format>_lines.jsonl holds a transcript line ("in" as
+ * an object, or "in_raw" as text) and the fields the parser must produce
+ * ("expect"; a field absent from expect is not checked, null means unset).
+ * Lines run in file order with one tool-id table, as in a real file.
+ */
+#ifndef MCPAGE_TEST_SYNC_GOLDEN_H
+#define MCPAGE_TEST_SYNC_GOLDEN_H
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync/sync_parse.h"
+
+typedef int (*golden_parser)(const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
+                             char *why, size_t whylen);
+
+static void golden_str(const char *name, const char *field, json_t *want, const char *got)
+{
+    if (!want)
+        return;
+    if (json_is_null(want)) {
+        if (got)
+            fail_msg("%s: %s should be unset, got '%s'", name, field, got);
+        return;
+    }
+    const char *w = json_string_value(want);
+    if (!got || strcmp(w, got) != 0)
+        fail_msg("%s: %s: want '%s', got '%s'", name, field, w, got ? got : "(null)");
+}
+
+static void golden_bool(const char *name, const char *field, json_t *want, int got)
+{
+    if (want && json_is_true(want) != (got != 0))
+        fail_msg("%s: %s: want %d, got %d", name, field, json_is_true(want), got);
+}
+
+static int golden_run(const char *file, golden_parser parse)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", MCPAGE_TEST_DATA, file);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int cases = 0;
+    sync_tool_ids ids;
+    memset(&ids, 0, sizeof ids);
+    while ((n = getline(&line, &cap, f)) > 0) {
+        json_error_t err;
+        json_t *c = json_loadb(line, (size_t)n, 0, &err);
+        assert_non_null(c);
+        const char *name = json_string_value(json_object_get(c, "name"));
+        json_t *ex = json_object_get(c, "expect");
+        char *in = NULL;
+        if (json_object_get(c, "in"))
+            in = json_dumps(json_object_get(c, "in"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        else
+            in = strdup(json_string_value(json_object_get(c, "in_raw")));
+        assert_non_null(in);
+        sync_record r;
+        char why[200] = "";
+        int rc = parse(in, strlen(in), &ids, &r, why, sizeof why);
+        const char *kind = json_string_value(json_object_get(ex, "kind"));
+        if (strcmp(kind, "error") == 0) {
+            if (rc != MCPAGE_EPARSE)
+                fail_msg("%s: want a parse error, got %d", name, rc);
+            if (!why[0])
+                fail_msg("%s: a parse error needs a reason", name);
+        } else {
+            if (rc != 0)
+                fail_msg("%s: parse failed: %d %s", name, rc, why);
+            const char *got_kind = r.kind == SYNC_MESSAGE ? "message"
+                                   : r.kind == SYNC_META  ? "meta"
+                                                          : "skip";
+            if (strcmp(kind, got_kind) != 0)
+                fail_msg("%s: kind: want %s, got %s", name, kind, got_kind);
+            golden_str(name, "role", json_object_get(ex, "role"), r.role);
+            golden_str(name, "text", json_object_get(ex, "text"), r.text);
+            golden_str(name, "tool_name", json_object_get(ex, "tool_name"), r.tool_name);
+            golden_str(name, "tool_input", json_object_get(ex, "tool_input"), r.tool_input);
+            golden_str(name, "cwd", json_object_get(ex, "cwd"), r.cwd);
+            golden_str(name, "model", json_object_get(ex, "model"), r.model);
+            golden_str(name, "git_branch", json_object_get(ex, "git_branch"), r.git_branch);
+            golden_str(name, "summary", json_object_get(ex, "summary"), r.summary);
+            golden_str(name, "timestamp", json_object_get(ex, "timestamp"), r.timestamp);
+            golden_bool(name, "is_error", json_object_get(ex, "is_error"), r.is_error);
+            golden_bool(name, "is_prompt", json_object_get(ex, "is_prompt"), r.is_prompt);
+            sync_record_clear(&r);
+        }
+        free(in);
+        json_decref(c);
+        cases++;
+    }
+    free(line);
+    fclose(f);
+    return cases;
+}
+
+#endif
