@@ -48,6 +48,7 @@ typedef struct store_ops {
     int (*session_lock)(store *s, const char *id);
     int (*session_unlock)(store *s, const char *id);
     int (*ping)(store *s);
+    int (*sources_all)(store *s, const char *hostname, size_t max_rows, store_sources *out);
 } store_ops;
 
 struct store {

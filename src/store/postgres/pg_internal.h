@@ -51,6 +51,9 @@ typedef struct pg_conn {
     int flushing;              /* the flush itself is running */
     int64_t ids[PG_ID_BLOCK];  /* reserved message ids not yet used */
     int nids, idpos;           /* ids reserved, next to use */
+    int64_t pend_sid;          /* the session of the buffered rows */
+    char pend_first[64];       /* earliest non-empty timestamp among them */
+    char pend_last[64];        /* latest timestamp among them */
 } pg_conn;
 
 /* Sends buffered message rows (one INSERT); runs before any other

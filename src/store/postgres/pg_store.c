@@ -1037,6 +1037,8 @@ void store_pg_discard(pg_conn *c)
     c->npend = 0;
     c->pend_bytes = 0;
     c->nids = c->idpos = 0;
+    c->pend_sid = 0;
+    c->pend_first[0] = c->pend_last[0] = 0;
 }
 
 int store_pg_flush(store *s)
@@ -1045,14 +1047,16 @@ int store_pg_flush(store *s)
     if (!c->npend)
         return 0;
     /* one INSERT of up to PG_PEND_ROWS rows: PG_MSG_COLS parameters a row */
-    size_t cap = 300 + (size_t)c->npend * PG_MSG_COLS * 12;
+    size_t cap = 800 + (size_t)c->npend * PG_MSG_COLS * 12;
     char *sql = malloc(cap);
-    const char **vals = malloc((size_t)c->npend * PG_MSG_COLS * sizeof *vals);
+    const char **vals = malloc(((size_t)c->npend * PG_MSG_COLS + 3) * sizeof *vals);
     int rc = MCPAGE_ENOMEM;
     if (!sql || !vals)
         goto out;
+    /* the session's count and time span follow its messages (as in the
+     * SQLite backend), in the same statement */
     size_t o = (size_t)snprintf(sql, cap,
-                                "INSERT INTO messages(message_id, sid, ordinal, role, "
+                                "WITH ins AS (INSERT INTO messages(message_id, sid, ordinal, role, "
                                 "\"timestamp\", text, tool_name, tool_input, is_error, line_no, "
                                 "byte_offset, byte_length, tool_call_id, tsv) VALUES");
     int p = 0;
@@ -1064,6 +1068,23 @@ int store_pg_flush(store *s)
                                   k == PG_MSG_COLS - 1 ? "::tsvector" : "");
         }
         o += (size_t)snprintf(sql + o, cap - o, ")");
+    }
+    char sidbuf[32];
+    snprintf(sidbuf, sizeof sidbuf, "%" PRId64, c->pend_sid);
+    vals[p] = sidbuf;
+    vals[p + 1] = c->pend_first;
+    vals[p + 2] = c->pend_last;
+    o += (size_t)snprintf(
+        sql + o, cap - o,
+        " RETURNING 1) UPDATE sessions SET message_count = message_count + (SELECT count(*) "
+        "FROM ins), started_at = CASE WHEN $%d <> '' AND (started_at = '' OR $%d < started_at) "
+        "THEN $%d ELSE started_at END, ended_at = CASE WHEN $%d > ended_at THEN $%d ELSE "
+        "ended_at END WHERE sid = $%d",
+        p + 2, p + 2, p + 2, p + 3, p + 3, p + 1);
+    p += 3;
+    if (o >= cap) {
+        rc = MCPAGE_ERANGE;
+        goto out;
     }
     c->flushing = 1;
     PGresult *r = store_pg_exec(s, sql, p, vals, NULL, NULL, 0);
@@ -1120,7 +1141,8 @@ static int pg_message_add(store *s, const store_message *m, int64_t *id)
     int rc = session_sid(s, m->session_id, &sid, NULL);
     if (rc < 0)
         return rc;
-    if (c->npend >= PG_PEND_ROWS || c->pend_bytes >= PG_PEND_BYTES) {
+    if (c->npend >= PG_PEND_ROWS || c->pend_bytes >= PG_PEND_BYTES ||
+        (c->npend && c->pend_sid != sid)) {
         if ((rc = store_pg_flush(s)) < 0)
             return rc;
     }
@@ -1160,6 +1182,14 @@ static int pg_message_add(store *s, const store_message *m, int64_t *id)
         bytes += src[k] ? strlen(src[k]) : 0;
     }
     row->v[PG_MSG_COLS - 1] = tsv;
+    c->pend_sid = sid;
+    const char *ts = m->timestamp ? m->timestamp : "";
+    if (*ts && strlen(ts) < sizeof c->pend_first) {
+        if (!c->pend_first[0] || strcmp(ts, c->pend_first) < 0)
+            snprintf(c->pend_first, sizeof c->pend_first, "%s", ts);
+        if (strcmp(ts, c->pend_last) > 0)
+            snprintf(c->pend_last, sizeof c->pend_last, "%s", ts);
+    }
     c->npend++;
     c->pend_bytes += bytes;
     c->dirty = 1;
@@ -1225,14 +1255,7 @@ static int pg_session_refresh(store *s, const char *id)
     char a[32];
     snprintf(a, sizeof a, "%" PRId64, sid);
     const char *v[] = {a};
-    PGresult *r = run(s,
-                      "UPDATE sessions SET "
-                      "message_count = (SELECT count(*) FROM messages WHERE sid = $1), "
-                      "started_at = coalesce((SELECT min(\"timestamp\") FROM messages WHERE sid = "
-                      "$1 AND \"timestamp\" <> ''), ''), "
-                      "ended_at = coalesce((SELECT max(\"timestamp\") FROM messages WHERE sid = "
-                      "$1 AND \"timestamp\" <> ''), '') WHERE sid = $1 RETURNING project_id",
-                      1, v);
+    PGresult *r = run(s, "SELECT project_id FROM sessions WHERE sid = $1", 1, v);
     if (!r)
         return MCPAGE_ESTORE;
     int64_t project = PQntuples(r) ? num(r, 0, 0) : 0;
@@ -1306,6 +1329,42 @@ static int pg_source_get(store *s, const char *hostname, const char *path, store
     out->consumed = num(r, 0, 6);
     PQclear(r);
     return 0;
+}
+
+static int pg_sources_all(store *s, const char *hostname, size_t max_rows, store_sources *out)
+{
+    char lim[32];
+    snprintf(lim, sizeof lim, "%zu", max_rows + 1);
+    const char *v[] = {hostname, lim};
+    PGresult *r = run(s,
+                      "SELECT path, session_id, size, inode, mtime_ns, consumed FROM source_files "
+                      "WHERE hostname = $1 ORDER BY path COLLATE \"C\" LIMIT $2",
+                      2, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r);
+    if ((size_t)n > max_rows) {
+        PQclear(r);
+        return store_fail(s, MCPAGE_ERANGE, "more than %zu source files", max_rows);
+    }
+    out->rows = rows_alloc(n, sizeof *out->rows);
+    if (!out->rows)
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        store_source *row = &out->rows[out->count++];
+        if (col_dup(r, i, 0, 0, &row->path) || col_dup(r, i, 1, 0, &row->session_id))
+            goto nomem;
+        row->size = num(r, i, 2);
+        row->inode = num(r, i, 3);
+        row->mtime_ns = num(r, i, 4);
+        row->consumed = num(r, i, 5);
+    }
+    PQclear(r);
+    return 0;
+nomem:
+    PQclear(r);
+    store_sources_free(out);
+    return MCPAGE_ENOMEM;
 }
 
 static int pg_source_put(store *s, const store_source *src)
@@ -1399,6 +1458,7 @@ static const store_ops pg_ops = {
     .tool_call_name = pg_tool_call_name,
     .source_get = pg_source_get,
     .source_put = pg_source_put,
+    .sources_all = pg_sources_all,
     .session_lock = pg_session_lock,
     .session_unlock = pg_session_unlock,
     .ping = store_pg_ping,
