@@ -14,6 +14,16 @@ jobs=$(nproc)
 scripts/install-deps.sh
 scripts/install-test-tools.sh
 
+# A throwaway PostgreSQL on loopback: the store and sync tests then run on
+# both backends (MCPAGE_TEST_PG). Set MCPAGE_TEST_PG yourself to use
+# another server, or MCPAGE_TEST_PG=off to skip PostgreSQL.
+if [ -z "${MCPAGE_TEST_PG:-}" ]; then
+  eval "$(scripts/pg-test-server.sh start)"
+  trap 'scripts/pg-test-server.sh stop' EXIT
+fi
+[ "${MCPAGE_TEST_PG:-}" = "off" ] && unset MCPAGE_TEST_PG
+export MCPAGE_TEST_PG
+
 step() { printf '\n== %s\n' "$*"; }
 
 step "debug build (gcc, -Werror=$werror)"

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <libpq-fe.h>
 
 #include <mcpage/mcpage.h>
 
@@ -543,6 +544,59 @@ static void stats_and_a_concurrent_reader(void **state)
     assert_non_null(strstr(err, "retry shortly"));
 }
 
+/* PostgreSQL: a connection the server drops (a restart, a failover, an
+ * idle timeout) is repaired on the next call, on the same handle; the
+ * pool hands out connections that work; an outage inside a transaction is
+ * a clear "unavailable" error, and the handle works again afterwards. */
+static void lost_connections_recover(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_POSTGRES) {
+        skip();
+        return;
+    }
+    store *r = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &r), 0);
+    int64_t n0 = 0, n1 = 0;
+    assert_int_equal(store_sessions_count(r, NULL, &n0), 0);
+    assert_int_equal(store_ping(r), 0);
+    /* the server ends the store's connections */
+    PGconn *admin = PQconnectdb(getenv("MCPAGE_TEST_PG"));
+    assert_int_equal(PQstatus(admin), CONNECTION_OK);
+    char kill[200]; /* only this process's connections: other tests run at once */
+    snprintf(kill, sizeof kill,
+             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE "
+             "application_name = 'tb%ld'",
+             (long)getpid());
+    PGresult *res = PQexec(admin, kill);
+    assert_int_equal(PQresultStatus(res), PGRES_TUPLES_OK);
+    assert_true(atoi(PQgetvalue(res, 0, 0)) >= 2); /* the reader and the writer */
+    PQclear(res);
+    assert_int_equal(store_sessions_count(r, NULL, &n1), 0); /* reconnected, retried */
+    assert_int_equal(n1, n0);
+    /* inside a transaction nothing is replayed: the write fails clearly */
+    assert_int_equal(store_begin(f->s), 0);
+    res = PQexec(admin, kill);
+    PQclear(res);
+    store_message m = {
+        .session_id = "sess-0-02", .ordinal = 100, .role = "user", .text = "xray", .line_no = 1};
+    int64_t id;
+    int rc = store_message_add(f->s, &m, &id); /* buffered: the commit sends it */
+    if (rc == 0)
+        rc = store_commit(f->s);
+    assert_int_equal(rc, MCPAGE_ESTORE);
+    assert_non_null(strstr(store_errmsg(f->s), "the store is unavailable ("));
+    assert_int_equal(store_rollback(f->s), 0);
+    /* the next transaction works on the same handle */
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_message_add(f->s, &m, &id), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    store_search_filter q = {.query = "xray"};
+    assert_int_equal(hits(r, &q), 1);
+    PQfinish(admin);
+    store_close(r);
+}
+
 int main(void)
 {
     all_ids = calloc(MAXROWS, 80);
@@ -562,6 +616,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(transcript_raw_and_summary, setup, teardown),
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),
+        cmocka_unit_test_setup_teardown(lost_connections_recover, setup, teardown),
     };
     int rc = TB_RUN_GROUPS(tests);
     free(all_ids);

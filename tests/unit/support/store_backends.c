@@ -76,8 +76,8 @@ void tb_spec(const char *dir, const char *name, char *out, size_t n)
     assert_int_equal(pg_exec(sql), 0);
     nschemas++;
     const char *url = getenv("MCPAGE_TEST_PG");
-    int written = snprintf(out, n, "%s%soptions=-csearch_path%%3D%s", url,
-                           strchr(url, '?') ? "&" : "?", schema);
+    int written = snprintf(out, n, "%s%soptions=-csearch_path%%3D%s&application_name=tb%ld", url,
+                           strchr(url, '?') ? "&" : "?", schema, (long)getpid());
     assert_true(written > 0 && (size_t)written < n);
 }
 

@@ -2,7 +2,8 @@
    PostgreSQL when MCPAGE_TEST_PG names a server (scripts/pg-test-server.sh
    starts one). A test suite runs its whole table of checks once per
    backend; each fresh store is a file (SQLite) or a new schema of the test
-   database (PostgreSQL, reached through the URL's search_path). */
+   database (PostgreSQL, reached through the URL's search_path; its
+   connections are named application_name "tb<pid>"). */
 #ifndef MCPAGE_TEST_STORE_BACKENDS_H
 #define MCPAGE_TEST_STORE_BACKENDS_H
 
