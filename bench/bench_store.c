@@ -1,0 +1,391 @@
+/*
+ * Store benchmark: the same generated archive in SQLite and PostgreSQL,
+ * list and search latency through the store interface, and throughput of
+ * one or several processes (each standing for one `mcpage serve`
+ * instance) reading at once.
+ *
+ *   bench_store fill SPEC --messages N [--seed S]   writes N messages
+ *   bench_store query SPEC [--reps R]               latency table (ms)
+ *   bench_store load SPEC --procs P --seconds T     pages per second
+ *
+ * The generator writes through the store API (store_message_add), not
+ * through transcripts: 1,000,000 messages of 20-60 words from a fixed
+ * vocabulary, 100 messages a session, 40 projects, timestamps over a
+ * year. Same seed, same archive in both backends.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mcpage/mcpage.h>
+
+#include "store/store.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static const char *const vocab[] = {"the",
+                                    "a",
+                                    "to",
+                                    "of",
+                                    "and",
+                                    "in",
+                                    "is",
+                                    "it",
+                                    "that",
+                                    "for",
+                                    "function",
+                                    "return",
+                                    "error",
+                                    "test",
+                                    "file",
+                                    "build",
+                                    "cursor",
+                                    "page",
+                                    "session",
+                                    "index",
+                                    "query",
+                                    "buffer",
+                                    "limit",
+                                    "offset",
+                                    "parse",
+                                    "token",
+                                    "stream",
+                                    "socket",
+                                    "thread",
+                                    "mutex",
+                                    "commit",
+                                    "branch",
+                                    "merge",
+                                    "rebase",
+                                    "docker",
+                                    "kernel",
+                                    "compile",
+                                    "linker",
+                                    "header",
+                                    "struct",
+                                    "pointer",
+                                    "alloc",
+                                    "free",
+                                    "leak",
+                                    "segfault",
+                                    "panic",
+                                    "retry",
+                                    "timeout",
+                                    "postgres",
+                                    "sqlite",
+                                    "nginx",
+                                    "upstream",
+                                    "foo-bar",
+                                    "c++",
+                                    "max_tokens",
+                                    "src/store/store.c",
+                                    "path/to/file.c",
+                                    "json",
+                                    "schema",
+                                    "migrate",
+                                    "vacuum",
+                                    "zebra",
+                                    "quokka",
+                                    "axolotl",
+                                    "narwhal"};
+#define NVOCAB (sizeof vocab / sizeof vocab[0])
+
+static double now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+static int fail(store *s, const char *what, int rc)
+{
+    fprintf(stderr, "bench_store: %s: %s (%s)\n", what, mcpage_strerror(rc),
+            s ? store_errmsg(s) : "");
+    return 1;
+}
+
+static int fill(const char *spec, int64_t total)
+{
+    store *s = NULL;
+    char err[600];
+    int rc = store_open_msg(spec, STORE_OPEN_WRITE, &s, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "bench_store: %s\n", err);
+        return 1;
+    }
+    double t0 = now_ms();
+    int64_t per_session = 100;
+    int64_t sessions = (total + per_session - 1) / per_session;
+    int64_t done = 0;
+    for (int64_t k = 0; k < sessions; k++) {
+        if ((rc = store_begin(s)) < 0)
+            return fail(s, "begin", rc);
+        char path[64], name[32], sid[64], text[1024], ts[40];
+        snprintf(name, sizeof name, "proj%02d", (int)(k % 40));
+        snprintf(path, sizeof path, "/home/dev/%s", name);
+        int64_t pid = 0;
+        if ((rc = store_project_ensure(s, path, name, &pid)) < 0)
+            return fail(s, "project", rc);
+        snprintf(sid, sizeof sid, "bench-%08" PRId64, k);
+        store_session_meta m = {.session_id = sid,
+                                .source = (k % 3) ? "claude" : "codex",
+                                .project_id = pid,
+                                .model = "model-x",
+                                .git_branch = "main",
+                                .hostname = "bench"};
+        if ((rc = store_session_put(s, &m)) < 0)
+            return fail(s, "session", rc);
+        int day = (int)(k * 365 / sessions);
+        for (int64_t i = 0; i < per_session && done < total; i++, done++) {
+            size_t o = 0;
+            int words = 20 + (int)(rnd() % 41);
+            for (int w = 0; w < words; w++) {
+                /* skewed: common words often, the last four rarely */
+                unsigned r = (unsigned)(rnd() % 1000);
+                const char *word = r < 990 ? vocab[r % (NVOCAB - 4)] : vocab[NVOCAB - 4 + r % 4];
+                o += (size_t)snprintf(text + o, sizeof text - o, "%s%s", w ? " " : "", word);
+            }
+            snprintf(ts, sizeof ts, "2025-%02d-%02dT%02d:%02d:%02d.000Z", 1 + day / 31 % 12,
+                     1 + day % 28, (int)(i / 60) % 24, (int)(i % 60), (int)(k % 60));
+            store_message msg = {.session_id = sid,
+                                 .ordinal = i,
+                                 .role = (i % 2) ? "assistant" : "user",
+                                 .timestamp = ts,
+                                 .text = text,
+                                 .tool_name = (i % 5 == 1) ? "Bash" : NULL,
+                                 .is_error = (i % 97 == 3),
+                                 .line_no = i + 1,
+                                 .byte_offset = i * 100,
+                                 .byte_length = 99};
+            int64_t id;
+            if ((rc = store_message_add(s, &msg, &id)) < 0)
+                return fail(s, "message", rc);
+        }
+        if ((rc = store_session_refresh(s, sid)) < 0 || (rc = store_commit(s)) < 0)
+            return fail(s, "commit", rc);
+    }
+    double ms = now_ms() - t0;
+    printf("fill %s: %" PRId64 " messages, %" PRId64 " sessions in %.1f s (%.0f messages/s)\n",
+           store_backend_name(s), done, sessions, ms / 1e3, (double)done / (ms / 1e3));
+    store_close(s);
+    return 0;
+}
+
+typedef struct probe {
+    const char *name; /* what the row of the table measures */
+    int kind;         /* 0 sessions page, 1 deep sessions page, 2 sessions count, 3 search */
+    const char *query;
+    store_search_sort sort;
+    int count; /* search: count instead of a page */
+} probe;
+
+static int run_probe(store *s, const probe *p, const store_key *deep)
+{
+    store_page pg = {.limit = 50};
+    if (p->kind == 0 || p->kind == 1) {
+        if (p->kind == 1)
+            pg.after = deep;
+        store_sessions l;
+        int rc = store_sessions_list(s, NULL, &pg, &l);
+        store_sessions_free(&l);
+        return rc;
+    }
+    if (p->kind == 2) {
+        int64_t n;
+        return store_sessions_count(s, NULL, &n);
+    }
+    store_search_filter f = {.query = p->query, .sort = p->sort};
+    if (p->count) {
+        int64_t n;
+        return store_search_count(s, &f, &n);
+    }
+    pg.limit = 20;
+    store_hits h;
+    int rc = store_search(s, &f, &pg, &h);
+    store_hits_free(&h);
+    return rc;
+}
+
+static const probe probes[] = {
+    {"sessions, first page (50)", 0, NULL, 0, 0},
+    {"sessions, keyset page at 50%", 1, NULL, 0, 0},
+    {"sessions, exact count", 2, NULL, 0, 0},
+    {"search 'narwhal' relevance (20)", 3, "narwhal", STORE_SEARCH_RELEVANCE, 0},
+    {"search 'narwhal' newest (20)", 3, "narwhal", STORE_SEARCH_NEWEST, 0},
+    {"search 'narwhal' count", 3, "narwhal", STORE_SEARCH_RELEVANCE, 1},
+    {"search \"kernel panic\" newest (20)", 3, "\"kernel panic\"", STORE_SEARCH_NEWEST, 0},
+    {"search 'error' (common) newest (20)", 3, "error", STORE_SEARCH_NEWEST, 0},
+    {"search 'error' (common) relevance (20)", 3, "error", STORE_SEARCH_RELEVANCE, 0},
+    {"search 'axo*' prefix newest (20)", 3, "axo*", STORE_SEARCH_NEWEST, 0},
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int deep_key(store *s, store_key *k)
+{
+    int64_t n = 0;
+    int rc = store_sessions_count(s, NULL, &n);
+    if (rc < 0)
+        return rc;
+    store_page pg = {.offset = n / 2, .limit = 1};
+    store_sessions l;
+    rc = store_sessions_list(s, NULL, &pg, &l);
+    if (rc < 0)
+        return rc;
+    if (l.count)
+        *k = l.rows[0].key;
+    store_sessions_free(&l);
+    return 0;
+}
+
+static int query(const char *spec, int reps)
+{
+    store *s = NULL;
+    char err[600];
+    if (store_open_msg(spec, STORE_OPEN_READONLY, &s, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_store: %s\n", err);
+        return 1;
+    }
+    store_stats st;
+    int rc = store_stats_get(s, &st);
+    if (rc < 0)
+        return fail(s, "stats", rc);
+    store_key deep = {0};
+    if ((rc = deep_key(s, &deep)) < 0)
+        return fail(s, "deep key", rc);
+    printf("%s: %" PRId64 " messages, %" PRId64 " sessions; median / p95 of %d runs (ms)\n",
+           store_backend_name(s), st.messages, st.sessions, reps);
+    double *t = calloc((size_t)reps, sizeof *t);
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+        run_probe(s, &probes[i], &deep); /* warm */
+        for (int r = 0; r < reps; r++) {
+            double t0 = now_ms();
+            if ((rc = run_probe(s, &probes[i], &deep)) < 0)
+                return fail(s, probes[i].name, rc);
+            t[r] = now_ms() - t0;
+        }
+        qsort(t, (size_t)reps, sizeof *t, cmp_double);
+        printf("  %-40s %9.2f %9.2f\n", probes[i].name, t[reps / 2], t[(reps * 95) / 100]);
+    }
+    free(t);
+    store_close(s);
+    return 0;
+}
+
+/* One reader process: walks session pages and rare-word search pages by
+ * keyset for `seconds`; writes its page count to fd. */
+static void load_child(const char *spec, double seconds, int fd)
+{
+    store *s = NULL;
+    if (store_open(spec, STORE_OPEN_READONLY, &s) < 0)
+        _exit(3);
+    int64_t pages = 0;
+    double end = now_ms() + seconds * 1e3;
+    store_key k = {0};
+    int which = 0;
+    while (now_ms() < end) {
+        store_page pg = {.after = k.nparts ? &k : NULL, .limit = 50};
+        size_t got = 0;
+        if (which == 0) {
+            store_sessions l;
+            if (store_sessions_list(s, NULL, &pg, &l) < 0)
+                _exit(4);
+            got = l.count;
+            if (got)
+                k = l.rows[got - 1].key;
+            store_sessions_free(&l);
+        } else {
+            store_search_filter f = {.query = "narwhal", .sort = STORE_SEARCH_NEWEST};
+            store_hits h;
+            pg.limit = 20;
+            if (store_search(s, &f, &pg, &h) < 0)
+                _exit(4);
+            got = h.count;
+            if (got)
+                k = h.rows[got - 1].key;
+            store_hits_free(&h);
+        }
+        pages++;
+        if (got == 0 || pages % 20 == 0) { /* a new walk, alternating lists */
+            k.nparts = 0;
+            which ^= 1;
+        }
+    }
+    store_close(s);
+    if (write(fd, &pages, sizeof pages) != (ssize_t)sizeof pages)
+        _exit(5);
+    _exit(0);
+}
+
+static int load(const char *spec, int procs, double seconds)
+{
+    int fds[2];
+    if (pipe(fds) < 0)
+        return 1;
+    for (int i = 0; i < procs; i++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            load_child(spec, seconds, fds[1]);
+    }
+    int64_t total = 0;
+    for (int i = 0; i < procs; i++) {
+        int st = 0;
+        wait(&st);
+        int64_t n = 0;
+        if (read(fds[0], &n, sizeof n) == (ssize_t)sizeof n)
+            total += n;
+    }
+    printf("load %s: %d process(es), %.0f s: %" PRId64 " pages, %.0f pages/s\n",
+           store_spec_is_url(spec) ? "postgres" : "sqlite", procs, seconds, total,
+           (double)total / seconds);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: bench_store fill|query|load SPEC [--messages N] [--seed S] "
+                        "[--reps R] [--procs P] [--seconds T]\n");
+        return 2;
+    }
+    int64_t messages = 1000000;
+    int reps = 30, procs = 1;
+    double seconds = 10;
+    for (int i = 3; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--messages") == 0)
+            messages = strtoll(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--seed") == 0)
+            rng ^= strtoull(argv[i + 1], NULL, 10) * 0x9E3779B97F4A7C15ull;
+        else if (strcmp(argv[i], "--reps") == 0)
+            reps = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--procs") == 0)
+            procs = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--seconds") == 0)
+            seconds = atof(argv[i + 1]);
+    }
+    if (reps < 1 || procs < 1 || seconds <= 0 || messages < 1)
+        return 2;
+    if (strcmp(argv[1], "fill") == 0)
+        return fill(argv[2], messages);
+    if (strcmp(argv[1], "query") == 0)
+        return query(argv[2], reps);
+    if (strcmp(argv[1], "load") == 0)
+        return load(argv[2], procs, seconds);
+    return 2;
+}
