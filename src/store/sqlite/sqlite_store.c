@@ -918,31 +918,29 @@ static int sqlite_activity(store *s, const store_activity_filter *f, size_t max_
     const char *bucket;
     switch (f->bucket) {
     case STORE_BUCKET_WEEK:
-        bucket = "date(substr(m.timestamp, 1, 10), '-6 days', 'weekday 1')";
+        bucket = "date(d.day, '-6 days', 'weekday 1')";
         break;
     case STORE_BUCKET_MONTH:
-        bucket = "substr(m.timestamp, 1, 7) || '-01'";
+        bucket = "substr(d.day, 1, 7) || '-01'";
         break;
     default:
-        bucket = "substr(m.timestamp, 1, 10)";
+        bucket = "d.day";
         break;
     }
-    /* Count per (session, bucket) from the time index alone, then fold
-     * sessions into projects: the inner scan reads no table rows. */
-    sql_add(&q, "SELECT p.id, p.name, x.b, sum(x.c) FROM (SELECT m.sid AS sid, ");
+    /* Whole days: after and before compare with the date part. */
+    sql_add(&q, "SELECT p.id, p.name, ");
     sql_add(&q, bucket);
-    sql_add(&q, " AS b, count(*) AS c FROM messages m WHERE m.timestamp <> ''");
-    sql_where_text(&q, "m.timestamp >= ?", f->after);
-    sql_where_text(&q, "m.timestamp < ?", f->before);
-    sql_add(&q, " GROUP BY m.sid, b) x JOIN sessions s ON s.sid = x.sid "
+    sql_add(&q, " AS b, sum(d.messages) FROM session_days d JOIN sessions s ON s.sid = d.sid "
                 "JOIN projects p ON p.id = s.project_id WHERE 1");
+    sql_where_text(&q, "d.day >= substr(?, 1, 10)", f->after);
+    sql_where_text(&q, "d.day < substr(?, 1, 10)", f->before);
     if (f->project && *f->project) {
         sql_add(&q, " AND (p.name = ? OR p.path = ?)");
         sql_text(&q, f->project);
         sql_text(&q, f->project);
     }
     sql_where_text(&q, "s.source = ?", f->source);
-    sql_add(&q, " GROUP BY x.b, p.id ORDER BY x.b, p.id LIMIT ?");
+    sql_add(&q, " GROUP BY b, p.id ORDER BY b, p.id LIMIT ?");
     sql_int(&q, (int64_t)max_rows + 1);
     int rc = sql_prepare(s, &q, &st);
     if (rc < 0)
@@ -1194,6 +1192,7 @@ static int sqlite_session_reset(store *s, const char *id)
         "DELETE FROM message_text WHERE message_id IN (SELECT message_id FROM messages WHERE "
         "sid = ?)",
         "DELETE FROM messages WHERE sid = ?",
+        "DELETE FROM session_days WHERE sid = ?",
         "DELETE FROM raw_chunks WHERE sid = ?",
         ("UPDATE sessions SET raw_size = 0, raw_lines = 0, head_hash = 0, head_len = 0, "
          "message_count = 0, title = NULL, started_at = '', ended_at = '' WHERE sid = ?"),
@@ -1272,6 +1271,19 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     rc = sq_done(s, st, "session counts");
     if (rc < 0)
         return rc;
+    if (m->timestamp && strlen(m->timestamp) >= 10) {
+        rc = sq_prep(s,
+                     "INSERT INTO session_days(sid, day, messages) VALUES(?, substr(?, 1, 10), 1) "
+                     "ON CONFLICT(sid, day) DO UPDATE SET messages = messages + 1",
+                     &st);
+        if (rc < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, sid);
+        bind_text(st, 2, m->timestamp);
+        rc = sq_done(s, st, "session days");
+        if (rc < 0)
+            return rc;
+    }
     return 0;
 }
 
