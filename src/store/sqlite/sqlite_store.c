@@ -789,6 +789,65 @@ static void search_where(sq_sql *q, const store_search_filter *f, const char *ft
         sql_add(q, " AND m.is_error = 0");
 }
 
+/* Probes of the FTS index per row below which walking the time index is
+ * cheaper than collecting and sorting every match. */
+#define SQ_PROBE_MAX 4000
+
+/* The bare match count of an FTS query (cached for the last query). */
+static int fts_matches(store *s, const char *fts, int64_t *n)
+{
+    sq_conn *c = CONN(s);
+    if (c->count_query && strcmp(c->count_query, fts) == 0) {
+        *n = c->count_matches;
+        return 0;
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", &st);
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, fts);
+    rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return store_fail(s, MCPAGE_EPARSE, "search query rejected: %s", sqlite3_errmsg(c->db));
+    free(c->count_query);
+    c->count_query = store_strdup(fts);
+    c->count_matches = *n;
+    return 0;
+}
+
+/*
+ * Newest/oldest order on a term that matches a large share of messages:
+ * walk the time index and probe the FTS index per row, stopping after
+ * the page. Chosen when the expected probes, (offset + limit) divided by
+ * the share of messages that match, stay under SQ_PROBE_MAX and no filter
+ * other than dates thins the matches out.
+ */
+static int use_time_walk(store *s, const store_search_filter *f, const store_page *pg,
+                         const char *fts, int *yes)
+{
+    *yes = 0;
+    if (f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST)
+        return 0;
+    if ((f->project && *f->project) || (f->source && *f->source) || (f->role && *f->role) ||
+        (f->tool && *f->tool) || f->has_error)
+        return 0;
+    int64_t matches = 0;
+    int rc = fts_matches(s, fts, &matches);
+    if (rc < 0 || matches == 0)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = sq_prep(s, "SELECT coalesce(max(message_id), 0) FROM messages", &st);
+    if (rc < 0)
+        return rc;
+    int64_t total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    int64_t want = (use_keyset(pg) ? 0 : pg->offset) + pg->limit;
+    *yes = (double)want * (double)total / (double)matches < SQ_PROBE_MAX;
+    return 0;
+}
+
 static int sqlite_search(store *s, const store_search_filter *f, const store_page *pg,
                          store_hits *out)
 {
@@ -810,10 +869,24 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         "', '" STORE_HIT_CLOSE "', '…', 24), h.ord, h.rk FROM (SELECT m.message_id AS id, "
         "s.session_id AS sess, p.name AS project, m.role AS role, m.timestamp AS ts, "
         "m.ordinal AS ord, ");
+    int walk = 0;
+    if ((rc = use_time_walk(s, f, pg, fts, &walk)) < 0)
+        return rc;
     sql_add(&q, relevance ? "messages_fts.rank" : "0.0");
-    sql_add(&q, " AS rk FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid "
-                "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id");
-    search_where(&q, f, fts);
+    if (walk) {
+        sql_add(&q, " AS rk FROM messages m INDEXED BY messages_time JOIN sessions s ON s.sid = "
+                    "m.sid LEFT JOIN projects p ON p.id = s.project_id WHERE EXISTS (SELECT 1 "
+                    "FROM messages_fts WHERE messages_fts MATCH ? AND messages_fts.rowid = "
+                    "m.message_id)");
+        sql_text(&q, fts);
+        sql_where_text(&q, "m.timestamp >= ?", f->after);
+        sql_where_text(&q, "m.timestamp < ?", f->before);
+    } else {
+        sql_add(&q, " AS rk FROM messages_fts JOIN messages m ON m.message_id = "
+                    "messages_fts.rowid JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON "
+                    "p.id = s.project_id");
+        search_where(&q, f, fts);
+    }
     const char *order, *outer;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
     const char *cmp;
@@ -1498,6 +1571,7 @@ static void sqlite_close(store *s)
     }
     sqlite3_close(c->db);
     free(c->path);
+    free(c->count_query);
     free(c);
     s->impl = NULL;
 }
