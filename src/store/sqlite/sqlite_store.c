@@ -863,48 +863,55 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     sq_sql q = {0};
     sqlite3_stmt *st = NULL;
     int relevance = f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST;
-    sql_add(
-        &q,
-        "SELECT h.id, h.sess, h.project, h.role, h.ts, snippet(messages_fts, 0, '" STORE_HIT_OPEN
-        "', '" STORE_HIT_CLOSE "', '…', 24), h.ord, h.rk FROM (SELECT m.message_id AS id, "
-        "s.session_id AS sess, p.name AS project, m.role AS role, m.timestamp AS ts, "
-        "m.ordinal AS ord, ");
+    int need_s = (f->project && *f->project) || (f->source && *f->source);
+    int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
+                 (f->after && *f->after) || (f->before && *f->before) || f->has_error;
     int walk = 0;
     if ((rc = use_time_walk(s, f, pg, fts, &walk)) < 0)
         return rc;
-    sql_add(&q, relevance ? "messages_fts.rank" : "0.0");
-    if (walk) {
-        sql_add(&q, " AS rk FROM messages m INDEXED BY messages_time JOIN sessions s ON s.sid = "
-                    "m.sid LEFT JOIN projects p ON p.id = s.project_id WHERE EXISTS (SELECT 1 "
-                    "FROM messages_fts WHERE messages_fts MATCH ? AND messages_fts.rowid = "
-                    "m.message_id)");
+    sql_add(&q, "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, snippet(messages_fts, 0, "
+                "'" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), m.ordinal, h.rk FROM (");
+    /* The inner query: which rows, in which order (three shapes). */
+    const char *order, *outer, *cmp;
+    store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
+    if (relevance && !need_m) {
+        /* FTS5 alone: no join while every match is scored. */
+        sql_add(&q, "SELECT messages_fts.rowid AS id, messages_fts.rank AS rk FROM messages_fts "
+                    "WHERE messages_fts MATCH ?");
+        sql_text(&q, fts);
+        order = "messages_fts.rank, messages_fts.rowid";
+        cmp = " AND (messages_fts.rank, messages_fts.rowid) > (?, ?)";
+    } else if (walk) {
+        sql_add(&q, "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
+                    "messages_time WHERE EXISTS (SELECT 1 FROM messages_fts WHERE messages_fts "
+                    "MATCH ? AND messages_fts.rowid = m.message_id)");
         sql_text(&q, fts);
         sql_where_text(&q, "m.timestamp >= ?", f->after);
         sql_where_text(&q, "m.timestamp < ?", f->before);
+        order = cmp = NULL;
     } else {
-        sql_add(&q, " AS rk FROM messages_fts JOIN messages m ON m.message_id = "
-                    "messages_fts.rowid JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON "
-                    "p.id = s.project_id");
+        sql_add(&q, relevance ? "SELECT m.message_id AS id, messages_fts.rank AS rk"
+                              : "SELECT m.message_id AS id, 0.0 AS rk");
+        sql_add(&q, " FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid");
+        if (need_s)
+            sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
         search_where(&q, f, fts);
+        order = "messages_fts.rank, m.message_id";
+        cmp = " AND (messages_fts.rank, m.message_id) > (?, ?)";
     }
-    const char *order, *outer;
-    store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
-    const char *cmp;
     switch (f->sort) {
     case STORE_SEARCH_NEWEST:
         order = "m.timestamp DESC, m.message_id DESC";
-        outer = "h.ts DESC, h.id DESC";
+        outer = "m.timestamp DESC, h.id DESC";
         cmp = " AND (m.timestamp, m.message_id) < (?, ?)";
         break;
     case STORE_SEARCH_OLDEST:
         order = "m.timestamp, m.message_id";
-        outer = "h.ts, h.id";
+        outer = "m.timestamp, h.id";
         cmp = " AND (m.timestamp, m.message_id) > (?, ?)";
         break;
     default:
-        order = "messages_fts.rank, m.message_id";
         outer = "h.rk, h.id";
-        cmp = " AND (messages_fts.rank, m.message_id) > (?, ?)";
         types[0] = STORE_KEY_REAL;
         break;
     }
@@ -917,9 +924,11 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         key_bind(&q, &pg->after->part[1]);
     }
     sql_page(&q, order, pg);
-    /* CROSS JOIN keeps the page outside: one index probe per row. */
+    /* The outer query: the page's rows get their columns and a snippet.
+     * CROSS JOIN keeps the page outside: one index probe per row. */
     sql_add(&q, ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
-                "WHERE messages_fts MATCH ? ORDER BY ");
+                "JOIN messages m ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
+                "LEFT JOIN projects p ON p.id = s.project_id WHERE messages_fts MATCH ? ORDER BY ");
     sql_text(&q, fts);
     sql_add(&q, outer);
     rc = sql_prepare(s, &q, &st);
