@@ -63,9 +63,10 @@ static void utf8_text_is_sent_as_text_and_never_cut_inside_a_character(void **st
     assert_int_equal(json_integer_value(json_object_get(sc, "next_offset")), 3);
     assert_string_equal(json_string_value(json_object_get(sc, "stopped_by")), "limit");
     assert_string_equal(json_string_value(json_object_get(sc, "hint")),
-                        "Next page: read_blob with offset=3.");
-    assert_string_equal(tp_text(res), "Bytes 0-2 of 7 (utf-8 text; stopped at the 4-byte "
-                                      "limit).\na\xC3\xA9\nNext page: read_blob with offset=3.");
+                        "Next page: read_blob with offset=3, max_bytes=4.");
+    assert_string_equal(tp_text(res),
+                        "Bytes 0-2 of 7 (utf-8 text; stopped at the 4-byte "
+                        "limit).\na\xC3\xA9\nNext page: read_blob with offset=3, max_bytes=4.");
     json_decref(sc);
     sc = bytes_page(&e, (const uint8_t *)s, strlen(s), "{\"offset\":3}", res);
     assert_string_equal(json_string_value(json_object_get(sc, "text")), "\xC3\xA9\xC3\xA9");
