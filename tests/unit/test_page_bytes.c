@@ -157,13 +157,13 @@ static void walks_reassemble_the_document_within_budget(void **state)
     (void)state;
     uint64_t rng = 5150;
     size_t pages = 0;
-    for (int iter = 0; iter < 150; iter++) {
+    for (int iter = 0; iter < 300; iter++) {
         mcpage_pager_config cfg;
         mcpage_pager_config_init(&cfg);
         cfg.max_chars = tp_range(&rng, 2000, 100000);
         tp_env e;
         tp_setup(&e, &cfg);
-        size_t total = (size_t)tp_range(&rng, 0, tp_range(&rng, 0, 1) ? 3000 : 200000);
+        size_t total = (size_t)tp_range(&rng, 0, tp_range(&rng, 0, 1) ? 3000 : 60000);
         uint8_t *data = malloc(total + 4);
         bool binary = tp_range(&rng, 0, 3) == 0;
         size_t k = 0;
