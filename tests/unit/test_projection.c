@@ -151,6 +151,24 @@ static void changing_fields_mid_walk_is_a_change_of_arguments(void **state)
     tp_done(&e);
 }
 
+static void schema_lists_the_valid_fields_and_the_default_set(void **state)
+{
+    (void)state;
+    tp_env e;
+    tp_setup(&e, NULL);
+    json_t *props = mcpage_list_schema(e.pager, &msg_spec);
+    json_t *f = json_object_get(props, "fields");
+    assert_string_equal(json_string_value(json_object_get(f, "type")), "array");
+    json_t *names = json_object_get(json_object_get(f, "items"), "enum");
+    assert_int_equal(json_array_size(names), 5);
+    assert_string_equal(json_string_value(json_array_get(names, 3)), "text");
+    assert_string_equal(json_string_value(json_object_get(f, "description")),
+                        "Fields to return; by default role, text. Always included: message_id, "
+                        "line.");
+    json_decref(props);
+    tp_done(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +177,7 @@ int main(void)
         cmocka_unit_test(unknown_field_is_rejected_listing_the_valid_names),
         cmocka_unit_test(tool_without_a_field_list_returns_records_whole),
         cmocka_unit_test(changing_fields_mid_walk_is_a_change_of_arguments),
+        cmocka_unit_test(schema_lists_the_valid_fields_and_the_default_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -332,6 +332,84 @@ static void past_the_end_is_never_an_error(void **state)
     tp_done(&e);
 }
 
+/* True when the key "maximum" appears anywhere in v. */
+static bool has_maximum(const json_t *v)
+{
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)v, k, x)
+        {
+            if (strcmp(k, "maximum") == 0 || has_maximum(x))
+                return true;
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+        {
+            if (has_maximum(x))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Calls the family with every schema default spelled out: never an error. */
+static void defaults_are_accepted(const mcpage_pager *p, enum family f, const json_t *props)
+{
+    json_t *args = json_object();
+    const char *k;
+    json_t *prop;
+    json_object_foreach((json_t *)props, k, prop)
+    {
+        json_t *def = json_object_get(prop, "default");
+        if (def)
+            json_object_set(args, k, def);
+    }
+    char *text = json_dumps(args, JSON_COMPACT);
+    mcpage_result *res = mcpage_result_new();
+    run_family(p, f, text, res);
+    assert_false(mcpage_result_is_error(res));
+    mcpage_result_free(res);
+    free(text);
+    json_decref(args);
+}
+
+static void schema_declares_type_minimum_default_and_never_maximum(void **state)
+{
+    (void)state;
+    tp_env e;
+    tp_setup(&e, NULL);
+    json_t *s[4] = {
+        mcpage_list_schema(e.pager, &list_spec), mcpage_lines_schema(e.pager, &lines_spec),
+        mcpage_bytes_schema(e.pager, &bytes_spec), mcpage_grid_schema(e.pager, &grid_spec)};
+    for (int f = LIST; f <= GRID; f++) {
+        assert_non_null(s[f]);
+        assert_false(has_maximum(s[f]));
+        json_t *mt = json_object_get(s[f], "max_tokens");
+        assert_string_equal(json_string_value(json_object_get(mt, "type")), "integer");
+        assert_int_equal(json_integer_value(json_object_get(mt, "minimum")), 500);
+        assert_int_equal(json_integer_value(json_object_get(mt, "default")), 4000);
+        assert_non_null(
+            strstr(json_string_value(json_object_get(mt, "description")), "at most 20,000"));
+        defaults_are_accepted(e.pager, (enum family)f, s[f]);
+    }
+    json_t *limit = json_object_get(s[LIST], "limit");
+    assert_int_equal(json_integer_value(json_object_get(limit, "minimum")), 1);
+    assert_int_equal(json_integer_value(json_object_get(limit, "default")), 10);
+    assert_string_equal(json_string_value(json_object_get(limit, "description")),
+                        "Things per page, at most 50: larger values are lowered to 50.");
+    assert_non_null(json_object_get(s[LIST], "cursor"));
+    assert_non_null(json_object_get(s[LINES], "start_column"));
+    json_t *rows =
+        json_object_get(json_object_get(json_object_get(s[GRID], "region"), "properties"), "rows");
+    assert_int_equal(json_integer_value(json_object_get(rows, "default")), 5);
+    for (int f = LIST; f <= GRID; f++)
+        json_decref(s[f]);
+    tp_done(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +423,7 @@ int main(void)
         cmocka_unit_test(arguments_that_are_not_an_object_are_rejected_in_every_family),
         cmocka_unit_test(integral_reals_are_integers_and_null_means_omitted),
         cmocka_unit_test(past_the_end_is_never_an_error),
+        cmocka_unit_test(schema_declares_type_minimum_default_and_never_maximum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
