@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Three `mcpage serve --http` instances on one PostgreSQL store, nginx in
+# front (examples/nginx/mcpage.conf with this test's ports):
+#  1. a client walks list_sessions and search_conversations sending each
+#     page to a different instance (the cursor carries the walk): every
+#     record exactly once, the same records as a walk on one instance;
+#  2. one instance is killed mid-walk: the walk completes through nginx and
+#     the other instances, every record exactly once;
+#  3. PostgreSQL is restarted mid-walk: a call answers with a clear
+#     "unavailable" error, and the walk resumes with the same cursor once
+#     the server is back.
+# Uses its own PostgreSQL cluster (scripts/pg-test-server.sh with a private
+# state dir) so the restart cannot disturb other tests. Skips with a
+# message when nginx, PostgreSQL or the HTTP/tools commands are missing.
+set -euo pipefail
+src=${MCPAGE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+bin=${MCPAGE_BIN:-$src/build/debug/bin/mcpage}
+
+skip() { echo "multi_instance: SKIPPED: $*"; exit 0; }
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || skip "nginx is not installed (apt-get install nginx-light)"
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || skip "no PostgreSQL server (apt-get install postgresql)"
+[ -n "${MCPAGE_TEST_PG:-}" ] || skip "MCPAGE_TEST_PG is not set (scripts/test.sh sets it)"
+"$bin" serve --help 2>&1 | grep -q -- "--http" || skip "this build has no 'mcpage serve --http'"
+"$bin" serve --help 2>&1 | grep -q -- "--store" || skip "this build's serve takes no --store"
+
+work=$(mktemp -d /tmp/mcpage-multi-XXXXXX)
+export MCPAGE_PG_STATE=$work/pg
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+  "$src/scripts/pg-test-server.sh" stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+eval "$("$src/scripts/pg-test-server.sh" start)"
+url=$MCPAGE_TEST_PG
+export MCPAGE_CURSOR_KEY=${MCPAGE_CURSOR_KEY:-multi-instance-test-key-0123456789abcdef}
+
+"$bin" sync --quiet --store "$url" --claude-home "$src/examples/archive/claude" \
+  --codex-home "$src/examples/archive/codex" --hostname ci
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+ports=()
+start_instance() { # index port
+  "$bin" serve --http "127.0.0.1:$2" --store "$url" --no-sync >"$work/serve$1.log" 2>&1 &
+  pids[$1]=$!
+}
+for i in 0 1 2; do
+  ports[$i]=$(free_port)
+  start_instance "$i" "${ports[$i]}"
+done
+front=$(free_port)
+sed -e "s/127.0.0.1:8101/127.0.0.1:${ports[0]}/; s/127.0.0.1:8102/127.0.0.1:${ports[1]}/; s/127.0.0.1:8103/127.0.0.1:${ports[2]}/" \
+    -e "s/listen 127.0.0.1:8100/listen 127.0.0.1:$front/" "$src/examples/nginx/mcpage.conf" >"$work/mcpage.conf"
+cat >"$work/nginx.conf" <<EOF
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+worker_processes 1;
+events { worker_connections 256; }
+http {
+  access_log $work/nginx-access.log;
+  client_body_temp_path $work/tmp;
+  proxy_temp_path $work/tmp;
+  include $work/mcpage.conf;
+}
+EOF
+mkdir -p "$work/tmp"
+"$nginx_bin" -p "$work" -c "$work/nginx.conf"
+
+for p in "${ports[@]}" "$front"; do
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null && break; sleep 0.1; done
+done
+
+cat >"$work/client.mjs" <<'EOF'
+// A bare JSON-RPC-over-HTTP client: one MCP session per endpoint.
+const [mode, ...endpoints] = process.argv.slice(2);
+const sessions = new Map();
+async function rpc(ep, method, params, id) {
+  const headers = {'content-type': 'application/json', accept: 'application/json, text/event-stream',
+                   'mcp-protocol-version': '2025-11-25'};
+  if (sessions.has(ep)) headers['mcp-session-id'] = sessions.get(ep);
+  const r = await fetch(ep, {method: 'POST', headers, body: JSON.stringify({jsonrpc: '2.0', id, method, params})});
+  const sid = r.headers.get('mcp-session-id');
+  if (sid) sessions.set(ep, sid);
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`${ep} ${method}: HTTP ${r.status} ${text.slice(0, 200)}`);
+  let msg;
+  if ((r.headers.get('content-type') || '').includes('text/event-stream')) {
+    for (const line of text.split('\n'))
+      if (line.startsWith('data:') && line.length > 6) { const m = JSON.parse(line.slice(5)); if (m.id === id) msg = m; }
+  } else msg = JSON.parse(text);
+  if (!msg) throw new Error(`${ep} ${method}: no response`);
+  if (msg.error) throw new Error(`${ep} ${method}: ${msg.error.message}`);
+  return msg.result;
+}
+let nextId = 1;
+async function open(ep) {
+  if (sessions.has(ep)) return;
+  await rpc(ep, 'initialize', {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'multi', version: '1'}}, nextId++);
+  const headers = {'content-type': 'application/json', 'mcp-session-id': sessions.get(ep), 'mcp-protocol-version': '2025-11-25'};
+  await fetch(ep, {method: 'POST', headers, body: JSON.stringify({jsonrpc: '2.0', method: 'notifications/initialized'})});
+}
+async function page(ep, tool, args) {
+  await open(ep);
+  const res = await rpc(ep, 'tools/call', {name: tool, arguments: args}, nextId++);
+  if (res.isError) throw new Error(`${tool}: ${JSON.stringify(res.content).slice(0, 300)}`);
+  const sc = res.structuredContent || {};
+  const rows = Object.values(sc).find(Array.isArray) || [];
+  return {rows, next: sc.next_cursor || null};
+}
+// Walk a LIST tool, page k on endpoint k % n; on a failed call, wait and
+// retry the same cursor on the next endpoint (the cursor is the whole state).
+async function walk(tool, base, keyOf, hook) {
+  const seen = [];
+  let cursor = null, k = 0, errors = [];
+  for (;;) {
+    const args = cursor ? {...base, cursor} : base;
+    let got;
+    for (let attempt = 0; ; attempt++) {
+      const ep = endpoints[(k + attempt) % endpoints.length];
+      try { got = await page(ep, tool, args); break; }
+      catch (e) {
+        errors.push(String(e.message));
+        if (attempt > 60) throw e;
+        sessions.delete(ep);
+        await new Promise(r => setTimeout(r, 500));
+      }
+    }
+    for (const r of got.rows) seen.push(keyOf(r));
+    k++;
+    if (hook) await hook(k);
+    if (!got.next) break;
+    cursor = got.next;
+  }
+  return {seen, pages: k, errors};
+}
+const hookCmd = process.env.HOOK_CMD, hookAt = Number(process.env.HOOK_AT || 0);
+const {execSync} = await import('node:child_process');
+const hook = hookCmd ? async k => { if (k === hookAt) execSync(hookCmd, {stdio: 'inherit'}); } : null;
+const tool = mode === 'search' ? 'search_conversations' : 'list_sessions';
+const base = mode === 'search' ? {query: 'the', limit: 7, sort: 'newest'} : {limit: 4};
+const keyOf = mode === 'search' ? r => String(r.message_id) : r => r.session_id;
+const out = await walk(tool, base, keyOf, hook);
+console.log(JSON.stringify(out));
+EOF
+
+run() { NODE_NO_WARNINGS=1 node "$work/client.mjs" "$@"; }
+check_once() { # json label expected-count
+  node -e '
+    const o = JSON.parse(process.argv[1]); const want = Number(process.argv[3]);
+    const dup = o.seen.filter((x, i) => o.seen.indexOf(x) !== i);
+    if (dup.length) { console.error(process.argv[2] + ": duplicates " + dup.slice(0, 5)); process.exit(1); }
+    if (o.seen.length !== want) { console.error(process.argv[2] + ": " + o.seen.length + " records, want " + want); process.exit(1); }
+    console.log(process.argv[2] + ": " + o.seen.length + " records in " + o.pages + " pages, each once" + (o.errors.length ? "; errors seen: " + o.errors.length + " (" + o.errors[0].slice(0, 120) + ")" : ""));
+  ' "$1" "$2" "$3"
+}
+direct=("http://127.0.0.1:${ports[0]}/mcp" "http://127.0.0.1:${ports[1]}/mcp" "http://127.0.0.1:${ports[2]}/mcp")
+nsessions=$("$bin" stats --store "$url" --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).sessions))')
+
+# 1. each page on another instance; compare with a walk on one instance
+one=$(run sessions "${direct[0]}")
+spread=$(run sessions "${direct[@]}")
+check_once "$spread" "list_sessions over 3 instances" "$nsessions"
+[ "$(node -e 'console.log(JSON.stringify(JSON.parse(process.argv[1]).seen))' "$one")" = \
+  "$(node -e 'console.log(JSON.stringify(JSON.parse(process.argv[1]).seen))' "$spread")" ] ||
+  { echo "list_sessions: the spread walk differs from a one-instance walk"; exit 1; }
+sone=$(run search "${direct[0]}")
+nmatches=$(node -e 'console.log(JSON.parse(process.argv[1]).seen.length)' "$sone")
+check_once "$(run search "${direct[@]}")" "search_conversations over 3 instances" "$nmatches"
+
+# 2. kill instance 2 after page 3; the walk goes on through nginx and the others
+spread=$(HOOK_AT=3 HOOK_CMD="kill ${pids[1]}" run search "http://127.0.0.1:$front/mcp" "${direct[0]}" "${direct[2]}")
+check_once "$spread" "search_conversations with an instance killed mid-walk" "$nmatches"
+start_instance 1 "${ports[1]}"
+
+# 3. restart PostgreSQL after page 2: clear errors, then the walk resumes
+spread=$(HOOK_AT=2 HOOK_CMD="'$src/scripts/pg-test-server.sh' kill; (sleep 3; '$src/scripts/pg-test-server.sh' resume) &" \
+  run sessions "${direct[@]}")
+check_once "$spread" "list_sessions across a PostgreSQL restart" "$nsessions"
+node -e '
+  const o = JSON.parse(process.argv[1]);
+  if (!o.errors.some(e => /store is unavailable|retry shortly/.test(e))) {
+    console.error("no clear unavailable error during the outage: " + JSON.stringify(o.errors.slice(0, 3))); process.exit(1); }' "$spread"
+echo "multi_instance: ok"
