@@ -1,9 +1,10 @@
 /*
- * Tests for the store interface, run on every backend (SQLite files in a
- * temporary directory; PostgreSQL schemas when MCPAGE_TEST_PG is set): keyset walks return every
- * row once and in order and agree with offset walks and exact counts; the generation moves with
- * every change; search syntax, filters and the rejected-query error; raw
- * windows, transcripts, summaries, activity and a concurrent reader.
+ * Tests for the store interface: keyset walks return every row once and
+ * in order and agree with offset walks and exact counts; the generation
+ * moves with every change; search syntax, filters and the rejected-query
+ * error; raw windows, transcripts, summaries, activity, a concurrent
+ * reader, lost connections. Run on SQLite (files in a temporary directory)
+ * here and on PostgreSQL (a schema per fixture) by test_store_pg.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -3,7 +3,9 @@
  * a temporary directory: append, partial last line, truncate, replace,
  * rewrite, delete, rename, long and malformed lines, the bundled sample
  * archive, and crash consistency (a child running sync is SIGKILLed at
- * random moments; the rerun must give the same store as a clean run).
+ * random moments; the rerun must give the same store as a clean run),
+ * and concurrent syncs from several machines. Run on SQLite here and on
+ * PostgreSQL by test_sync_pg.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
