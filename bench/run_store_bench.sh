@@ -23,7 +23,7 @@ fi
 if ! psql "$MCPAGE_TEST_PG" -Atc "select 1 from pg_namespace where nspname = '$schema'" | grep -q 1; then
   psql "$MCPAGE_TEST_PG" -qc "create schema $schema"
   build/release/bench/bench_store fill "$pg" --messages "$n"
-  psql "$MCPAGE_TEST_PG" -qc "set search_path = $schema; vacuum analyze"
+  psql "$MCPAGE_TEST_PG" -q -c "set search_path = $schema" -c "vacuum analyze"
 fi
 for spec in "$dir/bench-$n.db" "$pg"; do
   build/release/bench/bench_store query "$spec" --reps 30
