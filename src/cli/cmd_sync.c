@@ -147,7 +147,7 @@ int cli_cmd_sync(int argc, char **argv)
     };
     sync_report rep;
     rc = sync_run(s, &opt, &rep);
-    if (bar.enabled)
+    if (bar.enabled && bar.last_pct >= 0)
         fprintf(stderr, "\n");
     store_close(s);
     if (json) {
