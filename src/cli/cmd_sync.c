@@ -56,7 +56,7 @@ static void draw_bar(void *ud, const sync_progress *p)
     for (int i = 0; i < 30; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[30] = 0;
-    fprintf(stderr, "\r[%s] %3d%%  %lld/%lld files  %.1f MB", bar, pct, (long long)p->files_done,
+    fprintf(stderr, "\r[%s] %3d%%  %lld/%lld files  %.1f MB   ", bar, pct, (long long)p->files_done,
             (long long)p->files_total, (double)p->bytes_done / 1e6);
     fflush(stderr);
 }
