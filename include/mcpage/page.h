@@ -90,6 +90,18 @@ MCPAGE_API int mcpage_pager_new(const mcpage_pager_config *cfg, const mcpage_key
 MCPAGE_API void mcpage_pager_free(mcpage_pager *p);
 MCPAGE_API const mcpage_keyring *mcpage_pager_keyring(const mcpage_pager *p);
 
+/*
+ * Writes an invalid-argument result in the contract's error shape for an
+ * argument a tool checks itself (a date filter, an id): isError, a text
+ * naming the parameter, the value received, what is expected and one
+ * valid example call (`example` is written after "<tool> with "), and
+ * structuredContent {"error": {"code": "invalid_argument", "param",
+ * "got", "expected", "example", "message"}}. `got` may be NULL.
+ */
+MCPAGE_API int mcpage_reject_argument(mcpage_result *res, const char *tool, const char *param,
+                                      const json_t *got, const char *expected,
+                                      const char *example);
+
 /* ------------------------------------------------------------------ LIST */
 
 /*

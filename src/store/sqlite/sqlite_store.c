@@ -521,6 +521,47 @@ nomem:
     return MCPAGE_ENOMEM;
 }
 
+/* Newlines are counted in SQL (length minus length without them), so only
+   two integers per message leave the engine. */
+static int sqlite_text_lines(store *s, const char *id, int64_t before, store_text_lines *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "SELECT m.ordinal, CASE WHEN coalesce(length(m.text), 0) = 0 THEN 0 ELSE "
+                     "length(m.text) - length(replace(m.text, char(10), '')) + 1 END "
+                     "FROM sessions s JOIN messages m ON m.sid = s.sid "
+                     "WHERE s.session_id = ? AND m.ordinal < ? ORDER BY m.ordinal",
+                     &st);
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, before);
+    size_t cap = 0, cap2 = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t *o = rows_grow(out->ordinal, out->count, &cap, sizeof *o);
+        if (!o)
+            goto nomem;
+        out->ordinal = o;
+        int64_t *l = rows_grow(out->lines, out->count, &cap2, sizeof *l);
+        if (!l)
+            goto nomem;
+        out->lines = l;
+        o[out->count] = sqlite3_column_int64(st, 0);
+        l[out->count] = sqlite3_column_int64(st, 1);
+        out->count++;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        store_text_lines_free(out);
+        return sq_err(s, "text lines");
+    }
+    return 0;
+nomem:
+    sqlite3_reset(st);
+    store_text_lines_free(out);
+    return MCPAGE_ENOMEM;
+}
+
 static int sqlite_message_get(store *s, int64_t id, store_message *out)
 {
     sqlite3_stmt *st = NULL;
@@ -1414,6 +1455,7 @@ static const store_ops sqlite_ops = {
     .session_get = sqlite_session_get,
     .messages_from = sqlite_messages_from,
     .message_get = sqlite_message_get,
+    .text_lines = sqlite_text_lines,
     .raw_read = sqlite_raw_read,
     .session_summary = sqlite_session_summary,
     .search = sqlite_search,
