@@ -252,11 +252,10 @@ json_t *tools_read_with_message(const json_t *record, const char *field, void *u
 int tools_register_all(mcpage_server *srv, tools_ctx *ctx)
 {
     int (*const regs[])(mcpage_server *, tools_ctx *) = {
-        tool_list_projects_register,
-        tool_list_sessions_register,
-        tool_search_conversations_register,
-        /* PENDING_CONTENT_TOOLS */
-        tool_get_session_summary_register,
+        tool_list_projects_register,        tool_list_sessions_register,
+        tool_search_conversations_register, tool_read_session_register,
+        tool_read_message_register,         tool_read_raw_register,
+        tool_activity_map_register,         tool_get_session_summary_register,
         tools_resources_register,
     };
     for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
