@@ -96,6 +96,14 @@ static const char *const migrations[] = {
     "  INSERT INTO messages_fts(messages_fts, rowid, text)"
     "  VALUES('delete', old.message_id, old.text);"
     "  INSERT INTO messages_fts(rowid, text) VALUES(new.message_id, new.text); END;",
+    /* version 2: each message's text line count, in an index that covers
+     * (sid, ordinal, text_lines), so a transcript's line numbers (read_session,
+     * search matches) are summed from the index without reading the texts,
+     * whose overflow pages made that cost the session's size. */
+    "ALTER TABLE messages ADD COLUMN text_lines INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE messages SET text_lines = CASE WHEN coalesce(length(text), 0) = 0 THEN 0"
+    "  ELSE length(text) - length(replace(text, char(10), '')) + 1 END;"
+    "CREATE INDEX messages_lines ON messages(sid, ordinal, text_lines);",
 };
 
 int store_sqlite_schema_latest(void)

@@ -521,15 +521,13 @@ nomem:
     return MCPAGE_ENOMEM;
 }
 
-/* Newlines are counted in SQL (length minus length without them), so only
-   two integers per message leave the engine. */
+/* The counts come from the covering index messages_lines: no text is read. */
 static int sqlite_text_lines(store *s, const char *id, int64_t before, store_text_lines *out)
 {
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
-                     "SELECT m.ordinal, CASE WHEN coalesce(length(m.text), 0) = 0 THEN 0 ELSE "
-                     "length(m.text) - length(replace(m.text, char(10), '')) + 1 END "
-                     "FROM sessions s JOIN messages m ON m.sid = s.sid "
+                     "SELECT m.ordinal, m.text_lines FROM sessions s "
+                     "JOIN messages m INDEXED BY messages_lines ON m.sid = s.sid "
                      "WHERE s.session_id = ? AND m.ordinal < ? ORDER BY m.ordinal",
                      &st);
     if (rc < 0)
@@ -836,26 +834,35 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         return rc;
     sq_sql q = {0};
     sqlite3_stmt *st = NULL;
-    sql_add(&q, "SELECT m.message_id, s.session_id, p.name, m.role, m.timestamp, "
-                "snippet(messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE
-                "', '…', 24), m.ordinal, messages_fts.rank FROM messages_fts "
-                "JOIN messages m ON m.message_id = messages_fts.rowid "
+    /*
+     * Two steps: the page's rows are chosen and sorted without snippets,
+     * then a snippet is made for those rows only. A snippet tokenizes its
+     * whole message (about 0.4 ms each), and SQLite computes every result
+     * column before it sorts, so one query made a snippet for every match
+     * of a common term (430 matches: 161 ms against 1.2 ms).
+     */
+    sql_add(&q, "WITH page AS (SELECT m.message_id AS mid, s.session_id AS sess, p.name AS pname, "
+                "m.role AS role, m.timestamp AS ts, m.ordinal AS ord, messages_fts.rank AS r "
+                "FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid "
                 "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id");
     search_where(&q, f, fts);
-    const char *order;
+    const char *order, *outer;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
     const char *cmp;
     switch (f->sort) {
     case STORE_SEARCH_NEWEST:
         order = "m.timestamp DESC, m.message_id DESC";
+        outer = "ts DESC, mid DESC";
         cmp = " AND (m.timestamp, m.message_id) < (?, ?)";
         break;
     case STORE_SEARCH_OLDEST:
         order = "m.timestamp, m.message_id";
+        outer = "ts, mid";
         cmp = " AND (m.timestamp, m.message_id) > (?, ?)";
         break;
     default:
         order = "messages_fts.rank, m.message_id";
+        outer = "r, mid";
         cmp = " AND (messages_fts.rank, m.message_id) > (?, ?)";
         types[0] = STORE_KEY_REAL;
         break;
@@ -869,6 +876,12 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         key_bind(&q, &pg->after->part[1]);
     }
     sql_page(&q, order, pg);
+    sql_add(&q,
+            ") SELECT mid, sess, pname, role, ts, (SELECT snippet(messages_fts, 0, '" STORE_HIT_OPEN
+            "', '" STORE_HIT_CLOSE "', '…', 24) FROM messages_fts WHERE messages_fts MATCH ? "
+            "AND messages_fts.rowid = page.mid), ord, r FROM page ORDER BY ");
+    sql_text(&q, fts);
+    sql_add(&q, outer);
     rc = sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
@@ -1230,8 +1243,8 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s,
                  "INSERT INTO messages(sid, ordinal, role, timestamp, text, tool_name, tool_input, "
-                 "is_error, line_no, byte_offset, byte_length, tool_call_id) "
-                 "VALUES(?, ?, ?, coalesce(?, ''), coalesce(?, ''), ?, ?, ?, ?, ?, ?, ?)",
+                 "is_error, line_no, byte_offset, byte_length, tool_call_id, text_lines) "
+                 "VALUES(?, ?, ?, coalesce(?, ''), coalesce(?, ''), ?, ?, ?, ?, ?, ?, ?, ?)",
                  &st);
     if (rc < 0)
         return rc;
@@ -1247,6 +1260,14 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_bind_int64(st, 10, m->byte_offset);
     sqlite3_bind_int64(st, 11, m->byte_length);
     bind_text(st, 12, m->tool_call_id);
+    /* Lines of the text as store_message_text_lines() defines them. */
+    int64_t lines = 0;
+    if (m->text && m->text[0]) {
+        lines = 1;
+        for (const char *p = strchr(m->text, '\n'); p; p = strchr(p + 1, '\n'))
+            lines++;
+    }
+    sqlite3_bind_int64(st, 13, lines);
     rc = sq_done(s, st, "message insert");
     if (rc < 0)
         return rc;
