@@ -21,6 +21,15 @@ static const char schema[] =
     "\"properties\":{\"session_id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The "
     "session, as list_sessions or search_conversations gives it.\"}}}";
 
+static const char output_schema[] =
+    "{\"type\":\"object\",\"anyOf\":[{\"required\":[\"session_id\",\"messages\","
+    "\"messages_by_role\",\"tools_used\",\"transcript_lines\",\"resource_uri\"]},"
+    "{\"required\":[\"error\"]}],\"properties\":{\"error\":{\"type\":\"object\"},"
+    "\"session_id\":{\"type\":\"string\"},\"messages\":{\"type\":\"integer\"},"
+    "\"messages_by_role\":{\"type\":\"object\"},\"tools_used\":{\"type\":\"array\"},"
+    "\"tool_errors\":{\"type\":\"integer\"},\"first_prompt\":{\"type\":[\"string\",\"null\"]},"
+    "\"transcript_lines\":{\"type\":\"integer\"},\"resource_uri\":{\"type\":\"string\"}}}";
+
 static size_t utf8_cut(const char *s, size_t max)
 {
     size_t n = strlen(s);
@@ -127,6 +136,7 @@ int tool_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx)
             "length in lines, plus a resource link to the whole transcript. Not paged. Follow "
             "with read_session to read it.",
         .input_schema = schema,
+        .output_schema = output_schema,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

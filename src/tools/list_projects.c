@@ -119,6 +119,7 @@ int tool_list_projects_register(mcpage_server *srv, tools_ctx *ctx)
             "20,000). Page on with next_cursor (constant cost at any depth) or next_offset (cost "
             "grows with the offset). Use a project name with list_sessions(project=...).",
         .input_schema = schema,
+        .output_schema = TOOLS_LIST_OUTPUT("projects"),
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

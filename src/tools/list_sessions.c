@@ -153,6 +153,7 @@ int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx)
             "session repeated or skipped while new ones arrive) or next_offset (cost grows with "
             "the offset). Read one with read_session(session_id=...).",
         .input_schema = schema,
+        .output_schema = TOOLS_LIST_OUTPUT("sessions"),
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

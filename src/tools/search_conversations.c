@@ -339,6 +339,7 @@ int tool_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
             "(same cost at any depth) or next_offset (cost grows with the offset). Read a whole "
             "message with read_message(message_id=...).",
         .input_schema = schema,
+        .output_schema = TOOLS_LIST_OUTPUT("matches"),
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

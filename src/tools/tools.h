@@ -107,6 +107,23 @@ json_t *tools_read_with_message(const json_t *record, const char *field, void *u
     "resumes right after its last record. Pass the same other arguments with it; it wins over "    \
     "offset.\"}," TOOLS_MAX_TOKENS
 
+/*
+ * outputSchema of a LIST tool's page: the contract's invariants, typed.
+ * An invalid call's structuredContent is {"error": {...}} instead, and
+ * clients (the official SDK) check error results against the outputSchema
+ * too, hence the anyOf.
+ */
+#define TOOLS_LIST_OUTPUT(U)                                                                       \
+    "{\"type\":\"object\",\"anyOf\":[{\"required\":[\"" U "\",\"returned\",\"total_" U             \
+    "\",\"has_more\"]},{\"required\":[\"error\"]}],"                                               \
+    "\"properties\":{\"error\":{\"type\":\"object\"},\"" U                                         \
+    "\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"                                     \
+    "\"returned\":{\"type\":\"integer\",\"minimum\":0},\"total_" U "\":{\"type\":\"integer\","     \
+    "\"minimum\":0},\"has_more\":{\"type\":\"boolean\"},\"offset\":{\"type\":\"integer\"},"        \
+    "\"limit\":{\"type\":\"integer\"},\"stopped_by\":{\"type\":\"string\"},\"next_offset\":"       \
+    "{\"type\":\"integer\"},\"next_cursor\":{\"type\":\"string\"},\"hint\":{\"type\":"             \
+    "\"string\"}}}"
+
 #define TOOLS_MAX_TOKENS                                                                           \
     "\"max_tokens\":{\"type\":\"integer\",\"minimum\":500,\"default\":4000,\"description\":"       \
     "\"Token budget of the page, each copy measured on its own (default 4000, minimum 500, "       \

@@ -49,6 +49,8 @@ try {
   for (const n of ["list_projects", "list_sessions", "search_conversations", "get_session_summary"])
     ok(names.includes(n), `tool ${n} listed`);
   for (const t of tools) ok(t.annotations?.readOnlyHint === true, `${t.name} readOnlyHint`);
+  for (const n of ["list_projects", "list_sessions", "search_conversations", "get_session_summary"])
+    ok(tools.find((t) => t.name === n).outputSchema?.type === "object", `${n} has an outputSchema`);
 
   // list_projects, then list_sessions followed by cursor to the end.
   const projects = await client.callTool({ name: "list_projects", arguments: {} });
@@ -84,6 +86,8 @@ try {
   // Every other tool once.
   const summary = await client.callTool({ name: "get_session_summary", arguments: { session_id: m.session_id } });
   ok(!summary.isError && summary.structuredContent.messages > 0, "summary");
+  const nosuch = await client.callTool({ name: "get_session_summary", arguments: { session_id: "no-such-session" } });
+  ok(nosuch.isError && nosuch.structuredContent.error.param === "session_id", "unknown session is an invalid_argument");
   ok(summary.content.some((b) => b.type === "resource_link" && b.uri.startsWith("mcpage://sessions/")), "summary links its resource");
   if (names.includes("read_session")) {
     const rs = await client.callTool({ name: "read_session", arguments: { session_id: m.session_id, start_line: m.line, max_lines: 5 } });
