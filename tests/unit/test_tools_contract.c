@@ -226,7 +226,9 @@ static void test_walks_survive_sync(void **state)
 {
     env *e = *state;
     static int added = 0;
-    walk_while_syncing(e, "list_sessions", json_object(), "sessions", "session_id", &added);
+    json_t *none = json_object();
+    walk_while_syncing(e, "list_sessions", none, "sessions", "session_id", &added);
+    json_decref(none);
     json_t *q = json_pack("{s:s, s:s}", "query", "test", "sort", "newest");
     walk_while_syncing(e, "search_conversations", q, "matches", "message_id", &added);
     json_decref(q);
