@@ -8,6 +8,7 @@
 #include <mcpage/server.h>
 
 #include "cli/commands.h"
+#include "cli/serve_http.h"
 
 static void usage(FILE *out)
 {
@@ -25,6 +26,7 @@ static void usage(FILE *out)
             "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing list cursors; without it a\n"
             "                    random key is used and cursors die with the process\n",
             MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
+    cli_http_usage(out);
 }
 
 /* Parses a positive integer option value; false with a message when invalid. */
@@ -55,9 +57,15 @@ int cli_cmd_serve(int argc, char **argv)
 {
     long page = MCPAGE_DEFAULT_PAGE_SIZE, workers = MCPAGE_DEFAULT_WORKERS,
          inflight = MCPAGE_DEFAULT_MAX_INFLIGHT;
+    cli_http_opts http = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int hr = cli_http_parse(&http, argc, argv, &i);
+        if (hr < 0)
+            return 2;
+        if (hr > 0)
+            continue;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -104,7 +112,7 @@ int cli_cmd_serve(int argc, char **argv)
         mcpage_keyring_free(kr);
         return 1;
     }
-    rc = mcpage_serve_stdio(srv, 0, 1);
+    rc = http.enabled ? cli_http_serve(srv, &http) : mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */
         fprintf(stderr, "mcpage serve: exiting with calls still running\n");
