@@ -50,7 +50,8 @@ cd "$work" || exit 1
 start "$bin/conformance_server" --port 0
 echo "conformance: suite all against $url"
 "$node" "$suite" server --url "$url" --suite all \
-  --expected-failures "$src/tests/conformance/expected-failures.yml" >"$work/all.log" 2>&1
+  --expected-failures "$src/tests/conformance/expected-failures.yml" -o "$work/results" \
+  >"$work/all.log" 2>&1
 rc=$?
 sed -n '/=== SUMMARY ===/,$p' "$work/all.log"
 scenarios=$(grep -cE '^[✓✗] ' "$work/all.log")
@@ -58,7 +59,10 @@ passed=$(grep -cE '^✓ ' "$work/all.log")
 echo "conformance: $passed/$scenarios scenarios passed"
 if [[ $rc -ne 0 ]]; then
   echo "conformance: the suite exited $rc (unexpected failures); the failing checks:" >&2
-  grep -E 'FAILURE|Error' "$work/all.log" >&2
+  grep -l '"FAILURE"' "$work"/results/*/checks.json | while read -r f; do
+    echo "--- $f" >&2
+    cat "$f" >&2
+  done
   fail=1
 fi
 if [[ $scenarios -ne 32 ]]; then
