@@ -137,11 +137,12 @@ try {
 
   // Progress.
   const progress = [];
-  r = await client.callTool({ name: "slow", arguments: { steps: 4, step_ms: 10 } }, undefined, {
+  r = await client.callTool({ name: "slow", arguments: { steps: 4, step_ms: 60 } }, undefined, {
     onprogress: (p) => progress.push(p),
   });
   assert.equal(r.content[0].text, "completed 4 steps");
-  // The SDK dispatches notifications a microtask late and drops the handler
+  // Steps are 60 ms apart so each notification arrives in its own read:
+  // the SDK dispatches notifications a microtask late and drops the handler
   // when the response lands, so the last step may arrive after it: require
   // the first three, in order (the golden transcript pins all four).
   assert.deepEqual(progress.map((p) => p.progress).slice(0, 3), [1, 2, 3]);

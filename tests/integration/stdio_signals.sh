@@ -34,7 +34,12 @@ for sig in TERM INT; do
   printf '%s\n' "$init" >&3
   printf '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"before"}}}\n' >&3
   printf '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1000,"step_ms":20}}}\n' >&3
-  sleep 0.3
+  # Wait (up to 10 s, for loaded machines) until the echo was answered.
+  for _ in $(seq 100); do
+    grep -q '"id":2,' "$tmp/sig.$sig.out" 2>/dev/null && break
+    sleep 0.1
+  done
+  sleep 0.1
   start=$(date +%s%N)
   kill -s "$sig" "$pid"
   rc=0
