@@ -289,7 +289,7 @@ static int r_watched(mcpage_call *call, const char *uri, mcpage_contents *out)
 static int r_template(mcpage_call *call, const char *uri, mcpage_contents *out)
 {
     const char *id = json_string_value(json_object_get(mcpage_call_args(call), "id"));
-    json_t *o = json_pack("{s:s,s:b,s:s++}", "id", id ? id : "", "templateTest", 1, "data",
+    json_t *o = json_pack("{s:s,s:b,s:s+}", "id", id ? id : "", "templateTest", 1, "data",
                           "Data for ID: ", id ? id : "");
     char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
     int rc = t ? mcpage_contents_add_text(out, uri, "application/json", t, strlen(t))
