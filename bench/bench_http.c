@@ -146,8 +146,11 @@ static int read_response(conn *c, char *sid, size_t sidmax, char *body, size_t b
             clen = atol(line + 15);
         else if (strncasecmp(line, "Transfer-Encoding: chunked", 26) == 0)
             chunked = true;
-        else if (sid && strncasecmp(line, "Mcp-Session-Id: ", 16) == 0)
-            snprintf(sid, sidmax, "%s", line + 16);
+        else if (sid && strncasecmp(line, "Mcp-Session-Id: ", 16) == 0) {
+            size_t n = strnlen(line + 16, sidmax - 1);
+            memcpy(sid, line + 16, n);
+            sid[n] = '\0';
+        }
     }
     size_t got = 0;
     if (chunked) {
@@ -202,9 +205,12 @@ static int session_open(conn *c, char *sid, size_t sidmax)
     if (c->fd < 0 || c->buf == NULL)
         return -1;
     sid[0] = '\0';
+    int st = -1;
     if (post(c, NULL, "application/json, text/event-stream", INIT) != 0 ||
-        read_response(c, sid, sidmax, NULL, 0) != 200 || sid[0] == '\0')
+        (st = read_response(c, sid, sidmax, NULL, 0)) != 200 || sid[0] == '\0') {
+        fprintf(stderr, "bench_http: initialize got %d (%s)\n", st, strerror(errno));
         return -1;
+    }
     if (post(c, sid, "application/json, text/event-stream", INITED) != 0 ||
         read_response(c, NULL, 0, NULL, 0) != 202)
         return -1;
@@ -255,6 +261,13 @@ static void *work(void *arg)
         if (w->nlat < SAMPLES_MAX)
             w->lat[w->nlat++] = now_s() - t0;
     }
+    /* End the session so the next run starts below the session cap. */
+    char del[256];
+    int n = snprintf(del, sizeof del,
+                     "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nMcp-Session-Id: %s\r\n\r\n",
+                     g_port, sid);
+    if (write_all(c.fd, del, (size_t)n) == 0)
+        read_response(&c, NULL, 0, NULL, 0);
     conn_close(&c);
     return NULL;
 }

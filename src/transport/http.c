@@ -60,9 +60,9 @@
 /* Most request streams (SSE or waiting JSON) one session may have open. */
 #define HTTP_MAX_STREAMS 256
 /* Per-connection memory for headers and buffers (bounds header size). */
-#define HTTP_CONN_MEMORY ((size_t)64 << 10)
+#define HTTP_CONN_MEMORY ((size_t)32 << 10)
 /* Bytes libmicrohttpd asks an SSE reader for at once. */
-#define HTTP_SSE_BLOCK 8192
+#define HTTP_SSE_BLOCK 4096
 /* Housekeeping period in milliseconds. */
 #define HTTP_TICK_MS 500
 
