@@ -48,7 +48,7 @@ typedef struct mcpage_http_config {
     unsigned heartbeat_ms;              /* SSE comment heartbeat period (default 15000) */
     unsigned retry_ms;                  /* SSE retry field: client reconnect delay (default 1000) */
     unsigned threads;                   /* libmicrohttpd polling threads (default 2) */
-    size_t stream_buffer;               /* bytes of events kept per stream for replay (default 1 MiB) */
+    size_t stream_buffer;               /* bytes of events kept per stream for replay (default 256 KiB) */
     bool verbose;                       /* one line on stderr per session start and end */
 } mcpage_http_config;
 

@@ -963,6 +963,21 @@ static enum MHD_Result handle_get(mcpage_http *h, struct MHD_Connection *c)
     return ret;
 }
 
+/*
+ * Frees the oldest request stream that finished while nobody listened and
+ * was never resumed (hs->lock held); false when there is none.
+ */
+static bool evict_abandoned(http_session *hs)
+{
+    http_stream *victim = NULL;
+    for (http_stream *st = hs->streams; st; st = st->next)
+        if (st->no != 0 && !st->json && st->conn == NULL && st->done_seq)
+            victim = st; /* the list is newest first: the last match is the oldest */
+    if (victim)
+        stream_remove(hs, victim);
+    return victim != NULL;
+}
+
 /* Handles a complete POST body. */
 static enum MHD_Result handle_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq)
 {
@@ -1058,7 +1073,7 @@ static enum MHD_Result handle_post(mcpage_http *h, struct MHD_Connection *c, htt
         status = MHD_HTTP_CONFLICT;
         msg = "Invalid Request: a request with this id is still in flight in this session; use "
               "a new id for every request";
-    } else if (hs->nstreams >= HTTP_MAX_STREAMS) {
+    } else if (hs->nstreams >= HTTP_MAX_STREAMS && !evict_abandoned(hs)) {
         status = MHD_HTTP_TOO_MANY_REQUESTS;
         msg = "Too Many Requests: this session has 256 requests open; wait for some to finish";
     } else if ((st = mcpage__calloc(1, sizeof *st)) == NULL) {
@@ -1340,7 +1355,7 @@ void mcpage_http_config_init(mcpage_http_config *cfg)
     cfg->heartbeat_ms = 15000;
     cfg->retry_ms = 1000;
     cfg->threads = 2;
-    cfg->stream_buffer = (size_t)1 << 20;
+    cfg->stream_buffer = (size_t)256 << 10;
 }
 
 static void http_free(mcpage_http *h)

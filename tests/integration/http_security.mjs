@@ -214,6 +214,25 @@ try {
   r = await raw(port2, "POST", { ...b2, "Mcp-Session-Id": sid2 }, PING);
   eq(r.status, 404, "a session idle past --session-idle has expired (404)");
 
+  // SIGTERM with an open GET stream: the stream ends and the server exits 0 within 2 s.
+  r = await raw(port2, "POST", b2, INIT);
+  const sid3 = r.headers["mcp-session-id"];
+  const stream = net.connect(port2, "127.0.0.1");
+  let streamed = "";
+  const ended = new Promise((res) => stream.on("close", res));
+  stream.on("data", (d) => (streamed += d));
+  stream.write(`GET /mcp HTTP/1.1\r\nHost: x:${port2}\r\nAccept: text/event-stream\r\nMcp-Session-Id: ${sid3}\r\n\r\n`);
+  await new Promise((res) => setTimeout(res, 300));
+  eq(/retry: \d+\n/.test(streamed) && /id: 0_0\n/.test(streamed), true, "GET stream primed with id and retry");
+  const srv2 = children[1];
+  const exited = new Promise((res) => srv2.on("exit", (code, sig) => res({ code, sig })));
+  const t1 = Date.now();
+  srv2.kill("SIGTERM");
+  const how = await exited;
+  await ended;
+  eq(how.code, 0, "SIGTERM: exit status 0");
+  eq(Date.now() - t1 < 2000, true, `SIGTERM: exited within 2 s with a stream open (${Date.now() - t1} ms)`);
+
   console.log(`http_security: ${checks} checks passed`);
 } catch (e) {
   console.error("http_security: FAILED:", e);
