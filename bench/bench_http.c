@@ -181,11 +181,12 @@ static int read_response(conn *c, char *sid, size_t sidmax, char *body, size_t b
 static int post(conn *c, const char *sid, const char *accept, const char *json)
 {
     char head[1024];
-    int n = snprintf(head, sizeof head,
-                     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
-                     "Accept: %s\r\n%s%s%sContent-Length: %zu\r\n\r\n",
-                     g_port, accept, sid ? "Mcp-Session-Id: " : "", sid ? sid : "",
-                     sid ? "\r\n" : "", strlen(json));
+    int n =
+        snprintf(head, sizeof head,
+                 "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                 "Accept: %s\r\n%s%s%sContent-Length: %zu\r\n\r\n",
+                 g_port, accept, sid ? "Mcp-Session-Id: " : "", sid ? sid : "", sid ? "\r\n" : "",
+                 strlen(json));
     if (write_all(c->fd, head, (size_t)n) != 0 || write_all(c->fd, json, strlen(json)) != 0)
         return -1;
     return 0;
@@ -225,13 +226,13 @@ static void conn_close(conn *c)
 }
 
 typedef struct worker {
-    pthread_t t;      /* thread */
-    double until;     /* stop time */
+    pthread_t t;        /* thread */
+    double until;       /* stop time */
     const char *accept; /* Accept header */
-    long calls;       /* calls completed */
-    long errors;      /* calls failed */
-    double *lat;      /* latency samples (s) */
-    long nlat;        /* their count */
+    long calls;         /* calls completed */
+    long errors;        /* calls failed */
+    double *lat;        /* latency samples (s) */
+    long nlat;          /* their count */
 } worker;
 
 static void *work(void *arg)
@@ -347,8 +348,8 @@ static int run_streams(int n, int pid)
                          "Mcp-Session-Id: %s\r\n\r\n",
                          g_port, sid);
         char line[512];
-        if (write_all(cs[i].fd, head, (size_t)k) != 0 || read_line(&cs[i], line, sizeof line) != 0 ||
-            strstr(line, " 200 ") == NULL) {
+        if (write_all(cs[i].fd, head, (size_t)k) != 0 ||
+            read_line(&cs[i], line, sizeof line) != 0 || strstr(line, " 200 ") == NULL) {
             fprintf(stderr, "bench_http: stream %d not opened\n", i);
             break;
         }

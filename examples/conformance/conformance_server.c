@@ -164,9 +164,8 @@ static json_t *ask_client(mcpage_call *call, const char *method, json_t *params,
 static int t_sampling(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     const char *prompt = json_string_value(json_object_get(args, "prompt"));
-    json_t *params = json_pack("{s:[{s:s,s:{s:s,s:s}}],s:i}", "messages", "role", "user",
-                               "content", "type", "text", "text", prompt ? prompt : "",
-                               "maxTokens", 100);
+    json_t *params = json_pack("{s:[{s:s,s:{s:s,s:s}}],s:i}", "messages", "role", "user", "content",
+                               "type", "text", "text", prompt ? prompt : "", "maxTokens", 100);
     json_t *r = ask_client(call, "sampling/createMessage", params, "Sampling", res);
     if (r == NULL)
         return 0;
@@ -292,8 +291,8 @@ static int r_template(mcpage_call *call, const char *uri, mcpage_contents *out)
     json_t *o = json_pack("{s:s,s:b,s:s+}", "id", id ? id : "", "templateTest", 1, "data",
                           "Data for ID: ", id ? id : "");
     char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    int rc = t ? mcpage_contents_add_text(out, uri, "application/json", t, strlen(t))
-               : MCPAGE_ENOMEM;
+    int rc =
+        t ? mcpage_contents_add_text(out, uri, "application/json", t, strlen(t)) : MCPAGE_ENOMEM;
     free(t);
     json_decref(o);
     return rc;
@@ -322,9 +321,9 @@ static int p_embedded(mcpage_call *call, const json_t *args, mcpage_prompt_messa
 {
     (void)call;
     const char *uri = json_string_value(json_object_get(args, "resourceUri"));
-    json_t *c = json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "resource", "resource", "uri",
-                          uri ? uri : "", "mimeType", "text/plain", "text",
-                          "Embedded resource content for testing.");
+    json_t *c =
+        json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "resource", "resource", "uri", uri ? uri : "",
+                  "mimeType", "text/plain", "text", "Embedded resource content for testing.");
     int rc = c ? mcpage_prompt_add_content(out, "user", c) : MCPAGE_ENOMEM;
     json_decref(c);
     if (rc == 0)
@@ -336,8 +335,8 @@ static int p_image(mcpage_call *call, const json_t *args, mcpage_prompt_messages
 {
     (void)call;
     (void)args;
-    json_t *c = json_pack("{s:s,s:s,s:s}", "type", "image", "data", PNG_B64, "mimeType",
-                          "image/png");
+    json_t *c =
+        json_pack("{s:s,s:s,s:s}", "type", "image", "data", PNG_B64, "mimeType", "image/png");
     int rc = c ? mcpage_prompt_add_content(out, "user", c) : MCPAGE_ENOMEM;
     json_decref(c);
     if (rc == 0)
@@ -360,11 +359,14 @@ static int complete(void *ud, const mcpage_completion_request *req, mcpage_compl
 static int register_all(mcpage_server *srv)
 {
     const mcpage_tool tools[] = {
-        {.name = "test_simple_text", .description = "Tests simple text content response",
+        {.name = "test_simple_text",
+         .description = "Tests simple text content response",
          .handler = t_simple_text},
-        {.name = "test_image_content", .description = "Tests image content response",
+        {.name = "test_image_content",
+         .description = "Tests image content response",
          .handler = t_image},
-        {.name = "test_audio_content", .description = "Tests audio content response",
+        {.name = "test_audio_content",
+         .description = "Tests audio content response",
          .handler = t_audio},
         {.name = "test_embedded_resource",
          .description = "Tests embedded resource content response",
@@ -380,7 +382,8 @@ static int register_all(mcpage_server *srv)
          .description = "Tests tool that reports progress notifications",
          .input_schema = NO_ARGS,
          .handler = t_progress},
-        {.name = "test_error_handling", .description = "Tests error response handling",
+        {.name = "test_error_handling",
+         .description = "Tests error response handling",
          .handler = t_error},
         {.name = "test_reconnection",
          .description = "Tests SSE stream disconnection and client reconnection (SEP-1699). "
@@ -428,16 +431,27 @@ static int register_all(mcpage_server *srv)
         }
     }
     const mcpage_resource resources[] = {
-        {.uri = "test://static-text", .name = "static-text", .title = "Static Text Resource",
-         .description = "A static text resource for testing", .mime_type = "text/plain",
-         .size = -1, .read = r_static_text},
-        {.uri = "test://static-binary", .name = "static-binary",
+        {.uri = "test://static-text",
+         .name = "static-text",
+         .title = "Static Text Resource",
+         .description = "A static text resource for testing",
+         .mime_type = "text/plain",
+         .size = -1,
+         .read = r_static_text},
+        {.uri = "test://static-binary",
+         .name = "static-binary",
          .title = "Static Binary Resource",
          .description = "A static binary resource (image) for testing",
-         .mime_type = "image/png", .size = -1, .read = r_static_binary},
-        {.uri = "test://watched-resource", .name = "watched-resource", .title = "Watched Resource",
+         .mime_type = "image/png",
+         .size = -1,
+         .read = r_static_binary},
+        {.uri = "test://watched-resource",
+         .name = "watched-resource",
+         .title = "Watched Resource",
          .description = "A resource that auto-updates every 3 seconds",
-         .mime_type = "text/plain", .size = -1, .read = r_watched},
+         .mime_type = "text/plain",
+         .size = -1,
+         .read = r_watched},
     };
     for (size_t i = 0; i < sizeof resources / sizeof resources[0]; i++) {
         int rc = mcpage_server_add_resource(srv, &resources[i]);
@@ -455,7 +469,8 @@ static int register_all(mcpage_server *srv)
     int rc = mcpage_server_add_resource_template(srv, &tmpl);
     if (rc != 0)
         return rc;
-    mcpage_prompt simple = {.name = "test_simple_prompt", .title = "Simple Test Prompt",
+    mcpage_prompt simple = {.name = "test_simple_prompt",
+                            .title = "Simple Test Prompt",
                             .description = "A simple prompt without arguments",
                             .handler = p_simple};
     mcpage_prompt with_args = {
@@ -466,15 +481,16 @@ static int register_all(mcpage_server *srv)
                  {.name = "arg2", .description = "Second test argument", .required = true}},
         .nargs = 2,
         .handler = p_args};
-    mcpage_prompt embedded = {
-        .name = "test_prompt_with_embedded_resource",
-        .title = "Prompt With Embedded Resource",
-        .description = "A prompt that includes an embedded resource",
-        .args = {{.name = "resourceUri", .description = "URI of the resource to embed",
-                  .required = true}},
-        .nargs = 1,
-        .handler = p_embedded};
-    mcpage_prompt image = {.name = "test_prompt_with_image", .title = "Prompt With Image",
+    mcpage_prompt embedded = {.name = "test_prompt_with_embedded_resource",
+                              .title = "Prompt With Embedded Resource",
+                              .description = "A prompt that includes an embedded resource",
+                              .args = {{.name = "resourceUri",
+                                        .description = "URI of the resource to embed",
+                                        .required = true}},
+                              .nargs = 1,
+                              .handler = p_embedded};
+    mcpage_prompt image = {.name = "test_prompt_with_image",
+                           .title = "Prompt With Image",
                            .description = "A prompt that includes image content",
                            .handler = p_image};
     if ((rc = mcpage_server_add_prompt(srv, &simple)) != 0 ||

@@ -36,20 +36,20 @@ typedef struct mcpage_http mcpage_http; /* opaque: a running HTTP endpoint */
 #define MCPAGE_HTTP_MAX_ORIGINS 64
 
 typedef struct mcpage_http_config {
-    const char *host;                   /* numeric IPv4/IPv6 address to bind; default "127.0.0.1" */
-    uint16_t port;                      /* 0 = any free port (mcpage_http_port() tells which) */
-    const char *const *allow_origins;   /* NULL-terminated Origin values also allowed ("*" = any) */
-    const char *auth_token;             /* bearer token every request must carry, or NULL */
-    size_t max_body;                    /* largest POST body in bytes; 0 = the server's max_message */
-    unsigned max_connections;           /* open TCP connections (default 2048) */
-    unsigned max_sessions;              /* live sessions; one more initialize gets 503 (default 1024) */
-    unsigned session_idle_s;            /* a session idle this long expires (default 1800) */
-    unsigned connection_timeout_s;      /* a connection silent this long is closed (default 60) */
-    unsigned heartbeat_ms;              /* SSE comment heartbeat period (default 15000) */
-    unsigned retry_ms;                  /* SSE retry field: client reconnect delay (default 1000) */
-    unsigned threads;                   /* libmicrohttpd polling threads (default 2) */
-    size_t stream_buffer;               /* bytes of events kept per stream for replay (default 256 KiB) */
-    bool verbose;                       /* one line on stderr per session start and end */
+    const char *host;                 /* numeric IPv4/IPv6 address to bind; default "127.0.0.1" */
+    uint16_t port;                    /* 0 = any free port (mcpage_http_port() tells which) */
+    const char *const *allow_origins; /* NULL-terminated Origin values also allowed ("*" = any) */
+    const char *auth_token;           /* bearer token every request must carry, or NULL */
+    size_t max_body;                  /* largest POST body in bytes; 0 = the server's max_message */
+    unsigned max_connections;         /* open TCP connections (default 2048) */
+    unsigned max_sessions;         /* live sessions; one more initialize gets 503 (default 1024) */
+    unsigned session_idle_s;       /* a session idle this long expires (default 1800) */
+    unsigned connection_timeout_s; /* a connection silent this long is closed (default 60) */
+    unsigned heartbeat_ms;         /* SSE comment heartbeat period (default 15000) */
+    unsigned retry_ms;             /* SSE retry field: client reconnect delay (default 1000) */
+    unsigned threads;              /* libmicrohttpd polling threads (default 2) */
+    size_t stream_buffer; /* bytes of events kept per stream for replay (default 256 KiB) */
+    bool verbose;         /* one line on stderr per session start and end */
 } mcpage_http_config;
 
 /* Fills `cfg` with the defaults above. */

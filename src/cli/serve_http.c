@@ -173,12 +173,14 @@ int cli_http_serve(mcpage_server *srv, const cli_http_opts *o)
     }
     int rc = mcpage_serve_http(srv, &hc);
     if (rc == MCPAGE_EINVAL)
-        fprintf(stderr, "mcpage serve: --http %s: give a numeric address (127.0.0.1, ::1, "
-                        "0.0.0.0) or localhost\n",
+        fprintf(stderr,
+                "mcpage serve: --http %s: give a numeric address (127.0.0.1, ::1, "
+                "0.0.0.0) or localhost\n",
                 o->host);
     else if (rc == MCPAGE_EIO)
-        fprintf(stderr, "mcpage serve: cannot listen on %s:%ld (in use, or not an address of "
-                        "this machine)\n",
+        fprintf(stderr,
+                "mcpage serve: cannot listen on %s:%ld (in use, or not an address of "
+                "this machine)\n",
                 o->host, o->port);
     if (token) {
         memset(token, 0, strlen(token));

@@ -14,16 +14,16 @@
 #define CLI_MAX_ORIGINS MCPAGE_HTTP_MAX_ORIGINS
 
 typedef struct cli_http_opts {
-    bool enabled;                                 /* --http was given */
-    char host[64];                                /* bind address */
-    long port;                                    /* bind port (0 = any) */
-    const char *origins[CLI_MAX_ORIGINS + 1];     /* --allow-origin values, NULL-terminated */
-    int norigins;                                 /* their count */
-    const char *token_file;                       /* --auth-token-file, or NULL */
-    long max_sessions;                            /* --max-sessions, 0 = default */
-    long session_idle;                            /* --session-idle seconds, 0 = default */
-    long max_connections;                         /* --max-connections, 0 = default */
-    long heartbeat;                               /* --heartbeat seconds, 0 = default */
+    bool enabled;                             /* --http was given */
+    char host[64];                            /* bind address */
+    long port;                                /* bind port (0 = any) */
+    const char *origins[CLI_MAX_ORIGINS + 1]; /* --allow-origin values, NULL-terminated */
+    int norigins;                             /* their count */
+    const char *token_file;                   /* --auth-token-file, or NULL */
+    long max_sessions;                        /* --max-sessions, 0 = default */
+    long session_idle;                        /* --session-idle seconds, 0 = default */
+    long max_connections;                     /* --max-connections, 0 = default */
+    long heartbeat;                           /* --heartbeat seconds, 0 = default */
 } cli_http_opts;
 
 /*

@@ -150,11 +150,11 @@ struct mcpage_session {
     int refs;                  /* 1 for the owner + 1 per call */
     char **subs;               /* subscribed uris */
     size_t nsubs;
-    json_t *client_caps;       /* initialize params.capabilities (object), or NULL */
-    pthread_cond_t reply_cv;   /* signals a response to one of our requests arrived */
-    struct mcp_outreq *outreqs; /* requests we sent to the client, awaiting responses */
-    int64_t next_out_id;       /* id of our next request to the client */
-    bool detached;             /* mcpage_session_free was called: waiters give up */
+    json_t *client_caps;                 /* initialize params.capabilities (object), or NULL */
+    pthread_cond_t reply_cv;             /* signals a response to one of our requests arrived */
+    struct mcp_outreq *outreqs;          /* requests we sent to the client, awaiting responses */
+    int64_t next_out_id;                 /* id of our next request to the client */
+    bool detached;                       /* mcpage_session_free was called: waiters give up */
     mcpage_close_stream_fn close_stream; /* transport hook for mcpage_call_close_stream */
 };
 

@@ -411,8 +411,8 @@ static void outreq_unlink(mcpage_session *s, mcp_outreq *r)
     }
 }
 
-int mcpage_call_request(mcpage_call *call, const char *method, const json_t *params,
-                        int timeout_ms, json_t **result)
+int mcpage_call_request(mcpage_call *call, const char *method, const json_t *params, int timeout_ms,
+                        json_t **result)
 {
     if (call == NULL || method == NULL || result == NULL || timeout_ms < 1 ||
         timeout_ms > MCPAGE_REQUEST_MAX_TIMEOUT_MS || (params && !json_is_object(params)))
@@ -465,8 +465,7 @@ int mcpage_call_request(mcpage_call *call, const char *method, const json_t *par
     while (rc == 0 && !r->done) {
         if (s->detached || atomic_load(&call->cancelled))
             rc = MCPAGE_ECANCELED;
-        else if (pthread_cond_timedwait(&s->reply_cv, &s->lock, &deadline) == ETIMEDOUT &&
-                 !r->done)
+        else if (pthread_cond_timedwait(&s->reply_cv, &s->lock, &deadline) == ETIMEDOUT && !r->done)
             rc = MCPAGE_ESTATE;
     }
     outreq_unlink(s, r);

@@ -79,86 +79,86 @@ typedef struct http_event {
 
 /* A stream: the standalone one (no 0) or one POSTed request's. */
 typedef struct http_stream {
-    struct http_stream *next; /* session list link */
-    uint64_t no;              /* stream number; 0 = standalone */
-    char *req_id;             /* related request id text; NULL for the standalone stream */
-    bool json;                /* answered with one JSON body instead of SSE */
-    http_event *head, *tail;  /* events kept, oldest first */
-    size_t bytes;             /* their total size */
-    uint64_t next_seq;        /* seq of the next event */
-    uint64_t sent_seq;        /* last seq handed to a connection */
-    uint64_t done_seq;        /* seq of the response event; 0 until it came */
-    http_conn *conn;          /* SSE connection draining it, or NULL */
-    char *body;               /* json: the response */
-    size_t body_len;          /* its length */
-    bool answered;            /* json: the response came */
+    struct http_stream *next;       /* session list link */
+    uint64_t no;                    /* stream number; 0 = standalone */
+    char *req_id;                   /* related request id text; NULL for the standalone stream */
+    bool json;                      /* answered with one JSON body instead of SSE */
+    http_event *head, *tail;        /* events kept, oldest first */
+    size_t bytes;                   /* their total size */
+    uint64_t next_seq;              /* seq of the next event */
+    uint64_t sent_seq;              /* last seq handed to a connection */
+    uint64_t done_seq;              /* seq of the response event; 0 until it came */
+    http_conn *conn;                /* SSE connection draining it, or NULL */
+    char *body;                     /* json: the response */
+    size_t body_len;                /* its length */
+    bool answered;                  /* json: the response came */
     struct MHD_Connection *waiting; /* json: the POST connection waiting for it */
-    bool suspended;           /* json: `waiting` is suspended */
+    bool suspended;                 /* json: `waiting` is suspended */
 } http_stream;
 
 /* An SSE connection (the reader callback's state). */
 struct http_conn {
-    http_session *hs;        /* owning session (holds a reference) */
-    http_stream *st;         /* stream drained; NULL once detached */
+    http_session *hs;          /* owning session (holds a reference) */
+    http_stream *st;           /* stream drained; NULL once detached */
     struct MHD_Connection *mc; /* the connection */
-    char *out;               /* bytes being written */
-    size_t out_len, out_off; /* their length and how much went out */
-    size_t out_cap;          /* allocated size of out */
-    bool primed;             /* the opening event went out */
-    bool resumed;            /* opened by Last-Event-ID (no priming event) */
-    bool suspended;          /* MHD_suspend_connection in effect */
-    bool kill;               /* end the response at the next chance */
-    bool heartbeat;          /* write a comment at the next chance */
-    int64_t last_write;      /* monotonic ms of the last bytes out */
+    char *out;                 /* bytes being written */
+    size_t out_len, out_off;   /* their length and how much went out */
+    size_t out_cap;            /* allocated size of out */
+    bool primed;               /* the opening event went out */
+    bool resumed;              /* opened by Last-Event-ID (no priming event) */
+    bool suspended;            /* MHD_suspend_connection in effect */
+    bool kill;                 /* end the response at the next chance */
+    bool heartbeat;            /* write a comment at the next chance */
+    int64_t last_write;        /* monotonic ms of the last bytes out */
 };
 
 struct http_session {
-    http_session *next;           /* table link */
-    mcpage_http *h;               /* the endpoint */
-    char id[HTTP_SID_MAX];        /* Mcp-Session-Id */
-    mcpage_session *s;            /* the runtime session; NULL once ended */
-    pthread_mutex_t lock;         /* guards the streams and connections */
-    pthread_mutex_t recv_lock;    /* one mcpage_session_receive at a time; guards s */
-    http_stream *streams;         /* open streams */
-    size_t nstreams;              /* request streams among them */
-    uint64_t next_no;             /* next request stream number */
-    atomic_int refs;              /* 1 for the table + 1 per request or connection */
-    bool closed;                  /* ended: streams close, waiters answer 404 */
-    _Atomic int64_t last_active;  /* monotonic ms of the last request */
+    http_session *next;          /* table link */
+    mcpage_http *h;              /* the endpoint */
+    char id[HTTP_SID_MAX];       /* Mcp-Session-Id */
+    mcpage_session *s;           /* the runtime session; NULL once ended */
+    pthread_mutex_t lock;        /* guards the streams and connections */
+    pthread_mutex_t recv_lock;   /* one mcpage_session_receive at a time; guards s */
+    http_stream *streams;        /* open streams */
+    size_t nstreams;             /* request streams among them */
+    uint64_t next_no;            /* next request stream number */
+    atomic_int refs;             /* 1 for the table + 1 per request or connection */
+    bool closed;                 /* ended: streams close, waiters answer 404 */
+    _Atomic int64_t last_active; /* monotonic ms of the last request */
 };
 
 struct mcpage_http {
-    mcpage_server *srv;          /* served (borrowed) */
-    mcpage_http_config cfg;      /* copy; pointers below own the strings */
-    char *host;                  /* bind address */
-    char **origins;              /* allowed Origin values */
-    size_t norigins;             /* their count */
-    bool any_origin;             /* "*" was allowed */
-    bool auth;                   /* a bearer token is required */
+    mcpage_server *srv;                       /* served (borrowed) */
+    mcpage_http_config cfg;                   /* copy; pointers below own the strings */
+    char *host;                               /* bind address */
+    char **origins;                           /* allowed Origin values */
+    size_t norigins;                          /* their count */
+    bool any_origin;                          /* "*" was allowed */
+    bool auth;                                /* a bearer token is required */
     uint8_t token_hash[SHA256_DIGEST_LENGTH]; /* SHA-256 of the token */
-    bool loopback;               /* bound to a loopback address */
-    uint16_t port;               /* bound port */
-    size_t max_body;             /* effective body limit */
-    struct MHD_Daemon *d;        /* libmicrohttpd */
-    pthread_mutex_t lock;        /* guards the table and stopping */
-    pthread_cond_t cv;           /* wakes the housekeeper */
-    http_session *sessions;      /* live sessions */
-    size_t nsessions;            /* their count */
-    atomic_bool stopping;        /* mcpage_http_stop began (read without the lock) */
-    pthread_t keeper;            /* housekeeping thread */
-    bool keeper_started;         /* it runs */
+    bool loopback;                            /* bound to a loopback address */
+    uint16_t port;                            /* bound port */
+    size_t max_body;                          /* effective body limit */
+    struct MHD_Daemon *d;                     /* libmicrohttpd */
+    pthread_mutex_t lock;                     /* guards the table and stopping */
+    pthread_cond_t cv;                        /* wakes the housekeeper */
+    http_session *sessions;                   /* live sessions */
+    size_t nsessions;                         /* their count */
+    atomic_bool stopping;                     /* mcpage_http_stop began (read without the lock) */
+    pthread_t keeper;                         /* housekeeping thread */
+    bool keeper_started;                      /* it runs */
 };
 
 /* The per-request state libmicrohttpd keeps for us (con_cls). */
 typedef struct http_req {
-    bool started;       /* the headers were checked */
-    bool waiting;       /* a JSON response is awaited (connection suspended) */
-    char *body;         /* POST body so far */
-    size_t len, cap;    /* its length and allocation */
-    bool too_big;       /* the body passed max_body: discard, answer 413 */
-    http_session *hs;   /* session referenced, or NULL */
-    http_stream *st;    /* json stream awaited, or NULL */
-    bool new_session;   /* this request created hs (initialize) */
+    bool started;     /* the headers were checked */
+    bool waiting;     /* a JSON response is awaited (connection suspended) */
+    char *body;       /* POST body so far */
+    size_t len, cap;  /* its length and allocation */
+    bool too_big;     /* the body passed max_body: discard, answer 413 */
+    http_session *hs; /* session referenced, or NULL */
+    http_stream *st;  /* json stream awaited, or NULL */
+    bool new_session; /* this request created hs (initialize) */
 } http_req;
 
 static int64_t now_ms(void)
@@ -338,8 +338,7 @@ static http_stream *standalone(http_session *hs)
  * stream_buffer bytes, oldest first, never the newest event; dropping an
  * undelivered event closes the slow connection.
  */
-static void event_append(http_session *hs, http_stream *st, const char *msg, size_t len,
-                         bool final)
+static void event_append(http_session *hs, http_stream *st, const char *msg, size_t len, bool final)
 {
     char head[64];
     uint64_t seq = st->next_seq;
@@ -494,10 +493,10 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         if (!cn->primed) {
             /* The priming event: an id to resume from and the reconnect delay. */
             char p[96];
-            int k = cn->resumed
-                        ? snprintf(p, sizeof p, "retry: %u\n\n", hs->h->cfg.retry_ms)
-                        : snprintf(p, sizeof p, "id: %" PRIu64 "_%" PRIu64 "\nretry: %u\ndata: \n\n",
-                                   st->no, st->sent_seq, hs->h->cfg.retry_ms);
+            int k = cn->resumed ? snprintf(p, sizeof p, "retry: %u\n\n", hs->h->cfg.retry_ms)
+                                : snprintf(p, sizeof p,
+                                           "id: %" PRIu64 "_%" PRIu64 "\nretry: %u\ndata: \n\n",
+                                           st->no, st->sent_seq, hs->h->cfg.retry_ms);
             cn->primed = true;
             if (!out_set(cn, p, (size_t)k)) {
                 n = MHD_CONTENT_READER_END_WITH_ERROR;
@@ -616,8 +615,8 @@ static enum MHD_Result fail(struct MHD_Connection *c, unsigned status, int code,
     jw_kv_string(&w, "message", message);
     jw_object_end(&w);
     jw_object_end(&w);
-    enum MHD_Result ok = queue(c, status, "application/json", w.err ? "" : w.buf,
-                               w.err ? 0 : w.len, NULL);
+    enum MHD_Result ok =
+        queue(c, status, "application/json", w.err ? "" : w.buf, w.err ? 0 : w.len, NULL);
     jw_free(&w);
     return ok;
 }
@@ -639,7 +638,8 @@ static bool accepts(const char *accept, const char *type)
         while (*e && *e != ',' && *e != ';' && *e != ' ')
             e++;
         size_t n = (size_t)(e - p);
-        if ((n == strlen(type) && strncasecmp(p, type, n) == 0) || (n == 3 && memcmp(p, "*/*", 3) == 0) ||
+        if ((n == strlen(type) && strncasecmp(p, type, n) == 0) ||
+            (n == 3 && memcmp(p, "*/*", 3) == 0) ||
             (n == major + 2 && strncasecmp(p, type, major + 1) == 0 && p[major + 1] == '*'))
             return true;
         while (*e && *e != ',')
@@ -653,7 +653,8 @@ static bool accepts(const char *accept, const char *type)
 static bool loopback_name(const char *name, size_t n)
 {
     return (n == 9 && strncasecmp(name, "localhost", 9) == 0) ||
-           (n == 9 && memcmp(name, "127.0.0.1", 9) == 0) || (n == 5 && memcmp(name, "[::1]", 5) == 0);
+           (n == 9 && memcmp(name, "127.0.0.1", 9) == 0) ||
+           (n == 5 && memcmp(name, "[::1]", 5) == 0);
 }
 
 /* Splits "host[:port]" (host may be "[v6]"); returns the host length and the port or -1. */
@@ -734,7 +735,8 @@ static bool auth_ok(const mcpage_http *h, const char *authz)
 /* The compact JSON text of a request id (as the runtime spells related_id), or NULL. */
 static char *id_text(const json_t *id)
 {
-    if (!(json_is_integer(id) || (json_is_string(id) && json_string_length(id) <= MCP_MAX_ID_BYTES)))
+    if (!(json_is_integer(id) ||
+          (json_is_string(id) && json_string_length(id) <= MCP_MAX_ID_BYTES)))
         return NULL;
     jw w;
     jw_init(&w, MCP_ID_TEXT_MAX);
@@ -983,8 +985,8 @@ static enum MHD_Result handle_post(mcpage_http *h, struct MHD_Connection *c, htt
 {
     char why[256];
     json_t *v = NULL;
-    switch (jsonin_parse(rq->body ? rq->body : "", rq->len, h->max_body, h->srv->cfg.max_depth,
-                         &v, why, sizeof why)) {
+    switch (jsonin_parse(rq->body ? rq->body : "", rq->len, h->max_body, h->srv->cfg.max_depth, &v,
+                         why, sizeof why)) {
     case JSONIN_OK:
         break;
     case JSONIN_SYNTAX: {
@@ -1027,7 +1029,8 @@ static enum MHD_Result handle_post(mcpage_http *h, struct MHD_Connection *c, htt
         unsigned status = 0;
         rq->hs = session_create(h, &status);
         if (rq->hs == NULL) {
-            ret = fail(c, status, status == MHD_HTTP_SERVICE_UNAVAILABLE ? -32000 : RPC_INTERNAL_ERROR,
+            ret = fail(c, status,
+                       status == MHD_HTTP_SERVICE_UNAVAILABLE ? -32000 : RPC_INTERNAL_ERROR,
                        status == MHD_HTTP_SERVICE_UNAVAILABLE
                            ? "Service Unavailable: the server holds its maximum of sessions; "
                              "retry later or end an unused session with DELETE"
@@ -1056,7 +1059,8 @@ static enum MHD_Result handle_post(mcpage_http *h, struct MHD_Connection *c, htt
         goto done;
     }
     const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
-    bool sse_ok = accepts(accept, "text/event-stream"), json_ok = accepts(accept, "application/json");
+    bool sse_ok = accepts(accept, "text/event-stream"),
+         json_ok = accepts(accept, "application/json");
     /* Calls may log, report progress or ask the client before answering: stream them. */
     bool may_talk = strcmp(json_string_value(method), "tools/call") == 0 ||
                     strcmp(json_string_value(method), "prompts/get") == 0 ||
@@ -1153,9 +1157,8 @@ static enum MHD_Result finish_wait(struct MHD_Connection *c, http_req *rq)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
     (void)version;
     mcpage_http *h = cls;

@@ -23,8 +23,8 @@
 static int ask(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     int timeout = (int)json_integer_value(json_object_get(args, "timeout_ms"));
-    json_t *params = json_pack("{s:[{s:s,s:{s:s,s:s}}],s:i}", "messages", "role", "user",
-                               "content", "type", "text", "text", "hi", "maxTokens", 10);
+    json_t *params = json_pack("{s:[{s:s,s:{s:s,s:s}}],s:i}", "messages", "role", "user", "content",
+                               "type", "text", "text", "hi", "maxTokens", 10);
     json_t *out = NULL;
     int rc = mcpage_call_request(call, "sampling/createMessage", params, timeout, &out);
     json_decref(params);
@@ -130,13 +130,15 @@ static void the_client_response_reaches_the_waiting_tool(void **state)
     char *rel = NULL;
     json_t *req = next(c, &rel);
     assert_non_null(req);
-    assert_string_equal(json_string_value(json_object_get(req, "method")), "sampling/createMessage");
+    assert_string_equal(json_string_value(json_object_get(req, "method")),
+                        "sampling/createMessage");
     assert_true(json_is_integer(json_object_get(req, "id")));
     assert_string_equal(rel, "7"); /* travels with the call: on HTTP, the call's stream */
-    assert_string_equal(json_string_value(json_object_get(json_array_get(
-                            json_object_get(json_object_get(req, "params"), "messages"), 0),
-                                                          "role")),
-                        "user");
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_array_get(json_object_get(json_object_get(req, "params"), "messages"), 0),
+            "role")),
+        "user");
     char reply[256];
     int n = snprintf(reply, sizeof reply,
                      "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"role\":\"assistant\","
