@@ -94,6 +94,7 @@ typedef struct http_stream {
     bool answered;                  /* json: the response came */
     struct MHD_Connection *waiting; /* json: the POST connection waiting for it */
     bool suspended;                 /* json: `waiting` is suspended */
+    bool warned;                    /* the dropped-event warning went out */
 } http_stream;
 
 /* An SSE connection (the reader callback's state). */
@@ -373,10 +374,12 @@ static void event_append(http_session *hs, http_stream *st, const char *msg, siz
                 conn_wake(st->conn);
             }
             st->sent_seq = old->seq;
-            fprintf(stderr,
-                    "mcpage: session %.8s...: stream %" PRIu64 " passed its %zu-byte buffer; "
-                    "an undelivered event was dropped\n",
-                    hs->id, st->no, hs->h->cfg.stream_buffer);
+            if (!st->warned)
+                fprintf(stderr,
+                        "mcpage: session %.8s...: stream %" PRIu64 " passed its %zu-byte buffer; "
+                        "undelivered events were dropped and the slow connection closed\n",
+                        hs->id, st->no, hs->h->cfg.stream_buffer);
+            st->warned = true;
         }
         st->head = old->next;
         st->bytes -= old->len;

@@ -157,6 +157,10 @@ try {
   r = await raw(port, "GET", { ...base, Accept: "application/json", "Mcp-Session-Id": sid });
   eq(r.status, 406, "GET without text/event-stream is 406");
 
+  // Header size: 40 KB of headers passes the 32 KiB per-connection limit.
+  r = await raw(port, "POST", { ...base, "Mcp-Session-Id": sid, "X-Big": "a".repeat(40000) }, PING);
+  eq(r.status, 431, "oversized request headers are 431");
+
   // Body limits: declared and chunked.
   r = await raw(port, "POST", { ...base, "Mcp-Session-Id": sid, "Content-Length": "5000000" }, "");
   eq(r.status, 413, "a declared 5 MB body is 413");
