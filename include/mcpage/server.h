@@ -371,13 +371,21 @@ typedef void (*mcpage_close_stream_fn)(void *ud, const char *related_id);
 /* Creates a session; freezes the server's registry. */
 MCPAGE_API int mcpage_session_new(mcpage_server *srv, mcpage_send_fn send, void *ud,
                                   mcpage_session **out);
+/* What mcpage_session_receive() made of a message. */
+typedef enum mcpage_received {
+    MCPAGE_RECEIVED_NOTIFICATION = 0, /* a notification or a response: no reply is sent */
+    MCPAGE_RECEIVED_REQUEST = 1,      /* a request: its response (result or error) is sent,
+                                         now or later, with its id as related_id */
+    MCPAGE_RECEIVED_INVALID = 2       /* rejected: the error reply was sent before returning */
+} mcpage_received;
+
 /*
  * Handles one message (a JSON-RPC request, notification or response).
  * Replies synchronously, except for tools/call, resources/read and
  * prompts/get, which run on the worker pool and reply later from a
  * worker thread. Call it from one thread at a time.
  */
-MCPAGE_API void mcpage_session_receive(mcpage_session *s, const char *msg, size_t len);
+MCPAGE_API mcpage_received mcpage_session_receive(mcpage_session *s, const char *msg, size_t len);
 /* Installs the transport's close-stream hook (before the first message). */
 MCPAGE_API void mcpage_session_set_close_stream(mcpage_session *s, mcpage_close_stream_fn fn);
 /* Requests cancellation of every call in flight (their responses are dropped). */
@@ -422,7 +430,7 @@ typedef struct mcpage_stdio_options {
  * a stop signal (returns 0 within about a second: running calls get
  * grace_ms to finish and are then cancelled), or an I/O error
  * (MCPAGE_EIO). Nothing but MCP goes to out_fd; diagnostics go to stderr.
- * mcpage_serve_stdio() uses a 500 ms grace period and handles signals.
+ * mcpage_serve_stdio() uses a 300 ms grace period and handles signals.
  * Returns MCPAGE_ESTATE when calls ignored cancellation and were still
  * running at exit: then do not free the server; exit the process.
  * SIGPIPE is blocked in the calling thread and the workers.

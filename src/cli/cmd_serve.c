@@ -12,20 +12,21 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mcpage serve [OPTIONS]\n\n"
-            "Serves MCP over stdio: newline-delimited JSON-RPC on stdin and stdout,\n"
-            "diagnostics on stderr. Ends on end of input (after finishing running\n"
-            "calls) or on SIGTERM/SIGINT (within about a second).\n\n"
-            "options:\n"
-            "  --page-size N     items per page of tools/resources/prompts lists (default %d)\n"
-            "  --workers N       threads running tool calls (default %d)\n"
-            "  --max-inflight N  calls queued or running before 'server busy' (default %d)\n"
-            "  -h, --help        this text\n\n"
-            "environment:\n"
-            "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing list cursors; without it a\n"
-            "                    random key is used and cursors die with the process\n",
-            MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
+    (void)fprintf(
+        out,
+        "usage: mcpage serve [OPTIONS]\n\n"
+        "Serves MCP over stdio: newline-delimited JSON-RPC on stdin and stdout,\n"
+        "diagnostics on stderr. Ends on end of input (after finishing running\n"
+        "calls) or on SIGTERM/SIGINT (within about a second).\n\n"
+        "options:\n"
+        "  --page-size N     items per page of tools/resources/prompts lists (default %d)\n"
+        "  --workers N       threads running tool calls (default %d)\n"
+        "  --max-inflight N  calls queued or running before 'server busy' (default %d)\n"
+        "  -h, --help        this text\n\n"
+        "environment:\n"
+        "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing list cursors; without it a\n"
+        "                    random key is used and cursors die with the process\n",
+        MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
     cli_http_usage(out);
 }
 
@@ -35,7 +36,7 @@ static bool parse_count(const char *opt, const char *v, long max, long *out)
     char *end;
     long n = v ? strtol(v, &end, 10) : 0;
     if (v == NULL || *end != '\0' || n < 1 || n > max) {
-        fprintf(stderr, "mcpage serve: %s needs a number from 1 to %ld\n", opt, max);
+        (void)fprintf(stderr, "mcpage serve: %s needs a number from 1 to %ld\n", opt, max);
         return false;
     }
     *out = n;
@@ -82,7 +83,8 @@ int cli_cmd_serve(int argc, char **argv)
                 return 2;
             i++;
         } else {
-            fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n", a);
+            (void)fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n",
+                          a);
             return 2;
         }
     }
@@ -91,7 +93,7 @@ int cli_cmd_serve(int argc, char **argv)
     if (rc == 0)
         rc = mcpage_keyring_load(kr, "MCPAGE_CURSOR_KEY", NULL);
     if (rc != 0) {
-        fprintf(stderr, "mcpage serve: cursor key: %s\n", mcpage_strerror(rc));
+        (void)fprintf(stderr, "mcpage serve: cursor key: %s\n", mcpage_strerror(rc));
         mcpage_keyring_free(kr);
         return 1;
     }
@@ -107,7 +109,7 @@ int cli_cmd_serve(int argc, char **argv)
     if (rc == 0)
         rc = register_archive(srv);
     if (rc != 0) {
-        fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
+        (void)fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
         mcpage_server_free(srv);
         mcpage_keyring_free(kr);
         return 1;
@@ -115,13 +117,13 @@ int cli_cmd_serve(int argc, char **argv)
     rc = http.enabled ? cli_http_serve(srv, &http) : mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */
-        fprintf(stderr, "mcpage serve: exiting with calls still running\n");
+        (void)fprintf(stderr, "mcpage serve: exiting with calls still running\n");
         return 0;
     }
     mcpage_server_free(srv);
     mcpage_keyring_free(kr);
     if (rc != 0) {
-        fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
+        (void)fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
         return 1;
     }
     return 0;

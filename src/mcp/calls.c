@@ -72,14 +72,15 @@ static void run_tool(mcpage_call *call)
             json_t *v = sc ? json_loadb(sc, len, 0, NULL) : NULL;
             bool ok = v != NULL;
             if (sc == NULL)
-                snprintf(why, sizeof why, "no structuredContent was set");
+                (void)snprintf(why, sizeof why, "no structuredContent was set");
             else if (v == NULL)
-                snprintf(why, sizeof why, "structuredContent is not valid JSON");
+                (void)snprintf(why, sizeof why, "structuredContent is not valid JSON");
             else
                 ok = schema_validate(tool->output_schema, v, false, why, sizeof why);
             json_decref(v);
             if (!ok) {
-                fprintf(stderr, "mcpage: tool '%s' broke its outputSchema: %s\n", tool->name, why);
+                (void)fprintf(stderr, "mcpage: tool '%s' broke its outputSchema: %s\n", tool->name,
+                              why);
                 mcpage_result_errorf(res,
                                      "Tool '%s' returned a result that does not match its "
                                      "outputSchema (a server bug): %s",
@@ -179,16 +180,16 @@ static void run_read(mcpage_call *call)
         /* Dropped: the client no longer waits for it. */
     } else if (rc == MCPAGE_ENOTFOUND) {
         char msg[300];
-        snprintf(msg, sizeof msg,
-                 "Resource not found: '%.200s'; resources/list and "
-                 "resources/templates/list name what can be read",
-                 uri);
+        (void)snprintf(msg, sizeof msg,
+                       "Resource not found: '%.200s'; resources/list and "
+                       "resources/templates/list name what can be read",
+                       uri);
         mcp_send_error(call->s, call->id, MCP_RESOURCE_NOT_FOUND, msg,
                        json_pack("{s:s}", "uri", uri));
     } else if (rc != 0) {
         char msg[300];
-        snprintf(msg, sizeof msg, "Internal error: reading '%.200s' failed: %s", uri,
-                 mcpage_strerror(rc));
+        (void)snprintf(msg, sizeof msg, "Internal error: reading '%.200s' failed: %s", uri,
+                       mcpage_strerror(rc));
         mcp_send_error(call->s, call->id, RPC_INTERNAL_ERROR, msg, NULL);
     } else {
         jw w;
@@ -254,7 +255,7 @@ static void run_prompt(mcpage_call *call)
         /* Dropped. */
     } else if (rc != 0) {
         char msg[300];
-        snprintf(msg, sizeof msg, "Prompt '%s' failed: %s", p->name, mcpage_strerror(rc));
+        (void)snprintf(msg, sizeof msg, "Prompt '%s' failed: %s", p->name, mcpage_strerror(rc));
         mcp_send_error(call->s, call->id,
                        rc == MCPAGE_EINVAL ? RPC_INVALID_PARAMS : RPC_INTERNAL_ERROR, msg, NULL);
     } else {

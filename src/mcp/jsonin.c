@@ -40,17 +40,18 @@ jsonin_status jsonin_parse(const char *msg, size_t len, size_t max_len, int max_
 {
     *out = NULL;
     if (len > max_len) {
-        snprintf(why, whylen, "message of %zu bytes exceeds the limit of %zu bytes", len, max_len);
+        (void)snprintf(why, whylen, "message of %zu bytes exceeds the limit of %zu bytes", len,
+                       max_len);
         return JSONIN_TOO_LARGE;
     }
     if (jsonin_depth(msg, len, max_depth) > max_depth) {
-        snprintf(why, whylen, "JSON nested deeper than the limit of %d levels", max_depth);
+        (void)snprintf(why, whylen, "JSON nested deeper than the limit of %d levels", max_depth);
         return JSONIN_TOO_DEEP;
     }
     json_error_t err;
     json_t *v = json_loadb(msg, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     if (v == NULL) {
-        snprintf(why, whylen, "%s (line %d, column %d)", err.text, err.line, err.column);
+        (void)snprintf(why, whylen, "%s (line %d, column %d)", err.text, err.line, err.column);
         return JSONIN_SYNTAX;
     }
     *out = v;

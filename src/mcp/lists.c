@@ -35,8 +35,8 @@ static bool read_cursor(mcpage_session *s, const json_t *id, const json_t *param
                              json_string_length(cur), c);
     if (st != MCPAGE_CURSOR_VALID) {
         char msg[400];
-        snprintf(msg, sizeof msg, "Invalid cursor for %s: %s", method,
-                 mcpage_cursor_status_text(st));
+        (void)snprintf(msg, sizeof msg, "Invalid cursor for %s: %s", method,
+                       mcpage_cursor_status_text(st));
         mcp_send_error(s, id, RPC_INVALID_PARAMS, msg,
                        json_pack("{s:s}", "reason", mcpage_cursor_status_name(st)));
         return false;
@@ -450,8 +450,8 @@ void mcp_list_resources(mcpage_session *s, const json_t *id, const json_t *param
     if (prc != 0) {
         jw_free(&w);
         char msg[200];
-        snprintf(msg, sizeof msg, "Internal error: listing resources failed: %s",
-                 mcpage_strerror(prc));
+        (void)snprintf(msg, sizeof msg, "Internal error: listing resources failed: %s",
+                       mcpage_strerror(prc));
         mcp_send_error(s, id, RPC_INTERNAL_ERROR, msg, NULL);
         return;
     }
@@ -520,8 +520,8 @@ void mcp_complete(mcpage_session *s, const json_t *id, const json_t *params)
     }
     if (!known) {
         char msg[300];
-        snprintf(msg, sizeof msg, "completion/complete: no %s named '%.200s'",
-                 req.is_prompt ? "prompt" : "resource template", req.ref ? req.ref : "");
+        (void)snprintf(msg, sizeof msg, "completion/complete: no %s named '%.200s'",
+                       req.is_prompt ? "prompt" : "resource template", req.ref ? req.ref : "");
         mcp_send_error(s, id, RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
@@ -530,7 +530,8 @@ void mcp_complete(mcpage_session *s, const json_t *id, const json_t *params)
     if (rc != 0) {
         json_decref(out.values);
         char msg[200];
-        snprintf(msg, sizeof msg, "Internal error: completion failed: %s", mcpage_strerror(rc));
+        (void)snprintf(msg, sizeof msg, "Internal error: completion failed: %s",
+                       mcpage_strerror(rc));
         mcp_send_error(s, id, RPC_INTERNAL_ERROR, msg, NULL);
         return;
     }

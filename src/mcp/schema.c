@@ -27,7 +27,7 @@ static bool fail(vctx *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(c->why, c->whylen, fmt, ap);
+    (void)vsnprintf(c->why, c->whylen, fmt, ap);
     va_end(ap);
     return false;
 }
@@ -89,13 +89,13 @@ static void show(const json_t *v, char *out, size_t cap)
 {
     char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
     if (s == NULL) {
-        snprintf(out, cap, "%s", type_name(v));
+        (void)snprintf(out, cap, "%s", type_name(v));
         return;
     }
     if (strlen(s) > 60)
-        snprintf(out, cap, "%.57s...", s);
+        (void)snprintf(out, cap, "%.57s...", s);
     else
-        snprintf(out, cap, "%s", s);
+        (void)snprintf(out, cap, "%s", s);
     free(s);
 }
 
@@ -113,7 +113,7 @@ static bool check_type(vctx *c, const json_t *schema, const json_t *v, const cha
     if (json_is_string(t)) {
         if (type_matches(json_string_value(t), v))
             return true;
-        snprintf(want, sizeof want, "%s", json_string_value(t));
+        (void)snprintf(want, sizeof want, "%s", json_string_value(t));
     } else if (json_is_array(t)) {
         size_t i;
         const json_t *e;
@@ -150,9 +150,9 @@ static size_t utf8_length(const char *s, size_t n)
 static void join_path(char *out, const char *base, const char *key)
 {
     if (base[0])
-        snprintf(out, PATH_MAX_LEN, "%s.%s", base, key);
+        (void)snprintf(out, PATH_MAX_LEN, "%s.%s", base, key);
     else
-        snprintf(out, PATH_MAX_LEN, "%s", key);
+        (void)snprintf(out, PATH_MAX_LEN, "%s", key);
 }
 
 static bool validate(vctx *c, const json_t *schema, json_t *v, const char *path);
@@ -255,7 +255,7 @@ static bool validate_array(vctx *c, const json_t *schema, json_t *arr, const cha
     char p[PATH_MAX_LEN];
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_array_get(arr, i);
-        snprintf(p, sizeof p, "%s[%zu]", label(path), i);
+        (void)snprintf(p, sizeof p, "%s[%zu]", label(path), i);
         if (!validate(c, items, e, p))
             return false;
         if (c->fill)
@@ -364,47 +364,47 @@ static const char *const integer_kw[] = {"minLength", "maxLength", "minItems", "
 static bool check_sub(const json_t *s, const char *path, char *why, size_t whylen, int depth)
 {
     if (depth > 32) {
-        snprintf(why, whylen, "schema nested deeper than 32 levels at %s", path);
+        (void)snprintf(why, whylen, "schema nested deeper than 32 levels at %s", path);
         return false;
     }
     if (json_is_boolean(s))
         return true;
     if (!json_is_object(s)) {
-        snprintf(why, whylen, "schema at %s must be an object", path);
+        (void)snprintf(why, whylen, "schema at %s must be an object", path);
         return false;
     }
     const json_t *t = json_object_get(s, "type");
     if (t && !json_is_string(t) && !json_is_array(t)) {
-        snprintf(why, whylen, "\"type\" at %s must be a string or an array", path);
+        (void)snprintf(why, whylen, "\"type\" at %s must be a string or an array", path);
         return false;
     }
     for (int i = 0; number_kw[i]; i++) {
         const json_t *k = json_object_get(s, number_kw[i]);
         if (k && !json_is_number(k)) {
-            snprintf(why, whylen, "\"%s\" at %s must be a number", number_kw[i], path);
+            (void)snprintf(why, whylen, "\"%s\" at %s must be a number", number_kw[i], path);
             return false;
         }
     }
     for (int i = 0; integer_kw[i]; i++) {
         const json_t *k = json_object_get(s, integer_kw[i]);
         if (k && !json_is_integer(k)) {
-            snprintf(why, whylen, "\"%s\" at %s must be an integer", integer_kw[i], path);
+            (void)snprintf(why, whylen, "\"%s\" at %s must be an integer", integer_kw[i], path);
             return false;
         }
     }
     const json_t *req = json_object_get(s, "required");
     if (req && !json_is_array(req)) {
-        snprintf(why, whylen, "\"required\" at %s must be an array of names", path);
+        (void)snprintf(why, whylen, "\"required\" at %s must be an array of names", path);
         return false;
     }
     const json_t *en = json_object_get(s, "enum");
     if (en && !json_is_array(en)) {
-        snprintf(why, whylen, "\"enum\" at %s must be an array", path);
+        (void)snprintf(why, whylen, "\"enum\" at %s must be an array", path);
         return false;
     }
     const json_t *props = json_object_get(s, "properties");
     if (props && !json_is_object(props)) {
-        snprintf(why, whylen, "\"properties\" at %s must be an object", path);
+        (void)snprintf(why, whylen, "\"properties\" at %s must be an object", path);
         return false;
     }
     char p[PATH_MAX_LEN];
@@ -412,13 +412,13 @@ static bool check_sub(const json_t *s, const char *path, char *why, size_t whyle
     const json_t *sub;
     json_object_foreach((json_t *)props, key, sub)
     {
-        snprintf(p, sizeof p, "%s.properties.%s", path, key);
+        (void)snprintf(p, sizeof p, "%s.properties.%s", path, key);
         if (!check_sub(sub, p, why, whylen, depth + 1))
             return false;
     }
     const json_t *items = json_object_get(s, "items");
     if (items) {
-        snprintf(p, sizeof p, "%s.items", path);
+        (void)snprintf(p, sizeof p, "%s.items", path);
         if (!check_sub(items, p, why, whylen, depth + 1))
             return false;
     }
@@ -428,12 +428,12 @@ static bool check_sub(const json_t *s, const char *path, char *why, size_t whyle
 bool schema_check(const json_t *schema, char *why, size_t whylen)
 {
     if (!json_is_object(schema)) {
-        snprintf(why, whylen, "the schema must be a JSON object");
+        (void)snprintf(why, whylen, "the schema must be a JSON object");
         return false;
     }
     const json_t *t = json_object_get(schema, "type");
     if (!json_is_string(t) || strcmp(json_string_value(t), "object") != 0) {
-        snprintf(why, whylen, "the schema must have \"type\": \"object\"");
+        (void)snprintf(why, whylen, "the schema must have \"type\": \"object\"");
         return false;
     }
     return check_sub(schema, "$", why, whylen, 0);

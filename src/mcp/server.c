@@ -77,7 +77,8 @@ int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out)
         rc = MCPAGE_ENOMEM;
         goto fail;
     }
-    mcpage_args_fingerprint(empty, NULL, srv->empty_fp);
+    static const char *const no_skip[] = {NULL};
+    mcpage_args_fingerprint(empty, no_skip, srv->empty_fp);
     json_decref(empty);
     pthread_mutex_init(&srv->lock, NULL);
     pthread_cond_init(&srv->work_cv, NULL);
@@ -169,7 +170,7 @@ void mcpage_server_free(mcpage_server *srv)
 }
 
 /* Grows a registry vector by one slot; returns the new slot zeroed, or NULL. */
-static void *grow(void **vec, size_t *n, size_t *cap, size_t elem)
+static void *grow(void **vec, const size_t *n, size_t *cap, size_t elem)
 {
     if (*n >= MCP_MAX_ITEMS)
         return NULL;
@@ -215,12 +216,13 @@ static int parse_schema(const char *text, const char *tool, const char *which, j
     json_error_t err;
     json_t *s = json_loads(text, JSON_REJECT_DUPLICATES, &err);
     if (s == NULL) {
-        fprintf(stderr, "mcpage: tool '%s': %s is not valid JSON: %s\n", tool, which, err.text);
+        (void)fprintf(stderr, "mcpage: tool '%s': %s is not valid JSON: %s\n", tool, which,
+                      err.text);
         return MCPAGE_EPARSE;
     }
     char why[256];
     if (!schema_check(s, why, sizeof why)) {
-        fprintf(stderr, "mcpage: tool '%s': %s: %s\n", tool, which, why);
+        (void)fprintf(stderr, "mcpage: tool '%s': %s: %s\n", tool, which, why);
         json_decref(s);
         return MCPAGE_EPARSE;
     }

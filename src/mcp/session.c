@@ -52,7 +52,7 @@ int mcp_level_parse(const char *name, mcpage_log_level *out)
 static const char *id_text(const json_t *id, char *out)
 {
     if (json_is_integer(id)) {
-        snprintf(out, MCP_ID_TEXT_MAX, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+        (void)snprintf(out, MCP_ID_TEXT_MAX, "%" JSON_INTEGER_FORMAT, json_integer_value(id));
         return out;
     }
     if (!json_is_string(id))
@@ -100,9 +100,9 @@ void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id)
     jw_free(w);
     /* The response could not be built: say so instead of sending nothing. */
     char msg[160];
-    snprintf(msg, sizeof msg, "Internal error: the response could not be serialized (%s)",
-             mcpage_strerror(err ? err : MCPAGE_EINVAL));
-    fprintf(stderr, "mcpage: %s\n", msg);
+    (void)snprintf(msg, sizeof msg, "Internal error: the response could not be serialized (%s)",
+                   mcpage_strerror(err ? err : MCPAGE_EINVAL));
+    (void)fprintf(stderr, "mcpage: %s\n", msg);
     mcp_send_error(s, id, RPC_INTERNAL_ERROR, msg, NULL);
 }
 
@@ -143,7 +143,7 @@ static void send_errorf(mcpage_session *s, const json_t *id, int code, json_t *d
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    (void)vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     mcp_send_error(s, id, code, msg, data);
 }
@@ -541,7 +541,7 @@ int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const char *logge
     if (big == NULL)
         return MCPAGE_ENOMEM;
     va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    (void)vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
     int rc = session_log(call->s, level, logger, big, call->id);
     mcpage__free(big);
@@ -990,7 +990,7 @@ static bool valid_id(const json_t *id)
            (json_is_string(id) && json_string_length(id) <= MCP_MAX_ID_BYTES);
 }
 
-static void handle_message(mcpage_session *s, const json_t *msg)
+static mcpage_received handle_message(mcpage_session *s, const json_t *msg)
 {
     const json_t *jsonrpc = json_object_get(msg, "jsonrpc");
     const json_t *id = json_object_get(msg, "id");
@@ -1000,45 +1000,47 @@ static void handle_message(mcpage_session *s, const json_t *msg)
     if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0) {
         mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
                        "Invalid Request: \"jsonrpc\" must be the string \"2.0\"", NULL);
-        return;
+        return MCPAGE_RECEIVED_INVALID;
     }
     if (method == NULL) {
         bool response =
             (json_object_get(msg, "result") || json_object_get(msg, "error")) && id != NULL;
-        if (!response)
-            mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
-                           "Invalid Request: a message needs a \"method\" (request or "
-                           "notification) or a \"result\"/\"error\" (response)",
-                           NULL);
-        else
-            take_response(s, msg); /* unknown or late ids are ignored */
-        return;
+        if (response) {
+            take_response(s, msg); /* to a request of ours; unknown or late ids are ignored */
+            return MCPAGE_RECEIVED_NOTIFICATION;
+        }
+        mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
+                       "Invalid Request: a message needs a \"method\" (request or "
+                       "notification) or a \"result\"/\"error\" (response)",
+                       NULL);
+        return MCPAGE_RECEIVED_INVALID;
     }
     if (!json_is_string(method)) {
         mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
                        "Invalid Request: \"method\" must be a string", NULL);
-        return;
+        return MCPAGE_RECEIVED_INVALID;
     }
     if (params != NULL && !json_is_object(params) && !json_is_array(params)) {
         mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
                        "Invalid Request: \"params\" must be an object", NULL);
-        return;
+        return MCPAGE_RECEIVED_INVALID;
     }
     if (id == NULL) {
         handle_notification(s, json_string_value(method), json_is_object(params) ? params : NULL);
-        return;
+        return MCPAGE_RECEIVED_NOTIFICATION;
     }
     if (reply_id == NULL) {
         mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
                        "Invalid Request: \"id\" must be a string (at most 256 bytes) or an "
                        "integer; null is not allowed",
                        NULL);
-        return;
+        return MCPAGE_RECEIVED_INVALID;
     }
     handle_request(s, id, json_string_value(method), params);
+    return MCPAGE_RECEIVED_REQUEST;
 }
 
-void mcpage_session_receive(mcpage_session *s, const char *msg, size_t len)
+mcpage_received mcpage_session_receive(mcpage_session *s, const char *msg, size_t len)
 {
     char why[256];
     json_t *v = NULL;
@@ -1048,12 +1050,13 @@ void mcpage_session_receive(mcpage_session *s, const char *msg, size_t len)
         break;
     case JSONIN_SYNTAX:
         send_errorf(s, NULL, RPC_PARSE_ERROR, NULL, "Parse error: %s", why);
-        return;
+        return MCPAGE_RECEIVED_INVALID;
     case JSONIN_TOO_LARGE:
     case JSONIN_TOO_DEEP:
         send_errorf(s, NULL, RPC_INVALID_REQUEST, NULL, "Invalid Request: %s", why);
-        return;
+        return MCPAGE_RECEIVED_INVALID;
     }
+    mcpage_received what = MCPAGE_RECEIVED_INVALID;
     if (json_is_array(v)) {
         mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
                        "Invalid Request: JSON-RPC batches are not supported (MCP removed "
@@ -1063,7 +1066,8 @@ void mcpage_session_receive(mcpage_session *s, const char *msg, size_t len)
         mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
                        "Invalid Request: a message must be a JSON object", NULL);
     } else {
-        handle_message(s, v);
+        what = handle_message(s, v);
     }
     json_decref(v);
+    return what;
 }

@@ -131,7 +131,7 @@ char *mcpage_uri_template_expand(const char *tmpl, const json_t *vars)
                 if (unreserved(c)) {
                     enc[e++] = (char)c;
                 } else {
-                    snprintf(enc + e, 4, "%%%02X", c);
+                    (void)snprintf(enc + e, 4, "%%%02X", c);
                     e += 3;
                 }
             }

@@ -22,17 +22,17 @@
 #define JW_MAX_DEPTH 64
 
 typedef struct jw {
-    char *buf;          /* output, NUL-terminated while err == 0 */
-    size_t len;         /* bytes written */
-    size_t cap;         /* bytes allocated */
-    size_t max;         /* hard limit on len; exceeding it sets MCPAGE_ERANGE */
-    size_t codepoints;  /* Unicode code points written */
-    size_t utf16;       /* UTF-16 code units written (what JavaScript hosts count) */
-    size_t repaired;    /* invalid UTF-8 bytes replaced by U+FFFD */
-    int err;            /* first error, or 0 */
-    int depth;          /* open containers */
-    bool after_key;     /* a key was written; its value is due */
-    uint8_t kind[JW_MAX_DEPTH]; /* per level: 'o' object or 'a' array */
+    char *buf;                   /* output, NUL-terminated while err == 0 */
+    size_t len;                  /* bytes written */
+    size_t cap;                  /* bytes allocated */
+    size_t max;                  /* hard limit on len; exceeding it sets MCPAGE_ERANGE */
+    size_t codepoints;           /* Unicode code points written */
+    size_t utf16;                /* UTF-16 code units written (what JavaScript hosts count) */
+    size_t repaired;             /* invalid UTF-8 bytes replaced by U+FFFD */
+    int err;                     /* first error, or 0 */
+    int depth;                   /* open containers */
+    bool after_key;              /* a key was written; its value is due */
+    uint8_t kind[JW_MAX_DEPTH];  /* per level: 'o' object or 'a' array */
     bool nonempty[JW_MAX_DEPTH]; /* per level: a member was written */
 } jw;
 

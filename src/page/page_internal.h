@@ -121,5 +121,13 @@ void page_write_clamps(const page_base *b, jw *w);
 
 /* True when s[0..n) is valid UTF-8 without NUL bytes (text, not binary). */
 bool page_is_text(const char *s, size_t n);
+/* Bytes of the character at s[0..n) (n > 0): 1 to 4; an invalid byte is 1. */
+size_t page_utf8_char_len(const char *s, size_t n);
+/* Bytes taken by the first `chars` characters of s[0..n) (all of it when shorter). */
+size_t page_utf8_skip(const char *s, size_t n, int64_t chars);
+/* Estimated tokens of s[0..n). */
+size_t page_tokens(const char *s, size_t n);
+/* Removes the leading space clause builders leave at the start of a hint. */
+void page_trim_hint(tbuf *t);
 
 #endif

@@ -108,6 +108,9 @@ static inline bool joins_punct(uint8_t cls)
     return cls == B_LOWER || cls == B_UPPER || (cls >= B_WIDE && cls <= B_ASTRAL);
 }
 
+/* 1 if letter number k (0 = a) is a vowel: a, e, i, o, u, y. */
+#define VOWEL(k) ((0x1104111u >> (k)) & 1u)
+
 /* The alphanumeric run being scanned: letters and digits with no separator. */
 typedef struct run {
     size_t word_cost;   /* its letter pieces charged as ordinary words */
@@ -120,6 +123,8 @@ typedef struct run {
     size_t ascii_cost;  /* of word_cost, pieces of ASCII letters only */
     size_t accented;    /* pieces mixing ASCII and 2-byte letters */
     size_t run_letters; /* letters in the whole run */
+    size_t vowels;      /* ASCII vowels (a, e, i, o, u, y) in the current letter piece */
+    bool vowelless;     /* the run has a piece of 3+ ASCII letters and no vowel */
     bool has_digit;     /* the run has a digit */
     bool last_lower;    /* the previous letter was ASCII lowercase */
 } run;
@@ -143,6 +148,9 @@ static void finish_letters(run *r)
         r->accented++;
     r->rand_cost += RAND_BASE + r->letters * RAND_PER_LETTER + r->wide * WORD_PER_2BYTE;
     r->run_letters += r->letters;
+    if (r->letters >= 3 && r->wide == 0 && r->vowels == 0)
+        r->vowelless = true;
+    r->vowels = 0;
     r->pieces++;
     r->letters = 0;
     r->wide = 0;
@@ -161,7 +169,7 @@ static size_t finish_run(run *r, size_t *ascii_cost, size_t *accented, size_t *w
     finish_letters(r);
     bool mixed = r->has_digit && r->pieces > 0;
     bool choppy = r->pieces >= 3 && r->run_letters < r->pieces * 4;
-    if (mixed || choppy) {
+    if (mixed || choppy || r->vowelless) {
         cost += r->rand_cost;
     } else {
         cost += r->word_cost;
@@ -171,6 +179,53 @@ static size_t finish_run(run *r, size_t *ascii_cost, size_t *accented, size_t *w
     }
     *r = (run){0};
     return cost;
+}
+
+/*
+ * Scans the ASCII letters and digits of a run already known to be an
+ * identifier (it has digits and letters, so finish_run charges its letter
+ * pieces at the identifier rate). Hashes and base64 change class every
+ * character or two, which defeats branch prediction; here pieces and digit
+ * groups are counted with arithmetic instead. Letter pieces finished here
+ * go straight into *total; the open one stays in r. Returns where the
+ * ASCII alphanumerics end.
+ */
+static size_t scan_identifier(const unsigned char *p, size_t i, size_t n, run *r, size_t *total)
+{
+    size_t cur = r->letters; /* letters in the open piece */
+    size_t ended = 0;        /* letter pieces finished */
+    size_t letters = 0;      /* letters seen here */
+    size_t groups = 0;       /* digit groups started */
+    size_t digit_pos = 0;    /* 1-3 within the current digit group, 0 after a letter */
+    size_t prev_lower = r->last_lower;
+    for (; i < n; i++) {
+        unsigned char c = p[i];
+        size_t lower = (unsigned)(c - 'a') < 26u;
+        size_t upper = (unsigned)(c - 'A') < 26u;
+        size_t digit = (unsigned)(c - '0') < 10u;
+        if (!(lower | upper | digit))
+            break;
+        size_t end = (cur != 0) & (digit | (prev_lower & upper));
+        ended += end;
+        cur = (cur & (0 - (size_t)!end)) + (lower | upper);
+        letters += lower | upper;
+        digit_pos = digit * (digit_pos == 3 ? 1 : digit_pos + 1);
+        groups += digit_pos == 1;
+        prev_lower = lower;
+    }
+    /* Letters of the pieces that ended: the open piece's letters at entry,
+     * plus those seen here, minus what is still open. */
+    size_t ended_letters = r->letters + letters - cur;
+    *total += groups * COST_PIECE + ended * RAND_BASE + ended_letters * RAND_PER_LETTER;
+    r->pieces += ended;
+    r->run_letters += ended_letters;
+    if (ended) {
+        r->upper = 0;
+        r->vowels = 1; /* no longer matters: the run is an identifier */
+    }
+    r->letters = cur;
+    r->last_lower = prev_lower != 0;
+    return i;
 }
 
 /* The cost of a punctuation run of `len` characters standing as its own piece. */
@@ -200,9 +255,20 @@ size_t mcpage__tokens_estimate(const char *s, size_t n)
             run r = {0};
             for (;;) {
                 size_t j = i + 1;
+                if (r.has_digit && (r.pieces || r.letters) && r.wide == 0 && cls <= B_DIGIT) {
+                    /* Already an identifier: the rest is counted without branches. */
+                    i = scan_identifier(p, i, n, &r, &total);
+                    if (i >= n)
+                        break;
+                    cls = p[i] < 0x80 ? ascii_class[p[i]] : char_class(p, i, n, &len);
+                    if (!is_alnum_class(cls))
+                        break;
+                    continue;
+                }
                 if (cls == B_LOWER) {
+                    r.vowels += VOWEL(p[i] - 'a');
                     while (j < n && (unsigned)(p[j] - 'a') < 26u)
-                        j++;
+                        r.vowels += VOWEL(p[j++] - 'a');
                     r.letters += j - i;
                     r.last_lower = true;
                 } else if (cls == B_DIGIT) {
@@ -214,8 +280,9 @@ size_t mcpage__tokens_estimate(const char *s, size_t n)
                     r.has_digit = true;
                     r.last_lower = false;
                 } else if (cls == B_UPPER) {
+                    r.vowels += VOWEL(p[i] - 'A');
                     while (j < n && (unsigned)(p[j] - 'A') < 26u)
-                        j++;
+                        r.vowels += VOWEL(p[j++] - 'A');
                     if (r.last_lower)
                         finish_letters(&r); /* camelCase: a new piece starts */
                     r.letters += j - i;

@@ -452,37 +452,71 @@ int page_write_rejection(const page_base *b, mcpage_result *res)
     return rc;
 }
 
+/* Length of the valid UTF-8 sequence at p[0..n), or 0 when invalid. */
+static size_t utf8_valid_len(const unsigned char *p, size_t n)
+{
+    unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    uint32_t v, min;
+    if ((c & 0xE0) == 0xC0)
+        len = 2, v = c & 0x1Fu, min = 0x80;
+    else if ((c & 0xF0) == 0xE0)
+        len = 3, v = c & 0x0Fu, min = 0x800;
+    else if ((c & 0xF8) == 0xF0)
+        len = 4, v = c & 0x07u, min = 0x10000;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t k = 1; k < len; k++) {
+        if ((p[k] & 0xC0) != 0x80)
+            return 0;
+        v = (v << 6) | (p[k] & 0x3Fu);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        return 0;
+    return len;
+}
+
 bool page_is_text(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
-        unsigned char c = p[i];
-        if (c == 0)
+        if (p[i] == 0)
             return false;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len;
-        uint32_t v, min;
-        if ((c & 0xE0) == 0xC0)
-            len = 2, v = c & 0x1Fu, min = 0x80;
-        else if ((c & 0xF0) == 0xE0)
-            len = 3, v = c & 0x0Fu, min = 0x800;
-        else if ((c & 0xF8) == 0xF0)
-            len = 4, v = c & 0x07u, min = 0x10000;
-        else
-            return false;
-        if (len > n - i)
-            return false;
-        for (size_t k = 1; k < len; k++) {
-            if ((p[i + k] & 0xC0) != 0x80)
-                return false;
-            v = (v << 6) | (p[i + k] & 0x3Fu);
-        }
-        if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+        size_t len = utf8_valid_len(p + i, n - i);
+        if (len == 0)
             return false;
         i += len;
     }
     return true;
+}
+
+size_t page_utf8_char_len(const char *s, size_t n)
+{
+    size_t len = utf8_valid_len((const unsigned char *)s, n);
+    return len ? len : 1;
+}
+
+size_t page_utf8_skip(const char *s, size_t n, int64_t chars)
+{
+    size_t i = 0;
+    for (int64_t k = 0; k < chars && i < n; k++)
+        i += page_utf8_char_len(s + i, n - i);
+    return i;
+}
+
+size_t page_tokens(const char *s, size_t n)
+{
+    return mcpage__tokens_estimate(s, n);
+}
+
+void page_trim_hint(tbuf *t)
+{
+    if (t->err == 0 && t->len && t->buf[0] == ' ') {
+        memmove(t->buf, t->buf + 1, t->len);
+        t->len--;
+    }
 }

@@ -490,6 +490,25 @@ void store_activity_free(store_activity *a)
     a->count = 0;
 }
 
+int store_sources_all(store *s, size_t max_rows, store_sources *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    return s->ops->sources_all(s, max_rows, out);
+}
+
+void store_sources_free(store_sources *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->count; i++)
+        store_source_clear(&l->rows[i]);
+    free(l->rows);
+    l->rows = NULL;
+    l->count = 0;
+}
+
 void store_source_clear(store_source *src)
 {
     if (!src)

@@ -387,7 +387,8 @@ int store_raw_append(store *s, const char *session_id, const unsigned char *data
 /* The tool named by the call `call_id` in a session (*name malloc'd), or
  * MCPAGE_ENOTFOUND. Sees the writer's own uncommitted rows. */
 int store_tool_call_name(store *s, const char *session_id, const char *call_id, char **name);
-/* Recomputes a session's counts and times and its project's aggregates. */
+/* Recomputes the aggregates of the session's project (counts, activity,
+ * sources). A session's own count and time span follow store_message_add. */
 int store_session_refresh(store *s, const char *session_id);
 
 /* The incremental-sync record of one source file. */
@@ -400,8 +401,17 @@ typedef struct store_source {
     int64_t consumed; /* bytes of complete lines read */
 } store_source;
 
+typedef struct store_sources {
+    store_source *rows; /* ordered by path (bytewise, as strcmp) */
+    size_t count;
+} store_sources;
+
 /* MCPAGE_ENOTFOUND when the path was never synced. */
 int store_source_get(store *s, const char *path, store_source *out);
+/* Every source record, ordered by path: one scan instead of one lookup per
+ * file. At most `max_rows`; MCPAGE_ERANGE past it. */
+int store_sources_all(store *s, size_t max_rows, store_sources *out);
+void store_sources_free(store_sources *l);
 int store_source_put(store *s, const store_source *src);
 void store_source_clear(store_source *src);
 

@@ -45,6 +45,7 @@ typedef struct store_ops {
     int (*tool_call_name)(store *s, const char *id, const char *call_id, char **name);
     int (*source_get)(store *s, const char *path, store_source *out);
     int (*source_put)(store *s, const store_source *src);
+    int (*sources_all)(store *s, size_t max_rows, store_sources *out);
 } store_ops;
 
 struct store {

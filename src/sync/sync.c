@@ -204,16 +204,17 @@ static int jobs_add(sync_jobs *js, sync_job *j)
     return 0;
 }
 
-static int is_dir(const char *path)
+/* File type from readdir when the file system gives it (no stat). */
+static int entry_is(const struct dirent *e, const char *path, int want_dir)
 {
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
-static int is_file(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (e->d_type == DT_REG)
+        return !want_dir;
+    if (e->d_type == DT_DIR)
+        return want_dir;
+    struct stat sb; /* DT_UNKNOWN or a symlink: follow it */
+    if (stat(path, &sb) < 0)
+        return 0;
+    return want_dir ? S_ISDIR(sb.st_mode) : S_ISREG(sb.st_mode);
 }
 
 /* <session>/subagents/agent-*.jsonl under one Claude project directory. */
@@ -245,7 +246,7 @@ static int claude_subagents(sync_jobs *js, const char *sessdir, const char *pare
             rc = MCPAGE_ENOMEM;
             break;
         }
-        if (!is_file(j.path)) {
+        if (!entry_is(e, j.path, 0)) {
             job_free(&j);
             continue;
         }
@@ -276,7 +277,7 @@ static int discover_claude(sync_jobs *js, const char *home)
             rc = MCPAGE_ENOMEM;
             break;
         }
-        DIR *pd = is_dir(proj) ? opendir(proj) : NULL;
+        DIR *pd = entry_is(pe, proj, 1) ? opendir(proj) : NULL;
         struct dirent *e;
         while (pd && rc == 0 && (e = readdir(pd))) {
             if (e->d_name[0] == '.')
@@ -286,7 +287,7 @@ static int discover_claude(sync_jobs *js, const char *home)
                 rc = MCPAGE_ENOMEM;
                 break;
             }
-            if (ends_with(e->d_name, ".jsonl") && is_file(path)) {
+            if (ends_with(e->d_name, ".jsonl") && entry_is(e, path, 0)) {
                 sync_job j = {.source = SRC_CLAUDE, .path = path};
                 j.session_id = stem(e->d_name);
                 j.project_dir = sync_dup(pe->d_name);
@@ -298,7 +299,7 @@ static int discover_claude(sync_jobs *js, const char *home)
                 }
                 rc = jobs_add(js, &j);
             } else {
-                if (is_dir(path))
+                if (entry_is(e, path, 1))
                     rc = claude_subagents(js, path, e->d_name, pe->d_name);
                 free(path);
             }
@@ -343,7 +344,7 @@ static int discover_codex_dir(sync_jobs *js, const char *dir, int depth)
             rc = MCPAGE_ENOMEM;
             break;
         }
-        if (ends_with(e->d_name, ".jsonl") && is_file(path)) {
+        if (ends_with(e->d_name, ".jsonl") && entry_is(e, path, 0)) {
             sync_job j = {.source = SRC_CODEX, .path = path};
             j.session_id = codex_session_id(e->d_name);
             if (!j.session_id) {
@@ -353,7 +354,7 @@ static int discover_codex_dir(sync_jobs *js, const char *dir, int depth)
             }
             rc = jobs_add(js, &j);
         } else {
-            if (is_dir(path))
+            if (entry_is(e, path, 1))
                 rc = discover_codex_dir(js, path, depth + 1);
             free(path);
         }
@@ -901,23 +902,32 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     /* Pre-pass: which files changed since their last sync, and how many
      * bytes that means (for the progress bar). */
     int64_t changed = 0, bytes_total = 0;
+    /* One ordered scan of the source records, merged with the sorted
+     * file list: no per-file query. */
+    store_sources known;
+    if ((rc = store_sources_all(s, SYNC_FILES_MAX, &known)) < 0)
+        goto out;
+    size_t k = 0;
     for (size_t i = 0; i < js.n; i++) {
         struct stat sb;
-        store_source src = {0};
         if (stat(js.v[i].path, &sb) < 0)
             continue;
-        int found = store_source_get(s, js.v[i].path, &src) == 0;
-        if (found && src.size == (int64_t)sb.st_size && src.inode == (int64_t)sb.st_ino &&
-            src.mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec) {
+        while (k < known.count && strcmp(known.rows[k].path, js.v[i].path) < 0)
+            k++;
+        const store_source *src = (k < known.count && strcmp(known.rows[k].path, js.v[i].path) == 0)
+                                      ? &known.rows[k]
+                                      : NULL;
+        if (src && src->size == (int64_t)sb.st_size && src->inode == (int64_t)sb.st_ino &&
+            src->mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec) {
             rep->files_unchanged++;
         } else {
             js.v[i].changed = 1;
             changed++;
-            int64_t from = found && src.consumed <= (int64_t)sb.st_size ? src.consumed : 0;
+            int64_t from = src && src->consumed <= (int64_t)sb.st_size ? src->consumed : 0;
             bytes_total += (int64_t)sb.st_size - from;
         }
-        store_source_clear(&src);
     }
+    store_sources_free(&known);
     int64_t done = 0, bytes_done = 0;
     for (size_t i = 0; i < js.n; i++) {
         if (!js.v[i].changed)

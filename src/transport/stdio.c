@@ -57,7 +57,7 @@ static int stdio_send(void *ud, const char *msg, size_t len, const char *related
 {
     stdio_out *out = ud;
     if (write_all(out->fd, msg, len) != 0 || write_all(out->fd, "\n", 1) != 0) {
-        fprintf(stderr, "mcpage: writing to the client failed: %s\n", strerror(errno));
+        (void)fprintf(stderr, "mcpage: writing to the client failed: %s\n", strerror(errno));
         return -1;
     }
     return 0;
@@ -78,7 +78,7 @@ static void feed_line(mcpage_session *s, char *line, size_t len)
 
 int mcpage_serve_stdio(mcpage_server *srv, int in_fd, int out_fd)
 {
-    mcpage_stdio_options opts = {.stop_fd = -1, .handle_signals = true, .grace_ms = 500};
+    mcpage_stdio_options opts = {.stop_fd = -1, .handle_signals = true, .grace_ms = 300};
     return mcpage_serve_stdio_ex(srv, in_fd, out_fd, &opts);
 }
 
@@ -115,7 +115,7 @@ static int read_loop(mcpage_session *s, int in_fd, int sig_fd, int stop_fd, size
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
         if (n < 0) {
-            fprintf(stderr, "mcpage: reading from the client failed: %s\n", strerror(errno));
+            (void)fprintf(stderr, "mcpage: reading from the client failed: %s\n", strerror(errno));
             rc = MCPAGE_EIO;
             break;
         }
@@ -131,10 +131,10 @@ static int read_loop(mcpage_session *s, int in_fd, int sig_fd, int stop_fd, size
             size_t seg = (size_t)((nl ? nl : end) - p);
             if (!skipping && seg > max - len) {
                 char msg[200];
-                snprintf(msg, sizeof msg,
-                         "Invalid Request: a message longer than the limit of %zu bytes was "
-                         "skipped",
-                         max);
+                (void)snprintf(msg, sizeof msg,
+                               "Invalid Request: a message longer than the limit of %zu bytes was "
+                               "skipped",
+                               max);
                 mcp_send_error(s, NULL, RPC_INVALID_REQUEST, msg, NULL);
                 skipping = true;
                 len = 0;

@@ -26,6 +26,11 @@ printf '%s\n{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow
 grep -q '"id":3,"result":{"content":\[{"type":"text","text":"completed 5 steps"}' "$tmp/eof.out" ||
   fail "EOF did not wait for the running call: $(cat "$tmp/eof.out")"
 
+# The limit is one second; sanitizer builds spend a few hundred ms more in
+# the leak check at exit, so they get two.
+limit=1000
+grep -q __asan_init "$fixture" && limit=2000
+
 for sig in TERM INT; do
   mkfifo "$tmp/in.$sig"
   "$fixture" <"$tmp/in.$sig" >"$tmp/sig.$sig.out" 2>"$tmp/sig.$sig.err" &
@@ -34,10 +39,11 @@ for sig in TERM INT; do
   printf '%s\n' "$init" >&3
   printf '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"before"}}}\n' >&3
   printf '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1000,"step_ms":20}}}\n' >&3
-  # Wait (up to 10 s, for loaded machines) until the echo was answered.
+  # Signal only once the server answered the echo: it is then past startup,
+  # with the slow call running.
   for _ in $(seq 100); do
     grep -q '"id":2,' "$tmp/sig.$sig.out" 2>/dev/null && break
-    sleep 0.1
+    sleep 0.05
   done
   sleep 0.1
   start=$(date +%s%N)
@@ -48,7 +54,7 @@ for sig in TERM INT; do
   exec 3>&-
   ms=$(((end - start) / 1000000))
   [ "$rc" -eq 0 ] || fail "SIG$sig: exit status $rc"
-  [ "$ms" -lt 1000 ] || fail "SIG$sig: took $ms ms to exit"
+  [ "$ms" -lt "$limit" ] || fail "SIG$sig: took $ms ms to exit (limit $limit)"
   grep -q '"id":2,"result":{"content":\[{"type":"text","text":"before"}' "$tmp/sig.$sig.out" ||
     fail "SIG$sig: the computed response was lost"
   grep -q '"id":3,' "$tmp/sig.$sig.out" && fail "SIG$sig: the cancelled call answered"

@@ -1,8 +1,12 @@
 // Fails if tests/data/tokens/reference.json no longer matches the corpus:
 // recounts every file and chunk with js-tiktoken (o200k_base) and compares.
+// Also regenerates the corpus into a temporary directory and fails if the
+// committed files differ from what tests/node/tokens-corpus.mjs writes.
 // Whoever edits the corpus must re-run tests/node/tokens-reference.mjs and
 // look again at the bounds test_tokens prints (docs/tokens.md).
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const src = process.env.MCPAGE_SOURCE_DIR ?? join(import.meta.dirname ?? ".", "..", "..");
@@ -19,9 +23,20 @@ for (const name of new Set([...Object.keys(stored), ...Object.keys(fresh)])) {
   if (JSON.stringify(a.chunks) !== JSON.stringify(b.chunks))
     problems.push(`${name}: chunk counts differ from reference.json`);
 }
+const tmp = mkdtempSync(join(tmpdir(), "mcpage-tokens-"));
+try {
+  execFileSync(process.execPath, [join(src, "tests", "node", "tokens-corpus.mjs")], {
+    env: { ...process.env, TOKENS_CORPUS_OUT: tmp }, stdio: "ignore" });
+  const dir = join(src, "tests", "data", "tokens");
+  for (const name of readdirSync(tmp))
+    if (!readFileSync(join(tmp, name)).equals(readFileSync(join(dir, name))))
+      problems.push(`${name}: differs from what tests/node/tokens-corpus.mjs generates`);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
 if (problems.length) {
   console.error(problems.join("\n"));
   console.error("reference.json is stale: run `node tests/node/tokens-reference.mjs` and commit it.");
   process.exit(1);
 }
-console.log(`reference.json matches ${Object.keys(fresh).length} corpus files`);
+console.log(`reference.json and the corpus generator match ${Object.keys(fresh).length} corpus files`);

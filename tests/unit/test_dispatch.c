@@ -808,6 +808,28 @@ static void messages_name_the_request_they_belong_to(void **state)
     capture_free(c);
 }
 
+static void receive_says_what_the_message_was(void **state)
+{
+    capture *c = capture_new(100);
+    static const struct {
+        const char *msg;
+        mcpage_received want;
+    } cases[] = {
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", MCPAGE_RECEIVED_REQUEST},
+        {"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"nope\"}", MCPAGE_RECEIVED_REQUEST},
+        {"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+         MCPAGE_RECEIVED_NOTIFICATION},
+        {"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}", MCPAGE_RECEIVED_NOTIFICATION},
+        {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", MCPAGE_RECEIVED_INVALID},
+        {"[1]", MCPAGE_RECEIVED_INVALID},
+        {"{", MCPAGE_RECEIVED_INVALID},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(mcpage_session_receive(c->s, cases[i].msg, strlen(cases[i].msg)),
+                         cases[i].want);
+    capture_free(c);
+}
+
 /* ------------------------------------------------------------ uri templates */
 
 static void uri_templates_match_and_expand(void **state)
@@ -863,6 +885,7 @@ int main(void)
         cmocka_unit_test(registration_is_frozen_once_a_session_exists),
         cmocka_unit_test(registration_checks_names_and_schemas),
         cmocka_unit_test(messages_name_the_request_they_belong_to),
+        cmocka_unit_test(receive_says_what_the_message_was),
         cmocka_unit_test(uri_templates_match_and_expand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -468,7 +468,7 @@ static int sqlite_session_get(store *s, const char *id, store_session *out)
 /* ---- messages ------------------------------------------------------- */
 
 #define MESSAGE_COLS                                                                               \
-    "m.message_id, s.session_id, m.ordinal, m.role, m.timestamp, m.text, m.tool_name, "            \
+    "m.message_id, s.session_id, m.ordinal, m.role, m.timestamp, t.text, m.tool_name, "            \
     "m.tool_input, m.is_error, m.line_no, m.byte_offset, m.byte_length, m.tool_call_id"
 
 static int message_row(sqlite3_stmt *st, store_message *m)
@@ -493,6 +493,7 @@ static int sqlite_messages_from(store *s, const char *id, int64_t from, int64_t 
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
                      "SELECT " MESSAGE_COLS " FROM sessions s JOIN messages m ON m.sid = s.sid "
+                     "LEFT JOIN message_text t ON t.message_id = m.message_id "
                      "WHERE s.session_id = ? AND m.ordinal >= ? ORDER BY m.ordinal LIMIT ?",
                      &st);
     if (rc < 0)
@@ -526,6 +527,7 @@ static int sqlite_message_get(store *s, int64_t id, store_message *out)
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
                      "SELECT " MESSAGE_COLS " FROM messages m JOIN sessions s ON s.sid = m.sid "
+                     "LEFT JOIN message_text t ON t.message_id = m.message_id "
                      "WHERE m.message_id = ?",
                      &st);
     if (rc < 0)
@@ -673,8 +675,9 @@ static int sqlite_session_summary(store *s, const char *id, store_session_summar
         goto fail;
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s,
-                 "SELECT (SELECT text FROM messages WHERE sid = ?1 AND role = 'user' ORDER BY "
-                 "ordinal LIMIT 1), (SELECT count(*) FROM messages WHERE sid = ?1 AND is_error)",
+                 "SELECT (SELECT t.text FROM messages m JOIN message_text t ON t.message_id = "
+                 "m.message_id WHERE m.sid = ?1 AND m.role = 'user' ORDER BY m.ordinal LIMIT 1), "
+                 "(SELECT count(*) FROM messages WHERE sid = ?1 AND is_error)",
                  &st);
     if (rc < 0)
         goto fail;
@@ -793,28 +796,41 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     int rc = fts_query_build(s, f->query, fts, sizeof fts);
     if (rc < 0)
         return rc;
+    /*
+     * The inner query picks the page (filters, keyset, order, limit);
+     * only its rows get a snippet, computed by the outer query. bm25 is
+     * computed only for relevance order.
+     */
     sq_sql q = {0};
     sqlite3_stmt *st = NULL;
-    sql_add(&q, "SELECT m.message_id, s.session_id, p.name, m.role, m.timestamp, "
-                "snippet(messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE
-                "', '…', 24), m.ordinal, messages_fts.rank FROM messages_fts "
-                "JOIN messages m ON m.message_id = messages_fts.rowid "
+    int relevance = f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST;
+    sql_add(
+        &q,
+        "SELECT h.id, h.sess, h.project, h.role, h.ts, snippet(messages_fts, 0, '" STORE_HIT_OPEN
+        "', '" STORE_HIT_CLOSE "', '…', 24), h.ord, h.rk FROM (SELECT m.message_id AS id, "
+        "s.session_id AS sess, p.name AS project, m.role AS role, m.timestamp AS ts, "
+        "m.ordinal AS ord, ");
+    sql_add(&q, relevance ? "messages_fts.rank" : "0.0");
+    sql_add(&q, " AS rk FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid "
                 "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id");
     search_where(&q, f, fts);
-    const char *order;
+    const char *order, *outer;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
     const char *cmp;
     switch (f->sort) {
     case STORE_SEARCH_NEWEST:
         order = "m.timestamp DESC, m.message_id DESC";
+        outer = "h.ts DESC, h.id DESC";
         cmp = " AND (m.timestamp, m.message_id) < (?, ?)";
         break;
     case STORE_SEARCH_OLDEST:
         order = "m.timestamp, m.message_id";
+        outer = "h.ts, h.id";
         cmp = " AND (m.timestamp, m.message_id) > (?, ?)";
         break;
     default:
         order = "messages_fts.rank, m.message_id";
+        outer = "h.rk, h.id";
         cmp = " AND (messages_fts.rank, m.message_id) > (?, ?)";
         types[0] = STORE_KEY_REAL;
         break;
@@ -828,6 +844,11 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         key_bind(&q, &pg->after->part[1]);
     }
     sql_page(&q, order, pg);
+    /* CROSS JOIN keeps the page outside: one index probe per row. */
+    sql_add(&q, ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
+                "WHERE messages_fts MATCH ? ORDER BY ");
+    sql_text(&q, fts);
+    sql_add(&q, outer);
     rc = sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
@@ -873,9 +894,16 @@ static int sqlite_search_count(store *s, const store_search_filter *f, int64_t *
     int rc = fts_query_build(s, f->query, fts, sizeof fts);
     if (rc < 0)
         return rc;
+    /* Join only what the filters read: a bare count is a doclist scan. */
+    int need_s = (f->project && *f->project) || (f->source && *f->source);
+    int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
+                 (f->after && *f->after) || (f->before && *f->before) || f->has_error;
     sq_sql q = {0};
-    sql_add(&q, "SELECT count(*) FROM messages_fts JOIN messages m ON m.message_id = "
-                "messages_fts.rowid JOIN sessions s ON s.sid = m.sid");
+    sql_add(&q, "SELECT count(*) FROM messages_fts");
+    if (need_m)
+        sql_add(&q, " JOIN messages m ON m.message_id = messages_fts.rowid");
+    if (need_s)
+        sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
     search_where(&q, f, fts);
     return count_query(s, &q, n, MCPAGE_EPARSE);
 }
@@ -899,19 +927,22 @@ static int sqlite_activity(store *s, const store_activity_filter *f, size_t max_
         bucket = "substr(m.timestamp, 1, 10)";
         break;
     }
-    sql_add(&q, "SELECT p.id, p.name, ");
+    /* Count per (session, bucket) from the time index alone, then fold
+     * sessions into projects: the inner scan reads no table rows. */
+    sql_add(&q, "SELECT p.id, p.name, x.b, sum(x.c) FROM (SELECT m.sid AS sid, ");
     sql_add(&q, bucket);
-    sql_add(&q, " AS b, count(*) FROM messages m JOIN sessions s ON s.sid = m.sid "
-                "JOIN projects p ON p.id = s.project_id WHERE m.timestamp <> ''");
+    sql_add(&q, " AS b, count(*) AS c FROM messages m WHERE m.timestamp <> ''");
+    sql_where_text(&q, "m.timestamp >= ?", f->after);
+    sql_where_text(&q, "m.timestamp < ?", f->before);
+    sql_add(&q, " GROUP BY m.sid, b) x JOIN sessions s ON s.sid = x.sid "
+                "JOIN projects p ON p.id = s.project_id WHERE 1");
     if (f->project && *f->project) {
         sql_add(&q, " AND (p.name = ? OR p.path = ?)");
         sql_text(&q, f->project);
         sql_text(&q, f->project);
     }
     sql_where_text(&q, "s.source = ?", f->source);
-    sql_where_text(&q, "m.timestamp >= ?", f->after);
-    sql_where_text(&q, "m.timestamp < ?", f->before);
-    sql_add(&q, " GROUP BY b, p.id ORDER BY b, p.id LIMIT ?");
+    sql_add(&q, " GROUP BY x.b, p.id ORDER BY x.b, p.id LIMIT ?");
     sql_int(&q, (int64_t)max_rows + 1);
     int rc = sql_prepare(s, &q, &st);
     if (rc < 0)
@@ -1160,6 +1191,8 @@ static int sqlite_session_reset(store *s, const char *id)
     if (rc < 0)
         return rc;
     static const char *const sqls[] = {
+        "DELETE FROM message_text WHERE message_id IN (SELECT message_id FROM messages WHERE "
+        "sid = ?)",
         "DELETE FROM messages WHERE sid = ?",
         "DELETE FROM raw_chunks WHERE sid = ?",
         ("UPDATE sessions SET raw_size = 0, raw_lines = 0, head_hash = 0, head_len = 0, "
@@ -1188,9 +1221,9 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
         return rc;
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s,
-                 "INSERT INTO messages(sid, ordinal, role, timestamp, text, tool_name, tool_input, "
+                 "INSERT INTO messages(sid, ordinal, role, timestamp, tool_name, tool_input, "
                  "is_error, line_no, byte_offset, byte_length, tool_call_id) "
-                 "VALUES(?, ?, ?, coalesce(?, ''), coalesce(?, ''), ?, ?, ?, ?, ?, ?, ?)",
+                 "VALUES(?1, ?2, ?3, coalesce(?4, ''), ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                  &st);
     if (rc < 0)
         return rc;
@@ -1198,7 +1231,6 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_bind_int64(st, 2, m->ordinal);
     bind_text(st, 3, m->role);
     bind_text(st, 4, m->timestamp);
-    bind_text(st, 5, m->text);
     bind_text(st, 6, m->tool_name);
     bind_text(st, 7, m->tool_input);
     sqlite3_bind_int(st, 8, m->is_error ? 1 : 0);
@@ -1211,12 +1243,33 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
         return rc;
     *id = sqlite3_last_insert_rowid(CONN(s)->db);
     CONN(s)->dirty = 1;
-    rc = sq_prep(s, "INSERT INTO messages_fts(rowid, text) VALUES(?, coalesce(?, ''))", &st);
+    for (int k = 0; k < 2; k++) {
+        rc =
+            sq_prep(s,
+                    k == 0 ? "INSERT INTO message_text(message_id, text) VALUES(?, coalesce(?, ''))"
+                           : "INSERT INTO messages_fts(rowid, text) VALUES(?, coalesce(?, ''))",
+                    &st);
+        if (rc < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, *id);
+        bind_text(st, 2, m->text);
+        rc = sq_done(s, st, "text insert");
+        if (rc < 0)
+            return rc;
+    }
+    /* The session's count and time span follow each insert, so a sync of
+     * one new line does not rescan a long session. */
+    rc = sq_prep(s,
+                 "UPDATE sessions SET message_count = message_count + 1, "
+                 "started_at = CASE WHEN ?1 <> '' AND (started_at = '' OR ?1 < started_at) "
+                 "THEN ?1 ELSE started_at END, "
+                 "ended_at = CASE WHEN ?1 > ended_at THEN ?1 ELSE ended_at END WHERE sid = ?2",
+                 &st);
     if (rc < 0)
         return rc;
-    sqlite3_bind_int64(st, 1, *id);
-    bind_text(st, 2, m->text);
-    rc = sq_done(s, st, "index insert");
+    sqlite3_bind_text(st, 1, m->timestamp ? m->timestamp : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, sid);
+    rc = sq_done(s, st, "session counts");
     if (rc < 0)
         return rc;
     return 0;
@@ -1272,14 +1325,7 @@ static int sqlite_session_refresh(store *s, const char *id)
     if (rc < 0)
         return rc;
     sqlite3_stmt *st = NULL;
-    rc = sq_prep(s,
-                 "UPDATE sessions SET "
-                 "message_count = (SELECT count(*) FROM messages WHERE sid = ?1), "
-                 "started_at = coalesce((SELECT min(timestamp) FROM messages WHERE sid = ?1 AND "
-                 "timestamp <> ''), ''), "
-                 "ended_at = coalesce((SELECT max(timestamp) FROM messages WHERE sid = ?1 AND "
-                 "timestamp <> ''), '') WHERE sid = ?1 RETURNING project_id",
-                 &st);
+    rc = sq_prep(s, "SELECT project_id FROM sessions WHERE sid = ?", &st);
     if (rc < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sid);
@@ -1366,6 +1412,46 @@ static int sqlite_source_get(store *s, const char *path, store_source *out)
     return sq_err(s, "source");
 }
 
+static int sqlite_sources_all(store *s, size_t max_rows, store_sources *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "SELECT path, session_id, size, inode, mtime_ns, consumed FROM source_files "
+                     "ORDER BY path",
+                     &st);
+    if (rc < 0)
+        return rc;
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->count >= max_rows) {
+            sqlite3_reset(st);
+            store_sources_free(out);
+            return store_fail(s, MCPAGE_ERANGE, "more than %zu source files", max_rows);
+        }
+        store_source *rows = rows_grow(out->rows, out->count, &cap, sizeof *rows);
+        if (!rows)
+            goto nomem;
+        out->rows = rows;
+        store_source *r = &rows[out->count++];
+        if (col_dup(st, 0, 0, &r->path) || col_dup(st, 1, 0, &r->session_id))
+            goto nomem;
+        r->size = sqlite3_column_int64(st, 2);
+        r->inode = sqlite3_column_int64(st, 3);
+        r->mtime_ns = sqlite3_column_int64(st, 4);
+        r->consumed = sqlite3_column_int64(st, 5);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        store_sources_free(out);
+        return sq_err(s, "sources");
+    }
+    return 0;
+nomem:
+    sqlite3_reset(st);
+    store_sources_free(out);
+    return MCPAGE_ENOMEM;
+}
+
 static int sqlite_source_put(store *s, const store_source *src)
 {
     NEED_TX();
@@ -1434,6 +1520,7 @@ static const store_ops sqlite_ops = {
     .tool_call_name = sqlite_tool_call_name,
     .source_get = sqlite_source_get,
     .source_put = sqlite_source_put,
+    .sources_all = sqlite_sources_all,
 };
 
 int store_sqlite_open(store *s, const char *path, int flags)
