@@ -118,7 +118,7 @@ static int t_progress(mcpage_call *call, const json_t *args, mcpage_result *res)
     (void)args;
     char msg[64];
     for (int step = 0; step <= 100; step += 50) {
-        snprintf(msg, sizeof msg, "Completed step %d of 100", step);
+        (void)snprintf(msg, sizeof msg, "Completed step %d of 100", step);
         mcpage_call_progress(call, step, 100, msg);
         if (step < 100)
             sleep_ms(50);
@@ -311,9 +311,9 @@ static int p_args(mcpage_call *call, const json_t *args, mcpage_prompt_messages 
 {
     (void)call;
     char t[1024];
-    snprintf(t, sizeof t, "Prompt with arguments: arg1='%s', arg2='%s'",
-             json_string_value(json_object_get(args, "arg1")),
-             json_string_value(json_object_get(args, "arg2")));
+    (void)snprintf(t, sizeof t, "Prompt with arguments: arg1='%s', arg2='%s'",
+                   json_string_value(json_object_get(args, "arg1")),
+                   json_string_value(json_object_get(args, "arg2")));
     return mcpage_prompt_add_text(out, "user", t);
 }
 
@@ -425,8 +425,8 @@ static int register_all(mcpage_server *srv)
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
         int rc = mcpage_server_add_tool(srv, &tools[i]);
         if (rc != 0) {
-            fprintf(stderr, "conformance_server: tool %s: %s\n", tools[i].name,
-                    mcpage_strerror(rc));
+            (void)fprintf(stderr, "conformance_server: tool %s: %s\n", tools[i].name,
+                          mcpage_strerror(rc));
             return rc;
         }
     }
@@ -509,14 +509,14 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--port") == 0) {
             long p = strtol(argv[i + 1], NULL, 10);
             if (p < 0 || p > 65535) {
-                fprintf(stderr, "conformance_server: --port takes 0 to 65535\n");
+                (void)fprintf(stderr, "conformance_server: --port takes 0 to 65535\n");
                 return 2;
             }
             hc.port = (uint16_t)p;
         } else if (strcmp(argv[i], "--host") == 0) {
             hc.host = argv[i + 1];
         } else {
-            fprintf(stderr, "usage: conformance_server [--port N] [--host ADDR]\n");
+            (void)fprintf(stderr, "usage: conformance_server [--port N] [--host ADDR]\n");
             return 2;
         }
     }
@@ -530,7 +530,7 @@ int main(int argc, char **argv)
     if (rc == 0)
         rc = mcpage_serve_http(srv, &hc);
     if (rc != 0)
-        fprintf(stderr, "conformance_server: %s\n", mcpage_strerror(rc));
+        (void)fprintf(stderr, "conformance_server: %s\n", mcpage_strerror(rc));
     mcpage_server_free(srv);
     return rc == 0 ? 0 : 1;
 }

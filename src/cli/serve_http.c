@@ -13,22 +13,23 @@
 
 void cli_http_usage(FILE *out)
 {
-    fprintf(out,
-            "\nHTTP (Streamable HTTP, MCP 2025-11-25; endpoint /mcp):\n"
-            "  --http HOST:PORT        serve over HTTP instead of stdio; HOST defaults to\n"
-            "                          127.0.0.1 (\"[::1]:PORT\" for IPv6), PORT 0 picks a free\n"
-            "                          port; the URL is printed on stderr\n"
-            "  --allow-origin ORIGIN   also admit browser requests from ORIGIN (repeatable;\n"
-            "                          \"*\" admits any). Without it, requests carrying an Origin\n"
-            "                          get 403 unless bound to loopback and the Origin is local\n"
-            "  --auth-token-file FILE  require 'Authorization: Bearer <first line of FILE>'\n"
-            "                          (401 otherwise)\n"
-            "  --max-sessions N        live sessions before initialize gets 503 (default 1024)\n"
-            "  --session-idle SECONDS  a session unused this long expires (default 1800)\n"
-            "  --max-connections N     open TCP connections (default 2048)\n"
-            "  --heartbeat SECONDS     SSE keep-alive comment period (default 15)\n"
-            "Bound to loopback, requests whose Host is not localhost, 127.0.0.1 or [::1]\n"
-            "get 403 (DNS rebinding protection).\n");
+    (void)fprintf(
+        out,
+        "\nHTTP (Streamable HTTP, MCP 2025-11-25; endpoint /mcp):\n"
+        "  --http HOST:PORT        serve over HTTP instead of stdio; HOST defaults to\n"
+        "                          127.0.0.1 (\"[::1]:PORT\" for IPv6), PORT 0 picks a free\n"
+        "                          port; the URL is printed on stderr\n"
+        "  --allow-origin ORIGIN   also admit browser requests from ORIGIN (repeatable;\n"
+        "                          \"*\" admits any). Without it, requests carrying an Origin\n"
+        "                          get 403 unless bound to loopback and the Origin is local\n"
+        "  --auth-token-file FILE  require 'Authorization: Bearer <first line of FILE>'\n"
+        "                          (401 otherwise)\n"
+        "  --max-sessions N        live sessions before initialize gets 503 (default 1024)\n"
+        "  --session-idle SECONDS  a session unused this long expires (default 1800)\n"
+        "  --max-connections N     open TCP connections (default 2048)\n"
+        "  --heartbeat SECONDS     SSE keep-alive comment period (default 15)\n"
+        "Bound to loopback, requests whose Host is not localhost, 127.0.0.1 or [::1]\n"
+        "get 403 (DNS rebinding protection).\n");
 }
 
 static bool num(const char *opt, const char *v, long lo, long hi, long *out)
@@ -37,7 +38,7 @@ static bool num(const char *opt, const char *v, long lo, long hi, long *out)
     errno = 0;
     long n = v ? strtol(v, &end, 10) : 0;
     if (v == NULL || *v == '\0' || *end != '\0' || errno || n < lo || n > hi) {
-        fprintf(stderr, "mcpage serve: %s needs a number from %ld to %ld\n", opt, lo, hi);
+        (void)fprintf(stderr, "mcpage serve: %s needs a number from %ld to %ld\n", opt, lo, hi);
         return false;
     }
     *out = n;
@@ -74,7 +75,7 @@ static bool parse_addr(cli_http_opts *o, const char *v)
     o->enabled = true;
     return true;
 bad:
-    fprintf(stderr, "mcpage serve: --http takes HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:0\n");
+    (void)fprintf(stderr, "mcpage serve: --http takes HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:0\n");
     return false;
 }
 
@@ -86,23 +87,23 @@ int cli_http_parse(cli_http_opts *o, int argc, char **argv, int *i)
     if (strcmp(a, "--http") == 0) {
         ok = v && parse_addr(o, v);
         if (v == NULL)
-            fprintf(stderr, "mcpage serve: --http needs HOST:PORT\n");
+            (void)fprintf(stderr, "mcpage serve: --http needs HOST:PORT\n");
     } else if (strcmp(a, "--allow-origin") == 0) {
         ok = v != NULL && o->norigins < CLI_MAX_ORIGINS;
         if (ok)
             o->origins[o->norigins++] = v;
         else
-            fprintf(stderr, "mcpage serve: --allow-origin needs an origin such as "
-                            "https://app.example.com (at most 64)\n");
+            (void)fprintf(stderr, "mcpage serve: --allow-origin needs an origin such as "
+                                  "https://app.example.com (at most 64)\n");
     } else if (strcmp(a, "--auth-token-file") == 0) {
         ok = v != NULL;
         o->token_file = v;
         if (!ok)
-            fprintf(stderr, "mcpage serve: --auth-token-file needs a file name\n");
+            (void)fprintf(stderr, "mcpage serve: --auth-token-file needs a file name\n");
     } else if (strcmp(a, "--max-sessions") == 0) {
         ok = num(a, v, 1, 1000000, &o->max_sessions);
     } else if (strcmp(a, "--session-idle") == 0) {
-        ok = num(a, v, 1, 86400 * 30, &o->session_idle);
+        ok = num(a, v, 1, 86400L * 30, &o->session_idle);
     } else if (strcmp(a, "--max-connections") == 0) {
         ok = num(a, v, 1, 1000000, &o->max_connections);
     } else if (strcmp(a, "--heartbeat") == 0) {
@@ -121,17 +122,17 @@ static char *read_token(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
-        fprintf(stderr, "mcpage serve: --auth-token-file %s: %s\n", path, strerror(errno));
+        (void)fprintf(stderr, "mcpage serve: --auth-token-file %s: %s\n", path, strerror(errno));
         return NULL;
     }
     char *buf = calloc(1, TOKEN_FILE_MAX + 1);
     size_t n = buf ? fread(buf, 1, TOKEN_FILE_MAX + 1, f) : 0;
-    fclose(f);
+    (void)fclose(f);
     if (buf == NULL)
         return NULL;
     if (n > TOKEN_FILE_MAX) {
-        fprintf(stderr, "mcpage serve: --auth-token-file %s: longer than %d bytes\n", path,
-                TOKEN_FILE_MAX);
+        (void)fprintf(stderr, "mcpage serve: --auth-token-file %s: longer than %d bytes\n", path,
+                      TOKEN_FILE_MAX);
         free(buf);
         return NULL;
     }
@@ -142,7 +143,8 @@ static char *read_token(const char *path)
     size_t start = strspn(buf, " \t");
     memmove(buf, buf + start, len - start + 1);
     if (buf[0] == '\0') {
-        fprintf(stderr, "mcpage serve: --auth-token-file %s: the first line is empty\n", path);
+        (void)fprintf(stderr, "mcpage serve: --auth-token-file %s: the first line is empty\n",
+                      path);
         free(buf);
         return NULL;
     }
@@ -173,15 +175,15 @@ int cli_http_serve(mcpage_server *srv, const cli_http_opts *o)
     }
     int rc = mcpage_serve_http(srv, &hc);
     if (rc == MCPAGE_EINVAL)
-        fprintf(stderr,
-                "mcpage serve: --http %s: give a numeric address (127.0.0.1, ::1, "
-                "0.0.0.0) or localhost\n",
-                o->host);
+        (void)fprintf(stderr,
+                      "mcpage serve: --http %s: give a numeric address (127.0.0.1, ::1, "
+                      "0.0.0.0) or localhost\n",
+                      o->host);
     else if (rc == MCPAGE_EIO)
-        fprintf(stderr,
-                "mcpage serve: cannot listen on %s:%ld (in use, or not an address of "
-                "this machine)\n",
-                o->host, o->port);
+        (void)fprintf(stderr,
+                      "mcpage serve: cannot listen on %s:%ld (in use, or not an address of "
+                      "this machine)\n",
+                      o->host, o->port);
     if (token) {
         memset(token, 0, strlen(token));
         free(token);

@@ -259,7 +259,7 @@ static void session_end(http_session *hs)
     }
     pthread_mutex_unlock(&hs->recv_lock);
     if (hs->h->cfg.verbose)
-        fprintf(stderr, "mcpage: session %.8s... ended\n", hs->id);
+        (void)fprintf(stderr, "mcpage: session %.8s... ended\n", hs->id);
     session_unref(hs);
 }
 
@@ -347,7 +347,7 @@ static void event_append(http_session *hs, http_stream *st, const char *msg, siz
     size_t total = (size_t)hl + len + 2;
     http_event *ev = mcpage__malloc(sizeof *ev + total);
     if (ev == NULL) {
-        fprintf(stderr, "mcpage: out of memory: an SSE event was dropped\n");
+        (void)fprintf(stderr, "mcpage: out of memory: an SSE event was dropped\n");
         return;
     }
     st->next_seq++;
@@ -375,10 +375,11 @@ static void event_append(http_session *hs, http_stream *st, const char *msg, siz
             }
             st->sent_seq = old->seq;
             if (!st->warned)
-                fprintf(stderr,
-                        "mcpage: session %.8s...: stream %" PRIu64 " passed its %zu-byte buffer; "
-                        "undelivered events were dropped and the slow connection closed\n",
-                        hs->id, st->no, hs->h->cfg.stream_buffer);
+                (void)fprintf(stderr,
+                              "mcpage: session %.8s...: stream %" PRIu64
+                              " passed its %zu-byte buffer; "
+                              "undelivered events were dropped and the slow connection closed\n",
+                              hs->id, st->no, hs->h->cfg.stream_buffer);
             st->warned = true;
         }
         st->head = old->next;
@@ -839,7 +840,7 @@ static http_session *session_create(mcpage_http *h, unsigned *status)
     h->nsessions++;
     pthread_mutex_unlock(&h->lock);
     if (h->cfg.verbose)
-        fprintf(stderr, "mcpage: session %.8s... started\n", hs->id);
+        (void)fprintf(stderr, "mcpage: session %.8s... started\n", hs->id);
     return hs;
 }
 
@@ -868,10 +869,10 @@ static bool version_ok(struct MHD_Connection *c, enum MHD_Result *ret)
     if (pv == NULL || mcpage_protocol_supported(pv))
         return true;
     char msg[200];
-    snprintf(msg, sizeof msg,
-             "Bad Request: unsupported MCP-Protocol-Version '%.40s'; this server speaks %s, "
-             "2025-06-18 and 2025-03-26",
-             pv, mcpage_protocol_latest());
+    (void)snprintf(msg, sizeof msg,
+                   "Bad Request: unsupported MCP-Protocol-Version '%.40s'; this server speaks %s, "
+                   "2025-06-18 and 2025-03-26",
+                   pv, mcpage_protocol_latest());
     *ret = fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, msg);
     return false;
 }
@@ -994,13 +995,13 @@ static enum MHD_Result handle_post(mcpage_http *h, struct MHD_Connection *c, htt
         break;
     case JSONIN_SYNTAX: {
         char msg[320];
-        snprintf(msg, sizeof msg, "Parse error: %s", why);
+        (void)snprintf(msg, sizeof msg, "Parse error: %s", why);
         return fail(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE_ERROR, msg);
     }
     case JSONIN_TOO_LARGE:
     case JSONIN_TOO_DEEP: {
         char msg[320];
-        snprintf(msg, sizeof msg, "Invalid Request: %s", why);
+        (void)snprintf(msg, sizeof msg, "Invalid Request: %s", why);
         return fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, msg);
     }
     }
@@ -1012,6 +1013,12 @@ static enum MHD_Result handle_post(mcpage_http *h, struct MHD_Connection *c, htt
                                       "(removed in 2025-06-18); POST one message at a time"
                                     : "Invalid Request: the body must be one JSON-RPC message "
                                       "(a JSON object)");
+        goto done;
+    }
+    const json_t *jsonrpc = json_object_get(v, "jsonrpc");
+    if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0) {
+        ret = fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                   "Invalid Request: \"jsonrpc\" must be the string \"2.0\"");
         goto done;
     }
     const json_t *method = json_object_get(v, "method");
@@ -1228,8 +1235,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const char *clen = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (clen && strtoull(clen, NULL, 10) > h->max_body) {
             char msg[160];
-            snprintf(msg, sizeof msg, "Content Too Large: the body limit is %zu bytes",
-                     h->max_body);
+            (void)snprintf(msg, sizeof msg, "Content Too Large: the body limit is %zu bytes",
+                           h->max_body);
             return fail(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST, msg);
         }
         return MHD_YES; /* the body follows */
@@ -1259,7 +1266,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (rq->too_big) {
         char msg[160];
-        snprintf(msg, sizeof msg, "Content Too Large: the body limit is %zu bytes", h->max_body);
+        (void)snprintf(msg, sizeof msg, "Content Too Large: the body limit is %zu bytes",
+                       h->max_body);
         return fail(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST, msg);
     }
     return handle_post(h, c, rq);
@@ -1338,8 +1346,8 @@ static void *keeper_main(void *arg)
         for (http_session *hs = expired, *n; hs; hs = n) {
             n = hs->next;
             if (h->cfg.verbose)
-                fprintf(stderr, "mcpage: session %.8s... expired after %u s idle\n", hs->id,
-                        h->cfg.session_idle_s);
+                (void)fprintf(stderr, "mcpage: session %.8s... expired after %u s idle\n", hs->id,
+                              h->cfg.session_idle_s);
             session_end(hs);
         }
         pthread_mutex_lock(&h->lock);
@@ -1538,9 +1546,9 @@ int mcpage_serve_http(mcpage_server *srv, const mcpage_http_config *cfg)
     if (rc == 0) {
         const char *host = cfg->host ? cfg->host : "127.0.0.1";
         bool v6 = strchr(host, ':') != NULL;
-        fprintf(stderr, "mcpage: listening on http://%s%s%s:%u/mcp\n", v6 ? "[" : "", host,
-                v6 ? "]" : "", (unsigned)mcpage_http_port(h));
-        fflush(stderr);
+        (void)fprintf(stderr, "mcpage: listening on http://%s%s%s:%u/mcp\n", v6 ? "[" : "", host,
+                      v6 ? "]" : "", (unsigned)mcpage_http_port(h));
+        (void)fflush(stderr);
         struct signalfd_siginfo info;
         while (read(sfd, &info, sizeof info) < 0 && errno == EINTR)
             ;
