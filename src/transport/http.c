@@ -597,7 +597,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, const ch
         MHD_add_response_header(r, "Allow", "GET, POST, DELETE");
     if (status == MHD_HTTP_SERVICE_UNAVAILABLE || status == MHD_HTTP_TOO_MANY_REQUESTS)
         MHD_add_response_header(r, "Retry-After", "5");
-    add_cors(c, r);
+    if (status != MHD_HTTP_FORBIDDEN) /* a refused Origin gets no CORS grant */
+        add_cors(c, r);
     enum MHD_Result ok = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ok;

@@ -104,6 +104,7 @@ try {
   eq(r.status, 403, "loopback Host with another port is 403");
   r = await post({ Origin: "https://evil.example.com" }, INIT);
   eq(r.status, 403, "foreign Origin is 403");
+  eq(r.headers["access-control-allow-origin"], undefined, "a refused Origin gets no CORS grant");
   r = await post({ Origin: "null" }, INIT);
   eq(r.status, 403, "Origin null is 403");
 
