@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,14 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
     sync_once(ss, true);
     pthread_mutex_init(&ss->mu, NULL);
     pthread_cond_init(&ss->cv, NULL);
-    if (pthread_create(&ss->thread, NULL, sync_loop, ss) != 0) {
+    /* The sync thread takes no process signals: SIGTERM and SIGINT belong
+       to the transport, which masks them in its own threads only. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int prc = pthread_create(&ss->thread, NULL, sync_loop, ss);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (prc != 0) {
         (void)fprintf(stderr, "mcpage serve: cannot start the sync thread\n");
         return 1;
     }
