@@ -11,8 +11,8 @@
  * The file is read once at start and indexed by row. Usage:
  *   csv_server FILE.csv   (MCP over stdio; CSV_CURSOR_KEY = hex key)
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
 #endif
 #include <stdbool.h>
 #include <stdio.h>

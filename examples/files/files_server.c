@@ -10,8 +10,8 @@
  *
  * Usage: files_server DIR   (MCP over stdio; FILES_CURSOR_KEY = hex key)
  */
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200809L /* realpath, pread, gmtime_r */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
 #endif
 #include <dirent.h>
 #include <errno.h>
