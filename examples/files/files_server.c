@@ -155,9 +155,10 @@ static int list_files(mcpage_call *call, const json_t *args, mcpage_result *res)
 }
 
 /*
- * Reads up to `cap` bytes at `offset` of the file `path` names, which must
- * resolve to a file inside the root. Returns a malloc'd buffer (*len bytes
- * of a *size-byte file), or NULL with an error written to `res`.
+ * Reads up to `cap` bytes at `offset` of the file args.path names, which
+ * must resolve to a regular file inside the root (no "..", no symlink out).
+ * Returns a malloc'd buffer (*len bytes of a *size-byte file), or NULL
+ * with an error written to `res`.
  */
 static char *read_inside(const files_ctx *fx, const json_t *args, int64_t offset, int64_t cap,
                          size_t *len, int64_t *size, mcpage_result *res)
@@ -173,7 +174,12 @@ static char *read_inside(const files_ctx *fx, const json_t *args, int64_t offset
     struct stat st;
     char *buf = NULL;
     int fd = open(real, O_RDONLY);
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (buf = malloc((size_t)cap + 1))) {
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (cap > st.st_size - offset) /* no bigger buffer than the file needs */
+            cap = st.st_size > offset ? st.st_size - offset : 0;
+        buf = malloc((size_t)cap + 1);
+    }
+    if (buf) {
         ssize_t got = pread(fd, buf, (size_t)cap, (off_t)offset);
         *len = got > 0 ? (size_t)got : 0;
         *size = (int64_t)st.st_size;
@@ -200,7 +206,7 @@ static int read_file(mcpage_call *call, const json_t *args, mcpage_result *res)
         return rc < 0 ? rc : mcpage_lines_finish(pg, res);
     size_t len = 0;
     int64_t size = 0;
-    char *text = read_inside(fx, args, 0, MAX_TEXT, &len, &size, res);
+    char *text = read_inside(fx, args, 0, MAX_TEXT + 1, &len, &size, res);
     if (text == NULL || size > MAX_TEXT) {
         mcpage_lines_abort(pg);
         free(text);
