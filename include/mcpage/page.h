@@ -296,6 +296,20 @@ MCPAGE_API int mcpage_grid_add(mcpage_grid *pg, json_t *value);
 MCPAGE_API int mcpage_grid_finish(mcpage_grid *pg, mcpage_result *res);
 MCPAGE_API void mcpage_grid_abort(mcpage_grid *pg);
 
+/* ---------------------------------------------------------- inputSchema */
+
+/*
+ * The inputSchema "properties" of a family's window parameters, to merge
+ * into the tool's own: each declares its type, minimum and default, and
+ * states its maximum in the description, never as "maximum" (a schema
+ * maximum makes hosts reject what the contract clamps). A new object, or
+ * NULL when out of memory or the spec is invalid.
+ */
+MCPAGE_API json_t *mcpage_list_schema(const mcpage_pager *p, const mcpage_list_spec *spec);
+MCPAGE_API json_t *mcpage_lines_schema(const mcpage_pager *p, const mcpage_lines_spec *spec);
+MCPAGE_API json_t *mcpage_bytes_schema(const mcpage_pager *p, const mcpage_bytes_spec *spec);
+MCPAGE_API json_t *mcpage_grid_schema(const mcpage_pager *p, const mcpage_grid_spec *spec);
+
 #ifdef __cplusplus
 }
 #endif

@@ -140,6 +140,7 @@ static void grid_hint(const mcpage_grid *pg, const grid_view *v, tbuf *t)
             region_text(t, r->row, r->col + v->cols, v->rows, pg->req.cols);
             tb_puts(t, " (right)");
         }
+        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     } else if (grid_past_end(pg)) {
@@ -149,6 +150,7 @@ static void grid_hint(const mcpage_grid *pg, const grid_view *v, tbuf *t)
                   page_fmt_int(pg->nrows, a), page_fmt_int(pg->ncols, b));
         tb_printf(t, "%s with ", pg->b.tool);
         region_text(t, lr, lc, pg->req.rows, pg->req.cols);
+        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     }

@@ -92,6 +92,8 @@ static void lines_hint(const mcpage_lines *pg, const lines_view *v, tbuf *t)
         tb_printf(t, " Next page: %s with start_line=%lld", pg->b.tool, (long long)v->next_line);
         if (v->next_col > 1)
             tb_printf(t, ", start_column=%lld", (long long)v->next_col);
+        page_given_size(&pg->b, t, "max_lines", pg->win.max_lines);
+        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     } else if (past_end(pg)) {
@@ -100,6 +102,8 @@ static void lines_hint(const mcpage_lines *pg, const lines_view *v, tbuf *t)
                   page_fmt_int(pg->win.start_line, a), page_fmt_int(pg->total, b));
         tb_printf(t, "start_line %lld: %s with start_line=%lld", (long long)last, pg->b.tool,
                   (long long)last);
+        page_given_size(&pg->b, t, "max_lines", pg->win.max_lines);
+        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     }

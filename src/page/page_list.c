@@ -158,6 +158,8 @@ static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cur
                       (long long)(pg->win.offset + (int64_t)n));
         else
             tb_printf(t, "offset=%lld", (long long)(pg->win.offset + (int64_t)n));
+        page_given_size(&pg->b, t, "limit", pg->win.limit);
+        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     } else if (n == 0 && pg->win.offset > 0 && pg->win.offset >= pg->total) {
@@ -166,6 +168,8 @@ static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cur
         tb_printf(t, "offset %s is past the end of the %s %s; the last page starts at offset ",
                   page_fmt_int(pg->win.offset, a), page_fmt_int(pg->total, b), pg->spec->unit);
         tb_printf(t, "%lld: %s with offset=%lld", (long long)last, pg->b.tool, (long long)last);
+        page_given_size(&pg->b, t, "limit", pg->win.limit);
+        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     }

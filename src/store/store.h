@@ -292,11 +292,13 @@ typedef enum store_bucket {
     STORE_BUCKET_MONTH    /* "YYYY-MM-01" */
 } store_bucket;
 
+/* Activity works in whole days (UTC dates of message timestamps):
+ * `after` and `before` compare with their date part. */
 typedef struct store_activity_filter {
     const char *project; /* or NULL */
     const char *source;  /* or NULL */
-    const char *after;   /* message timestamp >= after */
-    const char *before;  /* message timestamp < before */
+    const char *after;   /* day >= date of after */
+    const char *before;  /* day < date of before */
     store_bucket bucket;
 } store_activity_filter;
 

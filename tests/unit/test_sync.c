@@ -508,6 +508,12 @@ static char *dump_store(const char *db)
         free(raw);
     }
     store_sessions_free(&sl);
+    store_activity act;
+    assert_int_equal(store_activity_get(s, &(store_activity_filter){0}, 100000, &act), 0);
+    for (size_t i = 0; i < act.count; i++)
+        dadd(&d, "activity %s %s %lld\n", act.rows[i].project, act.rows[i].bucket,
+             (long long)act.rows[i].messages);
+    store_activity_free(&act);
     int64_t hits;
     assert_int_equal(store_search_count(s, &(store_search_filter){.query = "the"}, &hits), 0);
     dadd(&d, "search %lld\n", (long long)hits);

@@ -72,6 +72,14 @@ static const char *const migrations[] = {
      * scans over messages then touch few pages (a row with 1 MiB of text
      * otherwise costs a page read per row). */
     "CREATE TABLE message_text(message_id INTEGER PRIMARY KEY, text TEXT NOT NULL);"
+    /* Messages per session and day, kept by each insert: the activity
+     * heat map reads these instead of scanning every message. */
+    "CREATE TABLE session_days("
+    "  sid INTEGER NOT NULL,"
+    "  day TEXT NOT NULL,"
+    "  messages INTEGER NOT NULL,"
+    "  PRIMARY KEY(sid, day)) WITHOUT ROWID;"
+    "CREATE INDEX session_days_day ON session_days(day, sid);"
     "CREATE INDEX messages_call ON messages(sid, tool_call_id) WHERE tool_call_id IS NOT NULL;"
     "CREATE TABLE raw_chunks("
     "  id INTEGER PRIMARY KEY,"
