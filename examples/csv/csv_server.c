@@ -161,40 +161,6 @@ static int read_cells(mcpage_call *call, const json_t *args, mcpage_result *res)
     return mcpage_grid_finish(pg, res);
 }
 
-#define MAX_TOKENS_PARAM                                                                           \
-    "\"max_tokens\":{\"type\":\"integer\",\"minimum\":500,\"default\":4000,\"description\":"       \
-    "\"Token budget of the page (default 4000, maximum 20000; larger is lowered).\"}"
-
-static const mcpage_tool tools[] = {
-    {.name = "list_rows",
-     .read_only = MCPAGE_HINT_TRUE,
-     .handler = list_rows,
-     .description = "Lists the CSV file's rows as records keyed by column name, with \"row\" "
-                    "the 0-based row number (header excluded). Follow next_cursor to walk them.",
-     .input_schema =
-         "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-         "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"default\":50,\"description\":"
-         "\"Rows per page (default 50, maximum 1000; larger is lowered).\"},"
-         "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Rows to skip.\"},"
-         "\"cursor\":{\"type\":\"string\",\"description\":\"next_cursor of the previous page.\"},"
-         "\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
-         "\"Columns to return (default all; row is always kept).\"}," MAX_TOKENS_PARAM "}}"},
-    {.name = "read_cells",
-     .read_only = MCPAGE_HINT_TRUE,
-     .handler = read_cells,
-     .description = "Reads a rectangle of cells: rows are 0-based data rows, columns are "
-                    "labelled with the header's names. Continue with next_regions.",
-     .input_schema =
-         "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-         "\"region\":{\"type\":\"object\",\"additionalProperties\":false,\"description\":"
-         "\"0-based row and col, rows (default 20, maximum 200) and cols (default 10, maximum "
-         "50); larger sizes are lowered.\",\"properties\":{"
-         "\"row\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},"
-         "\"col\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},"
-         "\"rows\":{\"type\":\"integer\",\"minimum\":1,\"default\":20},"
-         "\"cols\":{\"type\":\"integer\",\"minimum\":1,\"default\":10}}}," MAX_TOKENS_PARAM "}}"},
-};
-
 static const char *const row_only[] = {"row", NULL};
 
 /* Reads and indexes the file, and creates the cursor key and the pager. */
@@ -262,16 +228,34 @@ static void csv_close(csv_ctx *cx)
     free(cx->text);
 }
 
+/* Registers `t` with an inputSchema of the family's window parameters (`window`, stolen). */
+static int add_tool(mcpage_server *srv, mcpage_tool t, json_t *window)
+{
+    json_t *schema = json_pack("{s:s, s:b, s:o}", "type", "object", "additionalProperties", 0,
+                               "properties", window);
+    char *text = schema ? json_dumps(schema, JSON_COMPACT) : NULL;
+    json_decref(schema);
+    t.input_schema = text; /* copied by add_tool */
+    int rc = text ? mcpage_server_add_tool(srv, &t) : MCPAGE_ENOMEM;
+    free(text);
+    return rc;
+}
+
 static int csv_add_tools(mcpage_server *srv, csv_ctx *cx)
 {
-    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
-        mcpage_tool t = tools[i];
-        t.user_data = cx;
-        int rc = mcpage_server_add_tool(srv, &t);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    mcpage_tool t = {.read_only = MCPAGE_HINT_TRUE, .user_data = cx};
+    t.name = "list_rows";
+    t.description = "Lists the CSV file's rows as records keyed by column name, with \"row\" "
+                    "the 0-based row number (header excluded). Follow next_cursor to walk them.";
+    t.handler = list_rows;
+    int rc = add_tool(srv, t, mcpage_list_schema(cx->pager, &cx->list));
+    t.name = "read_cells";
+    t.description = "Reads a rectangle of cells: rows are 0-based data rows, columns are "
+                    "labelled with the header's names. Continue with next_regions.";
+    t.handler = read_cells;
+    if (rc == 0)
+        rc = add_tool(srv, t, mcpage_grid_schema(cx->pager, &grid_spec));
+    return rc;
 }
 
 #ifndef CSV_SERVER_NO_MAIN

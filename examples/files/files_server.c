@@ -14,6 +14,7 @@
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
 #endif
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -261,54 +262,27 @@ static int read_file_bytes(mcpage_call *call, const json_t *args, mcpage_result 
     return mcpage_bytes_finish(pg, res);
 }
 
-#define MAX_TOKENS_PARAM                                                                           \
-    "\"max_tokens\":{\"type\":\"integer\",\"minimum\":500,\"default\":4000,\"description\":"       \
-    "\"Token budget of the page (default 4000, maximum 20000; larger is lowered).\"}"
-#define PATH_PARAM                                                                                 \
-    "\"path\":{\"type\":\"string\",\"minLength\":1,\"description\":\"A path from list_files.\"}"
-
-static const mcpage_tool tools[] = {
-    {.name = "list_files",
-     .read_only = MCPAGE_HINT_TRUE,
-     .handler = list_files,
-     .description = "Lists the files of the directory, sorted by path, with size and "
-                    "modification time. Follow next_cursor to walk them all.",
-     .input_schema =
-         "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
-         "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"default\":50,\"description\":"
-         "\"Files per page (default 50, maximum 500; larger is lowered).\"},"
-         "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Files to skip.\"},"
-         "\"cursor\":{\"type\":\"string\",\"description\":\"next_cursor of the previous page.\"},"
-         "\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":"
-         "\"Fields to return, from: path, size, modified (default all).\"}," MAX_TOKENS_PARAM "}}"},
-    {.name = "read_file",
-     .read_only = MCPAGE_HINT_TRUE,
-     .handler = read_file,
-     .description = "Reads a text file by lines. Continue with next_start_line.",
-     .input_schema =
-         "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"path\"],"
-         "\"properties\":{" PATH_PARAM ","
-         "\"start_line\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":"
-         "\"First line, 1-based.\"},"
-         "\"start_column\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":"
-         "\"Character of start_line to begin at (pass next_start_column).\"},"
-         "\"max_lines\":{\"type\":\"integer\",\"minimum\":1,\"default\":200,\"description\":"
-         "\"Lines per page (default 200, maximum 2000; larger is lowered).\"}," MAX_TOKENS_PARAM
-         "}}"},
-    {.name = "read_file_bytes",
-     .read_only = MCPAGE_HINT_TRUE,
-     .handler = read_file_bytes,
-     .description = "Reads a file's raw bytes (text as UTF-8, else base64). Continue with "
-                    "next_offset.",
-     .input_schema =
-         "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"path\"],"
-         "\"properties\":{" PATH_PARAM ","
-         "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"default\":0,\"description\":"
-         "\"First byte, 0-based.\"},"
-         "\"max_bytes\":{\"type\":\"integer\",\"minimum\":1,\"default\":4096,\"description\":"
-         "\"Bytes per page (default 4096, maximum 65536; larger is lowered).\"}," MAX_TOKENS_PARAM
-         "}}"},
-};
+/*
+ * Registers `t` with an inputSchema of the family's window parameters
+ * (`window`, stolen), plus a required "path" when `need_path`.
+ */
+static int add_tool(mcpage_server *srv, mcpage_tool t, json_t *window, bool need_path)
+{
+    json_t *schema = json_pack("{s:s, s:b, s:o}", "type", "object", "additionalProperties", 0,
+                               "properties", window);
+    if (schema && need_path) {
+        json_object_set_new(window, "path",
+                            json_pack("{s:s, s:i, s:s}", "type", "string", "minLength", 1,
+                                      "description", "A path from list_files."));
+        json_object_set_new(schema, "required", json_pack("[s]", "path"));
+    }
+    char *text = schema ? json_dumps(schema, JSON_COMPACT) : NULL;
+    json_decref(schema);
+    t.input_schema = text; /* copied by add_tool */
+    int rc = text ? mcpage_server_add_tool(srv, &t) : MCPAGE_ENOMEM;
+    free(text);
+    return rc;
+}
 
 /* Resolves the root and creates the cursor key and the pager. */
 static int files_open(files_ctx *fx, const char *root)
@@ -332,14 +306,24 @@ static void files_close(files_ctx *fx)
 
 static int files_add_tools(mcpage_server *srv, files_ctx *fx)
 {
-    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
-        mcpage_tool t = tools[i];
-        t.user_data = fx;
-        int rc = mcpage_server_add_tool(srv, &t);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    mcpage_tool t = {.read_only = MCPAGE_HINT_TRUE, .user_data = fx};
+    t.name = "list_files";
+    t.description = "Lists the files of the directory, sorted by path, with size and "
+                    "modification time. Follow next_cursor to walk them all.";
+    t.handler = list_files;
+    int rc = add_tool(srv, t, mcpage_list_schema(fx->pager, &list_spec), false);
+    t.name = "read_file";
+    t.description = "Reads a text file by lines. Continue with next_start_line.";
+    t.handler = read_file;
+    if (rc == 0)
+        rc = add_tool(srv, t, mcpage_lines_schema(fx->pager, &lines_spec), true);
+    t.name = "read_file_bytes";
+    t.description = "Reads a file's raw bytes (UTF-8 text as text, else base64). Continue "
+                    "with next_offset.";
+    t.handler = read_file_bytes;
+    if (rc == 0)
+        rc = add_tool(srv, t, mcpage_bytes_schema(fx->pager, &bytes_spec), true);
+    return rc;
 }
 
 #ifndef FILES_SERVER_NO_MAIN
