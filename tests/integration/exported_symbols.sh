@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The shared library exports exactly the public API: every dynamic symbol
+# The libraries export exactly the public API: every dynamic symbol
 # libmcpage.so defines is a function declared with MCPAGE_API in a header
 # under include/, and every function so declared is exported. Anything
 # else (an internal mcpage__ helper, a static that lost its static, a
-# symbol of a vendored library) would become ABI by accident.
+# symbol of a vendored library) would become ABI by accident. The
+# installed static libmcpage.a must show the same global symbols: its
+# internal ones are made local, so they cannot clash with a program's own.
 set -euo pipefail
 src=${MCPAGE_SOURCE_DIR:?}
 bin=${MCPAGE_BINARY_DIR:?}
@@ -24,6 +26,12 @@ done | sort -u >"$tmp/declared"
 # Exported: defined dynamic symbols, minus what every shared object has.
 nm -D --defined-only "$lib" | awk '{print $NF}' |
   grep -vE '^(_init|_fini|_edata|_end|__bss_start)$' | sort -u >"$tmp/exported"
+
+# The static library meant for installation (src/libmcpage.a; the tests
+# link libmcpage_internal.a instead).
+static=$bin/src/libmcpage.a
+[ -f "$static" ] || { echo "FAIL: no $static"; exit 1; }
+nm -g --defined-only "$static" | awk 'NF == 3 {print $3}' | sort -u >"$tmp/static"
 
 ndecl=$(wc -l <"$tmp/declared")
 nexp=$(wc -l <"$tmp/exported")
@@ -51,5 +59,12 @@ if [ -n "$bad" ]; then
   echo "$bad" | sed 's/^/  /'
   status=1
 fi
+if ! diff -q "$tmp/exported" "$tmp/static" >/dev/null; then
+  echo "FAIL: the global symbols of libmcpage.a differ from the shared library's exports:"
+  diff "$tmp/exported" "$tmp/static" | grep '^[<>]' | head -20 | sed 's/^/  /'
+  echo "  (> only in libmcpage.a: an internal symbol left global; see src/CMakeLists.txt, prelink)"
+  status=1
+fi
+[ $status -eq 0 ] && echo "ok: libmcpage.a has the same $(wc -l <"$tmp/static") global symbols"
 [ $status -eq 0 ] && echo "ok: $nexp exported symbols, all declared with MCPAGE_API; $ndecl declared, all exported"
 exit $status

@@ -93,6 +93,33 @@ for ex in files csv; do
   check_static "$tmp/pc-static/${ex}_server"
 done
 
+# A program whose own functions share names with mcpage internals links
+# with the static library all the same: those internals are local there.
+step "static library: a program's own b64_encode, jw_init and page_reject do not clash"
+cat >"$tmp/clash.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <mcpage.h>
+int b64_encode(void);
+int jw_init(void);
+int page_reject(void);
+int b64_encode(void) { return 1; }
+int jw_init(void) { return 2; }
+int page_reject(void) { return 3; }
+int main(void)
+{
+    mcpage_result *r = mcpage_result_new();
+    int ok = r && mcpage_result_add_image(r, "image/png", "abc", 3) == 0;
+    mcpage_result_free(r);
+    printf("%s %d\n", mcpage_version(), b64_encode() + jw_init() + page_reject());
+    return ok && strcmp(mcpage_version(), MCPAGE_VERSION_STRING) == 0 ? 0 : 1;
+}
+C
+# shellcheck disable=SC2086
+"$cc" "${san[@]}" -std=c17 -Wall -Wextra -Werror -o "$tmp/clash" "$tmp/clash.c" \
+  $(pkg-config --cflags mcpage) $static_libs || fail "a program's own b64_encode clashed with libmcpage.a"
+[ "$("$tmp/clash")" = "$header_version 6" ] || fail "the clash program printed $("$tmp/clash")"
+
 for target in mcpage::mcpage mcpage::mcpage_static; do
   dir=$tmp/cmake-${target#mcpage::}
   step "CMake: find_package(mcpage CONFIG REQUIRED), linking $target"
