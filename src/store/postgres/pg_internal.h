@@ -27,7 +27,7 @@
 
 typedef struct pg_pool pg_pool;
 
-#define PG_MSG_COLS   14                /* columns of one buffered message row */
+#define PG_MSG_COLS   15                /* columns of one buffered message row */
 #define PG_PEND_ROWS  100               /* message rows buffered before a flush */
 #define PG_PEND_BYTES (4 * 1024 * 1024) /* bytes of buffered rows before a flush */
 #define PG_ID_BLOCK   256               /* message ids reserved per round trip */

@@ -91,6 +91,13 @@ static const char *const migrations[] = {
     "CREATE FUNCTION mcpage_week(t text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$"
     " BEGIN RETURN to_char(date_trunc('week', substr(t, 1, 10)::date), 'YYYY-MM-DD');"
     " EXCEPTION WHEN others THEN RETURN NULL; END $$;",
+    /* version 2: each message's text line count (store_message_text_lines),
+     * covered by an index with the ordinal so transcripts map messages to
+     * line numbers without reading texts */
+    "ALTER TABLE messages ADD COLUMN text_lines bigint NOT NULL DEFAULT 0;"
+    "UPDATE messages SET text_lines = CASE WHEN text = '' THEN 0 ELSE "
+    "  length(text) - length(replace(text, chr(10), '')) + 1 END WHERE text <> '';"
+    "CREATE INDEX messages_lines ON messages(sid, ordinal, text_lines);",
 };
 
 int store_pg_schema_latest(void)

@@ -437,6 +437,34 @@ nomem:
     return MCPAGE_ENOMEM;
 }
 
+static int pg_text_lines(store *s, const char *id, int64_t before, store_text_lines *out)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRId64, before);
+    const char *v[] = {id, b};
+    PGresult *r = run(s,
+                      "SELECT m.ordinal, m.text_lines FROM sessions s JOIN messages m ON m.sid = "
+                      "s.sid WHERE s.session_id = $1 AND m.ordinal < $2 ORDER BY m.ordinal",
+                      2, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r);
+    out->ordinal = rows_alloc(n, sizeof *out->ordinal);
+    out->lines = rows_alloc(n, sizeof *out->lines);
+    if (!out->ordinal || !out->lines) {
+        PQclear(r);
+        store_text_lines_free(out);
+        return MCPAGE_ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        out->ordinal[i] = num(r, i, 0);
+        out->lines[i] = num(r, i, 1);
+    }
+    out->count = (size_t)n;
+    PQclear(r);
+    return 0;
+}
+
 static int pg_message_get(store *s, int64_t id, store_message *out)
 {
     char a[32];
@@ -1073,8 +1101,8 @@ int store_pg_flush(store *s)
      * session's count and time span follow its messages, as in the SQLite
      * backend. */
     static const char *const types[PG_MSG_COLS] = {
-        "bigint", "bigint", "bigint", "text",   "text",   "text", "text",
-        "text",   "int",    "bigint", "bigint", "bigint", "text", "tsvector"};
+        "bigint", "bigint", "bigint", "text",   "text", "text",   "text",    "text",
+        "int",    "bigint", "bigint", "bigint", "text", "bigint", "tsvector"};
     char *cols[PG_MSG_COLS] = {0};
     const char *vals[PG_MSG_COLS + 3];
     int rc = MCPAGE_ENOMEM;
@@ -1093,11 +1121,11 @@ int store_pg_flush(store *s)
         vals[k] = cols[k];
     }
     char sql[1500];
-    size_t n =
-        (size_t)snprintf(sql, sizeof sql,
-                         "WITH ins AS (INSERT INTO messages(message_id, sid, ordinal, role, "
-                         "\"timestamp\", text, tool_name, tool_input, is_error, line_no, "
-                         "byte_offset, byte_length, tool_call_id, tsv) SELECT * FROM unnest(");
+    size_t n = (size_t)snprintf(
+        sql, sizeof sql,
+        "WITH ins AS (INSERT INTO messages(message_id, sid, ordinal, role, "
+        "\"timestamp\", text, tool_name, tool_input, is_error, line_no, "
+        "byte_offset, byte_length, tool_call_id, text_lines, tsv) SELECT * FROM unnest(");
     for (int k = 0; k < PG_MSG_COLS; k++)
         n += (size_t)snprintf(sql + n, sizeof sql - n, "%s$%d::%s[]", k ? ", " : "", k + 1,
                               types[k]);
@@ -1109,9 +1137,11 @@ int store_pg_flush(store *s)
     n += (size_t)snprintf(
         sql + n, sizeof sql - n,
         ") RETURNING 1) UPDATE sessions SET message_count = message_count + (SELECT count(*) "
-        "FROM ins), started_at = CASE WHEN $16 <> '' AND (started_at = '' OR $16 < started_at) "
-        "THEN $16 ELSE started_at END, ended_at = CASE WHEN $17 > ended_at THEN $17 ELSE "
-        "ended_at END WHERE sid = $15");
+        "FROM ins), started_at = CASE WHEN $%d <> '' AND (started_at = '' OR $%d < started_at) "
+        "THEN $%d ELSE started_at END, ended_at = CASE WHEN $%d > ended_at THEN $%d ELSE "
+        "ended_at END WHERE sid = $%d",
+        PG_MSG_COLS + 2, PG_MSG_COLS + 2, PG_MSG_COLS + 2, PG_MSG_COLS + 3, PG_MSG_COLS + 3,
+        PG_MSG_COLS + 1);
     if (n >= sizeof sql) {
         rc = MCPAGE_ERANGE;
         goto out;
@@ -1182,7 +1212,7 @@ static int pg_message_add(store *s, const store_message *m, int64_t *id)
     rc = store_pg_tsvector(m->text, &tsv);
     if (rc < 0)
         return rc;
-    char nums[7][32];
+    char nums[8][32];
     snprintf(nums[0], sizeof nums[0], "%" PRId64, *id);
     snprintf(nums[1], sizeof nums[1], "%" PRId64, sid);
     snprintf(nums[2], sizeof nums[2], "%" PRId64, m->ordinal);
@@ -1190,6 +1220,14 @@ static int pg_message_add(store *s, const store_message *m, int64_t *id)
     snprintf(nums[4], sizeof nums[4], "%" PRId64, m->line_no);
     snprintf(nums[5], sizeof nums[5], "%" PRId64, m->byte_offset);
     snprintf(nums[6], sizeof nums[6], "%" PRId64, m->byte_length);
+    /* lines as store_message_text_lines() defines them */
+    int64_t lines = 0;
+    if (m->text && *m->text) {
+        lines = 1;
+        for (const char *p = m->text; *p; p++)
+            lines += *p == '\n';
+    }
+    snprintf(nums[7], sizeof nums[7], "%" PRId64, lines);
     const char *src[PG_MSG_COLS] = {nums[0],
                                     nums[1],
                                     nums[2],
@@ -1202,7 +1240,8 @@ static int pg_message_add(store *s, const store_message *m, int64_t *id)
                                     nums[4],
                                     nums[5],
                                     nums[6],
-                                    m->tool_call_id};
+                                    m->tool_call_id,
+                                    nums[7]};
     pg_row *row = &c->pend[c->npend];
     memset(row, 0, sizeof *row);
     size_t bytes = strlen(tsv);
@@ -1468,6 +1507,7 @@ static const store_ops pg_ops = {
     .session_get = pg_session_get,
     .messages_from = pg_messages_from,
     .message_get = pg_message_get,
+    .text_lines = pg_text_lines,
     .raw_read = pg_raw_read,
     .session_summary = pg_session_summary,
     .search = pg_search,
