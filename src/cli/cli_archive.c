@@ -3,24 +3,35 @@
  */
 #include "cli/cli_archive.h"
 
+#include "cli/commands.h"
+#include "store/store.h"
+
 #include <stdio.h>
 #include <string.h>
 
-int cli_archive_open(cli_archive *a, const char *who, const char *db_arg)
+int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, const char *db_arg)
 {
     memset(a, 0, sizeof *a);
-    int rc =
-        db_arg
-            ? (snprintf(a->db, sizeof a->db, "%s", db_arg) < (int)sizeof a->db ? 0 : MCPAGE_ERANGE)
-            : sync_default_db(a->db, sizeof a->db);
+    int rc = cli_store_spec(a->db, sizeof a->db, store_arg, db_arg);
     if (rc < 0) {
-        fprintf(stderr, "%s: the archive path is too long\n", who);
+        fprintf(stderr, "%s: the archive path or URL is too long\n", who);
         return rc;
     }
+    /* A server store (postgres://) has no directory: its key file sits in
+     * the default data directory. Instances on several machines must share
+     * one key through MCPAGE_CURSOR_KEY (docs/scale-out.md). */
+    char keydir[SYNC_PATH_MAX];
+    if (store_spec_is_url(a->db) ? sync_default_db(keydir, sizeof keydir) < 0
+                                 : snprintf(keydir, sizeof keydir, "%s", a->db) < 0) {
+        fprintf(stderr, "%s: the archive path is too long\n", who);
+        return MCPAGE_ERANGE;
+    }
+    if (store_spec_is_url(a->db))
+        sync_make_parent_dirs(keydir);
     char key[SYNC_PATH_MAX + 32];
-    const char *slash = strrchr(a->db, '/');
+    const char *slash = strrchr(keydir, '/');
     if (slash)
-        snprintf(key, sizeof key, "%.*s/%s", (int)(slash - a->db), a->db, CLI_KEY_FILE);
+        snprintf(key, sizeof key, "%.*s/%s", (int)(slash - keydir), keydir, CLI_KEY_FILE);
     else
         snprintf(key, sizeof key, "%s", CLI_KEY_FILE);
     rc = mcpage_keyring_new(&a->kr);

@@ -16,7 +16,7 @@
 #define CLI_KEY_FILE "cursor.key"
 
 typedef struct cli_archive {
-    char db[SYNC_PATH_MAX]; /* the archive's path */
+    char db[SYNC_PATH_MAX]; /* the archive's path or postgres:// URL */
     mcpage_keyring *kr;     /* signs cursors (env MCPAGE_CURSOR_KEY or the key file) */
     mcpage_pager *pager;    /* the contract's settings */
     tools_ctx tools;        /* the tools' shared context */
@@ -24,11 +24,12 @@ typedef struct cli_archive {
 } cli_archive;
 
 /*
- * Resolves the archive (`db_arg`, else MCPAGE_DB, else the XDG data
- * dir), loads or creates the cursor key and the pager. Prints why on
- * stderr (prefixed with `who`) and returns non-zero on failure.
+ * Resolves the archive (`store_arg`, else `db_arg`, else MCPAGE_STORE,
+ * else MCPAGE_DB, else the XDG data dir: cli_store_spec()), loads or
+ * creates the cursor key and the pager. Prints why on stderr (prefixed
+ * with `who`) and returns non-zero on failure.
  */
-int cli_archive_open(cli_archive *a, const char *who, const char *db_arg);
+int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, const char *db_arg);
 /* Registers the archive's tools and resources on `srv`. */
 int cli_archive_register(cli_archive *a, mcpage_server *srv);
 void cli_archive_close(cli_archive *a);

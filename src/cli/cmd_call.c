@@ -20,14 +20,16 @@
 static void call_usage(FILE *out)
 {
     fprintf(out,
-            "usage: mcpage call [--db FILE] [--json | --field NAME] TOOL ['JSON ARGUMENTS']\n"
-            "       mcpage call [--db FILE] --list\n\n"
+            "usage: mcpage call [--store URL | --db FILE] [--json | --field NAME] TOOL ['JSON "
+            "ARGUMENTS']\n"
+            "       mcpage call [--store URL | --db FILE] --list\n\n"
             "Runs one tool of the archive server against the archive, in-process, through\n"
             "the same registry and dispatch as `mcpage serve`, and prints what a client gets:\n"
             "the text block by default (and any resource link), the whole CallToolResult\n"
             "with --json, or one field of structuredContent with --field (e.g. next_cursor;\n"
             "strings print bare). Cursors stay valid across runs (the key is kept beside the\n"
             "archive). Exit status 1 when the result is an error.\n\n"
+            "  --store URL a shared store, postgres://user@host/db (env MCPAGE_STORE)\n"
             "  --db FILE   the archive (env MCPAGE_DB; default as `mcpage sync`)\n"
             "  --list      list the tools with their first sentence\n\n"
             "example: mcpage call list_sessions '{\"limit\": 5}'\n");
@@ -129,7 +131,7 @@ static int list_tools(mcpage_session *s, replies *r)
 
 int cli_cmd_call(int argc, char **argv)
 {
-    const char *db_arg = NULL, *field = NULL, *tool = NULL, *args_text = NULL;
+    const char *store_arg = NULL, *db_arg = NULL, *field = NULL, *tool = NULL, *args_text = NULL;
     bool json = false, list = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -142,6 +144,8 @@ int cli_cmd_call(int argc, char **argv)
             list = true;
         } else if (i + 1 < argc && strcmp(a, "--db") == 0) {
             db_arg = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
+            store_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--field") == 0) {
             field = argv[++i];
         } else if (a[0] == '-' && a[1] == '-') {
@@ -175,7 +179,7 @@ int cli_cmd_call(int argc, char **argv)
         }
     }
     cli_archive arc;
-    if (cli_archive_open(&arc, "mcpage call", db_arg) != 0) {
+    if (cli_archive_open(&arc, "mcpage call", store_arg, db_arg) != 0) {
         json_decref(args);
         return 1;
     }

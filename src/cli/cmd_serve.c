@@ -29,6 +29,8 @@ static void usage(FILE *out)
         "  --page-size N     items per page of tools/resources/prompts lists (default %d)\n"
         "  --workers N       threads running tool calls (default %d)\n"
         "  --max-inflight N  calls queued or running before 'server busy' (default %d)\n"
+        "  --store URL       a shared store, postgres://user@host/db (env MCPAGE_STORE);\n"
+        "                    several instances may serve it (docs/scale-out.md)\n"
         "  --db FILE         the archive (env MCPAGE_DB; default\n"
         "                    $XDG_DATA_HOME/mcpage/archive.db or "
         "~/.local/share/mcpage/archive.db)\n"
@@ -127,10 +129,11 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
         (void)fprintf(stderr, "mcpage serve: a source path is too long\n");
         return 1;
     }
-    char err[600];
-    if (sync_make_parent_dirs(db) < 0 ||
+    char err[600], shown[SYNC_PATH_MAX];
+    store_spec_display(db, shown, sizeof shown);
+    if ((!store_spec_is_url(db) && sync_make_parent_dirs(db) < 0) ||
         store_open_msg(db, STORE_OPEN_WRITE, &ss->writer, err, sizeof err) < 0) {
-        (void)fprintf(stderr, "mcpage serve: cannot open %s for sync: %s\n", db,
+        (void)fprintf(stderr, "mcpage serve: cannot open %s for sync: %s\n", shown,
                       ss->writer ? "" : err);
         return 1;
     }
@@ -158,7 +161,7 @@ int cli_cmd_serve(int argc, char **argv)
 {
     long page = MCPAGE_DEFAULT_PAGE_SIZE, workers = MCPAGE_DEFAULT_WORKERS,
          inflight = MCPAGE_DEFAULT_MAX_INFLIGHT, interval = 60;
-    const char *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
+    const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
     bool no_sync = false;
     cli_http_opts http = {0};
     for (int i = 1; i < argc; i++) {
@@ -192,6 +195,8 @@ int cli_cmd_serve(int argc, char **argv)
             no_sync = true;
         } else if (v && strcmp(a, "--db") == 0) {
             db_arg = argv[++i];
+        } else if (v && strcmp(a, "--store") == 0) {
+            store_arg = argv[++i];
         } else if (v && strcmp(a, "--claude-home") == 0) {
             claude_arg = argv[++i];
         } else if (v && strcmp(a, "--codex-home") == 0) {
@@ -203,7 +208,7 @@ int cli_cmd_serve(int argc, char **argv)
         }
     }
     cli_archive arc;
-    if (cli_archive_open(&arc, "mcpage serve", db_arg) != 0)
+    if (cli_archive_open(&arc, "mcpage serve", store_arg, db_arg) != 0)
         return 1;
     serve_sync ss;
     memset(&ss, 0, sizeof ss);
