@@ -25,6 +25,7 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || skip "no PostgreSQL serve
 "$bin" serve --help 2>&1 | grep -q -- "--store" || skip "this build's serve takes no --store"
 
 work=$(mktemp -d /tmp/mcpage-multi-XXXXXX)
+chmod 755 "$work" # the postgres user runs the private cluster in here
 export MCPAGE_PG_STATE=$work/pg
 pids=()
 cleanup() {
@@ -35,9 +36,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-eval "$("$src/scripts/pg-test-server.sh" start)"
+pgenv=$("$src/scripts/pg-test-server.sh" start) || { echo "multi_instance: cannot start a private PostgreSQL"; exit 1; }
+eval "$pgenv"
 url=$MCPAGE_TEST_PG
-export MCPAGE_CURSOR_KEY=${MCPAGE_CURSOR_KEY:-multi-instance-test-key-0123456789abcdef}
+export MCPAGE_CURSOR_KEY=${MCPAGE_CURSOR_KEY:-6d756c74692d696e7374616e63652d746573742d6b65792d3031323334353637}
 
 "$bin" sync --quiet --store "$url" --claude-home "$src/examples/archive/claude" \
   --codex-home "$src/examples/archive/codex" --hostname ci
