@@ -3,7 +3,8 @@
  * registered by tools_register_all(), found through tools/list, walked
  * by the generic contract test (tests/unit/support/tool_contract.c) on a
  * store synced from examples/archive; then walks that continue while
- * sync adds sessions, and a relevance walk across a store change.
+ * sync adds sessions, and a relevance walk across a store change. Run
+ * on SQLite here and on PostgreSQL by test_tools_contract_pg.c.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,13 +21,14 @@
 #include <mcpage/server.h>
 
 #include "store/store.h"
+#include "support/store_backends.h"
 #include "support/tool_contract.h"
 #include "sync/sync.h"
 #include "tools/tools.h"
 
 typedef struct env {
     char dir[256];        /* temp dir: archive copy and store */
-    char db[300];         /* the store */
+    char db[1200];        /* the store: a file or a postgres:// URL */
     char claude[300];     /* the archive copy's Claude home */
     char codex[300];      /* the archive copy's Codex home */
     store *writer;        /* sync's handle */
@@ -55,7 +57,7 @@ static int setup(void **state)
              "cp -r '%s/examples/archive/claude' '%s/examples/archive/codex' '%s/'",
              MCPAGE_SOURCE_DIR, MCPAGE_SOURCE_DIR, e->dir);
     assert_int_equal(system(cmd), 0);
-    snprintf(e->db, sizeof e->db, "%s/a.db", e->dir);
+    tb_spec(e->dir, "a", e->db, sizeof e->db);
     snprintf(e->claude, sizeof e->claude, "%s/claude", e->dir);
     snprintf(e->codex, sizeof e->codex, "%s/codex", e->dir);
     assert_int_equal(store_open(e->db, STORE_OPEN_WRITE, &e->writer), 0);
@@ -90,6 +92,7 @@ static int teardown(void **state)
     mcpage_pager_free(e->pager);
     mcpage_keyring_free(e->kr);
     store_close(e->writer);
+    tb_cleanup();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", e->dir);
     if (system(cmd) != 0)
@@ -345,5 +348,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_search_line_points_at_the_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_filters_equal_arguments, setup, teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return TB_RUN_GROUPS(tests);
 }
