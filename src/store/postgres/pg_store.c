@@ -180,10 +180,11 @@ static void q_page(pq_sql *q, const char *order, const store_page *pg)
     }
 }
 
-/* A zeroed array of n rows (NULL and n = 0 is fine). */
+/* A zeroed array of n rows; NULL for none (as the SQLite backend leaves
+ * an empty result: callers may skip the free when count is 0). */
 static void *rows_alloc(int n, size_t elem)
 {
-    return calloc(n > 0 ? (size_t)n : 1, elem);
+    return n > 0 ? calloc((size_t)n, elem) : NULL;
 }
 
 /* ---- projects ------------------------------------------------------- */
@@ -234,7 +235,7 @@ static int pg_projects_list(store *s, const store_project_filter *f, const store
         return MCPAGE_ESTORE;
     int n = PQntuples(r);
     out->rows = rows_alloc(n, sizeof *out->rows);
-    if (!out->rows)
+    if (n > 0 && !out->rows)
         goto nomem;
     for (int i = 0; i < n; i++) {
         store_project *p = &out->rows[out->count++];
@@ -345,7 +346,7 @@ static int pg_sessions_list(store *s, const store_session_filter *f, const store
         return MCPAGE_ESTORE;
     int n = PQntuples(r);
     out->rows = rows_alloc(n, sizeof *out->rows);
-    if (!out->rows)
+    if (n > 0 && !out->rows)
         goto nomem;
     for (int i = 0; i < n; i++)
         if (session_row(r, i, &out->rows[out->count++]) < 0)
@@ -424,7 +425,7 @@ static int pg_messages_from(store *s, const char *id, int64_t from, int64_t limi
         return MCPAGE_ESTORE;
     int n = PQntuples(r);
     out->rows = rows_alloc(n, sizeof *out->rows);
-    if (!out->rows)
+    if (n > 0 && !out->rows)
         goto nomem;
     for (int i = 0; i < n; i++)
         if (message_row(r, i, &out->rows[out->count++]) < 0)
@@ -451,7 +452,7 @@ static int pg_text_lines(store *s, const char *id, int64_t before, store_text_li
     int n = PQntuples(r);
     out->ordinal = rows_alloc(n, sizeof *out->ordinal);
     out->lines = rows_alloc(n, sizeof *out->lines);
-    if (!out->ordinal || !out->lines) {
+    if (n > 0 && (!out->ordinal || !out->lines)) {
         PQclear(r);
         store_text_lines_free(out);
         return MCPAGE_ENOMEM;
@@ -590,7 +591,7 @@ static int counts_query(store *s, const char *sql, const char *sid, store_count 
         return MCPAGE_ESTORE;
     int rows = PQntuples(r);
     *out = rows_alloc(rows, sizeof **out);
-    if (!*out) {
+    if (rows > 0 && !*out) {
         PQclear(r);
         return MCPAGE_ENOMEM;
     }
@@ -735,7 +736,7 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
     }
     int n = PQntuples(r);
     out->rows = rows_alloc(n, sizeof *out->rows);
-    if (!out->rows)
+    if (n > 0 && !out->rows)
         goto nomem;
     for (int i = 0; i < n; i++) {
         store_hit *h = &out->rows[out->count++];
@@ -828,7 +829,7 @@ static int pg_activity(store *s, const store_activity_filter *f, size_t max_rows
                           max_rows);
     }
     out->rows = rows_alloc(n, sizeof *out->rows);
-    if (!out->rows)
+    if (n > 0 && !out->rows)
         goto nomem;
     for (int i = 0; i < n; i++) {
         store_activity_row *row = &out->rows[out->count++];
@@ -1417,7 +1418,7 @@ static int pg_sources_all(store *s, const char *hostname, size_t max_rows, store
         return store_fail(s, MCPAGE_ERANGE, "more than %zu source files", max_rows);
     }
     out->rows = rows_alloc(n, sizeof *out->rows);
-    if (!out->rows)
+    if (n > 0 && !out->rows)
         goto nomem;
     for (int i = 0; i < n; i++) {
         store_source *row = &out->rows[out->count++];
