@@ -899,6 +899,8 @@ static http_session *need_session(mcpage_http *h, struct MHD_Connection *c, enum
 static enum MHD_Result handle_delete(mcpage_http *h, struct MHD_Connection *c)
 {
     enum MHD_Result ret = MHD_NO;
+    if (!version_ok(c, &ret))
+        return ret;
     http_session *hs = need_session(h, c, &ret);
     if (hs == NULL)
         return ret;

@@ -178,7 +178,11 @@ try {
   eq(r.status, 503, "past --max-sessions, initialize is 503");
   eq(r.headers["retry-after"] !== undefined, true, "503 carries Retry-After");
 
-  // DELETE ends the session.
+  // DELETE ends the session (an unsupported version header is refused first).
+  r = await raw(port, "DELETE", { ...base, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "banana" });
+  eq(r.status, 400, "DELETE with an unsupported MCP-Protocol-Version is 400");
+  r = await raw(port, "GET", { ...base, Accept: "text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2000-01-01" });
+  eq(r.status, 400, "GET with an unsupported MCP-Protocol-Version is 400");
   r = await raw(port, "DELETE", { ...base, "Mcp-Session-Id": sid });
   eq(r.status, 204, "DELETE is 204");
   r = await post({ "Mcp-Session-Id": sid }, PING);
