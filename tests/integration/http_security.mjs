@@ -178,6 +178,17 @@ try {
   eq(r.status, 503, "past --max-sessions, initialize is 503");
   eq(r.headers["retry-after"] !== undefined, true, "503 carries Retry-After");
 
+  // Last-Event-ID must name an event of this session.
+  const sse = { ...base, Accept: "text/event-stream", "Mcp-Session-Id": sid };
+  for (const bad of ["garbage", "1_", "_5", "-1_2", "99999999999999999999999_1"]) {
+    r = await raw(port, "GET", { ...sse, "Last-Event-ID": bad });
+    eq(r.status, 400, `Last-Event-ID '${bad}' is 400`);
+  }
+  r = await raw(port, "GET", { ...sse, "Last-Event-ID": "424242_0" });
+  eq(r.status, 404, "Last-Event-ID of an unknown stream is 404");
+  r = await post({ "Mcp-Session-Id": "x".repeat(5000) }, PING);
+  eq(r.status, 404, "a 5,000-byte session id is 404, not a crash");
+
   // DELETE ends the session (an unsupported version header is refused first).
   r = await raw(port, "DELETE", { ...base, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "banana" });
   eq(r.status, 400, "DELETE with an unsupported MCP-Protocol-Version is 400");
