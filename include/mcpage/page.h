@@ -90,6 +90,17 @@ MCPAGE_API int mcpage_pager_new(const mcpage_pager_config *cfg, const mcpage_key
 MCPAGE_API void mcpage_pager_free(mcpage_pager *p);
 MCPAGE_API const mcpage_keyring *mcpage_pager_keyring(const mcpage_pager *p);
 
+/*
+ * Writes an invalid-argument result in the contract's error shape for an
+ * argument a tool checks itself (a date filter, an id): isError, a text
+ * naming the parameter, the value received, what is expected and one
+ * valid example call (`example` is written after "<tool> with "), and
+ * structuredContent {"error": {"code": "invalid_argument", "param",
+ * "got", "expected", "example", "message"}}. `got` may be NULL.
+ */
+MCPAGE_API int mcpage_reject_argument(mcpage_result *res, const char *tool, const char *param,
+                                      const json_t *got, const char *expected, const char *example);
+
 /* ------------------------------------------------------------------ LIST */
 
 /*
@@ -232,6 +243,10 @@ typedef struct mcpage_bytes_window {
 
 typedef struct mcpage_bytes mcpage_bytes; /* opaque */
 
+/*
+ * As mcpage_list_begin, for a byte window; the window (owned by the page,
+ * valid until finish or abort) says which bytes to read.
+ */
 MCPAGE_API int mcpage_bytes_begin(const mcpage_pager *p, const mcpage_bytes_spec *spec,
                                   const json_t *args, mcpage_bytes **out);
 MCPAGE_API const mcpage_bytes_window *mcpage_bytes_window_get(const mcpage_bytes *pg);
@@ -274,6 +289,7 @@ typedef struct mcpage_grid_window {
 
 typedef struct mcpage_grid mcpage_grid; /* opaque */
 
+/* As mcpage_list_begin, for a region of a grid. */
 MCPAGE_API int mcpage_grid_begin(const mcpage_pager *p, const mcpage_grid_spec *spec,
                                  const json_t *args, mcpage_grid **out);
 /*
@@ -283,6 +299,16 @@ MCPAGE_API int mcpage_grid_begin(const mcpage_pager *p, const mcpage_grid_spec *
 MCPAGE_API void mcpage_grid_set_bounds(mcpage_grid *pg, int64_t rows, int64_t cols);
 MCPAGE_API const mcpage_grid_window *mcpage_grid_window_get(const mcpage_grid *pg);
 /*
+ * A grid's own row and column names (project names, dates) in place of
+ * numbers: `label` returns the label of row `index` (is_row) or column
+ * `index`, or NULL for an index it does not know (the number is used). The
+ * string must stay valid until finish. Call before adding cells. Labels go
+ * to row_labels and col_labels, the text copy's header row and first
+ * column, and the summary line; the page is measured with them.
+ */
+typedef const char *(*mcpage_grid_label_fn)(void *ud, bool is_row, int64_t index);
+MCPAGE_API void mcpage_grid_set_labels(mcpage_grid *pg, mcpage_grid_label_fn label, void *ud);
+/*
  * Adds the next cell of the (clipped) region in row-major order. Steals
  * `value` (any JSON value; NULL means null). Returns 0 for more,
  * MCPAGE_PAGE_FULL, or a negative status.
@@ -290,6 +316,20 @@ MCPAGE_API const mcpage_grid_window *mcpage_grid_window_get(const mcpage_grid *p
 MCPAGE_API int mcpage_grid_add(mcpage_grid *pg, json_t *value);
 MCPAGE_API int mcpage_grid_finish(mcpage_grid *pg, mcpage_result *res);
 MCPAGE_API void mcpage_grid_abort(mcpage_grid *pg);
+
+/* ---------------------------------------------------------- inputSchema */
+
+/*
+ * The inputSchema "properties" of a family's window parameters, to merge
+ * into the tool's own: each declares its type, minimum and default, and
+ * states its maximum in the description, never as "maximum" (a schema
+ * maximum makes hosts reject what the contract clamps). A new object, or
+ * NULL when out of memory or the spec is invalid.
+ */
+MCPAGE_API json_t *mcpage_list_schema(const mcpage_pager *p, const mcpage_list_spec *spec);
+MCPAGE_API json_t *mcpage_lines_schema(const mcpage_pager *p, const mcpage_lines_spec *spec);
+MCPAGE_API json_t *mcpage_bytes_schema(const mcpage_pager *p, const mcpage_bytes_spec *spec);
+MCPAGE_API json_t *mcpage_grid_schema(const mcpage_pager *p, const mcpage_grid_spec *spec);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,26 @@
 #include "mcp/server_internal.h"
 #include "page/alloc.h"
 
+/*
+ * Copies a cursor remedy written for tools (which name their resume field
+ * next_cursor) into `out`, naming the lists' field nextCursor instead.
+ */
+static void list_remedy(const char *text, char *out, size_t cap)
+{
+    static const char tool_field[] = "next_cursor";
+    size_t o = 0;
+    while (*text && o + 1 < cap) {
+        if (strncmp(text, tool_field, sizeof tool_field - 1) == 0 && o + 11 < cap) {
+            memcpy(out + o, "nextCursor", 10);
+            o += 10;
+            text += sizeof tool_field - 1;
+        } else {
+            out[o++] = *text++;
+        }
+    }
+    out[o] = '\0';
+}
+
 /* Reads params.cursor; returns false after answering an error. */
 static bool read_cursor(mcpage_session *s, const json_t *id, const json_t *params,
                         const char *method, mcpage_cursor *c, bool *have)
@@ -34,9 +54,9 @@ static bool read_cursor(mcpage_session *s, const json_t *id, const json_t *param
         mcpage_cursor_decode(s->srv->keyring, method, s->srv->empty_fp, json_string_value(cur),
                              json_string_length(cur), c);
     if (st != MCPAGE_CURSOR_VALID) {
-        char msg[400];
-        (void)snprintf(msg, sizeof msg, "Invalid cursor for %s: %s", method,
-                       mcpage_cursor_status_text(st));
+        char msg[600];
+        int n = snprintf(msg, sizeof msg, "Invalid cursor for %s: ", method);
+        list_remedy(mcpage_cursor_status_text(st), msg + n, sizeof msg - (size_t)n);
         mcp_send_error(s, id, RPC_INVALID_PARAMS, msg,
                        json_pack("{s:s}", "reason", mcpage_cursor_status_name(st)));
         return false;

@@ -522,7 +522,7 @@ static void uuid_pack(const char *s, uint8_t out[16])
     for (size_t i = 0; i < 36; i++) {
         if (s[i] == '-')
             continue;
-        int v = hex_value(s[i]);
+        unsigned v = (unsigned)hex_value(s[i]) & 15u; /* is_uuid checked every digit */
         if (o % 2 == 0)
             out[o / 2] = (uint8_t)(v << 4);
         else

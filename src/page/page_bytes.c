@@ -120,6 +120,8 @@ static void bytes_hint(const mcpage_bytes *pg, size_t k, bool has_more, tbuf *t)
     if (has_more) {
         tb_printf(t, " Next page: %s with offset=%lld", pg->b.tool,
                   (long long)(pg->win.offset + (int64_t)k));
+        page_given_size(&pg->b, t, "max_bytes", pg->win.max_bytes);
+        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     } else if (bytes_past_end(pg)) {
@@ -128,6 +130,8 @@ static void bytes_hint(const mcpage_bytes *pg, size_t k, bool has_more, tbuf *t)
                   page_fmt_int(pg->win.offset, a), page_fmt_int(pg->total, b));
         tb_printf(t, "offset %lld: %s with offset=%lld", (long long)last, pg->b.tool,
                   (long long)last);
+        page_given_size(&pg->b, t, "max_bytes", pg->win.max_bytes);
+        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     }

@@ -104,6 +104,12 @@ const char *page_over_name(page_over o);
  * not window parameters, so a hint's next call is exact.
  */
 void page_same_args(const page_base *b, tbuf *t);
+/*
+ * Appends ", <name>=<used>" when the caller gave window parameter `name`
+ * (a size such as limit or max_tokens), so the next call keeps the page
+ * size the caller chose; `used` is the value after clamping.
+ */
+void page_given_size(const page_base *b, tbuf *t, const char *name, int64_t used);
 
 /* Formats v with thousands separators ("1,240"). */
 const char *page_fmt_int(int64_t v, char buf[32]);

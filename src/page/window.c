@@ -413,6 +413,13 @@ void page_same_args(const page_base *b, tbuf *t)
         tb_puts(t, " and the other arguments");
 }
 
+void page_given_size(const page_base *b, tbuf *t, const char *name, int64_t used)
+{
+    const json_t *v = b->args ? json_object_get(b->args, name) : NULL;
+    if (v && !json_is_null(v))
+        tb_printf(t, ", %s=%lld", name, (long long)used);
+}
+
 void page_write_clamps(const page_base *b, jw *w)
 {
     for (int i = 0; i < b->nclamped; i++) {

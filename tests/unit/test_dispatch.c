@@ -432,7 +432,9 @@ static void bad_cursors_are_invalid_params(void **state)
     json_t *e = capture_take_error(c, -32602);
     assert_non_null(e);
     json_t *err = json_object_get(e, "error");
-    assert_non_null(strstr(json_string_value(json_object_get(err, "message")), "Invalid cursor"));
+    const char *msg = json_string_value(json_object_get(err, "message"));
+    assert_non_null(strstr(msg, "Invalid cursor for tools/list: "));
+    assert_null(strstr(msg, "next_cursor")); /* the lists' field is nextCursor */
     assert_string_equal(json_string_value(json_object_get(json_object_get(err, "data"), "reason")),
                         "malformed");
     json_decref(e);

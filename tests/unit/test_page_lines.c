@@ -269,7 +269,7 @@ static void walks_return_every_line_once_in_order_within_budget(void **state)
     (void)state;
     uint64_t rng = 77;
     size_t pages = 0;
-    for (int iter = 0; iter < 120; iter++) {
+    for (int iter = 0; iter < 300; iter++) {
         mcpage_pager_config cfg;
         mcpage_pager_config_init(&cfg);
         cfg.max_chars = tp_range(&rng, 3000, 100000);

@@ -652,7 +652,7 @@ static void walks_return_every_record_once_in_order_within_budget(void **state)
     (void)state;
     uint64_t rng = 0x9E3779B97F4A7C15u;
     size_t pages = 0;
-    for (int iter = 0; iter < 150; iter++) {
+    for (int iter = 0; iter < 100; iter++) {
         mcpage_pager_config cfg;
         mcpage_pager_config_init(&cfg);
         cfg.max_chars = tp_range(&rng, 4000, 100000);

@@ -213,7 +213,7 @@ static void walks_visit_every_cell_once_within_budget(void **state)
     (void)state;
     uint64_t rng = 4242;
     size_t pages = 0;
-    for (int iter = 0; iter < 100; iter++) {
+    for (int iter = 0; iter < 50; iter++) {
         tp_env e;
         tp_setup(&e, NULL);
         int64_t nrows = tp_range(&rng, 0, 120), ncols = tp_range(&rng, 0, 60);

@@ -292,6 +292,18 @@ static void search_walks_in_every_sort(void **state)
         size_t n = check_walks(f->s, &flt, hits_page, hits_total, 9);
         assert_true(n > 50);
     }
+    /* with filters: the joined plans */
+    store_search_filter ff = {.query = "alpha", .role = "assistant", .after = "2025-02-01"};
+    for (int sort = STORE_SEARCH_RELEVANCE; sort <= STORE_SEARCH_OLDEST; sort++) {
+        ff.sort = (store_search_sort)sort;
+        size_t n = check_walks(f->s, &ff, hits_page, hits_total, 4);
+        assert_true(n > 5);
+    }
+    store_search_filter fp = {.query = "alpha", .project = "proj2", .source = "claude"};
+    for (int sort = STORE_SEARCH_RELEVANCE; sort <= STORE_SEARCH_OLDEST; sort++) {
+        fp.sort = (store_search_sort)sort;
+        assert_true(check_walks(f->s, &fp, hits_page, hits_total, 3) > 2);
+    }
 }
 
 static int64_t hits(store *s, store_search_filter *flt)

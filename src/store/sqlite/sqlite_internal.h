@@ -26,6 +26,8 @@ typedef struct sq_conn {
     size_t ncache;                 /* entries in use */
     size_t evict;                  /* next entry to replace when full */
     int in_tx;                     /* a transaction is open */
+    char *count_query;             /* FTS query of the last match count */
+    int64_t count_matches;         /* its bare match count (plan choice) */
     int dirty;                     /* rows changed in this transaction */
 } sq_conn;
 

@@ -72,6 +72,14 @@ static const char *const migrations[] = {
      * scans over messages then touch few pages (a row with 1 MiB of text
      * otherwise costs a page read per row). */
     "CREATE TABLE message_text(message_id INTEGER PRIMARY KEY, text TEXT NOT NULL);"
+    /* Messages per session and day, kept by each insert: the activity
+     * heat map reads these instead of scanning every message. */
+    "CREATE TABLE session_days("
+    "  sid INTEGER NOT NULL,"
+    "  day TEXT NOT NULL,"
+    "  messages INTEGER NOT NULL,"
+    "  PRIMARY KEY(sid, day)) WITHOUT ROWID;"
+    "CREATE INDEX session_days_day ON session_days(day, sid);"
     "CREATE INDEX messages_call ON messages(sid, tool_call_id) WHERE tool_call_id IS NOT NULL;"
     "CREATE TABLE raw_chunks("
     "  id INTEGER PRIMARY KEY,"
@@ -99,6 +107,14 @@ static const char *const migrations[] = {
     "  INSERT INTO messages_fts(messages_fts, rowid, text)"
     "  VALUES('delete', old.message_id, old.text);"
     "  INSERT INTO messages_fts(rowid, text) VALUES(new.message_id, new.text); END;",
+    /* version 2: each message's text line count, in an index that covers
+     * (sid, ordinal, text_lines), so a transcript's line numbers (read_session,
+     * search matches) are summed from the index without reading the texts. */
+    "ALTER TABLE messages ADD COLUMN text_lines INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE messages SET text_lines = coalesce((SELECT CASE WHEN length(t.text) = 0 THEN 0"
+    "  ELSE length(t.text) - length(replace(t.text, char(10), '')) + 1 END"
+    "  FROM message_text t WHERE t.message_id = messages.message_id), 0);"
+    "CREATE INDEX messages_lines ON messages(sid, ordinal, text_lines);",
 };
 
 int store_sqlite_schema_latest(void)

@@ -522,6 +522,45 @@ nomem:
     return MCPAGE_ENOMEM;
 }
 
+/* The counts come from the covering index messages_lines: no text is read. */
+static int sqlite_text_lines(store *s, const char *id, int64_t before, store_text_lines *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "SELECT m.ordinal, m.text_lines FROM sessions s "
+                     "JOIN messages m INDEXED BY messages_lines ON m.sid = s.sid "
+                     "WHERE s.session_id = ? AND m.ordinal < ? ORDER BY m.ordinal",
+                     &st);
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, before);
+    size_t cap = 0, cap2 = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t *o = rows_grow(out->ordinal, out->count, &cap, sizeof *o);
+        if (!o)
+            goto nomem;
+        out->ordinal = o;
+        int64_t *l = rows_grow(out->lines, out->count, &cap2, sizeof *l);
+        if (!l)
+            goto nomem;
+        out->lines = l;
+        o[out->count] = sqlite3_column_int64(st, 0);
+        l[out->count] = sqlite3_column_int64(st, 1);
+        out->count++;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        store_text_lines_free(out);
+        return sq_err(s, "text lines");
+    }
+    return 0;
+nomem:
+    sqlite3_reset(st);
+    store_text_lines_free(out);
+    return MCPAGE_ENOMEM;
+}
+
 static int sqlite_message_get(store *s, int64_t id, store_message *out)
 {
     sqlite3_stmt *st = NULL;
@@ -789,6 +828,65 @@ static void search_where(sq_sql *q, const store_search_filter *f, const char *ft
         sql_add(q, " AND m.is_error = 0");
 }
 
+/* Probes of the FTS index per row below which walking the time index is
+ * cheaper than collecting and sorting every match. */
+#define SQ_PROBE_MAX 4000
+
+/* The bare match count of an FTS query (cached for the last query). */
+static int fts_matches(store *s, const char *fts, int64_t *n)
+{
+    sq_conn *c = CONN(s);
+    if (c->count_query && strcmp(c->count_query, fts) == 0) {
+        *n = c->count_matches;
+        return 0;
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", &st);
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, fts);
+    rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return store_fail(s, MCPAGE_EPARSE, "search query rejected: %s", sqlite3_errmsg(c->db));
+    free(c->count_query);
+    c->count_query = store_strdup(fts);
+    c->count_matches = *n;
+    return 0;
+}
+
+/*
+ * Newest/oldest order on a term that matches a large share of messages:
+ * walk the time index and probe the FTS index per row, stopping after
+ * the page. Chosen when the expected probes, (offset + limit) divided by
+ * the share of messages that match, stay under SQ_PROBE_MAX and no filter
+ * other than dates thins the matches out.
+ */
+static int use_time_walk(store *s, const store_search_filter *f, const store_page *pg,
+                         const char *fts, int *yes)
+{
+    *yes = 0;
+    if (f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST)
+        return 0;
+    if ((f->project && *f->project) || (f->source && *f->source) || (f->role && *f->role) ||
+        (f->tool && *f->tool) || f->has_error)
+        return 0;
+    int64_t matches = 0;
+    int rc = fts_matches(s, fts, &matches);
+    if (rc < 0 || matches == 0)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = sq_prep(s, "SELECT coalesce(max(message_id), 0) FROM messages", &st);
+    if (rc < 0)
+        return rc;
+    int64_t total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    int64_t want = (use_keyset(pg) ? 0 : pg->offset) + pg->limit;
+    *yes = (double)want * (double)total / (double)matches < SQ_PROBE_MAX;
+    return 0;
+}
+
 static int sqlite_search(store *s, const store_search_filter *f, const store_page *pg,
                          store_hits *out)
 {
@@ -804,34 +902,55 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     sq_sql q = {0};
     sqlite3_stmt *st = NULL;
     int relevance = f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST;
-    sql_add(
-        &q,
-        "SELECT h.id, h.sess, h.project, h.role, h.ts, snippet(messages_fts, 0, '" STORE_HIT_OPEN
-        "', '" STORE_HIT_CLOSE "', '…', 24), h.ord, h.rk FROM (SELECT m.message_id AS id, "
-        "s.session_id AS sess, p.name AS project, m.role AS role, m.timestamp AS ts, "
-        "m.ordinal AS ord, ");
-    sql_add(&q, relevance ? "messages_fts.rank" : "0.0");
-    sql_add(&q, " AS rk FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid "
-                "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id");
-    search_where(&q, f, fts);
-    const char *order, *outer;
+    int need_s = (f->project && *f->project) || (f->source && *f->source);
+    int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
+                 (f->after && *f->after) || (f->before && *f->before) || f->has_error;
+    int walk = 0;
+    if ((rc = use_time_walk(s, f, pg, fts, &walk)) < 0)
+        return rc;
+    sql_add(&q, "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, snippet(messages_fts, 0, "
+                "'" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), m.ordinal, h.rk FROM (");
+    /* The inner query: which rows, in which order (three shapes). */
+    const char *order, *outer, *cmp;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
-    const char *cmp;
+    if (relevance && !need_m) {
+        /* FTS5 alone: no join while every match is scored. */
+        sql_add(&q, "SELECT messages_fts.rowid AS id, messages_fts.rank AS rk FROM messages_fts "
+                    "WHERE messages_fts MATCH ?");
+        sql_text(&q, fts);
+        order = "messages_fts.rank, messages_fts.rowid";
+        cmp = " AND (messages_fts.rank, messages_fts.rowid) > (?, ?)";
+    } else if (walk) {
+        sql_add(&q, "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
+                    "messages_time WHERE EXISTS (SELECT 1 FROM messages_fts WHERE messages_fts "
+                    "MATCH ? AND messages_fts.rowid = m.message_id)");
+        sql_text(&q, fts);
+        sql_where_text(&q, "m.timestamp >= ?", f->after);
+        sql_where_text(&q, "m.timestamp < ?", f->before);
+        order = cmp = NULL;
+    } else {
+        sql_add(&q, relevance ? "SELECT m.message_id AS id, messages_fts.rank AS rk"
+                              : "SELECT m.message_id AS id, 0.0 AS rk");
+        sql_add(&q, " FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid");
+        if (need_s)
+            sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
+        search_where(&q, f, fts);
+        order = "messages_fts.rank, m.message_id";
+        cmp = " AND (messages_fts.rank, m.message_id) > (?, ?)";
+    }
     switch (f->sort) {
     case STORE_SEARCH_NEWEST:
         order = "m.timestamp DESC, m.message_id DESC";
-        outer = "h.ts DESC, h.id DESC";
+        outer = "m.timestamp DESC, h.id DESC";
         cmp = " AND (m.timestamp, m.message_id) < (?, ?)";
         break;
     case STORE_SEARCH_OLDEST:
         order = "m.timestamp, m.message_id";
-        outer = "h.ts, h.id";
+        outer = "m.timestamp, h.id";
         cmp = " AND (m.timestamp, m.message_id) > (?, ?)";
         break;
     default:
-        order = "messages_fts.rank, m.message_id";
         outer = "h.rk, h.id";
-        cmp = " AND (messages_fts.rank, m.message_id) > (?, ?)";
         types[0] = STORE_KEY_REAL;
         break;
     }
@@ -844,9 +963,11 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         key_bind(&q, &pg->after->part[1]);
     }
     sql_page(&q, order, pg);
-    /* CROSS JOIN keeps the page outside: one index probe per row. */
+    /* The outer query: the page's rows get their columns and a snippet.
+     * CROSS JOIN keeps the page outside: one index probe per row. */
     sql_add(&q, ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
-                "WHERE messages_fts MATCH ? ORDER BY ");
+                "JOIN messages m ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
+                "LEFT JOIN projects p ON p.id = s.project_id WHERE messages_fts MATCH ? ORDER BY ");
     sql_text(&q, fts);
     sql_add(&q, outer);
     rc = sql_prepare(s, &q, &st);
@@ -918,31 +1039,29 @@ static int sqlite_activity(store *s, const store_activity_filter *f, size_t max_
     const char *bucket;
     switch (f->bucket) {
     case STORE_BUCKET_WEEK:
-        bucket = "date(substr(m.timestamp, 1, 10), '-6 days', 'weekday 1')";
+        bucket = "date(d.day, '-6 days', 'weekday 1')";
         break;
     case STORE_BUCKET_MONTH:
-        bucket = "substr(m.timestamp, 1, 7) || '-01'";
+        bucket = "substr(d.day, 1, 7) || '-01'";
         break;
     default:
-        bucket = "substr(m.timestamp, 1, 10)";
+        bucket = "d.day";
         break;
     }
-    /* Count per (session, bucket) from the time index alone, then fold
-     * sessions into projects: the inner scan reads no table rows. */
-    sql_add(&q, "SELECT p.id, p.name, x.b, sum(x.c) FROM (SELECT m.sid AS sid, ");
+    /* Whole days: after and before compare with the date part. */
+    sql_add(&q, "SELECT p.id, p.name, ");
     sql_add(&q, bucket);
-    sql_add(&q, " AS b, count(*) AS c FROM messages m WHERE m.timestamp <> ''");
-    sql_where_text(&q, "m.timestamp >= ?", f->after);
-    sql_where_text(&q, "m.timestamp < ?", f->before);
-    sql_add(&q, " GROUP BY m.sid, b) x JOIN sessions s ON s.sid = x.sid "
+    sql_add(&q, " AS b, sum(d.messages) FROM session_days d JOIN sessions s ON s.sid = d.sid "
                 "JOIN projects p ON p.id = s.project_id WHERE 1");
+    sql_where_text(&q, "d.day >= substr(?, 1, 10)", f->after);
+    sql_where_text(&q, "d.day < substr(?, 1, 10)", f->before);
     if (f->project && *f->project) {
         sql_add(&q, " AND (p.name = ? OR p.path = ?)");
         sql_text(&q, f->project);
         sql_text(&q, f->project);
     }
     sql_where_text(&q, "s.source = ?", f->source);
-    sql_add(&q, " GROUP BY x.b, p.id ORDER BY x.b, p.id LIMIT ?");
+    sql_add(&q, " GROUP BY b, p.id ORDER BY b, p.id LIMIT ?");
     sql_int(&q, (int64_t)max_rows + 1);
     int rc = sql_prepare(s, &q, &st);
     if (rc < 0)
@@ -1194,6 +1313,7 @@ static int sqlite_session_reset(store *s, const char *id)
         "DELETE FROM message_text WHERE message_id IN (SELECT message_id FROM messages WHERE "
         "sid = ?)",
         "DELETE FROM messages WHERE sid = ?",
+        "DELETE FROM session_days WHERE sid = ?",
         "DELETE FROM raw_chunks WHERE sid = ?",
         ("UPDATE sessions SET raw_size = 0, raw_lines = 0, head_hash = 0, head_len = 0, "
          "message_count = 0, title = NULL, started_at = '', ended_at = '' WHERE sid = ?"),
@@ -1222,8 +1342,8 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s,
                  "INSERT INTO messages(sid, ordinal, role, timestamp, tool_name, tool_input, "
-                 "is_error, line_no, byte_offset, byte_length, tool_call_id) "
-                 "VALUES(?1, ?2, ?3, coalesce(?4, ''), ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 "is_error, line_no, byte_offset, byte_length, tool_call_id, text_lines) "
+                 "VALUES(?1, ?2, ?3, coalesce(?4, ''), ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                  &st);
     if (rc < 0)
         return rc;
@@ -1238,6 +1358,14 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_bind_int64(st, 10, m->byte_offset);
     sqlite3_bind_int64(st, 11, m->byte_length);
     bind_text(st, 12, m->tool_call_id);
+    /* Lines of the text as store_message_text_lines() defines them. */
+    int64_t lines = 0;
+    if (m->text && m->text[0]) {
+        lines = 1;
+        for (const char *p = strchr(m->text, '\n'); p; p = strchr(p + 1, '\n'))
+            lines++;
+    }
+    sqlite3_bind_int64(st, 13, lines);
     rc = sq_done(s, st, "message insert");
     if (rc < 0)
         return rc;
@@ -1272,6 +1400,19 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     rc = sq_done(s, st, "session counts");
     if (rc < 0)
         return rc;
+    if (m->timestamp && strlen(m->timestamp) >= 10) {
+        rc = sq_prep(s,
+                     "INSERT INTO session_days(sid, day, messages) VALUES(?, substr(?, 1, 10), 1) "
+                     "ON CONFLICT(sid, day) DO UPDATE SET messages = messages + 1",
+                     &st);
+        if (rc < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, sid);
+        bind_text(st, 2, m->timestamp);
+        rc = sq_done(s, st, "session days");
+        if (rc < 0)
+            return rc;
+    }
     return 0;
 }
 
@@ -1486,6 +1627,7 @@ static void sqlite_close(store *s)
     }
     sqlite3_close(c->db);
     free(c->path);
+    free(c->count_query);
     free(c);
     s->impl = NULL;
 }
@@ -1500,6 +1642,7 @@ static const store_ops sqlite_ops = {
     .session_get = sqlite_session_get,
     .messages_from = sqlite_messages_from,
     .message_get = sqlite_message_get,
+    .text_lines = sqlite_text_lines,
     .raw_read = sqlite_raw_read,
     .session_summary = sqlite_session_summary,
     .search = sqlite_search,
