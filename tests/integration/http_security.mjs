@@ -25,9 +25,12 @@ function eq(got, want, what) {
   checks++;
 }
 
+const dbDir = fs.mkdtempSync(path.join(os.tmpdir(), "mcpage-sec-db-"));
+let servers = 0;
 function start(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ["serve", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+    const db = path.join(dbDir, `archive${servers++}.db`);
+    const child = spawn(bin, ["serve", ...args, "--db", db, "--no-sync"], { stdio: ["ignore", "ignore", "pipe"] });
     children.push(child);
     let err = "";
     const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 10000);
@@ -259,4 +262,5 @@ try {
   process.exitCode = 1;
 } finally {
   for (const c of children) c.kill("SIGTERM");
+  fs.rmSync(dbDir, { recursive: true, force: true });
 }
