@@ -18,7 +18,7 @@ my $root = dirname(dirname(__FILE__));
 my $check = @ARGV && $ARGV[0] eq '--check';
 # The reading order: the common part first, then the contract, then the
 # runtime; any other header after them.
-my @order = qw(mcpage.h cursor.h result.h page.h server.h);
+my @order = qw(mcpage.h cursor.h result.h page.h server.h http.h);
 my %rank = map { $order[$_] => $_ } 0 .. $#order;
 my @headers = sort { ($rank{$a} // 99) <=> ($rank{$b} // 99) || $a cmp $b }
   map { s{.*/}{}r } glob("$root/include/mcpage/*.h");

@@ -133,6 +133,13 @@ static const mcpage_grid_spec grid_spec = {
     .max_cols = 50,
 };
 
+/* Column labels are the header's names; rows keep their 0-based numbers. */
+static const char *column_name(void *ud, bool is_row, int64_t index)
+{
+    const csv_ctx *cx = ud;
+    return is_row || index < 0 || index >= cx->ncols ? NULL : cx->names[index];
+}
+
 static int read_cells(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     csv_ctx *cx = mcpage_call_data(call);
@@ -141,6 +148,7 @@ static int read_cells(mcpage_call *call, const json_t *args, mcpage_result *res)
     if (rc != 0)
         return rc < 0 ? rc : mcpage_grid_finish(pg, res);
     mcpage_grid_set_bounds(pg, cx->nrows, cx->ncols);
+    mcpage_grid_set_labels(pg, column_name, cx);
     const mcpage_region *r = &mcpage_grid_window_get(pg)->region;
     json_t *cells[MAX_COLUMNS];
     for (int64_t row = r->row; row < r->row + r->rows && rc == 0; row++) {

@@ -165,6 +165,8 @@ try {
   const g = await call(sheet, "read_cells", { region: { row: 99, col: 1, rows: 3, cols: 2 } });
   eq(g.cells, [99, 100, 101].map((r) => [cell(r, 1), cell(r, 2)]), "cells of rows 99-101, columns 1-2");
   eq(g.bounds, { rows, cols: 4 }, "grid bounds");
+  eq(g.col_labels, ["name", "note"], "columns labelled with the header's names");
+  eq(g.row_labels, ["99", "100", "101"], "rows labelled with their numbers");
   eq(g.total_cells, rows * 4, "total_cells");
   ok(g.next_regions && g.next_regions.right, "next_regions.right");
   const edge = await call(sheet, "read_cells", { region: { row: rows - 2, col: 0, rows: 10, cols: 10 } });

@@ -32,7 +32,7 @@ pc=$(find "$prefix" -name mcpage.pc)
 [ -n "$pc" ] || fail "no mcpage.pc installed"
 libdir=$(dirname "$(dirname "$pc")")
 for f in include/mcpage.h include/mcpage/mcpage.h include/mcpage/page.h include/mcpage/server.h \
-  include/mcpage/cursor.h include/mcpage/result.h; do
+  include/mcpage/cursor.h include/mcpage/result.h include/mcpage/http.h; do
   [ -f "$prefix/$f" ] || fail "$f not installed"
 done
 for f in libmcpage.a libmcpage.so cmake/mcpage/mcpageConfig.cmake \
