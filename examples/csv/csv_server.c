@@ -9,7 +9,8 @@
  *               names from the header; continue with next_regions.
  *
  * The file is read once at start and indexed by row. Usage:
- *   csv_server FILE.csv   (MCP over stdio; CSV_CURSOR_KEY = hex key)
+ *   csv_server FILE.csv [--http PORT]   (MCP over stdio, or Streamable HTTP
+ *   on 127.0.0.1:PORT; CSV_CURSOR_KEY = hex key)
  */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
@@ -269,8 +270,10 @@ static int csv_add_tools(mcpage_server *srv, csv_ctx *cx)
 #ifndef CSV_SERVER_NO_MAIN
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s FILE.csv   (serves MCP on stdin/stdout)\n", argv[0]);
+    bool http = argc == 4 && strcmp(argv[2], "--http") == 0;
+    if (argc != 2 && !http) {
+        fprintf(stderr, "usage: %s FILE.csv [--http PORT]   (MCP on stdio, or HTTP on PORT)\n",
+                argv[0]);
         return 2;
     }
     csv_ctx cx = {0};
@@ -282,8 +285,14 @@ int main(int argc, char **argv)
         rc = mcpage_server_new(&cfg, &srv);
     if (rc == 0)
         rc = csv_add_tools(srv, &cx);
-    if (rc == 0)
+    if (rc == 0 && http) { /* Streamable HTTP at http://127.0.0.1:PORT/mcp until SIGTERM */
+        mcpage_http_config hc;
+        mcpage_http_config_init(&hc);
+        hc.port = (uint16_t)atoi(argv[3]);
+        rc = mcpage_serve_http(srv, &hc);
+    } else if (rc == 0) {
         rc = mcpage_serve_stdio(srv, 0, 1);
+    }
     if (rc != 0)
         fprintf(stderr, "csv_server: %s: %s\n", argv[1], mcpage_strerror(rc));
     if (rc != MCPAGE_ESTATE) { /* ESTATE: calls still running; let exit() clean up */
