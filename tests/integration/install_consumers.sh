@@ -53,6 +53,21 @@ incdir=$(pkg-config --variable=includedir mcpage)
 [ "$(readlink -f "$incdir")" = "$(readlink -f "$prefix/include")" ] ||
   fail "pkg-config's includedir $incdir is not $prefix/include"
 
+step "each installed header compiles on its own (C17, -Wpedantic), <mcpage.h> also as C++17"
+for h in "$prefix"/include/mcpage/*.h "$prefix/include/mcpage.h"; do
+  name=${h#"$prefix/include/"}
+  printf '#include <%s>\n' "$name" >"$tmp/one.c"
+  # shellcheck disable=SC2046
+  "$cc" -std=c17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only $(pkg-config --cflags mcpage) \
+    "$tmp/one.c" || fail "<$name> does not compile on its own"
+done
+if command -v c++ >/dev/null; then
+  printf '#include <mcpage.h>\nint main() { return mcpage_version() ? 0 : 1; }\n' >"$tmp/one.cpp"
+  # shellcheck disable=SC2046
+  c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only $(pkg-config --cflags mcpage) "$tmp/one.cpp" ||
+    fail "<mcpage.h> does not compile as C++"
+fi
+
 # Each binary must use the installed library: shared ones name
 # libmcpage.so.N and carry the prefix in their run path; static ones have
 # no libmcpage dependency at all.
