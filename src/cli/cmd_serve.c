@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,14 @@ static void sync_once(serve_sync *ss, bool verbose)
 static void *sync_loop(void *ud)
 {
     serve_sync *ss = ud;
+    /* The transports take SIGTERM/SIGINT through the serving thread's mask
+       (signalfd, sigwait); this thread starts before they block them, so
+       it must not let the default action kill the process instead. */
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     pthread_mutex_lock(&ss->mu);
     while (!ss->stop) {
         struct timespec until;
