@@ -85,14 +85,6 @@ static void sync_once(serve_sync *ss, bool verbose)
 static void *sync_loop(void *ud)
 {
     serve_sync *ss = ud;
-    /* The transports take SIGTERM/SIGINT through the serving thread's mask
-       (signalfd, sigwait); this thread starts before they block them, so
-       it must not let the default action kill the process instead. */
-    sigset_t stop_signals;
-    sigemptyset(&stop_signals);
-    sigaddset(&stop_signals, SIGTERM);
-    sigaddset(&stop_signals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
     pthread_mutex_lock(&ss->mu);
     while (!ss->stop) {
         struct timespec until;
@@ -147,7 +139,14 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
     sync_once(ss, true);
     pthread_mutex_init(&ss->mu, NULL);
     pthread_cond_init(&ss->cv, NULL);
-    if (pthread_create(&ss->thread, NULL, sync_loop, ss) != 0) {
+    /* The sync thread takes no process signals: SIGTERM and SIGINT belong
+       to the transport, which masks them in its own threads only. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int prc = pthread_create(&ss->thread, NULL, sync_loop, ss);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (prc != 0) {
         (void)fprintf(stderr, "mcpage serve: cannot start the sync thread\n");
         return 1;
     }
