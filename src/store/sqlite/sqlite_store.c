@@ -1747,8 +1747,16 @@ int store_sqlite_open(store *s, const char *path, int flags)
     s->impl = c;
     s->ops = &sqlite_ops;
     if (writer) {
-        if ((rc = exec_simple(s, "PRAGMA journal_mode = WAL")) < 0 ||
-            (rc = exec_simple(s, "PRAGMA synchronous = NORMAL")) < 0 ||
+        /* Two writers opening a fresh file at once (concurrent syncs):
+         * switching to WAL needs a lock the busy handler does not wait
+         * for, so the loser retries for up to 5 s. */
+        for (int tries = 0; tries < 50; tries++) {
+            rc = exec_simple(s, "PRAGMA journal_mode = WAL");
+            if (rc == 0 || sqlite3_errcode(c->db) != SQLITE_BUSY)
+                break;
+            usleep(100000);
+        }
+        if (rc < 0 || (rc = exec_simple(s, "PRAGMA synchronous = NORMAL")) < 0 ||
             (rc = exec_simple(s, "PRAGMA cache_size = -65536")) < 0)
             goto fail_open;
         char err[512] = "";
