@@ -35,6 +35,33 @@ static const char schema[] =
     "to return, from: name, path, sources, session_count, message_count, first_activity, "
     "last_activity (default all; name is always kept).\"}," TOOLS_LIST_WINDOW(20, 100) "}}";
 
+static int count(store *s, void *ud, int64_t *total)
+{
+    return store_projects_count(s, ud, total);
+}
+
+static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
+{
+    store_projects rows = {0};
+    int rc = store_projects_list(s, ud, page, &rows);
+    for (size_t i = 0; rc >= 0 && i < rows.count; i++) {
+        const store_project *p = &rows.rows[i];
+        json_t *rec = json_object();
+        json_object_set_new(rec, "name", tools_jstr(p->name));
+        json_object_set_new(rec, "path", tools_jstr(p->path));
+        json_object_set_new(rec, "sources", tools_jstr(p->sources));
+        json_object_set_new(rec, "session_count", json_integer(p->session_count));
+        json_object_set_new(rec, "message_count", json_integer(p->message_count));
+        json_object_set_new(rec, "first_activity", tools_jstr(p->first_activity));
+        json_object_set_new(rec, "last_activity", tools_jstr(p->last_activity));
+        rc = tools_list_add(pg, rec, &p->key);
+        if (rc == MCPAGE_PAGE_FULL)
+            break;
+    }
+    store_projects_free(&rows);
+    return rc < 0 ? rc : 0;
+}
+
 static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     tools_ctx *ctx = mcpage_call_data(call);
@@ -48,62 +75,8 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         f.sort = STORE_PROJECTS_SIZE;
         types[0] = STORE_KEY_INT;
     }
-    mcpage_list *pg;
-    int rc = mcpage_list_begin(ctx->pager, &spec, args, &pg);
-    if (rc < 0)
-        return rc;
-    if (rc == MCPAGE_PAGE_REJECTED)
-        return mcpage_list_finish(pg, res);
-    store *s = tools_store_get(ctx, res);
-    if (s == NULL) {
-        mcpage_list_abort(pg);
-        return 0;
-    }
-    const mcpage_list_window *w = mcpage_list_window_get(pg);
-    store_key after;
-    int64_t gen = 0, total = w->total;
-    store_projects rows = {0};
-    if (!tools_key_from_window(w, types, 2, &after)) {
-        rc = MCPAGE_EPARSE;
-        goto fail;
-    }
-    store_page page = {.after = w->resume ? &after : NULL, .offset = w->offset, .limit = w->fetch};
-    if ((rc = store_generation(s, &gen)) < 0)
-        goto fail;
-    if (total < 0 || w->generation != gen) {
-        if ((rc = store_projects_count(s, &f, &total)) < 0)
-            goto fail;
-    }
-    if ((rc = store_projects_list(s, &f, &page, &rows)) < 0)
-        goto fail;
-    mcpage_list_set_total(pg, total, gen);
-    for (size_t i = 0; i < rows.count; i++) {
-        const store_project *p = &rows.rows[i];
-        json_t *rec = json_object();
-        json_object_set_new(rec, "name", tools_jstr(p->name));
-        json_object_set_new(rec, "path", tools_jstr(p->path));
-        json_object_set_new(rec, "sources", tools_jstr(p->sources));
-        json_object_set_new(rec, "session_count", json_integer(p->session_count));
-        json_object_set_new(rec, "message_count", json_integer(p->message_count));
-        json_object_set_new(rec, "first_activity", tools_jstr(p->first_activity));
-        json_object_set_new(rec, "last_activity", tools_jstr(p->last_activity));
-        mcpage_keypart parts[STORE_KEY_PARTS];
-        int np = tools_key_to_parts(&p->key, parts);
-        rc = mcpage_list_add(pg, rec, parts, np);
-        if (rc < 0)
-            goto fail;
-        if (rc == MCPAGE_PAGE_FULL)
-            break;
-    }
-    store_projects_free(&rows);
-    tools_store_put(ctx, s);
-    return mcpage_list_finish(pg, res);
-fail:
-    store_projects_free(&rows);
-    mcpage_list_abort(pg);
-    tools_store_error(res, s, rc, "projects");
-    tools_store_put(ctx, s);
-    return 0;
+    tools_list_walk walk = {&spec, types, 2, "projects", count, fetch, NULL, &f};
+    return tools_list_run(ctx, &walk, args, res);
 }
 
 int tool_list_projects_register(mcpage_server *srv, tools_ctx *ctx)

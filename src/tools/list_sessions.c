@@ -59,6 +59,36 @@ static const char schema[] =
     "branch, parent_session_id (default all but branch and parent_session_id; session_id is "
     "always kept).\"}," TOOLS_LIST_WINDOW(20, 100) "}}";
 
+static int count(store *s, void *ud, int64_t *total)
+{
+    return store_sessions_count(s, ud, total);
+}
+
+static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
+{
+    store_sessions rows = {0};
+    int rc = store_sessions_list(s, ud, page, &rows);
+    for (size_t i = 0; rc >= 0 && i < rows.count; i++) {
+        const store_session *r = &rows.rows[i];
+        json_t *rec = json_object();
+        json_object_set_new(rec, "session_id", tools_jstr(r->session_id));
+        json_object_set_new(rec, "project", tools_jstr(r->project));
+        json_object_set_new(rec, "title", tools_jstr(r->title));
+        json_object_set_new(rec, "started_at", tools_jstr(r->started_at));
+        json_object_set_new(rec, "ended_at", tools_jstr(r->ended_at));
+        json_object_set_new(rec, "messages", json_integer(r->message_count));
+        json_object_set_new(rec, "source", tools_jstr(r->source));
+        json_object_set_new(rec, "model", tools_jstr(r->model));
+        json_object_set_new(rec, "branch", tools_jstr(r->git_branch));
+        json_object_set_new(rec, "parent_session_id", tools_jstr(r->parent_session_id));
+        rc = tools_list_add(pg, rec, &r->key);
+        if (rc == MCPAGE_PAGE_FULL)
+            break;
+    }
+    store_sessions_free(&rows);
+    return rc < 0 ? rc : 0;
+}
+
 static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     tools_ctx *ctx = mcpage_call_data(call);
@@ -77,65 +107,8 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     if (sort && strcmp(sort, "oldest") == 0)
         f.order = STORE_OLDEST;
     static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
-    mcpage_list *pg;
-    int rc = mcpage_list_begin(ctx->pager, &spec, args, &pg);
-    if (rc < 0)
-        return rc;
-    if (rc == MCPAGE_PAGE_REJECTED)
-        return mcpage_list_finish(pg, res);
-    store *s = tools_store_get(ctx, res);
-    if (s == NULL) {
-        mcpage_list_abort(pg);
-        return 0;
-    }
-    const mcpage_list_window *w = mcpage_list_window_get(pg);
-    store_key after;
-    int64_t gen = 0, total = w->total;
-    store_sessions rows = {0};
-    if (!tools_key_from_window(w, types, 2, &after)) {
-        rc = MCPAGE_EPARSE;
-        goto fail;
-    }
-    store_page page = {.after = w->resume ? &after : NULL, .offset = w->offset, .limit = w->fetch};
-    if ((rc = store_generation(s, &gen)) < 0)
-        goto fail;
-    if (total < 0 || w->generation != gen) {
-        if ((rc = store_sessions_count(s, &f, &total)) < 0)
-            goto fail;
-    }
-    if ((rc = store_sessions_list(s, &f, &page, &rows)) < 0)
-        goto fail;
-    mcpage_list_set_total(pg, total, gen);
-    for (size_t i = 0; i < rows.count; i++) {
-        const store_session *r = &rows.rows[i];
-        json_t *rec = json_object();
-        json_object_set_new(rec, "session_id", tools_jstr(r->session_id));
-        json_object_set_new(rec, "project", tools_jstr(r->project));
-        json_object_set_new(rec, "title", tools_jstr(r->title));
-        json_object_set_new(rec, "started_at", tools_jstr(r->started_at));
-        json_object_set_new(rec, "ended_at", tools_jstr(r->ended_at));
-        json_object_set_new(rec, "messages", json_integer(r->message_count));
-        json_object_set_new(rec, "source", tools_jstr(r->source));
-        json_object_set_new(rec, "model", tools_jstr(r->model));
-        json_object_set_new(rec, "branch", tools_jstr(r->git_branch));
-        json_object_set_new(rec, "parent_session_id", tools_jstr(r->parent_session_id));
-        mcpage_keypart parts[STORE_KEY_PARTS];
-        int np = tools_key_to_parts(&r->key, parts);
-        rc = mcpage_list_add(pg, rec, parts, np);
-        if (rc < 0)
-            goto fail;
-        if (rc == MCPAGE_PAGE_FULL)
-            break;
-    }
-    store_sessions_free(&rows);
-    tools_store_put(ctx, s);
-    return mcpage_list_finish(pg, res);
-fail:
-    store_sessions_free(&rows);
-    mcpage_list_abort(pg);
-    tools_store_error(res, s, rc, "sessions");
-    tools_store_put(ctx, s);
-    return 0;
+    tools_list_walk walk = {&spec, types, 2, "sessions", count, fetch, NULL, &f};
+    return tools_list_run(ctx, &walk, args, res);
 }
 
 int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx)

@@ -205,6 +205,60 @@ static int reject_query(mcpage_result *res, const json_t *args, const char *expe
                                   "query=\"\\\"connection reset\\\" role:tool\"");
 }
 
+/* What the walk callbacks of one search call share. */
+typedef struct search_walk {
+    const store_search_filter *f; /* the parsed query and filters */
+    const json_t *args;           /* the call's arguments, for rejections */
+} search_walk;
+
+static int count(store *s, void *ud, int64_t *total)
+{
+    const search_walk *sw = ud;
+    return store_search_count(s, sw->f, total);
+}
+
+static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
+{
+    const search_walk *sw = ud;
+    store_hits rows = {0};
+    int rc = store_search(s, sw->f, page, &rows);
+    for (size_t i = 0; rc >= 0 && i < rows.count; i++) {
+        const store_hit *h = &rows.rows[i];
+        int64_t line = 0;
+        if ((rc = transcript_message_line(s, h->session_id, h->ordinal, &line)) < 0)
+            break;
+        json_t *rec = json_object();
+        json_object_set_new(rec, "message_id", json_integer(h->message_id));
+        json_object_set_new(rec, "session_id", tools_jstr(h->session_id));
+        json_object_set_new(rec, "project", tools_jstr(h->project));
+        json_object_set_new(rec, "role", tools_jstr(h->role));
+        json_object_set_new(rec, "timestamp", tools_jstr(h->timestamp));
+        json_object_set_new(rec, "snippet", tools_jstr(h->snippet));
+        json_object_set_new(rec, "line", json_integer(line));
+        json_object_set_new(rec, "ordinal", json_integer(h->ordinal));
+        rc = tools_list_add(pg, rec, &h->key);
+        if (rc == MCPAGE_PAGE_FULL)
+            break;
+    }
+    store_hits_free(&rows);
+    return rc < 0 ? rc : 0;
+}
+
+/* A query the engine rejects is an invalid argument that says how to write one. */
+static bool on_error(store *s, void *ud, int rc, mcpage_result *res)
+{
+    const search_walk *sw = ud;
+    if (rc != MCPAGE_EPARSE || s == NULL)
+        return false;
+    char why[700];
+    snprintf(why, sizeof why,
+             "a query the search engine accepts (%s): words and \"quoted phrases\", all "
+             "required, a trailing * for a prefix; punctuation inside a word is fine",
+             store_errmsg(s));
+    reject_query(res, sw->args, why);
+    return true;
+}
+
 static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     tools_ctx *ctx = mcpage_call_data(call);
@@ -249,76 +303,9 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     if (f.sort != STORE_SEARCH_RELEVANCE)
         types[0] = STORE_KEY_TEXT;
 
-    mcpage_list *pg;
-    int rc = mcpage_list_begin(ctx->pager, &spec, args, &pg);
-    if (rc < 0)
-        return rc;
-    if (rc == MCPAGE_PAGE_REJECTED)
-        return mcpage_list_finish(pg, res);
-    store *s = tools_store_get(ctx, res);
-    if (s == NULL) {
-        mcpage_list_abort(pg);
-        return 0;
-    }
-    const mcpage_list_window *w = mcpage_list_window_get(pg);
-    store_key after;
-    int64_t gen = 0, total = w->total;
-    store_hits rows = {0};
-    if (!tools_key_from_window(w, types, 2, &after)) {
-        rc = MCPAGE_EPARSE;
-        goto fail;
-    }
-    store_page page = {.after = w->resume ? &after : NULL, .offset = w->offset, .limit = w->fetch};
-    if ((rc = store_generation(s, &gen)) < 0)
-        goto fail;
-    /* The exact total is counted once per (query, generation) and rides in the cursor. */
-    if (total < 0 || w->generation != gen) {
-        if ((rc = store_search_count(s, &f, &total)) < 0)
-            goto fail;
-    }
-    if ((rc = store_search(s, &f, &page, &rows)) < 0)
-        goto fail;
-    mcpage_list_set_total(pg, total, gen);
-    for (size_t i = 0; i < rows.count; i++) {
-        const store_hit *h = &rows.rows[i];
-        int64_t line = 0;
-        if ((rc = transcript_message_line(s, h->session_id, h->ordinal, &line)) < 0)
-            goto fail;
-        json_t *rec = json_object();
-        json_object_set_new(rec, "message_id", json_integer(h->message_id));
-        json_object_set_new(rec, "session_id", tools_jstr(h->session_id));
-        json_object_set_new(rec, "project", tools_jstr(h->project));
-        json_object_set_new(rec, "role", tools_jstr(h->role));
-        json_object_set_new(rec, "timestamp", tools_jstr(h->timestamp));
-        json_object_set_new(rec, "snippet", tools_jstr(h->snippet));
-        json_object_set_new(rec, "line", json_integer(line));
-        json_object_set_new(rec, "ordinal", json_integer(h->ordinal));
-        mcpage_keypart parts[STORE_KEY_PARTS];
-        int np = tools_key_to_parts(&h->key, parts);
-        rc = mcpage_list_add(pg, rec, parts, np);
-        if (rc < 0)
-            goto fail;
-        if (rc == MCPAGE_PAGE_FULL)
-            break;
-    }
-    store_hits_free(&rows);
-    tools_store_put(ctx, s);
-    return mcpage_list_finish(pg, res);
-fail:
-    store_hits_free(&rows);
-    mcpage_list_abort(pg);
-    if (rc == MCPAGE_EPARSE && s) {
-        char why[700];
-        snprintf(why, sizeof why,
-                 "a query the search engine accepts (%s): words and \"quoted phrases\", all "
-                 "required, a trailing * for a prefix; punctuation inside a word is fine",
-                 store_errmsg(s));
-        reject_query(res, args, why);
-    } else {
-        tools_store_error(res, s, rc, "search matches");
-    }
-    tools_store_put(ctx, s);
-    return 0;
+    search_walk sw = {&f, args};
+    tools_list_walk walk = {&spec, types, 2, "search matches", count, fetch, on_error, &sw};
+    return tools_list_run(ctx, &walk, args, res);
 }
 
 int tool_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)

@@ -265,3 +265,52 @@ int tools_register_all(mcpage_server *srv, tools_ctx *ctx)
     }
     return 0;
 }
+
+int tools_list_add(mcpage_list *pg, json_t *rec, const store_key *key)
+{
+    mcpage_keypart parts[STORE_KEY_PARTS];
+    int np = tools_key_to_parts(key, parts);
+    return mcpage_list_add(pg, rec, parts, np);
+}
+
+int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *args,
+                   mcpage_result *res)
+{
+    mcpage_list *pg;
+    int rc = mcpage_list_begin(ctx->pager, walk->spec, args, &pg);
+    if (rc < 0)
+        return rc;
+    if (rc == MCPAGE_PAGE_REJECTED)
+        return mcpage_list_finish(pg, res);
+    store *s = tools_store_get(ctx, res);
+    if (s == NULL) {
+        mcpage_list_abort(pg);
+        return 0;
+    }
+    const mcpage_list_window *w = mcpage_list_window_get(pg);
+    store_key after;
+    int64_t gen = 0, total = w->total;
+    if (!tools_key_from_window(w, walk->key_types, walk->nkeys, &after)) {
+        rc = MCPAGE_EPARSE;
+        goto fail;
+    }
+    store_page page = {.after = w->resume ? &after : NULL, .offset = w->offset, .limit = w->fetch};
+    if ((rc = store_generation(s, &gen)) < 0)
+        goto fail;
+    /* The exact total is counted once per (arguments, generation) and rides in the cursor. */
+    if (total < 0 || w->generation != gen) {
+        if ((rc = walk->count(s, walk->ud, &total)) < 0)
+            goto fail;
+    }
+    mcpage_list_set_total(pg, total, gen);
+    if ((rc = walk->fetch(s, walk->ud, &page, pg)) < 0)
+        goto fail;
+    tools_store_put(ctx, s);
+    return mcpage_list_finish(pg, res);
+fail:
+    mcpage_list_abort(pg);
+    if (walk->on_error == NULL || !walk->on_error(s, walk->ud, rc, res))
+        tools_store_error(res, s, rc, walk->what);
+    tools_store_put(ctx, s);
+    return 0;
+}

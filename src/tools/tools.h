@@ -82,6 +82,33 @@ int tools_key_to_parts(const store_key *k, mcpage_keypart *parts);
 bool tools_key_from_window(const mcpage_list_window *w, const store_key_type *types, int ntypes,
                            store_key *out);
 
+/*
+ * One LIST walk over the store: what a LIST tool differs in. The shared
+ * run (tools_list_run) does the rest the same way for every such tool:
+ * window, store handle, keyset position from the cursor, the exact total
+ * counted once per (arguments, generation), the page, the finish.
+ */
+typedef struct tools_list_walk {
+    const mcpage_list_spec *spec;    /* the tool's LIST spec */
+    const store_key_type *key_types; /* part types of this order's positions */
+    int nkeys;                       /* parts in a position */
+    const char *what;                /* plural noun for store errors, e.g. "sessions" */
+    /* Counts every row of the walk into *total. */
+    int (*count)(store *s, void *ud, int64_t *total);
+    /* Reads one page of rows and adds each with tools_list_add() until it
+       answers MCPAGE_PAGE_FULL; returns 0 or a negative status. */
+    int (*fetch)(store *s, void *ud, const store_page *page, mcpage_list *pg);
+    /* Optional: writes the result for a failed store call (true when it did). */
+    bool (*on_error)(store *s, void *ud, int rc, mcpage_result *res);
+    void *ud; /* the tool's filter, passed to the callbacks */
+} tools_list_walk;
+
+/* Runs a LIST tool's call; 0, or a negative status the runtime reports. */
+int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *args,
+                   mcpage_result *res);
+/* Adds a record (reference stolen) at its store position; mcpage_list_add's result. */
+int tools_list_add(mcpage_list *pg, json_t *rec, const store_key *key);
+
 /* Adds a resource_link block for a session after the paged data. */
 int tools_session_link(mcpage_result *res, const store_session *ses);
 /* "mcpage://sessions/<id>" (percent-encoded id) into buf. */
