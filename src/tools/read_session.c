@@ -51,7 +51,6 @@ static int on_line(void *ud, const char *line, size_t len)
 static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     tools_ctx *ctx = mcpage_call_data(call);
-    const char *id = tools_arg_str(args, "session_id");
     mcpage_lines *pg;
     int rc = mcpage_lines_begin(ctx->pager, &spec, args, &pg);
     if (rc < 0)
@@ -64,16 +63,8 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         return 0;
     }
     store_session ses;
-    rc = store_session_get(s, id, &ses);
-    if (rc < 0) {
+    if (tools_session_find(s, spec.tool, args, &ses, res) < 0) {
         mcpage_lines_abort(pg);
-        if (rc == MCPAGE_ENOTFOUND)
-            mcpage_reject_argument(res, spec.tool, "session_id",
-                                   json_object_get(args, "session_id"),
-                                   "the id of an archived session (list_sessions shows them)",
-                                   "session_id=\"<a session_id from list_sessions>\"");
-        else
-            tools_store_error(res, s, rc, "the session");
         tools_store_put(ctx, s);
         return 0;
     }

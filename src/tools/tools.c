@@ -314,3 +314,16 @@ fail:
     tools_store_put(ctx, s);
     return 0;
 }
+
+int tools_session_find(store *s, const char *tool, const json_t *args, store_session *out,
+                       mcpage_result *res)
+{
+    int rc = store_session_get(s, tools_arg_str(args, "session_id"), out);
+    if (rc == MCPAGE_ENOTFOUND)
+        mcpage_reject_argument(res, tool, "session_id", json_object_get(args, "session_id"),
+                               "the id of an archived session (list_sessions shows them)",
+                               "session_id=\"<a session_id from list_sessions>\"");
+    else if (rc < 0)
+        tools_store_error(res, s, rc, "the session");
+    return rc;
+}

@@ -109,6 +109,15 @@ int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *ar
 /* Adds a record (reference stolen) at its store position; mcpage_list_add's result. */
 int tools_list_add(mcpage_list *pg, json_t *rec, const store_key *key);
 
+/*
+ * Looks up the session named by the call's `session_id` argument. Returns
+ * 0 with *out filled (clear it with store_session_clear), or a negative
+ * status after writing the error result: an unknown id is an invalid
+ * argument naming where ids come from; anything else is a store error.
+ */
+int tools_session_find(store *s, const char *tool, const json_t *args, store_session *out,
+                       mcpage_result *res);
+
 /* Adds a resource_link block for a session after the paged data. */
 int tools_session_link(mcpage_result *res, const store_session *ses);
 /* "mcpage://sessions/<id>" (percent-encoded id) into buf. */
