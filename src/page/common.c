@@ -17,19 +17,32 @@ const char *mcpage_version(void)
 const char *mcpage_strerror(int status)
 {
     switch (status) {
-    case MCPAGE_OK: return "success";
-    case MCPAGE_ENOMEM: return "out of memory";
-    case MCPAGE_EINVAL: return "invalid argument";
-    case MCPAGE_ERANGE: return "value or size beyond its limit";
-    case MCPAGE_EPARSE: return "malformed input";
-    case MCPAGE_EIO: return "input/output error";
-    case MCPAGE_ENOTFOUND: return "not found";
-    case MCPAGE_ESTATE: return "call not valid in the current state";
-    case MCPAGE_ECRYPTO: return "cryptography failure";
-    case MCPAGE_ESTORE: return "store failure";
-    case MCPAGE_EEXIST: return "already exists";
-    case MCPAGE_ECANCELED: return "cancelled";
-    default: return "unknown error";
+    case MCPAGE_OK:
+        return "success";
+    case MCPAGE_ENOMEM:
+        return "out of memory";
+    case MCPAGE_EINVAL:
+        return "invalid argument";
+    case MCPAGE_ERANGE:
+        return "value or size beyond its limit";
+    case MCPAGE_EPARSE:
+        return "malformed input";
+    case MCPAGE_EIO:
+        return "input/output error";
+    case MCPAGE_ENOTFOUND:
+        return "not found";
+    case MCPAGE_ESTATE:
+        return "call not valid in the current state";
+    case MCPAGE_ECRYPTO:
+        return "cryptography failure";
+    case MCPAGE_ESTORE:
+        return "store failure";
+    case MCPAGE_EEXIST:
+        return "already exists";
+    case MCPAGE_ECANCELED:
+        return "cancelled";
+    default:
+        return "unknown error";
     }
 }
 

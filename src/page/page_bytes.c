@@ -209,14 +209,6 @@ static int bytes_render(mcpage_bytes *pg, size_t k, bool has_more, const char *w
     return err;
 }
 
-static page_over bytes_measure(const mcpage_bytes *pg, const jw *s, const tbuf *t)
-{
-    page_over o = page_measure(&pg->b, s->buf, s->len);
-    if (o != PAGE_FITS || pg->b.pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
-        return o;
-    return page_measure(&pg->b, t->buf, t->len);
-}
-
 /* ------------------------------------------------------------ finish */
 
 /* The largest unit boundary at or below k (a character start for text). */
@@ -261,7 +253,7 @@ int mcpage_bytes_finish(mcpage_bytes *pg, mcpage_result *res)
     const char *why = pg->win.offset + (int64_t)n >= pg->total ? "end" : "limit";
     if (rc == 0)
         rc = bytes_render(pg, k, pg->win.offset + (int64_t)k < pg->total, why, &s, &t);
-    page_over o = rc == 0 ? bytes_measure(pg, &s, &t) : PAGE_FITS;
+    page_over o = rc == 0 ? page_measure_copies(&pg->b, &s, &t) : PAGE_FITS;
     if (rc == 0 && o != PAGE_FITS && n > 0) {
         /* Binary search for the longest prefix that fits, one unit at least. */
         const char *over = page_over_name(o);
@@ -280,7 +272,7 @@ int mcpage_bytes_finish(mcpage_bytes *pg, mcpage_result *res)
                     break;
             }
             rc = bytes_render(pg, mid, true, over, &s, &t);
-            if (rc == 0 && bytes_measure(pg, &s, &t) == PAGE_FITS)
+            if (rc == 0 && page_measure_copies(&pg->b, &s, &t) == PAGE_FITS)
                 lo = mid;
             else
                 hi = mid - 1;

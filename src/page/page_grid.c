@@ -300,14 +300,6 @@ static int grid_render(const mcpage_grid *pg, const grid_view *v, jw *s, tbuf *t
     return err;
 }
 
-static page_over grid_measure(const mcpage_grid *pg, const jw *s, const tbuf *t)
-{
-    page_over o = page_measure(&pg->b, s->buf, s->len);
-    if (o != PAGE_FITS || pg->b.pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
-        return o;
-    return page_measure(&pg->b, t->buf, t->len);
-}
-
 /* ------------------------------------------------------------- begin */
 
 static int parse_region(mcpage_grid *pg)
@@ -595,7 +587,7 @@ static int cut_cell(mcpage_grid *pg, const grid_view *v, jw *s, tbuf *t)
         rc = set_first_cell(pg, full, mid);
         if (rc == 0)
             rc = grid_render(pg, v, s, t);
-        if (rc == 0 && grid_measure(pg, s, t) == PAGE_FITS)
+        if (rc == 0 && page_measure_copies(&pg->b, s, t) == PAGE_FITS)
             lo = mid;
         else
             hi = mid - 1;
@@ -661,7 +653,7 @@ int mcpage_grid_finish(mcpage_grid *pg, mcpage_result *res)
         rc = grid_render(pg, &v, &s, &t);
         if (rc)
             break;
-        page_over o = grid_measure(pg, &s, &t);
+        page_over o = page_measure_copies(&pg->b, &s, &t);
         if (o == PAGE_FITS)
             break;
         why = page_over_name(o);

@@ -96,6 +96,11 @@ void page_note_clamp(page_base *b, const char *flag, const char *label, int64_t 
 
 /* Checks one copy against the budget. */
 page_over page_measure(const page_base *b, const char *s, size_t n);
+/*
+ * Checks both copies of a page, the structured one and the text one
+ * (unless the text is the structured copy); the worse verdict governs.
+ */
+page_over page_measure_copies(const page_base *b, const jw *s, const tbuf *t);
 /* The stopped_by name of a broken limit. */
 const char *page_over_name(page_over o);
 

@@ -195,14 +195,6 @@ static int lines_render(const mcpage_lines *pg, const lines_view *v, jw *s, tbuf
     return err;
 }
 
-static page_over lines_measure(const mcpage_lines *pg, const jw *s, const tbuf *t)
-{
-    page_over o = page_measure(&pg->b, s->buf, s->len);
-    if (o != PAGE_FITS || pg->b.pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
-        return o;
-    return page_measure(&pg->b, t->buf, t->len);
-}
-
 /* ------------------------------------------------------------- begin */
 
 static int lines_reserve(mcpage_lines *pg)
@@ -337,7 +329,7 @@ static int lines_exact_check(mcpage_lines *pg)
     jw_init(&s, 0);
     tb_init(&t);
     int rc = lines_render(pg, &v, &s, &t);
-    page_over o = rc == 0 ? lines_measure(pg, &s, &t) : PAGE_FITS;
+    page_over o = rc == 0 ? page_measure_copies(&pg->b, &s, &t) : PAGE_FITS;
     if (rc == 0 && o == PAGE_FITS) {
         size_t st = page_tokens(s.buf, s.len), su = s.utf16, tt = 0, tu = 0;
         if (pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES) {
@@ -543,7 +535,7 @@ int mcpage_lines_finish(mcpage_lines *pg, mcpage_result *res)
         rc = lines_render(pg, &v, &s, &t);
         if (rc)
             break;
-        page_over o = lines_measure(pg, &s, &t);
+        page_over o = page_measure_copies(&pg->b, &s, &t);
         if (o == PAGE_FITS || n == 0)
             break;
         if (n > 1) {

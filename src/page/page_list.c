@@ -275,15 +275,6 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     return err;
 }
 
-/* Measures both copies; the worse verdict governs. */
-static page_over measure(const mcpage_list *pg, const jw *s, const tbuf *t)
-{
-    page_over o = page_measure(&pg->b, s->buf, s->len);
-    if (o != PAGE_FITS || pg->b.pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
-        return o;
-    return page_measure(&pg->b, t->buf, t->len);
-}
-
 /* ------------------------------------------------------------- begin */
 
 static bool spec_ok(const mcpage_list_spec *s)
@@ -535,7 +526,7 @@ static int exact_check(mcpage_list *pg)
     jw_init(&s, 0);
     tb_init(&t);
     int rc = render(pg, pg->n, true, "max_tokens", NULL, &s, &t);
-    page_over o = rc == 0 ? measure(pg, &s, &t) : PAGE_FITS;
+    page_over o = rc == 0 ? page_measure_copies(&pg->b, &s, &t) : PAGE_FITS;
     if (rc == 0 && o == PAGE_FITS) {
         /* Recalibrate the reserve on what the envelope really costs, with a
            little room for longer numbers, so the estimate alone carries
@@ -796,7 +787,7 @@ static int cut_first(mcpage_list *pg, bool has_more, const char *stopped, jw *s,
             rc = render(pg, 1, has_more, stopped, NULL, s, t);
         if (rc)
             goto done;
-        if (measure(pg, s, t) != PAGE_FITS)
+        if (page_measure_copies(&pg->b, s, t) != PAGE_FITS)
             continue; /* even empty it does not fit: cut the next field too */
         while (lo < hi) {
             size_t mid = lo + (hi - lo + 1) / 2;
@@ -806,7 +797,7 @@ static int cut_first(mcpage_list *pg, bool has_more, const char *stopped, jw *s,
                 rc = render(pg, 1, has_more, stopped, NULL, s, t);
             if (rc)
                 goto done;
-            if (measure(pg, s, t) == PAGE_FITS)
+            if (page_measure_copies(&pg->b, s, t) == PAGE_FITS)
                 lo = mid;
             else
                 hi = mid - 1;
@@ -854,7 +845,7 @@ int mcpage_list_finish(mcpage_list *pg, mcpage_result *res)
         rc = render(pg, n, has_more, stopped, NULL, &s, &t);
         if (rc)
             goto done;
-        page_over o = measure(pg, &s, &t);
+        page_over o = page_measure_copies(&pg->b, &s, &t);
         if (o == PAGE_FITS || n == 0)
             break;
         if (n > 1) {

@@ -18,19 +18,19 @@
 #define RESULT_MAX_BYTES  ((size_t)256 << 20)
 
 typedef struct block {
-    char *json;   /* the serialized content block object */
-    size_t len;   /* bytes in json */
-    char *text;   /* text blocks: the text itself; else NULL */
-    size_t tlen;  /* bytes in text */
+    char *json;  /* the serialized content block object */
+    size_t len;  /* bytes in json */
+    char *text;  /* text blocks: the text itself; else NULL */
+    size_t tlen; /* bytes in text */
 } block;
 
 struct mcpage_result {
-    block *blocks;     /* content blocks in order */
-    size_t count;      /* blocks in use */
-    size_t cap;        /* blocks allocated */
-    char *structured;  /* serialized structuredContent, or NULL */
-    size_t slen;       /* bytes in structured */
-    bool is_error;     /* isError */
+    block *blocks;    /* content blocks in order */
+    size_t count;     /* blocks in use */
+    size_t cap;       /* blocks allocated */
+    char *structured; /* serialized structuredContent, or NULL */
+    size_t slen;      /* bytes in structured */
+    bool is_error;    /* isError */
 };
 
 mcpage_result *mcpage_result_new(void)

@@ -371,6 +371,14 @@ page_over page_measure(const page_base *b, const char *s, size_t n)
     return PAGE_FITS;
 }
 
+page_over page_measure_copies(const page_base *b, const jw *s, const tbuf *t)
+{
+    page_over o = page_measure(b, s->buf, s->len);
+    if (o != PAGE_FITS || b->pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
+        return o;
+    return page_measure(b, t->buf, t->len);
+}
+
 const char *page_over_name(page_over o)
 {
     return o == PAGE_OVER_CHARS ? "max_chars" : "max_tokens";
