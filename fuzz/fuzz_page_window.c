@@ -42,10 +42,9 @@ static void check(const mcpage_result *res, const char *total_key)
     json_t *v = json_loadb(s, n, 0, NULL);
     if (v == NULL)
         abort();
-    if (!mcpage_result_is_error(res) &&
-        (!json_is_integer(json_object_get(v, "returned")) ||
-         !json_is_integer(json_object_get(v, total_key)) ||
-         !json_is_boolean(json_object_get(v, "has_more"))))
+    if (!mcpage_result_is_error(res) && (!json_is_integer(json_object_get(v, "returned")) ||
+                                         !json_is_integer(json_object_get(v, total_key)) ||
+                                         !json_is_boolean(json_object_get(v, "has_more"))))
         abort();
     json_decref(v);
 }
@@ -80,9 +79,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int64_t start = w->resume ? w->after[0].i + 1 : w->offset;
             for (int64_t i = start; i >= 0 && i < (int64_t)count; i++) {
                 mcpage_keypart k = {.i = i};
-                json_t *rec = json_pack("{s:I, s:s, s:s%}", "id", (json_int_t)i, "name", "n",
-                                        "body", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
-                                        (size_t)(i % 40));
+                json_t *rec =
+                    json_pack("{s:I, s:s, s:s%}", "id", (json_int_t)i, "name", "n", "body",
+                              "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", (size_t)(i % 40));
                 if (mcpage_list_add(pg, rec, &k, 1) != 0)
                     break;
             }

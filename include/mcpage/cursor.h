@@ -30,7 +30,7 @@ extern "C" {
 #define MCPAGE_CURSOR_MAX_PARTS     4
 #define MCPAGE_CURSOR_MAX_STR_BYTES 192
 /* No encoded cursor is longer than this (plus the NUL). */
-#define MCPAGE_CURSOR_MAX_LEN 400
+#define MCPAGE_CURSOR_MAX_LEN  400
 #define MCPAGE_FINGERPRINT_LEN 8
 
 /*
@@ -51,8 +51,8 @@ MCPAGE_API void mcpage_keyring_free(mcpage_keyring *kr);
  * Adds a key (16 to 64 bytes) under `kid`. The key added last with
  * `current` set signs new cursors; the others only verify.
  */
-MCPAGE_API int mcpage_keyring_add(mcpage_keyring *kr, uint8_t kid, const uint8_t *key,
-                                  size_t len, bool current);
+MCPAGE_API int mcpage_keyring_add(mcpage_keyring *kr, uint8_t kid, const uint8_t *key, size_t len,
+                                  bool current);
 /*
  * Loads the signing key, in this order: the environment variable
  * `env_var` (hex, 32 to 128 digits; may be NULL), then the file `path`
@@ -66,20 +66,20 @@ MCPAGE_API void mcpage_keyring_set_ttl(mcpage_keyring *kr, int64_t seconds);
 
 /* One part of a keyset position. */
 typedef struct mcpage_keypart {
-    bool is_str;     /* string part (else integer) */
-    int64_t i;       /* integer value */
-    const char *s;   /* string bytes (not NUL-terminated on decode) */
-    size_t len;      /* string length in bytes */
+    bool is_str;   /* string part (else integer) */
+    int64_t i;     /* integer value */
+    const char *s; /* string bytes (not NUL-terminated on decode) */
+    size_t len;    /* string length in bytes */
 } mcpage_keypart;
 
 /* What a cursor carries, apart from the tool and the fingerprint. */
 typedef struct mcpage_cursor {
-    int nparts;                                  /* parts in use, 0 to 4 */
+    int nparts;                                    /* parts in use, 0 to 4 */
     mcpage_keypart parts[MCPAGE_CURSOR_MAX_PARTS]; /* the keyset position */
-    int64_t offset;                              /* logical offset of the next record */
-    int64_t total;                               /* the total as counted, or -1 */
-    int64_t generation;                          /* store generation of the count */
-    int64_t issued_at;                           /* unix seconds; set by encode */
+    int64_t offset;                                /* logical offset of the next record */
+    int64_t total;                                 /* the total as counted, or -1 */
+    int64_t generation;                            /* store generation of the count */
+    int64_t issued_at;                             /* unix seconds; set by encode */
     /* private: decoded string parts point here */
     char storage_[MCPAGE_CURSOR_MAX_PARTS * MCPAGE_CURSOR_MAX_STR_BYTES];
 } mcpage_cursor;
@@ -87,11 +87,11 @@ typedef struct mcpage_cursor {
 /* Why a cursor was rejected: each has its own remedy text. */
 typedef enum mcpage_cursor_status {
     MCPAGE_CURSOR_VALID = 0,
-    MCPAGE_CURSOR_MALFORMED,     /* not a cursor of ours at all, or damaged */
-    MCPAGE_CURSOR_FOREIGN_KEY,   /* not signed by a key this server holds (or rotated) */
-    MCPAGE_CURSOR_OTHER_TOOL,    /* issued for another tool or list */
-    MCPAGE_CURSOR_OTHER_ARGS,    /* issued for different query, filters, sort or fields */
-    MCPAGE_CURSOR_EXPIRED        /* older than the configured time to live */
+    MCPAGE_CURSOR_MALFORMED,   /* not a cursor of ours at all, or damaged */
+    MCPAGE_CURSOR_FOREIGN_KEY, /* not signed by a key this server holds (or rotated) */
+    MCPAGE_CURSOR_OTHER_TOOL,  /* issued for another tool or list */
+    MCPAGE_CURSOR_OTHER_ARGS,  /* issued for different query, filters, sort or fields */
+    MCPAGE_CURSOR_EXPIRED      /* older than the configured time to live */
 } mcpage_cursor_status;
 
 /*

@@ -55,12 +55,10 @@ MCPAGE_API int mcpage_result_add_audio(mcpage_result *r, const char *mime_type, 
 MCPAGE_API int mcpage_result_add_resource_link(mcpage_result *r, const mcpage_resource_link *link);
 /* Appends an embedded resource with text contents. */
 MCPAGE_API int mcpage_result_add_embedded_text(mcpage_result *r, const char *uri,
-                                               const char *mime_type, const char *text,
-                                               size_t len);
+                                               const char *mime_type, const char *text, size_t len);
 /* Appends an embedded resource with binary contents (base64-encoded here). */
 MCPAGE_API int mcpage_result_add_embedded_blob(mcpage_result *r, const char *uri,
-                                               const char *mime_type, const void *data,
-                                               size_t len);
+                                               const char *mime_type, const void *data, size_t len);
 
 /* Sets structuredContent from a JSON object (serialized at once; not kept). */
 MCPAGE_API int mcpage_result_set_structured(mcpage_result *r, const json_t *object);

@@ -594,3 +594,31 @@ void store_source_clear(store_source *src)
     free(src->session_id);
     memset(src, 0, sizeof *src);
 }
+
+int store_key_check(store *s, const store_key *k, const store_key_type *types, int n)
+{
+    if (k->nparts != n)
+        return store_fail(s, MCPAGE_EINVAL, "keyset position has %d parts, this list needs %d",
+                          k->nparts, n);
+    for (int i = 0; i < n; i++)
+        if (k->part[i].type != types[i])
+            return store_fail(s, MCPAGE_EINVAL, "keyset position part %d has the wrong type", i);
+    return 0;
+}
+
+void store_key_set_text(store_key_part *p, const char *v)
+{
+    p->type = STORE_KEY_TEXT;
+    snprintf(p->s, sizeof p->s, "%s", v ? v : "");
+}
+
+void store_key_set_int(store_key_part *p, int64_t v)
+{
+    p->type = STORE_KEY_INT;
+    p->i = v;
+}
+
+int store_page_keyset(const store_page *pg)
+{
+    return pg->after && pg->after->nparts > 0;
+}

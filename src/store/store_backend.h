@@ -61,6 +61,13 @@ struct store {
 
 /* Records a message for store_errmsg() and returns `status`. */
 int store_fail(store *s, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Checks that a keyset position has the part types a list's order needs. */
+int store_key_check(store *s, const store_key *k, const store_key_type *types, int n);
+/* Sets one part of a row's position. */
+void store_key_set_text(store_key_part *p, const char *v);
+void store_key_set_int(store_key_part *p, int64_t v);
+/* True when the page resumes after a keyset position (else it uses its offset). */
+int store_page_keyset(const store_page *pg);
 /* strdup that accepts NULL. */
 char *store_strdup(const char *src);
 

@@ -130,17 +130,6 @@ static int col_dup(const PGresult *r, int row, int col, int opt, char **out)
     return *out ? 0 : MCPAGE_ENOMEM;
 }
 
-static int key_check(store *s, const store_key *k, const store_key_type *types, int n)
-{
-    if (k->nparts != n)
-        return store_fail(s, MCPAGE_EINVAL, "keyset position has %d parts, this list needs %d",
-                          k->nparts, n);
-    for (int i = 0; i < n; i++)
-        if (k->part[i].type != types[i])
-            return store_fail(s, MCPAGE_EINVAL, "keyset position part %d has the wrong type", i);
-    return 0;
-}
-
 static void key_bind(pq_sql *q, const store_key_part *p)
 {
     if (p->type == STORE_KEY_INT)
@@ -151,30 +140,13 @@ static void key_bind(pq_sql *q, const store_key_part *p)
         q_text(q, p->s);
 }
 
-static void key_set_text(store_key_part *p, const char *v)
-{
-    p->type = STORE_KEY_TEXT;
-    snprintf(p->s, sizeof p->s, "%s", v ? v : "");
-}
-
-static void key_set_int(store_key_part *p, int64_t v)
-{
-    p->type = STORE_KEY_INT;
-    p->i = v;
-}
-
-static int use_keyset(const store_page *pg)
-{
-    return pg->after && pg->after->nparts > 0;
-}
-
 static void q_page(pq_sql *q, const char *order, const store_page *pg)
 {
     q_add(q, " ORDER BY ");
     q_add(q, order);
     q_add(q, " LIMIT ?");
     q_int(q, pg->limit);
-    if (!use_keyset(pg)) {
+    if (!store_page_keyset(pg)) {
         q_add(q, " OFFSET ?");
         q_int(q, pg->offset);
     }
@@ -221,8 +193,8 @@ static int pg_projects_list(store *s, const store_project_filter *f, const store
         cmp = " AND (p.last_activity, p.id) < (?, ?)";
         break;
     }
-    if (use_keyset(pg)) {
-        int rc = key_check(s, pg->after, types, 2);
+    if (store_page_keyset(pg)) {
+        int rc = store_key_check(s, pg->after, types, 2);
         if (rc < 0)
             return rc;
         q_add(&q, cmp);
@@ -248,12 +220,12 @@ static int pg_projects_list(store *s, const store_project_filter *f, const store
         p->message_count = num(r, i, 5);
         p->key.nparts = 2;
         if (f->sort == STORE_PROJECTS_NAME)
-            key_set_text(&p->key.part[0], p->name);
+            store_key_set_text(&p->key.part[0], p->name);
         else if (f->sort == STORE_PROJECTS_SIZE)
-            key_set_int(&p->key.part[0], p->message_count);
+            store_key_set_int(&p->key.part[0], p->message_count);
         else
-            key_set_text(&p->key.part[0], PQgetvalue(r, i, 7));
-        key_set_int(&p->key.part[1], p->id);
+            store_key_set_text(&p->key.part[0], PQgetvalue(r, i, 7));
+        store_key_set_int(&p->key.part[1], p->id);
     }
     PQclear(r);
     return 0;
@@ -300,8 +272,8 @@ static int session_row(const PGresult *r, int i, store_session *row)
     row->message_count = num(r, i, 9);
     row->raw_size = num(r, i, 13);
     row->key.nparts = 2;
-    key_set_text(&row->key.part[0], PQgetvalue(r, i, 5));
-    key_set_text(&row->key.part[1], row->session_id);
+    store_key_set_text(&row->key.part[0], PQgetvalue(r, i, 5));
+    store_key_set_text(&row->key.part[1], row->session_id);
     return 0;
 }
 
@@ -330,9 +302,9 @@ static int pg_sessions_list(store *s, const store_session_filter *f, const store
               "s.project_id");
     session_where(&q, f);
     int newest = f->order != STORE_OLDEST;
-    if (use_keyset(pg)) {
+    if (store_page_keyset(pg)) {
         static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
-        int rc = key_check(s, pg->after, types, 2);
+        int rc = store_key_check(s, pg->after, types, 2);
         if (rc < 0)
             return rc;
         q_add(&q, newest ? " AND (s.started_at, s.session_id) < (?, ?)"
@@ -720,8 +692,8 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
         types[0] = STORE_KEY_REAL;
         break;
     }
-    if (use_keyset(pg)) {
-        rc = key_check(s, pg->after, types, 2);
+    if (store_page_keyset(pg)) {
+        rc = store_key_check(s, pg->after, types, 2);
         if (rc < 0)
             goto out;
         q_add(&q, cmp);
@@ -752,9 +724,9 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
             h->key.part[0].type = STORE_KEY_REAL;
             h->key.part[0].r = h->rank;
         } else {
-            key_set_text(&h->key.part[0], PQgetvalue(r, i, 4));
+            store_key_set_text(&h->key.part[0], PQgetvalue(r, i, 4));
         }
-        key_set_int(&h->key.part[1], h->message_id);
+        store_key_set_int(&h->key.part[1], h->message_id);
     }
     PQclear(r);
     rc = 0;

@@ -176,18 +176,6 @@ static int sql_prepare(store *s, sq_sql *q, sqlite3_stmt **st)
     return 0;
 }
 
-/* Binds a keyset position: `types` lists the expected part types. */
-static int key_check(store *s, const store_key *k, const store_key_type *types, int n)
-{
-    if (k->nparts != n)
-        return store_fail(s, MCPAGE_EINVAL, "keyset position has %d parts, this list needs %d",
-                          k->nparts, n);
-    for (int i = 0; i < n; i++)
-        if (k->part[i].type != types[i])
-            return store_fail(s, MCPAGE_EINVAL, "keyset position part %d has the wrong type", i);
-    return 0;
-}
-
 static void key_bind(sq_sql *q, const store_key_part *p)
 {
     if (p->type == STORE_KEY_INT)
@@ -198,23 +186,6 @@ static void key_bind(sq_sql *q, const store_key_part *p)
         sql_text(q, p->s);
 }
 
-static void key_set_text(store_key_part *p, const char *v)
-{
-    p->type = STORE_KEY_TEXT;
-    snprintf(p->s, sizeof p->s, "%s", v ? v : "");
-}
-
-static void key_set_int(store_key_part *p, int64_t v)
-{
-    p->type = STORE_KEY_INT;
-    p->i = v;
-}
-
-static int use_keyset(const store_page *pg)
-{
-    return pg->after && pg->after->nparts > 0;
-}
-
 /* Adds ORDER BY, the page's LIMIT and its OFFSET (when not keyset). */
 static void sql_page(sq_sql *q, const char *order, const store_page *pg)
 {
@@ -222,7 +193,7 @@ static void sql_page(sq_sql *q, const char *order, const store_page *pg)
     sql_add(q, order);
     sql_add(q, " LIMIT ?");
     sql_int(q, pg->limit);
-    if (!use_keyset(pg)) {
+    if (!store_page_keyset(pg)) {
         sql_add(q, " OFFSET ?");
         sql_int(q, pg->offset);
     }
@@ -277,8 +248,8 @@ static int sqlite_projects_list(store *s, const store_project_filter *f, const s
         cmp = " AND (p.last_activity, p.id) < (?, ?)";
         break;
     }
-    if (use_keyset(pg)) {
-        int rc = key_check(s, pg->after, types, 2);
+    if (store_page_keyset(pg)) {
+        int rc = store_key_check(s, pg->after, types, 2);
         if (rc < 0)
             return rc;
         sql_add(&q, cmp);
@@ -305,12 +276,12 @@ static int sqlite_projects_list(store *s, const store_project_filter *f, const s
         p->message_count = sqlite3_column_int64(st, 5);
         p->key.nparts = 2;
         if (f->sort == STORE_PROJECTS_NAME)
-            key_set_text(&p->key.part[0], p->name);
+            store_key_set_text(&p->key.part[0], p->name);
         else if (f->sort == STORE_PROJECTS_SIZE)
-            key_set_int(&p->key.part[0], p->message_count);
+            store_key_set_int(&p->key.part[0], p->message_count);
         else
-            key_set_text(&p->key.part[0], (const char *)sqlite3_column_text(st, 7));
-        key_set_int(&p->key.part[1], p->id);
+            store_key_set_text(&p->key.part[0], (const char *)sqlite3_column_text(st, 7));
+        store_key_set_int(&p->key.part[1], p->id);
     }
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
@@ -370,8 +341,8 @@ static int session_row(sqlite3_stmt *st, store_session *r)
     r->message_count = sqlite3_column_int64(st, 9);
     r->raw_size = sqlite3_column_int64(st, 13);
     r->key.nparts = 2;
-    key_set_text(&r->key.part[0], (const char *)sqlite3_column_text(st, 5));
-    key_set_text(&r->key.part[1], r->session_id);
+    store_key_set_text(&r->key.part[0], (const char *)sqlite3_column_text(st, 5));
+    store_key_set_text(&r->key.part[1], r->session_id);
     return 0;
 }
 
@@ -401,9 +372,9 @@ static int sqlite_sessions_list(store *s, const store_session_filter *f, const s
                 "s.project_id");
     session_where(&q, f);
     int newest = f->order != STORE_OLDEST;
-    if (use_keyset(pg)) {
+    if (store_page_keyset(pg)) {
         static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
-        int rc = key_check(s, pg->after, types, 2);
+        int rc = store_key_check(s, pg->after, types, 2);
         if (rc < 0)
             return rc;
         sql_add(&q, newest ? " AND (s.started_at, s.session_id) < (?, ?)"
@@ -886,7 +857,7 @@ static int use_time_walk(store *s, const store_search_filter *f, const store_pag
         return rc;
     int64_t total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_reset(st);
-    int64_t want = (use_keyset(pg) ? 0 : pg->offset) + pg->limit;
+    int64_t want = (store_page_keyset(pg) ? 0 : pg->offset) + pg->limit;
     *yes = (double)want * (double)total / (double)matches < SQ_PROBE_MAX;
     return 0;
 }
@@ -958,8 +929,8 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         types[0] = STORE_KEY_REAL;
         break;
     }
-    if (use_keyset(pg)) {
-        rc = key_check(s, pg->after, types, 2);
+    if (store_page_keyset(pg)) {
+        rc = store_key_check(s, pg->after, types, 2);
         if (rc < 0)
             return rc;
         sql_add(&q, cmp);
@@ -996,9 +967,9 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
             h->key.part[0].type = STORE_KEY_REAL;
             h->key.part[0].r = h->rank;
         } else {
-            key_set_text(&h->key.part[0], (const char *)sqlite3_column_text(st, 4));
+            store_key_set_text(&h->key.part[0], (const char *)sqlite3_column_text(st, 4));
         }
-        key_set_int(&h->key.part[1], h->message_id);
+        store_key_set_int(&h->key.part[1], h->message_id);
     }
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
