@@ -90,6 +90,17 @@ MCPAGE_API int mcpage_pager_new(const mcpage_pager_config *cfg, const mcpage_key
 MCPAGE_API void mcpage_pager_free(mcpage_pager *p);
 MCPAGE_API const mcpage_keyring *mcpage_pager_keyring(const mcpage_pager *p);
 
+/*
+ * Writes an invalid-argument result in the contract's error shape for an
+ * argument a tool checks itself (a date filter, an id): isError, a text
+ * naming the parameter, the value received, what is expected and one
+ * valid example call (`example` is written after "<tool> with "), and
+ * structuredContent {"error": {"code": "invalid_argument", "param",
+ * "got", "expected", "example", "message"}}. `got` may be NULL.
+ */
+MCPAGE_API int mcpage_reject_argument(mcpage_result *res, const char *tool, const char *param,
+                                      const json_t *got, const char *expected, const char *example);
+
 /* ------------------------------------------------------------------ LIST */
 
 /*
@@ -282,6 +293,16 @@ MCPAGE_API int mcpage_grid_begin(const mcpage_pager *p, const mcpage_grid_spec *
  */
 MCPAGE_API void mcpage_grid_set_bounds(mcpage_grid *pg, int64_t rows, int64_t cols);
 MCPAGE_API const mcpage_grid_window *mcpage_grid_window_get(const mcpage_grid *pg);
+/*
+ * A grid's own row and column names (project names, dates) in place of
+ * numbers: `label` returns the label of row `index` (is_row) or column
+ * `index`, or NULL for an index it does not know (the number is used). The
+ * string must stay valid until finish. Call before adding cells. Labels go
+ * to row_labels and col_labels, the text copy's header row and first
+ * column, and the summary line; the page is measured with them.
+ */
+typedef const char *(*mcpage_grid_label_fn)(void *ud, bool is_row, int64_t index);
+MCPAGE_API void mcpage_grid_set_labels(mcpage_grid *pg, mcpage_grid_label_fn label, void *ud);
 /*
  * Adds the next cell of the (clipped) region in row-major order. Steals
  * `value` (any JSON value; NULL means null). Returns 0 for more,

@@ -1,31 +1,42 @@
 /*
  * `mcpage serve`: runs the MCP server on stdin/stdout.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mcpage/server.h>
 
+#include "cli/cli_archive.h"
 #include "cli/commands.h"
+#include "store/store.h"
+#include "sync/sync.h"
 
 static void usage(FILE *out)
 {
-    (void)fprintf(
-        out,
-        "usage: mcpage serve [OPTIONS]\n\n"
-        "Serves MCP over stdio: newline-delimited JSON-RPC on stdin and stdout,\n"
-        "diagnostics on stderr. Ends on end of input (after finishing running\n"
-        "calls) or on SIGTERM/SIGINT (within about a second).\n\n"
-        "options:\n"
-        "  --page-size N     items per page of tools/resources/prompts lists (default %d)\n"
-        "  --workers N       threads running tool calls (default %d)\n"
-        "  --max-inflight N  calls queued or running before 'server busy' (default %d)\n"
-        "  -h, --help        this text\n\n"
-        "environment:\n"
-        "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing list cursors; without it a\n"
-        "                    random key is used and cursors die with the process\n",
-        MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
+    fprintf(out,
+            "usage: mcpage serve [OPTIONS]\n\n"
+            "Serves MCP over stdio: newline-delimited JSON-RPC on stdin and stdout,\n"
+            "diagnostics on stderr. Ends on end of input (after finishing running\n"
+            "calls) or on SIGTERM/SIGINT (within about a second).\n\n"
+            "options:\n"
+            "  --page-size N     items per page of tools/resources/prompts lists (default %d)\n"
+            "  --workers N       threads running tool calls (default %d)\n"
+            "  --max-inflight N  calls queued or running before 'server busy' (default %d)\n"
+            "  --db FILE         the archive (env MCPAGE_DB; default\n"
+            "                    $XDG_DATA_HOME/mcpage/archive.db or "
+            "~/.local/share/mcpage/archive.db)\n"
+            "  --no-sync         serve the archive as it is: no sync on start or while running\n"
+            "  --sync-interval S sync again every S seconds while serving (default 60)\n"
+            "  --claude-home DIR, --codex-home DIR  where sync reads transcripts (as mcpage sync)\n"
+            "  -h, --help        this text\n\n"
+            "environment:\n"
+            "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing cursors; without it the key\n"
+            "                    in cursor.key beside the archive (created once, mode 0600)\n",
+            MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
 }
 
 /* Parses a positive integer option value; false with a message when invalid. */
@@ -34,28 +45,109 @@ static bool parse_count(const char *opt, const char *v, long max, long *out)
     char *end;
     long n = v ? strtol(v, &end, 10) : 0;
     if (v == NULL || *end != '\0' || n < 1 || n > max) {
-        (void)fprintf(stderr, "mcpage serve: %s needs a number from 1 to %ld\n", opt, max);
+        fprintf(stderr, "mcpage serve: %s needs a number from 1 to %ld\n", opt, max);
         return false;
     }
     *out = n;
     return true;
 }
 
-/*
- * The archive's tools are registered here. The archive engineers add one
- * call, e.g. `rc = tools_register_all(srv, store);`, from the header
- * src/tools provides; nothing else in this file needs to change.
- */
-static int register_archive(mcpage_server *srv)
+/* The background sync: runs sync_run every `interval` seconds until stopped. */
+typedef struct serve_sync {
+    store *writer;              /* the archive opened for writing */
+    sync_options opt;           /* sources */
+    char claude[SYNC_PATH_MAX]; /* Claude Code's directory */
+    char codex[SYNC_PATH_MAX];  /* Codex's directory */
+    long interval;              /* seconds between passes */
+    pthread_mutex_t mu;         /* guards stop */
+    pthread_cond_t cv;          /* signals stop */
+    bool stop;                  /* the server is shutting down */
+    pthread_t thread;           /* the sync thread */
+    bool running;               /* thread was started */
+} serve_sync;
+
+static void sync_once(serve_sync *ss, bool verbose)
 {
-    (void)srv;
+    sync_report rep;
+    int rc = sync_run(ss->writer, &ss->opt, &rep);
+    if (rc < 0)
+        fprintf(stderr, "mcpage serve: sync failed: %s\n", mcpage_strerror(rc));
+    else if (verbose || rep.messages_added > 0 || rep.files_failed > 0)
+        fprintf(stderr, "mcpage serve: synced %lld files, +%lld sessions, +%lld messages\n",
+                (long long)rep.files_seen, (long long)rep.sessions_added,
+                (long long)rep.messages_added);
+}
+
+static void *sync_loop(void *ud)
+{
+    serve_sync *ss = ud;
+    pthread_mutex_lock(&ss->mu);
+    while (!ss->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += ss->interval;
+        int w = 0;
+        while (!ss->stop && w != ETIMEDOUT)
+            w = pthread_cond_timedwait(&ss->cv, &ss->mu, &until);
+        if (ss->stop)
+            break;
+        pthread_mutex_unlock(&ss->mu);
+        sync_once(ss, false);
+        pthread_mutex_lock(&ss->mu);
+    }
+    pthread_mutex_unlock(&ss->mu);
+    return NULL;
+}
+
+static void sync_stop(serve_sync *ss)
+{
+    if (ss->running) {
+        pthread_mutex_lock(&ss->mu);
+        ss->stop = true;
+        pthread_cond_signal(&ss->cv);
+        pthread_mutex_unlock(&ss->mu);
+        pthread_join(ss->thread, NULL);
+        ss->running = false;
+    }
+    store_close(ss->writer);
+    ss->writer = NULL;
+}
+
+/* Opens the archive for writing, syncs once, and starts the periodic sync. */
+static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, const char *codex_arg)
+{
+    if ((claude_arg ? snprintf(ss->claude, sizeof ss->claude, "%s", claude_arg) < 0
+                    : sync_default_claude_home(ss->claude, sizeof ss->claude) < 0) ||
+        (codex_arg ? snprintf(ss->codex, sizeof ss->codex, "%s", codex_arg) < 0
+                   : sync_default_codex_home(ss->codex, sizeof ss->codex) < 0)) {
+        fprintf(stderr, "mcpage serve: a source path is too long\n");
+        return 1;
+    }
+    char err[600];
+    if (sync_make_parent_dirs(db) < 0 ||
+        store_open_msg(db, STORE_OPEN_WRITE, &ss->writer, err, sizeof err) < 0) {
+        fprintf(stderr, "mcpage serve: cannot open %s for sync: %s\n", db, ss->writer ? "" : err);
+        return 1;
+    }
+    ss->opt.claude_home = ss->claude;
+    ss->opt.codex_home = ss->codex;
+    sync_once(ss, true);
+    pthread_mutex_init(&ss->mu, NULL);
+    pthread_cond_init(&ss->cv, NULL);
+    if (pthread_create(&ss->thread, NULL, sync_loop, ss) != 0) {
+        fprintf(stderr, "mcpage serve: cannot start the sync thread\n");
+        return 1;
+    }
+    ss->running = true;
     return 0;
 }
 
 int cli_cmd_serve(int argc, char **argv)
 {
     long page = MCPAGE_DEFAULT_PAGE_SIZE, workers = MCPAGE_DEFAULT_WORKERS,
-         inflight = MCPAGE_DEFAULT_MAX_INFLIGHT;
+         inflight = MCPAGE_DEFAULT_MAX_INFLIGHT, interval = 60;
+    const char *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
+    bool no_sync = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -74,21 +166,35 @@ int cli_cmd_serve(int argc, char **argv)
             if (!parse_count(a, v, 100000, &inflight))
                 return 2;
             i++;
+        } else if (strcmp(a, "--sync-interval") == 0) {
+            if (!parse_count(a, v, 86400, &interval))
+                return 2;
+            i++;
+        } else if (strcmp(a, "--no-sync") == 0) {
+            no_sync = true;
+        } else if (v && strcmp(a, "--db") == 0) {
+            db_arg = argv[++i];
+        } else if (v && strcmp(a, "--claude-home") == 0) {
+            claude_arg = argv[++i];
+        } else if (v && strcmp(a, "--codex-home") == 0) {
+            codex_arg = argv[++i];
         } else {
-            (void)fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n",
-                          a);
+            fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n", a);
             return 2;
         }
     }
-    mcpage_keyring *kr = NULL;
-    int rc = mcpage_keyring_new(&kr);
-    if (rc == 0)
-        rc = mcpage_keyring_load(kr, "MCPAGE_CURSOR_KEY", NULL);
-    if (rc != 0) {
-        (void)fprintf(stderr, "mcpage serve: cursor key: %s\n", mcpage_strerror(rc));
-        mcpage_keyring_free(kr);
+    cli_archive arc;
+    if (cli_archive_open(&arc, "mcpage serve", db_arg) != 0)
+        return 1;
+    serve_sync ss;
+    memset(&ss, 0, sizeof ss);
+    ss.interval = interval;
+    if (!no_sync && sync_start(&ss, arc.db, claude_arg, codex_arg) != 0) {
+        sync_stop(&ss);
+        cli_archive_close(&arc);
         return 1;
     }
+    mcpage_keyring *kr = arc.kr;
     mcpage_server_config cfg;
     mcpage_server_config_init(&cfg, "mcpage", mcpage_version());
     cfg.title = "mcpage archive";
@@ -97,25 +203,27 @@ int cli_cmd_serve(int argc, char **argv)
     cfg.max_inflight = (size_t)inflight;
     cfg.keyring = kr;
     mcpage_server *srv = NULL;
-    rc = mcpage_server_new(&cfg, &srv);
+    int rc = mcpage_server_new(&cfg, &srv);
     if (rc == 0)
-        rc = register_archive(srv);
+        rc = cli_archive_register(&arc, srv);
     if (rc != 0) {
-        (void)fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
+        fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
         mcpage_server_free(srv);
-        mcpage_keyring_free(kr);
+        sync_stop(&ss);
+        cli_archive_close(&arc);
         return 1;
     }
     rc = mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */
-        (void)fprintf(stderr, "mcpage serve: exiting with calls still running\n");
+        fprintf(stderr, "mcpage serve: exiting with calls still running\n");
         return 0;
     }
     mcpage_server_free(srv);
-    mcpage_keyring_free(kr);
+    sync_stop(&ss);
+    cli_archive_close(&arc);
     if (rc != 0) {
-        (void)fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
+        fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
         return 1;
     }
     return 0;

@@ -16,5 +16,6 @@ int cli_cmd_version(int argc, char **argv);
 int cli_cmd_sync(int argc, char **argv);
 int cli_cmd_stats(int argc, char **argv);
 int cli_cmd_serve(int argc, char **argv);
+int cli_cmd_call(int argc, char **argv);
 
 #endif

@@ -13,6 +13,7 @@ static const cli_command commands[] = {
     {"stats", "show what the archive holds", cli_cmd_stats},
     {"version", "print the version", cli_cmd_version},
     {"serve", "serve MCP on stdin/stdout", cli_cmd_serve},
+    {"call", "run one archive tool and print its result", cli_cmd_call},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];

@@ -42,6 +42,32 @@ void mcp_call_free(mcpage_call *call)
     mcpage__free(call);
 }
 
+/*
+ * Adds the paging contract's error shape to a schema rejection, so a
+ * caller reads the same {"error": {"code": "invalid_argument", "param",
+ * "got", "expected"}} whether the schema or the tool caught it. The
+ * parameter is the first quoted name in the validator's message.
+ */
+static void schema_error_structured(mcpage_result *res, const json_t *args, const char *why)
+{
+    char param[128] = "arguments";
+    const char *q = strchr(why, '\'');
+    const char *e = q ? strchr(q + 1, '\'') : NULL;
+    if (q && e && (size_t)(e - q - 1) < sizeof param) {
+        memcpy(param, q + 1, (size_t)(e - q - 1));
+        param[e - q - 1] = '\0';
+    }
+    json_t *err = json_pack("{s:s, s:s, s:s, s:s}", "code", "invalid_argument", "param", param,
+                            "expected", why, "message", why);
+    const json_t *got = json_is_object(args) ? json_object_get(args, param) : NULL;
+    if (err && got)
+        json_object_set(err, "got", (json_t *)got);
+    json_t *o = err ? json_pack("{s:o}", "error", err) : NULL;
+    if (o)
+        mcpage_result_set_structured(res, o);
+    json_decref(o);
+}
+
 static void run_tool(mcpage_call *call)
 {
     const mcp_tool *tool = call->tool;
@@ -59,6 +85,7 @@ static void run_tool(mcpage_call *call)
                              "again; the inputSchema of '%s' in tools/list describes every "
                              "parameter.",
                              tool->name, why, tool->name);
+        schema_error_structured(res, call->args, why);
     } else {
         int rc = tool->handler(call, call->args, res);
         if (rc != 0) {

@@ -45,6 +45,8 @@ struct mcpage_grid {
     int64_t cut_chars_total;      /* the single cell was cut: its full length in
                                      characters; 0 when nothing was cut */
     int64_t cut_chars_shown;      /* characters of it on the page */
+    mcpage_grid_label_fn label;   /* the tool's row and column names, or NULL */
+    void *label_ud;               /* passed to label */
 };
 
 static void grid_free(mcpage_grid *pg)
@@ -66,6 +68,9 @@ void mcpage_grid_abort(mcpage_grid *pg)
 /* Column label: A, B, ..., Z, AA, ... (A1 style) or the 0-based index. */
 static const char *col_label(const mcpage_grid *pg, int64_t col, char buf[32])
 {
+    const char *named = pg->label ? pg->label(pg->label_ud, false, col) : NULL;
+    if (named)
+        return named;
     if (!pg->spec->a1_labels) {
         snprintf(buf, 32, "%lld", (long long)col);
         return buf;
@@ -86,6 +91,9 @@ static const char *col_label(const mcpage_grid *pg, int64_t col, char buf[32])
 
 static const char *row_label(const mcpage_grid *pg, int64_t row, char buf[32])
 {
+    const char *named = pg->label ? pg->label(pg->label_ud, true, row) : NULL;
+    if (named)
+        return named;
     snprintf(buf, 32, "%lld", (long long)(pg->spec->a1_labels ? row + 1 : row));
     return buf;
 }
@@ -178,8 +186,11 @@ static void grid_summary(const mcpage_grid *pg, const grid_view *v, tbuf *t)
                   grid_past_end(pg) ? "the region is past the end" : "the grid is empty");
         return;
     }
-    tb_printf(t, "Rows %s-%s, ", row_label(pg, r->row, a), row_label(pg, r->row + v->rows - 1, b));
-    tb_printf(t, "columns %s-%s ", col_label(pg, r->col, a),
+    /* Named rows and columns may hold dashes themselves: "to" keeps them apart. */
+    const char *to = pg->label ? " to " : "-";
+    tb_printf(t, "Rows %s%s%s, ", row_label(pg, r->row, a), to,
+              row_label(pg, r->row + v->rows - 1, b));
+    tb_printf(t, "columns %s%s%s ", col_label(pg, r->col, a), to,
               col_label(pg, r->col + v->cols - 1, b));
     tb_printf(t, "of a %s x %s grid: %s of %s cells (", page_fmt_int(pg->nrows, a),
               page_fmt_int(pg->ncols, b), page_fmt_int(cells, c), page_fmt_int(total, d));
@@ -423,6 +434,17 @@ void mcpage_grid_set_bounds(mcpage_grid *pg, int64_t rows, int64_t cols)
         pg->full = true;
 }
 
+void mcpage_grid_set_labels(mcpage_grid *pg, mcpage_grid_label_fn label, void *ud)
+{
+    if (pg == NULL)
+        return;
+    pg->label = label;
+    pg->label_ud = ud;
+    /* The empty page's estimate was made with numbers: redo it with names. */
+    if (pg->bounds_set && !pg->b.rejected)
+        grid_reserve(pg);
+}
+
 const mcpage_grid_window *mcpage_grid_window_get(const mcpage_grid *pg)
 {
     return &pg->win;
@@ -476,6 +498,18 @@ int mcpage_grid_add(mcpage_grid *pg, json_t *value)
     /* A cell costs itself and its separator; a new row also its label. */
     size_t tok = page_tokens(w.buf, w.len) + 1 + (col == 0 ? 4 : 0);
     size_t chars = w.utf16 + 1 + (col == 0 ? 12 : 0);
+    if (pg->label) {
+        /* Named rows and columns cost their names (a column once, on the first row). */
+        char rb[32], cb[32];
+        const char *l[2] = {col == 0 ? row_label(pg, r->row + (int64_t)row, rb) : NULL,
+                            row == 0 ? col_label(pg, r->col + (int64_t)col, cb) : NULL};
+        for (int k = 0; k < 2; k++) {
+            if (l[k]) {
+                tok += page_tokens(l[k], strlen(l[k])) + 2;
+                chars += strlen(l[k]) + 4;
+            }
+        }
+    }
     bool fits = (int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) <= pg->b.max_tokens &&
                 (int64_t)(pg->sum_chars + chars + pg->reserve_chars) <= pg->b.max_chars;
     if (!fits && pg->n > 0) {

@@ -181,6 +181,25 @@ int store_message_get(store *s, int64_t message_id, store_message *out)
     return s->ops->message_get(s, message_id, out);
 }
 
+int store_message_text_lines(store *s, const char *session_id, int64_t before_ordinal,
+                             store_text_lines *out)
+{
+    if (!s || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    NEED(session_id);
+    return s->ops->text_lines(s, session_id, before_ordinal, out);
+}
+
+void store_text_lines_free(store_text_lines *l)
+{
+    if (!l)
+        return;
+    free(l->ordinal);
+    free(l->lines);
+    memset(l, 0, sizeof *l);
+}
+
 int store_raw_read(store *s, const char *session_id, int64_t offset, int64_t length,
                    unsigned char **buf, size_t *n, int64_t *total)
 {

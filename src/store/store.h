@@ -207,6 +207,25 @@ int store_message_get(store *s, int64_t message_id, store_message *out);
 void store_message_clear(store_message *m);
 void store_messages_free(store_messages *l);
 
+/*
+ * How many lines the text of each message spans, so a transcript
+ * rendering can map a message to its line number without reading the
+ * texts: for each message of the session with ordinal < before_ordinal
+ * (INT64_MAX: all), in ordinal order, its ordinal and the lines of its
+ * text: 0 when empty, else the number of '\n' + 1 (the text as
+ * store_message.text holds it, up to a NUL). Reads every such text in
+ * the store, so it costs about the session's size, never a transfer.
+ */
+typedef struct store_text_lines {
+    int64_t *ordinal; /* message ordinals, ascending */
+    int64_t *lines;   /* lines of each message's text */
+    size_t count;     /* entries in both arrays */
+} store_text_lines;
+
+int store_message_text_lines(store *s, const char *session_id, int64_t before_ordinal,
+                             store_text_lines *out);
+void store_text_lines_free(store_text_lines *l);
+
 /* Up to `length` (<= STORE_RAW_READ_MAX) raw bytes of a session from
  * `offset` into a malloc'd buffer (*buf, *n; free it); *total gets the
  * session's raw size. Reading at or past the end gives *n = 0. */

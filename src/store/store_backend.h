@@ -24,6 +24,7 @@ typedef struct store_ops {
     int (*messages_from)(store *s, const char *id, int64_t from, int64_t limit,
                          store_messages *out);
     int (*message_get)(store *s, int64_t id, store_message *out);
+    int (*text_lines)(store *s, const char *id, int64_t before, store_text_lines *out);
     int (*raw_read)(store *s, const char *id, int64_t offset, int64_t length, unsigned char **buf,
                     size_t *n, int64_t *total);
     int (*session_summary)(store *s, const char *id, store_session_summary *out);

@@ -107,6 +107,15 @@ static const char *const migrations[] = {
     "  INSERT INTO messages_fts(messages_fts, rowid, text)"
     "  VALUES('delete', old.message_id, old.text);"
     "  INSERT INTO messages_fts(rowid, text) VALUES(new.message_id, new.text); END;",
+    /* version 2: each message's text line count, in an index that covers
+     * (sid, ordinal, text_lines), so a transcript's line numbers (read_session,
+     * search matches) are summed from the index without reading the texts,
+     * whose overflow pages made that cost the session's size. */
+    "ALTER TABLE messages ADD COLUMN text_lines INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE messages SET text_lines = coalesce((SELECT CASE WHEN length(t.text) = 0 THEN 0"
+    "  ELSE length(t.text) - length(replace(t.text, char(10), '')) + 1 END"
+    "  FROM message_text t WHERE t.message_id = messages.message_id), 0);"
+    "CREATE INDEX messages_lines ON messages(sid, ordinal, text_lines);",
 };
 
 int store_sqlite_schema_latest(void)

@@ -522,6 +522,45 @@ nomem:
     return MCPAGE_ENOMEM;
 }
 
+/* The counts come from the covering index messages_lines: no text is read. */
+static int sqlite_text_lines(store *s, const char *id, int64_t before, store_text_lines *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "SELECT m.ordinal, m.text_lines FROM sessions s "
+                     "JOIN messages m INDEXED BY messages_lines ON m.sid = s.sid "
+                     "WHERE s.session_id = ? AND m.ordinal < ? ORDER BY m.ordinal",
+                     &st);
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, id);
+    sqlite3_bind_int64(st, 2, before);
+    size_t cap = 0, cap2 = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t *o = rows_grow(out->ordinal, out->count, &cap, sizeof *o);
+        if (!o)
+            goto nomem;
+        out->ordinal = o;
+        int64_t *l = rows_grow(out->lines, out->count, &cap2, sizeof *l);
+        if (!l)
+            goto nomem;
+        out->lines = l;
+        o[out->count] = sqlite3_column_int64(st, 0);
+        l[out->count] = sqlite3_column_int64(st, 1);
+        out->count++;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        store_text_lines_free(out);
+        return sq_err(s, "text lines");
+    }
+    return 0;
+nomem:
+    sqlite3_reset(st);
+    store_text_lines_free(out);
+    return MCPAGE_ENOMEM;
+}
+
 static int sqlite_message_get(store *s, int64_t id, store_message *out)
 {
     sqlite3_stmt *st = NULL;
@@ -1303,8 +1342,8 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s,
                  "INSERT INTO messages(sid, ordinal, role, timestamp, tool_name, tool_input, "
-                 "is_error, line_no, byte_offset, byte_length, tool_call_id) "
-                 "VALUES(?1, ?2, ?3, coalesce(?4, ''), ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                 "is_error, line_no, byte_offset, byte_length, tool_call_id, text_lines) "
+                 "VALUES(?1, ?2, ?3, coalesce(?4, ''), ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                  &st);
     if (rc < 0)
         return rc;
@@ -1319,6 +1358,14 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_bind_int64(st, 10, m->byte_offset);
     sqlite3_bind_int64(st, 11, m->byte_length);
     bind_text(st, 12, m->tool_call_id);
+    /* Lines of the text as store_message_text_lines() defines them. */
+    int64_t lines = 0;
+    if (m->text && m->text[0]) {
+        lines = 1;
+        for (const char *p = strchr(m->text, '\n'); p; p = strchr(p + 1, '\n'))
+            lines++;
+    }
+    sqlite3_bind_int64(st, 13, lines);
     rc = sq_done(s, st, "message insert");
     if (rc < 0)
         return rc;
@@ -1595,6 +1642,7 @@ static const store_ops sqlite_ops = {
     .session_get = sqlite_session_get,
     .messages_from = sqlite_messages_from,
     .message_get = sqlite_message_get,
+    .text_lines = sqlite_text_lines,
     .raw_read = sqlite_raw_read,
     .session_summary = sqlite_session_summary,
     .search = sqlite_search,

@@ -1,0 +1,164 @@
+/*
+ * list_sessions (LIST, unit sessions): sessions newest first (or oldest),
+ * filtered by project, source, dates, model and git branch.
+ */
+#include <string.h>
+
+#include "tools/tools.h"
+
+static const char *const fields[] = {"session_id", "project",           "title",  "started_at",
+                                     "ended_at",   "messages",          "source", "model",
+                                     "branch",     "parent_session_id", NULL};
+static const char *const default_fields[] = {"session_id", "project",  "title",
+                                             "started_at", "ended_at", "messages",
+                                             "source",     "model",    NULL};
+static const char *const id_fields[] = {"session_id", NULL};
+
+/* Any oversized field of a session is read through its transcript. */
+static json_t *read_with(const json_t *record, const char *field, void *ud)
+{
+    (void)field;
+    (void)ud;
+    const json_t *id = json_object_get(record, "session_id");
+    if (!json_is_string(id))
+        return NULL;
+    return json_pack("{s:s, s:{s:O}}", "tool", "read_session", "arguments", "session_id", id);
+}
+
+static const mcpage_list_spec spec = {
+    .tool = "list_sessions",
+    .unit = "sessions",
+    .default_limit = 20,
+    .max_limit = 100,
+    .fields = fields,
+    .default_fields = default_fields,
+    .id_fields = id_fields,
+    .narrow_hint = "Narrow with project=..., source=..., after=YYYY-MM-DD or before=YYYY-MM-DD.",
+    .read_with = read_with,
+};
+
+static const char schema[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
+    "\"project\":{\"type\":\"string\",\"description\":\"Only sessions of this project (its name "
+    "as list_projects shows it, or its full path).\"},"
+    "\"source\":{\"type\":\"string\",\"enum\":[\"claude\",\"codex\"],\"description\":\"Only "
+    "sessions of this agent: claude (Claude Code) or codex (Codex CLI).\"},"
+    "\"after\":{\"type\":\"string\",\"description\":\"Only sessions started at or after this UTC "
+    "date or time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.\"},"
+    "\"before\":{\"type\":\"string\",\"description\":\"Only sessions started before this UTC date "
+    "or time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.\"},"
+    "\"model\":{\"type\":\"string\",\"description\":\"Only sessions whose last model is exactly "
+    "this, e.g. claude-sonnet-4-5.\"},"
+    "\"branch\":{\"type\":\"string\",\"description\":\"Only sessions on this git branch "
+    "(exact).\"},"
+    "\"sort\":{\"type\":\"string\",\"enum\":[\"newest\",\"oldest\"],\"default\":\"newest\","
+    "\"description\":\"newest: latest start first (default); oldest: earliest first.\"},"
+    "\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Record "
+    "fields "
+    "to return, from: session_id, project, title, started_at, ended_at, messages, source, model, "
+    "branch, parent_session_id (default all but branch and parent_session_id; session_id is "
+    "always kept).\"}," TOOLS_LIST_WINDOW(20, 100) "}}";
+
+static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    tools_ctx *ctx = mcpage_call_data(call);
+    if (!tools_check_date(spec.tool, args, "after", res) ||
+        !tools_check_date(spec.tool, args, "before", res))
+        return 0;
+    store_session_filter f = {
+        .project = tools_arg_str(args, "project"),
+        .source = tools_arg_str(args, "source"),
+        .after = tools_arg_str(args, "after"),
+        .before = tools_arg_str(args, "before"),
+        .model = tools_arg_str(args, "model"),
+        .branch = tools_arg_str(args, "branch"),
+    };
+    const char *sort = tools_arg_str(args, "sort");
+    if (sort && strcmp(sort, "oldest") == 0)
+        f.order = STORE_OLDEST;
+    static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
+    mcpage_list *pg;
+    int rc = mcpage_list_begin(ctx->pager, &spec, args, &pg);
+    if (rc < 0)
+        return rc;
+    if (rc == MCPAGE_PAGE_REJECTED)
+        return mcpage_list_finish(pg, res);
+    store *s = tools_store_get(ctx, res);
+    if (s == NULL) {
+        mcpage_list_abort(pg);
+        return 0;
+    }
+    const mcpage_list_window *w = mcpage_list_window_get(pg);
+    store_key after;
+    int64_t gen = 0, total = w->total;
+    store_sessions rows = {0};
+    if (!tools_key_from_window(w, types, 2, &after)) {
+        rc = MCPAGE_EPARSE;
+        goto fail;
+    }
+    store_page page = {.after = w->resume ? &after : NULL, .offset = w->offset, .limit = w->fetch};
+    if ((rc = store_generation(s, &gen)) < 0)
+        goto fail;
+    if (total < 0 || w->generation != gen) {
+        if ((rc = store_sessions_count(s, &f, &total)) < 0)
+            goto fail;
+    }
+    if ((rc = store_sessions_list(s, &f, &page, &rows)) < 0)
+        goto fail;
+    mcpage_list_set_total(pg, total, gen);
+    for (size_t i = 0; i < rows.count; i++) {
+        const store_session *r = &rows.rows[i];
+        json_t *rec = json_object();
+        json_object_set_new(rec, "session_id", tools_jstr(r->session_id));
+        json_object_set_new(rec, "project", tools_jstr(r->project));
+        json_object_set_new(rec, "title", tools_jstr(r->title));
+        json_object_set_new(rec, "started_at", tools_jstr(r->started_at));
+        json_object_set_new(rec, "ended_at", tools_jstr(r->ended_at));
+        json_object_set_new(rec, "messages", json_integer(r->message_count));
+        json_object_set_new(rec, "source", tools_jstr(r->source));
+        json_object_set_new(rec, "model", tools_jstr(r->model));
+        json_object_set_new(rec, "branch", tools_jstr(r->git_branch));
+        json_object_set_new(rec, "parent_session_id", tools_jstr(r->parent_session_id));
+        mcpage_keypart parts[STORE_KEY_PARTS];
+        int np = tools_key_to_parts(&r->key, parts);
+        rc = mcpage_list_add(pg, rec, parts, np);
+        if (rc < 0)
+            goto fail;
+        if (rc == MCPAGE_PAGE_FULL)
+            break;
+    }
+    store_sessions_free(&rows);
+    tools_store_put(ctx, s);
+    return mcpage_list_finish(pg, res);
+fail:
+    store_sessions_free(&rows);
+    mcpage_list_abort(pg);
+    tools_store_error(res, s, rc, "sessions");
+    tools_store_put(ctx, s);
+    return 0;
+}
+
+int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx)
+{
+    mcpage_tool t = {
+        .name = "list_sessions",
+        .title = "List sessions",
+        .description =
+            "Lists coding-agent sessions (Claude Code and Codex CLI conversations), newest first "
+            "(sort=oldest for the other way), each with session_id, project, title, start and "
+            "end time, message count, source and model. Filters: project, source, after and "
+            "before (UTC dates YYYY-MM-DD, after inclusive, before exclusive), model, branch. "
+            "Pages of 20 records by default (limit up to 100) within a 4,000-token budget "
+            "(max_tokens up to 20,000). Page on with next_cursor (same cost at any depth, and no "
+            "session repeated or skipped while new ones arrive) or next_offset (cost grows with "
+            "the offset). Read one with read_session(session_id=...).",
+        .input_schema = schema,
+        .output_schema = TOOLS_LIST_OUTPUT("sessions"),
+        .read_only = MCPAGE_HINT_TRUE,
+        .idempotent = MCPAGE_HINT_TRUE,
+        .open_world = MCPAGE_HINT_FALSE,
+        .handler = run,
+        .user_data = ctx,
+    };
+    return mcpage_server_add_tool(srv, &t);
+}

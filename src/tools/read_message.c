@@ -1,0 +1,131 @@
+/*
+ * read_message (CONTENT-line, unit lines): one message's full text,
+ * however long, in line windows. It is where an oversized record's
+ * _truncated.read_with points.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/tools.h"
+
+static const mcpage_lines_spec spec = {
+    .tool = "read_message",
+    .default_max_lines = 200,
+    .max_max_lines = 2000,
+    .narrow_hint = NULL,
+};
+
+static const char schema[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"message_id\"],"
+    "\"properties\":{"
+    "\"message_id\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"The message, as "
+    "search_conversations gives it.\"},"
+    "\"start_line\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":\"First line "
+    "to show, 1-based (default 1).\"},"
+    "\"start_column\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":"
+    "\"Character "
+    "of start_line to begin at, 1-based (default 1): pass next_start_column to continue a line "
+    "too long for one page.\"},"
+    "\"max_lines\":{\"type\":\"integer\",\"minimum\":1,\"default\":200,\"description\":\"Lines per "
+    "page (default 200, maximum 2000; a larger value is lowered to 2000 and flagged "
+    "max_lines_clamped).\"}," TOOLS_MAX_TOKENS "}}";
+
+/* Line 1 is a header naming the message; the text follows from line 2. */
+static int64_t count_lines(const char *t)
+{
+    int64_t n = 1;
+    if (*t == '\0')
+        return n;
+    n++;
+    for (; *t; t++)
+        n += *t == '\n';
+    return n;
+}
+
+static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    tools_ctx *ctx = mcpage_call_data(call);
+    json_int_t id = json_integer_value(json_object_get(args, "message_id"));
+    mcpage_lines *pg;
+    int rc = mcpage_lines_begin(ctx->pager, &spec, args, &pg);
+    if (rc < 0)
+        return rc;
+    if (rc == MCPAGE_PAGE_REJECTED)
+        return mcpage_lines_finish(pg, res);
+    store *s = tools_store_get(ctx, res);
+    if (s == NULL) {
+        mcpage_lines_abort(pg);
+        return 0;
+    }
+    store_message m;
+    rc = store_message_get(s, id, &m);
+    if (rc < 0) {
+        mcpage_lines_abort(pg);
+        if (rc == MCPAGE_ENOTFOUND)
+            mcpage_reject_argument(res, spec.tool, "message_id",
+                                   json_object_get(args, "message_id"),
+                                   "the message_id of an archived message (search_conversations "
+                                   "gives them)",
+                                   "message_id=<a message_id from search_conversations>");
+        else
+            tools_store_error(res, s, rc, "the message");
+        tools_store_put(ctx, s);
+        return 0;
+    }
+    tools_store_put(ctx, s);
+    const char *text = m.text ? m.text : "";
+    mcpage_lines_set_total(pg, count_lines(text));
+    const mcpage_lines_window *w = mcpage_lines_window_get(pg);
+    char head[600];
+    int hn =
+        snprintf(head, sizeof head, "### [%lld] %s %s in session %s%s%s%s", (long long)m.ordinal,
+                 m.role, m.timestamp ? m.timestamp : "-", m.session_id, m.tool_name ? " tool=" : "",
+                 m.tool_name ? m.tool_name : "", m.is_error ? " error" : "");
+    int64_t line = 1;
+    rc = 0;
+    if (w->start_line <= 1)
+        rc = mcpage_lines_add(pg, head,
+                              hn < 0                     ? 0
+                              : (size_t)hn < sizeof head ? (size_t)hn
+                                                         : sizeof head - 1);
+    line++;
+    const char *t = text;
+    while (rc == 0 && *text) {
+        const char *nl = strchr(t, '\n');
+        size_t len = nl ? (size_t)(nl - t) : strlen(t);
+        if (line >= w->start_line)
+            rc = mcpage_lines_add(pg, t, len);
+        line++;
+        if (!nl)
+            break;
+        t = nl + 1;
+    }
+    store_message_clear(&m);
+    if (rc < 0) {
+        mcpage_lines_abort(pg);
+        return rc;
+    }
+    return mcpage_lines_finish(pg, res);
+}
+
+int tool_read_message_register(mcpage_server *srv, tools_ctx *ctx)
+{
+    mcpage_tool t = {
+        .name = "read_message",
+        .title = "Read one message",
+        .description =
+            "Reads one archived message's full text, however long, in line windows: line 1 is a "
+            "header (`### [ordinal] role timestamp in session ID`), its text follows. Windowed "
+            "by start_line (1-based, default 1) and max_lines (default 200, up to 2,000) within a "
+            "4,000-token budget (max_tokens up to 20,000); continue with next_start_line (and "
+            "next_start_column inside a very long line). Texts longer than 1 MiB were cut when "
+            "archived; read_raw has the original bytes.",
+        .input_schema = schema,
+        .read_only = MCPAGE_HINT_TRUE,
+        .idempotent = MCPAGE_HINT_TRUE,
+        .open_world = MCPAGE_HINT_FALSE,
+        .handler = run,
+        .user_data = ctx,
+    };
+    return mcpage_server_add_tool(srv, &t);
+}

@@ -1,0 +1,107 @@
+/*
+ * read_raw (CONTENT-byte, unit bytes): the original source bytes of a
+ * session as the agent wrote them (JSON Lines), windowed by offset and
+ * max_bytes. The builder never cuts UTF-8 text inside a character and
+ * sends base64 where the bytes are not text.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/tools.h"
+
+static const mcpage_bytes_spec spec = {
+    .tool = "read_raw",
+    .default_max_bytes = 8192,
+    .max_max_bytes = 65536,
+    .narrow_hint = NULL,
+};
+
+static const char schema[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session_id\"],"
+    "\"properties\":{"
+    "\"session_id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The session, as "
+    "list_sessions gives it.\"},"
+    "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"default\":0,\"description\":\"First byte, "
+    "0-based (default 0). Any offset costs the same.\"},"
+    "\"max_bytes\":{\"type\":\"integer\",\"minimum\":1,\"default\":8192,\"description\":\"Bytes "
+    "per "
+    "page (default 8192, maximum 65536; a larger value is lowered to 65536 and flagged "
+    "max_bytes_clamped).\"}," TOOLS_MAX_TOKENS "}}";
+
+static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    tools_ctx *ctx = mcpage_call_data(call);
+    const char *id = tools_arg_str(args, "session_id");
+    mcpage_bytes *pg;
+    int rc = mcpage_bytes_begin(ctx->pager, &spec, args, &pg);
+    if (rc < 0)
+        return rc;
+    if (rc == MCPAGE_PAGE_REJECTED)
+        return mcpage_bytes_finish(pg, res);
+    store *s = tools_store_get(ctx, res);
+    if (s == NULL) {
+        mcpage_bytes_abort(pg);
+        return 0;
+    }
+    store_session ses;
+    rc = store_session_get(s, id, &ses);
+    if (rc < 0) {
+        mcpage_bytes_abort(pg);
+        if (rc == MCPAGE_ENOTFOUND)
+            mcpage_reject_argument(res, spec.tool, "session_id",
+                                   json_object_get(args, "session_id"),
+                                   "the id of an archived session (list_sessions shows them)",
+                                   "session_id=\"<a session_id from list_sessions>\"");
+        else
+            tools_store_error(res, s, rc, "the session");
+        tools_store_put(ctx, s);
+        return 0;
+    }
+    const mcpage_bytes_window *w = mcpage_bytes_window_get(pg);
+    unsigned char *buf = NULL;
+    size_t n = 0;
+    int64_t total = 0;
+    rc = store_raw_read(s, id, w->offset, w->max_bytes, &buf, &n, &total);
+    if (rc < 0) {
+        mcpage_bytes_abort(pg);
+        tools_store_error(res, s, rc, "the raw bytes");
+        tools_store_put(ctx, s);
+        store_session_clear(&ses);
+        return 0;
+    }
+    tools_store_put(ctx, s);
+    rc = mcpage_bytes_set(pg, buf, n, total);
+    free(buf);
+    if (rc < 0) {
+        mcpage_bytes_abort(pg);
+        store_session_clear(&ses);
+        return rc;
+    }
+    rc = mcpage_bytes_finish(pg, res);
+    if (rc == 0 && !mcpage_result_is_error(res))
+        rc = tools_session_link(res, &ses);
+    store_session_clear(&ses);
+    return rc;
+}
+
+int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx)
+{
+    mcpage_tool t = {
+        .name = "read_raw",
+        .title = "Read a session's original bytes",
+        .description =
+            "Reads the original transcript bytes of one archived session (the JSON Lines file "
+            "the agent wrote, kept whole in the archive) by byte offset: offset (default 0) and "
+            "max_bytes (default 8,192, up to 65,536) within a 4,000-token budget (max_tokens up "
+            "to 20,000). UTF-8 text comes as text, never cut inside a character; other bytes as "
+            "base64 (encoding says which). total_bytes is exact; continue with next_offset. Use "
+            "it to check what read_session shows against the source.",
+        .input_schema = schema,
+        .read_only = MCPAGE_HINT_TRUE,
+        .idempotent = MCPAGE_HINT_TRUE,
+        .open_world = MCPAGE_HINT_FALSE,
+        .handler = run,
+        .user_data = ctx,
+    };
+    return mcpage_server_add_tool(srv, &t);
+}

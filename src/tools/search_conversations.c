@@ -1,0 +1,350 @@
+/*
+ * search_conversations (LIST, unit matches): full-text search over every
+ * message. The query holds words, "quoted phrases" and filters
+ * (project:, source:, role:, tool:, after:, before:, has:error), parsed
+ * out here; the same filters may come as arguments. Each match names the
+ * line where read_session shows its message.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/tools.h"
+#include "tools/transcript.h"
+
+static const char *const fields[] = {"message_id", "session_id", "project", "role", "timestamp",
+                                     "snippet",    "line",       "ordinal", NULL};
+static const char *const id_fields[] = {"message_id", "session_id", "line", NULL};
+
+static const mcpage_list_spec spec = {
+    .tool = "search_conversations",
+    .unit = "matches",
+    .default_limit = 10,
+    .max_limit = 50,
+    .fields = fields,
+    .id_fields = id_fields,
+    .narrow_hint = "Narrow with more words, project:NAME, role:user or after:YYYY-MM-DD in the "
+                   "query.",
+    .relevance_order = true,
+    .stable_order_hint = "Pass sort=\"newest\" for an order that does not shift.",
+    .read_with = tools_read_with_message,
+};
+
+static const char schema[] =
+    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"query\"],"
+    "\"properties\":{"
+    "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"Words and \\\"quoted "
+    "phrases\\\", all required; a trailing * makes a prefix (max_tok*). Filters may be written in "
+    "the query: project:NAME source:claude|codex role:user|assistant|system|tool tool:NAME "
+    "after:YYYY-MM-DD before:YYYY-MM-DD has:error. Example: \\\"retry budget\\\" role:user "
+    "after:2025-09-01. At most 4096 bytes.\"},"
+    "\"project\":{\"type\":\"string\",\"description\":\"Only messages of this project (name or "
+    "path); same as project: in the query.\"},"
+    "\"source\":{\"type\":\"string\",\"enum\":[\"claude\",\"codex\"],\"description\":\"Only this "
+    "agent's sessions.\"},"
+    "\"role\":{\"type\":\"string\",\"enum\":[\"user\",\"assistant\",\"system\",\"tool\"],"
+    "\"description\":\"Only messages of this role (tool = tool results).\"},"
+    "\"tool\":{\"type\":\"string\",\"description\":\"Only tool calls and results of this tool, "
+    "e.g. Bash.\"},"
+    "\"after\":{\"type\":\"string\",\"description\":\"Only messages at or after this UTC date or "
+    "time (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ).\"},"
+    "\"before\":{\"type\":\"string\",\"description\":\"Only messages before this UTC date or "
+    "time.\"},"
+    "\"has_error\":{\"type\":\"boolean\",\"description\":\"true: only tool results flagged as "
+    "errors (same as has:error).\"},"
+    "\"sort\":{\"type\":\"string\",\"enum\":[\"relevance\",\"newest\",\"oldest\"],\"default\":"
+    "\"relevance\",\"description\":\"relevance: best match first (default; the order may shift "
+    "when new messages arrive mid-walk, and the page then says order_may_have_shifted); newest "
+    "or oldest: by time, stable.\"},"
+    "\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Record "
+    "fields "
+    "to return, from: message_id, session_id, project, role, timestamp, snippet, line, ordinal "
+    "(default all; message_id, session_id and line are always kept).\"}," TOOLS_LIST_WINDOW(
+        10, 50) "}}";
+
+/* Longest value of one filter written in the query. */
+#define FILTER_MAX 256
+
+/* The query split into its text and its filters. */
+typedef struct parsed_query {
+    char text[STORE_QUERY_MAX + 1]; /* words and phrases for the engine */
+    char project[FILTER_MAX];       /* project: value, or "" */
+    char source[FILTER_MAX];        /* source: value, or "" */
+    char role[FILTER_MAX];          /* role: value, or "" */
+    char tool[FILTER_MAX];          /* tool: value, or "" */
+    char after[FILTER_MAX];         /* after: value, or "" */
+    char before[FILTER_MAX];        /* before: value, or "" */
+    bool has_error;                 /* has:error was given */
+    char bad[FILTER_MAX + 16];      /* the offending filter when parsing failed */
+    const char *why;                /* what was expected, when parsing failed */
+} parsed_query;
+
+static const char *const filter_names[] = {"project", "source", "role", "tool",
+                                           "after",   "before", "has",  NULL};
+
+/* Reads one token at *pp (a word, a "phrase" or key:value) into tok. */
+static size_t read_token(const char **pp, char *tok, size_t cap, bool *quoted_value)
+{
+    const char *p = *pp;
+    size_t n = 0;
+    bool inq = false;
+    *quoted_value = false;
+    while (*p && (inq || (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r'))) {
+        if (*p == '"') {
+            inq = !inq;
+            *quoted_value = true;
+        }
+        if (n + 1 < cap)
+            tok[n++] = *p;
+        p++;
+    }
+    tok[n] = '\0';
+    *pp = p;
+    return n;
+}
+
+/* Copies value (without surrounding quotes) into dst. */
+static void unquote(char *dst, size_t cap, const char *v)
+{
+    size_t n = strlen(v);
+    if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+        v++;
+        n -= 2;
+    }
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, v, n);
+    dst[n] = '\0';
+}
+
+static bool parse_query(const char *q, parsed_query *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t o = 0;
+    char tok[STORE_QUERY_MAX + 1];
+    const char *p = q;
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+            p++;
+        if (!*p)
+            break;
+        bool quoted;
+        size_t n = read_token(&p, tok, sizeof tok, &quoted);
+        const char *colon = tok[0] != '"' ? strchr(tok, ':') : NULL;
+        bool is_filter = false;
+        if (colon) {
+            size_t klen = (size_t)(colon - tok);
+            for (const char *const *f = filter_names; *f; f++)
+                if (strlen(*f) == klen && strncmp(tok, *f, klen) == 0)
+                    is_filter = true;
+        }
+        if (!is_filter) {
+            if (o + n + 2 > sizeof out->text)
+                return false;
+            if (o)
+                out->text[o++] = ' ';
+            memcpy(out->text + o, tok, n);
+            o += n;
+            out->text[o] = '\0';
+            continue;
+        }
+        const char *v = colon + 1;
+        char val[FILTER_MAX];
+        unquote(val, sizeof val, v);
+        snprintf(out->bad, sizeof out->bad, "%.*s", (int)sizeof out->bad - 1, tok);
+        if (!val[0]) {
+            out->why = "a value after the colon, e.g. project:api or role:user";
+            return false;
+        }
+        if (strncmp(tok, "project:", 8) == 0) {
+            memcpy(out->project, val, sizeof val);
+        } else if (strncmp(tok, "source:", 7) == 0) {
+            if (strcmp(val, "claude") != 0 && strcmp(val, "codex") != 0) {
+                out->why = "source:claude or source:codex";
+                return false;
+            }
+            memcpy(out->source, val, sizeof val);
+        } else if (strncmp(tok, "role:", 5) == 0) {
+            if (strcmp(val, "user") && strcmp(val, "assistant") && strcmp(val, "system") &&
+                strcmp(val, "tool")) {
+                out->why = "role:user, role:assistant, role:system or role:tool";
+                return false;
+            }
+            memcpy(out->role, val, sizeof val);
+        } else if (strncmp(tok, "tool:", 5) == 0) {
+            memcpy(out->tool, val, sizeof val);
+        } else if (strncmp(tok, "after:", 6) == 0 || strncmp(tok, "before:", 7) == 0) {
+            if (!tools_date_ok(val)) {
+                out->why = "a UTC date such as after:2025-01-31 or before:2025-02-01T12:00:00Z";
+                return false;
+            }
+            memcpy(tok[0] == 'a' ? out->after : out->before, val, sizeof val);
+        } else {
+            if (strcmp(val, "error") != 0) {
+                out->why = "has:error (the only has: filter)";
+                return false;
+            }
+            out->has_error = true;
+        }
+    }
+    out->bad[0] = '\0';
+    return true;
+}
+
+/* An argument and the same filter in the query must agree. */
+static const char *pick(const char *arg, const char *inq, bool *conflict)
+{
+    if (arg && inq[0] && strcmp(arg, inq) != 0)
+        *conflict = true;
+    return arg ? arg : inq[0] ? inq : NULL;
+}
+
+static int reject_query(mcpage_result *res, const json_t *args, const char *expected)
+{
+    return mcpage_reject_argument(res, spec.tool, "query", json_object_get(args, "query"), expected,
+                                  "query=\"retry budget\" (two words, both required) or "
+                                  "query=\"\\\"connection reset\\\" role:tool\"");
+}
+
+static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    tools_ctx *ctx = mcpage_call_data(call);
+    const char *q = json_string_value(json_object_get(args, "query"));
+    parsed_query pq;
+    if (q == NULL || strlen(q) > STORE_QUERY_MAX)
+        return reject_query(res, args, "a query of at most 4096 bytes");
+    if (!parse_query(q, &pq)) {
+        char why[600];
+        if (pq.why)
+            snprintf(why, sizeof why, "the filter %s to be %s", pq.bad, pq.why);
+        else
+            snprintf(why, sizeof why, "a query of at most 4096 bytes");
+        return reject_query(res, args, why);
+    }
+    if (!pq.text[0])
+        return reject_query(res, args,
+                            "at least one word or \"phrase\" besides the filters (filters alone "
+                            "match nothing; use list_sessions to filter without words)");
+    if (!tools_check_date(spec.tool, args, "after", res) ||
+        !tools_check_date(spec.tool, args, "before", res))
+        return 0;
+    bool conflict = false;
+    store_search_filter f = {.query = pq.text};
+    f.project = pick(tools_arg_str(args, "project"), pq.project, &conflict);
+    f.source = pick(tools_arg_str(args, "source"), pq.source, &conflict);
+    f.role = pick(tools_arg_str(args, "role"), pq.role, &conflict);
+    f.tool = pick(tools_arg_str(args, "tool"), pq.tool, &conflict);
+    f.after = pick(tools_arg_str(args, "after"), pq.after, &conflict);
+    f.before = pick(tools_arg_str(args, "before"), pq.before, &conflict);
+    f.has_error = json_is_true(json_object_get(args, "has_error")) || pq.has_error ? 1 : 0;
+    if (conflict)
+        return reject_query(res, args,
+                            "each filter once: a filter in the query and the argument of the same "
+                            "name disagree; keep one of them");
+    const char *sort = tools_arg_str(args, "sort");
+    store_key_type types[2] = {STORE_KEY_REAL, STORE_KEY_INT};
+    if (sort && strcmp(sort, "newest") == 0)
+        f.sort = STORE_SEARCH_NEWEST;
+    else if (sort && strcmp(sort, "oldest") == 0)
+        f.sort = STORE_SEARCH_OLDEST;
+    if (f.sort != STORE_SEARCH_RELEVANCE)
+        types[0] = STORE_KEY_TEXT;
+
+    mcpage_list *pg;
+    int rc = mcpage_list_begin(ctx->pager, &spec, args, &pg);
+    if (rc < 0)
+        return rc;
+    if (rc == MCPAGE_PAGE_REJECTED)
+        return mcpage_list_finish(pg, res);
+    store *s = tools_store_get(ctx, res);
+    if (s == NULL) {
+        mcpage_list_abort(pg);
+        return 0;
+    }
+    const mcpage_list_window *w = mcpage_list_window_get(pg);
+    store_key after;
+    int64_t gen = 0, total = w->total;
+    store_hits rows = {0};
+    if (!tools_key_from_window(w, types, 2, &after)) {
+        rc = MCPAGE_EPARSE;
+        goto fail;
+    }
+    store_page page = {.after = w->resume ? &after : NULL, .offset = w->offset, .limit = w->fetch};
+    if ((rc = store_generation(s, &gen)) < 0)
+        goto fail;
+    /* The exact total is counted once per (query, generation) and rides in the cursor. */
+    if (total < 0 || w->generation != gen) {
+        if ((rc = store_search_count(s, &f, &total)) < 0)
+            goto fail;
+    }
+    if ((rc = store_search(s, &f, &page, &rows)) < 0)
+        goto fail;
+    mcpage_list_set_total(pg, total, gen);
+    for (size_t i = 0; i < rows.count; i++) {
+        const store_hit *h = &rows.rows[i];
+        int64_t line = 0;
+        if ((rc = transcript_message_line(s, h->session_id, h->ordinal, &line)) < 0)
+            goto fail;
+        json_t *rec = json_object();
+        json_object_set_new(rec, "message_id", json_integer(h->message_id));
+        json_object_set_new(rec, "session_id", tools_jstr(h->session_id));
+        json_object_set_new(rec, "project", tools_jstr(h->project));
+        json_object_set_new(rec, "role", tools_jstr(h->role));
+        json_object_set_new(rec, "timestamp", tools_jstr(h->timestamp));
+        json_object_set_new(rec, "snippet", tools_jstr(h->snippet));
+        json_object_set_new(rec, "line", json_integer(line));
+        json_object_set_new(rec, "ordinal", json_integer(h->ordinal));
+        mcpage_keypart parts[STORE_KEY_PARTS];
+        int np = tools_key_to_parts(&h->key, parts);
+        rc = mcpage_list_add(pg, rec, parts, np);
+        if (rc < 0)
+            goto fail;
+        if (rc == MCPAGE_PAGE_FULL)
+            break;
+    }
+    store_hits_free(&rows);
+    tools_store_put(ctx, s);
+    return mcpage_list_finish(pg, res);
+fail:
+    store_hits_free(&rows);
+    mcpage_list_abort(pg);
+    if (rc == MCPAGE_EPARSE && s) {
+        char why[700];
+        snprintf(why, sizeof why,
+                 "a query the search engine accepts (%s): words and \"quoted phrases\", all "
+                 "required, a trailing * for a prefix; punctuation inside a word is fine",
+                 store_errmsg(s));
+        reject_query(res, args, why);
+    } else {
+        tools_store_error(res, s, rc, "search matches");
+    }
+    tools_store_put(ctx, s);
+    return 0;
+}
+
+int tool_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
+{
+    mcpage_tool t = {
+        .name = "search_conversations",
+        .title = "Search conversations",
+        .description =
+            "Full-text search over every message of every archived coding-agent session. The "
+            "query takes words and \"quoted phrases\" (all required; word* for a prefix) and "
+            "filters written in it: project:NAME source:claude|codex role:user|assistant|system|"
+            "tool tool:NAME after:YYYY-MM-DD before:YYYY-MM-DD has:error (or pass them as "
+            "arguments). Each match has message_id, session_id, project, role, timestamp, a "
+            "snippet with hits in [brackets], and line: where read_session(session_id, "
+            "start_line=line) shows the message. Best match first (sort=newest or oldest for a "
+            "time order). Pages of 10 matches by default (limit up to 50) within a 4,000-token "
+            "budget (max_tokens up to 20,000); total_matches is exact. Page on with next_cursor "
+            "(same cost at any depth) or next_offset (cost grows with the offset). Read a whole "
+            "message with read_message(message_id=...).",
+        .input_schema = schema,
+        .output_schema = TOOLS_LIST_OUTPUT("matches"),
+        .read_only = MCPAGE_HINT_TRUE,
+        .idempotent = MCPAGE_HINT_TRUE,
+        .open_world = MCPAGE_HINT_FALSE,
+        .handler = run,
+        .user_data = ctx,
+    };
+    return mcpage_server_add_tool(srv, &t);
+}

@@ -1,0 +1,267 @@
+/*
+ * The tools context (a pool of read-only store handles for the worker
+ * threads), helpers every tool file shares, and tools_register_all().
+ */
+#include "tools/tools.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tools_ctx_init(tools_ctx *ctx, const char *db, const mcpage_pager *pager)
+{
+    if (ctx == NULL || db == NULL || pager == NULL)
+        return MCPAGE_EINVAL;
+    memset(ctx, 0, sizeof *ctx);
+    if (strlen(db) >= sizeof ctx->db)
+        return MCPAGE_ERANGE;
+    strcpy(ctx->db, db);
+    ctx->pager = pager;
+    if (pthread_mutex_init(&ctx->mu, NULL) != 0)
+        return MCPAGE_ENOMEM;
+    return 0;
+}
+
+void tools_ctx_free(tools_ctx *ctx)
+{
+    if (ctx == NULL)
+        return;
+    for (int i = 0; i < ctx->npool; i++)
+        store_close(ctx->pool[i]);
+    ctx->npool = 0;
+    pthread_mutex_destroy(&ctx->mu);
+}
+
+store *tools_store_get(tools_ctx *ctx, mcpage_result *res)
+{
+    store *s = NULL;
+    pthread_mutex_lock(&ctx->mu);
+    if (ctx->npool > 0)
+        s = ctx->pool[--ctx->npool];
+    pthread_mutex_unlock(&ctx->mu);
+    if (s)
+        return s;
+    char err[600];
+    int rc = store_open_msg(ctx->db, STORE_OPEN_READONLY, &s, err, sizeof err);
+    if (rc < 0) {
+        mcpage_result_errorf(res,
+                             "The archive at %s cannot be opened: %s. Run `mcpage sync` to create "
+                             "it, or start the server with --db pointing at an existing archive.",
+                             ctx->db, err);
+        return NULL;
+    }
+    return s;
+}
+
+void tools_store_put(tools_ctx *ctx, store *s)
+{
+    if (s == NULL)
+        return;
+    pthread_mutex_lock(&ctx->mu);
+    if (ctx->npool < TOOLS_POOL_MAX) {
+        ctx->pool[ctx->npool++] = s;
+        s = NULL;
+    }
+    pthread_mutex_unlock(&ctx->mu);
+    store_close(s);
+}
+
+int tools_store_error(mcpage_result *res, store *s, int rc, const char *what)
+{
+    const char *msg = s ? store_errmsg(s) : "";
+    return mcpage_result_errorf(res, "Reading %s from the archive failed: %s%s%s", what,
+                                mcpage_strerror(rc), msg[0] ? ": " : "", msg);
+}
+
+const char *tools_arg_str(const json_t *args, const char *name)
+{
+    const char *v = json_string_value(json_object_get(args, name));
+    return v && v[0] ? v : NULL;
+}
+
+static bool digits(const char *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
+static int num(const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++)
+        v = v * 10 + (s[i] - '0');
+    return v;
+}
+
+/* YYYY-MM-DD, optionally THH:MM, :SS, .fraction and Z. */
+bool tools_date_ok(const char *s)
+{
+    size_t len = strlen(s);
+    if (len < 10 || !digits(s, 4) || s[4] != '-' || !digits(s + 5, 2) || s[7] != '-' ||
+        !digits(s + 8, 2))
+        return false;
+    int mo = num(s + 5, 2), d = num(s + 8, 2);
+    if (mo < 1 || mo > 12 || d < 1 || d > 31)
+        return false;
+    if (len == 10)
+        return true;
+    const char *p = s + 10;
+    if (*p != 'T' || !digits(p + 1, 2) || p[3] != ':' || !digits(p + 4, 2))
+        return false;
+    if (num(p + 1, 2) > 23 || num(p + 4, 2) > 59)
+        return false;
+    p += 6;
+    if (*p == ':') {
+        if (!digits(p + 1, 2) || num(p + 1, 2) > 60)
+            return false;
+        p += 3;
+        if (*p == '.') {
+            p++;
+            if (*p < '0' || *p > '9')
+                return false;
+            while (*p >= '0' && *p <= '9')
+                p++;
+        }
+    }
+    if (*p == 'Z')
+        p++;
+    return *p == '\0';
+}
+
+bool tools_check_date(const char *tool, const json_t *args, const char *name, mcpage_result *res)
+{
+    const json_t *v = json_object_get(args, name);
+    if (v == NULL || json_is_null(v))
+        return true;
+    if (json_is_string(v) && (json_string_length(v) == 0 || tools_date_ok(json_string_value(v))))
+        return true;
+    char ex[64];
+    snprintf(ex, sizeof ex, "%s=\"2025-01-31\"", name);
+    mcpage_reject_argument(res, tool, name, v,
+                           "a UTC date YYYY-MM-DD or timestamp YYYY-MM-DDTHH:MM:SSZ (no time zone "
+                           "offset)",
+                           ex);
+    return false;
+}
+
+int tools_key_to_parts(const store_key *k, mcpage_keypart *parts)
+{
+    for (int i = 0; i < k->nparts; i++) {
+        const store_key_part *p = &k->part[i];
+        memset(&parts[i], 0, sizeof parts[i]);
+        if (p->type == STORE_KEY_TEXT) {
+            parts[i].is_str = true;
+            parts[i].s = p->s;
+            parts[i].len = strlen(p->s);
+        } else if (p->type == STORE_KEY_REAL) {
+            /* The exact bits: the keyset compares the same double again. */
+            int64_t bits;
+            memcpy(&bits, &p->r, sizeof bits);
+            parts[i].i = bits;
+        } else {
+            parts[i].i = p->i;
+        }
+    }
+    return k->nparts;
+}
+
+bool tools_key_from_window(const mcpage_list_window *w, const store_key_type *types, int ntypes,
+                           store_key *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!w->resume)
+        return true;
+    if (w->nparts != ntypes || ntypes > STORE_KEY_PARTS)
+        return false;
+    for (int i = 0; i < ntypes; i++) {
+        const mcpage_keypart *p = &w->after[i];
+        store_key_part *q = &out->part[i];
+        q->type = types[i];
+        if (types[i] == STORE_KEY_TEXT) {
+            if (!p->is_str || p->len > STORE_KEY_TEXT_MAX)
+                return false;
+            memcpy(q->s, p->s, p->len);
+            q->s[p->len] = '\0';
+        } else if (p->is_str) {
+            return false;
+        } else if (types[i] == STORE_KEY_REAL) {
+            memcpy(&q->r, &p->i, sizeof q->r);
+        } else {
+            q->i = p->i;
+        }
+    }
+    out->nparts = ntypes;
+    return true;
+}
+
+void tools_session_uri(const char *session_id, char *buf, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = (size_t)snprintf(buf, cap, "mcpage://sessions/");
+    for (const unsigned char *p = (const unsigned char *)session_id; *p && o + 4 < cap; p++) {
+        unsigned char c = *p;
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '-' || c == '_' || c == '.' || c == '~';
+        if (plain) {
+            buf[o++] = (char)c;
+        } else {
+            buf[o++] = '%';
+            buf[o++] = hex[c >> 4];
+            buf[o++] = hex[c & 15];
+        }
+    }
+    buf[o] = '\0';
+}
+
+int tools_session_link(mcpage_result *res, const store_session *ses)
+{
+    char uri[700], desc[400];
+    tools_session_uri(ses->session_id, uri, sizeof uri);
+    snprintf(desc, sizeof desc,
+             "The whole transcript of session %s (%lld messages) as markdown, the same "
+             "rendering as read_session.",
+             ses->session_id, (long long)ses->message_count);
+    mcpage_resource_link link = {
+        .uri = uri,
+        .name = ses->session_id,
+        .title = ses->title,
+        .description = desc,
+        .mime_type = "text/markdown",
+        .size = -1,
+    };
+    return mcpage_result_add_resource_link(res, &link);
+}
+
+json_t *tools_jstr(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+json_t *tools_read_with_message(const json_t *record, const char *field, void *ud)
+{
+    (void)field;
+    (void)ud;
+    const json_t *id = json_object_get(record, "message_id");
+    if (!json_is_integer(id))
+        return NULL;
+    return json_pack("{s:s, s:{s:O}}", "tool", "read_message", "arguments", "message_id", id);
+}
+
+int tools_register_all(mcpage_server *srv, tools_ctx *ctx)
+{
+    int (*const regs[])(mcpage_server *, tools_ctx *) = {
+        tool_list_projects_register,        tool_list_sessions_register,
+        tool_search_conversations_register, tool_read_session_register,
+        tool_read_message_register,         tool_read_raw_register,
+        tool_activity_map_register,         tool_get_session_summary_register,
+        tools_resources_register,
+    };
+    for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
+        int rc = regs[i](srv, ctx);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}

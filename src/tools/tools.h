@@ -1,0 +1,143 @@
+/*
+ * The archive tools: what users and their agents touch. Every paginating
+ * tool goes through the shared page builder of <mcpage/page.h>; no tool
+ * writes an envelope field itself. The tools talk to the archive only
+ * through src/store/store.h.
+ *
+ * Threads: tool handlers run on the runtime's worker threads, and a store
+ * handle belongs to one thread at a time, so the context keeps a small
+ * pool of read-only handles guarded by a mutex: a call takes one, uses it
+ * and gives it back.
+ */
+#ifndef MCPAGE_TOOLS_TOOLS_H
+#define MCPAGE_TOOLS_TOOLS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include <mcpage/page.h>
+#include <mcpage/server.h>
+
+#include "store/store.h"
+
+/* Idle read-only handles kept for reuse; more are opened and closed on demand. */
+#define TOOLS_POOL_MAX 16
+/* Bytes of a store path. */
+#define TOOLS_PATH_MAX 4096
+
+/* What every tool call shares: the store and the pager. */
+typedef struct tools_ctx {
+    char db[TOOLS_PATH_MAX];     /* the store spec (a file path) */
+    const mcpage_pager *pager;   /* the contract's settings and keys (borrowed) */
+    pthread_mutex_t mu;          /* guards pool and npool */
+    store *pool[TOOLS_POOL_MAX]; /* idle read-only handles */
+    int npool;                   /* entries in pool */
+} tools_ctx;
+
+/* Sets up `ctx` for the store `db`; `pager` is borrowed. */
+int tools_ctx_init(tools_ctx *ctx, const char *db, const mcpage_pager *pager);
+/* Closes the pooled handles. */
+void tools_ctx_free(tools_ctx *ctx);
+
+/*
+ * Registers every archive tool, the session resources (provider and
+ * template). `ctx` must outlive the server.
+ */
+int tools_register_all(mcpage_server *srv, tools_ctx *ctx);
+
+/* ---- shared by the tool files (internal to src/tools) -------------- */
+
+/*
+ * Takes a read-only store handle for this call. On failure fills `res`
+ * with an error result naming the cause and returns NULL.
+ */
+store *tools_store_get(tools_ctx *ctx, mcpage_result *res);
+/* Gives the handle back (NULL is fine). */
+void tools_store_put(tools_ctx *ctx, store *s);
+/* Makes `res` an error result for a store failure, with store_errmsg(). */
+int tools_store_error(mcpage_result *res, store *s, int rc, const char *what);
+
+/* A string argument, or NULL when absent, null or empty. */
+const char *tools_arg_str(const json_t *args, const char *name);
+/*
+ * Checks a date argument (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS[.fff]][Z],
+ * UTC). Returns true when absent or valid; otherwise writes the
+ * invalid_argument result into `res` and returns false.
+ */
+/* True for YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS[.fff]][Z]. */
+bool tools_date_ok(const char *s);
+bool tools_check_date(const char *tool, const json_t *args, const char *name, mcpage_result *res);
+
+/* Copies a store row position into cursor key parts (reals as their bits). */
+int tools_key_to_parts(const store_key *k, mcpage_keypart *parts);
+/*
+ * Rebuilds a store position from a LIST window's cursor parts, with the
+ * part types the order uses. false when they do not match (a cursor of
+ * another order: cannot happen with a valid fingerprint).
+ */
+bool tools_key_from_window(const mcpage_list_window *w, const store_key_type *types, int ntypes,
+                           store_key *out);
+
+/* Adds a resource_link block for a session after the paged data. */
+int tools_session_link(mcpage_result *res, const store_session *ses);
+/* "mcpage://sessions/<id>" (percent-encoded id) into buf. */
+void tools_session_uri(const char *session_id, char *buf, size_t cap);
+
+/* json_string of s, or json_null when s is NULL. */
+json_t *tools_jstr(const char *s);
+
+/* read_with for LIST records carrying a message_id: read_message with it. */
+json_t *tools_read_with_message(const json_t *record, const char *field, void *ud);
+
+/* ---- inputSchema fragments for the window parameters ---------------- */
+
+/* The LIST window: limit (default D, maximum M), offset, cursor, max_tokens. */
+#define TOOLS_LIST_WINDOW(D, M)                                                                    \
+    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"default\":" #D ",\"description\":\"Records "  \
+    "per page (default " #D ", maximum " #M "; a larger value is lowered to " #M " and flagged "   \
+    "limit_clamped).\"},"                                                                          \
+    "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Records to skip from the "   \
+    "start (default 0). Costs a scan of the skipped records: for deep pages follow next_cursor, "  \
+    "which costs the same at any depth.\"},"                                                       \
+    "\"cursor\":{\"type\":\"string\",\"description\":\"next_cursor from the previous page: "       \
+    "resumes right after its last record. Pass the same other arguments with it; it wins over "    \
+    "offset.\"}," TOOLS_MAX_TOKENS
+
+/*
+ * outputSchema of a LIST tool's page: the contract's invariants, typed.
+ * An invalid call's structuredContent is {"error": {...}} instead, and
+ * clients (the official SDK) check error results against the outputSchema
+ * too, hence the anyOf.
+ */
+#define TOOLS_LIST_OUTPUT(U)                                                                       \
+    "{\"type\":\"object\",\"anyOf\":[{\"required\":[\"" U "\",\"returned\",\"total_" U             \
+    "\",\"has_more\"]},{\"required\":[\"error\"]}],"                                               \
+    "\"properties\":{\"error\":{\"type\":\"object\"},\"" U                                         \
+    "\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"                                     \
+    "\"returned\":{\"type\":\"integer\",\"minimum\":0},\"total_" U "\":{\"type\":\"integer\","     \
+    "\"minimum\":0},\"has_more\":{\"type\":\"boolean\"},\"offset\":{\"type\":\"integer\"},"        \
+    "\"limit\":{\"type\":\"integer\"},\"stopped_by\":{\"type\":\"string\"},\"next_offset\":"       \
+    "{\"type\":\"integer\"},\"next_cursor\":{\"type\":\"string\"},\"hint\":{\"type\":"             \
+    "\"string\"}}}"
+
+#define TOOLS_MAX_TOKENS                                                                           \
+    "\"max_tokens\":{\"type\":\"integer\",\"minimum\":500,\"default\":4000,\"description\":"       \
+    "\"Token budget of the page, each copy measured on its own (default 4000, minimum 500, "       \
+    "maximum 20000; a larger value is lowered to 20000 and flagged max_tokens_clamped).\"}"
+
+/* The tool registrations, one per file. */
+int tool_list_projects_register(mcpage_server *srv, tools_ctx *ctx);
+int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx);
+int tool_search_conversations_register(mcpage_server *srv, tools_ctx *ctx);
+int tool_read_session_register(mcpage_server *srv, tools_ctx *ctx);
+int tool_read_message_register(mcpage_server *srv, tools_ctx *ctx);
+int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx);
+int tool_activity_map_register(mcpage_server *srv, tools_ctx *ctx);
+int tool_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_resources_register(mcpage_server *srv, tools_ctx *ctx);
+
+#endif

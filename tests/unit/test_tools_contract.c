@@ -1,0 +1,349 @@
+/*
+ * The archive tools against the paging contract: every paginating tool
+ * registered by tools_register_all(), found through tools/list, walked
+ * by the generic contract test (tests/unit/support/tool_contract.c) on a
+ * store synced from examples/archive; then walks that continue while
+ * sync adds sessions, and a relevance walk across a store change.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <mcpage/page.h>
+#include <mcpage/server.h>
+
+#include "store/store.h"
+#include "support/tool_contract.h"
+#include "sync/sync.h"
+#include "tools/tools.h"
+
+typedef struct env {
+    char dir[256];        /* temp dir: archive copy and store */
+    char db[300];         /* the store */
+    char claude[300];     /* the archive copy's Claude home */
+    char codex[300];      /* the archive copy's Codex home */
+    store *writer;        /* sync's handle */
+    mcpage_keyring *kr;   /* cursor keys */
+    mcpage_pager *pager;  /* the contract */
+    tools_ctx ctx;        /* the tools */
+    mcpage_server *srv;   /* the registry */
+    char session_id[201]; /* a session with messages */
+    int64_t message_id;   /* a message */
+} env;
+
+static void sync_now(env *e)
+{
+    sync_options o = {.claude_home = e->claude, .codex_home = e->codex};
+    sync_report r;
+    assert_int_equal(sync_run(e->writer, &o, &r), 0);
+}
+
+static int setup(void **state)
+{
+    env *e = calloc(1, sizeof *e);
+    snprintf(e->dir, sizeof e->dir, "/tmp/mcpage_tools_XXXXXX");
+    assert_non_null(mkdtemp(e->dir));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cp -r '%s/examples/archive/claude' '%s/examples/archive/codex' '%s/'",
+             MCPAGE_SOURCE_DIR, MCPAGE_SOURCE_DIR, e->dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(e->db, sizeof e->db, "%s/a.db", e->dir);
+    snprintf(e->claude, sizeof e->claude, "%s/claude", e->dir);
+    snprintf(e->codex, sizeof e->codex, "%s/codex", e->dir);
+    assert_int_equal(store_open(e->db, STORE_OPEN_WRITE, &e->writer), 0);
+    sync_now(e);
+    assert_int_equal(mcpage_keyring_new(&e->kr), 0);
+    assert_int_equal(mcpage_keyring_load(e->kr, NULL, NULL), 0);
+    assert_int_equal(mcpage_pager_new(NULL, e->kr, &e->pager), 0);
+    assert_int_equal(tools_ctx_init(&e->ctx, e->db, e->pager), 0);
+    mcpage_server_config cfg;
+    mcpage_server_config_init(&cfg, "mcpage-test", "0");
+    cfg.keyring = e->kr;
+    assert_int_equal(mcpage_server_new(&cfg, &e->srv), 0);
+    assert_int_equal(tools_register_all(e->srv, &e->ctx), 0);
+    /* A session and a message to read. */
+    store_search_filter f = {.query = "sqlite3_open_v2", .sort = STORE_SEARCH_NEWEST};
+    store_page pg = {.limit = 1};
+    store_hits h;
+    assert_int_equal(store_search(e->writer, &f, &pg, &h), 0);
+    assert_int_equal(h.count, 1);
+    snprintf(e->session_id, sizeof e->session_id, "%s", h.rows[0].session_id);
+    e->message_id = h.rows[0].message_id;
+    store_hits_free(&h);
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    env *e = *state;
+    mcpage_server_free(e->srv);
+    tools_ctx_free(&e->ctx);
+    mcpage_pager_free(e->pager);
+    mcpage_keyring_free(e->kr);
+    store_close(e->writer);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", e->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", e->dir);
+    free(e);
+    return 0;
+}
+
+static json_t *base_args(const char *tool, void *ud)
+{
+    env *e = ud;
+    if (strcmp(tool, "search_conversations") == 0)
+        return json_pack("{s:s}", "query", "the");
+    if (strcmp(tool, "read_session") == 0 || strcmp(tool, "read_raw") == 0)
+        return json_pack("{s:s}", "session_id", e->session_id);
+    if (strcmp(tool, "read_message") == 0)
+        return json_pack("{s:I}", "message_id", (json_int_t)e->message_id);
+    return NULL;
+}
+
+/* Every registered paginating tool keeps every promise of the contract. */
+static void test_every_paged_tool_keeps_the_contract(void **state)
+{
+    env *e = *state;
+    tool_contract_opts o = {.base_args = base_args, .ud = e};
+    tool_contract_report rep;
+    tool_contract_check(e->srv, &o, &rep);
+    fprintf(stderr, "contract: %d tools, %d paged, %d calls, %d failures\n", rep.tools_seen,
+            rep.tools_paged, rep.calls, rep.failures);
+    assert_true(rep.tools_paged >= 3);
+    assert_true(rep.calls > 100);
+    assert_int_equal(rep.failures, 0);
+}
+
+/* Copies one transcript to a new session file (new id) in the archive copy. */
+static void add_session(env *e, int k)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cp '%s/projects/-home-ada-src-mcpage/cf398b94-0d37-48d8-8b3f-88c4ccde7981.jsonl' "
+             "'%s/projects/-home-ada-src-mcpage/0000%04d-aaaa-4bbb-8ccc-added%07d.jsonl'",
+             e->claude, e->claude, k, k);
+    assert_int_equal(system(cmd), 0);
+    sync_now(e);
+}
+
+/* Walks `tool` page by page with next_cursor, adding sessions between pages. */
+static void walk_while_syncing(env *e, const char *tool, json_t *args, const char *unit,
+                               const char *id_key, int *added)
+{
+    /* What existed before the walk. */
+    json_t *all = json_deep_copy(args);
+    json_object_set_new(all, "limit", json_integer(100));
+    json_t *before = json_object();
+    json_t *cur = NULL;
+    for (;;) {
+        json_t *a = json_deep_copy(all);
+        if (cur)
+            json_object_set(a, "cursor", cur);
+        json_t *res = tool_contract_call(e->srv, tool, a);
+        const json_t *sc = json_object_get(res, "structuredContent");
+        size_t i;
+        const json_t *r;
+        json_array_foreach(json_object_get(sc, unit), i, r)
+        {
+            char key[64];
+            snprintf(key, sizeof key, "%s",
+                     json_is_string(json_object_get(r, id_key))
+                         ? json_string_value(json_object_get(r, id_key))
+                         : "");
+            if (!key[0])
+                snprintf(key, sizeof key, "%lld",
+                         (long long)json_integer_value(json_object_get(r, id_key)));
+            json_object_set_new(before, key, json_true());
+        }
+        json_decref(cur);
+        cur = json_incref(json_object_get(sc, "next_cursor"));
+        json_decref(res);
+        if (!cur)
+            break;
+    }
+    json_decref(all);
+    assert_true(json_object_size(before) > 10);
+    /* The walk, with sessions added between pages. */
+    json_t *seen = json_object();
+    cur = NULL;
+    int pages = 0;
+    for (;;) {
+        json_t *a = json_deep_copy(args);
+        json_object_set_new(a, "limit", json_integer(4));
+        if (cur)
+            json_object_set(a, "cursor", cur);
+        json_t *res = tool_contract_call(e->srv, tool, a);
+        assert_false(json_is_true(json_object_get(res, "isError")));
+        const json_t *sc = json_object_get(res, "structuredContent");
+        size_t i;
+        const json_t *r;
+        json_array_foreach(json_object_get(sc, unit), i, r)
+        {
+            char key[64];
+            snprintf(key, sizeof key, "%s",
+                     json_is_string(json_object_get(r, id_key))
+                         ? json_string_value(json_object_get(r, id_key))
+                         : "");
+            if (!key[0])
+                snprintf(key, sizeof key, "%lld",
+                         (long long)json_integer_value(json_object_get(r, id_key)));
+            assert_null(json_object_get(seen, key)); /* never twice */
+            json_object_set_new(seen, key, json_true());
+        }
+        json_decref(cur);
+        cur = json_incref(json_object_get(sc, "next_cursor"));
+        json_decref(res);
+        pages++;
+        if (!cur)
+            break;
+        if (pages % 2 == 1)
+            add_session(e, ++*added);
+    }
+    assert_true(pages > 3);
+    /* Nothing that existed for the whole walk was skipped. */
+    const char *k;
+    json_t *v;
+    json_object_foreach(before, k, v)
+    {
+        if (json_object_get(seen, k) == NULL)
+            fail_msg("%s: %s was skipped", tool, k);
+    }
+    json_decref(before);
+    json_decref(seen);
+}
+
+static void test_walks_survive_sync(void **state)
+{
+    env *e = *state;
+    static int added = 0;
+    json_t *none = json_object();
+    walk_while_syncing(e, "list_sessions", none, "sessions", "session_id", &added);
+    json_decref(none);
+    json_t *q = json_pack("{s:s, s:s}", "query", "test", "sort", "newest");
+    walk_while_syncing(e, "search_conversations", q, "matches", "message_id", &added);
+    json_decref(q);
+    q = json_pack("{s:s, s:s, s:s}", "query", "the", "sort", "oldest", "project", "mcpage");
+    walk_while_syncing(e, "search_conversations", q, "matches", "message_id", &added);
+    json_decref(q);
+    assert_true(added > 2);
+}
+
+/* A relevance walk across a store change says order_may_have_shifted. */
+static void test_relevance_walk_discloses_shift(void **state)
+{
+    env *e = *state;
+    json_t *res = tool_contract_call(e->srv, "search_conversations",
+                                     json_pack("{s:s, s:i}", "query", "test", "limit", 2));
+    const json_t *sc = json_object_get(res, "structuredContent");
+    const char *cur = json_string_value(json_object_get(sc, "next_cursor"));
+    assert_non_null(cur);
+    assert_null(json_object_get(sc, "order_may_have_shifted"));
+    json_t *args = json_pack("{s:s, s:i, s:s}", "query", "test", "limit", 2, "cursor", cur);
+    json_decref(res);
+    /* Unchanged store: no shift. */
+    res = tool_contract_call(e->srv, "search_conversations", json_deep_copy(args));
+    assert_null(
+        json_object_get(json_object_get(res, "structuredContent"), "order_may_have_shifted"));
+    json_decref(res);
+    add_session(e, 9000);
+    res = tool_contract_call(e->srv, "search_conversations", args);
+    sc = json_object_get(res, "structuredContent");
+    assert_true(json_is_true(json_object_get(sc, "order_may_have_shifted")));
+    assert_non_null(strstr(json_string_value(json_object_get(sc, "hint")), "sort=\"newest\""));
+    json_decref(res);
+}
+
+/* search_conversations' line points at the message's header in read_session. */
+static void test_search_line_points_at_the_message(void **state)
+{
+    env *e = *state;
+    json_t *res =
+        tool_contract_call(e->srv, "search_conversations",
+                           json_pack("{s:s, s:i}", "query", "sqlite3_open_v2", "limit", 5));
+    const json_t *m = json_object_get(res, "structuredContent");
+    size_t i;
+    const json_t *r;
+    int checked = 0;
+    json_array_foreach(json_object_get(m, "matches"), i, r)
+    {
+        store_message msg;
+        assert_int_equal(store_message_get(
+                             e->writer, json_integer_value(json_object_get(r, "message_id")), &msg),
+                         0);
+        /* Render the session and find the header of that ordinal. */
+        store_session ses;
+        assert_int_equal(store_session_get(e->writer, msg.session_id, &ses), 0);
+        char want[64];
+        snprintf(want, sizeof want, "### [%lld] ", (long long)msg.ordinal);
+        store_messages all;
+        assert_int_equal(store_messages_from(e->writer, msg.session_id, 0, 1000, &all), 0);
+        int64_t line = 3;
+        for (size_t k = 0; k < all.count && all.rows[k].ordinal < msg.ordinal; k++) {
+            int64_t nl = 0;
+            const char *t = all.rows[k].text;
+            if (t && *t) {
+                nl = 1;
+                for (; *t; t++)
+                    nl += *t == '\n';
+            }
+            line += 2 + nl;
+        }
+        assert_int_equal(json_integer_value(json_object_get(r, "line")), line);
+        store_messages_free(&all);
+        store_session_clear(&ses);
+        store_message_clear(&msg);
+        checked++;
+    }
+    assert_true(checked >= 2);
+    json_decref(res);
+}
+
+/* Filters in the query and the same filters as arguments give the same walk. */
+static void test_query_filters_equal_arguments(void **state)
+{
+    env *e = *state;
+    json_t *a = tool_contract_call(e->srv, "search_conversations",
+                                   json_pack("{s:s}", "query", "the role:user project:mcpage"));
+    json_t *b = tool_contract_call(
+        e->srv, "search_conversations",
+        json_pack("{s:s, s:s, s:s}", "query", "the", "role", "user", "project", "mcpage"));
+    const json_t *sa = json_object_get(a, "structuredContent");
+    const json_t *sb = json_object_get(b, "structuredContent");
+    assert_true(json_integer_value(json_object_get(sa, "total_matches")) > 0);
+    assert_int_equal(json_integer_value(json_object_get(sa, "total_matches")),
+                     json_integer_value(json_object_get(sb, "total_matches")));
+    assert_true(json_equal(json_object_get(sa, "matches"), json_object_get(sb, "matches")));
+    json_decref(a);
+    json_decref(b);
+    /* A bad filter is an invalid_argument naming the fix. */
+    json_t *c = tool_contract_call(e->srv, "search_conversations",
+                                   json_pack("{s:s}", "query", "x after:yesterday"));
+    assert_true(json_is_true(json_object_get(c, "isError")));
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(c, "structuredContent"), "error"), "param")),
+        "query");
+    json_decref(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_every_paged_tool_keeps_the_contract, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_walks_survive_sync, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_relevance_walk_discloses_shift, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_search_line_points_at_the_message, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_query_filters_equal_arguments, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
