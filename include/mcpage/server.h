@@ -313,6 +313,40 @@ MCPAGE_API int mcpage_call_progress(mcpage_call *call, double progress, double t
 MCPAGE_API int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const char *logger,
                                const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * The client's capabilities as sent in initialize (an object; borrowed,
+ * valid during the call), or NULL when it sent none.
+ */
+MCPAGE_API const json_t *mcpage_call_client_capabilities(const mcpage_call *call);
+
+/* Longest wait mcpage_call_request() accepts, in milliseconds. */
+#define MCPAGE_REQUEST_MAX_TIMEOUT_MS 600000
+
+/*
+ * Sends a request to the client from inside a call (sampling/createMessage,
+ * elicitation/create, roots/list) and waits for its response, for at most
+ * `timeout_ms` (1 to MCPAGE_REQUEST_MAX_TIMEOUT_MS). The request belongs
+ * to the call (on HTTP it travels on the call's stream). `params` is
+ * borrowed, may be NULL. On success returns 0 and stores the response's
+ * result in *result (free with json_decref). When the client answered
+ * with a JSON-RPC error, returns MCPAGE_EIO and stores the error object
+ * in *result. MCPAGE_ECANCELED when the call was cancelled or the session
+ * ended while waiting, MCPAGE_ESTATE on timeout (the late response is
+ * then ignored), MCPAGE_ERANGE when 64 requests of this session already
+ * wait. Only for handlers running on the worker pool.
+ */
+MCPAGE_API int mcpage_call_request(mcpage_call *call, const char *method, const json_t *params,
+                                   int timeout_ms, json_t **result);
+
+/*
+ * Asks the transport to close the connection that carries this call's
+ * messages without ending the call (HTTP: the POST's SSE stream, so the
+ * client reconnects with Last-Event-ID and gets the rest by replay;
+ * SEP-1699 polling). Does nothing on transports without that notion
+ * (stdio). Returns 0.
+ */
+MCPAGE_API int mcpage_call_close_stream(mcpage_call *call);
+
 /* ------------------------------------------------------------ sessions */
 
 /*
@@ -326,6 +360,13 @@ MCPAGE_API int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const 
  * gone (later sends are dropped).
  */
 typedef int (*mcpage_send_fn)(void *ud, const char *msg, size_t len, const char *related_id);
+
+/*
+ * The transport's hook for mcpage_call_close_stream(): closes the
+ * connection carrying the messages related to `related_id` (see
+ * mcpage_send_fn). Called from a worker thread.
+ */
+typedef void (*mcpage_close_stream_fn)(void *ud, const char *related_id);
 
 /* Creates a session; freezes the server's registry. */
 MCPAGE_API int mcpage_session_new(mcpage_server *srv, mcpage_send_fn send, void *ud,
@@ -345,6 +386,8 @@ typedef enum mcpage_received {
  * worker thread. Call it from one thread at a time.
  */
 MCPAGE_API mcpage_received mcpage_session_receive(mcpage_session *s, const char *msg, size_t len);
+/* Installs the transport's close-stream hook (before the first message). */
+MCPAGE_API void mcpage_session_set_close_stream(mcpage_session *s, mcpage_close_stream_fn fn);
 /* Requests cancellation of every call in flight (their responses are dropped). */
 MCPAGE_API void mcpage_session_cancel_all(mcpage_session *s);
 /*

@@ -12,6 +12,7 @@
 
 #include "cli/cli_archive.h"
 #include "cli/commands.h"
+#include "cli/serve_http.h"
 #include "store/store.h"
 #include "sync/sync.h"
 
@@ -37,6 +38,7 @@ static void usage(FILE *out)
             "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing cursors; without it the key\n"
             "                    in cursor.key beside the archive (created once, mode 0600)\n",
             MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
+    cli_http_usage(out);
 }
 
 /* Parses a positive integer option value; false with a message when invalid. */
@@ -148,9 +150,15 @@ int cli_cmd_serve(int argc, char **argv)
          inflight = MCPAGE_DEFAULT_MAX_INFLIGHT, interval = 60;
     const char *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
     bool no_sync = false;
+    cli_http_opts http = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int hr = cli_http_parse(&http, argc, argv, &i);
+        if (hr < 0)
+            return 2;
+        if (hr > 0)
+            continue;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -213,7 +221,7 @@ int cli_cmd_serve(int argc, char **argv)
         cli_archive_close(&arc);
         return 1;
     }
-    rc = mcpage_serve_stdio(srv, 0, 1);
+    rc = http.enabled ? cli_http_serve(srv, &http) : mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */
         fprintf(stderr, "mcpage serve: exiting with calls still running\n");

@@ -150,7 +150,25 @@ struct mcpage_session {
     int refs;                  /* 1 for the owner + 1 per call */
     char **subs;               /* subscribed uris */
     size_t nsubs;
+    json_t *client_caps;                 /* initialize params.capabilities (object), or NULL */
+    pthread_cond_t reply_cv;             /* signals a response to one of our requests arrived */
+    struct mcp_outreq *outreqs;          /* requests we sent to the client, awaiting responses */
+    int64_t next_out_id;                 /* id of our next request to the client */
+    bool detached;                       /* mcpage_session_free was called: waiters give up */
+    mcpage_close_stream_fn close_stream; /* transport hook for mcpage_call_close_stream */
 };
+
+/* A request this server sent to the client (sampling, elicitation, ...). */
+typedef struct mcp_outreq {
+    struct mcp_outreq *next; /* session list link */
+    int64_t id;              /* our request id */
+    json_t *result;          /* the response's result, once it came */
+    json_t *error;           /* or its error object */
+    bool done;               /* a response came */
+} mcp_outreq;
+
+/* Most requests to the client one session may have waiting at once. */
+#define MCP_MAX_OUTREQS 64
 
 /* server.c: queues a call (takes ownership); MCPAGE_ERANGE when the server is full. */
 int mcp_server_submit(mcpage_server *srv, mcpage_call *call);

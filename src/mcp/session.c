@@ -186,6 +186,8 @@ int mcpage_session_new(mcpage_server *srv, mcpage_send_fn send, void *ud, mcpage
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->send_lock, NULL);
     pthread_cond_init(&s->idle_cv, NULL);
+    pthread_cond_init(&s->reply_cv, NULL);
+    s->next_out_id = 1;
     *out = s;
     return 0;
 }
@@ -195,6 +197,8 @@ static void session_destroy(mcpage_session *s)
     for (size_t i = 0; i < s->nsubs; i++)
         mcpage__free(s->subs[i]);
     mcpage__free(s->subs);
+    json_decref(s->client_caps);
+    pthread_cond_destroy(&s->reply_cv);
     pthread_cond_destroy(&s->idle_cv);
     pthread_mutex_destroy(&s->send_lock);
     pthread_mutex_destroy(&s->lock);
@@ -209,10 +213,19 @@ void mcpage_session_free(mcpage_session *s)
     s->send = NULL;
     pthread_mutex_unlock(&s->send_lock);
     pthread_mutex_lock(&s->lock);
+    s->detached = true;
+    pthread_cond_broadcast(&s->reply_cv); /* calls waiting on the client give up */
     bool dead = --s->refs == 0;
     pthread_mutex_unlock(&s->lock);
     if (dead)
         session_destroy(s);
+}
+
+void mcpage_session_set_close_stream(mcpage_session *s, mcpage_close_stream_fn fn)
+{
+    pthread_mutex_lock(&s->send_lock);
+    s->close_stream = fn;
+    pthread_mutex_unlock(&s->send_lock);
 }
 
 void mcp_call_finish(mcpage_call *call)
@@ -239,6 +252,7 @@ void mcpage_session_cancel_all(mcpage_session *s)
     pthread_mutex_lock(&s->lock);
     for (mcpage_call *c = s->calls; c; c = c->snext)
         atomic_store(&c->cancelled, true);
+    pthread_cond_broadcast(&s->reply_cv);
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -368,6 +382,109 @@ bool mcpage_call_cancelled(const mcpage_call *call)
     return atomic_load(&((mcpage_call *)call)->cancelled);
 }
 
+const json_t *mcpage_call_client_capabilities(const mcpage_call *call)
+{
+    /* Written once at initialize, before any call exists: no lock needed. */
+    return call->s->client_caps;
+}
+
+int mcpage_call_close_stream(mcpage_call *call)
+{
+    mcpage_session *s = call->s;
+    char idbuf[MCP_ID_TEXT_MAX];
+    const char *rel = id_text(call->id, idbuf);
+    pthread_mutex_lock(&s->send_lock);
+    if (s->close_stream && s->send && rel)
+        s->close_stream(s->send_ud, rel);
+    pthread_mutex_unlock(&s->send_lock);
+    return 0;
+}
+
+/* Unlinks `r` from the session's list (lock held). */
+static void outreq_unlink(mcpage_session *s, mcp_outreq *r)
+{
+    for (mcp_outreq **pp = &s->outreqs; *pp; pp = &(*pp)->next) {
+        if (*pp == r) {
+            *pp = r->next;
+            return;
+        }
+    }
+}
+
+int mcpage_call_request(mcpage_call *call, const char *method, const json_t *params, int timeout_ms,
+                        json_t **result)
+{
+    if (call == NULL || method == NULL || result == NULL || timeout_ms < 1 ||
+        timeout_ms > MCPAGE_REQUEST_MAX_TIMEOUT_MS || (params && !json_is_object(params)))
+        return MCPAGE_EINVAL;
+    *result = NULL;
+    mcpage_session *s = call->s;
+    mcp_outreq *r = mcpage__calloc(1, sizeof *r);
+    if (r == NULL)
+        return MCPAGE_ENOMEM;
+    size_t n = 0;
+    pthread_mutex_lock(&s->lock);
+    for (mcp_outreq *o = s->outreqs; o; o = o->next)
+        n++;
+    if (n >= MCP_MAX_OUTREQS || s->detached) {
+        pthread_mutex_unlock(&s->lock);
+        mcpage__free(r);
+        return n >= MCP_MAX_OUTREQS ? MCPAGE_ERANGE : MCPAGE_ECANCELED;
+    }
+    r->id = s->next_out_id++;
+    r->next = s->outreqs;
+    s->outreqs = r;
+    pthread_mutex_unlock(&s->lock);
+
+    /* "method" before "id": transports tell our requests from our responses by it. */
+    jw w;
+    jw_init(&w, s->srv->cfg.max_message);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "jsonrpc", "2.0");
+    jw_kv_string(&w, "method", method);
+    jw_kv_int(&w, "id", r->id);
+    if (params) {
+        jw_key(&w, "params");
+        jw_json(&w, params);
+    }
+    jw_object_end(&w);
+    int rc = w.err;
+    if (rc == 0)
+        send_bytes(s, w.buf, w.len, call->id);
+    jw_free(&w);
+
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->lock);
+    while (rc == 0 && !r->done) {
+        if (s->detached || atomic_load(&call->cancelled))
+            rc = MCPAGE_ECANCELED;
+        else if (pthread_cond_timedwait(&s->reply_cv, &s->lock, &deadline) == ETIMEDOUT && !r->done)
+            rc = MCPAGE_ESTATE;
+    }
+    outreq_unlink(s, r);
+    pthread_mutex_unlock(&s->lock);
+    if (rc == 0) {
+        if (r->result) {
+            *result = r->result;
+        } else {
+            *result = r->error ? r->error : json_object();
+            rc = MCPAGE_EIO;
+        }
+    } else {
+        json_decref(r->result);
+        json_decref(r->error);
+    }
+    mcpage__free(r);
+    return rc;
+}
+
 static void write_number(jw *w, double v)
 {
     if (v == (double)(int64_t)v && v > -9e15 && v < 9e15)
@@ -454,8 +571,10 @@ static void m_initialize(mcpage_session *s, const json_t *id, const json_t *para
     }
     pthread_mutex_lock(&s->lock);
     bool again = s->rev != NULL;
-    if (!again)
+    if (!again) {
         s->rev = mcp_version_negotiate(json_string_value(pv));
+        s->client_caps = caps ? json_deep_copy(caps) : NULL;
+    }
     const mcp_revision *rev = s->rev;
     pthread_mutex_unlock(&s->lock);
     if (again) {
@@ -837,9 +956,32 @@ static void handle_notification(mcpage_session *s, const char *method, const jso
         for (mcpage_call *c = s->calls; c; c = c->snext)
             if (json_equal(c->id, rid))
                 atomic_store(&c->cancelled, true);
+        pthread_cond_broadcast(&s->reply_cv);
         pthread_mutex_unlock(&s->lock);
     }
     /* Other notifications (progress, roots/list_changed, ...) need no action. */
+}
+
+/* Hands a client's response to the call waiting for it in mcpage_call_request(). */
+static void take_response(mcpage_session *s, const json_t *msg)
+{
+    const json_t *id = json_object_get(msg, "id");
+    if (!json_is_integer(id))
+        return;
+    pthread_mutex_lock(&s->lock);
+    for (mcp_outreq *r = s->outreqs; r; r = r->next) {
+        if (r->id == json_integer_value(id) && !r->done) {
+            const json_t *res = json_object_get(msg, "result");
+            if (res)
+                r->result = json_deep_copy(res);
+            else
+                r->error = json_deep_copy(json_object_get(msg, "error"));
+            r->done = true;
+            pthread_cond_broadcast(&s->reply_cv);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 static bool valid_id(const json_t *id)
@@ -863,8 +1005,10 @@ static mcpage_received handle_message(mcpage_session *s, const json_t *msg)
     if (method == NULL) {
         bool response =
             (json_object_get(msg, "result") || json_object_get(msg, "error")) && id != NULL;
-        if (response) /* to a request of ours: this server sends none, so nothing waits */
+        if (response) {
+            take_response(s, msg); /* to a request of ours; unknown or late ids are ignored */
             return MCPAGE_RECEIVED_NOTIFICATION;
+        }
         mcp_send_error(s, reply_id, RPC_INVALID_REQUEST,
                        "Invalid Request: a message needs a \"method\" (request or "
                        "notification) or a \"result\"/\"error\" (response)",

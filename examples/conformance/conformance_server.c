@@ -1,0 +1,536 @@
+/*
+ * conformance_server: the fixture the official MCP conformance suite
+ * (npm @modelcontextprotocol/conformance, `conformance server --url
+ * http://127.0.0.1:PORT/mcp --suite all`) expects, served over Streamable
+ * HTTP with the mcpage runtime. The tools, resources and prompts match
+ * examples/servers/typescript/everything-server.ts of
+ * modelcontextprotocol/conformance (0.1.16) name for name and output for
+ * output.
+ *
+ *   conformance_server [--port N] [--host ADDR]
+ *
+ * Port 0 (the default) picks a free port; the URL is printed on stderr.
+ */
+#define _GNU_SOURCE /* asprintf */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/evp.h>
+
+#include <mcpage/http.h>
+#include <mcpage/server.h>
+
+/* A 1x1 red PNG and a minimal WAV, as the reference fixture sends them. */
+static const char PNG_B64[] = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAF"
+                              "BQIAX8jx0gAAAABJRU5ErkJggg==";
+static const char WAV_B64[] = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+/* Longest decoded fixture blob. */
+#define BLOB_MAX 128
+
+/* Decodes one of the constants above into out (BLOB_MAX bytes); returns its length. */
+static size_t unb64(const char *b64, unsigned char *out)
+{
+    size_t n = strlen(b64);
+    int len = EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
+    if (len < 0)
+        return 0;
+    while (n > 0 && b64[n - 1] == '=') {
+        n--;
+        len--; /* EVP_DecodeBlock counts padding as zero bytes */
+    }
+    return (size_t)len;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ------------------------------------------------------------ tools */
+
+static int t_simple_text(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    const char *t = "This is a simple text response for testing.";
+    return mcpage_result_add_text(res, t, strlen(t));
+}
+
+static int t_image(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    unsigned char b[BLOB_MAX];
+    return mcpage_result_add_image(res, "image/png", b, unb64(PNG_B64, b));
+}
+
+static int t_audio(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    unsigned char b[BLOB_MAX];
+    return mcpage_result_add_audio(res, "audio/wav", b, unb64(WAV_B64, b));
+}
+
+static int t_embedded(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    const char *t = "This is an embedded resource content.";
+    return mcpage_result_add_embedded_text(res, "test://embedded-resource", "text/plain", t,
+                                           strlen(t));
+}
+
+static int t_multiple(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    unsigned char b[BLOB_MAX];
+    const char *t = "Multiple content types test:";
+    const char *j = "{\"test\":\"data\",\"value\":123}";
+    int rc = mcpage_result_add_text(res, t, strlen(t));
+    if (rc == 0)
+        rc = mcpage_result_add_image(res, "image/png", b, unb64(PNG_B64, b));
+    if (rc == 0)
+        rc = mcpage_result_add_embedded_text(res, "test://mixed-content-resource",
+                                             "application/json", j, strlen(j));
+    return rc;
+}
+
+static int t_logging(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    mcpage_call_log(call, MCPAGE_LOG_INFO, NULL, "Tool execution started");
+    sleep_ms(50);
+    mcpage_call_log(call, MCPAGE_LOG_INFO, NULL, "Tool processing data");
+    sleep_ms(50);
+    mcpage_call_log(call, MCPAGE_LOG_INFO, NULL, "Tool execution completed");
+    const char *t = "Tool with logging executed successfully";
+    return mcpage_result_add_text(res, t, strlen(t));
+}
+
+static int t_progress(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    char msg[64];
+    for (int step = 0; step <= 100; step += 50) {
+        (void)snprintf(msg, sizeof msg, "Completed step %d of 100", step);
+        mcpage_call_progress(call, step, 100, msg);
+        if (step < 100)
+            sleep_ms(50);
+    }
+    return mcpage_result_add_text(res, "progress done", 13);
+}
+
+static int t_error(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    return mcpage_result_errorf(res, "This tool intentionally returns an error for testing");
+}
+
+static int t_reconnection(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    /* SEP-1699: close the SSE connection mid-call; the client resumes with Last-Event-ID. */
+    mcpage_call_close_stream(call);
+    sleep_ms(100);
+    const char *t = "Reconnection test completed successfully. If you received this, the client "
+                    "properly reconnected after stream closure.";
+    return mcpage_result_add_text(res, t, strlen(t));
+}
+
+/* Sends a server-to-client request; on failure writes `what` and the reason into res. */
+static json_t *ask_client(mcpage_call *call, const char *method, json_t *params, const char *what,
+                          mcpage_result *res)
+{
+    json_t *out = NULL;
+    int rc = mcpage_call_request(call, method, params, 60000, &out);
+    json_decref(params);
+    if (rc == 0)
+        return out;
+    char *err = out ? json_dumps(out, JSON_COMPACT) : NULL;
+    mcpage_result_errorf(res, "%s not supported or error: %s%s%s", what, mcpage_strerror(rc),
+                         err ? " " : "", err ? err : "");
+    free(err);
+    json_decref(out);
+    return NULL;
+}
+
+static int t_sampling(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    const char *prompt = json_string_value(json_object_get(args, "prompt"));
+    json_t *params = json_pack("{s:[{s:s,s:{s:s,s:s}}],s:i}", "messages", "role", "user", "content",
+                               "type", "text", "text", prompt ? prompt : "", "maxTokens", 100);
+    json_t *r = ask_client(call, "sampling/createMessage", params, "Sampling", res);
+    if (r == NULL)
+        return 0;
+    const char *text = json_string_value(json_object_get(json_object_get(r, "content"), "text"));
+    char *t = NULL;
+    int n = asprintf(&t, "LLM response: %s", text ? text : "No response");
+    int rc = n < 0 ? MCPAGE_ENOMEM : mcpage_result_add_text(res, t, (size_t)n);
+    free(t);
+    json_decref(r);
+    return rc;
+}
+
+/* Runs elicitation/create and reports "<label>: action=..., content=...". */
+static int elicit(mcpage_call *call, const char *message, const char *schema, const char *label,
+                  mcpage_result *res)
+{
+    json_t *s = json_loads(schema, 0, NULL);
+    if (s == NULL)
+        return MCPAGE_EPARSE;
+    json_t *params = json_pack("{s:s,s:o}", "message", message, "requestedSchema", s);
+    json_t *r = ask_client(call, "elicitation/create", params, "Elicitation", res);
+    if (r == NULL)
+        return 0;
+    const char *action = json_string_value(json_object_get(r, "action"));
+    json_t *content = json_object_get(r, "content");
+    char *c = json_dumps(content ? content : json_object(), JSON_COMPACT);
+    char *t = NULL;
+    int n = asprintf(&t, "%s: action=%s, content=%s", label, action ? action : "", c ? c : "{}");
+    int rc = n < 0 ? MCPAGE_ENOMEM : mcpage_result_add_text(res, t, (size_t)n);
+    free(t);
+    free(c);
+    json_decref(r);
+    return rc;
+}
+
+static int t_elicitation(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    const char *message = json_string_value(json_object_get(args, "message"));
+    return elicit(call, message ? message : "",
+                  "{\"type\":\"object\",\"properties\":{\"response\":{\"type\":\"string\","
+                  "\"description\":\"User's response\"}},\"required\":[\"response\"]}",
+                  "User response", res);
+}
+
+static int t_elicitation_defaults(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    return elicit(
+        call, "Please review and update the form fields with defaults",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"name\":{\"type\":\"string\",\"description\":\"User name\",\"default\":\"John Doe\"},"
+        "\"age\":{\"type\":\"integer\",\"description\":\"User age\",\"default\":30},"
+        "\"score\":{\"type\":\"number\",\"description\":\"User score\",\"default\":95.5},"
+        "\"status\":{\"type\":\"string\",\"description\":\"User status\",\"enum\":[\"active\","
+        "\"inactive\",\"pending\"],\"default\":\"active\"},"
+        "\"verified\":{\"type\":\"boolean\",\"description\":\"Verification status\","
+        "\"default\":true}},\"required\":[]}",
+        "Elicitation completed", res);
+}
+
+static int t_elicitation_enums(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    return elicit(
+        call, "Please select options from the enum fields",
+        "{\"type\":\"object\",\"properties\":{"
+        "\"untitledSingle\":{\"type\":\"string\",\"description\":\"Select one option\","
+        "\"enum\":[\"option1\",\"option2\",\"option3\"]},"
+        "\"titledSingle\":{\"type\":\"string\",\"description\":\"Select one option with titles\","
+        "\"oneOf\":[{\"const\":\"value1\",\"title\":\"First Option\"},{\"const\":\"value2\","
+        "\"title\":\"Second Option\"},{\"const\":\"value3\",\"title\":\"Third Option\"}]},"
+        "\"legacyEnum\":{\"type\":\"string\",\"description\":\"Select one option (legacy)\","
+        "\"enum\":[\"opt1\",\"opt2\",\"opt3\"],\"enumNames\":[\"Option One\",\"Option Two\","
+        "\"Option Three\"]},"
+        "\"untitledMulti\":{\"type\":\"array\",\"description\":\"Select multiple options\","
+        "\"minItems\":1,\"maxItems\":3,\"items\":{\"type\":\"string\",\"enum\":[\"option1\","
+        "\"option2\",\"option3\"]}},"
+        "\"titledMulti\":{\"type\":\"array\",\"description\":\"Select multiple options with "
+        "titles\",\"minItems\":1,\"maxItems\":3,\"items\":{\"anyOf\":[{\"const\":\"value1\","
+        "\"title\":\"First Choice\"},{\"const\":\"value2\",\"title\":\"Second Choice\"},"
+        "{\"const\":\"value3\",\"title\":\"Third Choice\"}]}}},\"required\":[]}",
+        "Elicitation completed", res);
+}
+
+static int t_json_schema(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    char *a = json_dumps(args, JSON_COMPACT);
+    char *t = NULL;
+    int n = asprintf(&t, "JSON Schema 2020-12 tool called with: %s", a ? a : "{}");
+    int rc = n < 0 ? MCPAGE_ENOMEM : mcpage_result_add_text(res, t, (size_t)n);
+    free(t);
+    free(a);
+    return rc;
+}
+
+/* ------------------------------------------------------------ resources */
+
+static int r_static_text(mcpage_call *call, const char *uri, mcpage_contents *out)
+{
+    (void)call;
+    const char *t = "This is the content of the static text resource.";
+    return mcpage_contents_add_text(out, uri, "text/plain", t, strlen(t));
+}
+
+static int r_static_binary(mcpage_call *call, const char *uri, mcpage_contents *out)
+{
+    (void)call;
+    unsigned char b[BLOB_MAX];
+    return mcpage_contents_add_blob(out, uri, "image/png", b, unb64(PNG_B64, b));
+}
+
+static int r_watched(mcpage_call *call, const char *uri, mcpage_contents *out)
+{
+    (void)call;
+    const char *t = "Watched resource content";
+    return mcpage_contents_add_text(out, uri, "text/plain", t, strlen(t));
+}
+
+static int r_template(mcpage_call *call, const char *uri, mcpage_contents *out)
+{
+    const char *id = json_string_value(json_object_get(mcpage_call_args(call), "id"));
+    json_t *o = json_pack("{s:s,s:b,s:s+}", "id", id ? id : "", "templateTest", 1, "data",
+                          "Data for ID: ", id ? id : "");
+    char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    int rc =
+        t ? mcpage_contents_add_text(out, uri, "application/json", t, strlen(t)) : MCPAGE_ENOMEM;
+    free(t);
+    json_decref(o);
+    return rc;
+}
+
+/* ------------------------------------------------------------ prompts */
+
+static int p_simple(mcpage_call *call, const json_t *args, mcpage_prompt_messages *out)
+{
+    (void)call;
+    (void)args;
+    return mcpage_prompt_add_text(out, "user", "This is a simple prompt for testing.");
+}
+
+static int p_args(mcpage_call *call, const json_t *args, mcpage_prompt_messages *out)
+{
+    (void)call;
+    char t[1024];
+    (void)snprintf(t, sizeof t, "Prompt with arguments: arg1='%s', arg2='%s'",
+                   json_string_value(json_object_get(args, "arg1")),
+                   json_string_value(json_object_get(args, "arg2")));
+    return mcpage_prompt_add_text(out, "user", t);
+}
+
+static int p_embedded(mcpage_call *call, const json_t *args, mcpage_prompt_messages *out)
+{
+    (void)call;
+    const char *uri = json_string_value(json_object_get(args, "resourceUri"));
+    json_t *c =
+        json_pack("{s:s,s:{s:s,s:s,s:s}}", "type", "resource", "resource", "uri", uri ? uri : "",
+                  "mimeType", "text/plain", "text", "Embedded resource content for testing.");
+    int rc = c ? mcpage_prompt_add_content(out, "user", c) : MCPAGE_ENOMEM;
+    json_decref(c);
+    if (rc == 0)
+        rc = mcpage_prompt_add_text(out, "user", "Please process the embedded resource above.");
+    return rc;
+}
+
+static int p_image(mcpage_call *call, const json_t *args, mcpage_prompt_messages *out)
+{
+    (void)call;
+    (void)args;
+    json_t *c =
+        json_pack("{s:s,s:s,s:s}", "type", "image", "data", PNG_B64, "mimeType", "image/png");
+    int rc = c ? mcpage_prompt_add_content(out, "user", c) : MCPAGE_ENOMEM;
+    json_decref(c);
+    if (rc == 0)
+        rc = mcpage_prompt_add_text(out, "user", "Please analyze the image above.");
+    return rc;
+}
+
+static int complete(void *ud, const mcpage_completion_request *req, mcpage_completion *out)
+{
+    (void)ud;
+    (void)req;
+    (void)out;
+    return 0; /* no suggestions, as the reference fixture */
+}
+
+/* ------------------------------------------------------------ registry */
+
+#define NO_ARGS "{\"type\":\"object\",\"properties\":{}}"
+
+static int register_all(mcpage_server *srv)
+{
+    const mcpage_tool tools[] = {
+        {.name = "test_simple_text",
+         .description = "Tests simple text content response",
+         .handler = t_simple_text},
+        {.name = "test_image_content",
+         .description = "Tests image content response",
+         .handler = t_image},
+        {.name = "test_audio_content",
+         .description = "Tests audio content response",
+         .handler = t_audio},
+        {.name = "test_embedded_resource",
+         .description = "Tests embedded resource content response",
+         .handler = t_embedded},
+        {.name = "test_multiple_content_types",
+         .description = "Tests response with multiple content types (text, image, resource)",
+         .handler = t_multiple},
+        {.name = "test_tool_with_logging",
+         .description = "Tests tool that emits log messages during execution",
+         .input_schema = NO_ARGS,
+         .handler = t_logging},
+        {.name = "test_tool_with_progress",
+         .description = "Tests tool that reports progress notifications",
+         .input_schema = NO_ARGS,
+         .handler = t_progress},
+        {.name = "test_error_handling",
+         .description = "Tests error response handling",
+         .handler = t_error},
+        {.name = "test_reconnection",
+         .description = "Tests SSE stream disconnection and client reconnection (SEP-1699). "
+                        "Server will close the stream mid-call and send the result after "
+                        "client reconnects.",
+         .input_schema = NO_ARGS,
+         .handler = t_reconnection},
+        {.name = "test_sampling",
+         .description = "Tests server-initiated sampling (LLM completion request)",
+         .input_schema = "{\"type\":\"object\",\"properties\":{\"prompt\":{\"type\":\"string\","
+                         "\"description\":\"The prompt to send to the LLM\"}},"
+                         "\"required\":[\"prompt\"]}",
+         .handler = t_sampling},
+        {.name = "test_elicitation",
+         .description = "Tests server-initiated elicitation (user input request)",
+         .input_schema = "{\"type\":\"object\",\"properties\":{\"message\":{\"type\":\"string\","
+                         "\"description\":\"The message to show the user\"}},"
+                         "\"required\":[\"message\"]}",
+         .handler = t_elicitation},
+        {.name = "test_elicitation_sep1034_defaults",
+         .description = "Tests elicitation with default values per SEP-1034",
+         .input_schema = NO_ARGS,
+         .handler = t_elicitation_defaults},
+        {.name = "test_elicitation_sep1330_enums",
+         .description = "Tests elicitation with enum schema improvements per SEP-1330",
+         .input_schema = NO_ARGS,
+         .handler = t_elicitation_enums},
+        {.name = "json_schema_2020_12_tool",
+         .description = "Tool with JSON Schema 2020-12 features for conformance testing "
+                        "(SEP-1613)",
+         .input_schema =
+             "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+             "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":"
+             "\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":"
+             "\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},"
+             "\"additionalProperties\":false}",
+         .handler = t_json_schema},
+    };
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+        int rc = mcpage_server_add_tool(srv, &tools[i]);
+        if (rc != 0) {
+            (void)fprintf(stderr, "conformance_server: tool %s: %s\n", tools[i].name,
+                          mcpage_strerror(rc));
+            return rc;
+        }
+    }
+    const mcpage_resource resources[] = {
+        {.uri = "test://static-text",
+         .name = "static-text",
+         .title = "Static Text Resource",
+         .description = "A static text resource for testing",
+         .mime_type = "text/plain",
+         .size = -1,
+         .read = r_static_text},
+        {.uri = "test://static-binary",
+         .name = "static-binary",
+         .title = "Static Binary Resource",
+         .description = "A static binary resource (image) for testing",
+         .mime_type = "image/png",
+         .size = -1,
+         .read = r_static_binary},
+        {.uri = "test://watched-resource",
+         .name = "watched-resource",
+         .title = "Watched Resource",
+         .description = "A resource that auto-updates every 3 seconds",
+         .mime_type = "text/plain",
+         .size = -1,
+         .read = r_watched},
+    };
+    for (size_t i = 0; i < sizeof resources / sizeof resources[0]; i++) {
+        int rc = mcpage_server_add_resource(srv, &resources[i]);
+        if (rc != 0)
+            return rc;
+    }
+    mcpage_resource_template tmpl = {
+        .uri_template = "test://template/{id}/data",
+        .name = "template",
+        .title = "Resource Template",
+        .description = "A resource template with parameter substitution",
+        .mime_type = "application/json",
+        .read = r_template,
+    };
+    int rc = mcpage_server_add_resource_template(srv, &tmpl);
+    if (rc != 0)
+        return rc;
+    mcpage_prompt simple = {.name = "test_simple_prompt",
+                            .title = "Simple Test Prompt",
+                            .description = "A simple prompt without arguments",
+                            .handler = p_simple};
+    mcpage_prompt with_args = {
+        .name = "test_prompt_with_arguments",
+        .title = "Prompt With Arguments",
+        .description = "A prompt with required arguments",
+        .args = {{.name = "arg1", .description = "First test argument", .required = true},
+                 {.name = "arg2", .description = "Second test argument", .required = true}},
+        .nargs = 2,
+        .handler = p_args};
+    mcpage_prompt embedded = {.name = "test_prompt_with_embedded_resource",
+                              .title = "Prompt With Embedded Resource",
+                              .description = "A prompt that includes an embedded resource",
+                              .args = {{.name = "resourceUri",
+                                        .description = "URI of the resource to embed",
+                                        .required = true}},
+                              .nargs = 1,
+                              .handler = p_embedded};
+    mcpage_prompt image = {.name = "test_prompt_with_image",
+                           .title = "Prompt With Image",
+                           .description = "A prompt that includes image content",
+                           .handler = p_image};
+    if ((rc = mcpage_server_add_prompt(srv, &simple)) != 0 ||
+        (rc = mcpage_server_add_prompt(srv, &with_args)) != 0 ||
+        (rc = mcpage_server_add_prompt(srv, &embedded)) != 0 ||
+        (rc = mcpage_server_add_prompt(srv, &image)) != 0)
+        return rc;
+    return mcpage_server_set_completion(srv, complete, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    mcpage_http_config hc;
+    mcpage_http_config_init(&hc);
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--port") == 0) {
+            long p = strtol(argv[i + 1], NULL, 10);
+            if (p < 0 || p > 65535) {
+                (void)fprintf(stderr, "conformance_server: --port takes 0 to 65535\n");
+                return 2;
+            }
+            hc.port = (uint16_t)p;
+        } else if (strcmp(argv[i], "--host") == 0) {
+            hc.host = argv[i + 1];
+        } else {
+            (void)fprintf(stderr, "usage: conformance_server [--port N] [--host ADDR]\n");
+            return 2;
+        }
+    }
+    mcpage_server_config cfg;
+    mcpage_server_config_init(&cfg, "mcp-conformance-test-server", "1.0.0");
+    cfg.log_level = MCPAGE_LOG_DEBUG;
+    mcpage_server *srv = NULL;
+    int rc = mcpage_server_new(&cfg, &srv);
+    if (rc == 0)
+        rc = register_all(srv);
+    if (rc == 0)
+        rc = mcpage_serve_http(srv, &hc);
+    if (rc != 0)
+        (void)fprintf(stderr, "conformance_server: %s\n", mcpage_strerror(rc));
+    mcpage_server_free(srv);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,86 @@
+/*
+ * mcpage HTTP: the MCP Streamable HTTP transport (protocol revision
+ * 2025-11-25) for an mcpage_server, on libmicrohttpd.
+ *
+ * One endpoint, /mcp: POST carries one JSON-RPC message (answered as
+ * application/json or as a text/event-stream), GET opens the session's
+ * stream for server-initiated messages (and resumes any stream with
+ * Last-Event-ID), DELETE ends the session. See docs/http.md for the
+ * design, the limits and the security defaults.
+ *
+ *     mcpage_http_config hc;
+ *     mcpage_http_config_init(&hc);
+ *     hc.port = 8080;
+ *     int rc = mcpage_serve_http(srv, &hc);   // until SIGTERM or SIGINT
+ *
+ * or, embedded, mcpage_http_start() / mcpage_http_port() /
+ * mcpage_http_stop().
+ */
+#ifndef MCPAGE_HTTP_H
+#define MCPAGE_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mcpage/mcpage.h>
+#include <mcpage/server.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcpage_http mcpage_http; /* opaque: a running HTTP endpoint */
+
+/* Most entries of mcpage_http_config.allow_origins. */
+#define MCPAGE_HTTP_MAX_ORIGINS 64
+
+typedef struct mcpage_http_config {
+    const char *host;                 /* numeric IPv4/IPv6 address to bind; default "127.0.0.1" */
+    uint16_t port;                    /* 0 = any free port (mcpage_http_port() tells which) */
+    const char *const *allow_origins; /* NULL-terminated Origin values also allowed ("*" = any) */
+    const char *auth_token;           /* bearer token every request must carry, or NULL */
+    size_t max_body;                  /* largest POST body in bytes; 0 = the server's max_message */
+    unsigned max_connections;         /* open TCP connections (default 2048) */
+    unsigned max_sessions;         /* live sessions; one more initialize gets 503 (default 1024) */
+    unsigned session_idle_s;       /* a session idle this long expires (default 1800) */
+    unsigned connection_timeout_s; /* a connection silent this long is closed (default 60) */
+    unsigned heartbeat_ms;         /* SSE comment heartbeat period (default 15000) */
+    unsigned retry_ms;             /* SSE retry field: client reconnect delay (default 1000) */
+    unsigned threads;              /* libmicrohttpd polling threads (default 2) */
+    size_t stream_buffer; /* bytes of events kept per stream for replay (default 256 KiB) */
+    bool verbose;         /* one line on stderr per session start and end */
+} mcpage_http_config;
+
+/* Fills `cfg` with the defaults above. */
+MCPAGE_API void mcpage_http_config_init(mcpage_http_config *cfg);
+
+/*
+ * Starts serving `srv` (borrowed: it must outlive the endpoint). The
+ * configuration is copied. MCPAGE_EINVAL for a bad configuration (an
+ * address that is not numeric, a token that is empty), MCPAGE_EIO when
+ * the address cannot be bound.
+ */
+MCPAGE_API int mcpage_http_start(mcpage_server *srv, const mcpage_http_config *cfg,
+                                 mcpage_http **out);
+/* The port actually bound. */
+MCPAGE_API uint16_t mcpage_http_port(const mcpage_http *h);
+/* Live sessions right now. */
+MCPAGE_API size_t mcpage_http_session_count(mcpage_http *h);
+/*
+ * Stops accepting, closes every stream, cancels running calls (waiting
+ * up to `grace_ms` for them), ends every session and frees `h`.
+ */
+MCPAGE_API void mcpage_http_stop(mcpage_http *h, int grace_ms);
+
+/*
+ * Serves until SIGTERM or SIGINT (blocked in the calling thread and taken
+ * through a signalfd), then stops with a 500 ms grace period. Prints
+ * "mcpage: listening on http://HOST:PORT/mcp" on stderr once bound.
+ */
+MCPAGE_API int mcpage_serve_http(mcpage_server *srv, const mcpage_http_config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MCPAGE_HTTP_H */

@@ -1,0 +1,192 @@
+/*
+ * `mcpage serve --http HOST:PORT` and its options: parsing, help text, and
+ * the call into the HTTP transport (include/mcpage/http.h).
+ */
+#include "cli/serve_http.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest accepted token file. */
+#define TOKEN_FILE_MAX 4096
+
+void cli_http_usage(FILE *out)
+{
+    (void)fprintf(
+        out,
+        "\nHTTP (Streamable HTTP, MCP 2025-11-25; endpoint /mcp):\n"
+        "  --http HOST:PORT        serve over HTTP instead of stdio; HOST defaults to\n"
+        "                          127.0.0.1 (\"[::1]:PORT\" for IPv6), PORT 0 picks a free\n"
+        "                          port; the URL is printed on stderr\n"
+        "  --allow-origin ORIGIN   also admit browser requests from ORIGIN (repeatable;\n"
+        "                          \"*\" admits any). Without it, requests carrying an Origin\n"
+        "                          get 403 unless bound to loopback and the Origin is local\n"
+        "  --auth-token-file FILE  require 'Authorization: Bearer <first line of FILE>'\n"
+        "                          (401 otherwise)\n"
+        "  --max-sessions N        live sessions before initialize gets 503 (default 1024)\n"
+        "  --session-idle SECONDS  a session unused this long expires (default 1800)\n"
+        "  --max-connections N     open TCP connections (default 2048)\n"
+        "  --heartbeat SECONDS     SSE keep-alive comment period (default 15)\n"
+        "Bound to loopback, requests whose Host is not localhost, 127.0.0.1 or [::1]\n"
+        "get 403 (DNS rebinding protection).\n");
+}
+
+static bool num(const char *opt, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (v == NULL || *v == '\0' || *end != '\0' || errno || n < lo || n > hi) {
+        (void)fprintf(stderr, "mcpage serve: %s needs a number from %ld to %ld\n", opt, lo, hi);
+        return false;
+    }
+    *out = n;
+    return true;
+}
+
+/* Parses HOST:PORT, [V6]:PORT, :PORT or PORT. */
+static bool parse_addr(cli_http_opts *o, const char *v)
+{
+    const char *colon = NULL;
+    const char *host = v;
+    size_t hlen = 0;
+    if (v[0] == '[') {
+        const char *rb = strchr(v, ']');
+        if (rb == NULL || rb[1] != ':')
+            goto bad;
+        host = v + 1;
+        hlen = (size_t)(rb - host);
+        colon = rb + 1;
+    } else if ((colon = strrchr(v, ':')) != NULL) {
+        hlen = (size_t)(colon - v);
+    }
+    const char *port = colon ? colon + 1 : v;
+    if (hlen >= sizeof o->host)
+        goto bad;
+    if (colon && hlen > 0) {
+        memcpy(o->host, host, hlen);
+        o->host[hlen] = '\0';
+    } else {
+        strcpy(o->host, "127.0.0.1");
+    }
+    if (!num("--http PORT", port, 0, 65535, &o->port))
+        return false;
+    o->enabled = true;
+    return true;
+bad:
+    (void)fprintf(stderr, "mcpage serve: --http takes HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:0\n");
+    return false;
+}
+
+int cli_http_parse(cli_http_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    bool ok;
+    if (strcmp(a, "--http") == 0) {
+        ok = v && parse_addr(o, v);
+        if (v == NULL)
+            (void)fprintf(stderr, "mcpage serve: --http needs HOST:PORT\n");
+    } else if (strcmp(a, "--allow-origin") == 0) {
+        ok = v != NULL && o->norigins < CLI_MAX_ORIGINS;
+        if (ok)
+            o->origins[o->norigins++] = v;
+        else
+            (void)fprintf(stderr, "mcpage serve: --allow-origin needs an origin such as "
+                                  "https://app.example.com (at most 64)\n");
+    } else if (strcmp(a, "--auth-token-file") == 0) {
+        ok = v != NULL;
+        o->token_file = v;
+        if (!ok)
+            (void)fprintf(stderr, "mcpage serve: --auth-token-file needs a file name\n");
+    } else if (strcmp(a, "--max-sessions") == 0) {
+        ok = num(a, v, 1, 1000000, &o->max_sessions);
+    } else if (strcmp(a, "--session-idle") == 0) {
+        ok = num(a, v, 1, 86400L * 30, &o->session_idle);
+    } else if (strcmp(a, "--max-connections") == 0) {
+        ok = num(a, v, 1, 1000000, &o->max_connections);
+    } else if (strcmp(a, "--heartbeat") == 0) {
+        ok = num(a, v, 1, 3600, &o->heartbeat);
+    } else {
+        return 0;
+    }
+    if (!ok)
+        return -1;
+    (*i)++;
+    return 1;
+}
+
+/* Reads the token: the file's first line, surrounding blanks removed. */
+static char *read_token(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        (void)fprintf(stderr, "mcpage serve: --auth-token-file %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = calloc(1, TOKEN_FILE_MAX + 1);
+    size_t n = buf ? fread(buf, 1, TOKEN_FILE_MAX + 1, f) : 0;
+    (void)fclose(f);
+    if (buf == NULL)
+        return NULL;
+    if (n > TOKEN_FILE_MAX) {
+        (void)fprintf(stderr, "mcpage serve: --auth-token-file %s: longer than %d bytes\n", path,
+                      TOKEN_FILE_MAX);
+        free(buf);
+        return NULL;
+    }
+    buf[strcspn(buf, "\r\n")] = '\0';
+    size_t len = strlen(buf);
+    while (len > 0 && (buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+        buf[--len] = '\0';
+    size_t start = strspn(buf, " \t");
+    memmove(buf, buf + start, len - start + 1);
+    if (buf[0] == '\0') {
+        (void)fprintf(stderr, "mcpage serve: --auth-token-file %s: the first line is empty\n",
+                      path);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+int cli_http_serve(mcpage_server *srv, const cli_http_opts *o)
+{
+    mcpage_http_config hc;
+    mcpage_http_config_init(&hc);
+    hc.host = o->host;
+    hc.port = (uint16_t)o->port;
+    hc.allow_origins = o->norigins ? o->origins : NULL;
+    if (o->max_sessions)
+        hc.max_sessions = (unsigned)o->max_sessions;
+    if (o->session_idle)
+        hc.session_idle_s = (unsigned)o->session_idle;
+    if (o->max_connections)
+        hc.max_connections = (unsigned)o->max_connections;
+    if (o->heartbeat)
+        hc.heartbeat_ms = (unsigned)o->heartbeat * 1000;
+    char *token = NULL;
+    if (o->token_file) {
+        token = read_token(o->token_file);
+        if (token == NULL)
+            return MCPAGE_EINVAL;
+        hc.auth_token = token;
+    }
+    int rc = mcpage_serve_http(srv, &hc);
+    if (rc == MCPAGE_EINVAL)
+        (void)fprintf(stderr,
+                      "mcpage serve: --http %s: give a numeric address (127.0.0.1, ::1, "
+                      "0.0.0.0) or localhost\n",
+                      o->host);
+    else if (rc == MCPAGE_EIO)
+        (void)fprintf(stderr,
+                      "mcpage serve: cannot listen on %s:%ld (in use, or not an address of "
+                      "this machine)\n",
+                      o->host, o->port);
+    if (token) {
+        memset(token, 0, strlen(token));
+        free(token);
+    }
+    return rc;
+}

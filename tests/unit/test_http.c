@@ -1,0 +1,290 @@
+/*
+ * Tests for the HTTP transport through its embedding API
+ * (mcpage_http_start / _port / _session_count / _stop) on raw loopback
+ * sockets: a JSON answer and an SSE answer with its priming event, a
+ * consumer too slow for a flood of notifications has its stream closed
+ * (the buffer stays bounded) and still gets the result by resuming with
+ * Last-Event-ID, and stop ends held streams and waiting calls promptly.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mcpage/http.h>
+#include <mcpage/server.h>
+
+/* Notifications the flood tool sends, and their size. */
+#define FLOOD_N    16000 /* 16 MB: more than the kernel's socket buffers (4 MB) absorb */
+#define FLOOD_SIZE 1000
+/* The stream buffer of the test endpoint. */
+#define TEST_BUFFER (64 << 10)
+
+static atomic_bool flood_finished; /* the flood tool has sent everything */
+
+static int flood(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    char pad[FLOOD_SIZE + 1];
+    memset(pad, 'x', FLOOD_SIZE);
+    pad[FLOOD_SIZE] = '\0';
+    for (int i = 0; i < FLOOD_N; i++)
+        mcpage_call_log(call, MCPAGE_LOG_INFO, "flood", "%d %s", i, pad);
+    atomic_store(&flood_finished, true);
+    return mcpage_result_add_text(res, "flood done", 10);
+}
+
+static int nap(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    for (int i = 0; i < 200 && !mcpage_call_cancelled(call); i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    return mcpage_result_add_text(res, "woke", 4);
+}
+
+typedef struct fixture {
+    mcpage_server *srv; /* the server */
+    mcpage_http *h;     /* the endpoint */
+    int port;           /* its port */
+} fixture;
+
+static fixture *start(void)
+{
+    fixture *f = calloc(1, sizeof *f);
+    mcpage_server_config cfg;
+    mcpage_server_config_init(&cfg, "t", "1");
+    cfg.log_level = MCPAGE_LOG_DEBUG;
+    assert_int_equal(mcpage_server_new(&cfg, &f->srv), 0);
+    mcpage_tool t = {.name = "flood", .handler = flood};
+    assert_int_equal(mcpage_server_add_tool(f->srv, &t), 0);
+    mcpage_tool t2 = {.name = "nap", .handler = nap};
+    assert_int_equal(mcpage_server_add_tool(f->srv, &t2), 0);
+    mcpage_http_config hc;
+    mcpage_http_config_init(&hc);
+    hc.stream_buffer = TEST_BUFFER;
+    assert_int_equal(mcpage_http_start(f->srv, &hc, &f->h), 0);
+    f->port = mcpage_http_port(f->h);
+    assert_true(f->port > 0);
+    return f;
+}
+
+static void stop(fixture *f)
+{
+    mcpage_http_stop(f->h, 200);
+    mcpage_server_free(f->srv);
+    free(f);
+}
+
+static int dial(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int small = 4096; /* a small receive window makes a slow reader slow */
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+static void send_req(int fd, int port, const char *method, const char *sid, const char *accept,
+                     const char *extra, const char *body)
+{
+    char buf[8192];
+    int n =
+        snprintf(buf, sizeof buf,
+                 "%s /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
+                 "Content-Type: application/json\r\nAccept: %s\r\n%s%s%s%sContent-Length: "
+                 "%zu\r\n\r\n%s",
+                 method, port, accept, sid ? "Mcp-Session-Id: " : "", sid ? sid : "",
+                 sid ? "\r\n" : "", extra ? extra : "", body ? strlen(body) : 0, body ? body : "");
+    assert_int_equal(write(fd, buf, (size_t)n), n);
+}
+
+/* Reads until the server closes (at most `max` bytes kept, 10 s); returns a malloc'd string. */
+static char *read_all(int fd, size_t max, size_t *total)
+{
+    char *out = calloc(1, max + 1);
+    size_t len = 0, all = 0;
+    char buf[65536];
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 10000) <= 0)
+            break;
+        ssize_t k = read(fd, buf, sizeof buf);
+        if (k <= 0)
+            break;
+        all += (size_t)k;
+        size_t keep = (size_t)k < max - len ? (size_t)k : max - len;
+        memcpy(out + len, buf, keep);
+        len += keep;
+    }
+    if (total)
+        *total = all;
+    close(fd);
+    return out;
+}
+
+static const char INIT[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                           "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+                           "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+
+/* Initializes a session; copies its id. */
+static void init_session(fixture *f, char *sid, size_t max)
+{
+    int fd = dial(f->port);
+    send_req(fd, f->port, "POST", NULL, "application/json, text/event-stream", NULL, INIT);
+    char *r = read_all(fd, 1 << 16, NULL);
+    assert_non_null(strstr(r, "HTTP/1.1 200"));
+    assert_non_null(strstr(r, "Content-Type: application/json"));
+    char *h = strcasestr(r, "Mcp-Session-Id: ");
+    assert_non_null(h);
+    h += 16;
+    size_t n = strcspn(h, "\r\n");
+    assert_true(n == 43 && n < max);
+    memcpy(sid, h, n);
+    sid[n] = '\0';
+    free(r);
+}
+
+static void a_list_is_json_and_a_call_is_a_primed_sse_stream(void **state)
+{
+    (void)state;
+    fixture *f = start();
+    char sid[64];
+    init_session(f, sid, sizeof sid);
+    assert_int_equal(mcpage_http_session_count(f->h), 1);
+
+    int fd = dial(f->port);
+    send_req(fd, f->port, "POST", sid, "application/json, text/event-stream", NULL,
+             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    char *r = read_all(fd, 1 << 16, NULL);
+    assert_non_null(strstr(r, "Content-Type: application/json"));
+    assert_non_null(strstr(r, "\"name\":\"flood\""));
+    free(r);
+
+    fd = dial(f->port);
+    send_req(fd, f->port, "POST", sid, "application/json, text/event-stream", NULL,
+             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"nap\",\"arguments\":{}}}");
+    r = read_all(fd, 1 << 16, NULL);
+    assert_non_null(strstr(r, "Content-Type: text/event-stream"));
+    char *prime = strstr(r, "id: ");
+    assert_non_null(prime);
+    assert_non_null(strstr(prime, "\nretry: 1000\ndata: \n\n")); /* the priming event */
+    char *res = strstr(r, "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\"");
+    assert_non_null(res);
+    assert_true(res > prime);
+    assert_non_null(strstr(res, "woke"));
+    free(r);
+    stop(f);
+}
+
+static void a_slow_consumer_is_cut_off_and_resumes_to_the_result(void **state)
+{
+    (void)state;
+    fixture *f = start();
+    char sid[64];
+    init_session(f, sid, sizeof sid);
+    int fd = dial(f->port);
+    send_req(fd, f->port, "POST", sid, "text/event-stream", NULL,
+             "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"flood\",\"arguments\":{}}}");
+    /* Read nothing while the tool sends 16 MB: the server must not buffer it all for us. */
+    sleep(2);
+    size_t total = 0;
+    char *r = read_all(fd, 8 << 20, &total);
+    assert_true(total < (size_t)FLOOD_N * FLOOD_SIZE / 2); /* cut off, not fed 2 MB */
+    assert_null(strstr(r, "flood done"));
+    /* The last event id we saw lets us resume; the result is still in the buffer. */
+    char last[64] = "";
+    for (char *p = strstr(r, "\nid: ") ? r : NULL; p && (p = strstr(p, "id: ")) != NULL; p += 4)
+        if (p == r || p[-1] == '\n')
+            sscanf(p + 4, "%63[0-9_]", last);
+    assert_true(last[0] != '\0');
+    free(r);
+    /* Resume once the tool is done: what is left is the bounded buffer and the result. */
+    for (int i = 0; i < 3000 && !atomic_load(&flood_finished); i++)
+        usleep(10000);
+    assert_true(atomic_load(&flood_finished));
+    usleep(200000);
+    char hdr[128];
+    snprintf(hdr, sizeof hdr, "Last-Event-ID: %s\r\n", last);
+    fd = dial(f->port);
+    send_req(fd, f->port, "GET", sid, "text/event-stream", hdr, NULL);
+    r = read_all(fd, 8 << 20, &total);
+    assert_non_null(strstr(r, "HTTP/1.1 200"));
+    assert_non_null(strstr(r, "flood done"));
+    assert_true(total < 2 * TEST_BUFFER); /* replayed from the bounded buffer */
+    free(r);
+    stop(f);
+}
+
+static void stop_ends_held_streams_and_waiting_calls_promptly(void **state)
+{
+    (void)state;
+    fixture *f = start();
+    char sid[64];
+    init_session(f, sid, sizeof sid);
+    int get = dial(f->port);
+    send_req(get, f->port, "GET", sid, "text/event-stream", NULL, NULL);
+    int call = dial(f->port);
+    send_req(call, f->port, "POST", sid, "application/json", NULL,
+             "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"nap\",\"arguments\":{}}}");
+    usleep(200000);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    stop(f);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(ms < 1500);
+    char *g = read_all(get, 1 << 16, NULL); /* closed by the server, not by our timeout */
+    assert_non_null(strstr(g, "id: 0_0\nretry: 1000\ndata: \n\n"));
+    free(g);
+    free(read_all(call, 1 << 16, NULL));
+}
+
+static void bad_configurations_are_refused(void **state)
+{
+    (void)state;
+    mcpage_server_config cfg;
+    mcpage_server_config_init(&cfg, "t", "1");
+    mcpage_server *srv;
+    assert_int_equal(mcpage_server_new(&cfg, &srv), 0);
+    mcpage_http_config hc;
+    mcpage_http *h = NULL;
+    mcpage_http_config_init(&hc);
+    hc.host = "example.com"; /* names are not resolved: what is checked is what is bound */
+    assert_int_equal(mcpage_http_start(srv, &hc, &h), MCPAGE_EINVAL);
+    mcpage_http_config_init(&hc);
+    hc.auth_token = "";
+    assert_int_equal(mcpage_http_start(srv, &hc, &h), MCPAGE_EINVAL);
+    assert_null(h);
+    mcpage_server_free(srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_list_is_json_and_a_call_is_a_primed_sse_stream),
+        cmocka_unit_test(a_slow_consumer_is_cut_off_and_resumes_to_the_result),
+        cmocka_unit_test(stop_ends_held_streams_and_waiting_calls_promptly),
+        cmocka_unit_test(bad_configurations_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
