@@ -54,15 +54,19 @@ sync_args=(--db "$dir/archive.db" --claude-home "$dir/archive/claude" --codex-ho
 if [ ! -f "$dir/.synced" ]; then
   say "syncing it into $dir/archive.db (once)"
   rm -f "$dir"/archive.db*
-  "$bin" sync --json "${sync_args[@]}" >"$dir/first-sync.json"
+  TIMEFORMAT='%U %S'
+  cpu=$( { time "$bin" sync --json "${sync_args[@]}" >"$dir/first-sync.json"; } 2>&1 )
   src_bytes=$(du -sb "$dir/archive" | cut -f1)
   node -e '
     const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     const mb = Number(process.argv[2]) / 1e6;
+    const cpu = process.argv[4].split(" ").reduce((a, x) => a + Number(x), 0);
     console.log(JSON.stringify({ size_mb: Number(process.argv[3]), source_mb: mb,
       first_sync_seconds: s.seconds, first_sync_mb_s: mb / s.seconds,
-      first_sync_messages: s.messages_added, first_sync_date: new Date().toISOString() }));
-  ' "$dir/first-sync.json" "$src_bytes" "$size" >"$dir/archive.json"
+      first_sync_cpu_seconds: cpu, first_sync_mb_s_cpu: mb / cpu,
+      first_sync_messages: s.messages_added, first_sync_date: new Date().toISOString(),
+      first_sync_note: "load average before: " + process.argv[5] }));
+  ' "$dir/first-sync.json" "$src_bytes" "$size" "$cpu" "$load_before" >"$dir/archive.json"
   touch "$dir/.synced"
 else
   # Nothing to read; migrates the store if this build's schema is newer.

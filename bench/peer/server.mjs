@@ -236,6 +236,7 @@ if (httpPort === undefined) {
   };
   app.get("/mcp", bySession);
   app.delete("/mcp", bySession);
+  for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => process.exit(0));
   const listener = app.listen(Number(httpPort), "127.0.0.1", () => {
     // Without TCP_NODELAY, Nagle holds the end of each SSE answer until the
     // client's delayed ACK (about 40 ms a call); the benchmark measures the
