@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The tools benchmark: generates an archive (default 1024 MB, about 1.2M
+# The tools benchmark: generates an archive (default 1700 MB, about 1.05M
 # messages; never in the repository), syncs it into its own store, then
 # prints bench_tools' table (release build).
 #   bench/run_tools_bench.sh [SIZE_MB] [DIR] [RUNS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-size=${1:-1024}
+size=${1:-1700}
 dir=${2:-/tmp/mcpage-tools-bench}
 runs=${3:-21}
 cmake --preset release >/dev/null

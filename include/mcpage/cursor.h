@@ -39,6 +39,12 @@ extern "C" {
  */
 typedef struct mcpage_keyring mcpage_keyring; /* opaque */
 
+/*
+ * Creates an empty keyring in *out (no key yet: add one with
+ * mcpage_keyring_add or mcpage_keyring_load before signing). Free it with
+ * mcpage_keyring_free (NULL is fine), which wipes the keys; a pager or
+ * server that borrows it must be freed first.
+ */
 MCPAGE_API int mcpage_keyring_new(mcpage_keyring **out);
 MCPAGE_API void mcpage_keyring_free(mcpage_keyring *kr);
 /*

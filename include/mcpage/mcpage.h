@@ -56,9 +56,21 @@ enum mcpage_status {
 MCPAGE_API const char *mcpage_strerror(int status);
 
 /*
- * The allocator hook. Every allocation the library makes goes through
- * these three functions; the defaults are malloc, realloc and free.
- * Set it once, before any other call, or not at all.
+ * The allocator hook: the library's one process-wide setting (there is
+ * no other global state). Every allocation the library makes itself goes
+ * through these three functions; the defaults are malloc, realloc and
+ * free. Set it once, before any other call, or not at all: memory taken
+ * under one allocator must not be freed after switching to another.
+ *
+ * It does not reach the libraries mcpage calls, which keep their own
+ * hooks: JSON values (json_t, which the API passes in both directions)
+ * come from jansson's allocator, so mcpage_set_allocator() deliberately
+ * leaves it alone; to route them too, call jansson's
+ * json_set_alloc_funcs() yourself before any json_t exists. OpenSSL
+ * (CRYPTO_set_mem_functions) and the C library's threads likewise.
+ * Memory the library hands to the caller (mcpage_result_to_json,
+ * mcpage_uri_template_expand) is freed with mcpage_free(), which uses
+ * this hook.
  */
 typedef struct mcpage_allocator {
     void *(*malloc_fn)(size_t size, void *ud);
@@ -67,7 +79,11 @@ typedef struct mcpage_allocator {
     void *ud; /* passed to each function */
 } mcpage_allocator;
 
-/* Installs `a` (copied), or restores the defaults when `a` is NULL. */
+/*
+ * Installs `a` (copied), or restores the defaults when `a` is NULL.
+ * MCPAGE_EINVAL when one of the three functions is NULL. Not thread-safe:
+ * call it before starting any thread that uses the library.
+ */
 MCPAGE_API int mcpage_set_allocator(const mcpage_allocator *a);
 
 #ifdef __cplusplus

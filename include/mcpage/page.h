@@ -243,6 +243,10 @@ typedef struct mcpage_bytes_window {
 
 typedef struct mcpage_bytes mcpage_bytes; /* opaque */
 
+/*
+ * As mcpage_list_begin, for a byte window; the window (owned by the page,
+ * valid until finish or abort) says which bytes to read.
+ */
 MCPAGE_API int mcpage_bytes_begin(const mcpage_pager *p, const mcpage_bytes_spec *spec,
                                   const json_t *args, mcpage_bytes **out);
 MCPAGE_API const mcpage_bytes_window *mcpage_bytes_window_get(const mcpage_bytes *pg);
@@ -285,6 +289,7 @@ typedef struct mcpage_grid_window {
 
 typedef struct mcpage_grid mcpage_grid; /* opaque */
 
+/* As mcpage_list_begin, for a region of a grid. */
 MCPAGE_API int mcpage_grid_begin(const mcpage_pager *p, const mcpage_grid_spec *spec,
                                  const json_t *args, mcpage_grid **out);
 /*

@@ -35,6 +35,11 @@ typedef struct mcpage_resource_link {
     int64_t size;            /* size in bytes, or -1 when unknown */
 } mcpage_resource_link;
 
+/*
+ * Creates an empty result (no blocks, not an error), or returns NULL when
+ * out of memory. The runtime makes one per tool call; tests and other
+ * transports make their own. mcpage_result_free accepts NULL.
+ */
 MCPAGE_API mcpage_result *mcpage_result_new(void);
 MCPAGE_API void mcpage_result_free(mcpage_result *r);
 /* Empties the result for reuse: no blocks, no structuredContent, not an error. */

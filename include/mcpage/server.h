@@ -184,6 +184,8 @@ typedef struct mcpage_resource {
     void *user_data;         /* returned by mcpage_call_data() */
 } mcpage_resource;
 
+/* Registers one resource (copied). MCPAGE_EEXIST for a duplicate uri, MCPAGE_EINVAL
+   without uri, name or read. */
 MCPAGE_API int mcpage_server_add_resource(mcpage_server *srv, const mcpage_resource *res);
 
 /*
@@ -207,6 +209,8 @@ typedef struct mcpage_resource_provider {
     void *user_data;     /* passed to list; returned by mcpage_call_data() in read */
 } mcpage_resource_provider;
 
+/* Registers a provider (copied; at most 64, else MCPAGE_ERANGE); resources/list shows
+   the single resources first, then each provider's in turn. */
 MCPAGE_API int mcpage_server_add_resource_provider(mcpage_server *srv,
                                                    const mcpage_resource_provider *p);
 
@@ -221,6 +225,7 @@ typedef struct mcpage_resource_template {
     void *user_data;          /* returned by mcpage_call_data() */
 } mcpage_resource_template;
 
+/* Registers a template (copied). MCPAGE_EINVAL without uri_template, name or read. */
 MCPAGE_API int mcpage_server_add_resource_template(mcpage_server *srv,
                                                    const mcpage_resource_template *t);
 
@@ -267,6 +272,8 @@ typedef struct mcpage_prompt {
     void *user_data;                                /* returned by mcpage_call_data() */
 } mcpage_prompt;
 
+/* Registers a prompt (copied). MCPAGE_EEXIST for a duplicate name, MCPAGE_EINVAL for
+   a missing name, handler or argument name. */
 MCPAGE_API int mcpage_server_add_prompt(mcpage_server *srv, const mcpage_prompt *p);
 
 /* ------------------------------------------------------------ completion */

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,26 +19,27 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: mcpage serve [OPTIONS]\n\n"
-            "Serves MCP over stdio: newline-delimited JSON-RPC on stdin and stdout,\n"
-            "diagnostics on stderr. Ends on end of input (after finishing running\n"
-            "calls) or on SIGTERM/SIGINT (within about a second).\n\n"
-            "options:\n"
-            "  --page-size N     items per page of tools/resources/prompts lists (default %d)\n"
-            "  --workers N       threads running tool calls (default %d)\n"
-            "  --max-inflight N  calls queued or running before 'server busy' (default %d)\n"
-            "  --db FILE         the archive (env MCPAGE_DB; default\n"
-            "                    $XDG_DATA_HOME/mcpage/archive.db or "
-            "~/.local/share/mcpage/archive.db)\n"
-            "  --no-sync         serve the archive as it is: no sync on start or while running\n"
-            "  --sync-interval S sync again every S seconds while serving (default 60)\n"
-            "  --claude-home DIR, --codex-home DIR  where sync reads transcripts (as mcpage sync)\n"
-            "  -h, --help        this text\n\n"
-            "environment:\n"
-            "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing cursors; without it the key\n"
-            "                    in cursor.key beside the archive (created once, mode 0600)\n",
-            MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
+    (void)fprintf(
+        out,
+        "usage: mcpage serve [OPTIONS]\n\n"
+        "Serves MCP over stdio: newline-delimited JSON-RPC on stdin and stdout,\n"
+        "diagnostics on stderr. Ends on end of input (after finishing running\n"
+        "calls) or on SIGTERM/SIGINT (within about a second).\n\n"
+        "options:\n"
+        "  --page-size N     items per page of tools/resources/prompts lists (default %d)\n"
+        "  --workers N       threads running tool calls (default %d)\n"
+        "  --max-inflight N  calls queued or running before 'server busy' (default %d)\n"
+        "  --db FILE         the archive (env MCPAGE_DB; default\n"
+        "                    $XDG_DATA_HOME/mcpage/archive.db or "
+        "~/.local/share/mcpage/archive.db)\n"
+        "  --no-sync         serve the archive as it is: no sync on start or while running\n"
+        "  --sync-interval S sync again every S seconds while serving (default 60)\n"
+        "  --claude-home DIR, --codex-home DIR  where sync reads transcripts (as mcpage sync)\n"
+        "  -h, --help        this text\n\n"
+        "environment:\n"
+        "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing cursors; without it the key\n"
+        "                    in cursor.key beside the archive (created once, mode 0600)\n",
+        MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
     cli_http_usage(out);
 }
 
@@ -47,7 +49,7 @@ static bool parse_count(const char *opt, const char *v, long max, long *out)
     char *end;
     long n = v ? strtol(v, &end, 10) : 0;
     if (v == NULL || *end != '\0' || n < 1 || n > max) {
-        fprintf(stderr, "mcpage serve: %s needs a number from 1 to %ld\n", opt, max);
+        (void)fprintf(stderr, "mcpage serve: %s needs a number from 1 to %ld\n", opt, max);
         return false;
     }
     *out = n;
@@ -73,11 +75,11 @@ static void sync_once(serve_sync *ss, bool verbose)
     sync_report rep;
     int rc = sync_run(ss->writer, &ss->opt, &rep);
     if (rc < 0)
-        fprintf(stderr, "mcpage serve: sync failed: %s\n", mcpage_strerror(rc));
+        (void)fprintf(stderr, "mcpage serve: sync failed: %s\n", mcpage_strerror(rc));
     else if (verbose || rep.messages_added > 0 || rep.files_failed > 0)
-        fprintf(stderr, "mcpage serve: synced %lld files, +%lld sessions, +%lld messages\n",
-                (long long)rep.files_seen, (long long)rep.sessions_added,
-                (long long)rep.messages_added);
+        (void)fprintf(stderr, "mcpage serve: synced %lld files, +%lld sessions, +%lld messages\n",
+                      (long long)rep.files_seen, (long long)rep.sessions_added,
+                      (long long)rep.messages_added);
 }
 
 static void *sync_loop(void *ud)
@@ -122,13 +124,14 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
                     : sync_default_claude_home(ss->claude, sizeof ss->claude) < 0) ||
         (codex_arg ? snprintf(ss->codex, sizeof ss->codex, "%s", codex_arg) < 0
                    : sync_default_codex_home(ss->codex, sizeof ss->codex) < 0)) {
-        fprintf(stderr, "mcpage serve: a source path is too long\n");
+        (void)fprintf(stderr, "mcpage serve: a source path is too long\n");
         return 1;
     }
     char err[600];
     if (sync_make_parent_dirs(db) < 0 ||
         store_open_msg(db, STORE_OPEN_WRITE, &ss->writer, err, sizeof err) < 0) {
-        fprintf(stderr, "mcpage serve: cannot open %s for sync: %s\n", db, ss->writer ? "" : err);
+        (void)fprintf(stderr, "mcpage serve: cannot open %s for sync: %s\n", db,
+                      ss->writer ? "" : err);
         return 1;
     }
     ss->opt.claude_home = ss->claude;
@@ -136,8 +139,15 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
     sync_once(ss, true);
     pthread_mutex_init(&ss->mu, NULL);
     pthread_cond_init(&ss->cv, NULL);
-    if (pthread_create(&ss->thread, NULL, sync_loop, ss) != 0) {
-        fprintf(stderr, "mcpage serve: cannot start the sync thread\n");
+    /* The sync thread takes no process signals: SIGTERM and SIGINT belong
+       to the transport, which masks them in its own threads only. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int prc = pthread_create(&ss->thread, NULL, sync_loop, ss);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (prc != 0) {
+        (void)fprintf(stderr, "mcpage serve: cannot start the sync thread\n");
         return 1;
     }
     ss->running = true;
@@ -187,7 +197,8 @@ int cli_cmd_serve(int argc, char **argv)
         } else if (v && strcmp(a, "--codex-home") == 0) {
             codex_arg = argv[++i];
         } else {
-            fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n", a);
+            (void)fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n",
+                          a);
             return 2;
         }
     }
@@ -215,7 +226,7 @@ int cli_cmd_serve(int argc, char **argv)
     if (rc == 0)
         rc = cli_archive_register(&arc, srv);
     if (rc != 0) {
-        fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
+        (void)fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
         mcpage_server_free(srv);
         sync_stop(&ss);
         cli_archive_close(&arc);
@@ -224,14 +235,14 @@ int cli_cmd_serve(int argc, char **argv)
     rc = http.enabled ? cli_http_serve(srv, &http) : mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */
-        fprintf(stderr, "mcpage serve: exiting with calls still running\n");
+        (void)fprintf(stderr, "mcpage serve: exiting with calls still running\n");
         return 0;
     }
     mcpage_server_free(srv);
     sync_stop(&ss);
     cli_archive_close(&arc);
     if (rc != 0) {
-        fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
+        (void)fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
         return 1;
     }
     return 0;

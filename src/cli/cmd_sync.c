@@ -56,7 +56,7 @@ static void draw_bar(void *ud, const sync_progress *p)
     for (int i = 0; i < 30; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[30] = 0;
-    fprintf(stderr, "\r[%s] %3d%%  %lld/%lld files  %.1f MB", bar, pct, (long long)p->files_done,
+    fprintf(stderr, "\r[%s] %3d%%  %lld/%lld files  %.1f MB   ", bar, pct, (long long)p->files_done,
             (long long)p->files_total, (double)p->bytes_done / 1e6);
     fflush(stderr);
 }
@@ -147,7 +147,7 @@ int cli_cmd_sync(int argc, char **argv)
     };
     sync_report rep;
     rc = sync_run(s, &opt, &rep);
-    if (bar.enabled)
+    if (bar.enabled && bar.last_pct >= 0)
         fprintf(stderr, "\n");
     store_close(s);
     if (json) {

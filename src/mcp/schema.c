@@ -84,6 +84,19 @@ static bool type_matches(const char *t, const json_t *v)
     return false;
 }
 
+/*
+ * Text from json_dumps() comes from jansson's allocator (which a program
+ * may have replaced with json_set_alloc_funcs), not from ours or libc's:
+ * give it back to jansson.
+ */
+static void json_text_free(char *s)
+{
+    json_free_t jfree = NULL;
+    json_get_alloc_funcs(NULL, &jfree);
+    if (s && jfree)
+        jfree(s);
+}
+
 /* Short rendering of a value for messages: at most ~60 bytes. */
 static void show(const json_t *v, char *out, size_t cap)
 {
@@ -96,7 +109,7 @@ static void show(const json_t *v, char *out, size_t cap)
         (void)snprintf(out, cap, "%.57s...", s);
     else
         (void)snprintf(out, cap, "%s", s);
-    free(s);
+    json_text_free(s);
 }
 
 static const char *label(const char *path)
@@ -321,7 +334,7 @@ static bool validate_enum(vctx *c, const json_t *schema, const json_t *v, const 
     show(v, got, sizeof got);
     fail(c, "parameter '%s' must be one of %.200s, got %s", label(path), all ? all : "the enum",
          got);
-    free(all);
+    json_text_free(all);
     return false;
 }
 

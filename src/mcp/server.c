@@ -6,6 +6,8 @@
  */
 #include <mcpage/server.h>
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -429,11 +431,16 @@ int mcp_server_freeze(mcpage_server *srv)
             rc = MCPAGE_ENOMEM;
             goto out;
         }
+        /* Workers take no process signals: those belong to the program. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
         for (int i = 0; i < srv->cfg.workers; i++) {
             if (pthread_create(&srv->threads[i], NULL, worker_main, srv) != 0)
                 break;
             srv->nthreads++;
         }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (srv->nthreads == 0)
             rc = MCPAGE_ENOMEM;
     }

@@ -14,6 +14,8 @@
 #include "page/alloc.h"
 #include "page/page_internal.h"
 
+/* Exact measurements per page when the running estimate says "full". */
+#define LINES_EXACT_CHECKS 3
 /* A line is refused past this size. */
 #define LINES_LINE_MAX ((size_t)256 << 20)
 
@@ -49,6 +51,7 @@ struct mcpage_lines {
     size_t sum_chars;              /* running UTF-16 units of the lines */
     size_t reserve_tokens;         /* estimated envelope cost, tokens */
     size_t reserve_chars;          /* estimated envelope cost, UTF-16 units */
+    int exact_checks;              /* exact measurements made by add */
 };
 
 static void lines_free(mcpage_lines *pg)
@@ -314,6 +317,52 @@ static bool frag_fits(const mcpage_lines *pg, size_t tokens, size_t chars, page_
     return *why == PAGE_FITS;
 }
 
+/*
+ * The estimate said the line just appended does not fit, but the reserve
+ * behind it is cautious: render the page with it and measure exactly (as
+ * the LIST builder does). When it fits, keep it and recalibrate the
+ * reserve; else take it back: it starts the next page. 0 or a status.
+ */
+static int lines_exact_check(mcpage_lines *pg)
+{
+    pg->exact_checks++;
+    line_frag *last = &pg->frags[pg->n - 1];
+    lines_view v = {.n = pg->n,
+                    .has_more = true,
+                    .why = "max_tokens",
+                    .next_line = last->number + 1,
+                    .next_col = 1};
+    jw s;
+    tbuf t;
+    jw_init(&s, 0);
+    tb_init(&t);
+    int rc = lines_render(pg, &v, &s, &t);
+    page_over o = rc == 0 ? lines_measure(pg, &s, &t) : PAGE_FITS;
+    if (rc == 0 && o == PAGE_FITS) {
+        size_t st = page_tokens(s.buf, s.len), su = s.utf16, tt = 0, tu = 0;
+        if (pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES) {
+            tt = page_tokens(t.buf, t.len);
+            jw_measure_utf8(t.buf, t.len, NULL, &tu);
+        }
+        size_t mt = st > tt ? st : tt, mu = su > tu ? su : tu;
+        pg->reserve_tokens = (mt > pg->sum_tokens ? mt - pg->sum_tokens : 0) + 8;
+        pg->reserve_chars = (mu > pg->sum_chars ? mu - pg->sum_chars : 0) + 24;
+    }
+    jw_free(&s);
+    tb_free(&t);
+    if (rc || o == PAGE_FITS)
+        return rc;
+    pg->n--;
+    pg->full = true;
+    pg->stopped_early = true;
+    pg->stopped_by = page_over_name(o);
+    pg->resume_line = last->number;
+    pg->resume_col = last->start_col;
+    mcpage__free(last->text);
+    mcpage__free(last->full);
+    return MCPAGE_OK;
+}
+
 int mcpage_lines_add(mcpage_lines *pg, const char *line, size_t len)
 {
     if (pg == NULL || (line == NULL && len > 0))
@@ -337,7 +386,10 @@ int mcpage_lines_add(mcpage_lines *pg, const char *line, size_t len)
     page_over why;
     size_t keep = rest_len;
     bool cut = false;
-    if (!frag_fits(pg, tok, chars, &why)) {
+    bool check = false; /* appended on trial: measure the page exactly */
+    if (!frag_fits(pg, tok, chars, &why) && pg->n > 0 && pg->exact_checks < LINES_EXACT_CHECKS) {
+        check = true;
+    } else if (why != PAGE_FITS) {
         if (pg->n > 0) {
             /* This line starts the next page. */
             pg->full = true;
@@ -418,6 +470,13 @@ int mcpage_lines_add(mcpage_lines *pg, const char *line, size_t len)
         pg->resume_col = col + (int64_t)kept_chars;
         return MCPAGE_PAGE_FULL;
     }
+    if (check) {
+        int rc = lines_exact_check(pg);
+        if (rc)
+            return rc;
+    }
+    if (pg->full)
+        return MCPAGE_PAGE_FULL;
     if ((int64_t)pg->n >= pg->win.max_lines) {
         pg->full = true;
         return MCPAGE_PAGE_FULL;

@@ -62,7 +62,15 @@ typedef struct store_key_part {
     char s[STORE_KEY_TEXT_MAX + 1]; /* STORE_KEY_TEXT, NUL-terminated */
 } store_key_part;
 
-/* A position in one list's order: a plain value, copy it freely. */
+/*
+ * A position in one list's order: a plain value, copy it freely. The
+ * parts, by list (the store checks them and rejects a mismatch):
+ *   projects RECENT (last_activity TEXT, id INT)   NAME (name TEXT, id INT)
+ *            SIZE (message_count INT, id INT)
+ *   sessions NEWEST/OLDEST (started_at TEXT, session_id TEXT)
+ *   search   RELEVANCE (rank REAL, message_id INT)
+ *            NEWEST/OLDEST (timestamp TEXT, message_id INT)
+ */
 typedef struct store_key {
     int nparts;                           /* 0 = no position (start) */
     store_key_part part[STORE_KEY_PARTS]; /* in the list's sort order */

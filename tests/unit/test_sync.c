@@ -565,7 +565,12 @@ static void killed_sync_resumes_to_the_same_store(void **state)
         seed = (unsigned)strtoul(env, NULL, 10);
     srand(seed);
     int kills = 0;
-    for (int round = 0; round < 6; round++) {
+    /* MCPAGE_CRASH_ROUNDS=N runs more rounds (default 4). */
+    int rounds = 4;
+    const char *rounds_env = getenv("MCPAGE_CRASH_ROUNDS");
+    if (rounds_env && atoi(rounds_env) > 0)
+        rounds = atoi(rounds_env);
+    for (int round = 0; round < rounds; round++) {
         snprintf(crash, sizeof crash, "%s/crash%d.db", f->dir, round);
         /* kill 1-3 times at random moments, then let one run finish */
         int times = 1 + rand() % 3;
@@ -574,7 +579,9 @@ static void killed_sync_resumes_to_the_same_store(void **state)
             assert_true(pid >= 0);
             if (pid == 0)
                 run_child_sync(crash, claude, codex);
-            useconds_t delay = (useconds_t)((double)rand() / RAND_MAX * clean_s * 0.9 * 1e6);
+            /* later kills in a round hit a run with less left to do */
+            useconds_t delay =
+                (useconds_t)((double)rand() / RAND_MAX * clean_s * 0.9 * 1e6 / (k + 1));
             usleep(delay);
             kill(pid, SIGKILL);
             assert_int_equal(waitpid(pid, &status, 0), pid);

@@ -109,8 +109,7 @@ static const char *const migrations[] = {
     "  INSERT INTO messages_fts(rowid, text) VALUES(new.message_id, new.text); END;",
     /* version 2: each message's text line count, in an index that covers
      * (sid, ordinal, text_lines), so a transcript's line numbers (read_session,
-     * search matches) are summed from the index without reading the texts,
-     * whose overflow pages made that cost the session's size. */
+     * search matches) are summed from the index without reading the texts. */
     "ALTER TABLE messages ADD COLUMN text_lines INTEGER NOT NULL DEFAULT 0;"
     "UPDATE messages SET text_lines = coalesce((SELECT CASE WHEN length(t.text) = 0 THEN 0"
     "  ELSE length(t.text) - length(replace(t.text, char(10), '')) + 1 END"

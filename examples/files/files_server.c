@@ -1,0 +1,355 @@
+/*
+ * files_server: an MCP server over a directory of files, written only
+ * against the public mcpage API (plus jansson and libc).
+ *
+ *   list_files       LIST: every regular file under the directory, sorted
+ *                    by path; the cursor resumes after the last path, so a
+ *                    walk stays exact while files are added or removed.
+ *   read_file        CONTENT-line: a file's text, by lines.
+ *   read_file_bytes  CONTENT-byte: a file's raw bytes.
+ *
+ * Usage: files_server DIR   (MCP over stdio; FILES_CURSOR_KEY = hex key)
+ */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
+#endif
+#include <dirent.h>
+#include <stdbool.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mcpage.h>
+
+#define MAX_FILES 100000     /* list_files refuses larger trees */
+#define MAX_DEPTH 16         /* and deeper ones */
+#define MAX_TEXT  (64 << 20) /* read_file reads at most 64 MiB */
+
+typedef struct files_ctx {
+    char root[PATH_MAX]; /* the served directory, resolved */
+    mcpage_keyring *kr;  /* signs list_files cursors */
+    mcpage_pager *pager; /* the paging contract's settings */
+} files_ctx;
+
+typedef struct path_list {
+    char **v;   /* paths relative to the root */
+    size_t n;   /* paths in use */
+    size_t cap; /* paths allocated */
+} path_list;
+
+/* Appends a copy of `path`; -1 when out of memory or past MAX_FILES. */
+static int paths_add(path_list *l, const char *path)
+{
+    if (l->n == l->cap) {
+        char **v = l->n < MAX_FILES ? realloc(l->v, (l->cap + 256) * sizeof *v) : NULL;
+        if (v == NULL)
+            return -1;
+        l->v = v;
+        l->cap += 256;
+    }
+    return (l->v[l->n] = strdup(path)) ? (int)(++l->n, 0) : -1;
+}
+
+/* Collects the regular files under root/rel (depth-first, unsorted). */
+static int walk(const char *root, const char *rel, int depth, path_list *out)
+{
+    char dir[PATH_MAX * 2], path[PATH_MAX], full[PATH_MAX * 2];
+    snprintf(dir, sizeof dir, "%s/%s", root, rel);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return depth == 0 ? -1 : 0; /* an unreadable subdirectory is skipped */
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        struct stat st;
+        int n = snprintf(path, sizeof path, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        snprintf(full, sizeof full, "%s/%s", root, path);
+        if (e->d_name[0] == '.' || n < 0 || (size_t)n >= sizeof path || lstat(full, &st) != 0)
+            continue; /* ".", "..", hidden files, overlong paths, vanished entries */
+        if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH)
+            rc = walk(root, path, depth + 1, out);
+        else if (S_ISREG(st.st_mode))
+            rc = paths_add(out, path);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void paths_free(path_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+static const char *const file_fields[] = {"path", "size", "modified", NULL};
+static const char *const file_ids[] = {"path", NULL};
+
+static const mcpage_list_spec list_spec = {
+    .tool = "list_files",
+    .unit = "files",
+    .default_limit = 50,
+    .max_limit = 500,
+    .fields = file_fields,
+    .id_fields = file_ids,
+    .narrow_hint = "Pass fields=[\"path\"] for shorter records.",
+};
+
+static int list_files(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    files_ctx *fx = mcpage_call_data(call);
+    mcpage_list *pg;
+    int rc = mcpage_list_begin(fx->pager, &list_spec, args, &pg);
+    if (rc != 0) /* negative: an error; MCPAGE_PAGE_REJECTED: finish writes why */
+        return rc < 0 ? rc : mcpage_list_finish(pg, res);
+    const mcpage_list_window *w = mcpage_list_window_get(pg);
+    path_list all = {0};
+    if (walk(fx->root, "", 0, &all) != 0) {
+        paths_free(&all);
+        mcpage_list_abort(pg);
+        return mcpage_result_errorf(res, "cannot list %s (more than %d files?)", fx->root,
+                                    MAX_FILES);
+    }
+    qsort(all.v, all.n, sizeof *all.v, by_path);
+    mcpage_list_set_total(pg, (int64_t)all.n, 0); /* recounted on every page */
+    /* The keyset: resume strictly after the cursor's path; else skip `offset`. */
+    size_t i = (size_t)w->offset;
+    if (w->resume) {
+        const mcpage_keypart *k = &w->after[0];
+        for (i = 0; i < all.n; i++) {
+            size_t len = strlen(all.v[i]);
+            int c = memcmp(all.v[i], k->s, len < k->len ? len : k->len);
+            if (c > 0 || (c == 0 && len > k->len))
+                break;
+        }
+    }
+    for (rc = 0; i < all.n && rc == 0; i++) {
+        char full[PATH_MAX * 2], when[32];
+        struct stat st;
+        snprintf(full, sizeof full, "%s/%s", fx->root, all.v[i]);
+        if (stat(full, &st) != 0)
+            continue; /* removed since the walk */
+        struct tm tm;
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&st.st_mtime, &tm));
+        json_t *rec = json_pack("{s:s, s:I, s:s}", "path", all.v[i], "size", (json_int_t)st.st_size,
+                                "modified", when);
+        mcpage_keypart pos = {.is_str = true, .s = all.v[i], .len = strlen(all.v[i])};
+        rc = mcpage_list_add(pg, rec, &pos, 1);
+    }
+    paths_free(&all);
+    if (rc < 0) {
+        mcpage_list_abort(pg);
+        return rc;
+    }
+    return mcpage_list_finish(pg, res);
+}
+
+/*
+ * Reads up to `cap` bytes at `offset` of the file args.path names, which
+ * must resolve to a regular file inside the root (no "..", no symlink out).
+ * Returns a malloc'd buffer (*len bytes of a *size-byte file), or NULL
+ * with an error written to `res`.
+ */
+static char *read_inside(const files_ctx *fx, const json_t *args, int64_t offset, int64_t cap,
+                         size_t *len, int64_t *size, mcpage_result *res)
+{
+    const char *path = json_string_value(json_object_get(args, "path"));
+    char full[PATH_MAX * 2], real[PATH_MAX];
+    snprintf(full, sizeof full, "%s/%s", fx->root, path);
+    size_t rl = strlen(fx->root);
+    if (realpath(full, real) == NULL || strncmp(real, fx->root, rl) != 0 || real[rl] != '/') {
+        mcpage_result_errorf(res, "no file '%s' in the directory; list_files names them", path);
+        return NULL;
+    }
+    struct stat st;
+    char *buf = NULL;
+    int fd = open(real, O_RDONLY);
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (cap > st.st_size - offset) /* no bigger buffer than the file needs */
+            cap = st.st_size > offset ? st.st_size - offset : 0;
+        buf = malloc((size_t)cap + 1);
+    }
+    if (buf) {
+        ssize_t got = pread(fd, buf, (size_t)cap, (off_t)offset);
+        *len = got > 0 ? (size_t)got : 0;
+        *size = (int64_t)st.st_size;
+    }
+    if (buf == NULL)
+        mcpage_result_errorf(res, "cannot read '%s': %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return buf;
+}
+
+static const mcpage_lines_spec lines_spec = {
+    .tool = "read_file",
+    .default_max_lines = 200,
+    .max_max_lines = 2000,
+};
+
+static int read_file(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    files_ctx *fx = mcpage_call_data(call);
+    mcpage_lines *pg;
+    int rc = mcpage_lines_begin(fx->pager, &lines_spec, args, &pg);
+    if (rc != 0)
+        return rc < 0 ? rc : mcpage_lines_finish(pg, res);
+    size_t len = 0;
+    int64_t size = 0;
+    char *text = read_inside(fx, args, 0, MAX_TEXT + 1, &len, &size, res);
+    if (text == NULL || size > MAX_TEXT) {
+        mcpage_lines_abort(pg);
+        free(text);
+        return text ? mcpage_result_errorf(res, "file over %d bytes: use read_file_bytes", MAX_TEXT)
+                    : 0;
+    }
+    const char *end = text + len;
+    int64_t total = 0; /* lines: newlines, plus a last line without one */
+    for (const char *p = text; p < end; p++)
+        total += *p == '\n' || p + 1 == end;
+    mcpage_lines_set_total(pg, total);
+    int64_t want = mcpage_lines_window_get(pg)->start_line, no = 1;
+    for (const char *p = text; p < end && rc == 0; no++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *stop = nl ? nl : end;
+        if (no >= want)
+            rc = mcpage_lines_add(pg, p, (size_t)(stop - p));
+        p = stop + 1;
+    }
+    free(text);
+    if (rc < 0) {
+        mcpage_lines_abort(pg);
+        return rc;
+    }
+    return mcpage_lines_finish(pg, res);
+}
+
+static const mcpage_bytes_spec bytes_spec = {
+    .tool = "read_file_bytes",
+    .default_max_bytes = 4096,
+    .max_max_bytes = 65536,
+};
+
+static int read_file_bytes(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    files_ctx *fx = mcpage_call_data(call);
+    mcpage_bytes *pg;
+    int rc = mcpage_bytes_begin(fx->pager, &bytes_spec, args, &pg);
+    if (rc != 0)
+        return rc < 0 ? rc : mcpage_bytes_finish(pg, res);
+    const mcpage_bytes_window *w = mcpage_bytes_window_get(pg);
+    size_t len = 0;
+    int64_t size = 0;
+    char *buf = read_inside(fx, args, w->offset, w->max_bytes, &len, &size, res);
+    if (buf)
+        rc = mcpage_bytes_set(pg, buf, len, size);
+    free(buf);
+    if (buf == NULL || rc < 0) {
+        mcpage_bytes_abort(pg);
+        return buf ? rc : 0;
+    }
+    return mcpage_bytes_finish(pg, res);
+}
+
+/*
+ * Registers `t` with an inputSchema of the family's window parameters
+ * (`window`, stolen), plus a required "path" when `need_path`.
+ */
+static int add_tool(mcpage_server *srv, mcpage_tool t, json_t *window, bool need_path)
+{
+    json_t *schema = json_pack("{s:s, s:b, s:o}", "type", "object", "additionalProperties", 0,
+                               "properties", window);
+    if (schema && need_path) {
+        json_object_set_new(window, "path",
+                            json_pack("{s:s, s:i, s:s}", "type", "string", "minLength", 1,
+                                      "description", "A path from list_files."));
+        json_object_set_new(schema, "required", json_pack("[s]", "path"));
+    }
+    char *text = schema ? json_dumps(schema, JSON_COMPACT) : NULL;
+    json_decref(schema);
+    t.input_schema = text; /* copied by add_tool */
+    int rc = text ? mcpage_server_add_tool(srv, &t) : MCPAGE_ENOMEM;
+    free(text);
+    return rc;
+}
+
+/* Resolves the root and creates the cursor key and the pager. */
+static int files_open(files_ctx *fx, const char *root)
+{
+    struct stat st;
+    if (realpath(root, fx->root) == NULL || stat(fx->root, &st) != 0 || !S_ISDIR(st.st_mode))
+        return MCPAGE_ENOTFOUND;
+    int rc = mcpage_keyring_new(&fx->kr);
+    if (rc == 0)
+        rc = mcpage_keyring_load(fx->kr, "FILES_CURSOR_KEY", NULL);
+    if (rc == 0)
+        rc = mcpage_pager_new(NULL, fx->kr, &fx->pager);
+    return rc;
+}
+
+static void files_close(files_ctx *fx)
+{
+    mcpage_pager_free(fx->pager);
+    mcpage_keyring_free(fx->kr);
+}
+
+static int files_add_tools(mcpage_server *srv, files_ctx *fx)
+{
+    mcpage_tool t = {.read_only = MCPAGE_HINT_TRUE, .user_data = fx};
+    t.name = "list_files";
+    t.description = "Lists the files of the directory, sorted by path, with size and "
+                    "modification time. Follow next_cursor to walk them all.";
+    t.handler = list_files;
+    int rc = add_tool(srv, t, mcpage_list_schema(fx->pager, &list_spec), false);
+    t.name = "read_file";
+    t.description = "Reads a text file by lines. Continue with next_start_line.";
+    t.handler = read_file;
+    if (rc == 0)
+        rc = add_tool(srv, t, mcpage_lines_schema(fx->pager, &lines_spec), true);
+    t.name = "read_file_bytes";
+    t.description = "Reads a file's raw bytes (UTF-8 text as text, else base64). Continue "
+                    "with next_offset.";
+    t.handler = read_file_bytes;
+    if (rc == 0)
+        rc = add_tool(srv, t, mcpage_bytes_schema(fx->pager, &bytes_spec), true);
+    return rc;
+}
+
+#ifndef FILES_SERVER_NO_MAIN
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s DIR   (serves MCP on stdin/stdout)\n", argv[0]);
+        return 2;
+    }
+    files_ctx fx = {0};
+    mcpage_server_config cfg;
+    mcpage_server_config_init(&cfg, "files-server", MCPAGE_VERSION_STRING);
+    mcpage_server *srv = NULL;
+    int rc = files_open(&fx, argv[1]);
+    if (rc == 0)
+        rc = mcpage_server_new(&cfg, &srv);
+    if (rc == 0)
+        rc = files_add_tools(srv, &fx);
+    if (rc == 0)
+        rc = mcpage_serve_stdio(srv, 0, 1);
+    if (rc != 0)
+        fprintf(stderr, "files_server: %s: %s\n", argv[1], mcpage_strerror(rc));
+    if (rc != MCPAGE_ESTATE) { /* ESTATE: calls still running; let exit() clean up */
+        mcpage_server_free(srv);
+        files_close(&fx);
+    }
+    return rc == 0 ? 0 : 1;
+}
+#endif

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# docs/guide.md walks through examples/files/files_server.c: its ```c
+# blocks, joined in order, must be that file byte for byte, so the guide's
+# code is the code CI builds and the SDK test drives.
+set -euo pipefail
+src=${MCPAGE_SOURCE_DIR:?}
+guide=$src/docs/guide.md
+example=$src/examples/files/files_server.c
+tmp=$(mktemp)
+trap 'rm -f "$tmp" "$tmp.diff"' EXIT
+awk '/^```c$/ {on = 1; next} /^```/ {on = 0} on' "$guide" >"$tmp"
+blocks=$(grep -c '^```c$' "$guide" || true)
+[ "$blocks" -ge 5 ] || { echo "FAIL: only $blocks C blocks in docs/guide.md"; exit 1; }
+if ! diff -u "$example" "$tmp" >"$tmp.diff"; then
+  echo "FAIL: the C blocks of docs/guide.md differ from examples/files/files_server.c:"
+  head -40 "$tmp.diff"
+  echo "  fix: change the guide and the example together"
+  exit 1
+fi
+echo "ok: docs/guide.md's $blocks C blocks are examples/files/files_server.c ($(wc -l <"$example") lines)"

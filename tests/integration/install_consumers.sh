@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The library as a product: `cmake --install` into a temporary prefix, then
+# build both example servers against the INSTALLED library (never the build
+# tree) the two ways a C project links a library: with pkg-config (shared,
+# and static with --static) and with a CMake project that calls
+# find_package(mcpage CONFIG REQUIRED) (mcpage::mcpage and
+# mcpage::mcpage_static). Each build is then driven by the official SDK
+# client (tests/integration/examples_sdk.mjs).
+set -euo pipefail
+src=${MCPAGE_SOURCE_DIR:?}
+bin=${MCPAGE_BINARY_DIR:?}
+cache=$bin/CMakeCache.txt
+# Build consumers with the compiler and sanitizer flags of the library.
+cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$cache")
+[ -n "$cc" ] || cc=cc
+san=()
+if grep -q '^MCPAGE_SANITIZE:BOOL=ON' "$cache"; then
+  san=(-fsanitize=address,undefined -fno-omit-frame-pointer)
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+step() { printf '== %s\n' "$*"; }
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+step "cmake --install $bin --prefix $prefix"
+cmake --install "$bin" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; fail "install"; }
+pc=$(find "$prefix" -name mcpage.pc)
+[ -n "$pc" ] || fail "no mcpage.pc installed"
+libdir=$(dirname "$(dirname "$pc")")
+for f in include/mcpage.h include/mcpage/mcpage.h include/mcpage/page.h include/mcpage/server.h \
+  include/mcpage/cursor.h include/mcpage/result.h; do
+  [ -f "$prefix/$f" ] || fail "$f not installed"
+done
+for f in libmcpage.a libmcpage.so cmake/mcpage/mcpageConfig.cmake \
+  cmake/mcpage/mcpageConfigVersion.cmake cmake/mcpage/mcpageTargets.cmake; do
+  [ -e "$libdir/$f" ] || fail "$libdir/$f not installed"
+done
+soname=$(readelf -d "$libdir/libmcpage.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+major=$(sed -n 's/^#define MCPAGE_VERSION_MAJOR *\([0-9]*\)/\1/p' "$prefix/include/mcpage/mcpage.h")
+[ "$soname" = "libmcpage.so.$major" ] || fail "SONAME is '$soname', expected libmcpage.so.$major"
+[ ! -d "$prefix/include/page" ] && ! find "$prefix/include" -name 'alloc.h' | grep -q . ||
+  fail "internal headers were installed"
+
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+version=$(pkg-config --modversion mcpage)
+header_version=$(sed -n 's/^#define MCPAGE_VERSION_STRING *"\(.*\)"/\1/p' "$prefix/include/mcpage/mcpage.h")
+[ "$version" = "$header_version" ] || fail "pkg-config says $version, mcpage.h says $header_version"
+incdir=$(pkg-config --variable=includedir mcpage)
+[ "$(readlink -f "$incdir")" = "$(readlink -f "$prefix/include")" ] ||
+  fail "pkg-config's includedir $incdir is not $prefix/include"
+
+# Each binary must use the installed library: shared ones name
+# libmcpage.so.N and carry the prefix in their run path; static ones have
+# no libmcpage dependency at all.
+check_shared() {
+  readelf -d "$1" | grep -q "NEEDED.*\[libmcpage.so.$major\]" || fail "$1 does not link libmcpage.so"
+  [ "$(ldd "$1" | awk '/libmcpage/ {print $3}')" = "$(readlink -f "$libdir/libmcpage.so.$major")" ] ||
+    [ "$(ldd "$1" | awk '/libmcpage/ {print $3}')" = "$libdir/libmcpage.so.$major" ] ||
+    fail "$1 loads $(ldd "$1" | awk '/libmcpage/ {print $3}'), not the installed library"
+}
+check_static() {
+  if readelf -d "$1" | grep -q 'NEEDED.*libmcpage'; then fail "$1 should link libmcpage.a"; fi
+}
+
+step "pkg-config, shared: cc \$(pkg-config --cflags --libs mcpage)"
+mkdir -p "$tmp/pc-shared" "$tmp/pc-static"
+for ex in files csv; do
+  # shellcheck disable=SC2046
+  "$cc" "${san[@]}" -std=c17 -Wall -Wextra -Werror -o "$tmp/pc-shared/${ex}_server" \
+    "$src/examples/$ex/${ex}_server.c" $(pkg-config --cflags --libs mcpage) -Wl,-rpath,"$libdir"
+  check_shared "$tmp/pc-shared/${ex}_server"
+done
+
+# libmcpage.a with its direct dependencies as shared libraries: the
+# Requires.private packages and Libs.private. (`pkg-config --static` would
+# also ask for the static closure of those, e.g. gnutls' archives, which a
+# development machine rarely has.)
+step "pkg-config, static: cc ... libmcpage.a \$(pkg-config --libs mcpage <Requires.private>) <Libs.private>"
+private_pkgs=$(pkg-config --print-requires-private mcpage | awk '{print $1}')
+for p in libcrypto libmicrohttpd; do
+  echo "$private_pkgs" | grep -qx "$p" || fail "mcpage.pc lacks $p in Requires.private"
+done
+private_libs=$(sed -n 's/^Libs.private: *//p' "$pc")
+static_libs="$libdir/libmcpage.a $(pkg-config --libs mcpage $private_pkgs | sed 's/-lmcpage//') $private_libs"
+for ex in files csv; do
+  # shellcheck disable=SC2086
+  "$cc" "${san[@]}" -std=c17 -Wall -Wextra -Werror -o "$tmp/pc-static/${ex}_server" \
+    "$src/examples/$ex/${ex}_server.c" $(pkg-config --cflags mcpage) $static_libs
+  check_static "$tmp/pc-static/${ex}_server"
+done
+
+# A program whose own functions share names with mcpage internals links
+# with the static library all the same: those internals are local there.
+step "static library: a program's own b64_encode, jw_init and page_reject do not clash"
+cat >"$tmp/clash.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <mcpage.h>
+int b64_encode(void);
+int jw_init(void);
+int page_reject(void);
+int b64_encode(void) { return 1; }
+int jw_init(void) { return 2; }
+int page_reject(void) { return 3; }
+int main(void)
+{
+    mcpage_result *r = mcpage_result_new();
+    int ok = r && mcpage_result_add_image(r, "image/png", "abc", 3) == 0;
+    mcpage_result_free(r);
+    printf("%s %d\n", mcpage_version(), b64_encode() + jw_init() + page_reject());
+    return ok && strcmp(mcpage_version(), MCPAGE_VERSION_STRING) == 0 ? 0 : 1;
+}
+C
+# shellcheck disable=SC2086
+"$cc" "${san[@]}" -std=c17 -Wall -Wextra -Werror -o "$tmp/clash" "$tmp/clash.c" \
+  $(pkg-config --cflags mcpage) $static_libs || fail "a program's own b64_encode clashed with libmcpage.a"
+[ "$("$tmp/clash")" = "$header_version 6" ] || fail "the clash program printed $("$tmp/clash")"
+
+for target in mcpage::mcpage mcpage::mcpage_static; do
+  dir=$tmp/cmake-${target#mcpage::}
+  step "CMake: find_package(mcpage CONFIG REQUIRED), linking $target"
+  cmake -S "$src/examples" -B "$dir" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="${san[*]}" -DCMAKE_EXE_LINKER_FLAGS="${san[*]}" \
+    -DMCPAGE_EXAMPLES_LINK="$target" >"$tmp/cmake.log" 2>&1 || { cat "$tmp/cmake.log"; fail "configure"; }
+  grep -q "mcpage_DIR:PATH=$libdir/cmake/mcpage" "$dir/CMakeCache.txt" ||
+    fail "find_package did not find the installed package: $(grep mcpage_DIR "$dir/CMakeCache.txt")"
+  if grep -q -- "-I$src/include" "$dir/build.ninja"; then fail "the consumer sees the source tree's headers"; fi
+  cmake --build "$dir" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "build"; }
+  for ex in files csv; do
+    if [ "$target" = mcpage::mcpage ]; then check_shared "$dir/${ex}_server"; else check_static "$dir/${ex}_server"; fi
+  done
+done
+
+for d in pc-shared pc-static cmake-mcpage cmake-mcpage_static; do
+  step "SDK client against the $d build"
+  EXAMPLES_BIN_DIR=$tmp/$d node "$src/tests/integration/examples_sdk.mjs"
+done
+echo "ok: installed to a temporary prefix; both examples built 4 ways and served the SDK client"
