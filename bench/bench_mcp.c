@@ -207,7 +207,7 @@ static int load_phases(const char *path, phase *ph, int *nph)
         }
         *mode++ = *count++ = *req++ = '\0';
         phase *p = &ph[(*nph)++];
-        snprintf(p->name, sizeof p->name, "%s", name);
+        snprintf(p->name, sizeof p->name, "%.63s", name);
         p->window = strncmp(mode, "pipe:", 5) == 0 ? atoi(mode + 5) : 0;
         p->count = atol(count);
         if (req[0] != '{' || strlen(req) >= sizeof p->req - 2 || p->count < 1 ||
@@ -564,7 +564,7 @@ static void *http_work(void *arg)
     int st = -1;
     if (post(rd.fd, NULL, req, (size_t)n - 1) != 0 ||
         (st = read_response(&rd, sid, sizeof sid, body, bodymax)) != 200 || !sid[0]) {
-        snprintf(w->err, sizeof w->err, "initialize: HTTP %d, session id '%s'", st, sid);
+        snprintf(w->err, sizeof w->err, "initialize: HTTP %d, session id '%.100s'", st, sid);
         w->errors++;
         goto done;
     }
