@@ -40,7 +40,8 @@ const cfg = {
   common: opt("--common", "the"),
   rare: opt("--rare", "012345"),
 };
-for (const k of ["mcpage", "client", "db"]) {
+cfg.checkOnly = argv.includes("--check-only");
+for (const k of cfg.checkOnly ? ["mcpage", "db"] : ["mcpage", "client", "db"]) {
   if (!cfg[k]) {
     console.error(`compare.mjs: --${k} is required (bench/run.sh passes it)`);
     process.exit(2);
@@ -446,6 +447,12 @@ log(`archive: ${archive.sessions} sessions, ${archive.messages} messages; load $
 
 log("checking both servers return the same records, counting tokens");
 const pages = await checks(archive.sessions);
+if (cfg.checkOnly) {
+  // For tests/integration/bench_peer.mjs: the pages compared, no timing.
+  console.log(JSON.stringify({ archive, pages }));
+  fs.rmSync(scratch, { recursive: true, force: true });
+  process.exit(0);
+}
 
 log(`timing ${cfg.runs} runs per server over stdio`);
 const files = { mcpage: phases(pages, "mcpage"), peer: phases(pages, "peer") };

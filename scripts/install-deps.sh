@@ -9,6 +9,7 @@ packages=(
   clang-14 libclang-rt-14-dev clang-format clang-tidy
   libjansson-dev libssl-dev libsqlite3-dev sqlite3 libmicrohttpd-dev
   libcmocka-dev gcovr
+  g++ python3  # node-gyp builds better-sqlite3 (the benchmark's peer) when no prebuilt binary fits
 )
 
 missing=()
