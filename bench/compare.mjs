@@ -53,8 +53,8 @@ const log = (...a) => console.error("[bench]", ...a);
 
 // Request counts per run (the quick mode is a dry run of the harness).
 const N = cfg.quick
-  ? { ping: 300, pingPipe: 1000, small: 200, smallPipe: 400, page: 30, search: 3 }
-  : { ping: 3000, pingPipe: 10000, small: 1500, smallPipe: 3000, page: 200, search: 5 };
+  ? { ping: 300, pingPipe: 1000, small: 200, smallPipe: 400, page: 30, deep: 10, search: 3 }
+  : { ping: 3000, pingPipe: 10000, small: 1500, smallPipe: 3000, page: 200, deep: 50, search: 5 };
 
 // ---- servers -----------------------------------------------------------------
 
@@ -302,7 +302,7 @@ function phases(pages, who) {
     ["small", "serial", N.small, call("list_sessions", { limit: 5 })],
     ["small_pipe", "pipe:32", N.smallPipe, call("list_sessions", { limit: 5 })],
     ["list_first", "serial", N.page, call("list_sessions", pages.list_first.args)],
-    ["list_last_offset", "serial", N.page, call("list_sessions", pages.list_last_offset.args)],
+    ["list_last_offset", "serial", N.deep, call("list_sessions", pages.list_last_offset.args)],
   ];
   if (who === "mcpage")
     rows.push(["list_last_cursor", "serial", N.page, call("list_sessions", pages.list_last_cursor.args)]);
@@ -416,7 +416,7 @@ function floors(pages, total) {
   };
   f.sql = {};
   for (const [k, sql] of Object.entries(sqls)) {
-    const n = k.startsWith("search") ? N.search : N.page;
+    const n = k.startsWith("search") ? N.search : k === "list_last_offset" ? N.deep : N.page;
     try {
       f.sql[k] = { ...runClient(["sql", cfg.db, String(n), sql]), sql };
     } catch (e) {
