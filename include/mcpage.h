@@ -2,12 +2,14 @@
  * mcpage: the whole public API in one include. <mcpage/mcpage.h> holds
  * the version, error codes and allocator hook; <mcpage/cursor.h> signed
  * cursors; <mcpage/result.h> tool results; <mcpage/page.h> the paging
- * contract's builders; <mcpage/server.h> the MCP runtime and stdio.
+ * contract's builders; <mcpage/server.h> the MCP runtime and stdio;
+ * <mcpage/http.h> the Streamable HTTP transport.
  */
 #ifndef MCPAGE_H
 #define MCPAGE_H
 
 #include <mcpage/cursor.h>
+#include <mcpage/http.h>
 #include <mcpage/mcpage.h>
 #include <mcpage/page.h>
 #include <mcpage/result.h>

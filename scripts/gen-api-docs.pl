@@ -18,7 +18,7 @@ my $root = dirname(dirname(__FILE__));
 my $check = @ARGV && $ARGV[0] eq '--check';
 # The reading order: the common part first, then the contract, then the
 # runtime; any other header after them.
-my @order = qw(mcpage.h cursor.h result.h page.h server.h);
+my @order = qw(mcpage.h cursor.h result.h page.h server.h http.h);
 my %rank = map { $order[$_] => $_ } 0 .. $#order;
 my @headers = sort { ($rank{$a} // 99) <=> ($rank{$b} // 99) || $a cmp $b }
   map { s{.*/}{}r } glob("$root/include/mcpage/*.h");
@@ -44,6 +44,10 @@ sub comment_text {
     $c =~ s{^\s*/\*+ ?}{};
     $c =~ s{\s*\*/\s*$}{};
     my @l = map { s/^\s*\* ?//r } split /\n/, $c;
+    # <header.h> in prose would read as an HTML tag in Markdown: quote it
+    # (not in indented example code, which Markdown shows verbatim).
+    s{(?<!`)<([\w/.]+\.h)>(?!`)}{`<$1>`}g for grep { !/^    / } @l;
+    s{(?<![`\w])<(\w+)>}{&lt;$1&gt;}g for grep { !/^    / } @l;
     return join("\n", @l) =~ s/^\s+|\s+$//gr;
 }
 
@@ -85,7 +89,8 @@ Conventions that hold for the whole API:
   `*_finish` / `*_abort`); each `*_free` accepts NULL.
 - **Ownership.** Descriptors passed to a registration function are copied,
   strings included. Pointers returned by the library stay owned by it
-  unless the comment says "free with `mcpage_free()`" (or `json_decref`).
+  unless the comment says "free with `mcpage_free()`", or returns "a new
+  object" (release it with `json_decref`).
   `json_t` arguments are borrowed unless the comment says the function
   steals the reference.
 - **State.** The library has no global state except the allocator hook
@@ -100,7 +105,7 @@ for my $h (@headers) {
     open my $fh, '<', "$root/include/mcpage/$h" or die "$h: $!";
     my $text = do { local $/; <$fh> };
     close $fh;
-    push @out, "## <mcpage/$h>\n";
+    push @out, "## `<mcpage/$h>`\n";
     # Drop the guard, includes and C++ wrappers: not part of the story.
     $text =~ s{^#(ifndef|define|endif)\s+MCPAGE_\w+_H\b.*\n}{}mg;
     $text =~ s{^#include .*\n}{}mg;

@@ -9,7 +9,8 @@
  *               names from the header; continue with next_regions.
  *
  * The file is read once at start and indexed by row. Usage:
- *   csv_server FILE.csv   (MCP over stdio; CSV_CURSOR_KEY = hex key)
+ *   csv_server FILE.csv [--http PORT]   (MCP over stdio, or Streamable HTTP
+ *   on 127.0.0.1:PORT; CSV_CURSOR_KEY = hex key)
  */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
@@ -133,6 +134,13 @@ static const mcpage_grid_spec grid_spec = {
     .max_cols = 50,
 };
 
+/* Column labels are the header's names; rows keep their 0-based numbers. */
+static const char *column_name(void *ud, bool is_row, int64_t index)
+{
+    const csv_ctx *cx = ud;
+    return is_row || index < 0 || index >= cx->ncols ? NULL : cx->names[index];
+}
+
 static int read_cells(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     csv_ctx *cx = mcpage_call_data(call);
@@ -141,6 +149,7 @@ static int read_cells(mcpage_call *call, const json_t *args, mcpage_result *res)
     if (rc != 0)
         return rc < 0 ? rc : mcpage_grid_finish(pg, res);
     mcpage_grid_set_bounds(pg, cx->nrows, cx->ncols);
+    mcpage_grid_set_labels(pg, column_name, cx);
     const mcpage_region *r = &mcpage_grid_window_get(pg)->region;
     json_t *cells[MAX_COLUMNS];
     for (int64_t row = r->row; row < r->row + r->rows && rc == 0; row++) {
@@ -261,8 +270,10 @@ static int csv_add_tools(mcpage_server *srv, csv_ctx *cx)
 #ifndef CSV_SERVER_NO_MAIN
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s FILE.csv   (serves MCP on stdin/stdout)\n", argv[0]);
+    bool http = argc == 4 && strcmp(argv[2], "--http") == 0;
+    if (argc != 2 && !http) {
+        fprintf(stderr, "usage: %s FILE.csv [--http PORT]   (MCP on stdio, or HTTP on PORT)\n",
+                argv[0]);
         return 2;
     }
     csv_ctx cx = {0};
@@ -274,8 +285,14 @@ int main(int argc, char **argv)
         rc = mcpage_server_new(&cfg, &srv);
     if (rc == 0)
         rc = csv_add_tools(srv, &cx);
-    if (rc == 0)
+    if (rc == 0 && http) { /* Streamable HTTP at http://127.0.0.1:PORT/mcp until SIGTERM */
+        mcpage_http_config hc;
+        mcpage_http_config_init(&hc);
+        hc.port = (uint16_t)atoi(argv[3]);
+        rc = mcpage_serve_http(srv, &hc);
+    } else if (rc == 0) {
         rc = mcpage_serve_stdio(srv, 0, 1);
+    }
     if (rc != 0)
         fprintf(stderr, "csv_server: %s: %s\n", argv[1], mcpage_strerror(rc));
     if (rc != MCPAGE_ESTATE) { /* ESTATE: calls still running; let exit() clean up */

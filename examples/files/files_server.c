@@ -8,7 +8,8 @@
  *   read_file        CONTENT-line: a file's text, by lines.
  *   read_file_bytes  CONTENT-byte: a file's raw bytes.
  *
- * Usage: files_server DIR   (MCP over stdio; FILES_CURSOR_KEY = hex key)
+ * Usage: files_server DIR [--http PORT]   (MCP over stdio, or Streamable
+ * HTTP on 127.0.0.1:PORT; FILES_CURSOR_KEY = hex key)
  */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
@@ -329,8 +330,9 @@ static int files_add_tools(mcpage_server *srv, files_ctx *fx)
 #ifndef FILES_SERVER_NO_MAIN
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR   (serves MCP on stdin/stdout)\n", argv[0]);
+    bool http = argc == 4 && strcmp(argv[2], "--http") == 0;
+    if (argc != 2 && !http) {
+        fprintf(stderr, "usage: %s DIR [--http PORT]   (MCP on stdio, or HTTP on PORT)\n", argv[0]);
         return 2;
     }
     files_ctx fx = {0};
@@ -342,8 +344,14 @@ int main(int argc, char **argv)
         rc = mcpage_server_new(&cfg, &srv);
     if (rc == 0)
         rc = files_add_tools(srv, &fx);
-    if (rc == 0)
+    if (rc == 0 && http) { /* Streamable HTTP at http://127.0.0.1:PORT/mcp until SIGTERM */
+        mcpage_http_config hc;
+        mcpage_http_config_init(&hc);
+        hc.port = (uint16_t)atoi(argv[3]);
+        rc = mcpage_serve_http(srv, &hc);
+    } else if (rc == 0) {
         rc = mcpage_serve_stdio(srv, 0, 1);
+    }
     if (rc != 0)
         fprintf(stderr, "files_server: %s: %s\n", argv[1], mcpage_strerror(rc));
     if (rc != MCPAGE_ESTATE) { /* ESTATE: calls still running; let exit() clean up */

@@ -46,7 +46,9 @@ void mcp_call_free(mcpage_call *call)
  * Adds the paging contract's error shape to a schema rejection, so a
  * caller reads the same {"error": {"code": "invalid_argument", "param",
  * "got", "expected"}} whether the schema or the tool caught it. The
- * parameter is the first quoted name in the validator's message.
+ * parameter is the first quoted name in the validator's message, without
+ * an array index ("fields[0]", an item the schema's enum does not list, is
+ * parameter "fields"; "region.rows" stays); the message keeps the index.
  */
 static void schema_error_structured(mcpage_result *res, const json_t *args, const char *why)
 {
@@ -56,6 +58,9 @@ static void schema_error_structured(mcpage_result *res, const json_t *args, cons
     if (q && e && (size_t)(e - q - 1) < sizeof param) {
         memcpy(param, q + 1, (size_t)(e - q - 1));
         param[e - q - 1] = '\0';
+        param[strcspn(param, "[")] = '\0';
+        if (param[0] == '\0')
+            (void)snprintf(param, sizeof param, "arguments");
     }
     json_t *err = json_pack("{s:s, s:s, s:s, s:s}", "code", "invalid_argument", "param", param,
                             "expected", why, "message", why);

@@ -27,6 +27,7 @@
 #include <mcpage/http.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
@@ -899,6 +900,8 @@ static http_session *need_session(mcpage_http *h, struct MHD_Connection *c, enum
 static enum MHD_Result handle_delete(mcpage_http *h, struct MHD_Connection *c)
 {
     enum MHD_Result ret = MHD_NO;
+    if (!version_ok(c, &ret))
+        return ret;
     http_session *hs = need_session(h, c, &ret);
     if (hs == NULL)
         return ret;
@@ -931,11 +934,12 @@ static enum MHD_Result handle_get(mcpage_http *h, struct MHD_Connection *c)
         status = MHD_HTTP_NOT_FOUND;
         why = "Session not found: it was ended";
     } else if (last) {
-        char *e1, *e2;
+        char *e1 = NULL, *e2 = NULL;
         errno = 0;
         no = strtoull(last, &e1, 10);
         seq = *e1 == '_' ? strtoull(e1 + 1, &e2, 10) : 0;
-        if (*e1 != '_' || *e2 != '\0' || errno) {
+        if (*e1 != '_' || *e2 != '\0' || errno || !isdigit((unsigned char)last[0]) ||
+            !isdigit((unsigned char)e1[1])) {
             status = MHD_HTTP_BAD_REQUEST;
             why = "Bad Request: Last-Event-ID is not an event id of this server";
         } else if ((st = stream_by_no(hs, no)) == NULL) {

@@ -72,7 +72,7 @@ if [[ $scenarios -ne 32 ]]; then
 fi
 
 # 2. `mcpage serve --http`: the scenarios that need no fixture tools.
-start "$bin/mcpage" serve --http 127.0.0.1:0
+start "$bin/mcpage" serve --http 127.0.0.1:0 --db "$work/archive.db" --no-sync
 for s in server-initialize ping logging-set-level tools-list server-sse-multiple-streams \
          dns-rebinding-protection; do
   if "$node" "$suite" server --url "$url" --scenario "$s" >"$work/$s.log" 2>&1 &&

@@ -13,6 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
+import { spawn } from "node:child_process";
 
 const src = process.env.MCPAGE_SOURCE_DIR;
 const binDir = process.env.EXAMPLES_BIN_DIR ||
@@ -24,6 +25,7 @@ if (!src || !binDir) {
 const require = createRequire(path.join(src, "tests/node/package.json"));
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
+const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 
 let checks = 0;
 function ok(cond, what) {
@@ -46,6 +48,34 @@ async function connect(exe, args) {
     throw new Error(`${exe} did not initialize: ${e.message}\nstderr: ${stderr}`);
   }
   return client;
+}
+
+// Starts `exe args --http 0` and connects over Streamable HTTP to the URL
+// it prints on stderr; returns the client and a function that stops it.
+async function connectHttp(exe, args) {
+  const child = spawn(path.join(binDir, exe), [...args, "--http", "0"], { stdio: ["ignore", "ignore", "pipe"] });
+  const url = await new Promise((resolve, reject) => {
+    let err = "";
+    const timer = setTimeout(() => reject(new Error(`${exe} --http did not start: ${err}`)), 15000);
+    child.stderr.on("data", (d) => {
+      err += d;
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`${exe} --http exited ${code}: ${err}`)));
+  });
+  const client = new Client({ name: "mcpage-examples-test", version: "1.0.0" }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const stop = async () => {
+    await client.close();
+    const exited = new Promise((resolve) => child.on("exit", (code, sig) => resolve(code ?? sig)));
+    child.kill("SIGTERM");
+    return exited;
+  };
+  return { client, stop };
 }
 
 // A call that must succeed; returns structuredContent after checking that
@@ -165,11 +195,27 @@ try {
   const g = await call(sheet, "read_cells", { region: { row: 99, col: 1, rows: 3, cols: 2 } });
   eq(g.cells, [99, 100, 101].map((r) => [cell(r, 1), cell(r, 2)]), "cells of rows 99-101, columns 1-2");
   eq(g.bounds, { rows, cols: 4 }, "grid bounds");
+  eq(g.col_labels, ["name", "note"], "columns labelled with the header's names");
+  eq(g.row_labels, ["99", "100", "101"], "rows labelled with their numbers");
   eq(g.total_cells, rows * 4, "total_cells");
   ok(g.next_regions && g.next_regions.right, "next_regions.right");
   const edge = await call(sheet, "read_cells", { region: { row: rows - 2, col: 0, rows: 10, cols: 10 } });
   eq(edge.cells.length, 2, "region clipped at the last row");
   await sheet.close();
+
+  // ------------------------------------------------------------- HTTP
+  // The same servers over Streamable HTTP: a full walk and a window each.
+  const fh = await connectHttp("files_server", [root]);
+  const wh = await walk(fh.client, "list_files", { limit: 60 }, "files");
+  eq(wh.units.map((f) => f.path), paths.filter((p) => p !== "aaa_new.txt").concat("aaa_new.txt").sort(
+    (a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b))), "list_files over HTTP: every file once");
+  const lh = await call(fh.client, "read_file", { path: "numbers.txt", start_line: 499 });
+  eq(lh.lines, ["line 499", "line 500"], "read_file over HTTP");
+  eq(await fh.stop(), 0, "files_server --http exits 0 on SIGTERM");
+  const ch = await connectHttp("csv_server", [csvPath]);
+  const rh = await walk(ch.client, "list_rows", { limit: 1000 }, "rows");
+  eq(rh.units.length, rows, "list_rows over HTTP: every row");
+  eq(await ch.stop(), 0, "csv_server --http exits 0 on SIGTERM");
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

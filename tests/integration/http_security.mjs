@@ -25,9 +25,12 @@ function eq(got, want, what) {
   checks++;
 }
 
+const dbDir = fs.mkdtempSync(path.join(os.tmpdir(), "mcpage-sec-db-"));
+let servers = 0;
 function start(args) {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ["serve", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+    const db = path.join(dbDir, `archive${servers++}.db`);
+    const child = spawn(bin, ["serve", ...args, "--db", db, "--no-sync"], { stdio: ["ignore", "ignore", "pipe"] });
     children.push(child);
     let err = "";
     const timer = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 10000);
@@ -178,7 +181,22 @@ try {
   eq(r.status, 503, "past --max-sessions, initialize is 503");
   eq(r.headers["retry-after"] !== undefined, true, "503 carries Retry-After");
 
-  // DELETE ends the session.
+  // Last-Event-ID must name an event of this session.
+  const sse = { ...base, Accept: "text/event-stream", "Mcp-Session-Id": sid };
+  for (const bad of ["garbage", "1_", "_5", "-1_2", "99999999999999999999999_1"]) {
+    r = await raw(port, "GET", { ...sse, "Last-Event-ID": bad });
+    eq(r.status, 400, `Last-Event-ID '${bad}' is 400`);
+  }
+  r = await raw(port, "GET", { ...sse, "Last-Event-ID": "424242_0" });
+  eq(r.status, 404, "Last-Event-ID of an unknown stream is 404");
+  r = await post({ "Mcp-Session-Id": "x".repeat(5000) }, PING);
+  eq(r.status, 404, "a 5,000-byte session id is 404, not a crash");
+
+  // DELETE ends the session (an unsupported version header is refused first).
+  r = await raw(port, "DELETE", { ...base, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "banana" });
+  eq(r.status, 400, "DELETE with an unsupported MCP-Protocol-Version is 400");
+  r = await raw(port, "GET", { ...base, Accept: "text/event-stream", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2000-01-01" });
+  eq(r.status, 400, "GET with an unsupported MCP-Protocol-Version is 400");
   r = await raw(port, "DELETE", { ...base, "Mcp-Session-Id": sid });
   eq(r.status, 204, "DELETE is 204");
   r = await post({ "Mcp-Session-Id": sid }, PING);
@@ -244,4 +262,5 @@ try {
   process.exitCode = 1;
 } finally {
   for (const c of children) c.kill("SIGTERM");
+  fs.rmSync(dbDir, { recursive: true, force: true });
 }

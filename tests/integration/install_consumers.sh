@@ -32,7 +32,7 @@ pc=$(find "$prefix" -name mcpage.pc)
 [ -n "$pc" ] || fail "no mcpage.pc installed"
 libdir=$(dirname "$(dirname "$pc")")
 for f in include/mcpage.h include/mcpage/mcpage.h include/mcpage/page.h include/mcpage/server.h \
-  include/mcpage/cursor.h include/mcpage/result.h; do
+  include/mcpage/cursor.h include/mcpage/result.h include/mcpage/http.h; do
   [ -f "$prefix/$f" ] || fail "$f not installed"
 done
 for f in libmcpage.a libmcpage.so cmake/mcpage/mcpageConfig.cmake \
@@ -52,6 +52,21 @@ header_version=$(sed -n 's/^#define MCPAGE_VERSION_STRING *"\(.*\)"/\1/p' "$pref
 incdir=$(pkg-config --variable=includedir mcpage)
 [ "$(readlink -f "$incdir")" = "$(readlink -f "$prefix/include")" ] ||
   fail "pkg-config's includedir $incdir is not $prefix/include"
+
+step "each installed header compiles on its own (C17, -Wpedantic), <mcpage.h> also as C++17"
+for h in "$prefix"/include/mcpage/*.h "$prefix/include/mcpage.h"; do
+  name=${h#"$prefix/include/"}
+  printf '#include <%s>\n' "$name" >"$tmp/one.c"
+  # shellcheck disable=SC2046
+  "$cc" -std=c17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only $(pkg-config --cflags mcpage) \
+    "$tmp/one.c" || fail "<$name> does not compile on its own"
+done
+if command -v c++ >/dev/null; then
+  printf '#include <mcpage.h>\nint main() { return mcpage_version() ? 0 : 1; }\n' >"$tmp/one.cpp"
+  # shellcheck disable=SC2046
+  c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only $(pkg-config --cflags mcpage) "$tmp/one.cpp" ||
+    fail "<mcpage.h> does not compile as C++"
+fi
 
 # Each binary must use the installed library: shared ones name
 # libmcpage.so.N and carry the prefix in their run path; static ones have

@@ -16,7 +16,9 @@ fail() { echo "stdio_signals: FAIL: $*" >&2; exit 1; }
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
 
 # mcpage serve answers on stdout and nothing else.
-printf '%s\n{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n' "$init" | "$MCPAGE_BIN" serve >"$tmp/serve.out" 2>"$tmp/serve.err"
+# (--no-sync and its own --db: the test must not touch the user's archive.)
+printf '%s\n{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n' "$init" |
+  "$MCPAGE_BIN" serve --no-sync --db "$tmp/serve.db" >"$tmp/serve.out" 2>"$tmp/serve.err"
 [ "$(wc -l <"$tmp/serve.out")" -eq 2 ] || fail "mcpage serve: expected 2 lines, got $(cat "$tmp/serve.out")"
 grep -q '"id":2,"result":{"tools":\[' "$tmp/serve.out" || fail "mcpage serve: tools/list"
 
