@@ -1,0 +1,717 @@
+// The side-by-side benchmark's driver (run it through bench/run.sh): mcpage
+// against the TypeScript-SDK peer (bench/peer/server.mjs) on one SQLite
+// store, with one client (bench_mcp) for both. Checks first that both
+// servers return the same records for the same pages, counts bytes and
+// o200k tokens per record, then times repeated runs (each a fresh server
+// process; the two servers alternate) and writes bench/reports/DATE.md and
+// DATE.json. Figures are medians with min and max over the runs.
+import { execFileSync, spawn } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "..");
+const require = createRequire(path.join(root, "tests/node/package.json"));
+const Database = require("better-sqlite3");
+const { getEncoding } = require("js-tiktoken");
+
+// ---- options -------------------------------------------------------------
+
+const argv = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : def;
+};
+const cfg = {
+  mcpage: opt("--mcpage"),
+  client: opt("--client"),
+  db: opt("--db"),
+  runs: Number(opt("--runs", "5")),
+  quick: argv.includes("--quick"),
+  httpSeconds: Number(opt("--http-seconds", "5")),
+  outDir: opt("--out-dir", path.join(root, "bench/reports")),
+  syncFile: opt("--sync-file"),
+  archiveFile: opt("--archive-file"),
+  loadBefore: opt("--load-before", ""),
+  common: opt("--common", "the"),
+  rare: opt("--rare", "012345"),
+};
+cfg.checkOnly = argv.includes("--check-only");
+for (const k of cfg.checkOnly ? ["mcpage", "db"] : ["mcpage", "client", "db"]) {
+  if (!cfg[k]) {
+    console.error(`compare.mjs: --${k} is required (bench/run.sh passes it)`);
+    process.exit(2);
+  }
+}
+const peerScript = path.join(here, "peer/server.mjs");
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "mcpage-vs-"));
+const log = (...a) => console.error("[bench]", ...a);
+
+// Request counts per run (the quick mode is a dry run of the harness).
+const N = cfg.quick
+  ? { ping: 300, pingPipe: 1000, small: 200, smallPipe: 400, page: 30, deep: 10, search: 3 }
+  : { ping: 3000, pingPipe: 10000, small: 1500, smallPipe: 3000, page: 200, deep: 50, search: 5 };
+
+// ---- servers -----------------------------------------------------------------
+
+const servers = {
+  mcpage: {
+    label: "mcpage",
+    cmd: cfg.mcpage,
+    args: ["serve", "--db", cfg.db, "--no-sync"],
+    httpArgs: (port) => ["serve", "--db", cfg.db, "--no-sync", "--http", `127.0.0.1:${port}`],
+    env: {},
+  },
+  peer: {
+    label: "TypeScript SDK peer",
+    cmd: process.execPath,
+    args: [peerScript, "--db", cfg.db],
+    httpArgs: (port) => [peerScript, "--db", cfg.db, "--http", String(port)],
+    env: { PEER_JSON: "pretty" },
+  },
+};
+
+// A JSON-RPC line client over the server's stdio (for the checks, not timing).
+function rpcClient(srv, env = {}) {
+  const child = spawn(srv.cmd, srv.args, {
+    env: { ...process.env, ...srv.env, ...env },
+    stdio: ["pipe", "pipe", "ignore"],
+  });
+  const waiting = new Map();
+  let next = 1;
+  readline.createInterface({ input: child.stdout }).on("line", (line) => {
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    }
+    const w = waiting.get(msg.id);
+    if (w) {
+      waiting.delete(msg.id);
+      w({ msg, bytes: Buffer.byteLength(line) + 1 });
+    }
+  });
+  const call = (method, params) =>
+    new Promise((resolve) => {
+      const id = next++;
+      waiting.set(id, resolve);
+      child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+    });
+  return {
+    async init() {
+      await call("initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "compare", version: "1" },
+      });
+      child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    },
+    async tool(name, args) {
+      const { msg, bytes } = await call("tools/call", { name, arguments: args });
+      if (msg.error || msg.result?.isError)
+        throw new Error(`${name} ${JSON.stringify(args)}: ${JSON.stringify(msg.error || msg.result)}`);
+      return { result: msg.result, bytes };
+    },
+    close() {
+      child.stdin.end();
+      return new Promise((r) => child.on("exit", r));
+    },
+  };
+}
+
+// ---- helpers ---------------------------------------------------------------
+
+const enc = getEncoding("o200k_base");
+const tokens = (s) => enc.encode(s).length;
+const median = (xs) => {
+  const v = [...xs].sort((a, b) => a - b);
+  const n = v.length;
+  return n ? (n % 2 ? v[(n - 1) / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : NaN;
+};
+const stat = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs), runs: xs });
+const sh = (cmd, args) => {
+  try {
+    return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return "";
+  }
+};
+
+function machine() {
+  const cpu = os.cpus();
+  const lscpu = sh("lscpu", []);
+  const model = (lscpu.match(/Model name:\s*(.*)/) || [])[1] || cpu[0]?.model || "?";
+  const cc = sh("cc", ["--version"]).split("\n")[0];
+  const cache = fs.existsSync(path.join(root, "build/release/CMakeCache.txt"))
+    ? fs.readFileSync(path.join(root, "build/release/CMakeCache.txt"), "utf8")
+    : "";
+  const compilerPath = (cache.match(/CMAKE_C_COMPILER:\w+=(.*)/) || [])[1] || "cc";
+  const sqlite = new Database(":memory:").prepare("select sqlite_version() v").get().v;
+  return {
+    cpu: model,
+    cores: cpu.length,
+    ram_gib: +(os.totalmem() / 2 ** 30).toFixed(1),
+    kernel: `${os.type()} ${os.release()}`,
+    os: (sh("sh", ["-c", ". /etc/os-release && echo $PRETTY_NAME"]) || "?"),
+    compiler: sh(compilerPath, ["--version"]).split("\n")[0] || cc,
+    build: "CMake preset release (-O2, NDEBUG)",
+    node: process.version,
+    mcpage_sqlite: "", // filled from bench_mcp sql (the system libsqlite3 mcpage links)
+    peer_sqlite: `${sqlite} (bundled in better-sqlite3 ${require("better-sqlite3/package.json").version})`,
+    sdk: JSON.parse(
+      fs.readFileSync(path.join(root, "tests/node/node_modules/@modelcontextprotocol/sdk/package.json"), "utf8"),
+    ).version,
+    mcpage_version: sh(cfg.mcpage, ["version"]).split("\n")[0],
+    load_before: cfg.loadBefore,
+  };
+}
+
+function loadavg() {
+  return os.loadavg().map((x) => x.toFixed(2)).join(" ");
+}
+
+// The records of a page: mcpage's from structuredContent, the peer's from
+// its text block (the only copy it sends).
+function records(who, result, key) {
+  if (who === "mcpage") return result.structuredContent?.[key] || [];
+  return JSON.parse(result.content[0].text)[key] || [];
+}
+
+// ---- 1. same records, bytes and tokens ---------------------------------
+
+async function checks(total) {
+  const m = rpcClient(servers.mcpage);
+  const pp = rpcClient(servers.peer);
+  const pc = rpcClient(servers.peer, { PEER_JSON: "compact" });
+  await Promise.all([m.init(), pp.init(), pc.init()]);
+  const lastOffset = Math.max(0, total - 20);
+  const pages = [
+    { id: "list_first", tool: "list_sessions", args: { limit: 20 }, key: "sessions", idf: "session_id" },
+    {
+      id: "list_last_offset",
+      tool: "list_sessions",
+      args: { limit: 20, offset: lastOffset },
+      key: "sessions",
+      idf: "session_id",
+    },
+    {
+      id: "search_common",
+      tool: "search_conversations",
+      args: { query: cfg.common, limit: 10 },
+      key: "matches",
+      idf: "message_id",
+    },
+    {
+      id: "search_rare",
+      tool: "search_conversations",
+      args: { query: cfg.rare, limit: 10 },
+      key: "matches",
+      idf: "message_id",
+    },
+  ];
+  const out = {};
+  for (const p of pages) {
+    const a = await m.tool(p.tool, p.args);
+    const b = await pp.tool(p.tool, p.args);
+    const c = await pc.tool(p.tool, p.args);
+    const ra = records("mcpage", a.result, p.key);
+    const rb = records("peer", b.result, p.key);
+    const ida = ra.map((r) => r[p.idf]);
+    const idb = rb.map((r) => r[p.idf]);
+    const same = ida.length === idb.length && ida.every((x, i) => x === idb[i]);
+    const n = Math.max(ra.length, 1);
+    const mText = a.result.content.filter((x) => x.type === "text").map((x) => x.text).join("\n");
+    const mStruct = JSON.stringify(a.result.structuredContent);
+    out[p.id] = {
+      tool: p.tool,
+      args: p.args,
+      records: { mcpage: ra.length, peer: rb.length },
+      same_records: same,
+      mcpage_stopped_by: a.result.structuredContent?.stopped_by,
+      reply_bytes: { mcpage: a.bytes, peer_pretty: b.bytes, peer_compact: c.bytes },
+      text_bytes: {
+        mcpage: Buffer.byteLength(mText),
+        mcpage_structured: Buffer.byteLength(mStruct),
+        peer_pretty: Buffer.byteLength(b.result.content[0].text),
+        peer_compact: Buffer.byteLength(c.result.content[0].text),
+      },
+      tokens: {
+        mcpage: tokens(mText),
+        mcpage_structured: tokens(mStruct),
+        peer_pretty: tokens(b.result.content[0].text),
+        peer_compact: tokens(c.result.content[0].text),
+      },
+    };
+    const t = out[p.id].tokens;
+    out[p.id].tokens_per_record = Object.fromEntries(
+      Object.entries(t).map(([k, v]) => [k, +(v / n).toFixed(1)]),
+    );
+    out[p.id].bytes_per_record = Object.fromEntries(
+      Object.entries(out[p.id].text_bytes).map(([k, v]) => [k, +(v / n).toFixed(1)]),
+    );
+    if (!same) log(`${p.id}: records differ: mcpage ${ida.slice(0, 3)} vs peer ${idb.slice(0, 3)}`);
+  }
+  // The cursor walk to the last page (mcpage); the peer's page at the
+  // same offset must hold the same records.
+  let args = { limit: 20 };
+  let page;
+  let seen = 0;
+  let pagesWalked = 0;
+  const t0 = process.hrtime.bigint();
+  for (;;) {
+    page = (await m.tool("list_sessions", args)).result.structuredContent;
+    pagesWalked++;
+    if (!page.has_more) break;
+    seen += page.returned;
+    args = { limit: 20, cursor: page.next_cursor };
+  }
+  const walkMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const peerSame = (
+    await pp.tool("list_sessions", { limit: 20, offset: seen })
+  );
+  const rb = records("peer", peerSame.result, "sessions").map((r) => r.session_id);
+  const ra = page.sessions.map((r) => r.session_id);
+  out.list_last_cursor = {
+    tool: "list_sessions",
+    args,
+    offset: seen,
+    records: { mcpage: ra.length, peer: rb.length },
+    same_records: ra.length === rb.length && ra.every((x, i) => x === rb[i]),
+    pages_walked: pagesWalked,
+    walk_ms: +walkMs.toFixed(1),
+  };
+  await Promise.all([m.close(), pp.close(), pc.close()]);
+  return out;
+}
+
+// ---- 2. timed runs over stdio ------------------------------------------
+
+const req = (method, params) =>
+  JSON.stringify(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
+const call = (name, args) => req("tools/call", { name, arguments: args });
+
+function phases(pages, who) {
+  const rows = [
+    ["ping", "serial", N.ping, req("ping")],
+    ["ping_pipe", "pipe:64", N.pingPipe, req("ping")],
+    ["small", "serial", N.small, call("list_sessions", { limit: 5 })],
+    ["small_pipe", "pipe:32", N.smallPipe, call("list_sessions", { limit: 5 })],
+    ["list_first", "serial", N.page, call("list_sessions", pages.list_first.args)],
+    ["list_last_offset", "serial", N.deep, call("list_sessions", pages.list_last_offset.args)],
+  ];
+  if (who === "mcpage")
+    rows.push(["list_last_cursor", "serial", N.page, call("list_sessions", pages.list_last_cursor.args)]);
+  rows.push(
+    ["search_common", "serial", N.search, call("search_conversations", pages.search_common.args)],
+    ["search_rare", "serial", N.search, call("search_conversations", pages.search_rare.args)],
+  );
+  const file = path.join(scratch, `phases-${who}.tsv`);
+  fs.writeFileSync(file, rows.map((r) => r.join("\t")).join("\n") + "\n");
+  return file;
+}
+
+function runClient(args, env = {}) {
+  const out = execFileSync(cfg.client, args, {
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 1 << 26,
+  });
+  return JSON.parse(out);
+}
+
+function stdioRun(who, file) {
+  const s = servers[who];
+  return runClient(["stdio", file, "--", s.cmd, ...s.args], s.env);
+}
+
+// ---- 3. Streamable HTTP ------------------------------------------------------
+
+async function httpRun(who) {
+  const s = servers[who];
+  const child = spawn(s.cmd, s.httpArgs(0), {
+    env: { ...process.env, ...s.env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let err = "";
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${who}: no listening line: ${err}`)), 60000);
+    child.stderr.on("data", (d) => {
+      err += d;
+      const m = err.match(/127\.0\.0\.1:(\d+)/);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+  });
+  const body = call("list_sessions", { limit: 5 });
+  let res;
+  try {
+    res = runClient(["http", String(port), "16", String(cfg.httpSeconds), body]);
+  } catch (e) {
+    res = { error: String(e.stdout || e.message).slice(0, 300) };
+  }
+  const status = fs.readFileSync(`/proc/${child.pid}/status`, "utf8");
+  res.vmhwm_kb = Number((status.match(/VmHWM:\s*(\d+)/) || [])[1]);
+  child.kill("SIGTERM");
+  await new Promise((r) => child.on("exit", r));
+  return res;
+}
+
+// ---- 4. floors: the pipe with no work, raw SQLite --------------------------
+
+function floors(pages, total) {
+  const f = {};
+  const file = path.join(scratch, "phases-echo.tsv");
+  fs.writeFileSync(
+    file,
+    [
+      ["ping", "serial", N.ping, req("ping")],
+      ["ping_pipe", "pipe:64", N.pingPipe, req("ping")],
+    ]
+      .map((r) => r.join("\t"))
+      .join("\n") + "\n",
+  );
+  const echo = runClient(["stdio", file, "--", cfg.client, "echo"]);
+  f.pipe = Object.fromEntries(echo.phases.map((p) => [p.name, p]));
+  const cols =
+    "s.session_id, s.source, s.project_id, p.name, s.title, s.started_at, s.ended_at, s.model, " +
+    "s.git_branch, s.message_count FROM sessions s LEFT JOIN projects p ON p.id = s.project_id";
+  const lastKey = new Database(cfg.db, { readonly: true })
+    .prepare(
+      "SELECT started_at, session_id FROM sessions ORDER BY started_at DESC, session_id DESC LIMIT 1 OFFSET ?",
+    )
+    .get(Math.max(0, pages.list_last_cursor.offset - 1));
+  const q = (s) => s.replace(/'/g, "''");
+  const fts = (t) => `'"${q(t)}"'`;
+  // The cheapest statement that answers the page: FTS5 alone picks and
+  // orders the ten rows, snippets are made for those rows only.
+  const searchSql = (t) =>
+    "SELECT h.id, snippet(messages_fts, 0, '[', ']', '…', 24) FROM (SELECT messages_fts.rowid AS id, " +
+    `messages_fts.rank AS rk FROM messages_fts WHERE messages_fts MATCH ${fts(t)} ORDER BY ` +
+    "messages_fts.rank, messages_fts.rowid LIMIT 10) h CROSS JOIN messages_fts ON messages_fts.rowid = h.id " +
+    `WHERE messages_fts MATCH ${fts(t)} ORDER BY h.rk, h.id`;
+  const searchNoSnippet = (t) =>
+    `SELECT messages_fts.rowid, messages_fts.rank FROM messages_fts WHERE messages_fts MATCH ${fts(t)} ` +
+    "ORDER BY messages_fts.rank, messages_fts.rowid LIMIT 10";
+  const sqls = {
+    list_first: `SELECT ${cols} ORDER BY s.started_at DESC, s.session_id DESC LIMIT 20`,
+    list_last_offset: `SELECT ${cols} ORDER BY s.started_at DESC, s.session_id DESC LIMIT 20 OFFSET ${Math.max(0, total - 20)}`,
+    list_last_keyset: lastKey
+      ? `SELECT ${cols} WHERE (s.started_at, s.session_id) < ('${q(lastKey.started_at)}', '${q(lastKey.session_id)}') ORDER BY s.started_at DESC, s.session_id DESC LIMIT 20`
+      : "SELECT 1",
+    count_sessions: "SELECT count(*) FROM sessions",
+    search_common_page: searchSql(cfg.common),
+    search_common_page_no_snippets: searchNoSnippet(cfg.common),
+    search_common_count: `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ${fts(cfg.common)}`,
+    search_rare_page: searchSql(cfg.rare),
+    search_rare_page_no_snippets: searchNoSnippet(cfg.rare),
+    search_rare_count: `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ${fts(cfg.rare)}`,
+  };
+  f.sql = {};
+  for (const [k, sql] of Object.entries(sqls)) {
+    const n = k.startsWith("search") ? N.search : k === "list_last_offset" ? N.deep : N.page;
+    try {
+      f.sql[k] = { ...runClient(["sql", cfg.db, String(n), sql]), sql };
+    } catch (e) {
+      f.sql[k] = { error: String(e.stderr || e.message).slice(0, 300), sql };
+    }
+  }
+  return f;
+}
+
+// ---- main ------------------------------------------------------------------
+
+const t0 = Date.now();
+const info = machine();
+const sdb = new Database(cfg.db, { readonly: true });
+const archive = {
+  sessions: sdb.prepare("SELECT count(*) n FROM sessions").get().n,
+  messages: sdb.prepare("SELECT count(*) n FROM messages").get().n,
+  db_bytes: fs.statSync(cfg.db).size,
+  common_term: cfg.common,
+  common_matches: sdb.prepare("SELECT count(*) n FROM messages_fts WHERE messages_fts MATCH ?").get(`"${cfg.common}"`).n,
+  rare_term: cfg.rare,
+  rare_matches: sdb.prepare("SELECT count(*) n FROM messages_fts WHERE messages_fts MATCH ?").get(`"${cfg.rare}"`).n,
+};
+sdb.close();
+if (cfg.archiveFile && fs.existsSync(cfg.archiveFile))
+  Object.assign(archive, JSON.parse(fs.readFileSync(cfg.archiveFile, "utf8")));
+log(`archive: ${archive.sessions} sessions, ${archive.messages} messages; load ${loadavg()}`);
+
+log("checking both servers return the same records, counting tokens");
+const pages = await checks(archive.sessions);
+if (cfg.checkOnly) {
+  // For tests/integration/bench_peer.mjs: the pages compared, no timing.
+  console.log(JSON.stringify({ archive, pages }));
+  fs.rmSync(scratch, { recursive: true, force: true });
+  process.exit(0);
+}
+
+log(`timing ${cfg.runs} runs per server over stdio`);
+const files = { mcpage: phases(pages, "mcpage"), peer: phases(pages, "peer") };
+const runs = { mcpage: [], peer: [] };
+for (let i = 0; i < cfg.runs; i++) {
+  for (const who of i % 2 ? ["peer", "mcpage"] : ["mcpage", "peer"]) {
+    const r = stdioRun(who, files[who]);
+    r.load = loadavg();
+    runs[who].push(r);
+    log(`run ${i + 1} ${who}: startup ${r.startup_ms.toFixed(1)} ms, small ${r.phases.find((p) => p.name === "small").rps} calls/s, HWM ${r.vmhwm_kb} KiB, load ${r.load}`);
+  }
+}
+
+log(`Streamable HTTP, 16 sessions, ${cfg.httpSeconds} s per run`);
+const http = { mcpage: [], peer: [] };
+for (let i = 0; i < cfg.runs; i++) {
+  for (const who of i % 2 ? ["peer", "mcpage"] : ["mcpage", "peer"]) {
+    const r = await httpRun(who);
+    http[who].push(r);
+    log(`http run ${i + 1} ${who}: ${r.rps} calls/s, errors ${r.errors}, HWM ${r.vmhwm_kb} KiB`);
+  }
+}
+
+log("floors: the pipe with no work, raw SQLite");
+const floor = floors(pages, archive.sessions);
+info.mcpage_sqlite = floor.sql.list_first?.sqlite || "?";
+
+let sync = null;
+if (cfg.syncFile && fs.existsSync(cfg.syncFile)) sync = JSON.parse(fs.readFileSync(cfg.syncFile, "utf8"));
+
+// ---- aggregate -------------------------------------------------------------
+
+const phaseStat = (who, name, field) =>
+  stat(runs[who].map((r) => r.phases.find((p) => p.name === name)?.[field]).filter((x) => x !== undefined));
+const figures = {};
+for (const who of ["mcpage", "peer"]) {
+  const f = {};
+  for (const name of ["ping", "small"]) {
+    f[`${name}_serial_rps`] = phaseStat(who, name, "rps");
+    f[`${name}_p50_ms`] = phaseStat(who, name, "p50_ms");
+    f[`${name}_p99_ms`] = phaseStat(who, name, "p99_ms");
+    f[`${name}_pipe_rps`] = phaseStat(who, `${name}_pipe`, "rps");
+  }
+  for (const name of ["list_first", "list_last_offset", "list_last_cursor", "search_common", "search_rare"]) {
+    const s = phaseStat(who, name, "p50_ms");
+    if (s.runs.length) f[`${name}_p50_ms`] = s;
+  }
+  f.startup_ms = stat(runs[who].map((r) => r.startup_ms));
+  f.vmhwm_stdio_kb = stat(runs[who].map((r) => r.vmhwm_kb));
+  f.http16_rps = stat(http[who].map((r) => r.rps || 0));
+  f.http16_p50_ms = stat(http[who].map((r) => r.p50_ms || 0));
+  f.http16_p99_ms = stat(http[who].map((r) => r.p99_ms || 0));
+  f.vmhwm_http_kb = stat(http[who].map((r) => r.vmhwm_kb));
+  f.errors = runs[who].reduce((a, r) => a + r.phases.reduce((b, p) => b + p.errors, 0), 0) +
+    http[who].reduce((a, r) => a + (r.errors || 0) + (r.error ? 1 : 0), 0);
+  figures[who] = f;
+}
+const M = figures.mcpage;
+const P = figures.peer;
+const ratio = (a, b) => +(a / b).toFixed(2);
+const targets = {
+  small_calls_5x: {
+    want: "mcpage answers small tool calls on stdio at least 5x as fast as the peer",
+    serial: ratio(M.small_serial_rps.median, P.small_serial_rps.median),
+    pipelined: ratio(M.small_pipe_rps.median, P.small_pipe_rps.median),
+  },
+  memory_fifth: {
+    want: "mcpage's peak resident memory at most a fifth of the peer's",
+    stdio: ratio(M.vmhwm_stdio_kb.median, P.vmhwm_stdio_kb.median),
+    http: ratio(M.vmhwm_http_kb.median, P.vmhwm_http_kb.median),
+  },
+  cursor_last_page: {
+    want: "last page of a cursor walk within 1.5x the cost of the first",
+    mcpage_cursor: ratio(M.list_last_cursor_p50_ms.median, M.list_first_p50_ms.median),
+    mcpage_offset: ratio(M.list_last_offset_p50_ms.median, M.list_first_p50_ms.median),
+    peer_offset: ratio(P.list_last_offset_p50_ms.median, P.list_first_p50_ms.median),
+  },
+  fewer_tokens: {
+    want: "the same records in fewer tokens",
+    pages: Object.fromEntries(
+      Object.entries(pages).filter(([, p]) => p.tokens).map(([k, p]) => [
+        k,
+        {
+          same_records: p.same_records,
+          mcpage_text: p.tokens.mcpage,
+          peer_pretty: p.tokens.peer_pretty,
+          peer_compact: p.tokens.peer_compact,
+          ratio_vs_pretty: ratio(p.tokens.mcpage, p.tokens.peer_pretty),
+          ratio_vs_compact: ratio(p.tokens.mcpage, p.tokens.peer_compact),
+        },
+      ]),
+    ),
+  },
+};
+targets.small_calls_5x.met = targets.small_calls_5x.serial >= 5 && targets.small_calls_5x.pipelined >= 5;
+targets.memory_fifth.met = targets.memory_fifth.stdio <= 0.2 && targets.memory_fifth.http <= 0.2;
+targets.cursor_last_page.met = targets.cursor_last_page.mcpage_cursor <= 1.5;
+targets.fewer_tokens.met = Object.values(targets.fewer_tokens.pages).every(
+  (p) => p.same_records && p.ratio_vs_pretty < 1 && p.ratio_vs_compact < 1,
+);
+
+const now = new Date();
+const day = now.toISOString().slice(0, 10);
+const report = {
+  date: now.toISOString(),
+  command: `bench/run.sh${cfg.quick ? " --quick" : ""}`,
+  quick: cfg.quick,
+  runs: cfg.runs,
+  requests_per_run: N,
+  machine: info,
+  load_after: loadavg(),
+  seconds: Math.round((Date.now() - t0) / 1000),
+  archive,
+  sync,
+  pages,
+  figures,
+  floors: floor,
+  targets,
+  raw: { stdio: runs, http },
+};
+
+// ---- the markdown report ------------------------------------------------------
+
+const fmt = (x, d = 0) =>
+  x === undefined || Number.isNaN(x) ? "–" : Number(x).toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d });
+const cell = (s, d = 0) => `${fmt(s.median, d)} (${fmt(s.min, d)}–${fmt(s.max, d)})`;
+const rows = [];
+const row = (what, key, d, better, unit = "") => {
+  const a = M[key];
+  const b = P[key];
+  if (!a || !b) {
+    rows.push(`| ${what} | ${a ? cell(a, d) : "–"} | ${b ? cell(b, d) : "–"} | – |`);
+    return;
+  }
+  const r = better === "higher" ? a.median / b.median : b.median / a.median;
+  rows.push(`| ${what} | ${cell(a, d)}${unit} | ${cell(b, d)}${unit} | ${fmt(r, 1)}x |`);
+};
+row("stdio ping, one at a time (req/s)", "ping_serial_rps", 0, "higher");
+row("stdio ping, pipelined 64 deep (req/s)", "ping_pipe_rps", 0, "higher");
+row("stdio ping latency p50 (ms)", "ping_p50_ms", 3, "lower");
+row("stdio ping latency p99 (ms)", "ping_p99_ms", 3, "lower");
+row("stdio list_sessions limit 5, one at a time (calls/s)", "small_serial_rps", 0, "higher");
+row("stdio list_sessions limit 5, pipelined 32 deep (calls/s)", "small_pipe_rps", 0, "higher");
+row("stdio list_sessions limit 5 latency p50 (ms)", "small_p50_ms", 3, "lower");
+row("stdio list_sessions limit 5 latency p99 (ms)", "small_p99_ms", 3, "lower");
+row("list_sessions first page of 20, p50 (ms)", "list_first_p50_ms", 3, "lower");
+row(`list_sessions last page by offset ${pages.list_last_offset.args.offset}, p50 (ms)`, "list_last_offset_p50_ms", 3, "lower");
+rows.push(
+  `| list_sessions last page by next_cursor, p50 (ms) | ${cell(M.list_last_cursor_p50_ms, 3)} | (no cursors) | – |`,
+);
+row(`search_conversations "${cfg.common}" first page of 10, p50 (ms)`, "search_common_p50_ms", 3, "lower");
+row(`search_conversations "${cfg.rare}" first page of 10, p50 (ms)`, "search_rare_p50_ms", 3, "lower");
+row("Streamable HTTP, 16 sessions, list_sessions limit 5 (calls/s)", "http16_rps", 0, "higher");
+row("Streamable HTTP, 16 sessions, latency p50 (ms)", "http16_p50_ms", 2, "lower");
+row("Streamable HTTP, 16 sessions, latency p99 (ms)", "http16_p99_ms", 2, "lower");
+row("peak RSS after the stdio runs (VmHWM, KiB)", "vmhwm_stdio_kb", 0, "lower");
+row("peak RSS after the HTTP runs (VmHWM, KiB)", "vmhwm_http_kb", 0, "lower");
+row("start-up to the initialize reply (ms)", "startup_ms", 1, "lower");
+
+const tokRows = Object.entries(pages)
+  .filter(([, p]) => p.tokens)
+  .map(
+    ([k, p]) =>
+      `| ${k} | ${p.records.mcpage} / ${p.records.peer} | ${p.same_records ? "yes" : "NO"} | ` +
+      `${p.tokens_per_record.mcpage} (${p.bytes_per_record.mcpage} B) | ` +
+      `${p.tokens_per_record.mcpage_structured} (${p.bytes_per_record.mcpage_structured} B) | ` +
+      `${p.tokens_per_record.peer_pretty} (${p.bytes_per_record.peer_pretty} B) | ` +
+      `${p.tokens_per_record.peer_compact} (${p.bytes_per_record.peer_compact} B) | ` +
+      `${p.reply_bytes.mcpage} / ${p.reply_bytes.peer_pretty} |`,
+  );
+const lc = pages.list_last_cursor;
+const sqlRows = Object.entries(floor.sql).map(
+  ([k, s]) => `| ${k} | ${s.error ? "error: " + s.error : `${fmt(s.p50_ms, 3)} (${fmt(s.min_ms, 3)}–${fmt(s.max_ms, 3)})`} | ${s.rows ?? "–"} |`,
+);
+const yes = (b) => (b ? "**met**" : "**missed**");
+const md = `# Side-by-side benchmark, ${day}
+
+mcpage against a peer written with the official MCP TypeScript SDK
+(${info.sdk}, McpServer + zod, better-sqlite3, LIMIT/OFFSET, one text block
+of pretty JSON; \`bench/peer/server.mjs\`), both reading the same SQLite store,
+both driven by the same raw JSON-RPC client (\`bench/bench_mcp.c\`).
+Produced by \`${report.command}\` in ${report.seconds} s${cfg.quick ? " (quick dry run: small archive, few requests — not figures to quote)" : ""}.
+
+Figures: median (min–max) over ${cfg.runs} runs; each run starts a fresh
+server process and the two servers alternate. Ratio: how many times better
+mcpage is (above 1) or worse (below 1).
+
+## Machine
+
+| | |
+|---|---|
+| CPU | ${info.cpu}, ${info.cores} cores |
+| RAM | ${info.ram_gib} GiB |
+| OS, kernel | ${info.os}, ${info.kernel} |
+| compiler | ${info.compiler} (${info.build}) |
+| node | ${info.node} (peer), MCP SDK ${info.sdk} |
+| SQLite | mcpage: ${info.mcpage_sqlite} (system library); peer: ${info.peer_sqlite} |
+| load average (1, 5, 15 min) | before: ${info.load_before || "?"}; after: ${report.load_after} |
+
+## Archive
+
+${fmt(archive.messages)} messages in ${fmt(archive.sessions)} sessions, store ${fmt(archive.db_bytes / 2 ** 20)} MiB
+(generated by \`bench/gen_archive\`${archive.size_mb ? ` --size-mb ${archive.size_mb}` : ""}${archive.source_mb ? `, ${fmt(archive.source_mb, 1)} MB of transcripts` : ""}).
+Search terms: "${cfg.common}" (${fmt(archive.common_matches)} matches) and "${cfg.rare}" (${fmt(archive.rare_matches)} matches).
+${archive.first_sync_seconds ? `
+First sync of this archive (when the cache was made, ${archive.first_sync_date}): ${fmt(archive.first_sync_messages)} messages,
+${fmt(archive.source_mb)} MB in ${fmt(archive.first_sync_seconds)} s = ${fmt(archive.first_sync_mb_s, 1)} MB/s wall clock,
+${fmt(archive.first_sync_mb_s_cpu, 1)} MB/s of CPU time (${archive.first_sync_note || ""}).
+` : ""}${sync ? `
+Sync (mcpage only; the peer has none and reads mcpage's store): ${sync.lines.join("; ")}.
+` : ""}
+## Results
+
+| | mcpage | peer | ratio |
+|---|---|---|---|
+${rows.join("\n")}
+
+Errors across all runs: mcpage ${M.errors}, peer ${P.errors}.
+
+## Same records, bytes and tokens per record
+
+o200k_base tokens (js-tiktoken) per record of the page, bytes in
+parentheses. mcpage sends each page twice (a text block of one compact JSON
+line per record with a header and a hint, and structuredContent); a host
+shows the model one of them. The peer sends one text block.
+
+| page | records (mcpage / peer) | same records | mcpage text | mcpage structuredContent | peer pretty | peer compact | whole reply bytes (mcpage / peer pretty) |
+|---|---|---|---|---|---|---|---|
+${tokRows.join("\n")}
+
+Cursor walk: ${lc.pages_walked} pages of 20 in ${fmt(lc.walk_ms)} ms to the last page
+(offset ${lc.offset}); same records as the peer's page at that offset: ${lc.same_records ? "yes" : "NO"}.
+
+## Targets
+
+| target | figure | |
+|---|---|---|
+| ${targets.small_calls_5x.want} | ${targets.small_calls_5x.serial}x one at a time, ${targets.small_calls_5x.pipelined}x pipelined | ${yes(targets.small_calls_5x.met)} |
+| ${targets.memory_fifth.want} | ${targets.memory_fifth.stdio} (stdio), ${targets.memory_fifth.http} (HTTP) of the peer's | ${yes(targets.memory_fifth.met)} |
+| ${targets.cursor_last_page.want} | mcpage by cursor ${targets.cursor_last_page.mcpage_cursor}x; by offset ${targets.cursor_last_page.mcpage_offset}x; peer by offset ${targets.cursor_last_page.peer_offset}x | ${yes(targets.cursor_last_page.met)} |
+| ${targets.fewer_tokens.want} | ${Object.entries(targets.fewer_tokens.pages).map(([k, p]) => `${k}: ${p.ratio_vs_pretty} of pretty, ${p.ratio_vs_compact} of compact`).join("; ")} | ${yes(targets.fewer_tokens.met)} |
+
+## Floors on this machine
+
+The pipe with no work (\`bench_mcp echo\`): ping ${fmt(floor.pipe.ping.rps)} req/s one at a time
+(p50 ${fmt(floor.pipe.ping.p50_ms, 3)} ms), ${fmt(floor.pipe.ping_pipe.rps)} req/s pipelined.
+
+Raw SQLite (\`bench_mcp sql\`, statement prepared once, system library), p50 (min–max) ms:
+
+| query | ms | rows |
+|---|---|---|
+${sqlRows.join("\n")}
+
+See docs/performance.md for what dominates each figure.
+`;
+
+fs.mkdirSync(cfg.outDir, { recursive: true });
+const base = path.join(cfg.outDir, cfg.quick ? `${day}-quick` : day);
+fs.writeFileSync(`${base}.json`, JSON.stringify(report, null, 2) + "\n");
+fs.writeFileSync(`${base}.md`, md);
+fs.rmSync(scratch, { recursive: true, force: true });
+log(`wrote ${base}.md and ${base}.json in ${report.seconds} s`);

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The side-by-side benchmark: mcpage against a server written with the
+# official MCP TypeScript SDK (bench/peer/server.mjs), same store, same
+# client, same machine, same run. Writes bench/reports/YYYY-MM-DD.md and
+# .json (YYYY-MM-DD-quick.* with --quick).
+#
+#   bench/run.sh [--quick] [--runs N] [--size-mb N] [--http-seconds S] [--cache DIR]
+#
+# Default scale: a generated archive of about a million messages
+# (--size-mb 1700), 5 runs per server. The archive and its store are made
+# once under the cache directory (default /tmp/mcpage-vs-bench, never the
+# repository) and reused while the size is the same; a first run also
+# generates (about 1.8 GB) and syncs it, which takes a few minutes more.
+# --quick: a 64 MB archive and one run, to try the harness.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=0 runs=5 size=1700 sync_mb=256 http_s=5 cache=/tmp/mcpage-vs-bench
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1 runs=1 size=64 sync_mb=32 http_s=2 ;;
+    --runs) runs=$2; shift ;;
+    --size-mb) size=$2; shift ;;
+    --http-seconds) http_s=$2; shift ;;
+    --cache) cache=$2; shift ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench/run.sh: unknown option '$1'; see bench/run.sh --help" >&2; exit 2 ;;
+  esac
+  shift
+done
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+say() { echo "[bench] $*" >&2; }
+
+say "building (release preset)"
+cmake --preset release >/dev/null
+cmake --build --preset release -j2 --target mcpage gen_archive bench_sync bench_mcp >/dev/null
+bin=build/release/bin/mcpage
+scripts/install-test-tools.sh
+if ! (cd tests/node && node -e 'require("better-sqlite3")(":memory:")' 2>/dev/null); then
+  echo "bench/run.sh: better-sqlite3 does not load; run scripts/install-test-tools.sh (it builds" \
+    "the native module with node-gyp: needs python3, make and g++)" >&2
+  exit 1
+fi
+
+# The archive: generated and synced once per size, then reused.
+dir=$cache/a$size
+mkdir -p "$dir"
+if [ ! -f "$dir/.generated" ]; then
+  say "generating a $size MB archive into $dir (once)"
+  rm -rf "$dir/archive" "$dir"/archive.db* "$dir/.synced"
+  build/release/bench/gen_archive --out "$dir/archive" --size-mb "$size" >&2
+  touch "$dir/.generated"
+fi
+sync_args=(--db "$dir/archive.db" --claude-home "$dir/archive/claude" --codex-home "$dir/archive/codex")
+if [ ! -f "$dir/.synced" ]; then
+  say "syncing it into $dir/archive.db (once)"
+  rm -f "$dir"/archive.db*
+  TIMEFORMAT='%U %S'
+  cpu=$( { time "$bin" sync --json "${sync_args[@]}" >"$dir/first-sync.json"; } 2>&1 )
+  src_bytes=$(du -sb "$dir/archive" | cut -f1)
+  node -e '
+    const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const mb = Number(process.argv[2]) / 1e6;
+    const cpu = process.argv[4].split(" ").reduce((a, x) => a + Number(x), 0);
+    console.log(JSON.stringify({ size_mb: Number(process.argv[3]), source_mb: mb,
+      first_sync_seconds: s.seconds, first_sync_mb_s: mb / s.seconds,
+      first_sync_cpu_seconds: cpu, first_sync_mb_s_cpu: mb / cpu,
+      first_sync_messages: s.messages_added, first_sync_date: new Date().toISOString(),
+      first_sync_note: "load average before: " + process.argv[5] }));
+  ' "$dir/first-sync.json" "$src_bytes" "$size" "$cpu" "$load_before" >"$dir/archive.json"
+  touch "$dir/.synced"
+else
+  # Nothing to read; migrates the store if this build's schema is newer.
+  "$bin" sync --quiet "${sync_args[@]}"
+fi
+
+# Sync throughput, measured in this run on its own smaller archive.
+sdir=$cache/s$sync_mb
+if [ ! -f "$sdir/.generated" ]; then
+  rm -rf "$sdir"
+  build/release/bench/gen_archive --out "$sdir/archive" --size-mb "$sync_mb" >/dev/null
+  touch "$sdir/.generated"
+fi
+say "sync throughput on a $sync_mb MB archive (bench_sync)"
+build/release/bench/bench_sync "$sdir/archive" "$sdir/bench.db" >"$sdir/bench_sync.txt"
+node -e '
+  const t = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
+  const full = t.find((l) => l.startsWith("full sync")) || "";
+  const m = full.match(/([\d.]+) MB\/s/);
+  console.log(JSON.stringify({ archive_mb: Number(process.argv[2]), mb_s: m ? Number(m[1]) : null,
+    lines: t.map((l) => l.replace(/\s+/g, " ")) }));
+' "$sdir/bench_sync.txt" "$sync_mb" >"$sdir/sync.json"
+
+extra=()
+[ "$quick" = 1 ] && extra+=(--quick)
+say "comparing (load average before: $load_before)"
+node bench/compare.mjs --mcpage "$bin" --client build/release/bench/bench_mcp \
+  --db "$dir/archive.db" --runs "$runs" --http-seconds "$http_s" \
+  --sync-file "$sdir/sync.json" --archive-file "$dir/archive.json" \
+  --load-before "$load_before" "${extra[@]}"
