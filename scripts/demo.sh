@@ -38,5 +38,5 @@ fi
 call get_session_summary "{\"session_id\": \"$session\"}"
 
 # A window the server lowers to its maximum is disclosed, never silent.
-step "mcpage call --json list_projects '{\"limit\": 1000}'  (limit_clamped)"
+step "mcpage call --json list_projects '{\"limit\": 1000, \"fields\": [\"name\"]}'  (limit_clamped, projected)"
 "$bin" call --db "$db" --json list_projects '{"limit": 1000, "fields": ["name"]}'
