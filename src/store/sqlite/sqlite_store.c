@@ -230,24 +230,9 @@ static int sqlite_projects_list(store *s, const store_project_filter *f, const s
     sql_add(&q, "SELECT p.id, p.name, p.path, p.sources, p.session_count, p.message_count, "
                 "p.first_activity, p.last_activity FROM projects p");
     project_where(&q, f);
-    const char *order;
-    const char *cmp;
-    store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
-    switch (f->sort) {
-    case STORE_PROJECTS_NAME:
-        order = "p.name, p.id";
-        cmp = " AND (p.name, p.id) > (?, ?)";
-        break;
-    case STORE_PROJECTS_SIZE:
-        order = "p.message_count DESC, p.id DESC";
-        cmp = " AND (p.message_count, p.id) < (?, ?)";
-        types[0] = STORE_KEY_INT;
-        break;
-    default:
-        order = "p.last_activity DESC, p.id DESC";
-        cmp = " AND (p.last_activity, p.id) < (?, ?)";
-        break;
-    }
+    const char *order, *cmp;
+    store_key_type types[2];
+    store_project_order(f->sort, &order, &cmp, types);
     if (store_page_keyset(pg)) {
         int rc = store_key_check(s, pg->after, types, 2);
         if (rc < 0)
