@@ -43,13 +43,22 @@ typedef struct mcpage_http_config {
     size_t max_body;                  /* largest POST body in bytes; 0 = the server's max_message */
     unsigned max_connections;         /* open TCP connections (default 2048) */
     unsigned max_sessions;         /* live sessions; one more initialize gets 503 (default 1024) */
-    unsigned session_idle_s;       /* a session idle this long expires (default 1800) */
+    unsigned session_idle_s;       /* a session idle this long leaves memory (default 1800) */
+    unsigned session_max_age_s;    /* a session id older than this is refused; 0 = never
+                                      (default 86400) */
     unsigned connection_timeout_s; /* a connection silent this long is closed (default 60) */
     unsigned heartbeat_ms;         /* SSE comment heartbeat period (default 15000) */
     unsigned retry_ms;             /* SSE retry field: client reconnect delay (default 1000) */
     unsigned threads;              /* libmicrohttpd polling threads (default 2) */
     size_t stream_buffer; /* bytes of events kept per stream for replay (default 256 KiB) */
     bool verbose;         /* one line on stderr per session start and end */
+    /*
+     * GET /health asks this (from a libmicrohttpd thread): 0 when the
+     * server can serve, else non-zero with a sentence in `why`, and the
+     * probe gets 503. NULL = always healthy.
+     */
+    int (*health)(void *ud, char *why, size_t cap);
+    void *health_ud; /* passed to health */
 } mcpage_http_config;
 
 /* Fills `cfg` with the defaults above. */

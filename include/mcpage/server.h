@@ -412,6 +412,19 @@ MCPAGE_API void mcpage_session_free(mcpage_session *s);
 MCPAGE_API bool mcpage_session_initialized(const mcpage_session *s);
 /* The negotiated protocol version ("2025-11-25"), or NULL before initialize. */
 MCPAGE_API const char *mcpage_session_protocol_version(const mcpage_session *s);
+/* The capabilities the client declared at initialize (borrowed), or NULL. */
+MCPAGE_API const json_t *mcpage_session_client_capabilities(const mcpage_session *s);
+/*
+ * Puts a new session in the state initialize and notifications/initialized
+ * would leave it in, with `protocol_version` (a supported revision) and
+ * `client_caps` (an object, copied, or NULL): what a transport does when a
+ * client continues, on this process, a session that another process (or
+ * an earlier run) opened; the HTTP transport's signed session ids carry
+ * both values. MCPAGE_EINVAL for an unsupported version or caps that are
+ * not an object, MCPAGE_ESTATE when the session is already initialized.
+ */
+MCPAGE_API int mcpage_session_restore(mcpage_session *s, const char *protocol_version,
+                                      const json_t *client_caps);
 /* Sends a notifications/message outside any call (e.g. from a transport). */
 MCPAGE_API int mcpage_session_log(mcpage_session *s, mcpage_log_level level, const char *logger,
                                   const char *text);

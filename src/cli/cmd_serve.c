@@ -39,8 +39,9 @@ static void usage(FILE *out)
         "  --claude-home DIR, --codex-home DIR  where sync reads transcripts (as mcpage sync)\n"
         "  -h, --help        this text\n\n"
         "environment:\n"
-        "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing cursors; without it the key\n"
-        "                    in cursor.key beside the archive (created once, mode 0600)\n",
+        "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing cursors and HTTP session ids;\n"
+        "                    without it the key in cursor.key beside the archive (created\n"
+        "                    once, mode 0600). Instances sharing a store must share the key\n",
         MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
     cli_http_usage(out);
 }
@@ -163,7 +164,7 @@ int cli_cmd_serve(int argc, char **argv)
          inflight = MCPAGE_DEFAULT_MAX_INFLIGHT, interval = 60;
     const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
     bool no_sync = false;
-    cli_http_opts http = {0};
+    cli_http_opts http = {.session_max_age = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -237,7 +238,8 @@ int cli_cmd_serve(int argc, char **argv)
         cli_archive_close(&arc);
         return 1;
     }
-    rc = http.enabled ? cli_http_serve(srv, &http) : mcpage_serve_stdio(srv, 0, 1);
+    rc = http.enabled ? cli_http_serve(srv, &http, tools_health, &arc.tools)
+                      : mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */
         (void)fprintf(stderr, "mcpage serve: exiting with calls still running\n");

@@ -25,9 +25,14 @@ void cli_http_usage(FILE *out)
         "  --auth-token-file FILE  require 'Authorization: Bearer <first line of FILE>'\n"
         "                          (401 otherwise)\n"
         "  --max-sessions N        live sessions before initialize gets 503 (default 1024)\n"
-        "  --session-idle SECONDS  a session unused this long expires (default 1800)\n"
+        "  --session-idle SECONDS  a session unused this long leaves memory (default 1800);\n"
+        "                          its signed id still resumes it, here or on any instance\n"
+        "                          holding the same cursor key\n"
+        "  --session-max-age SECONDS  refuse session ids older than this; 0 = never\n"
+        "                          (default 86400)\n"
         "  --max-connections N     open TCP connections (default 2048)\n"
         "  --heartbeat SECONDS     SSE keep-alive comment period (default 15)\n"
+        "GET /health answers 200 while the store answers, else 503 with the reason.\n"
         "Bound to loopback, requests whose Host is not localhost, 127.0.0.1 or [::1]\n"
         "get 403 (DNS rebinding protection).\n");
 }
@@ -104,6 +109,8 @@ int cli_http_parse(cli_http_opts *o, int argc, char **argv, int *i)
         ok = num(a, v, 1, 1000000, &o->max_sessions);
     } else if (strcmp(a, "--session-idle") == 0) {
         ok = num(a, v, 1, 86400L * 30, &o->session_idle);
+    } else if (strcmp(a, "--session-max-age") == 0) {
+        ok = num(a, v, 0, 86400L * 365, &o->session_max_age);
     } else if (strcmp(a, "--max-connections") == 0) {
         ok = num(a, v, 1, 1000000, &o->max_connections);
     } else if (strcmp(a, "--heartbeat") == 0) {
@@ -151,10 +158,13 @@ static char *read_token(const char *path)
     return buf;
 }
 
-int cli_http_serve(mcpage_server *srv, const cli_http_opts *o)
+int cli_http_serve(mcpage_server *srv, const cli_http_opts *o,
+                   int (*health)(void *ud, char *why, size_t cap), void *health_ud)
 {
     mcpage_http_config hc;
     mcpage_http_config_init(&hc);
+    hc.health = health;
+    hc.health_ud = health_ud;
     hc.host = o->host;
     hc.port = (uint16_t)o->port;
     hc.allow_origins = o->norigins ? o->origins : NULL;
@@ -162,6 +172,8 @@ int cli_http_serve(mcpage_server *srv, const cli_http_opts *o)
         hc.max_sessions = (unsigned)o->max_sessions;
     if (o->session_idle)
         hc.session_idle_s = (unsigned)o->session_idle;
+    if (o->session_max_age >= 0)
+        hc.session_max_age_s = (unsigned)o->session_max_age;
     if (o->max_connections)
         hc.max_connections = (unsigned)o->max_connections;
     if (o->heartbeat)

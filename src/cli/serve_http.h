@@ -22,6 +22,7 @@ typedef struct cli_http_opts {
     const char *token_file;                   /* --auth-token-file, or NULL */
     long max_sessions;                        /* --max-sessions, 0 = default */
     long session_idle;                        /* --session-idle seconds, 0 = default */
+    long session_max_age;                     /* --session-max-age seconds, -1 = default */
     long max_connections;                     /* --max-connections, 0 = default */
     long heartbeat;                           /* --heartbeat seconds, 0 = default */
 } cli_http_opts;
@@ -34,7 +35,11 @@ typedef struct cli_http_opts {
 int cli_http_parse(cli_http_opts *o, int argc, char **argv, int *i);
 /* Prints the HTTP part of `mcpage serve --help`. */
 void cli_http_usage(FILE *out);
-/* Serves over HTTP until SIGTERM/SIGINT; 0 or an MCPAGE_E* status (already reported). */
-int cli_http_serve(mcpage_server *srv, const cli_http_opts *o);
+/*
+ * Serves over HTTP until SIGTERM/SIGINT, with `health` (and `health_ud`)
+ * behind GET /health; 0 or an MCPAGE_E* status (already reported).
+ */
+int cli_http_serve(mcpage_server *srv, const cli_http_opts *o,
+                   int (*health)(void *ud, char *why, size_t cap), void *health_ud);
 
 #endif

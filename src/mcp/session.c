@@ -297,6 +297,38 @@ const char *mcpage_session_protocol_version(const mcpage_session *s)
     return v;
 }
 
+const json_t *mcpage_session_client_capabilities(const mcpage_session *s)
+{
+    pthread_mutex_lock((pthread_mutex_t *)&s->lock);
+    const json_t *caps = s->client_caps; /* written once, never replaced */
+    pthread_mutex_unlock((pthread_mutex_t *)&s->lock);
+    return caps;
+}
+
+int mcpage_session_restore(mcpage_session *s, const char *protocol_version,
+                           const json_t *client_caps)
+{
+    const mcp_revision *rev = mcp_version_find(protocol_version);
+    if (s == NULL || rev == NULL || (client_caps && !json_is_object(client_caps)))
+        return MCPAGE_EINVAL;
+    json_t *caps = client_caps ? json_deep_copy(client_caps) : NULL;
+    if (client_caps && caps == NULL)
+        return MCPAGE_ENOMEM;
+    pthread_mutex_lock(&s->lock);
+    bool again = s->rev != NULL;
+    if (!again) {
+        s->rev = rev;
+        s->client_caps = caps;
+        s->client_ready = true;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (again) {
+        json_decref(caps);
+        return MCPAGE_ESTATE;
+    }
+    return MCPAGE_OK;
+}
+
 /* ------------------------------------------------------------ notifications out */
 
 /* Sends notifications/message; `related` is the request it belongs to, or NULL. */

@@ -45,6 +45,7 @@
 #include "page/alloc.h"
 #include "page/base64.h"
 #include "page/jw.h"
+#include "page/seal.h"
 
 #define CURSOR_VERSION  1
 #define CURSOR_PREFIX   "c1."
@@ -737,6 +738,50 @@ static const keyslot *find_key(const mcpage_keyring *kr, uint8_t kid)
         if (kr->keys[i].kid == kid)
             return &kr->keys[i];
     return NULL;
+}
+
+/* ------------------------------------------------------------ seals */
+
+int mcpage__seal_kid(const mcpage_keyring *kr, uint8_t *kid)
+{
+    if (kr == NULL || kr->current < 0)
+        return MCPAGE_ESTATE;
+    *kid = kr->keys[kr->current].kid;
+    return MCPAGE_OK;
+}
+
+int mcpage__seal_tag(const mcpage_keyring *kr, uint8_t kid, const char *purpose, const uint8_t *msg,
+                     size_t n, uint8_t tag[SEAL_TAG_LEN])
+{
+    const keyslot *k = kr ? find_key(kr, kid) : NULL;
+    if (k == NULL)
+        return MCPAGE_ENOTFOUND;
+    size_t plen = strlen(purpose) + 1; /* the NUL too: "ab" + "c.." never equals "a" + "bc.." */
+    if (plen > SEAL_PURPOSE_MAX || n > SEAL_MSG_MAX)
+        return MCPAGE_ERANGE;
+    uint8_t buf[SEAL_PURPOSE_MAX + SEAL_MSG_MAX];
+    memcpy(buf, purpose, plen);
+    memcpy(buf + plen, msg, n);
+    uint8_t md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+    if (HMAC(EVP_sha256(), k->key, k->len, buf, plen + n, md, &mdlen) == NULL ||
+        mdlen < SEAL_TAG_LEN)
+        return MCPAGE_ECRYPTO;
+    memcpy(tag, md, SEAL_TAG_LEN);
+    OPENSSL_cleanse(md, sizeof md);
+    return MCPAGE_OK;
+}
+
+seal_status mcpage__seal_check(const mcpage_keyring *kr, uint8_t kid, const char *purpose,
+                               const uint8_t *msg, size_t n, const uint8_t tag[SEAL_TAG_LEN])
+{
+    uint8_t want[SEAL_TAG_LEN];
+    int rc = mcpage__seal_tag(kr, kid, purpose, msg, n, want);
+    if (rc == MCPAGE_ENOTFOUND)
+        return SEAL_FOREIGN_KEY;
+    if (rc != MCPAGE_OK || CRYPTO_memcmp(want, tag, SEAL_TAG_LEN) != 0)
+        return SEAL_BAD;
+    return SEAL_VALID;
 }
 
 /* Reads one part into out->parts[i], its string bytes into storage. */

@@ -66,6 +66,29 @@ void tools_store_put(tools_ctx *ctx, store *s)
     store_close(s);
 }
 
+int tools_health(void *ud, char *why, size_t cap)
+{
+    tools_ctx *ctx = ud;
+    store *s = NULL;
+    pthread_mutex_lock(&ctx->mu);
+    if (ctx->npool > 0)
+        s = ctx->pool[--ctx->npool];
+    pthread_mutex_unlock(&ctx->mu);
+    if (s == NULL) {
+        char err[600];
+        int rc = store_open_msg(ctx->db, STORE_OPEN_READONLY, &s, err, sizeof err);
+        if (rc < 0) {
+            (void)snprintf(why, cap, "the archive cannot be opened: %s", err);
+            return rc;
+        }
+    }
+    int rc = store_ping(s); /* reconnects a pooled connection a restart broke */
+    if (rc < 0)
+        (void)snprintf(why, cap, "%s", store_errmsg(s));
+    tools_store_put(ctx, s);
+    return rc;
+}
+
 int tools_store_error(mcpage_result *res, store *s, int rc, const char *what)
 {
     const char *msg = s ? store_errmsg(s) : "";

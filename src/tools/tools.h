@@ -44,6 +44,13 @@ int tools_ctx_init(tools_ctx *ctx, const char *db, const mcpage_pager *pager);
 void tools_ctx_free(tools_ctx *ctx);
 
 /*
+ * A health check for the HTTP transport's GET /health (its signature is
+ * mcpage_http_config.health; `ud` is the tools_ctx): 0 when the store
+ * answers, else its error with the reason in `why`.
+ */
+int tools_health(void *ud, char *why, size_t cap);
+
+/*
  * Registers every archive tool, the session resources (provider and
  * template). `ctx` must outlive the server.
  */

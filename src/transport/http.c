@@ -9,6 +9,11 @@
  * stream (messages tied to no request), or resumes any stream with
  * Last-Event-ID. DELETE ends the session.
  *
+ * Session ids are signed (session_id.h): the table below is a cache of
+ * runtime sessions, and an id it does not hold is verified and rebuilt
+ * (session_lookup), so a session outlives an idle expiry, a restart or
+ * the instance that opened it. Streams stay per process.
+ *
  * Threads: libmicrohttpd runs `threads` epoll threads; SSE connections
  * with nothing to send are suspended (no thread, no timeout) and resumed
  * when an event arrives, for a heartbeat, or to be closed. A housekeeping
@@ -54,10 +59,10 @@
 #include "page/alloc.h"
 #include "page/base64.h"
 #include "page/jw.h"
+#include "transport/session_id.h"
 
-/* Random bytes in a session id (base64url: 43 characters). */
-#define HTTP_SID_BYTES 32
-#define HTTP_SID_MAX   64
+/* Ended session ids remembered so that this instance refuses them (at least). */
+#define HTTP_TOMBSTONES_MIN 256
 /* Most request streams (SSE or waiting JSON) one session may have open. */
 #define HTTP_MAX_STREAMS 256
 /* Per-connection memory for headers and buffers (bounds header size). */
@@ -69,6 +74,12 @@
 
 typedef struct http_session http_session;
 typedef struct http_conn http_conn;
+
+/* A session ended by DELETE: its id stays refused here until it would expire anyway. */
+typedef struct http_tombstone {
+    uint8_t nonce[SESSION_ID_NONCE_LEN]; /* the ended id's random part */
+    int64_t until;                       /* unix seconds; 0 = free slot */
+} http_tombstone;
 
 /* One SSE event, kept formatted. */
 typedef struct http_event {
@@ -117,16 +128,19 @@ struct http_conn {
 struct http_session {
     http_session *next;          /* table link */
     mcpage_http *h;              /* the endpoint */
-    char id[HTTP_SID_MAX];       /* Mcp-Session-Id */
-    mcpage_session *s;           /* the runtime session; NULL once ended */
-    pthread_mutex_t lock;        /* guards the streams and connections */
-    pthread_mutex_t recv_lock;   /* one mcpage_session_receive at a time; guards s */
-    http_stream *streams;        /* open streams */
-    size_t nstreams;             /* request streams among them */
-    uint64_t next_no;            /* next request stream number */
-    atomic_int refs;             /* 1 for the table + 1 per request or connection */
-    bool closed;                 /* ended: streams close, waiters answer 404 */
-    _Atomic int64_t last_active; /* monotonic ms of the last request */
+    char id[SESSION_ID_MAX + 1]; /* Mcp-Session-Id (signed: session_id.h); "" until initialized */
+    char label[12];              /* short hex of the id's nonce, for log lines */
+    uint8_t nonce[SESSION_ID_NONCE_LEN]; /* the id's random part */
+    int64_t issued_at;                   /* when the id was minted (unix seconds) */
+    mcpage_session *s;                   /* the runtime session; NULL once ended */
+    pthread_mutex_t lock;                /* guards the streams and connections */
+    pthread_mutex_t recv_lock;           /* one mcpage_session_receive at a time; guards s */
+    http_stream *streams;                /* open streams */
+    size_t nstreams;                     /* request streams among them */
+    uint64_t next_no;                    /* next request stream number */
+    atomic_int refs;                     /* 1 for the table + 1 per request or connection */
+    bool closed;                         /* ended: streams close, waiters answer 404 */
+    _Atomic int64_t last_active;         /* monotonic ms of the last request */
 };
 
 struct mcpage_http {
@@ -146,6 +160,8 @@ struct mcpage_http {
     pthread_cond_t cv;                        /* wakes the housekeeper */
     http_session *sessions;                   /* live sessions */
     size_t nsessions;                         /* their count */
+    struct http_tombstone *tombs;             /* ids ended here by DELETE (a ring) */
+    size_t ntombs, tomb_next;                 /* ring size and the slot written next */
     atomic_bool stopping;                     /* mcpage_http_stop began (read without the lock) */
     pthread_t keeper;                         /* housekeeping thread */
     bool keeper_started;                      /* it runs */
@@ -260,7 +276,7 @@ static void session_end(http_session *hs)
     }
     pthread_mutex_unlock(&hs->recv_lock);
     if (hs->h->cfg.verbose)
-        (void)fprintf(stderr, "mcpage: session %.8s... ended\n", hs->id);
+        (void)fprintf(stderr, "mcpage: session %s ended\n", hs->label);
     session_unref(hs);
 }
 
@@ -277,28 +293,121 @@ static bool table_unlink(mcpage_http *h, http_session *hs)
     return false;
 }
 
+/* The table's session with this id, with a new reference, or NULL (h->lock held). */
+static http_session *table_find(mcpage_http *h, const char *sid, size_t len)
+{
+    for (http_session *hs = h->sessions; hs; hs = hs->next) {
+        /* Constant time: ids are bearer secrets too. */
+        if (strlen(hs->id) == len && CRYPTO_memcmp(hs->id, sid, len) == 0) {
+            session_ref(hs);
+            return hs;
+        }
+    }
+    return NULL;
+}
+
+/* True when DELETE ended the session with this nonce here (h->lock held). */
+static bool tombstoned(const mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN])
+{
+    for (size_t i = 0; i < h->ntombs; i++)
+        if (h->tombs[i].until && memcmp(h->tombs[i].nonce, nonce, SESSION_ID_NONCE_LEN) == 0)
+            return true;
+    return false;
+}
+
+/* Remembers an ended session until its id would expire (h->lock held). */
+static void tombstone_add(mcpage_http *h, const http_session *hs)
+{
+    if (h->ntombs == 0 || hs->id[0] == '\0')
+        return;
+    http_tombstone *t = &h->tombs[h->tomb_next];
+    h->tomb_next = (h->tomb_next + 1) % h->ntombs; /* a full ring forgets the oldest */
+    memcpy(t->nonce, hs->nonce, SESSION_ID_NONCE_LEN);
+    int64_t age = h->cfg.session_max_age_s ? (int64_t)h->cfg.session_max_age_s : INT64_MAX / 4;
+    t->until = hs->issued_at + age;
+}
+
+static void tombstones_expire(mcpage_http *h, int64_t now)
+{
+    for (size_t i = 0; i < h->ntombs; i++)
+        if (h->tombs[i].until && h->tombs[i].until < now)
+            h->tombs[i].until = 0;
+}
+
+/* Sets the id, its nonce, issue time and log label of a session. */
+static void session_set_id(http_session *hs, const char *id, const session_id_info *info)
+{
+    (void)snprintf(hs->id, sizeof hs->id, "%s", id);
+    memcpy(hs->nonce, info->nonce, SESSION_ID_NONCE_LEN);
+    hs->issued_at = info->issued_at;
+    (void)snprintf(hs->label, sizeof hs->label, "%02x%02x%02x%02x%02x", info->nonce[0],
+                   info->nonce[1], info->nonce[2], info->nonce[3], info->nonce[4]);
+}
+
+static http_session *session_alloc(mcpage_http *h);
+static int table_insert(mcpage_http *h, http_session *hs, http_session **existing);
+static void session_discard(http_session *hs);
+
 /*
  * Finds the session an Mcp-Session-Id names and returns it with a new
- * reference, or NULL when it is unknown, expired or ended. This is the
- * one place that interprets session ids: a later version can accept a
- * signed token carrying the protocol version and client capabilities
- * here and rebuild the session on any instance.
+ * reference. This is the one place that interprets session ids: one that
+ * is not in the table but carries a valid signature (another instance
+ * opened it, or this one before a restart or an idle expiry) is rebuilt
+ * from the protocol version and client capabilities it carries. On
+ * failure sets the HTTP status and a sentence for the client.
  */
-static http_session *session_lookup(mcpage_http *h, const char *sid)
+static http_session *session_lookup(mcpage_http *h, const char *sid, unsigned *status,
+                                    const char **why)
 {
-    if (sid == NULL || strlen(sid) >= HTTP_SID_MAX)
+    *status = MHD_HTTP_NOT_FOUND;
+    *why = session_id_status_text(SESSION_ID_MALFORMED);
+    size_t len = sid ? strnlen(sid, SESSION_ID_MAX + 1) : 0;
+    if (len == 0 || len > SESSION_ID_MAX)
         return NULL;
-    http_session *found = NULL;
     pthread_mutex_lock(&h->lock);
-    for (http_session *hs = h->sessions; hs && !found; hs = hs->next) {
-        /* Constant time: ids are bearer secrets too. */
-        if (strlen(hs->id) == strlen(sid) && CRYPTO_memcmp(hs->id, sid, strlen(sid)) == 0)
-            found = hs;
-    }
-    if (found)
-        session_ref(found);
+    http_session *found = table_find(h, sid, len);
     pthread_mutex_unlock(&h->lock);
-    return found;
+    if (found)
+        return found;
+
+    session_id_info info;
+    session_id_status st =
+        session_id_open(h->srv->keyring, sid, h->cfg.session_max_age_s, (int64_t)time(NULL), &info);
+    if (st != SESSION_ID_VALID) {
+        *why = session_id_status_text(st);
+        return NULL;
+    }
+    http_session *hs = session_alloc(h);
+    if (hs == NULL ||
+        mcpage_session_restore(hs->s, info.protocol_version, info.client_caps) != MCPAGE_OK) {
+        json_decref(info.client_caps);
+        if (hs)
+            session_discard(hs);
+        *status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        *why = "Internal error: the session could not be restored";
+        return NULL;
+    }
+    json_decref(info.client_caps);
+    session_set_id(hs, sid, &info);
+    pthread_mutex_lock(&h->lock);
+    bool ended = tombstoned(h, info.nonce);
+    int rc = ended ? MCPAGE_ENOTFOUND : table_insert(h, hs, &found);
+    pthread_mutex_unlock(&h->lock);
+    if (rc != MCPAGE_OK || found) {
+        session_discard(hs); /* refused, or another request restored it first */
+        if (ended)
+            *why = "Session not found: it was ended with DELETE; send initialize without "
+                   "Mcp-Session-Id to start a new one";
+        else if (rc == MCPAGE_ERANGE) {
+            *status = MHD_HTTP_SERVICE_UNAVAILABLE;
+            *why = "Service Unavailable: this instance holds its maximum of sessions; retry "
+                   "later or on another instance";
+        }
+        return found;
+    }
+    if (h->cfg.verbose)
+        (void)fprintf(stderr, "mcpage: session %s resumed from its signed id\n", hs->label);
+    return hs;
 }
 
 /* ------------------------------------------------------------ streams */
@@ -377,10 +486,9 @@ static void event_append(http_session *hs, http_stream *st, const char *msg, siz
             st->sent_seq = old->seq;
             if (!st->warned)
                 (void)fprintf(stderr,
-                              "mcpage: session %.8s...: stream %" PRIu64
-                              " passed its %zu-byte buffer; "
+                              "mcpage: session %s: stream %" PRIu64 " passed its %zu-byte buffer; "
                               "undelivered events were dropped and the slow connection closed\n",
-                              hs->id, st->no, hs->h->cfg.stream_buffer);
+                              hs->label, st->no, hs->h->cfg.stream_buffer);
             st->warned = true;
         }
         st->head = old->next;
@@ -798,21 +906,12 @@ static enum MHD_Result open_sse(struct MHD_Connection *c, http_session *hs, http
 
 /* ------------------------------------------------------------ methods */
 
-static http_session *session_create(mcpage_http *h, unsigned *status)
+/* A new session with a fresh runtime session and no id, not in the table; NULL without memory. */
+static http_session *session_alloc(mcpage_http *h)
 {
     http_session *hs = mcpage__calloc(1, sizeof *hs);
-    if (hs == NULL) {
-        *status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+    if (hs == NULL)
         return NULL;
-    }
-    uint8_t raw[HTTP_SID_BYTES];
-    if (RAND_bytes(raw, sizeof raw) != 1) {
-        mcpage__free(hs);
-        *status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-        return NULL;
-    }
-    b64_encode(raw, sizeof raw, hs->id, true);
-    hs->id[b64_encoded_len(sizeof raw, true)] = '\0';
     hs->h = h;
     hs->next_no = 1;
     atomic_init(&hs->refs, 2); /* the table and the creating request */
@@ -823,34 +922,93 @@ static http_session *session_create(mcpage_http *h, unsigned *status)
         pthread_mutex_destroy(&hs->lock);
         pthread_mutex_destroy(&hs->recv_lock);
         mcpage__free(hs);
-        *status = MHD_HTTP_INTERNAL_SERVER_ERROR;
         return NULL;
     }
     mcpage_session_set_close_stream(hs->s, hs_close_stream);
-    pthread_mutex_lock(&h->lock);
-    if (h->stopping || h->nsessions >= h->cfg.max_sessions) {
-        pthread_mutex_unlock(&h->lock);
-        mcpage_session_free(hs->s);
-        pthread_mutex_destroy(&hs->lock);
-        pthread_mutex_destroy(&hs->recv_lock);
-        mcpage__free(hs);
-        *status = MHD_HTTP_SERVICE_UNAVAILABLE;
-        return NULL;
-    }
-    hs->next = h->sessions;
-    h->sessions = hs;
-    h->nsessions++;
-    pthread_mutex_unlock(&h->lock);
-    if (h->cfg.verbose)
-        (void)fprintf(stderr, "mcpage: session %.8s... started\n", hs->id);
     return hs;
 }
 
-/* Removes a session from the table and ends it (DELETE, failed initialize). */
-static void session_close(mcpage_http *h, http_session *hs)
+/* Frees a session that never entered the table. */
+static void session_discard(http_session *hs)
+{
+    mcpage_session_free(hs->s);
+    pthread_mutex_destroy(&hs->lock);
+    pthread_mutex_destroy(&hs->recv_lock);
+    mcpage__free(hs);
+}
+
+/*
+ * Adds hs to the table (h->lock held). When a session with the same id is
+ * there already, returns it in *existing with a new reference instead.
+ * MCPAGE_ERANGE when the table is full or the endpoint is stopping.
+ */
+static int table_insert(mcpage_http *h, http_session *hs, http_session **existing)
+{
+    *existing = hs->id[0] ? table_find(h, hs->id, strlen(hs->id)) : NULL;
+    if (*existing)
+        return MCPAGE_OK;
+    if (h->stopping || h->nsessions >= h->cfg.max_sessions)
+        return MCPAGE_ERANGE;
+    hs->next = h->sessions;
+    h->sessions = hs;
+    h->nsessions++;
+    return MCPAGE_OK;
+}
+
+/* A session for an initialize request: in the table, its id minted once initialize succeeds. */
+static http_session *session_create(mcpage_http *h, unsigned *status)
+{
+    http_session *hs = session_alloc(h);
+    if (hs == NULL) {
+        *status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        return NULL;
+    }
+    http_session *existing = NULL;
+    pthread_mutex_lock(&h->lock);
+    int rc = table_insert(h, hs, &existing); /* no id yet: never finds one */
+    pthread_mutex_unlock(&h->lock);
+    if (rc != MCPAGE_OK) {
+        session_discard(hs);
+        *status = MHD_HTTP_SERVICE_UNAVAILABLE;
+        return NULL;
+    }
+    return hs;
+}
+
+/*
+ * Mints the signed id of a session whose initialize just succeeded: the
+ * negotiated version and the client's capabilities go inside.
+ */
+static int session_mint_id(mcpage_http *h, http_session *hs)
+{
+    char id[SESSION_ID_MAX + 1];
+    int n = session_id_mint(h->srv->keyring, mcpage_session_protocol_version(hs->s),
+                            mcpage_session_client_capabilities(hs->s), (int64_t)time(NULL), id);
+    if (n < 0)
+        return n;
+    session_id_info info;
+    session_id_status st = session_id_open(h->srv->keyring, id, 0, (int64_t)time(NULL), &info);
+    if (st != SESSION_ID_VALID)
+        return MCPAGE_ECRYPTO;
+    json_decref(info.client_caps);
+    pthread_mutex_lock(&h->lock); /* lookups read ids under this lock */
+    session_set_id(hs, id, &info);
+    pthread_mutex_unlock(&h->lock);
+    if (h->cfg.verbose)
+        (void)fprintf(stderr, "mcpage: session %s started\n", hs->label);
+    return MCPAGE_OK;
+}
+
+/*
+ * Removes a session from the table and ends it (DELETE, failed
+ * initialize); a DELETEd id stays refused here (`bury`).
+ */
+static void session_close(mcpage_http *h, http_session *hs, bool bury)
 {
     pthread_mutex_lock(&h->lock);
     bool mine = table_unlink(h, hs);
+    if (bury)
+        tombstone_add(h, hs);
     pthread_mutex_unlock(&h->lock);
     if (mine)
         session_end(hs);
@@ -889,11 +1047,11 @@ static http_session *need_session(mcpage_http *h, struct MHD_Connection *c, enum
                     "repeat the Mcp-Session-Id it returned on every request");
         return NULL;
     }
-    http_session *hs = session_lookup(h, sid);
+    unsigned status = 0;
+    const char *why = NULL;
+    http_session *hs = session_lookup(h, sid, &status, &why);
     if (hs == NULL)
-        *ret = fail(c, MHD_HTTP_NOT_FOUND, -32001,
-                    "Session not found: it expired or was ended; send initialize without "
-                    "Mcp-Session-Id to start a new one");
+        *ret = fail(c, status, status == MHD_HTTP_NOT_FOUND ? -32001 : -32000, why);
     return hs;
 }
 
@@ -905,7 +1063,7 @@ static enum MHD_Result handle_delete(mcpage_http *h, struct MHD_Connection *c)
     http_session *hs = need_session(h, c, &ret);
     if (hs == NULL)
         return ret;
-    session_close(h, hs);
+    session_close(h, hs, true);
     session_unref(hs);
     return queue(c, MHD_HTTP_NO_CONTENT, NULL, "", 0, NULL);
 }
@@ -1118,10 +1276,11 @@ static enum MHD_Result handle_post(mcpage_http *h, struct MHD_Connection *c, htt
         goto done;
     }
     receive(hs, rq->body, rq->len);
-    if (init && !mcpage_session_initialized(hs->s)) {
+    if (rq->new_session &&
+        (!mcpage_session_initialized(hs->s) || session_mint_id(h, hs) != MCPAGE_OK)) {
         /* A failed initialize leaves no session behind. */
         rq->new_session = false;
-        session_close(h, hs);
+        session_close(h, hs, false);
     }
     const char *sid_out = rq->new_session ? hs->id : NULL;
     if (sse) {
@@ -1171,6 +1330,33 @@ static enum MHD_Result finish_wait(struct MHD_Connection *c, http_req *rq)
     return ret;
 }
 
+/*
+ * GET /health: 200 {"status":"ok"} while the server can serve, else 503
+ * with the reason the embedder's check gave (a load balancer's probe;
+ * no session, no token needed, nothing secret in it).
+ */
+static enum MHD_Result handle_health(mcpage_http *h, struct MHD_Connection *c, const char *method)
+{
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return fail(c, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_INVALID_REQUEST,
+                    "Method Not Allowed: /health takes GET");
+    char why[256] = "";
+    int rc = h->cfg.health ? h->cfg.health(h->cfg.health_ud, why, sizeof why) : 0;
+    jw w;
+    jw_init(&w, 1024);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "status", rc == 0 ? "ok" : "unavailable");
+    if (rc != 0)
+        jw_kv_string(&w, "reason", why[0] ? why : "the server's health check failed");
+    jw_kv_int(&w, "sessions", (int64_t)mcpage_http_session_count(h));
+    jw_object_end(&w);
+    enum MHD_Result ret = w.err ? MHD_NO
+                                : queue(c, rc == 0 ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE,
+                                        "application/json", w.buf, w.len, NULL);
+    jw_free(&w);
+    return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -1188,6 +1374,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return finish_wait(c, rq);
     if (!rq->started) {
         rq->started = true;
+        if (strcmp(url, "/health") == 0)
+            return handle_health(h, c, method);
         if (strcmp(url, "/mcp") != 0)
             return fail(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
                         "Not Found: the MCP endpoint is /mcp");
@@ -1323,6 +1511,7 @@ static void *keeper_main(void *arg)
         if (h->stopping)
             break;
         int64_t now = now_ms();
+        tombstones_expire(h, (int64_t)time(NULL));
         http_session *expired = NULL;
         for (http_session **pp = &h->sessions; *pp;) {
             http_session *hs = *pp;
@@ -1351,7 +1540,7 @@ static void *keeper_main(void *arg)
         for (http_session *hs = expired, *n; hs; hs = n) {
             n = hs->next;
             if (h->cfg.verbose)
-                (void)fprintf(stderr, "mcpage: session %.8s... expired after %u s idle\n", hs->id,
+                (void)fprintf(stderr, "mcpage: session %s expired after %u s idle\n", hs->label,
                               h->cfg.session_idle_s);
             session_end(hs);
         }
@@ -1370,6 +1559,7 @@ void mcpage_http_config_init(mcpage_http_config *cfg)
     cfg->max_connections = 2048;
     cfg->max_sessions = 1024;
     cfg->session_idle_s = 1800;
+    cfg->session_max_age_s = 86400;
     cfg->connection_timeout_s = 60;
     cfg->heartbeat_ms = 15000;
     cfg->retry_ms = 1000;
@@ -1383,6 +1573,7 @@ static void http_free(mcpage_http *h)
         mcpage__free(h->origins[i]);
     mcpage__free(h->origins);
     mcpage__free(h->host);
+    mcpage__free(h->tombs);
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->lock);
     mcpage__free(h);
@@ -1406,8 +1597,10 @@ int mcpage_http_start(mcpage_server *srv, const mcpage_http_config *cfg, mcpage_
     h->cfg = *cfg;
     h->host = mcpage__strdup(cfg->host ? cfg->host : "127.0.0.1");
     h->max_body = cfg->max_body ? cfg->max_body : srv->cfg.max_message;
+    h->ntombs = cfg->max_sessions > HTTP_TOMBSTONES_MIN ? cfg->max_sessions : HTTP_TOMBSTONES_MIN;
+    h->tombs = mcpage__calloc(h->ntombs, sizeof *h->tombs);
     int rc = MCPAGE_ENOMEM;
-    if (h->host == NULL)
+    if (h->host == NULL || h->tombs == NULL)
         goto fail;
     h->cfg.host = h->host;
     h->cfg.allow_origins = NULL;

@@ -5,7 +5,9 @@
 // WWW-Authenticate, body 413 (declared and chunked), missing session 400,
 // unknown session 404, unsupported MCP-Protocol-Version 400, 404 path,
 // 405 with Allow, 406 Accept, 415 Content-Type, the session cap (503),
-// idle expiry (404), DELETE, and slow clients that cannot block others.
+// signed session ids (a damaged one is 404), idle expiry (the session
+// leaves memory and its signed id resumes it), the maximum session age
+// (404), DELETE, GET /health, and slow clients that cannot block others.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -124,7 +126,8 @@ try {
   r = await post({ Origin: `http://localhost:${port}`, Host: `localhost:${port}` }, INIT);
   eq(r.status, 200, "initialize with a local Origin and Host is 200");
   const sid = r.headers["mcp-session-id"];
-  eq(/^[A-Za-z0-9_-]{43}$/.test(sid), true, "session id: 43 base64url characters (32 random bytes)");
+  eq(/^s1\.[A-Za-z0-9_-]{60,400}$/.test(sid), true, `session id: a signed token, "s1." and base64url (${sid})`);
+  eq(sid.length < 200, true, `a session id with empty capabilities is short (${sid.length} characters)`);
   eq(JSON.parse(r.body).result.protocolVersion, "2025-11-25", "negotiated 2025-11-25");
 
   // Session rules.
@@ -132,6 +135,10 @@ try {
   eq(r.status, 400, "a request without Mcp-Session-Id is 400");
   r = await post({ "Mcp-Session-Id": "A".repeat(43) }, PING);
   eq(r.status, 404, "an unknown session is 404");
+  const flip = sid.slice(0, 20) + (sid[20] === "A" ? "B" : "A") + sid.slice(21);
+  r = await post({ "Mcp-Session-Id": flip }, PING);
+  eq(r.status, 404, "a session id with one character changed is 404");
+  eq(/not one this server issued/.test(JSON.parse(r.body).error.message), true, "and says it is not one of ours");
   r = await post({ "Mcp-Session-Id": sid, "MCP-Protocol-Version": "1999-01-01" }, PING);
   eq(r.status, 400, "an unsupported MCP-Protocol-Version is 400");
   r = await post({ "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-03-26" }, PING);
@@ -223,8 +230,9 @@ try {
   slow.forEach((s) => s.destroy());
   eq(ms < 5000, true, `20 requests answered within 5 s beside 100 slow clients (took ${ms} ms)`);
 
-  // A second server: non-loopback bind with an Origin allow-list, short idle expiry.
-  const port2 = await start(["--http", "0.0.0.0:0", "--allow-origin", "https://app.example.com", "--session-idle", "1"]);
+  // A second server: non-loopback bind with an Origin allow-list, short idle expiry and age.
+  const port2 = await start(["--http", "0.0.0.0:0", "--allow-origin", "https://app.example.com", "--session-idle", "1",
+                             "--session-max-age", "3"]);
   const b2 = { ...base, Host: `example.internal:${port2}`, Authorization: null };
   r = await raw(port2, "POST", { ...b2, Origin: "https://app.example.com" }, INIT);
   eq(r.status, 200, "an allow-listed Origin is admitted (any Host when not on loopback)");
@@ -233,9 +241,17 @@ try {
   const sid2 = r.headers["mcp-session-id"];
   r = await raw(port2, "POST", { ...b2, Origin: `http://localhost:${port2}` }, INIT);
   eq(r.status, 403, "a localhost Origin is not special off loopback");
-  await new Promise((res) => setTimeout(res, 3000));
+  const live = async () => JSON.parse((await raw(port2, "GET", { ...b2, ":path": "/health" })).body).sessions;
+  eq(await live(), 1, "GET /health counts the live session");
+  await new Promise((res) => setTimeout(res, 2000));
+  eq(await live(), 0, "a session idle past --session-idle leaves memory");
   r = await raw(port2, "POST", { ...b2, "Mcp-Session-Id": sid2 }, PING);
-  eq(r.status, 404, "a session idle past --session-idle has expired (404)");
+  eq(r.status, 200, "its signed id resumes it");
+  eq(await live(), 1, "and it is live again");
+  await new Promise((res) => setTimeout(res, 2600));
+  r = await raw(port2, "POST", { ...b2, "Mcp-Session-Id": sid2 }, PING);
+  eq(r.status, 404, "a session id older than --session-max-age is 404");
+  eq(/maximum session age/.test(JSON.parse(r.body).error.message), true, "and says why");
 
   // SIGTERM with an open GET stream: the stream ends and the server exits 0 within 2 s.
   r = await raw(port2, "POST", b2, INIT);

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Three `mcpage serve --http` instances on one PostgreSQL store, nginx in
-# front (examples/nginx/mcpage.conf with this test's ports):
+# front (examples/nginx/mcpage.conf with this test's ports). The client
+# initializes once: its signed Mcp-Session-Id is accepted by every
+# instance, and the cursor carries the walk.
 #  1. a client walks list_sessions and search_conversations sending each
-#     page to a different instance (the cursor carries the walk): every
-#     record exactly once, the same records as a walk on one instance;
-#  2. one instance is killed mid-walk: the walk completes through nginx and
-#     the other instances, every record exactly once;
+#     page to a different instance, in one session: every record exactly
+#     once, the same records as a walk on one instance;
+#  2. through nginx, the instance serving the session is killed mid-walk:
+#     nginx moves the session to another instance, which takes it from its
+#     signed id; the walk completes without a new initialize, every record
+#     exactly once;
 #  3. PostgreSQL is restarted mid-walk: a call answers with a clear
 #     "unavailable" error, and the walk resumes with the same cursor once
 #     the server is back.
@@ -49,6 +53,7 @@ ports=()
 start_instance() { # index port
   "$bin" serve --http "127.0.0.1:$2" --store "$url" --no-sync >"$work/serve$1.log" 2>&1 &
   pids[$1]=$!
+  echo "$!" >"$work/pid.$2"
 }
 for i in 0 1 2; do
   ports[$i]=$(free_port)
@@ -56,7 +61,10 @@ for i in 0 1 2; do
 done
 front=$(free_port)
 sed -e "s/127.0.0.1:8101/127.0.0.1:${ports[0]}/; s/127.0.0.1:8102/127.0.0.1:${ports[1]}/; s/127.0.0.1:8103/127.0.0.1:${ports[2]}/" \
-    -e "s/listen 127.0.0.1:8100/listen 127.0.0.1:$front/" "$src/examples/nginx/mcpage.conf" >"$work/mcpage.conf"
+    -e "s/listen 127.0.0.1:8100/listen 127.0.0.1:$front/" \
+    -e 's/^\( *\)proxy_pass \(.*\)$/\1proxy_pass \2\n\1add_header X-Upstream $upstream_addr always;/' \
+    "$src/examples/nginx/mcpage.conf" >"$work/mcpage.conf"
+grep -q "X-Upstream" "$work/mcpage.conf" || { echo "multi_instance: could not instrument the nginx example"; exit 1; }
 cat >"$work/nginx.conf" <<EOF
 pid $work/nginx.pid;
 error_log $work/nginx-error.log;
@@ -77,16 +85,20 @@ for p in "${ports[@]}" "$front"; do
 done
 
 cat >"$work/client.mjs" <<'EOF'
-// A bare JSON-RPC-over-HTTP client: one MCP session per endpoint.
+// A bare JSON-RPC-over-HTTP client holding ONE MCP session, whichever
+// endpoint each request goes to (the session id is signed: any instance
+// with the key accepts it).
 const [mode, ...endpoints] = process.argv.slice(2);
-const sessions = new Map();
+let session = null, inits = 0, lastUpstream = null;
+const upstreams = [];
 async function rpc(ep, method, params, id) {
   const headers = {'content-type': 'application/json', accept: 'application/json, text/event-stream',
                    'mcp-protocol-version': '2025-11-25'};
-  if (sessions.has(ep)) headers['mcp-session-id'] = sessions.get(ep);
+  if (session) headers['mcp-session-id'] = session;
   const r = await fetch(ep, {method: 'POST', headers, body: JSON.stringify({jsonrpc: '2.0', id, method, params})});
   const sid = r.headers.get('mcp-session-id');
-  if (sid) sessions.set(ep, sid);
+  if (sid) session = sid;
+  lastUpstream = r.headers.get('x-upstream') || ep;
   const text = await r.text();
   if (r.status !== 200) throw new Error(`${ep} ${method}: HTTP ${r.status} ${text.slice(0, 200)}`);
   let msg;
@@ -100,21 +112,24 @@ async function rpc(ep, method, params, id) {
 }
 let nextId = 1;
 async function open(ep) {
-  if (sessions.has(ep)) return;
+  if (session) return;
+  inits++;
   await rpc(ep, 'initialize', {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'multi', version: '1'}}, nextId++);
-  const headers = {'content-type': 'application/json', 'mcp-session-id': sessions.get(ep), 'mcp-protocol-version': '2025-11-25'};
+  const headers = {'content-type': 'application/json', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25'};
   await fetch(ep, {method: 'POST', headers, body: JSON.stringify({jsonrpc: '2.0', method: 'notifications/initialized'})});
 }
 async function page(ep, tool, args) {
   await open(ep);
   const res = await rpc(ep, 'tools/call', {name: tool, arguments: args}, nextId++);
   if (res.isError) throw new Error(`${tool}: ${JSON.stringify(res.content).slice(0, 300)}`);
+  upstreams.push(lastUpstream);
   const sc = res.structuredContent || {};
   const rows = Object.values(sc).find(Array.isArray) || [];
   return {rows, next: sc.next_cursor || null};
 }
 // Walk a LIST tool, page k on endpoint k % n; on a failed call, wait and
-// retry the same cursor on the next endpoint (the cursor is the whole state).
+// retry the same cursor, in the same session, on the next endpoint (the
+// cursor is the walk's whole state, the signed session id the session's).
 async function walk(tool, base, keyOf, hook) {
   const seen = [];
   let cursor = null, k = 0, errors = [];
@@ -127,7 +142,6 @@ async function walk(tool, base, keyOf, hook) {
       catch (e) {
         errors.push(String(e.message));
         if (attempt > 60) throw e;
-        sessions.delete(ep);
         await new Promise(r => setTimeout(r, 500));
       }
     }
@@ -137,11 +151,13 @@ async function walk(tool, base, keyOf, hook) {
     if (!got.next) break;
     cursor = got.next;
   }
-  return {seen, pages: k, errors};
+  return {seen, pages: k, errors, inits, upstreams};
 }
 const hookCmd = process.env.HOOK_CMD, hookAt = Number(process.env.HOOK_AT || 0);
 const {execSync} = await import('node:child_process');
-const hook = hookCmd ? async k => { if (k === hookAt) execSync(hookCmd, {stdio: 'inherit'}); } : null;
+const hook = hookCmd ? async k => {
+  if (k === hookAt) execSync(hookCmd, {stdio: 'inherit', env: {...process.env, LAST_UPSTREAM: lastUpstream}});
+} : null;
 const tool = mode === 'search' ? 'search_conversations' : 'list_sessions';
 const base = mode === 'search' ? {query: 'the', limit: 7, sort: 'newest'} : {limit: 4};
 const keyOf = mode === 'search' ? r => String(r.message_id) : r => r.session_id;
@@ -156,7 +172,9 @@ check_once() { # json label expected-count
     const dup = o.seen.filter((x, i) => o.seen.indexOf(x) !== i);
     if (dup.length) { console.error(process.argv[2] + ": duplicates " + dup.slice(0, 5)); process.exit(1); }
     if (o.seen.length !== want) { console.error(process.argv[2] + ": " + o.seen.length + " records, want " + want); process.exit(1); }
-    console.log(process.argv[2] + ": " + o.seen.length + " records in " + o.pages + " pages, each once" + (o.errors.length ? "; errors seen: " + o.errors.length + " (" + o.errors[0].slice(0, 120) + ")" : ""));
+    if (o.inits !== 1) { console.error(process.argv[2] + ": the client had to initialize " + o.inits + " times; one session should serve the whole walk"); process.exit(1); }
+    const by = [...new Set(o.upstreams)];
+    console.log(process.argv[2] + ": " + o.seen.length + " records in " + o.pages + " pages, each once, one session, served by " + by.length + " instance(s)" + (o.errors.length ? "; errors seen: " + o.errors.length + " (" + o.errors[0].slice(0, 120) + ")" : ""));
   ' "$1" "$2" "$3"
 }
 direct=("http://127.0.0.1:${ports[0]}/mcp" "http://127.0.0.1:${ports[1]}/mcp" "http://127.0.0.1:${ports[2]}/mcp")
@@ -166,6 +184,9 @@ nsessions=$("$bin" stats --store "$url" --json | node -e 'let s="";process.stdin
 one=$(run sessions "${direct[0]}")
 spread=$(run sessions "${direct[@]}")
 check_once "$spread" "list_sessions over 3 instances" "$nsessions"
+node -e '
+  const o = JSON.parse(process.argv[1]);
+  if (new Set(o.upstreams).size !== 3) { console.error("the one session was not served by all 3 instances: " + JSON.stringify(o.upstreams)); process.exit(1); }' "$spread"
 [ "$(node -e 'console.log(JSON.stringify(JSON.parse(process.argv[1]).seen))' "$one")" = \
   "$(node -e 'console.log(JSON.stringify(JSON.parse(process.argv[1]).seen))' "$spread")" ] ||
   { echo "list_sessions: the spread walk differs from a one-instance walk"; exit 1; }
@@ -173,10 +194,21 @@ sone=$(run search "${direct[0]}")
 nmatches=$(node -e 'console.log(JSON.parse(process.argv[1]).seen.length)' "$sone")
 check_once "$(run search "${direct[@]}")" "search_conversations over 3 instances" "$nmatches"
 
-# 2. kill instance 2 after page 3; the walk goes on through nginx and the others
-spread=$(HOOK_AT=3 HOOK_CMD="kill ${pids[1]}" run search "http://127.0.0.1:$front/mcp" "${direct[0]}" "${direct[2]}")
-check_once "$spread" "search_conversations with an instance killed mid-walk" "$nmatches"
-start_instance 1 "${ports[1]}"
+# 2. through nginx only: after page 3, kill the instance nginx sends this
+#    session to; nginx fails over and the next instance takes the session
+#    from its signed id (no new initialize: check_once counts them)
+spread=$(HOOK_AT=3 HOOK_CMD="kill \$(cat '$work'/pid.\${LAST_UPSTREAM##*:})" run search "http://127.0.0.1:$front/mcp")
+check_once "$spread" "search_conversations through nginx, the session's instance killed mid-walk" "$nmatches"
+node -e '
+  const o = JSON.parse(process.argv[1]);
+  const killed = o.upstreams[2], after = o.upstreams.slice(3);
+  if (!after.length || after.some(u => u === killed)) {
+    console.error("after the kill, pages still came from " + killed + ": " + JSON.stringify(o.upstreams)); process.exit(1); }
+  console.log("  the session moved from " + killed + " to " + [...new Set(after)].join(", "));' "$spread"
+for i in 0 1 2; do kill -0 "${pids[$i]}" 2>/dev/null || start_instance "$i" "${ports[$i]}"; done
+for p in "${ports[@]}"; do
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null && break; sleep 0.1; done
+done
 
 # 3. restart PostgreSQL after page 2: clear errors, then the walk resumes
 spread=$(HOOK_AT=2 HOOK_CMD="'$src/scripts/pg-test-server.sh' kill; (sleep 3; '$src/scripts/pg-test-server.sh' resume) &" \

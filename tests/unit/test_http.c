@@ -5,6 +5,10 @@
  * consumer too slow for a flood of notifications has its stream closed
  * (the buffer stays bounded) and still gets the result by resuming with
  * Last-Event-ID, and stop ends held streams and waiting calls promptly.
+ * Session ids are signed: another endpoint holding the same key continues
+ * the session (with the client's capabilities), DELETE makes an endpoint
+ * refuse the id, another key's endpoint refuses it. GET /health reports
+ * the embedder's check.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -24,8 +28,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <mcpage/cursor.h>
 #include <mcpage/http.h>
 #include <mcpage/server.h>
+
+/* Room for a session id (signed ids run to about 150 characters). */
+#define SID_MAX 2048
 
 /* Notifications the flood tool sends, and their size. */
 #define FLOOD_N    16000 /* 16 MB: more than the kernel's socket buffers (4 MB) absorb */
@@ -57,19 +65,39 @@ static int nap(mcpage_call *call, const json_t *args, mcpage_result *res)
     return mcpage_result_add_text(res, "woke", 4);
 }
 
+/* Answers with the client capabilities the session holds. */
+static int caps(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    char *text = json_dumps(mcpage_call_client_capabilities(call), JSON_COMPACT | JSON_ENCODE_ANY);
+    int rc = mcpage_result_add_text(res, text ? text : "null", text ? strlen(text) : 4);
+    free(text);
+    return rc;
+}
+
+static int sick(void *ud, char *why, size_t cap)
+{
+    (void)snprintf(why, cap, "%s", (const char *)ud);
+    return -1;
+}
+
 typedef struct fixture {
     mcpage_server *srv; /* the server */
     mcpage_http *h;     /* the endpoint */
     int port;           /* its port */
 } fixture;
 
-static fixture *start(void)
+/* An endpoint whose server signs with `kr` (NULL: its own key) and reports `health`. */
+static fixture *start_with(mcpage_keyring *kr, int (*health)(void *, char *, size_t), void *ud)
 {
     fixture *f = calloc(1, sizeof *f);
     mcpage_server_config cfg;
     mcpage_server_config_init(&cfg, "t", "1");
     cfg.log_level = MCPAGE_LOG_DEBUG;
+    cfg.keyring = kr;
     assert_int_equal(mcpage_server_new(&cfg, &f->srv), 0);
+    mcpage_tool t3 = {.name = "caps", .handler = caps};
+    assert_int_equal(mcpage_server_add_tool(f->srv, &t3), 0);
     mcpage_tool t = {.name = "flood", .handler = flood};
     assert_int_equal(mcpage_server_add_tool(f->srv, &t), 0);
     mcpage_tool t2 = {.name = "nap", .handler = nap};
@@ -77,10 +105,17 @@ static fixture *start(void)
     mcpage_http_config hc;
     mcpage_http_config_init(&hc);
     hc.stream_buffer = TEST_BUFFER;
+    hc.health = health;
+    hc.health_ud = ud;
     assert_int_equal(mcpage_http_start(f->srv, &hc, &f->h), 0);
     f->port = mcpage_http_port(f->h);
     assert_true(f->port > 0);
     return f;
+}
+
+static fixture *start(void)
+{
+    return start_with(NULL, NULL, NULL);
 }
 
 static void stop(fixture *f)
@@ -104,7 +139,7 @@ static int dial(int port)
 static void send_req(int fd, int port, const char *method, const char *sid, const char *accept,
                      const char *extra, const char *body)
 {
-    char buf[8192];
+    char buf[16384];
     int n =
         snprintf(buf, sizeof buf,
                  "%s /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
@@ -143,11 +178,11 @@ static const char INIT[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initializ
                            "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
                            "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
 
-/* Initializes a session; copies its id. */
-static void init_session(fixture *f, char *sid, size_t max)
+/* Initializes a session with the `init` request; copies its id. */
+static void init_session_with(fixture *f, const char *init, char *sid, size_t max)
 {
     int fd = dial(f->port);
-    send_req(fd, f->port, "POST", NULL, "application/json, text/event-stream", NULL, INIT);
+    send_req(fd, f->port, "POST", NULL, "application/json, text/event-stream", NULL, init);
     char *r = read_all(fd, 1 << 16, NULL);
     assert_non_null(strstr(r, "HTTP/1.1 200"));
     assert_non_null(strstr(r, "Content-Type: application/json"));
@@ -155,17 +190,127 @@ static void init_session(fixture *f, char *sid, size_t max)
     assert_non_null(h);
     h += 16;
     size_t n = strcspn(h, "\r\n");
-    assert_true(n == 43 && n < max);
+    assert_true(n > 3 && n < max);
+    assert_memory_equal(h, "s1.", 3);
     memcpy(sid, h, n);
     sid[n] = '\0';
     free(r);
+}
+
+static void init_session(fixture *f, char *sid, size_t max)
+{
+    init_session_with(f, INIT, sid, max);
+}
+
+/* POSTs one message on a session and returns the whole answer (malloc'd). */
+static char *post(fixture *f, const char *sid, const char *body)
+{
+    int fd = dial(f->port);
+    send_req(fd, f->port, "POST", sid, "application/json, text/event-stream", NULL, body);
+    return read_all(fd, 1 << 16, NULL);
+}
+
+static mcpage_keyring *shared_ring(uint8_t kid, uint8_t fill)
+{
+    mcpage_keyring *kr = NULL;
+    assert_int_equal(mcpage_keyring_new(&kr), 0);
+    uint8_t key[32];
+    memset(key, fill, sizeof key);
+    assert_int_equal(mcpage_keyring_add(kr, kid, key, sizeof key, true), 0);
+    return kr;
+}
+
+static const char CAPS_CALL[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                                "\"params\":{\"name\":\"caps\",\"arguments\":{}}}";
+
+static void a_session_continues_on_any_endpoint_holding_the_key(void **state)
+{
+    (void)state;
+    mcpage_keyring *kr = shared_ring(3, 0x5a), *other = shared_ring(4, 0xa5);
+    fixture *a = start_with(kr, NULL, NULL), *b = start_with(kr, NULL, NULL),
+            *c = start_with(other, NULL, NULL);
+    char sid[SID_MAX];
+    init_session_with(a,
+                      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                      "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{\"roots\":{"
+                      "\"listChanged\":true}},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}",
+                      sid, sizeof sid);
+    stop(a); /* the instance that opened the session is gone */
+
+    /* b never saw initialize: the id alone carries the session, capabilities included. */
+    assert_int_equal(mcpage_http_session_count(b->h), 0);
+    char *r = post(b, sid, CAPS_CALL);
+    assert_non_null(strstr(r, "HTTP/1.1 200"));
+    assert_non_null(strstr(r, "{\\\"roots\\\":{\\\"listChanged\\\":true}}"));
+    free(r);
+    assert_int_equal(mcpage_http_session_count(b->h), 1);
+    /* initialize again on a continued session is refused as on the first instance. */
+    r = post(b, sid, INIT);
+    assert_non_null(strstr(r, "already initialized"));
+    free(r);
+
+    /* Another key: not this deployment's session. */
+    r = post(c, sid, CAPS_CALL);
+    assert_non_null(strstr(r, "HTTP/1.1 404"));
+    assert_non_null(strstr(r, "signed with a key this server does not hold"));
+    free(r);
+
+    /* DELETE ends it here, and here the id stays refused. */
+    int fd = dial(b->port);
+    send_req(fd, b->port, "DELETE", sid, "application/json", NULL, NULL);
+    r = read_all(fd, 1 << 16, NULL);
+    assert_non_null(strstr(r, "HTTP/1.1 204"));
+    free(r);
+    assert_int_equal(mcpage_http_session_count(b->h), 0);
+    r = post(b, sid, CAPS_CALL);
+    assert_non_null(strstr(r, "HTTP/1.1 404"));
+    assert_non_null(strstr(r, "ended with DELETE"));
+    free(r);
+    /* A damaged id is unknown. */
+    sid[10] = sid[10] == 'A' ? 'B' : 'A';
+    r = post(b, sid, CAPS_CALL);
+    assert_non_null(strstr(r, "HTTP/1.1 404"));
+    assert_non_null(strstr(r, "not one this server issued"));
+    free(r);
+    stop(b);
+    stop(c);
+    mcpage_keyring_free(kr);
+    mcpage_keyring_free(other);
+}
+
+static void health_reports_the_embedders_check(void **state)
+{
+    (void)state;
+    fixture *ok = start(), *bad = start_with(NULL, sick, "the store is unavailable (test)");
+    char req[256];
+    int fd = dial(ok->port);
+    int n = snprintf(req, sizeof req,
+                     "GET /health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+                     ok->port);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    char *r = read_all(fd, 1 << 16, NULL);
+    assert_non_null(strstr(r, "HTTP/1.1 200"));
+    assert_non_null(strstr(r, "{\"status\":\"ok\",\"sessions\":0}"));
+    free(r);
+    fd = dial(bad->port);
+    n = snprintf(req, sizeof req,
+                 "GET /health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+                 bad->port);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    r = read_all(fd, 1 << 16, NULL);
+    assert_non_null(strstr(r, "HTTP/1.1 503"));
+    assert_non_null(
+        strstr(r, "{\"status\":\"unavailable\",\"reason\":\"the store is unavailable (test)\""));
+    free(r);
+    stop(ok);
+    stop(bad);
 }
 
 static void a_list_is_json_and_a_call_is_a_primed_sse_stream(void **state)
 {
     (void)state;
     fixture *f = start();
-    char sid[64];
+    char sid[SID_MAX];
     init_session(f, sid, sizeof sid);
     assert_int_equal(mcpage_http_session_count(f->h), 1);
 
@@ -198,7 +343,7 @@ static void a_slow_consumer_is_cut_off_and_resumes_to_the_result(void **state)
 {
     (void)state;
     fixture *f = start();
-    char sid[64];
+    char sid[SID_MAX];
     init_session(f, sid, sizeof sid);
     int fd = dial(f->port);
     send_req(fd, f->port, "POST", sid, "text/event-stream", NULL,
@@ -238,7 +383,7 @@ static void stop_ends_held_streams_and_waiting_calls_promptly(void **state)
 {
     (void)state;
     fixture *f = start();
-    char sid[64];
+    char sid[SID_MAX];
     init_session(f, sid, sizeof sid);
     int get = dial(f->port);
     send_req(get, f->port, "GET", sid, "text/event-stream", NULL, NULL);
@@ -285,6 +430,8 @@ int main(void)
         cmocka_unit_test(a_slow_consumer_is_cut_off_and_resumes_to_the_result),
         cmocka_unit_test(stop_ends_held_streams_and_waiting_calls_promptly),
         cmocka_unit_test(bad_configurations_are_refused),
+        cmocka_unit_test(a_session_continues_on_any_endpoint_holding_the_key),
+        cmocka_unit_test(health_reports_the_embedders_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
