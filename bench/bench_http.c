@@ -239,7 +239,7 @@ static void *work(void *arg)
 {
     worker *w = arg;
     conn c;
-    char sid[128];
+    char sid[2048]; /* signed session ids run to 1,500 characters */
     if (session_open(&c, sid, sizeof sid) != 0) {
         w->errors++;
         conn_close(&c);
@@ -263,7 +263,7 @@ static void *work(void *arg)
             w->lat[w->nlat++] = now_s() - t0;
     }
     /* End the session so the next run starts below the session cap. */
-    char del[256];
+    char del[2600];
     int n = snprintf(del, sizeof del,
                      "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nMcp-Session-Id: %s\r\n\r\n",
                      g_port, sid);
@@ -334,7 +334,7 @@ static int run_streams(int n, int pid)
 {
     long before = rss_kb(pid);
     conn *cs = calloc((size_t)n, sizeof *cs);
-    char sid[128];
+    char sid[2048]; /* signed session ids run to 1,500 characters */
     int open = 0;
     double t0 = now_s();
     for (int i = 0; i < n; i++) {

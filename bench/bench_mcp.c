@@ -554,7 +554,7 @@ static void *http_work(void *arg)
     reader rd = {.fd = dial(), .buf = malloc(LINE_MAX_BYTES + 1)};
     size_t bodymax = 1 << 20;
     char *body = malloc(bodymax);
-    char sid[256] = "", req[REQ_MAX + 64];
+    char sid[2048] = "", req[REQ_MAX + 64]; /* ids run to 1,500 characters */
     if (rd.fd < 0 || !rd.buf || !body) {
         snprintf(w->err, sizeof w->err, "cannot connect: %s", strerror(errno));
         w->errors++;
@@ -597,7 +597,7 @@ static void *http_work(void *arg)
             w->lat[w->nlat++] = now_s() - t0;
     }
     if (sid[0]) {
-        char del[512];
+        char del[2600];
         n = snprintf(del, sizeof del,
                      "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nMcp-Session-Id: %s\r\n\r\n",
                      g_port, sid);

@@ -2,7 +2,9 @@
 # The store benchmark: the same generated archive (default 1,000,000
 # messages) in SQLite and in PostgreSQL, list and search latency, and
 # pages per second with one and three reader processes (each standing for
-# one `mcpage serve` instance). Uses the release preset and a throwaway
+# one `mcpage serve` instance), then calls/s through nginx with one and three
+# real `mcpage serve --http` instances (bench/run_instances_bench.sh). Uses
+# the release preset and a throwaway
 # PostgreSQL (scripts/pg-test-server.sh) unless MCPAGE_TEST_PG is set.
 #   bench/run_store_bench.sh [MESSAGES] [DIR]
 set -euo pipefail
@@ -30,3 +32,6 @@ for spec in "$dir/bench-$n.db" "$pg"; do
   build/release/bench/bench_store load "$spec" --procs 1 --seconds 10
   build/release/bench/bench_store load "$spec" --procs 3 --seconds 10
 done
+# Whole servers: one and three `mcpage serve --http` instances on the
+# PostgreSQL archive behind nginx.
+bench/run_instances_bench.sh "$pg"
