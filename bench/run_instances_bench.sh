@@ -71,7 +71,11 @@ EOF
   for what in list search; do
     local req=$list
     [ "$what" = search ] && req=$search
-    "$client" http "$front" 1 1 "$req" >"$work/warm.json" || { echo "run_instances_bench: $what failed: $(cat "$work/warm.json")"; exit 1; } # warms the caches
+    # Warm each instance (its store connections, its remembered totals) directly.
+    for p in "${ports[@]:0:$n}"; do
+      "$client" http "$p" 1 1 "$req" >"$work/warm.json" ||
+        { echo "run_instances_bench: $what failed: $(cat "$work/warm.json")"; exit 1; }
+    done
     local out
     out=$("$client" http "$front" "$sessions" "$secs" "$req" || true)
     echo "$out" | node -e '

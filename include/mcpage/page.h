@@ -147,6 +147,10 @@ typedef struct mcpage_list_window {
     int64_t total;               /* the total carried by the cursor, or -1: count it */
     int64_t generation;          /* the store generation that total was counted at */
     const json_t *args;          /* the call's arguments, as given */
+    /* Hash of the arguments the walk depends on (all but the window and
+       fingerprint_skip): with the tool and the generation, what a total
+       depends on, so a tool may key a cache of counts with it. */
+    uint8_t fingerprint[MCPAGE_FINGERPRINT_LEN];
 } mcpage_list_window;
 
 typedef struct mcpage_list mcpage_list; /* opaque: one page being built */

@@ -448,6 +448,7 @@ int mcpage_list_begin(const mcpage_pager *p, const mcpage_list_spec *spec, const
             skip[k++] = *w;
         skip[k] = NULL;
         mcpage_args_fingerprint(pg->b.args, skip, pg->fp);
+        memcpy(pg->win.fingerprint, pg->fp, sizeof pg->fp);
         pg->win.offset = offset;
         rc = parse_cursor(pg, offset_given, offset);
     }

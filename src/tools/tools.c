@@ -296,6 +296,48 @@ int tools_list_add(mcpage_list *pg, json_t *rec, const store_key *key)
     return mcpage_list_add(pg, rec, parts, np);
 }
 
+/*
+ * The remembered total of a walk at generation `gen`, if any. A total
+ * depends only on the tool, its non-window arguments and the store's
+ * contents, which the generation names: a broad first page (hundreds of
+ * milliseconds of counting on a large archive) is counted once per
+ * process and generation, not once per client.
+ */
+static bool count_recall(tools_ctx *ctx, const void *spec, const uint8_t *fp, int64_t gen,
+                         int64_t *total)
+{
+    bool hit = false;
+    pthread_mutex_lock(&ctx->mu);
+    for (size_t i = 0; i < TOOLS_COUNT_CACHE && !hit; i++) {
+        tools_count *c = &ctx->counts[i];
+        if (c->spec == spec && c->generation == gen &&
+            memcmp(c->fp, fp, MCPAGE_FINGERPRINT_LEN) == 0) {
+            c->used = ++ctx->clock;
+            *total = c->total;
+            hit = true;
+        }
+    }
+    pthread_mutex_unlock(&ctx->mu);
+    return hit;
+}
+
+/* Remembers a total, in place of the least recently used one. */
+static void count_remember(tools_ctx *ctx, const void *spec, const uint8_t *fp, int64_t gen,
+                           int64_t total)
+{
+    pthread_mutex_lock(&ctx->mu);
+    tools_count *victim = &ctx->counts[0];
+    for (size_t i = 1; i < TOOLS_COUNT_CACHE; i++)
+        if (ctx->counts[i].used < victim->used)
+            victim = &ctx->counts[i];
+    victim->spec = spec;
+    memcpy(victim->fp, fp, MCPAGE_FINGERPRINT_LEN);
+    victim->generation = gen;
+    victim->total = total;
+    victim->used = ++ctx->clock;
+    pthread_mutex_unlock(&ctx->mu);
+}
+
 int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *args,
                    mcpage_result *res)
 {
@@ -321,9 +363,11 @@ int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *ar
     if ((rc = store_generation(s, &gen)) < 0)
         goto fail;
     /* The exact total is counted once per (arguments, generation) and rides in the cursor. */
-    if (total < 0 || w->generation != gen) {
+    if ((total < 0 || w->generation != gen) &&
+        !count_recall(ctx, walk->spec, w->fingerprint, gen, &total)) {
         if ((rc = walk->count(s, walk->ud, &total)) < 0)
             goto fail;
+        count_remember(ctx, walk->spec, w->fingerprint, gen, total);
     }
     mcpage_list_set_total(pg, total, gen);
     if ((rc = walk->fetch(s, walk->ud, &page, pg)) < 0)

@@ -29,13 +29,27 @@
 /* Bytes of a store path. */
 #define TOOLS_PATH_MAX 4096
 
-/* What every tool call shares: the store and the pager. */
+/* Totals remembered per process (tools_list_run). */
+#define TOOLS_COUNT_CACHE 256
+
+/* One remembered total: exact for its walk at its generation. */
+typedef struct tools_count {
+    const void *spec;                   /* the walk's mcpage_list_spec (the tool) */
+    uint8_t fp[MCPAGE_FINGERPRINT_LEN]; /* its arguments' fingerprint */
+    int64_t generation;                 /* the store generation counted at */
+    int64_t total;                      /* the count */
+    uint64_t used;                      /* clock of the last use, for eviction */
+} tools_count;
+
+/* What every tool call shares: the store, the pager and remembered totals. */
 typedef struct tools_ctx {
-    char db[TOOLS_PATH_MAX];     /* the store spec (a file path) */
-    const mcpage_pager *pager;   /* the contract's settings and keys (borrowed) */
-    pthread_mutex_t mu;          /* guards pool and npool */
-    store *pool[TOOLS_POOL_MAX]; /* idle read-only handles */
-    int npool;                   /* entries in pool */
+    char db[TOOLS_PATH_MAX];               /* the store spec (a file path) */
+    const mcpage_pager *pager;             /* the contract's settings and keys (borrowed) */
+    pthread_mutex_t mu;                    /* guards pool, npool, counts and clock */
+    store *pool[TOOLS_POOL_MAX];           /* idle read-only handles */
+    int npool;                             /* entries in pool */
+    tools_count counts[TOOLS_COUNT_CACHE]; /* totals of recent first pages */
+    uint64_t clock;                        /* ticks once per cache use */
 } tools_ctx;
 
 /* Sets up `ctx` for the store `db`; `pager` is borrowed. */

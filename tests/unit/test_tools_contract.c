@@ -139,6 +139,45 @@ static void add_session(env *e, int k)
     sync_now(e);
 }
 
+/* The total a first page reports. */
+static int64_t first_total(env *e, const char *tool, json_t *args, const char *unit)
+{
+    json_t *res = tool_contract_call(e->srv, tool, args);
+    char key[64];
+    snprintf(key, sizeof key, "total_%s", unit);
+    const json_t *t = json_object_get(json_object_get(res, "structuredContent"), key);
+    assert_true(json_is_integer(t));
+    int64_t n = (int64_t)json_integer_value(t);
+    json_decref(res);
+    return n;
+}
+
+/*
+ * First-page totals are remembered per (tool, arguments, generation): the
+ * same call gives the same total, other arguments their own, and a sync
+ * that changes the store is seen at once.
+ */
+static void test_remembered_totals_follow_the_store(void **state)
+{
+    env *e = *state;
+    int64_t all = first_total(e, "list_sessions", json_object(), "sessions");
+    assert_int_equal(first_total(e, "list_sessions", json_object(), "sessions"), all);
+    int64_t codex =
+        first_total(e, "list_sessions", json_pack("{s:s}", "source", "codex"), "sessions");
+    assert_true(codex > 0 && codex < all);
+    int64_t the =
+        first_total(e, "search_conversations", json_pack("{s:s}", "query", "the"), "matches");
+    int64_t the_again = first_total(e, "search_conversations",
+                                    json_pack("{s:s,s:i}", "query", "the", "limit", 3), "matches");
+    assert_int_equal(the_again, the); /* the window is not part of what is counted */
+    add_session(e, 77);
+    assert_int_equal(first_total(e, "list_sessions", json_object(), "sessions"), all + 1);
+    assert_int_equal(
+        first_total(e, "list_sessions", json_pack("{s:s}", "source", "codex"), "sessions"), codex);
+    assert_true(first_total(e, "search_conversations", json_pack("{s:s}", "query", "the"),
+                            "matches") > the);
+}
+
 /* Walks `tool` page by page with next_cursor, adding sessions between pages. */
 static void walk_while_syncing(env *e, const char *tool, json_t *args, const char *unit,
                                const char *id_key, int *added)
@@ -343,6 +382,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_every_paged_tool_keeps_the_contract, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remembered_totals_follow_the_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_walks_survive_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relevance_walk_discloses_shift, setup, teardown),
         cmocka_unit_test_setup_teardown(test_search_line_points_at_the_message, setup, teardown),
