@@ -15,8 +15,6 @@ cd "$(dirname "$0")/.."
 store=$1
 secs=${2:-10}
 sessions=${3:-12}
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
-[ -x "$nginx_bin" ] || { echo "run_instances_bench: nginx is not installed (scripts/install-deps.sh)"; exit 2; }
 cmake --preset release >/dev/null
 cmake --build --preset release -j2 --target mcpage bench_mcp >/dev/null
 bin=build/release/bin/mcpage
@@ -47,27 +45,10 @@ run() { # instances
     "$bin" serve --http "127.0.0.1:${ports[-1]}" --store "$store" --no-sync 2>"$work/serve$i.log" &
     pids+=($!)
   done
-  # Fewer instances than the example's three: repeat the last one.
-  while [ "${#ports[@]}" -lt 3 ]; do ports+=("${ports[-1]}"); done
   front=$(free_port)
-  sed -e "s/127.0.0.1:8101/127.0.0.1:${ports[0]}/; s/127.0.0.1:8102/127.0.0.1:${ports[1]}/; s/127.0.0.1:8103/127.0.0.1:${ports[2]}/" \
-      -e "s/listen 127.0.0.1:8100/listen 127.0.0.1:$front/" examples/nginx/mcpage.conf >"$work/mcpage.conf"
-  mkdir -p "$work/tmp"
-  cat >"$work/nginx.conf" <<EOF
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-worker_processes 1;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  keepalive_requests 10000000; # bench_mcp keeps one connection a session and does not reconnect
-  client_body_temp_path $work/tmp;
-  proxy_temp_path $work/tmp;
-  include $work/mcpage.conf;
-}
-EOF
-  "$nginx_bin" -p "$work" -c "$work/nginx.conf"
-  for p in "${ports[@]}" "$front"; do wait_port "$p"; done
+  for p in "${ports[@]}"; do wait_port "$p"; done
+  # bench_mcp keeps one connection a session and does not reconnect.
+  scripts/nginx-front.sh --http "keepalive_requests 10000000;" --http "access_log off;" "$work" "$front" "${ports[@]}"
   for what in list search; do
     local req=$list
     [ "$what" = search ] && req=$search

@@ -22,7 +22,6 @@ bin=${MCPAGE_BIN:-$src/build/debug/bin/mcpage}
 
 skip() { echo "multi_instance: SKIPPED: $*"; exit 0; }
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || skip "nginx is not installed (apt-get install nginx-light)"
-nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || skip "no PostgreSQL server (apt-get install postgresql)"
 [ -n "${MCPAGE_TEST_PG:-}" ] || skip "MCPAGE_TEST_PG is not set (scripts/test.sh sets it)"
 "$bin" serve --help 2>&1 | grep -q -- "--http" || skip "this build has no 'mcpage serve --http'"
@@ -60,29 +59,7 @@ for i in 0 1 2; do
   start_instance "$i" "${ports[$i]}"
 done
 front=$(free_port)
-sed -e "s/127.0.0.1:8101/127.0.0.1:${ports[0]}/; s/127.0.0.1:8102/127.0.0.1:${ports[1]}/; s/127.0.0.1:8103/127.0.0.1:${ports[2]}/" \
-    -e "s/listen 127.0.0.1:8100/listen 127.0.0.1:$front/" \
-    -e 's/^\( *\)proxy_pass \(.*\)$/\1proxy_pass \2\n\1add_header X-Upstream $upstream_addr always;/' \
-    "$src/examples/nginx/mcpage.conf" >"$work/mcpage.conf"
-grep -q "X-Upstream" "$work/mcpage.conf" || { echo "multi_instance: could not instrument the nginx example"; exit 1; }
-cat >"$work/nginx.conf" <<EOF
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-worker_processes 1;
-events { worker_connections 256; }
-http {
-  access_log $work/nginx-access.log;
-  client_body_temp_path $work/tmp;
-  proxy_temp_path $work/tmp;
-  include $work/mcpage.conf;
-}
-EOF
-mkdir -p "$work/tmp"
-"$nginx_bin" -p "$work" -c "$work/nginx.conf"
-
-for p in "${ports[@]}" "$front"; do
-  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null && break; sleep 0.1; done
-done
+"$src/scripts/nginx-front.sh" --upstream-header "$work" "$front" "${ports[@]}"
 
 cat >"$work/client.mjs" <<'EOF'
 // A bare JSON-RPC-over-HTTP client holding ONE MCP session, whichever

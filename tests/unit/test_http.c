@@ -32,6 +32,8 @@
 #include <mcpage/http.h>
 #include <mcpage/server.h>
 
+#include "support/page_support.h"
+
 /* Room for a session id (signed ids run to about 150 characters). */
 #define SID_MAX 2048
 
@@ -210,23 +212,13 @@ static char *post(fixture *f, const char *sid, const char *body)
     return read_all(fd, 1 << 16, NULL);
 }
 
-static mcpage_keyring *shared_ring(uint8_t kid, uint8_t fill)
-{
-    mcpage_keyring *kr = NULL;
-    assert_int_equal(mcpage_keyring_new(&kr), 0);
-    uint8_t key[32];
-    memset(key, fill, sizeof key);
-    assert_int_equal(mcpage_keyring_add(kr, kid, key, sizeof key, true), 0);
-    return kr;
-}
-
 static const char CAPS_CALL[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
                                 "\"params\":{\"name\":\"caps\",\"arguments\":{}}}";
 
 static void a_session_continues_on_any_endpoint_holding_the_key(void **state)
 {
     (void)state;
-    mcpage_keyring *kr = shared_ring(3, 0x5a), *other = shared_ring(4, 0xa5);
+    mcpage_keyring *kr = tp_keyring(3, 0x5a), *other = tp_keyring(4, 0xa5);
     fixture *a = start_with(kr, NULL, NULL), *b = start_with(kr, NULL, NULL),
             *c = start_with(other, NULL, NULL);
     char sid[SID_MAX];

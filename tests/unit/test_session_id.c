@@ -15,25 +15,15 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "page/base64.h"
+#include "support/page_support.h"
 #include "transport/session_id.h"
 
 #define NOW INT64_C(1796000000) /* 2026-11-30 */
 
-static mcpage_keyring *ring(uint8_t kid, uint8_t fill)
-{
-    mcpage_keyring *kr = NULL;
-    assert_int_equal(mcpage_keyring_new(&kr), 0);
-    uint8_t key[32];
-    memset(key, fill, sizeof key);
-    assert_int_equal(mcpage_keyring_add(kr, kid, key, sizeof key, true), 0);
-    return kr;
-}
-
 static void an_id_opens_to_what_was_minted(void **state)
 {
     (void)state;
-    mcpage_keyring *kr = ring(7, 0x11);
+    mcpage_keyring *kr = tp_keyring(7, 0x11);
     json_t *caps = json_pack("{s:{s:b},s:{}}", "roots", "listChanged", 1, "sampling");
     char a[SESSION_ID_MAX + 1], b[SESSION_ID_MAX + 1];
     int n = session_id_mint(kr, "2025-06-18", caps, NOW, a);
@@ -68,7 +58,7 @@ static void an_id_opens_to_what_was_minted(void **state)
 static void every_damaged_character_is_refused(void **state)
 {
     (void)state;
-    mcpage_keyring *kr = ring(1, 0x22);
+    mcpage_keyring *kr = tp_keyring(1, 0x22);
     json_t *caps = json_pack("{s:{}}", "elicitation");
     char id[SESSION_ID_MAX + 1];
     int n = session_id_mint(kr, "2025-11-25", caps, NOW, id);
@@ -110,7 +100,8 @@ static void every_damaged_character_is_refused(void **state)
 static void another_key_an_old_id_and_a_future_id_are_refused(void **state)
 {
     (void)state;
-    mcpage_keyring *mine = ring(1, 0x33), *theirs = ring(2, 0x44), *same_kid = ring(1, 0x55);
+    mcpage_keyring *mine = tp_keyring(1, 0x33), *theirs = tp_keyring(2, 0x44),
+                   *same_kid = tp_keyring(1, 0x55);
     char id[SESSION_ID_MAX + 1];
     assert_true(session_id_mint(theirs, "2025-11-25", NULL, NOW, id) > 0);
     session_id_info info;
@@ -137,7 +128,7 @@ static void another_key_an_old_id_and_a_future_id_are_refused(void **state)
 static void a_version_this_build_does_not_speak_is_refused(void **state)
 {
     (void)state;
-    mcpage_keyring *kr = ring(1, 0x77);
+    mcpage_keyring *kr = tp_keyring(1, 0x77);
     char id[SESSION_ID_MAX + 1];
     assert_true(session_id_mint(kr, "2024-11-05", NULL, NOW, id) > 0);
     session_id_info info;
@@ -155,7 +146,7 @@ static void a_version_this_build_does_not_speak_is_refused(void **state)
 static void large_capabilities_keep_their_names(void **state)
 {
     (void)state;
-    mcpage_keyring *kr = ring(1, 0x88);
+    mcpage_keyring *kr = tp_keyring(1, 0x88);
     char blob[3000];
     memset(blob, 'z', sizeof blob - 1);
     blob[sizeof blob - 1] = '\0';
@@ -189,7 +180,7 @@ static void large_capabilities_keep_their_names(void **state)
 static void a_cursor_is_not_a_session_id(void **state)
 {
     (void)state;
-    mcpage_keyring *kr = ring(1, 0x99);
+    mcpage_keyring *kr = tp_keyring(1, 0x99);
     uint8_t fp[MCPAGE_FINGERPRINT_LEN] = {0};
     mcpage_cursor c;
     memset(&c, 0, sizeof c);

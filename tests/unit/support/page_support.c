@@ -21,6 +21,16 @@ void tp_setup(tp_env *e, const mcpage_pager_config *cfg)
     assert_int_equal(mcpage_pager_new(cfg, e->kr, &e->pager), 0);
 }
 
+mcpage_keyring *tp_keyring(uint8_t kid, uint8_t fill)
+{
+    mcpage_keyring *kr = NULL;
+    assert_int_equal(mcpage_keyring_new(&kr), 0);
+    uint8_t key[32];
+    memset(key, fill, sizeof key);
+    assert_int_equal(mcpage_keyring_add(kr, kid, key, sizeof key, true), 0);
+    return kr;
+}
+
 void tp_done(tp_env *e)
 {
     mcpage_pager_free(e->pager);

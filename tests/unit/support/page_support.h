@@ -19,6 +19,8 @@ typedef struct tp_env {
 
 void tp_setup(tp_env *e, const mcpage_pager_config *cfg);
 void tp_done(tp_env *e);
+/* A keyring whose one key (id `kid`) is 32 bytes of `fill`: equal fills, equal keys. */
+mcpage_keyring *tp_keyring(uint8_t kid, uint8_t fill);
 
 /* Parses JSON text that must be valid; fails the test otherwise. */
 json_t *tp_parse(const char *text);
