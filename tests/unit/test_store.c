@@ -373,6 +373,94 @@ static void search_syntax_and_filters(void **state)
     store_hits_free(&h);
 }
 
+/* The snippet of the one hit of `query` (malloc'd). */
+static char *snippet_of(store *s, const char *query)
+{
+    store_search_filter q = {.query = query, .sort = STORE_SEARCH_NEWEST};
+    store_page pg = {.limit = 2};
+    store_hits h;
+    assert_int_equal(store_search(s, &q, &pg, &h), 0);
+    assert_int_equal(h.count, 1);
+    char *snip = strdup(h.rows[0].snippet);
+    store_hits_free(&h);
+    return snip;
+}
+
+/*
+ * Snippets are cut the same way on both backends: a 24-token window
+ * centred on the best-scoring matches, ellipses where text was left out,
+ * overlapping matches one span; a match deep in a large message is found
+ * without reading the rest (speed is bench/run_tools_bench.sh's to show).
+ */
+static void snippets_are_cut_around_the_best_matches(void **state)
+{
+    fixture *f = *state;
+    /* t000 ... t199 (t100 replaced), then 200 KB of filler: within the 65,535
+       tokens PostgreSQL indexes. */
+    size_t cap = 200000, len = 0;
+    char *text = malloc(cap);
+    for (int i = 0; i < 200; i++)
+        len += (size_t)snprintf(text + len, cap - len, i == 100 ? "quokkafish " : "t%03d ", i);
+    while (len + 32 < cap - 64)
+        len += (size_t)snprintf(text + len, cap - len, "filler line of a long output\n");
+    snprintf(text + len, cap - len, "tail");
+    assert_int_equal(store_begin(f->s), 0);
+    store_session_meta m = {.session_id = "snip-1", .source = "claude", .source_path = "/dev/null"};
+    assert_int_equal(store_session_put(f->s, &m), 0);
+    const char *texts[] = {text, "the zebu is here", "the gull zebu gull here"};
+    for (int i = 0; i < 3; i++) {
+        store_message msg = {.session_id = "snip-1",
+                             .ordinal = i,
+                             .role = "tool",
+                             .timestamp = i == 0 ? "2026-01-01T00:00:00Z" : "2026-01-01T00:00:01Z",
+                             .text = (char *)texts[i]};
+        int64_t id = 0;
+        assert_int_equal(store_message_add(f->s, &msg, &id), 0);
+    }
+    assert_int_equal(store_session_refresh(f->s, "snip-1"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    free(text);
+
+    char *snip = snippet_of(f->s, "quokkafish");
+    assert_string_equal(snip,
+                        "…t089 t090 t091 t092 t093 t094 t095 t096 t097 t098 t099 " STORE_HIT_OPEN
+                        "quokkafish" STORE_HIT_CLOSE
+                        " t101 t102 t103 t104 t105 t106 t107 t108 t109 t110 t111 t112…");
+    free(snip);
+    /* Two phrases in one window beat one; between equals, the first wins. */
+    snip = snippet_of(f->s, "t050 t104 quokkafish");
+    assert_string_equal(snip, "…t091 t092 t093 t094 t095 t096 t097 t098 t099 " STORE_HIT_OPEN
+                              "quokkafish" STORE_HIT_CLOSE " t101 t102 t103 " STORE_HIT_OPEN
+                              "t104" STORE_HIT_CLOSE
+                              " t105 t106 t107 t108 t109 t110 t111 t112 t113 t114…");
+    free(snip);
+    snip = snippet_of(f->s, "t050 quokkafish");
+    assert_string_equal(snip,
+                        "…t039 t040 t041 t042 t043 t044 t045 t046 t047 t048 t049 " STORE_HIT_OPEN
+                        "t050" STORE_HIT_CLOSE
+                        " t051 t052 t053 t054 t055 t056 t057 t058 t059 t060 t061 t062…");
+    free(snip);
+    snip = snippet_of(f->s, "\"t150 t151\"");
+    assert_string_equal(snip,
+                        "…t139 t140 t141 t142 t143 t144 t145 t146 t147 t148 t149 " STORE_HIT_OPEN
+                        "t150 t151" STORE_HIT_CLOSE
+                        " t152 t153 t154 t155 t156 t157 t158 t159 t160 t161 t162…");
+    free(snip);
+    snip = snippet_of(f->s, "tail");
+    assert_non_null(
+        strstr(snip, "filler line of a long output\n" STORE_HIT_OPEN "tail" STORE_HIT_CLOSE));
+    assert_memory_equal(snip, "…", strlen("…"));
+    free(snip);
+    snip = snippet_of(f->s, "zebu is");
+    assert_string_equal(snip, "the " STORE_HIT_OPEN "zebu" STORE_HIT_CLOSE " " STORE_HIT_OPEN
+                              "is" STORE_HIT_CLOSE " here");
+    free(snip);
+    snip = snippet_of(f->s, "gull");
+    assert_string_equal(snip, "the " STORE_HIT_OPEN "gull" STORE_HIT_CLOSE " zebu " STORE_HIT_OPEN
+                              "gull" STORE_HIT_CLOSE " here");
+    free(snip);
+}
+
 static void rejected_queries_have_their_own_error(void **state)
 {
     fixture *f = *state;
@@ -623,6 +711,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(project_walks_in_every_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(search_walks_in_every_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_pages_are_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(generation_moves_with_changes_only, setup, teardown),

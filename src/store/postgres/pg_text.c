@@ -6,7 +6,7 @@
  * tokenizes in C, the same way for documents and queries, and hands
  * PostgreSQL finished tsvector and tsquery literals (no parser, no
  * dictionary, no stemming: the 'simple' behaviour). Snippets are cut here
- * too, with the FTS5 snippet() algorithm, so hits are marked the same.
+ * too, by the rule of the SQLite backend's mcpage_snippet(), so hits are marked the same.
  *
  * Tokens: runs of ASCII letters, digits and `_`, and of non-ASCII code
  * points other than common punctuation and symbols (Latin-1 punctuation,
@@ -371,7 +371,7 @@ int store_pg_query_tsquery(const pg_query *q, char **out)
 
 /* ---- snippets ---------------------------------------------------------- */
 
-#define SNIPPET_TOKENS 24 /* as the SQLite backend's snippet(..., 24) */
+#define SNIPPET_TOKENS 24 /* as the SQLite backend's mcpage_snippet(..., 24) */
 
 /* A phrase instance: tokens [pos, pos + size) match term `term`. */
 typedef struct inst {
@@ -385,7 +385,6 @@ typedef struct doc {
     tok *t;           /* its tokens */
     char **fold;      /* folded token i */
     int n;            /* tokens */
-    int *sent;        /* the last sentence start at or before token i */
     inst *in;         /* phrase instances, by position */
     int nin;          /* instances */
 } doc;
@@ -396,7 +395,6 @@ static void doc_free(doc *d)
         free(d->fold[i]);
     free(d->fold);
     free(d->t);
-    free(d->sent);
     free(d->in);
 }
 
@@ -507,20 +505,6 @@ static int snippet_score(const doc *d, int nterms, int pos, int *adj)
     return score;
 }
 
-/* Token i starts a sentence: the first token, or one after white space
- * that follows a '.' (FTS5's sentence finder). */
-static int sentence_start(const doc *d, int i)
-{
-    if (i == 0)
-        return 1;
-    size_t at = d->t[i].start;
-    size_t k = at;
-    while (k > 0 && (d->text[k - 1] == ' ' || d->text[k - 1] == '\t' || d->text[k - 1] == '\n' ||
-                     d->text[k - 1] == '\r'))
-        k--;
-    return k != at && (k == 0 || d->text[k - 1] == '.');
-}
-
 int store_pg_snippet(const char *text, const pg_query *q, char **out)
 {
     doc d = {0};
@@ -528,12 +512,10 @@ int store_pg_snippet(const char *text, const pg_query *q, char **out)
     int rc = doc_load(&d, text ? text : "");
     if (rc == 0)
         rc = doc_match(&d, q);
-    if (rc == 0 && d.n > 0 && !(d.sent = malloc((size_t)d.n * sizeof *d.sent)))
-        rc = MCPAGE_ENOMEM;
     if (rc < 0)
         goto out;
-    for (int i = 0; i < d.n; i++)
-        d.sent[i] = sentence_start(&d, i) ? i : d.sent[i - 1];
+    /* The best window by match positions alone, as the SQLite backend's
+     * mcpage_snippet() (sqlite_snippet.c) chooses it: both mark the same. */
     int best = 0;
     int best_score = -1;
     for (int i = 0; i < d.nin; i++) {
@@ -542,16 +524,6 @@ int store_pg_snippet(const char *text, const pg_query *q, char **out)
         if (sc > best_score) {
             best_score = sc;
             best = adj;
-        }
-        if (d.n > SNIPPET_TOKENS) {
-            int s = d.sent[d.in[i].pos];
-            if (s < d.in[i].pos) {
-                sc = snippet_score(&d, q->nterms, s, NULL) + (s == 0 ? 120 : 100);
-                if (sc > best_score) {
-                    best_score = sc;
-                    best = s;
-                }
-            }
         }
     }
     int end = best + SNIPPET_TOKENS; /* one past the last token shown */

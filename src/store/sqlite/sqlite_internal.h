@@ -30,10 +30,13 @@ typedef struct sq_conn {
     int64_t count_matches;         /* its bare match count (plan choice) */
     int dirty;                     /* rows changed in this transaction */
     int lock_fd;                   /* "<db>-sync.lock" for session locks, or -1 */
+    int own_snippet;               /* mcpage_snippet() is registered (else FTS5's snippet()) */
 } sq_conn;
 
 int store_sqlite_schema_latest(void);
 int store_sqlite_schema_version(sqlite3 *db, int *version);
 int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen);
+/* Registers mcpage_snippet() (sqlite_snippet.c) on db; 0 or -1. */
+int store_sqlite_snippet_register(sqlite3 *db);
 
 #endif

@@ -868,8 +868,13 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     int walk = 0;
     if ((rc = use_time_walk(s, f, pg, fts, &walk)) < 0)
         return rc;
-    sql_add(&q, "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, snippet(messages_fts, 0, "
-                "'" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), m.ordinal, h.rk FROM (");
+    /* The snippet is cut around the first match (sqlite_snippet.c), not scored over the text. */
+    sql_add(&q, CONN(s)->own_snippet ? "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                                       "mcpage_snippet("
+                                     : "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                                       "snippet(");
+    sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
+                "m.ordinal, h.rk FROM (");
     /* The inner query: which rows, in which order (three shapes). */
     const char *order, *outer, *cmp;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
@@ -1700,6 +1705,7 @@ int store_sqlite_open(store *s, const char *path, int flags)
     }
     sqlite3_busy_timeout(c->db, 10000);
     sqlite3_extended_result_codes(c->db, 0);
+    c->own_snippet = store_sqlite_snippet_register(c->db) == 0;
     s->impl = c;
     s->ops = &sqlite_ops;
     if (writer) {
