@@ -623,6 +623,42 @@ int store_page_keyset(const store_page *pg)
     return pg->after && pg->after->nparts > 0;
 }
 
+static int blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int store_query_term(const char **p, const char **start, const char **end, int *prefix)
+{
+    const char *c = *p;
+    while (blank(*c))
+        c++;
+    if (!*c) {
+        *p = c;
+        return 0;
+    }
+    *prefix = 0;
+    if (*c == '"') {
+        *start = ++c;
+        while (*c && *c != '"')
+            c++;
+        *end = c;
+        if (*c == '"')
+            c++;
+    } else {
+        *start = c;
+        while (*c && !blank(*c) && *c != '"')
+            c++;
+        *end = c;
+        if (*end - *start > 1 && (*end)[-1] == '*') {
+            *prefix = 1;
+            (*end)--;
+        }
+    }
+    *p = c;
+    return 1;
+}
+
 void store_project_order(store_project_sort sort, const char **order, const char **cmp,
                          store_key_type types[2])
 {

@@ -75,6 +75,15 @@ int store_page_keyset(const store_page *pg);
  */
 void store_project_order(store_project_sort sort, const char **order, const char **cmp,
                          store_key_type types[2]);
+/*
+ * The search syntax every backend accepts, one term at a time: words and
+ * "quoted phrases" separated by white space; a word of two or more
+ * characters ending in `*` is a prefix (the star is not in the term).
+ * Returns 1 with the term's bytes [*start, *end) and *prefix, advancing
+ * *p past it; 0 when the query has no more terms. What a term means (its
+ * tokens, whether it has any) is each backend's business.
+ */
+int store_query_term(const char **p, const char **start, const char **end, int *prefix);
 /* strdup that accepts NULL. */
 char *store_strdup(const char *src);
 

@@ -306,33 +306,9 @@ static int add_term(pg_query *q, const char *start, size_t len, int prefix, char
 int store_pg_query_parse(const char *in, pg_query *q, char *err, size_t errlen)
 {
     memset(q, 0, sizeof *q);
-    const char *p = in;
-    int rc = 0;
-    while (*p) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-            p++;
-        if (!*p)
-            break;
-        const char *start;
-        const char *end;
-        int prefix = 0;
-        if (*p == '"') {
-            start = ++p;
-            while (*p && *p != '"')
-                p++;
-            end = p;
-            if (*p == '"')
-                p++;
-        } else {
-            start = p;
-            while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '"')
-                p++;
-            end = p;
-            if (end - start > 1 && end[-1] == '*') {
-                prefix = 1;
-                end--;
-            }
-        }
+    const char *p = in, *start, *end;
+    int rc = 0, prefix;
+    while (store_query_term(&p, &start, &end, &prefix)) {
         if ((rc = add_term(q, start, (size_t)(end - start), prefix, err, errlen)) < 0)
             goto fail;
     }

@@ -712,32 +712,9 @@ static int fts_query_build(store *s, const char *in, char *out, size_t cap)
 {
     size_t o = 0;
     int terms = 0;
-    const char *p = in;
-    while (*p) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-            p++;
-        if (!*p)
-            break;
-        const char *start;
-        const char *end;
-        int prefix = 0;
-        if (*p == '"') {
-            start = ++p;
-            while (*p && *p != '"')
-                p++;
-            end = p;
-            if (*p == '"')
-                p++;
-        } else {
-            start = p;
-            while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '"')
-                p++;
-            end = p;
-            if (end - start > 1 && end[-1] == '*') {
-                prefix = 1;
-                end--;
-            }
-        }
+    const char *p = in, *start, *end;
+    int prefix;
+    while (store_query_term(&p, &start, &end, &prefix)) {
         int wordy = 0;
         for (const char *c = start; c < end; c++)
             if (is_word_byte((unsigned char)*c))
