@@ -36,6 +36,12 @@ typedef struct sq_conn {
 int store_sqlite_schema_latest(void);
 int store_sqlite_schema_version(sqlite3 *db, int *version);
 int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen);
+/*
+ * Tests set this to force a newest/oldest search plan where one applies:
+ * 1 collect and sort, 2 probe per row, 3 test rows against the matches;
+ * 0 (the default) lets the cost model choose (sqlite_store.c).
+ */
+extern int store_sqlite__force_plan;
 /* Registers mcpage_snippet() (sqlite_snippet.c) on db; 0 or -1. */
 int store_sqlite_snippet_register(sqlite3 *db);
 

@@ -718,16 +718,39 @@ static int is_word_byte(unsigned char c)
 }
 
 /*
+ * The cost model of newest/oldest search plans, in microseconds, fitted
+ * on a million-message archive (docs/store.md has the figures): probing
+ * the FTS index for one row costs SQ_PROBE_US per plain term (a phrase or
+ * prefix term weighs SQ_PROBE_HEAVY terms); collecting the matches into
+ * a set costs SQ_SET_US per match and testing a row against it
+ * SQ_ROW_US; joining and sorting every match costs SQ_SORT_US per match.
+ */
+#define SQ_PROBE_US    120.0
+#define SQ_PROBE_HEAVY 15
+#define SQ_SET_US      0.25
+#define SQ_ROW_US      3.0
+#define SQ_SORT_US     1.5
+
+/* How a newest/oldest search finds its page. */
+typedef enum sq_plan {
+    SQ_COLLECT = 0, /* join every match, sort by time, take the page */
+    SQ_PROBE,       /* walk the time index, probe the FTS index per row */
+    SQ_MEMBER       /* collect the matching rowids once, walk the time index testing them */
+} sq_plan;
+
+/*
  * Turns user syntax into an FTS5 query: every word and every "quoted
  * phrase" becomes one quoted FTS5 string (embedded quotes doubled), so
  * no user character can be read as FTS5 syntax; a trailing `*` on a word
  * becomes a prefix query. Terms without any word character (`++`) are
  * dropped; a query left with no terms is rejected.
  */
-static int fts_query_build(store *s, const char *in, char *out, size_t cap)
+static int fts_query_build(store *s, const char *in, char *out, size_t cap, int *weight)
 {
     size_t o = 0;
     int terms = 0;
+    if (weight)
+        *weight = 0;
     const char *p = in, *start, *end;
     int prefix;
     while (store_query_term(&p, &start, &end, &prefix)) {
@@ -737,6 +760,18 @@ static int fts_query_build(store *s, const char *in, char *out, size_t cap)
                 wordy = 1;
         if (!wordy)
             continue;
+        if (weight) {
+            /* A term of several tokens (a phrase: `"a b"`, `foo-bar`) or a
+             * prefix makes FTS5 read position lists or expand terms on
+             * every probe: it weighs far more than one plain token. */
+            int tokens = 0, in_word = 0;
+            for (const char *c = start; c < end; c++) {
+                int w = is_word_byte((unsigned char)*c);
+                tokens += w && !in_word;
+                in_word = w;
+            }
+            *weight += (prefix || tokens > 1) ? SQ_PROBE_HEAVY : 1;
+        }
         /* room for: space, quote, doubled content, quote, star, NUL */
         size_t need = 4 + 2 * (size_t)(end - start);
         if (o + need >= cap)
@@ -781,10 +816,6 @@ static void search_where(sq_sql *q, const store_search_filter *f, const char *ft
         sql_add(q, " AND m.is_error = 0");
 }
 
-/* Probes of the FTS index per row below which walking the time index is
- * cheaper than collecting and sorting every match. */
-#define SQ_PROBE_MAX 4000
-
 /* The bare match count of an FTS query (cached for the last query). */
 static int fts_matches(store *s, const char *fts, int64_t *n)
 {
@@ -810,21 +841,31 @@ static int fts_matches(store *s, const char *fts, int64_t *n)
 }
 
 /*
- * Newest/oldest order on a term that matches a large share of messages:
- * walk the time index and probe the FTS index per row, stopping after
- * the page. Chosen when the expected probes, (offset + limit) divided by
- * the share of messages that match, stay under SQ_PROBE_MAX and no filter
- * other than dates thins the matches out.
+ * The cheapest plan for a newest/oldest page of `fts` (whose terms weigh
+ * `weight`, fts_query_build). Walking the time index stops after the
+ * page, so it reads about (offset + limit) x messages / matches rows; it
+ * wins when matches are dense, probing per row when probes are cheap
+ * (plain terms matching a large share of messages) and testing rows
+ * against the collected matches when they are not (phrases, prefixes,
+ * middling shares). Sparse matches are collected and sorted. Filters
+ * other than dates thin the matches in ways the counts do not show: they
+ * keep the collect plan.
  */
-static int use_time_walk(store *s, const store_search_filter *f, const store_page *pg,
-                         const char *fts, int *yes)
+int store_sqlite__force_plan;
+
+static int choose_plan(store *s, const store_search_filter *f, const store_page *pg,
+                       const char *fts, int weight, sq_plan *plan)
 {
-    *yes = 0;
+    *plan = SQ_COLLECT;
     if (f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST)
         return 0;
     if ((f->project && *f->project) || (f->source && *f->source) || (f->role && *f->role) ||
         (f->tool && *f->tool) || f->has_error)
         return 0;
+    if (store_sqlite__force_plan > 0 && store_sqlite__force_plan <= SQ_MEMBER + 1) {
+        *plan = (sq_plan)(store_sqlite__force_plan - 1);
+        return 0;
+    }
     int64_t matches = 0;
     int rc = fts_matches(s, fts, &matches);
     if (rc < 0 || matches == 0)
@@ -835,8 +876,15 @@ static int use_time_walk(store *s, const store_search_filter *f, const store_pag
         return rc;
     int64_t total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_reset(st);
-    int64_t want = (store_page_keyset(pg) ? 0 : pg->offset) + pg->limit;
-    *yes = (double)want * (double)total / (double)matches < SQ_PROBE_MAX;
+    double want = (double)((store_page_keyset(pg) ? 0 : pg->offset) + pg->limit);
+    double rows = want * (double)total / (double)matches; /* rows a time walk reads */
+    double probe = rows * SQ_PROBE_US * (weight > 0 ? weight : 1);
+    double member = (double)matches * SQ_SET_US + rows * SQ_ROW_US;
+    double collect = (double)matches * SQ_SORT_US;
+    if (probe <= member && probe < collect)
+        *plan = SQ_PROBE;
+    else if (member < collect)
+        *plan = SQ_MEMBER;
     return 0;
 }
 
@@ -844,7 +892,8 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
                          store_hits *out)
 {
     char fts[2 * STORE_QUERY_MAX + 16];
-    int rc = fts_query_build(s, f->query, fts, sizeof fts);
+    int weight = 0;
+    int rc = fts_query_build(s, f->query, fts, sizeof fts, &weight);
     if (rc < 0)
         return rc;
     /*
@@ -858,8 +907,8 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     int need_s = (f->project && *f->project) || (f->source && *f->source);
     int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
                  (f->after && *f->after) || (f->before && *f->before) || f->has_error;
-    int walk = 0;
-    if ((rc = use_time_walk(s, f, pg, fts, &walk)) < 0)
+    sq_plan plan = SQ_COLLECT;
+    if ((rc = choose_plan(s, f, pg, fts, weight, &plan)) < 0)
         return rc;
     /* The snippet is cut around the first match (sqlite_snippet.c), not scored over the text. */
     sql_add(&q, CONN(s)->own_snippet ? "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
@@ -868,7 +917,7 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
                                        "snippet(");
     sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
                 "m.ordinal, h.rk FROM (");
-    /* The inner query: which rows, in which order (three shapes). */
+    /* The inner query: which rows, in which order (four shapes). */
     const char *order, *outer, *cmp;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
     if (relevance && !need_m) {
@@ -878,10 +927,14 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         sql_text(&q, fts);
         order = "messages_fts.rank, messages_fts.rowid";
         cmp = " AND (messages_fts.rank, messages_fts.rowid) > (?, ?)";
-    } else if (walk) {
-        sql_add(&q, "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
-                    "messages_time WHERE EXISTS (SELECT 1 FROM messages_fts WHERE messages_fts "
-                    "MATCH ? AND messages_fts.rowid = m.message_id)");
+    } else if (plan != SQ_COLLECT) {
+        sql_add(&q, plan == SQ_PROBE
+                        ? "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
+                          "messages_time WHERE EXISTS (SELECT 1 FROM messages_fts WHERE "
+                          "messages_fts MATCH ? AND messages_fts.rowid = m.message_id)"
+                        : "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
+                          "messages_time WHERE m.message_id IN (SELECT rowid FROM messages_fts "
+                          "WHERE messages_fts MATCH ?)");
         sql_text(&q, fts);
         sql_where_text(&q, "m.timestamp >= ?", f->after);
         sql_where_text(&q, "m.timestamp < ?", f->before);
@@ -970,7 +1023,7 @@ nomem:
 static int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n)
 {
     char fts[2 * STORE_QUERY_MAX + 16];
-    int rc = fts_query_build(s, f->query, fts, sizeof fts);
+    int rc = fts_query_build(s, f->query, fts, sizeof fts, NULL);
     if (rc < 0)
         return rc;
     /* Join only what the filters read: a bare count is a doclist scan. */
