@@ -34,6 +34,33 @@ typedef struct mcpage_http mcpage_http; /* opaque: a running HTTP endpoint */
 
 /* Most entries of mcpage_http_config.allow_origins. */
 #define MCPAGE_HTTP_MAX_ORIGINS 64
+/* Bytes of the session key mcpage_http_ended passes (the id's random part). */
+#define MCPAGE_HTTP_SESSION_KEY_LEN 16
+
+/*
+ * A record of sessions ended with DELETE that several instances share
+ * (optional). Session ids are signed, so every instance holding the key
+ * accepts any session; without a shared record, DELETE ends a session
+ * only on the instance that received it. With one:
+ *  - DELETE calls `record` (the id's key, and `until`: the unix time
+ *    after which the id is refused anyway by its maximum age);
+ *  - an id this instance does not hold is checked with `lookup` before
+ *    it is accepted, so an ended session is refused at once everywhere;
+ *  - a poller thread calls `since` every half second with a position
+ *    (`*mark`, 0 at start: set it and report nothing); `since` calls
+ *    each(ctx, key, until) for every end recorded after it, and advances
+ *    it. Sessions live on this instance end within that half second.
+ * Each returns 0, or non-zero when the record cannot be reached; the
+ * instance then goes on with what it knows, logs once, and retries.
+ * Called from libmicrohttpd threads and the poller: thread-safe.
+ */
+typedef struct mcpage_http_ended {
+    int (*record)(void *ud, const uint8_t *key, int64_t until);
+    int (*lookup)(void *ud, const uint8_t *key, bool *ended);
+    int (*since)(void *ud, int64_t *mark,
+                 void (*each)(void *ctx, const uint8_t *key, int64_t until), void *ctx);
+    void *ud; /* passed to each */
+} mcpage_http_ended;
 
 typedef struct mcpage_http_config {
     const char *host;                 /* numeric IPv4/IPv6 address to bind; default "127.0.0.1" */
@@ -58,7 +85,8 @@ typedef struct mcpage_http_config {
      * probe gets 503. NULL = always healthy.
      */
     int (*health)(void *ud, char *why, size_t cap);
-    void *health_ud; /* passed to health */
+    void *health_ud;         /* passed to health */
+    mcpage_http_ended ended; /* sessions ended on any instance; zeroed = this one only */
 } mcpage_http_config;
 
 /* Fills `cfg` with the defaults above. */

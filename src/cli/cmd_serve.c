@@ -238,7 +238,8 @@ int cli_cmd_serve(int argc, char **argv)
         cli_archive_close(&arc);
         return 1;
     }
-    rc = http.enabled ? cli_http_serve(srv, &http, tools_health, &arc.tools)
+    mcpage_http_ended ended = tools_ended_sessions(&arc.tools);
+    rc = http.enabled ? cli_http_serve(srv, &http, tools_health, &arc.tools, &ended)
                       : mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */

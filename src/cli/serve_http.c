@@ -159,12 +159,15 @@ static char *read_token(const char *path)
 }
 
 int cli_http_serve(mcpage_server *srv, const cli_http_opts *o,
-                   int (*health)(void *ud, char *why, size_t cap), void *health_ud)
+                   int (*health)(void *ud, char *why, size_t cap), void *health_ud,
+                   const mcpage_http_ended *ended)
 {
     mcpage_http_config hc;
     mcpage_http_config_init(&hc);
     hc.health = health;
     hc.health_ud = health_ud;
+    if (ended)
+        hc.ended = *ended;
     hc.host = o->host;
     hc.port = (uint16_t)o->port;
     hc.allow_origins = o->norigins ? o->origins : NULL;

@@ -37,9 +37,12 @@ int cli_http_parse(cli_http_opts *o, int argc, char **argv, int *i);
 void cli_http_usage(FILE *out);
 /*
  * Serves over HTTP until SIGTERM/SIGINT, with `health` (and `health_ud`)
- * behind GET /health; 0 or an MCPAGE_E* status (already reported).
+ * behind GET /health and `ended` (may be NULL) as the record of sessions
+ * ended with DELETE that instances share; 0 or an MCPAGE_E* status
+ * (already reported).
  */
 int cli_http_serve(mcpage_server *srv, const cli_http_opts *o,
-                   int (*health)(void *ud, char *why, size_t cap), void *health_ud);
+                   int (*health)(void *ud, char *why, size_t cap), void *health_ud,
+                   const mcpage_http_ended *ended);
 
 #endif

@@ -148,6 +148,28 @@ int store_ping(store *s)
     return s->ops->ping(s);
 }
 
+int store_ended_record(store *s, const uint8_t *key, int64_t until)
+{
+    if (!s || !key)
+        return MCPAGE_EINVAL;
+    return s->ops->ended_record ? s->ops->ended_record(s, key, until) : 0;
+}
+
+int store_ended_lookup(store *s, const uint8_t *key, int *ended)
+{
+    if (!s || !key || !ended)
+        return MCPAGE_EINVAL;
+    *ended = 0;
+    return s->ops->ended_lookup ? s->ops->ended_lookup(s, key, ended) : 0;
+}
+
+int store_ended_since(store *s, int64_t *mark, store_ended_fn each, void *ctx)
+{
+    if (!s || !mark || !each)
+        return MCPAGE_EINVAL;
+    return s->ops->ended_since ? s->ops->ended_since(s, mark, each, ctx) : 0;
+}
+
 int store_session_lock(store *s, const char *session_id)
 {
     if (!s)

@@ -467,4 +467,29 @@ void store_source_clear(store_source *src);
 int store_session_lock(store *s, const char *session_id);
 int store_session_unlock(store *s, const char *session_id);
 
+/* ---- HTTP sessions ended with DELETE --------------------------------
+ * A signed session id is accepted by every server instance holding the
+ * key; only a record they share makes DELETE on one instance end the
+ * session on all (mcpage_http_config.ended). Stores that many instances
+ * share (PostgreSQL) keep that record; SQLite, one machine's file opened
+ * read-only by servers, keeps none: there record and since do nothing and
+ * lookup answers "not ended". Allowed on read-only handles: the record
+ * is the servers' own, not the archive. */
+
+/* Bytes of a session key (the id's random part). */
+#define STORE_ENDED_KEY_LEN 16
+
+/* Called by store_ended_since for each end: the key and its expiry. */
+typedef void (*store_ended_fn)(void *ctx, const uint8_t *key, int64_t until);
+
+/* Records that the session `key` ended; it matters until `until` (unix
+ * seconds), after which the id is refused anyway and the row is dropped. */
+int store_ended_record(store *s, const uint8_t *key, int64_t until);
+/* *ended = 1 when `key` is recorded and not yet expired, else 0. */
+int store_ended_lookup(store *s, const uint8_t *key, int *ended);
+/* Calls `each` for the ends recorded since the position *mark (0: none,
+ * it only sets the position) and advances *mark, an opaque position in
+ * the store's own clock. An end may be reported twice; never missed. */
+int store_ended_since(store *s, int64_t *mark, store_ended_fn each, void *ctx);
+
 #endif

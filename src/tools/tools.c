@@ -66,9 +66,9 @@ void tools_store_put(tools_ctx *ctx, store *s)
     store_close(s);
 }
 
-int tools_health(void *ud, char *why, size_t cap)
+/* A pooled handle for the transport's hooks; NULL with the reason in `why`. */
+static store *hook_store(tools_ctx *ctx, char *why, size_t cap)
 {
-    tools_ctx *ctx = ud;
     store *s = NULL;
     pthread_mutex_lock(&ctx->mu);
     if (ctx->npool > 0)
@@ -76,17 +76,62 @@ int tools_health(void *ud, char *why, size_t cap)
     pthread_mutex_unlock(&ctx->mu);
     if (s == NULL) {
         char err[600];
-        int rc = store_open_msg(ctx->db, STORE_OPEN_READONLY, &s, err, sizeof err);
-        if (rc < 0) {
+        if (store_open_msg(ctx->db, STORE_OPEN_READONLY, &s, err, sizeof err) < 0) {
             (void)snprintf(why, cap, "the archive cannot be opened: %s", err);
-            return rc;
+            return NULL;
         }
     }
+    return s;
+}
+
+int tools_health(void *ud, char *why, size_t cap)
+{
+    tools_ctx *ctx = ud;
+    store *s = hook_store(ctx, why, cap);
+    if (s == NULL)
+        return MCPAGE_ESTORE;
     int rc = store_ping(s); /* reconnects a pooled connection a restart broke */
     if (rc < 0)
         (void)snprintf(why, cap, "%s", store_errmsg(s));
     tools_store_put(ctx, s);
     return rc;
+}
+
+static int ended_record(void *ud, const uint8_t *key, int64_t until)
+{
+    char why[700];
+    store *s = hook_store(ud, why, sizeof why);
+    int rc = s ? store_ended_record(s, key, until) : MCPAGE_ESTORE;
+    tools_store_put(ud, s);
+    return rc;
+}
+
+static int ended_lookup(void *ud, const uint8_t *key, bool *ended)
+{
+    char why[700];
+    store *s = hook_store(ud, why, sizeof why);
+    int yes = 0;
+    int rc = s ? store_ended_lookup(s, key, &yes) : MCPAGE_ESTORE;
+    tools_store_put(ud, s);
+    *ended = rc == 0 && yes;
+    return rc;
+}
+
+static int ended_since(void *ud, int64_t *mark,
+                       void (*each)(void *ctx, const uint8_t *key, int64_t until), void *ctx)
+{
+    char why[700];
+    store *s = hook_store(ud, why, sizeof why);
+    int rc = s ? store_ended_since(s, mark, each, ctx) : MCPAGE_ESTORE;
+    tools_store_put(ud, s);
+    return rc;
+}
+
+mcpage_http_ended tools_ended_sessions(tools_ctx *ctx)
+{
+    mcpage_http_ended e = {
+        .record = ended_record, .lookup = ended_lookup, .since = ended_since, .ud = ctx};
+    return e;
 }
 
 int tools_store_error(mcpage_result *res, store *s, int rc, const char *what)

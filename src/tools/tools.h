@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include <mcpage/http.h>
 #include <mcpage/page.h>
 #include <mcpage/server.h>
 
@@ -63,6 +64,14 @@ void tools_ctx_free(tools_ctx *ctx);
  * answers, else its error with the reason in `why`.
  */
 int tools_health(void *ud, char *why, size_t cap);
+
+/*
+ * The HTTP transport's shared record of sessions ended with DELETE
+ * (mcpage_http_config.ended), kept in the store: on PostgreSQL every
+ * instance sees every end; on SQLite the hooks do nothing and each
+ * instance keeps its own.
+ */
+mcpage_http_ended tools_ended_sessions(tools_ctx *ctx);
 
 /*
  * Registers every archive tool, the session resources (provider and

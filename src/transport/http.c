@@ -69,8 +69,10 @@
 #define HTTP_CONN_MEMORY ((size_t)32 << 10)
 /* Bytes libmicrohttpd asks an SSE reader for at once. */
 #define HTTP_SSE_BLOCK 4096
-/* Housekeeping period in milliseconds. */
+/* Housekeeping period in milliseconds (also how often ends elsewhere are polled). */
 #define HTTP_TICK_MS 500
+/* Longest wait between polls of an unreachable record of ended sessions. */
+#define HTTP_ENDED_BACKOFF_MS 30000
 
 typedef struct http_session http_session;
 typedef struct http_conn http_conn;
@@ -165,6 +167,9 @@ struct mcpage_http {
     atomic_bool stopping;                     /* mcpage_http_stop began (read without the lock) */
     pthread_t keeper;                         /* housekeeping thread */
     bool keeper_started;                      /* it runs */
+    pthread_t poller;                         /* learns of ids ended elsewhere (cfg.ended) */
+    bool poller_started;                      /* it runs */
+    atomic_bool ended_down;                   /* the shared record failed last time */
 };
 
 /* The per-request state libmicrohttpd keeps for us (con_cls). */
@@ -315,16 +320,22 @@ static bool tombstoned(const mcpage_http *h, const uint8_t nonce[SESSION_ID_NONC
     return false;
 }
 
-/* Remembers an ended session until its id would expire (h->lock held). */
-static void tombstone_add(mcpage_http *h, const http_session *hs)
+/* When a session's id is refused anyway: its maximum age. */
+static int64_t id_until(const mcpage_http *h, int64_t issued_at)
 {
-    if (h->ntombs == 0 || hs->id[0] == '\0')
+    return issued_at +
+           (h->cfg.session_max_age_s ? (int64_t)h->cfg.session_max_age_s : INT64_MAX / 4);
+}
+
+/* Remembers an ended id until `until` (h->lock held); once per id. */
+static void tombstone_add(mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN], int64_t until)
+{
+    if (h->ntombs == 0 || tombstoned(h, nonce))
         return;
     http_tombstone *t = &h->tombs[h->tomb_next];
     h->tomb_next = (h->tomb_next + 1) % h->ntombs; /* a full ring forgets the oldest */
-    memcpy(t->nonce, hs->nonce, SESSION_ID_NONCE_LEN);
-    int64_t age = h->cfg.session_max_age_s ? (int64_t)h->cfg.session_max_age_s : INT64_MAX / 4;
-    t->until = hs->issued_at + age;
+    memcpy(t->nonce, nonce, SESSION_ID_NONCE_LEN);
+    t->until = until;
 }
 
 static void tombstones_expire(mcpage_http *h, int64_t now)
@@ -345,6 +356,8 @@ static void session_set_id(http_session *hs, const char *id, const session_id_in
 }
 
 static http_session *session_alloc(mcpage_http *h);
+static bool ended_lookup(mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN]);
+static void ended_record(mcpage_http *h, const http_session *hs);
 static int table_insert(mcpage_http *h, http_session *hs, http_session **existing);
 static void session_discard(http_session *hs);
 
@@ -389,7 +402,10 @@ static http_session *session_lookup(mcpage_http *h, const char *sid, unsigned *s
     }
     json_decref(info.client_caps);
     session_set_id(hs, sid, &info);
+    bool shared_end = ended_lookup(h, info.nonce);
     pthread_mutex_lock(&h->lock);
+    if (shared_end)
+        tombstone_add(h, info.nonce, id_until(h, info.issued_at));
     bool ended = tombstoned(h, info.nonce);
     int rc = ended ? MCPAGE_ENOTFOUND : table_insert(h, hs, &found);
     pthread_mutex_unlock(&h->lock);
@@ -1007,11 +1023,13 @@ static void session_close(mcpage_http *h, http_session *hs, bool bury)
 {
     pthread_mutex_lock(&h->lock);
     bool mine = table_unlink(h, hs);
-    if (bury)
-        tombstone_add(h, hs);
+    if (bury && hs->id[0])
+        tombstone_add(h, hs->nonce, id_until(h, hs->issued_at));
     pthread_mutex_unlock(&h->lock);
     if (mine)
         session_end(hs);
+    if (bury && hs->id[0])
+        ended_record(h, hs);
 }
 
 static void receive(http_session *hs, const char *msg, size_t len)
@@ -1490,6 +1508,151 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     mcpage__free(rq);
 }
 
+/* ------------------------------------------------------------ shared ends */
+
+/*
+ * The shared record of ended sessions (cfg.ended, optional): DELETE
+ * publishes the id's key, an id this instance does not hold is checked
+ * before it is accepted, and a poller ends the sessions held here that
+ * another instance ended. A record that cannot be reached costs only
+ * that reach: the instance goes on with what it knows, and says so once.
+ */
+static void ended_health(mcpage_http *h, bool ok, const char *what)
+{
+    bool was_down = atomic_exchange(&h->ended_down, !ok);
+    if (!ok && !was_down)
+        (void)fprintf(stderr,
+                      "mcpage: the shared record of ended sessions cannot be reached (%s); "
+                      "sessions ended with DELETE stay accepted by other instances until it "
+                      "answers again\n",
+                      what);
+    else if (ok && was_down)
+        (void)fprintf(stderr, "mcpage: the shared record of ended sessions answers again\n");
+}
+
+/* True when another instance ended the session with this key. */
+static bool ended_lookup(mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN])
+{
+    const mcpage_http_ended *e = &h->cfg.ended;
+    if (e->lookup == NULL)
+        return false;
+    bool ended = false;
+    int rc = e->lookup(e->ud, nonce, &ended);
+    ended_health(h, rc == 0, "lookup");
+    return rc == 0 && ended;
+}
+
+/* Tells the other instances that `hs` ended here. */
+static void ended_record(mcpage_http *h, const http_session *hs)
+{
+    const mcpage_http_ended *e = &h->cfg.ended;
+    if (e->record == NULL)
+        return;
+    int rc = e->record(e->ud, hs->nonce, id_until(h, hs->issued_at));
+    ended_health(h, rc == 0, "record");
+    if (rc != 0)
+        (void)fprintf(stderr, "mcpage: session %s ended here only\n", hs->label);
+}
+
+/* Ends reported by one poll. */
+typedef struct ended_batch {
+    struct ended_key {
+        uint8_t nonce[SESSION_ID_NONCE_LEN];
+        int64_t until;
+    } * keys;
+    size_t n, cap;
+} ended_batch;
+
+static void ended_collect(void *ctx, const uint8_t *key, int64_t until)
+{
+    ended_batch *b = ctx;
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 16;
+        void *k = mcpage__realloc(b->keys, cap * sizeof *b->keys);
+        if (k == NULL)
+            return; /* reported again by the next poll */
+        b->keys = k;
+        b->cap = cap;
+    }
+    memcpy(b->keys[b->n].nonce, key, SESSION_ID_NONCE_LEN);
+    b->keys[b->n++].until = until;
+}
+
+/* Buries the reported ids and takes the live sessions among them out of the table (h->lock held).
+ */
+static http_session *ended_apply(mcpage_http *h, const ended_batch *b)
+{
+    http_session *gone = NULL;
+    for (size_t i = 0; i < b->n; i++) {
+        if (tombstoned(h, b->keys[i].nonce))
+            continue;
+        tombstone_add(h, b->keys[i].nonce, b->keys[i].until);
+        for (http_session **pp = &h->sessions; *pp; pp = &(*pp)->next) {
+            http_session *hs = *pp;
+            if (hs->id[0] && memcmp(hs->nonce, b->keys[i].nonce, SESSION_ID_NONCE_LEN) == 0) {
+                *pp = hs->next;
+                h->nsessions--;
+                hs->next = gone;
+                gone = hs;
+                break;
+            }
+        }
+    }
+    return gone;
+}
+
+static void *poller_main(void *arg)
+{
+    mcpage_http *h = arg;
+    const mcpage_http_ended *e = &h->cfg.ended;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    int64_t mark = 0;
+    long wait_ms = 0; /* the first poll sets the position at once */
+    ended_batch b = {0};
+    pthread_mutex_lock(&h->lock);
+    while (!h->stopping) {
+        if (wait_ms > 0) {
+            struct timespec dl;
+            clock_gettime(CLOCK_REALTIME, &dl);
+            dl.tv_sec += wait_ms / 1000;
+            dl.tv_nsec += (wait_ms % 1000) * 1000000L;
+            if (dl.tv_nsec >= 1000000000L) {
+                dl.tv_sec++;
+                dl.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&h->cv, &h->lock, &dl);
+            if (h->stopping)
+                break;
+        }
+        pthread_mutex_unlock(&h->lock);
+        b.n = 0;
+        int rc = e->since(e->ud, &mark, ended_collect, &b);
+        ended_health(h, rc == 0, "poll");
+        /* Unreachable: back off up to HTTP_ENDED_BACKOFF_MS between tries. */
+        wait_ms = rc == 0 ? HTTP_TICK_MS
+                          : (wait_ms < HTTP_TICK_MS
+                                 ? HTTP_TICK_MS
+                                 : (wait_ms * 2 > HTTP_ENDED_BACKOFF_MS ? HTTP_ENDED_BACKOFF_MS
+                                                                        : wait_ms * 2));
+        pthread_mutex_lock(&h->lock);
+        http_session *gone = rc == 0 ? ended_apply(h, &b) : NULL;
+        pthread_mutex_unlock(&h->lock);
+        for (http_session *hs = gone, *n; hs; hs = n) {
+            n = hs->next;
+            if (h->cfg.verbose)
+                (void)fprintf(stderr, "mcpage: session %s ended with DELETE on another instance\n",
+                              hs->label);
+            session_end(hs);
+        }
+        pthread_mutex_lock(&h->lock);
+    }
+    pthread_mutex_unlock(&h->lock);
+    mcpage__free(b.keys);
+    return NULL;
+}
+
 /* ------------------------------------------------------------ housekeeping */
 
 static void *keeper_main(void *arg)
@@ -1666,6 +1829,13 @@ int mcpage_http_start(mcpage_server *srv, const mcpage_http_config *cfg, mcpage_
         goto fail;
     }
     h->keeper_started = true;
+    if (h->cfg.ended.since) {
+        if (pthread_create(&h->poller, NULL, poller_main, h) != 0) {
+            mcpage_http_stop(h, 0);
+            return MCPAGE_ENOMEM;
+        }
+        h->poller_started = true;
+    }
     *out = h;
     return 0;
 fail:
@@ -1697,6 +1867,8 @@ void mcpage_http_stop(mcpage_http *h, int grace_ms)
     pthread_mutex_unlock(&h->lock);
     if (h->keeper_started)
         pthread_join(h->keeper, NULL);
+    if (h->poller_started)
+        pthread_join(h->poller, NULL);
     /* Running calls get grace_ms to answer before the sessions end. */
     int64_t deadline = now_ms() + (grace_ms > 0 ? grace_ms : 0);
     pthread_mutex_lock(&h->lock);

@@ -12,7 +12,9 @@
 #     exactly once;
 #  3. PostgreSQL is restarted mid-walk: a call answers with a clear
 #     "unavailable" error, and the walk resumes with the same cursor once
-#     the server is back.
+#     the server is back;
+#  4. DELETE on one instance ends the session on all: at once on an
+#     instance that never held it, within a second on one that did.
 # Uses its own PostgreSQL cluster (scripts/pg-test-server.sh with a private
 # state dir) so the restart cannot disturb other tests. Skips with a
 # message when nginx, PostgreSQL or the HTTP/tools commands are missing.
@@ -195,4 +197,34 @@ node -e '
   const o = JSON.parse(process.argv[1]);
   if (!o.errors.some(e => /store is unavailable|retry shortly/.test(e))) {
     console.error("no clear unavailable error during the outage: " + JSON.stringify(o.errors.slice(0, 3))); process.exit(1); }' "$spread"
+# 4. DELETE on instance 0 ends the session everywhere (the shared record)
+cat >"$work/delete.mjs" <<'EOF'
+const [a, b, c] = process.argv.slice(2);
+const hdr = sid => ({'content-type': 'application/json', accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25', ...(sid ? {'mcp-session-id': sid} : {})});
+const list = sid => ({method: 'POST', headers: hdr(sid), body: JSON.stringify({jsonrpc: '2.0', id: 2, method: 'tools/list'})});
+const r0 = await fetch(a, {method: 'POST', headers: hdr(), body: JSON.stringify({jsonrpc: '2.0', id: 1, method: 'initialize',
+  params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'delete', version: '1'}}})});
+const sid = r0.headers.get('mcp-session-id');
+await r0.text();
+const held = await fetch(b, list(sid));
+if (held.status !== 200) { console.error('instance 1 refused the session: ' + held.status); process.exit(1); }
+await held.text();
+const del = await fetch(a, {method: 'DELETE', headers: hdr(sid)});
+if (del.status !== 204) { console.error('DELETE answered ' + del.status); process.exit(1); }
+const fresh = await fetch(c, list(sid));
+const body = await fresh.text();
+if (fresh.status !== 404 || !/ended with DELETE/.test(body)) {
+  console.error('an instance that never held the session accepted it after DELETE: ' + fresh.status + ' ' + body.slice(0, 200)); process.exit(1); }
+const t0 = Date.now();
+let st = 200;
+while (Date.now() - t0 < 3000) {
+  const r = await fetch(b, list(sid)); await r.text(); st = r.status;
+  if (st === 404) break;
+  await new Promise(r => setTimeout(r, 100));
+}
+if (st !== 404) { console.error('the instance holding the session still accepted it 3 s after DELETE'); process.exit(1); }
+console.log('DELETE on one instance: refused at once by a fresh instance, by the one holding it after ' + (Date.now() - t0) + ' ms');
+EOF
+NODE_NO_WARNINGS=1 node "$work/delete.mjs" "${direct[@]}"
 echo "multi_instance: ok"

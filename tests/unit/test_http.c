@@ -7,8 +7,9 @@
  * Last-Event-ID, and stop ends held streams and waiting calls promptly.
  * Session ids are signed: another endpoint holding the same key continues
  * the session (with the client's capabilities), DELETE makes an endpoint
- * refuse the id, another key's endpoint refuses it. GET /health reports
- * the embedder's check.
+ * refuse the id, another key's endpoint refuses it; with a shared record
+ * of ended sessions, DELETE on one endpoint ends the session on all. GET
+ * /health reports the embedder's check.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -25,6 +26,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -89,8 +91,10 @@ typedef struct fixture {
     int port;           /* its port */
 } fixture;
 
-/* An endpoint whose server signs with `kr` (NULL: its own key) and reports `health`. */
-static fixture *start_with(mcpage_keyring *kr, int (*health)(void *, char *, size_t), void *ud)
+/* An endpoint whose server signs with `kr` (NULL: its own key), reports
+ * `health` and shares `ended` (NULL: none). */
+static fixture *start_shared(mcpage_keyring *kr, int (*health)(void *, char *, size_t), void *ud,
+                             const mcpage_http_ended *ended)
 {
     fixture *f = calloc(1, sizeof *f);
     mcpage_server_config cfg;
@@ -109,10 +113,17 @@ static fixture *start_with(mcpage_keyring *kr, int (*health)(void *, char *, siz
     hc.stream_buffer = TEST_BUFFER;
     hc.health = health;
     hc.health_ud = ud;
+    if (ended)
+        hc.ended = *ended;
     assert_int_equal(mcpage_http_start(f->srv, &hc, &f->h), 0);
     f->port = mcpage_http_port(f->h);
     assert_true(f->port > 0);
     return f;
+}
+
+static fixture *start_with(mcpage_keyring *kr, int (*health)(void *, char *, size_t), void *ud)
+{
+    return start_shared(kr, health, ud, NULL);
 }
 
 static fixture *start(void)
@@ -270,6 +281,129 @@ static void a_session_continues_on_any_endpoint_holding_the_key(void **state)
     mcpage_keyring_free(other);
 }
 
+/*
+ * A record of ended sessions shared by endpoints, kept in memory: what a
+ * store shared by instances keeps (tools_ended_sessions on PostgreSQL).
+ * `down` makes every hook fail, as an unreachable store does.
+ */
+typedef struct ledger {
+    pthread_mutex_t mu;
+    struct {
+        uint8_t key[MCPAGE_HTTP_SESSION_KEY_LEN];
+        int64_t until;
+    } ends[64];
+    int n;
+    atomic_bool down;
+    atomic_int polls;
+} ledger;
+
+static int ledger_record(void *ud, const uint8_t *key, int64_t until)
+{
+    ledger *l = ud;
+    if (atomic_load(&l->down))
+        return -1;
+    pthread_mutex_lock(&l->mu);
+    assert_true(l->n < 64);
+    memcpy(l->ends[l->n].key, key, MCPAGE_HTTP_SESSION_KEY_LEN);
+    l->ends[l->n++].until = until;
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
+static int ledger_lookup(void *ud, const uint8_t *key, bool *ended)
+{
+    ledger *l = ud;
+    if (atomic_load(&l->down))
+        return -1;
+    pthread_mutex_lock(&l->mu);
+    *ended = false;
+    for (int i = 0; i < l->n; i++)
+        if (memcmp(l->ends[i].key, key, MCPAGE_HTTP_SESSION_KEY_LEN) == 0)
+            *ended = true;
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
+static int ledger_since(void *ud, int64_t *mark,
+                        void (*each)(void *ctx, const uint8_t *key, int64_t until), void *ctx)
+{
+    ledger *l = ud;
+    atomic_fetch_add(&l->polls, 1);
+    if (atomic_load(&l->down))
+        return -1;
+    pthread_mutex_lock(&l->mu);
+    /* The position is 1 + the ends already seen; 0 sets it. */
+    for (int i = *mark > 0 ? (int)*mark - 1 : l->n; i < l->n; i++)
+        each(ctx, l->ends[i].key, l->ends[i].until);
+    *mark = l->n + 1;
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
+static void delete_session(fixture *f, const char *sid)
+{
+    int fd = dial(f->port);
+    send_req(fd, f->port, "DELETE", sid, "application/json", NULL, NULL);
+    char *r = read_all(fd, 1 << 16, NULL);
+    assert_non_null(strstr(r, "HTTP/1.1 204"));
+    free(r);
+}
+
+static void delete_on_one_endpoint_ends_the_session_on_all(void **state)
+{
+    (void)state;
+    ledger l = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    mcpage_http_ended shared = {
+        .record = ledger_record, .lookup = ledger_lookup, .since = ledger_since, .ud = &l};
+    mcpage_keyring *kr = tp_keyring(5, 0x3c);
+    fixture *a = start_shared(kr, NULL, NULL, &shared), *b = start_shared(kr, NULL, NULL, &shared),
+            *c = start_shared(kr, NULL, NULL, &shared);
+    char s1[SID_MAX], s2[SID_MAX];
+    init_session(a, s1, sizeof s1);
+    init_session(a, s2, sizeof s2);
+    char *r = post(b, s1, CAPS_CALL); /* b holds s1 too now */
+    assert_non_null(strstr(r, "HTTP/1.1 200"));
+    free(r);
+    assert_int_equal(mcpage_http_session_count(b->h), 1);
+
+    delete_session(a, s1);
+    assert_int_equal(l.n, 1);
+    /* c never held s1: refused at once. */
+    r = post(c, s1, CAPS_CALL);
+    assert_non_null(strstr(r, "HTTP/1.1 404"));
+    assert_non_null(strstr(r, "ended with DELETE"));
+    free(r);
+    assert_int_equal(mcpage_http_session_count(c->h), 0);
+    /* b held it: its poller ends it within a tick or two. */
+    for (int i = 0; i < 40 && mcpage_http_session_count(b->h) > 0; i++)
+        usleep(50 * 1000);
+    assert_int_equal(mcpage_http_session_count(b->h), 0);
+    r = post(b, s1, CAPS_CALL);
+    assert_non_null(strstr(r, "HTTP/1.1 404"));
+    assert_non_null(strstr(r, "ended with DELETE"));
+    free(r);
+
+    /* The record unreachable: DELETE still ends the session where it was
+       sent, the other endpoints go on with what they know, and keep trying. */
+    atomic_store(&l.down, true);
+    delete_session(a, s2);
+    assert_int_equal(l.n, 1);
+    r = post(a, s2, CAPS_CALL);
+    assert_non_null(strstr(r, "HTTP/1.1 404"));
+    free(r);
+    r = post(c, s2, CAPS_CALL);
+    assert_non_null(strstr(r, "HTTP/1.1 200"));
+    free(r);
+    int before = atomic_load(&l.polls);
+    usleep(1200 * 1000);
+    assert_true(atomic_load(&l.polls) > before); /* retried, with backoff */
+    atomic_store(&l.down, false);
+    stop(a);
+    stop(b);
+    stop(c);
+    mcpage_keyring_free(kr);
+}
+
 static void health_reports_the_embedders_check(void **state)
 {
     (void)state;
@@ -424,6 +558,7 @@ int main(void)
         cmocka_unit_test(bad_configurations_are_refused),
         cmocka_unit_test(a_session_continues_on_any_endpoint_holding_the_key),
         cmocka_unit_test(health_reports_the_embedders_check),
+        cmocka_unit_test(delete_on_one_endpoint_ends_the_session_on_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

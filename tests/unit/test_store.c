@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <libpq-fe.h>
@@ -664,6 +665,74 @@ static void stats_and_a_concurrent_reader(void **state)
     assert_non_null(strstr(err, "retry shortly"));
 }
 
+typedef struct ended_seen {
+    int n;
+    uint8_t keys[8][STORE_ENDED_KEY_LEN];
+    int64_t until[8];
+} ended_seen;
+
+static void ended_note(void *ctx, const uint8_t *key, int64_t until)
+{
+    ended_seen *e = ctx;
+    assert_true(e->n < 8);
+    memcpy(e->keys[e->n], key, STORE_ENDED_KEY_LEN);
+    e->until[e->n++] = until;
+}
+
+/* HTTP sessions ended with DELETE: on PostgreSQL a reader records them and
+ * every other reader sees them, by lookup and by polling from a position;
+ * expired ends are neither; SQLite keeps no shared record. */
+static void ended_sessions_are_shared(void **state)
+{
+    fixture *f = *state;
+    store *a = NULL, *b = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &a), 0);
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &b), 0);
+    uint8_t k1[STORE_ENDED_KEY_LEN], k2[STORE_ENDED_KEY_LEN], k3[STORE_ENDED_KEY_LEN];
+    for (int i = 0; i < STORE_ENDED_KEY_LEN; i++) {
+        k1[i] = (uint8_t)(i * 17 + 1);
+        k2[i] = (uint8_t)(255 - i);
+        k3[i] = (uint8_t)(i == 0 ? 0 : 0xf0);
+    }
+    int64_t now = (int64_t)time(NULL), mark = 0;
+    ended_seen seen = {0};
+    assert_int_equal(store_ended_since(b, &mark, ended_note, &seen), 0);
+    assert_int_equal(seen.n, 0); /* the first poll only sets the position */
+    assert_int_equal(store_ended_record(a, k1, now + 3600), 0);
+    assert_int_equal(store_ended_record(a, k1, now + 3600), 0); /* twice is once */
+    assert_int_equal(store_ended_record(a, k3, now - 5), 0);    /* already expired */
+    int ended = -1;
+    assert_int_equal(store_ended_lookup(b, k1, &ended), 0);
+    int shared = tb_current() == TB_POSTGRES;
+    assert_int_equal(ended, shared);
+    assert_int_equal(store_ended_lookup(b, k2, &ended), 0);
+    assert_int_equal(ended, 0);
+    assert_int_equal(store_ended_lookup(b, k3, &ended), 0);
+    assert_int_equal(ended, 0);
+    assert_int_equal(store_ended_since(b, &mark, ended_note, &seen), 0);
+    if (shared) {
+        assert_int_equal(seen.n, 1);
+        assert_memory_equal(seen.keys[0], k1, STORE_ENDED_KEY_LEN);
+        assert_int_equal(seen.until[0], now + 3600);
+        assert_true(mark > 0);
+    } else {
+        assert_int_equal(seen.n, 0);
+    }
+    /* A later end is reported from the position (ends may repeat, none is missed). */
+    seen.n = 0;
+    assert_int_equal(store_ended_record(b, k2, now + 60), 0);
+    assert_int_equal(store_ended_since(a, &mark, ended_note, &seen), 0);
+    int found = 0;
+    for (int i = 0; i < seen.n; i++)
+        found += memcmp(seen.keys[i], k2, STORE_ENDED_KEY_LEN) == 0;
+    assert_int_equal(found, shared);
+    /* The writer's handle records too. */
+    assert_int_equal(store_ended_lookup(f->s, k2, &ended), 0);
+    assert_int_equal(ended, shared);
+    store_close(a);
+    store_close(b);
+}
+
 /* PostgreSQL: a connection the server drops (a restart, a failover, an
  * idle timeout) is repaired on the next call, on the same handle; the
  * pool hands out connections that work; an outage inside a transaction is
@@ -738,6 +807,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(lost_connections_recover, setup, teardown),
+        cmocka_unit_test_setup_teardown(ended_sessions_are_shared, setup, teardown),
     };
     int rc = TB_RUN_GROUPS(tests);
     free(all_ids);

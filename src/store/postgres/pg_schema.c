@@ -98,6 +98,15 @@ static const char *const migrations[] = {
     "UPDATE messages SET text_lines = CASE WHEN text = '' THEN 0 ELSE "
     "  length(text) - length(replace(text, chr(10), '')) + 1 END WHERE text <> '';"
     "CREATE INDEX messages_lines ON messages(sid, ordinal, text_lines);",
+    /* version 3: HTTP sessions ended with DELETE, shared by every server
+     * instance (store_ended_*); `ended_us` is the database's clock, the
+     * position instances poll from */
+    "CREATE TABLE ended_sessions("
+    "  key bytea PRIMARY KEY,"
+    "  until_s bigint NOT NULL,"
+    "  ended_us bigint NOT NULL"
+    "    DEFAULT (extract(epoch from clock_timestamp()) * 1000000)::bigint);"
+    "CREATE INDEX ended_sessions_time ON ended_sessions(ended_us);",
 };
 
 int store_pg_schema_latest(void)

@@ -1455,6 +1455,100 @@ static void pg_close(store *s)
     s->impl = NULL;
 }
 
+/* ---- HTTP sessions ended with DELETE --------------------------------- */
+
+/* Microseconds of ends re-read before a poll position: an end committed after
+ * a later one (two instances at once) is still seen. */
+#define PG_ENDED_OVERLAP_US 10000000
+
+static void key_hex(const uint8_t *key, char out[2 * STORE_ENDED_KEY_LEN + 1])
+{
+    static const char hx[] = "0123456789abcdef";
+    for (int i = 0; i < STORE_ENDED_KEY_LEN; i++) {
+        out[2 * i] = hx[key[i] >> 4];
+        out[2 * i + 1] = hx[key[i] & 15];
+    }
+    out[2 * STORE_ENDED_KEY_LEN] = '\0';
+}
+
+static int pg_ended_record(store *s, const uint8_t *key, int64_t until)
+{
+    char k[2 * STORE_ENDED_KEY_LEN + 1], u[32];
+    key_hex(key, k);
+    snprintf(u, sizeof u, "%" PRId64, until);
+    const char *v[] = {k, u};
+    PGresult *r = run(s,
+                      "INSERT INTO ended_sessions(key, until_s) VALUES(decode($1, 'hex'), $2) "
+                      "ON CONFLICT (key) DO NOTHING",
+                      2, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    /* Expired ends matter no more: their ids are refused by age. */
+    r = run(s, "DELETE FROM ended_sessions WHERE until_s < extract(epoch from now())", 0, NULL);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    return 0;
+}
+
+static int pg_ended_lookup(store *s, const uint8_t *key, int *ended)
+{
+    char k[2 * STORE_ENDED_KEY_LEN + 1];
+    key_hex(key, k);
+    const char *v[] = {k};
+    PGresult *r = run(s,
+                      "SELECT 1 FROM ended_sessions WHERE key = decode($1, 'hex') "
+                      "AND until_s >= extract(epoch from now())",
+                      1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    *ended = PQntuples(r) > 0;
+    PQclear(r);
+    return 0;
+}
+
+static int unhex(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static int pg_ended_since(store *s, int64_t *mark, store_ended_fn each, void *ctx)
+{
+    char m[32], o[32];
+    snprintf(m, sizeof m, "%" PRId64, *mark);
+    snprintf(o, sizeof o, "%d", PG_ENDED_OVERLAP_US);
+    const char *v[] = {m, o};
+    /* One row at least (the clock), then the ends since the position. */
+    PGresult *r = run(s,
+                      "SELECT c.now_us, encode(e.key, 'hex'), e.until_s FROM (SELECT "
+                      "(extract(epoch from clock_timestamp()) * 1000000)::bigint AS now_us) c "
+                      "LEFT JOIN ended_sessions e ON $1::bigint > 0 AND e.ended_us > $1::bigint - "
+                      "$2::bigint AND e.until_s >= extract(epoch from now()) ORDER BY e.ended_us",
+                      2, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r);
+    for (int i = 0; i < n; i++) {
+        if (PQgetisnull(r, i, 1))
+            continue;
+        const char *h = PQgetvalue(r, i, 1);
+        uint8_t key[STORE_ENDED_KEY_LEN];
+        int ok = strlen(h) == 2 * STORE_ENDED_KEY_LEN;
+        for (int j = 0; ok && j < STORE_ENDED_KEY_LEN; j++) {
+            int hi = unhex(h[2 * j]), lo = unhex(h[2 * j + 1]);
+            ok = hi >= 0 && lo >= 0;
+            key[j] = (uint8_t)(hi << 4 | (lo & 15));
+        }
+        if (ok)
+            each(ctx, key, num(r, i, 2));
+    }
+    if (n > 0)
+        *mark = num(r, 0, 0);
+    PQclear(r);
+    return 0;
+}
+
 static const store_ops pg_ops = {
     .name = "postgres",
     .close = pg_close,
@@ -1490,6 +1584,9 @@ static const store_ops pg_ops = {
     .session_lock = pg_session_lock,
     .session_unlock = pg_session_unlock,
     .ping = store_pg_ping,
+    .ended_record = pg_ended_record,
+    .ended_lookup = pg_ended_lookup,
+    .ended_since = pg_ended_since,
 };
 
 int store_pg_open(store *s, const char *url, int flags)
