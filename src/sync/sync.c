@@ -11,6 +11,7 @@
  * the next sync. Each batch (lines, raw bytes, session facts, consumed
  * offset, source record) is one transaction.
  */
+#define _GNU_SOURCE /* memmem */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -26,10 +28,12 @@
 #include "sync/sync.h"
 #include "sync/sync_parse.h"
 
-#define SYNC_HEAD_MAX  4096               /* bytes hashed to detect a rewritten file */
-#define SYNC_BLOCK     (1024 * 1024)      /* read size */
-#define SYNC_DEPTH_MAX 6                  /* directory levels walked under sessions/ */
-#define SYNC_FILES_MAX (10 * 1000 * 1000) /* transcript files in one pass */
+#define SYNC_HEAD_MAX     4096               /* bytes hashed to detect a rewritten file */
+#define SYNC_EVENTS_PROBE (64 * 1024)        /* bytes read to tell an events-only rollout */
+#define SYNC_LEGACY_MAX   (256 << 20)        /* largest legacy .json rollout read */
+#define SYNC_BLOCK        (1024 * 1024)      /* read size */
+#define SYNC_DEPTH_MAX    6                  /* directory levels walked under sessions/ */
+#define SYNC_FILES_MAX    (10 * 1000 * 1000) /* transcript files in one pass */
 
 enum { SRC_CLAUDE, SRC_CODEX };
 
@@ -40,6 +44,7 @@ typedef struct sync_job {
     char *project_dir; /* Claude's mangled project directory name */
     int source;
     int subagent;
+    int legacy;         /* a Codex rollout of the 2025 TypeScript CLI: one JSON document */
     int changed;        /* set by the pre-pass */
     int64_t project_id; /* its session's project after this run; -1 = none */
 } sync_job;
@@ -158,6 +163,8 @@ static char *stem(const char *name)
     size_t n = strlen(name);
     if (ends_with(name, ".jsonl"))
         n -= 6;
+    else if (ends_with(name, ".json"))
+        n -= 5;
     if (n > STORE_ID_MAX - 40)
         n = STORE_ID_MAX - 40;
     char *s = malloc(n + 1);
@@ -344,8 +351,9 @@ static int discover_codex_dir(sync_jobs *js, const char *dir, int depth)
             rc = MCPAGE_ENOMEM;
             break;
         }
-        if (ends_with(e->d_name, ".jsonl") && entry_is(e, path, 0)) {
-            sync_job j = {.source = SRC_CODEX, .path = path};
+        int legacy = strncmp(e->d_name, "rollout-", 8) == 0 && ends_with(e->d_name, ".json");
+        if ((ends_with(e->d_name, ".jsonl") || legacy) && entry_is(e, path, 0)) {
+            sync_job j = {.source = SRC_CODEX, .path = path, .legacy = legacy};
             j.session_id = codex_session_id(e->d_name);
             if (!j.session_id) {
                 job_free(&j);
@@ -381,6 +389,91 @@ static uint64_t fnv1a(const unsigned char *p, size_t n)
 }
 
 /* Hash of the first n bytes of fd. */
+/*
+ * A rollout of the 2025 TypeScript Codex CLI (sessions/rollout-<date>-
+ * <uuid>.json, rewritten whole at each save) is one JSON document,
+ * {"session": {id, timestamp, instructions}, "items": [response items]}.
+ * It is read as the JSONL rollouts that followed it: a first line of
+ * session facts, then one item per line, written to an anonymous file
+ * that stands in for it (*out; the archive's raw copy is that JSONL).
+ * Each save appends items, so the JSONL grows by lines and later syncs
+ * read only the new ones. 0, or MCPAGE_EPARSE with the reason in `why`.
+ */
+static int codex_legacy_jsonl(int fd, int64_t size, int *out, char *why, size_t whylen)
+{
+    *out = -1;
+    if (size > SYNC_LEGACY_MAX) {
+        snprintf(why, whylen, "a legacy rollout over %d MiB is not read", SYNC_LEGACY_MAX >> 20);
+        return MCPAGE_EPARSE;
+    }
+    char *buf = malloc((size_t)size + 1);
+    if (!buf)
+        return MCPAGE_ENOMEM;
+    ssize_t got = pread(fd, buf, (size_t)size, 0);
+    if (got != (ssize_t)size) {
+        free(buf);
+        return MCPAGE_EIO;
+    }
+    json_error_t err;
+    json_t *root = json_loadb(buf, (size_t)size, JSON_ALLOW_NUL, &err);
+    free(buf);
+    json_t *session = json_object_get(root, "session");
+    json_t *items = json_object_get(root, "items");
+    if (!json_is_object(session) || !json_is_array(items)) {
+        snprintf(why, whylen, "%s",
+                 root ? "a .json rollout without \"session\" and \"items\"" : err.text);
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    int rc = MCPAGE_EIO;
+    int mfd = memfd_create("mcpage-rollout", MFD_CLOEXEC);
+    FILE *w = mfd >= 0 ? fdopen(dup(mfd), "w") : NULL;
+    if (w) {
+        /* the facts line: the shape of the first line of mid-2025 rollouts */
+        json_t *head = json_deep_copy(session);
+        int ok = head && json_dumpf(head, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+                 fputc('\n', w) != EOF;
+        json_decref(head);
+        size_t i;
+        json_t *it;
+        json_array_foreach(items, i, it)
+        {
+            if (!ok)
+                break;
+            ok =
+                json_dumpf(it, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', w) != EOF;
+        }
+        if (fclose(w) == 0 && ok)
+            rc = 0;
+    }
+    json_decref(root);
+    if (rc < 0) {
+        if (mfd >= 0)
+            close(mfd);
+        return rc;
+    }
+    *out = mfd;
+    return 0;
+}
+
+/*
+ * True when a Codex rollout holds no response item in its first
+ * SYNC_EVENTS_PROBE bytes: a thread written as UI events only, whose
+ * user_message / agent_message events are then its messages. Elsewhere
+ * those events repeat response items and are skipped.
+ */
+static int codex_events_only(int fd)
+{
+    char *buf = malloc(SYNC_EVENTS_PROBE);
+    if (!buf)
+        return 0;
+    ssize_t got = pread(fd, buf, SYNC_EVENTS_PROBE, 0);
+    int only = got > 0 && !memmem(buf, (size_t)got, "\"response_item\"", 15) &&
+               memmem(buf, (size_t)got, "\"event_msg\"", 11);
+    free(buf);
+    return only;
+}
+
 static int head_hash(int fd, int64_t n, uint64_t *h)
 {
     unsigned char buf[SYNC_HEAD_MAX];
@@ -398,8 +491,9 @@ typedef struct file_state {
     const sync_options *opt;
     sync_report *rep;
     store *s;
-    int fd;
-    struct stat sb;
+    int fd;                 /* the content read (for a legacy rollout: its JSONL form) */
+    struct stat sb;         /* the file's own: its source record */
+    int64_t size;           /* bytes of the content */
     store_session_state st; /* as stored when the file was opened */
     int session_exists;
     int reparse;
@@ -409,11 +503,15 @@ typedef struct file_state {
     int64_t line_no;   /* of the last complete line */
     int64_t next_ordinal;
     int has_title;
+    int title_rank; /* of the title set by this run (sync_title_rank) */
     int64_t project_id;
     int in_tx;
     sync_tool_ids ids;
     /* session facts waiting for the next commit (owned) */
     char *model, *branch, *title, *parent;
+    char *meta_id;   /* the session the file's first facts line named (Codex) */
+    char *last_ts;   /* the newest timestamp a line carried: for lines without one */
+    int events_only; /* a Codex rollout without response items: keep its UI events */
     int64_t new_project_id;
 } file_state;
 
@@ -589,18 +687,36 @@ static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
     }
     if (rc < 0)
         return rc;
-    if (r.kind == SYNC_SKIP)
+    if (r.kind == SYNC_SKIP || (r.from_event && !f->events_only))
         goto done;
+    /* Lines without a time (Codex rollouts of mid-2025 time only their
+       first line) take the time of the line before. */
+    if (r.timestamp && (!f->last_ts || strcmp(r.timestamp, f->last_ts) > 0)) {
+        free(f->last_ts);
+        f->last_ts = sync_short_copy(r.timestamp, 64);
+    } else if (!r.timestamp && f->last_ts && r.kind == SYNC_MESSAGE) {
+        r.timestamp = sync_short_copy(f->last_ts, 64);
+    }
+    if (r.meta_session_id) {
+        /* the first facts line names the file's session; a later one that
+           names another (the parent a fork copies in) says nothing of it */
+        if (f->meta_id && strcmp(f->meta_id, r.meta_session_id) != 0)
+            goto done;
+        take(&f->meta_id, &r.meta_session_id);
+    }
     if (r.cwd && (rc = ensure_project(f, r.cwd)) < 0)
         goto done;
     take(&f->model, &r.model);
     take(&f->branch, &r.git_branch);
-    if (r.summary) {
+    if (r.summary && (!f->has_title || r.title_rank >= f->title_rank)) {
         take(&f->title, &r.summary);
         f->has_title = 1;
+        f->title_rank = r.title_rank;
     }
-    if (f->job->subagent && !f->job->parent && r.parent_session_id &&
-        strcmp(r.parent_session_id, f->job->session_id) != 0 && !f->parent)
+    /* Claude sub-agents name their parent on every line (sessionId),
+       Codex forks and sub-agents in their session_meta */
+    if ((f->job->subagent || f->job->source == SRC_CODEX) && !f->job->parent &&
+        r.parent_session_id && strcmp(r.parent_session_id, f->job->session_id) != 0 && !f->parent)
         take(&f->parent, &r.parent_session_id);
     if (r.kind == SYNC_MESSAGE) {
         if (r.is_prompt && !f->has_title) {
@@ -676,12 +792,36 @@ static int sync_file(store *s, sync_job *job, const sync_options *opt, sync_repo
         goto out;
     f.session_exists = rc == 0;
     rc = 0;
+    f.size = (int64_t)f.sb.st_size;
+    if (job->legacy) {
+        char why[160];
+        int jfd = -1;
+        rc = codex_legacy_jsonl(f.fd, f.size, &jfd, why, sizeof why);
+        if (rc == MCPAGE_EPARSE) {
+            rep->lines_malformed++;
+            example(rep, job->path, 1, why);
+            rc = 0;
+            goto out; /* nothing to store; the next sync tries again */
+        }
+        if (rc < 0)
+            goto out;
+        close(f.fd);
+        f.fd = jfd;
+        struct stat jsb;
+        if (fstat(f.fd, &jsb) < 0) {
+            rc = MCPAGE_EIO;
+            goto out;
+        }
+        f.size = (int64_t)jsb.st_size;
+    }
+    if (job->source == SRC_CODEX)
+        f.events_only = codex_events_only(f.fd);
     f.consumed = f.st.raw_size;
     if (f.consumed > 0) {
         uint64_t h = 0;
         if (found && src.inode != (int64_t)f.sb.st_ino)
             f.reparse = 1; /* replaced */
-        else if ((int64_t)f.sb.st_size < f.consumed)
+        else if (f.size < f.consumed)
             f.reparse = 1; /* truncated */
         else if (f.st.head_len > 0 &&
                  (head_hash(f.fd, f.st.head_len, &h) < 0 || h != f.st.head_hash))
@@ -712,7 +852,7 @@ static int sync_file(store *s, sync_job *job, const sync_options *opt, sync_repo
     int skipping = 0;
     int64_t line_start = f.consumed;
     int64_t pos = f.consumed;
-    int64_t end = (int64_t)f.sb.st_size;
+    int64_t end = f.size;
     while (pos < end) {
         size_t want = (size_t)(end - pos < SYNC_BLOCK ? end - pos : SYNC_BLOCK);
         ssize_t got = pread(f.fd, block, want, pos);
@@ -795,6 +935,8 @@ out:
     free(f.branch);
     free(f.title);
     free(f.parent);
+    free(f.meta_id);
+    free(f.last_ts);
     free(lb);
     free(block);
     store_source_clear(&src);

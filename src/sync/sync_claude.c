@@ -2,8 +2,11 @@
  * The Claude Code transcript parser: one JSONL line of
  * ~/.claude/projects/<mangled cwd>/<session>.jsonl into a sync_record.
  *
- * Lines carry `type`: user, assistant, system, summary, and bookkeeping
- * (file-history-snapshot, queue-operation, progress, ...) that is skipped.
+ * Lines carry `type`: user, assistant, system, summary, custom-title and
+ * ai-title (session titles), attachment (of which a queued_command in
+ * prompt mode is a message the user typed while the agent worked), and
+ * bookkeeping (file-history-snapshot, queue-operation, progress, ...)
+ * that is skipped.
  * user/assistant lines hold `message` {role, model, content}, content a
  * string or blocks: text, thinking, redacted_thinking, tool_use {id, name,
  * input}, tool_result {tool_use_id, content, is_error}, image, document.
@@ -144,6 +147,68 @@ static char *dup_nonempty(const char *s)
     return d;
 }
 
+/* The text between <tag> and </tag> in `t`, trimmed, or NULL; *n its length. */
+static const char *tag_text(const char *t, const char *tag, size_t *n)
+{
+    char open[40], close[40];
+    snprintf(open, sizeof open, "<%s>", tag);
+    snprintf(close, sizeof close, "</%s>", tag);
+    const char *a = strstr(t, open);
+    if (!a)
+        return NULL;
+    a += strlen(open);
+    const char *b = strstr(a, close);
+    if (!b)
+        return NULL;
+    while (a < b && (*a == ' ' || *a == '\n' || *a == '\t' || *a == '\r'))
+        a++;
+    while (b > a && (b[-1] == ' ' || b[-1] == '\n' || b[-1] == '\t' || b[-1] == '\r'))
+        b--;
+    *n = (size_t)(b - a);
+    return a;
+}
+
+/*
+ * A slash command the user ran with arguments ("/review the parser"), as
+ * Claude Code writes it: <command-name>/review</command-name> ...
+ * <command-args>the parser</command-args>. Rewrites `t` to what the user
+ * typed and returns 1; 0 (t unchanged) for anything else, including a
+ * command without arguments (/clear, /compact), which stays bookkeeping.
+ */
+static int slash_command(sync_text *t)
+{
+    if (!t->buf || !sync_starts_with(t->buf, "<command-"))
+        return 0;
+    size_t nn = 0, na = 0;
+    const char *name = tag_text(t->buf, "command-name", &nn);
+    const char *args = tag_text(t->buf, "command-args", &na);
+    if (!name || nn == 0 || !args || na == 0)
+        return 0;
+    sync_text typed = {0};
+    if (name[0] != '/')
+        sync_text_add(&typed, "/", 1);
+    sync_text_add(&typed, name, nn);
+    sync_text_add(&typed, " ", 1);
+    sync_text_add(&typed, args, na);
+    if (typed.oom) {
+        free(typed.buf);
+        return 0;
+    }
+    free(t->buf);
+    *t = typed;
+    return 1;
+}
+
+/* A message the user queued while the agent worked: a string or blocks. */
+static void add_queued(json_t *prompt, sync_tool_ids *ids, sync_text *t, sync_record *r)
+{
+    size_t nblocks = 0;
+    if (json_is_string(prompt))
+        sync_text_adds(t, json_string_value(prompt));
+    else if (json_is_array(prompt))
+        (void)add_blocks(prompt, ids, t, r, &nblocks);
+}
+
 int sync_claude_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
                            char *why, size_t whylen)
 {
@@ -159,18 +224,38 @@ int sync_claude_parse_line(const char *line, size_t len, sync_tool_ids *ids, syn
     const char *type = sync_json_str(root, "type");
     if (!type)
         goto done; /* unknown shape: ignored, not malformed */
-    if (strcmp(type, "summary") == 0) {
-        const char *sum = sync_json_str(root, "summary");
-        if (sum && *sum) {
+    static const struct {
+        const char *type, *field;
+        int rank;
+    } titles[] = {
+        {"summary", "summary", SYNC_TITLE_SUMMARY},
+        {"ai-title", "aiTitle", SYNC_TITLE_AI},
+        {"custom-title", "customTitle", SYNC_TITLE_CUSTOM},
+    };
+    for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++) {
+        if (strcmp(type, titles[i].type) != 0)
+            continue;
+        const char *title = sync_json_str(root, titles[i].field);
+        if (title && *title) {
             r->kind = SYNC_META;
-            r->summary = sync_short_copy(sum, SYNC_TITLE_MAX);
+            r->summary = sync_short_copy(title, SYNC_TITLE_MAX);
+            r->title_rank = titles[i].rank;
         }
         goto done;
     }
     int is_user = strcmp(type, "user") == 0;
     int is_assistant = strcmp(type, "assistant") == 0;
     int is_system = strcmp(type, "system") == 0;
-    if (!is_user && !is_assistant && !is_system)
+    json_t *queued = NULL;
+    if (strcmp(type, "attachment") == 0) {
+        json_t *a = json_object_get(root, "attachment");
+        const char *atype = sync_json_str(a, "type"), *mode = sync_json_str(a, "commandMode");
+        if (atype && strcmp(atype, "queued_command") == 0 && (!mode || strcmp(mode, "prompt") == 0))
+            queued = json_object_get(a, "prompt");
+        if (!queued)
+            goto done; /* other attachments: files, hooks, task notifications */
+    }
+    if (!is_user && !is_assistant && !is_system && !queued)
         goto done; /* bookkeeping: file-history-snapshot, queue-operation, ... */
 
     r->kind = SYNC_META;
@@ -183,6 +268,10 @@ int sync_claude_parse_line(const char *line, size_t len, sync_tool_ids *ids, syn
     if (is_system) {
         sync_text_adds(&t, sync_json_str(root, "content"));
         r->role = "system";
+    } else if (queued) {
+        add_queued(queued, ids, &t, r);
+        r->role = "user";
+        r->is_prompt = t.len > 0;
     } else {
         json_t *msg = json_object_get(root, "message");
         json_t *content = json_object_get(msg, "content");
@@ -201,7 +290,7 @@ int sync_claude_parse_line(const char *line, size_t len, sync_tool_ids *ids, syn
             r->role = "tool";
         } else if (json_is_true(json_object_get(root, "isMeta")) ||
                    json_is_true(json_object_get(root, "isCompactSummary")) ||
-                   (t.buf && is_meta_text(t.buf))) {
+                   (t.buf && is_meta_text(t.buf) && !slash_command(&t))) {
             r->role = "system";
         } else {
             r->role = "user";

@@ -8,8 +8,11 @@
  * input_text/output_text blocks, reasoning with a summary, function_call
  * {name, arguments (a JSON string), call_id}, function_call_output
  * {call_id, output}, custom_tool_call(_output), local_shell_call,
- * web_search_call) and event_msg (UI events that repeat response items:
- * skipped). Older rollouts put the response item itself on the line.
+ * web_search_call), compacted (a summary that replaced earlier turns:
+ * stored as a system message) and event_msg (UI events that repeat
+ * response items: skipped). Rollouts of mid-2025 have no envelopes: a
+ * first line {id, timestamp, git, ...} of session facts, then the
+ * response items themselves, one per line.
  * Field names checked against public parsers: see docs/transcripts.md.
  */
 #include <stdio.h>
@@ -94,6 +97,60 @@ static void add_call(const char *name, json_t *args, const char *call_id, sync_t
     r->call_id = call_id ? sync_short_copy(call_id, 100) : NULL;
 }
 
+/*
+ * The exit status a tool output states in its header, as Codex writes it
+ * for exec_command ("...\nProcess exited with code 1\n...Output:\n") and
+ * shell_command / apply_patch ("Exit code: 1\nWall time: ...\nOutput:\n"):
+ * 1 for a non-zero status, else 0. Only header lines (before "Output:")
+ * count, so a program that prints such a line is not misread.
+ */
+static int header_failed(const char *s)
+{
+    for (int line = 0; *s && line < 8; line++) {
+        const char *end = strchr(s, '\n');
+        size_t n = end ? (size_t)(end - s) : strlen(s);
+        if (n >= 7 && strncmp(s, "Output:", 7) == 0)
+            return 0;
+        static const char *const prefixes[] = {"Process exited with code ", "Exit code: "};
+        for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+            size_t pn = strlen(prefixes[i]);
+            if (n > pn && strncmp(s, prefixes[i], pn) == 0) {
+                const char *d = s + pn;
+                if (*d == '-')
+                    d++;
+                if (*d < '0' || *d > '9')
+                    break;
+                while (*d == '0')
+                    d++;
+                return *d >= '1' && *d <= '9';
+            }
+        }
+        if (!end)
+            break;
+        s = end + 1;
+    }
+    return 0;
+}
+
+/* Output blocks (custom tools, MCP results): their text, images noted. */
+static void add_output_blocks(json_t *blocks, sync_text *t)
+{
+    size_t i;
+    json_t *b;
+    json_array_foreach(blocks, i, b)
+    {
+        const char *type = sync_json_str(b, "type");
+        const char *txt = sync_json_str(b, "text");
+        if (txt) {
+            sync_text_sep(t);
+            sync_text_adds(t, txt);
+        } else if (type && strstr(type, "image")) {
+            sync_text_sep(t);
+            sync_text_adds(t, "[image]");
+        }
+    }
+}
+
 static void add_output(json_t *p, sync_tool_ids *ids, sync_text *t, sync_record *r)
 {
     json_t *out = json_object_get(p, "output");
@@ -103,8 +160,16 @@ static void add_output(json_t *p, sync_tool_ids *ids, sync_text *t, sync_record 
     r->call_id = call ? sync_short_copy(call, 100) : NULL;
     if (name)
         r->tool_name = sync_short_copy(name, 100);
+    if (json_is_array(out)) {
+        add_output_blocks(out, t);
+        return;
+    }
     if (json_is_object(out)) {
-        sync_text_adds(t, sync_json_str(out, "content"));
+        json_t *content = json_object_get(out, "content");
+        if (json_is_array(content))
+            add_output_blocks(content, t);
+        else
+            sync_text_adds(t, sync_json_str(out, "content"));
         if (json_is_false(json_object_get(out, "success")))
             r->is_error = 1;
         return;
@@ -121,6 +186,7 @@ static void add_output(json_t *p, sync_tool_ids *ids, sync_text *t, sync_record 
             r->is_error = 1;
     } else {
         sync_text_adds(t, s);
+        r->is_error = header_failed(s);
     }
     json_decref(inner);
 }
@@ -189,12 +255,59 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
     r->timestamp = dup_nonempty(sync_json_str(root, "timestamp"));
     if (type && strcmp(type, "session_meta") == 0) {
         r->kind = SYNC_META;
+        /* a forked or sub-agent thread also carries its parent's
+           session_meta: sync keeps only the facts of the file's own id */
+        r->meta_session_id = dup_nonempty(sync_json_str(payload, "id"));
+        const char *parent = sync_json_str(payload, "forked_from_id");
+        if (!parent)
+            parent = sync_json_str(payload, "parent_thread_id");
+        if (!parent)
+            parent = sync_json_str(
+                json_object_get(json_object_get(json_object_get(payload, "source"), "subagent"),
+                                "thread_spawn"),
+                "parent_thread_id");
+        r->parent_session_id = dup_nonempty(parent);
         r->cwd = dup_nonempty(sync_json_str(payload, "cwd"));
         r->git_branch = dup_nonempty(sync_json_str(json_object_get(payload, "git"), "branch"));
         r->model = dup_nonempty(sync_json_str(payload, "model"));
         if (!r->timestamp)
             r->timestamp = dup_nonempty(sync_json_str(payload, "timestamp"));
         goto done;
+    }
+    if (!type && !payload && sync_json_str(root, "id") && r->timestamp) {
+        /* mid-2025 rollouts: the first line holds the session's facts */
+        r->kind = SYNC_META;
+        r->cwd = dup_nonempty(sync_json_str(root, "cwd"));
+        r->git_branch = dup_nonempty(sync_json_str(json_object_get(root, "git"), "branch"));
+        goto done;
+    }
+    if (type && strcmp(type, "compacted") == 0) {
+        /* the summary that replaced the earlier turns in the model's context */
+        const char *sum = sync_json_str(payload, "message");
+        if (sum && *sum) {
+            sync_text_adds(&t, "[compacted] ");
+            sync_text_adds(&t, sum);
+            r->role = "system";
+        }
+    }
+    if (type && strcmp(type, "event_msg") == 0) {
+        /* The UI's copy of a message. Rollouts carry the same message as
+           a response item, except threads written as events only (some
+           sub-agent threads): sync keeps these where the file has no
+           response items. */
+        const char *et = sync_json_str(payload, "type");
+        const char *msg = sync_json_str(payload, "message");
+        if (et && msg && *msg) {
+            if (strcmp(et, "user_message") == 0) {
+                sync_text_adds(&t, msg);
+                r->role = is_meta_text(msg) ? "system" : "user";
+                r->is_prompt = r->role[0] == 'u';
+            } else if (strcmp(et, "agent_message") == 0) {
+                sync_text_adds(&t, msg);
+                r->role = "assistant";
+            }
+            r->from_event = r->role != NULL;
+        }
     }
     if (type && strcmp(type, "turn_context") == 0) {
         r->kind = SYNC_META;
@@ -215,7 +328,8 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
         r->role = NULL;
         r->is_prompt = 0;
         r->is_error = 0;
-        goto done; /* event_msg, compacted, unknown: ignored */
+        r->from_event = 0;
+        goto done; /* other events, unknown: ignored */
     }
     r->text = sync_text_finish(&t);
     if (!r->text) {

@@ -23,6 +23,7 @@ void sync_record_clear(sync_record *r)
     free(r->git_branch);
     free(r->summary);
     free(r->parent_session_id);
+    free(r->meta_session_id);
     memset(r, 0, sizeof *r);
 }
 

@@ -15,6 +15,15 @@
 #define SYNC_TITLE_MAX      200             /* bytes of a session title */
 #define SYNC_TOOL_IDS       64              /* tool call ids remembered per file */
 
+/* Where a session title came from; a higher rank replaces a lower one,
+ * the same rank the earlier one (the newest title of a kind wins). */
+enum sync_title_rank {
+    SYNC_TITLE_PROMPT = 0,  /* the first user prompt */
+    SYNC_TITLE_SUMMARY = 1, /* a summary line (Claude) */
+    SYNC_TITLE_AI = 2,      /* a title the agent generated (Claude ai-title) */
+    SYNC_TITLE_CUSTOM = 3   /* a title the user set (Claude /rename: custom-title) */
+};
+
 enum sync_record_kind {
     SYNC_SKIP = 0, /* nothing to store (bookkeeping, unknown type) */
     SYNC_MESSAGE,  /* a message, plus any session facts */
@@ -36,8 +45,12 @@ typedef struct sync_record {
     char *cwd;
     char *model;
     char *git_branch;
-    char *summary; /* a summary line: the title wins over prompts */
+    char *summary;  /* a title line: wins over prompts (see title_rank) */
+    int title_rank; /* with summary: SYNC_TITLE_SUMMARY, _AI or _CUSTOM */
     char *parent_session_id;
+    char *meta_session_id; /* the session a facts line describes, when it names one */
+    int from_event;        /* a Codex UI event repeating a message (kept only where
+                              the file has no response items: see sync.c) */
 } sync_record;
 
 /* Remembers tool call ids to name the tool in its result. */

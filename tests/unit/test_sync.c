@@ -354,7 +354,10 @@ static void codex_rollout_session_id_and_facts(void **state)
         "\"model\":\"gpt-5-codex\"}}\n"
         "{\"timestamp\":\"2025-01-02T10:00:02Z\",\"type\":\"response_item\",\"payload\":{\"type\":"
         "\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"make it "
-        "fast\"}]}}\n");
+        "fast\"}]}}\n"
+        /* the UI's copy of the same message: not stored twice */
+        "{\"timestamp\":\"2025-01-02T10:00:02Z\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+        "\"user_message\",\"message\":\"make it fast\"}}\n");
     sync_report r;
     sync_once(f, &r, 0, 0);
     assert_int_equal(r.messages_added, 1);
@@ -369,6 +372,146 @@ static void codex_rollout_session_id_and_facts(void **state)
     assert_string_equal(row.title, "make it fast");
     store_session_clear(&row);
     store_close(s);
+}
+
+static void session_row(fx *f, const char *sid, store_session *row)
+{
+    store *s = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
+    assert_int_equal(store_session_get(s, sid, row), 0);
+    store_close(s);
+}
+
+/* Shapes of other Codex versions: a fork written as UI events only, which
+ * also carries its parent's session_meta; a mid-2025 rollout without
+ * envelopes, timed on its first line only. And Claude titles: the user's
+ * /rename beats the agent's title, which beats the first prompt. */
+static void codex_forks_untimed_items_and_claude_titles(void **state)
+{
+    fx *f = *state;
+    char path[700];
+    snprintf(path, sizeof path,
+             "%s/sessions/2025/01/02/rollout-2025-01-02T11-00-00-0199a001-0000-7000-8000-"
+             "00000000c41d.jsonl",
+             f->codex);
+    put(path, "w",
+        "{\"timestamp\":\"2025-01-02T11:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":"
+        "\"0199a001-0000-7000-8000-00000000c41d\",\"forked_from_id\":\"0199a000-0000-7000-8000-"
+        "000000000002\",\"cwd\":\"/home/u/fork\",\"git\":{\"branch\":\"child\"}}}\n"
+        "{\"timestamp\":\"2025-01-02T11:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":"
+        "\"0199a000-0000-7000-8000-000000000002\",\"cwd\":\"/home/u/elsewhere\",\"git\":{"
+        "\"branch\":\"parent\"}}}\n"
+        "{\"timestamp\":\"2025-01-02T11:00:02Z\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+        "\"user_message\",\"message\":\"update the pins\"}}\n"
+        "{\"timestamp\":\"2025-01-02T11:00:09Z\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+        "\"agent_message\",\"message\":\"pins updated\"}}\n");
+    snprintf(path, sizeof path,
+             "%s/sessions/2025/01/02/rollout-2025-07-03T18-50-18-0094c5f9-8c02-4bf9-a22d-"
+             "340f144ee5ee.jsonl",
+             f->codex);
+    put(path, "w",
+        "{\"id\":\"0094c5f9-8c02-4bf9-a22d-340f144ee5ee\",\"timestamp\":\"2025-07-03T18:50:18Z\","
+        "\"instructions\":null,\"git\":{\"branch\":\"main\"}}\n"
+        "{\"record_type\":\"state\"}\n"
+        "{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":"
+        "\"what is this repo\"}]}\n"
+        "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\","
+        "\"text\":\"a Docker project\"}]}\n");
+    char cpath[700];
+    snprintf(cpath, sizeof cpath, "%s/t1.jsonl", f->proj);
+    put(cpath, "w",
+        "{\"type\":\"user\",\"sessionId\":\"t1\",\"cwd\":\"/home/u/app\",\"timestamp\":"
+        "\"2025-01-02T10:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"draft plan\"}}\n"
+        "{\"type\":\"custom-title\",\"customTitle\":\"first name\",\"sessionId\":\"t1\"}\n"
+        "{\"type\":\"ai-title\",\"aiTitle\":\"Drafting a plan\",\"sessionId\":\"t1\"}\n"
+        "{\"type\":\"custom-title\",\"customTitle\":\"final name\",\"sessionId\":\"t1\"}\n");
+    sync_report r;
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.lines_malformed, 0);
+
+    store_session row;
+    session_row(f, "0199a001-0000-7000-8000-00000000c41d", &row);
+    assert_int_equal(row.message_count, 2);
+    assert_string_equal(row.parent_session_id, "0199a000-0000-7000-8000-000000000002");
+    assert_string_equal(row.project, "fork"); /* the parent's facts were not taken */
+    assert_string_equal(row.git_branch, "child");
+    assert_string_equal(row.title, "update the pins");
+    store_session_clear(&row);
+    char *t = message_text(f, "0199a001-0000-7000-8000-00000000c41d", 1);
+    assert_string_equal(t, "pins updated");
+    free(t);
+
+    session_row(f, "0094c5f9-8c02-4bf9-a22d-340f144ee5ee", &row);
+    assert_int_equal(row.message_count, 2);
+    assert_string_equal(row.git_branch, "main");
+    assert_string_equal(row.started_at, "2025-07-03T18:50:18Z");
+    assert_string_equal(row.ended_at, "2025-07-03T18:50:18Z");
+    assert_string_equal(row.title, "what is this repo");
+    store_session_clear(&row);
+
+    session_row(f, "t1", &row);
+    assert_string_equal(row.title, "final name");
+    store_session_clear(&row);
+}
+
+/* The 2025 TypeScript Codex CLI wrote sessions/rollout-<date>-<uuid>.json,
+ * one pretty-printed document rewritten at each save: read as JSONL, its
+ * items timed by the session, and a save that adds items adds only them. */
+static void codex_legacy_json_rollouts(void **state)
+{
+    fx *f = *state;
+    char path[700], bad[700];
+    snprintf(path, sizeof path,
+             "%s/sessions/rollout-2025-05-05-0187df2e-dbd3-4fb3-a837-8e51233dd60a.json", f->codex);
+    const char *head =
+        "{\n  \"session\": {\n    \"timestamp\": \"2025-05-05T19:24:54.000Z\",\n    \"id\": "
+        "\"0187df2e-dbd3-4fb3-a837-8e51233dd60a\",\n    \"instructions\": \"\"\n  },\n"
+        "  \"items\": [\n"
+        "    {\"role\": \"user\", \"content\": [{\"type\": \"input_text\", \"text\": \"list the "
+        "files\"}], \"type\": \"message\"},\n"
+        "    {\"type\": \"function_call\", \"name\": \"shell\", \"arguments\": "
+        "\"{\\\"command\\\":[\\\"ls\\\"]}\", \"call_id\": \"x1\"},\n"
+        "    {\"type\": \"function_call_output\", \"call_id\": \"x1\", \"output\": "
+        "\"{\\\"output\\\":\\\"a.txt\\\\n\\\",\\\"metadata\\\":{\\\"exit_code\\\":0}}\"}";
+    char doc[4096];
+    snprintf(doc, sizeof doc, "%s\n  ]\n}\n", head);
+    put(path, "w", doc);
+    snprintf(bad, sizeof bad,
+             "%s/sessions/rollout-2025-05-06-0187df2e-0000-4000-8000-00000000000b.json", f->codex);
+    put(bad, "w", "{\"session\": {\"id\": \"x\"}, \"items\": [1, 2"); /* cut short */
+    sync_report r;
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.messages_added, 3);
+    assert_int_equal(r.lines_malformed, 1); /* the cut file, reported, nothing stored */
+    store_session row;
+    session_row(f, "0187df2e-dbd3-4fb3-a837-8e51233dd60a", &row);
+    assert_int_equal(row.message_count, 3);
+    assert_string_equal(row.title, "list the files");
+    assert_string_equal(row.started_at, "2025-05-05T19:24:54.000Z");
+    store_session_clear(&row);
+    char *t = message_text(f, "0187df2e-dbd3-4fb3-a837-8e51233dd60a", 1);
+    assert_string_equal(t, "[tool_use shell] ls");
+    free(t);
+    t = message_text(f, "0187df2e-dbd3-4fb3-a837-8e51233dd60a", 2);
+    assert_string_equal(t, "a.txt\n");
+    free(t);
+    assert_int_equal(count_messages(f, "0187df2e-0000-4000-8000-00000000000b"), -1);
+
+    /* unchanged: skipped; saved again with one more item: read on from there */
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.messages_added, 0);
+    assert_int_equal(r.files_reparsed, 0);
+    snprintf(doc, sizeof doc,
+             "%s,\n    {\"type\": \"message\", \"role\": \"assistant\", \"content\": [{\"type\": "
+             "\"output_text\", \"text\": \"one file: a.txt\"}]}\n  ]\n}\n",
+             head);
+    put(path, "w", doc);
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.messages_added, 1);
+    assert_int_equal(r.files_reparsed, 0);
+    t = message_text(f, "0187df2e-dbd3-4fb3-a837-8e51233dd60a", 3);
+    assert_string_equal(t, "one file: a.txt");
+    free(t);
 }
 
 static void sample_archive_syncs(void **state)
@@ -729,6 +872,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(long_malformed_and_invalid_lines_are_counted, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(codex_rollout_session_id_and_facts, setup, teardown),
+        cmocka_unit_test_setup_teardown(codex_forks_untimed_items_and_claude_titles, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(codex_legacy_json_rollouts, setup, teardown),
         cmocka_unit_test_setup_teardown(sample_archive_syncs, setup, teardown),
         cmocka_unit_test_setup_teardown(killed_sync_resumes_to_the_same_store, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_syncs_equal_one_clean_sync, setup, teardown),

@@ -90,6 +90,15 @@ static int golden_run(const char *file, golden_parser parse)
             golden_str(name, "timestamp", json_object_get(ex, "timestamp"), r.timestamp);
             golden_bool(name, "is_error", json_object_get(ex, "is_error"), r.is_error);
             golden_bool(name, "is_prompt", json_object_get(ex, "is_prompt"), r.is_prompt);
+            golden_bool(name, "from_event", json_object_get(ex, "from_event"), r.from_event);
+            golden_str(name, "parent_session_id", json_object_get(ex, "parent_session_id"),
+                       r.parent_session_id);
+            golden_str(name, "meta_session_id", json_object_get(ex, "meta_session_id"),
+                       r.meta_session_id);
+            json_t *rank = json_object_get(ex, "title_rank");
+            if (rank && json_integer_value(rank) != r.title_rank)
+                fail_msg("%s: title_rank: want %d, got %d", name, (int)json_integer_value(rank),
+                         r.title_rank);
             sync_record_clear(&r);
         }
         free(in);
