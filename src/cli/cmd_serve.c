@@ -238,8 +238,11 @@ int cli_cmd_serve(int argc, char **argv)
         cli_archive_close(&arc);
         return 1;
     }
+    /* Ended sessions are shared through a store many instances share; an
+       archive file is one machine's, and its servers open it read-only. */
     mcpage_http_ended ended = tools_ended_sessions(&arc.tools);
-    rc = http.enabled ? cli_http_serve(srv, &http, tools_health, &arc.tools, &ended)
+    rc = http.enabled ? cli_http_serve(srv, &http, tools_health, &arc.tools,
+                                       store_spec_is_url(arc.db) ? &ended : NULL)
                       : mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */

@@ -68,8 +68,8 @@ int tools_health(void *ud, char *why, size_t cap);
 /*
  * The HTTP transport's shared record of sessions ended with DELETE
  * (mcpage_http_config.ended), kept in the store: on PostgreSQL every
- * instance sees every end; on SQLite the hooks do nothing and each
- * instance keeps its own.
+ * instance sees every end. mcpage serve installs it for a store URL
+ * only; on an SQLite file the hooks would do nothing.
  */
 mcpage_http_ended tools_ended_sessions(tools_ctx *ctx);
 
