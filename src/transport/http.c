@@ -1508,6 +1508,21 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     mcpage__free(rq);
 }
 
+/* Waits `ms` on h->cv (h->lock held); false when the endpoint is stopping. */
+static bool wait_tick(mcpage_http *h, long ms)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += ms / 1000;
+    dl.tv_nsec += (ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&h->cv, &h->lock, &dl);
+    return !h->stopping;
+}
+
 /* ------------------------------------------------------------ shared ends */
 
 /*
@@ -1613,19 +1628,8 @@ static void *poller_main(void *arg)
     ended_batch b = {0};
     pthread_mutex_lock(&h->lock);
     while (!h->stopping) {
-        if (wait_ms > 0) {
-            struct timespec dl;
-            clock_gettime(CLOCK_REALTIME, &dl);
-            dl.tv_sec += wait_ms / 1000;
-            dl.tv_nsec += (wait_ms % 1000) * 1000000L;
-            if (dl.tv_nsec >= 1000000000L) {
-                dl.tv_sec++;
-                dl.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&h->cv, &h->lock, &dl);
-            if (h->stopping)
-                break;
-        }
+        if (wait_ms > 0 && !wait_tick(h, wait_ms))
+            break;
         pthread_mutex_unlock(&h->lock);
         b.n = 0;
         int rc = e->since(e->ud, &mark, ended_collect, &b);
@@ -1663,15 +1667,7 @@ static void *keeper_main(void *arg)
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     pthread_mutex_lock(&h->lock);
     while (!h->stopping) {
-        struct timespec dl;
-        clock_gettime(CLOCK_REALTIME, &dl);
-        dl.tv_nsec += (long)HTTP_TICK_MS * 1000000L;
-        if (dl.tv_nsec >= 1000000000L) {
-            dl.tv_sec++;
-            dl.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&h->cv, &h->lock, &dl);
-        if (h->stopping)
+        if (!wait_tick(h, HTTP_TICK_MS))
             break;
         int64_t now = now_ms();
         tombstones_expire(h, (int64_t)time(NULL));

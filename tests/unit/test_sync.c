@@ -338,6 +338,14 @@ static void long_malformed_and_invalid_lines_are_counted(void **state)
     store_close(s);
 }
 
+static void session_row(fx *f, const char *sid, store_session *row)
+{
+    store *s = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
+    assert_int_equal(store_session_get(s, sid, row), 0);
+    store_close(s);
+}
+
 static void codex_rollout_session_id_and_facts(void **state)
 {
     fx *f = *state;
@@ -361,25 +369,14 @@ static void codex_rollout_session_id_and_facts(void **state)
     sync_report r;
     sync_once(f, &r, 0, 0);
     assert_int_equal(r.messages_added, 1);
-    store *s = NULL;
-    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
     store_session row;
-    assert_int_equal(store_session_get(s, "0199a213-81c0-7800-8aa1-bbab2a035a53", &row), 0);
+    session_row(f, "0199a213-81c0-7800-8aa1-bbab2a035a53", &row);
     assert_string_equal(row.source, "codex");
     assert_string_equal(row.project, "tool");
     assert_string_equal(row.model, "gpt-5-codex");
     assert_string_equal(row.git_branch, "dev");
     assert_string_equal(row.title, "make it fast");
     store_session_clear(&row);
-    store_close(s);
-}
-
-static void session_row(fx *f, const char *sid, store_session *row)
-{
-    store *s = NULL;
-    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
-    assert_int_equal(store_session_get(s, sid, row), 0);
-    store_close(s);
 }
 
 /* Shapes of other Codex versions: a fork written as UI events only, which
