@@ -310,8 +310,10 @@ typedef struct store_hit {
     char *timestamp; /* or NULL */
     char *snippet;   /* text around the hits, hits marked */
     int64_t ordinal;
-    double rank;   /* bm25 (lower is better) */
-    store_key key; /* this row's position */
+    int64_t before_count; /* messages before this one in its session */
+    int64_t before_lines; /* their text lines (store_message_text_lines counts) */
+    double rank;          /* bm25 (lower is better) */
+    store_key key;        /* this row's position */
 } store_hit;
 
 typedef struct store_hits {

@@ -224,9 +224,7 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
     int rc = store_search(s, sw->f, page, &rows);
     for (size_t i = 0; rc >= 0 && i < rows.count; i++) {
         const store_hit *h = &rows.rows[i];
-        int64_t line = 0;
-        if ((rc = transcript_message_line(s, h->session_id, h->ordinal, &line)) < 0)
-            break;
+        int64_t line = transcript_line_after(h->before_count, h->before_lines);
         json_t *rec = json_object();
         json_object_set_new(rec, "message_id", json_integer(h->message_id));
         json_object_set_new(rec, "session_id", tools_jstr(h->session_id));

@@ -17,17 +17,23 @@ static int64_t block_lines(const store_text_lines *tl, size_t i)
     return 2 + tl->lines[i];
 }
 
+int64_t transcript_line_after(int64_t before_count, int64_t before_lines)
+{
+    /* the head, then per message block: header, text lines, blank */
+    return TRANSCRIPT_HEAD_LINES + 1 + 2 * before_count + before_lines;
+}
+
 int transcript_message_line(store *s, const char *session_id, int64_t ordinal, int64_t *line)
 {
     store_text_lines tl;
     int rc = store_message_text_lines(s, session_id, ordinal, &tl);
     if (rc < 0)
         return rc;
-    int64_t n = TRANSCRIPT_HEAD_LINES + 1;
+    int64_t lines = 0;
     for (size_t i = 0; i < tl.count; i++)
-        n += block_lines(&tl, i);
+        lines += tl.lines[i];
+    *line = transcript_line_after((int64_t)tl.count, lines);
     store_text_lines_free(&tl);
-    *line = n;
     return 0;
 }
 

@@ -38,6 +38,9 @@ typedef int (*transcript_line_fn)(void *ud, const char *line, size_t len);
 
 /* The 1-based line of the header of message `ordinal` (which exists). */
 int transcript_message_line(store *s, const char *session_id, int64_t ordinal, int64_t *line);
+/* The same from what precedes the message: how many messages, and their
+ * text lines (a search hit carries both: no query per hit). */
+int64_t transcript_line_after(int64_t before_count, int64_t before_lines);
 /* The exact number of lines of the session's document. */
 int transcript_total_lines(store *s, const char *session_id, int64_t *total);
 /*

@@ -651,8 +651,11 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
         return rc;
     pq_sql q = {0};
     /* relevance: -ts_rank so lower is better, as bm25 in the SQLite backend */
-    q_add(&q, "SELECT * FROM (SELECT m.message_id, s.session_id, p.name, m.role, "
-              "m.\"timestamp\" AS ts, m.text, m.ordinal, (-ts_rank(m.tsv, q.q))::float8 AS rank "
+    /* The page (t), then what precedes each of its hits in its session
+     * (x: the hit's transcript line), for the page's rows only. */
+    q_add(&q, "SELECT t.*, x.bc, x.bl FROM (SELECT * FROM (SELECT m.message_id, s.session_id, "
+              "p.name, m.role, m.\"timestamp\" AS ts, m.text, m.ordinal, "
+              "(-ts_rank(m.tsv, q.q))::float8 AS rank, m.sid AS msid "
               "FROM (SELECT ?::tsquery AS q) q JOIN messages m ON m.tsv @@ q.q "
               "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id "
               "WHERE true");
@@ -686,6 +689,10 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
         key_bind(&q, &pg->after->part[1]);
     }
     q_page(&q, order, pg);
+    q_add(&q, ") t LEFT JOIN LATERAL (SELECT count(*) AS bc, coalesce(sum(b.text_lines), 0) AS bl "
+              "FROM messages b WHERE b.sid = t.msid AND b.ordinal < t.ordinal) x ON true "
+              "ORDER BY ");
+    q_add(&q, order);
     PGresult *r = q_run(s, &q);
     if (!r) {
         rc = MCPAGE_ESTORE;
@@ -704,6 +711,8 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
             goto nomem;
         h->ordinal = num(r, i, 6);
         h->rank = strtod(PQgetvalue(r, i, 7), NULL);
+        h->before_count = num(r, i, 9);
+        h->before_lines = num(r, i, 10);
         h->key.nparts = 2;
         if (f->sort == STORE_SEARCH_RELEVANCE) {
             h->key.part[0].type = STORE_KEY_REAL;

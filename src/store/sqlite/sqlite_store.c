@@ -916,7 +916,12 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
                                      : "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
                                        "snippet(");
     sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
-                "m.ordinal, h.rk FROM (");
+                "m.ordinal, h.rk, "
+                /* what precedes the hit in its session: its transcript line */
+                "(SELECT count(*) FROM messages b INDEXED BY messages_lines WHERE b.sid = m.sid "
+                "AND b.ordinal < m.ordinal), (SELECT coalesce(sum(b.text_lines), 0) FROM "
+                "messages b INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < "
+                "m.ordinal) FROM (");
     /* The inner query: which rows, in which order (four shapes). */
     const char *order, *outer, *cmp;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
@@ -998,6 +1003,8 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
             goto nomem;
         h->ordinal = sqlite3_column_int64(st, 6);
         h->rank = sqlite3_column_double(st, 7);
+        h->before_count = sqlite3_column_int64(st, 8);
+        h->before_lines = sqlite3_column_int64(st, 9);
         h->key.nparts = 2;
         if (f->sort == STORE_SEARCH_RELEVANCE) {
             h->key.part[0].type = STORE_KEY_REAL;
