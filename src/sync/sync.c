@@ -1035,8 +1035,11 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     int rc = 0;
     if (o.claude_home && (rc = discover_claude(&js, o.claude_home)) < 0)
         goto out;
-    if (o.codex_home) {
-        char *root = join(o.codex_home, "sessions");
+    /* Codex moves a rollout from sessions/ to archived_sessions/ when the
+       user archives its conversation: the same session, read on there. */
+    static const char *const codex_dirs[] = {"sessions", "archived_sessions"};
+    for (size_t d = 0; o.codex_home && d < sizeof codex_dirs / sizeof codex_dirs[0]; d++) {
+        char *root = join(o.codex_home, codex_dirs[d]);
         if (!root) {
             rc = MCPAGE_ENOMEM;
             goto out;

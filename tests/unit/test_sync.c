@@ -511,6 +511,44 @@ static void codex_legacy_json_rollouts(void **state)
     free(t);
 }
 
+/* Codex moves an archived conversation's rollout from sessions/ to
+ * archived_sessions/: read on from where the old path stopped. */
+static void codex_archived_rollouts_are_read_on(void **state)
+{
+    fx *f = *state;
+    char from[700], dir[700], to[800];
+    snprintf(from, sizeof from,
+             "%s/sessions/2025/01/02/rollout-2025-01-02T12-00-00-0199b000-0000-7000-8000-"
+             "0000000000aa.jsonl",
+             f->codex);
+    const char *line1 =
+        "{\"timestamp\":\"2025-01-02T12:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":"
+        "\"0199b000-0000-7000-8000-0000000000aa\",\"cwd\":\"/home/u/tool\"}}\n"
+        "{\"timestamp\":\"2025-01-02T12:00:01Z\",\"type\":\"response_item\",\"payload\":{\"type\":"
+        "\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"first\"}]}}"
+        "\n";
+    put(from, "w", line1);
+    sync_report r;
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.messages_added, 1);
+    snprintf(dir, sizeof dir, "%s/archived_sessions", f->codex);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(to, sizeof to,
+             "%s/rollout-2025-01-02T12-00-00-0199b000-0000-7000-8000-0000000000aa.jsonl", dir);
+    assert_int_equal(rename(from, to), 0);
+    put(to, "a",
+        "{\"timestamp\":\"2025-01-02T12:00:05Z\",\"type\":\"response_item\",\"payload\":{\"type\":"
+        "\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":"
+        "\"second\"}]}}\n");
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.messages_added, 1);
+    assert_int_equal(r.files_reparsed, 0);
+    assert_int_equal(count_messages(f, "0199b000-0000-7000-8000-0000000000aa"), 2);
+    char *t = message_text(f, "0199b000-0000-7000-8000-0000000000aa", 1);
+    assert_string_equal(t, "second");
+    free(t);
+}
+
 static void sample_archive_syncs(void **state)
 {
     fx *f = *state;
@@ -872,6 +910,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(codex_forks_untimed_items_and_claude_titles, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(codex_legacy_json_rollouts, setup, teardown),
+        cmocka_unit_test_setup_teardown(codex_archived_rollouts_are_read_on, setup, teardown),
         cmocka_unit_test_setup_teardown(sample_archive_syncs, setup, teardown),
         cmocka_unit_test_setup_teardown(killed_sync_resumes_to_the_same_store, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_syncs_equal_one_clean_sync, setup, teardown),
