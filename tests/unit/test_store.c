@@ -302,8 +302,11 @@ static void search_walks_in_every_sort(void **state)
     /* Newest and oldest on SQLite: every plan gives the same walks (the
        cost model picks one by the counts; forced here, each in turn). */
     if (!store_spec_is_url(f->db)) {
-        for (int plan = 1; plan <= 3; plan++) {
-            store_sqlite__force_plan = plan;
+        for (int plan = 1; plan <= 6; plan++) {
+            /* each plan with each way the snippets are joined (the page
+               outside, or the matches outside) */
+            store_sqlite__force_plan = (plan + 1) / 2;
+            store_sqlite__force_outer = plan % 2 ? -1 : 1;
             for (int sort = STORE_SEARCH_NEWEST; sort <= STORE_SEARCH_OLDEST; sort++) {
                 store_search_filter pf = {.query = "alpha", .sort = (store_search_sort)sort};
                 assert_true(check_walks(f->s, &pf, hits_page, hits_total, 9) > 50);
@@ -316,6 +319,26 @@ static void search_walks_in_every_sort(void **state)
             }
         }
         store_sqlite__force_plan = 0;
+        /* both joins give the same rows with the same snippets */
+        store_search_filter sf = {.query = "\"exact phrase here\"", .sort = STORE_SEARCH_NEWEST};
+        store_page pg = {.limit = 5};
+        store_hits a = {0}, b = {0};
+        store_sqlite__force_outer = -1;
+        assert_int_equal(store_search(f->s, &sf, &pg, &a), 0);
+        store_sqlite__force_outer = 1;
+        assert_int_equal(store_search(f->s, &sf, &pg, &b), 0);
+        store_sqlite__force_outer = 0;
+        assert_int_equal(a.count, 5);
+        assert_int_equal(a.count, b.count);
+        for (size_t i = 0; i < a.count; i++) {
+            assert_int_equal(a.rows[i].message_id, b.rows[i].message_id);
+            assert_string_equal(a.rows[i].snippet, b.rows[i].snippet);
+            assert_int_equal(a.rows[i].before_lines, b.rows[i].before_lines);
+            assert_non_null(
+                strstr(a.rows[i].snippet, STORE_HIT_OPEN "exact phrase here" STORE_HIT_CLOSE));
+        }
+        store_hits_free(&a);
+        store_hits_free(&b);
     }
     /* with filters: the joined plans */
     store_search_filter ff = {.query = "alpha", .role = "assistant", .after = "2025-02-01"};

@@ -28,6 +28,8 @@ typedef struct sq_conn {
     int in_tx;                     /* a transaction is open */
     char *count_query;             /* FTS query of the last match count */
     int64_t count_matches;         /* its bare match count (plan choice) */
+    double count_us;               /* how long that count took: one enumeration */
+    int64_t count_version;         /* data_version + own changes it was counted at */
     int dirty;                     /* rows changed in this transaction */
     int lock_fd;                   /* "<db>-sync.lock" for session locks, or -1 */
     int own_snippet;               /* mcpage_snippet() is registered (else FTS5's snippet()) */
@@ -42,6 +44,12 @@ int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen);
  * 0 (the default) lets the cost model choose (sqlite_store.c).
  */
 extern int store_sqlite__force_plan;
+/*
+ * Tests and benchmarks set this to fix how a search page gets its
+ * snippets: 1 enumerate the matches and keep the page's, -1 one FTS5
+ * probe per row; 0 (the default) lets the cost model choose.
+ */
+extern int store_sqlite__force_outer;
 /* Registers mcpage_snippet() (sqlite_snippet.c) on db; 0 or -1. */
 int store_sqlite_snippet_register(sqlite3 *db);
 

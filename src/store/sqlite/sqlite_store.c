@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -745,12 +746,19 @@ typedef enum sq_plan {
  * becomes a prefix query. Terms without any word character (`++`) are
  * dropped; a query left with no terms is rejected.
  */
-static int fts_query_build(store *s, const char *in, char *out, size_t cap, int *weight)
+/* What a query's terms cost to evaluate (fts_query_build). */
+typedef struct sq_terms {
+    int weight;   /* probe cost in plain-token units (SQ_PROBE_HEAVY a phrase or prefix) */
+    int prefixes; /* prefix terms (`axo*`) */
+    int phrases;  /* terms of several tokens (`"a b"`, `foo-bar`) */
+} sq_terms;
+
+static int fts_query_build(store *s, const char *in, char *out, size_t cap, sq_terms *cost)
 {
     size_t o = 0;
     int terms = 0;
-    if (weight)
-        *weight = 0;
+    if (cost)
+        memset(cost, 0, sizeof *cost);
     const char *p = in, *start, *end;
     int prefix;
     while (store_query_term(&p, &start, &end, &prefix)) {
@@ -760,7 +768,7 @@ static int fts_query_build(store *s, const char *in, char *out, size_t cap, int 
                 wordy = 1;
         if (!wordy)
             continue;
-        if (weight) {
+        if (cost) {
             /* A term of several tokens (a phrase: `"a b"`, `foo-bar`) or a
              * prefix makes FTS5 read position lists or expand terms on
              * every probe: it weighs far more than one plain token. */
@@ -770,7 +778,9 @@ static int fts_query_build(store *s, const char *in, char *out, size_t cap, int 
                 tokens += w && !in_word;
                 in_word = w;
             }
-            *weight += (prefix || tokens > 1) ? SQ_PROBE_HEAVY : 1;
+            cost->weight += (prefix || tokens > 1) ? SQ_PROBE_HEAVY : 1;
+            cost->prefixes += prefix;
+            cost->phrases += tokens > 1;
         }
         /* room for: space, quote, doubled content, quote, star, NUL */
         size_t need = 4 + 2 * (size_t)(end - start);
@@ -817,11 +827,43 @@ static void search_where(sq_sql *q, const store_search_filter *f, const char *ft
 }
 
 /* The bare match count of an FTS query (cached for the last query). */
-static int fts_matches(store *s, const char *fts, int64_t *n)
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+/* The bare match count of `fts` (remembered for the connection's last
+ * query), and in *us how long counting took: one enumeration. */
+/* A number that moves whenever the database may have changed: commits
+ * by other connections (data_version) and this one's own changes. */
+static int data_version(store *s, int64_t *v)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s, "PRAGMA data_version", &st);
+    if (rc < 0)
+        return rc;
+    rc = sqlite3_step(st);
+    int64_t dv = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return sq_err(s, "data version");
+    *v = (dv << 32) ^ sqlite3_total_changes64(CONN(s)->db);
+    return 0;
+}
+
+static int fts_matches(store *s, const char *fts, int64_t *n, double *us)
 {
     sq_conn *c = CONN(s);
-    if (c->count_query && strcmp(c->count_query, fts) == 0) {
+    int64_t version = 0;
+    int vrc = data_version(s, &version);
+    if (vrc < 0)
+        return vrc;
+    if (c->count_query && strcmp(c->count_query, fts) == 0 && c->count_version == version) {
         *n = c->count_matches;
+        if (us)
+            *us = c->count_us;
         return 0;
     }
     sqlite3_stmt *st = NULL;
@@ -829,7 +871,9 @@ static int fts_matches(store *s, const char *fts, int64_t *n)
     if (rc < 0)
         return rc;
     bind_text(st, 1, fts);
+    double t0 = now_us();
     rc = sqlite3_step(st);
+    double took = now_us() - t0;
     *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_reset(st);
     if (rc != SQLITE_ROW)
@@ -837,6 +881,10 @@ static int fts_matches(store *s, const char *fts, int64_t *n)
     free(c->count_query);
     c->count_query = store_strdup(fts);
     c->count_matches = *n;
+    c->count_us = took;
+    c->count_version = version;
+    if (us)
+        *us = took;
     return 0;
 }
 
@@ -852,24 +900,30 @@ static int fts_matches(store *s, const char *fts, int64_t *n)
  * keep the collect plan.
  */
 int store_sqlite__force_plan;
+int store_sqlite__force_outer;
 
 static int choose_plan(store *s, const store_search_filter *f, const store_page *pg,
-                       const char *fts, int weight, sq_plan *plan)
+                       const char *fts, const sq_terms *cost, sq_plan *plan, int64_t *nmatches)
 {
     *plan = SQ_COLLECT;
+    *nmatches = -1;
     if (f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST)
         return 0;
     if ((f->project && *f->project) || (f->source && *f->source) || (f->role && *f->role) ||
         (f->tool && *f->tool) || f->has_error)
         return 0;
+    int64_t matches = 0;
+    double enum_us = 0;
+    int rc = fts_matches(s, fts, &matches, &enum_us);
+    if (rc < 0)
+        return rc;
+    *nmatches = matches;
     if (store_sqlite__force_plan > 0 && store_sqlite__force_plan <= SQ_MEMBER + 1) {
         *plan = (sq_plan)(store_sqlite__force_plan - 1);
         return 0;
     }
-    int64_t matches = 0;
-    int rc = fts_matches(s, fts, &matches);
-    if (rc < 0 || matches == 0)
-        return rc;
+    if (matches == 0)
+        return 0;
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s, "SELECT coalesce(max(message_id), 0) FROM messages", &st);
     if (rc < 0)
@@ -878,7 +932,14 @@ static int choose_plan(store *s, const store_search_filter *f, const store_page 
     sqlite3_reset(st);
     double want = (double)((store_page_keyset(pg) ? 0 : pg->offset) + pg->limit);
     double rows = want * (double)total / (double)matches; /* rows a time walk reads */
-    double probe = rows * SQ_PROBE_US * (weight > 0 ? weight : 1);
+    /* FTS5 evaluates a prefix by merging the doclists of every term it
+     * expands to, for each probe as for the count: a prefix probe costs
+     * about one enumeration, which the count just timed ("pa*" on 1M
+     * messages: 190 ms a probe, 230 ms the count). */
+    double per_probe = SQ_PROBE_US * (cost->weight > 0 ? cost->weight : 1);
+    if (cost->prefixes > 0 && enum_us > per_probe)
+        per_probe = enum_us;
+    double probe = rows * per_probe;
     double member = (double)matches * SQ_SET_US + rows * SQ_ROW_US;
     double collect = (double)matches * SQ_SORT_US;
     if (probe <= member && probe < collect)
@@ -892,8 +953,8 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
                          store_hits *out)
 {
     char fts[2 * STORE_QUERY_MAX + 16];
-    int weight = 0;
-    int rc = fts_query_build(s, f->query, fts, sizeof fts, &weight);
+    sq_terms cost;
+    int rc = fts_query_build(s, f->query, fts, sizeof fts, &cost);
     if (rc < 0)
         return rc;
     /*
@@ -908,8 +969,19 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
                  (f->after && *f->after) || (f->before && *f->before) || f->has_error;
     sq_plan plan = SQ_COLLECT;
-    if ((rc = choose_plan(s, f, pg, fts, weight, &plan)) < 0)
+    int64_t matches = -1;
+    if ((rc = choose_plan(s, f, pg, fts, &cost, &plan, &matches)) < 0)
         return rc;
+    /* The outer query gives the page's rows their snippets (below), one
+     * FTS5 probe per row. A prefix probe costs about one enumeration of
+     * the matches (choose_plan), so with a prefix, enumerating them once
+     * and keeping the page's rows is cheaper (axo* on 1M messages, newest:
+     * 100 to 30 ms). Not with a phrase: enumerating checks positions in
+     * every row holding all its words, where a probe checks one row
+     * ("kernel panic": 58 to 78-100 ms); bench_store query. */
+    int fts_drives = cost.prefixes > 0 && cost.phrases == 0;
+    if (store_sqlite__force_outer)
+        fts_drives = store_sqlite__force_outer > 0;
     /* The snippet is cut around the first match (sqlite_snippet.c), not scored over the text. */
     sql_add(&q, CONN(s)->own_snippet ? "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
                                        "mcpage_snippet("
@@ -921,7 +993,8 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
                 "(SELECT count(*) FROM messages b INDEXED BY messages_lines WHERE b.sid = m.sid "
                 "AND b.ordinal < m.ordinal), (SELECT coalesce(sum(b.text_lines), 0) FROM "
                 "messages b INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < "
-                "m.ordinal) FROM (");
+                "m.ordinal) FROM ");
+    sql_add(&q, fts_drives ? "messages_fts CROSS JOIN (" : "(");
     /* The inner query: which rows, in which order (four shapes). */
     const char *order, *outer, *cmp;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
@@ -980,9 +1053,15 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     }
     sql_page(&q, order, pg);
     /* The outer query: the page's rows get their columns and a snippet.
-     * CROSS JOIN keeps the page outside: one index probe per row. */
-    sql_add(&q, ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
-                "JOIN messages m ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
+     * CROSS JOIN fixes the loop order: the page outside (one index probe
+     * per row), or the matches outside (fts_drives). */
+    /* (With the matches outside, messages comes after the page too, or
+     * every match would be looked up in it: "er*", 485k matches, 220 to
+     * 60 ms.) */
+    sql_add(&q, fts_drives ? ") h ON h.id = messages_fts.rowid CROSS JOIN messages m "
+                           : ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
+                             "JOIN messages m ");
+    sql_add(&q, "ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
                 "LEFT JOIN projects p ON p.id = s.project_id WHERE messages_fts MATCH ? ORDER BY ");
     sql_text(&q, fts);
     sql_add(&q, outer);
@@ -1037,6 +1116,8 @@ static int sqlite_search_count(store *s, const store_search_filter *f, int64_t *
     int need_s = (f->project && *f->project) || (f->source && *f->source);
     int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
                  (f->after && *f->after) || (f->before && *f->before) || f->has_error;
+    if (!need_m) /* the bare count the plan choice also needs: counted once */
+        return fts_matches(s, fts, n, NULL);
     sq_sql q = {0};
     sql_add(&q, "SELECT count(*) FROM messages_fts");
     if (need_m)
