@@ -176,14 +176,20 @@ check_once "$(run search "${direct[@]}")" "search_conversations over 3 instances
 # 2. through nginx only: after page 3, kill the instance nginx sends this
 #    session to; nginx fails over and the next instance takes the session
 #    from its signed id (no new initialize: check_once counts them)
-spread=$(HOOK_AT=3 HOOK_CMD="kill \$(cat '$work'/pid.\${LAST_UPSTREAM##*:})" run search "http://127.0.0.1:$front/mcp")
+#    (the hook waits until the process is gone: SIGTERM lets an instance
+#    finish the requests it holds for up to half a second)
+spread=$(HOOK_AT=3 HOOK_CMD="p=\$(cat '$work'/pid.\${LAST_UPSTREAM##*:}); kill \$p; for i in \$(seq 100); do grep -qs '^State:[^Z]*\$' /proc/\$p/status || break; sleep 0.05; done" run search "http://127.0.0.1:$front/mcp")
 check_once "$spread" "search_conversations through nginx, the session's instance killed mid-walk" "$nmatches"
 node -e '
   const o = JSON.parse(process.argv[1]);
-  const killed = o.upstreams[2], after = o.upstreams.slice(3);
+  // nginx names every upstream it tried ("dead, next"): the last one answered
+  const served = u => String(u).split(", ").pop();
+  const killed = served(o.upstreams[2]), after = o.upstreams.slice(3).map(served);
   if (!after.length || after.some(u => u === killed)) {
     console.error("after the kill, pages still came from " + killed + ": " + JSON.stringify(o.upstreams)); process.exit(1); }
-  console.log("  the session moved from " + killed + " to " + [...new Set(after)].join(", "));' "$spread"
+  const tried = o.upstreams.slice(3).filter(u => String(u).includes(", ")).length;
+  console.log("  the session moved from " + killed + " to " + [...new Set(after)].join(", ") +
+              " (nginx tried the dead instance first on " + tried + " page(s))");' "$spread"
 for i in 0 1 2; do kill -0 "${pids[$i]}" 2>/dev/null || start_instance "$i" "${ports[$i]}"; done
 for p in "${ports[@]}"; do
   for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$p") 2>/dev/null && break; sleep 0.1; done
