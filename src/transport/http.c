@@ -1593,8 +1593,8 @@ static void ended_collect(void *ctx, const uint8_t *key, int64_t until)
     b->keys[b->n++].until = until;
 }
 
-/* Buries the reported ids and takes the live sessions among them out of the table (h->lock held).
- */
+/* Buries the reported ids; returns the live sessions among them, taken
+ * out of the table (h->lock held). */
 static http_session *ended_apply(mcpage_http *h, const ended_batch *b)
 {
     http_session *gone = NULL;
@@ -1634,12 +1634,11 @@ static void *poller_main(void *arg)
         b.n = 0;
         int rc = e->since(e->ud, &mark, ended_collect, &b);
         ended_health(h, rc == 0, "poll");
-        /* Unreachable: back off up to HTTP_ENDED_BACKOFF_MS between tries. */
-        wait_ms = rc == 0 ? HTTP_TICK_MS
-                          : (wait_ms < HTTP_TICK_MS
-                                 ? HTTP_TICK_MS
-                                 : (wait_ms * 2 > HTTP_ENDED_BACKOFF_MS ? HTTP_ENDED_BACKOFF_MS
-                                                                        : wait_ms * 2));
+        /* Unreachable: back off, doubling up to HTTP_ENDED_BACKOFF_MS. */
+        if (rc == 0 || wait_ms < HTTP_TICK_MS)
+            wait_ms = HTTP_TICK_MS;
+        else if ((wait_ms *= 2) > HTTP_ENDED_BACKOFF_MS)
+            wait_ms = HTTP_ENDED_BACKOFF_MS;
         pthread_mutex_lock(&h->lock);
         http_session *gone = rc == 0 ? ended_apply(h, &b) : NULL;
         pthread_mutex_unlock(&h->lock);
