@@ -427,7 +427,10 @@ static int codex_legacy_jsonl(int fd, int64_t size, int *out, char *why, size_t 
     }
     int rc = MCPAGE_EIO;
     int mfd = memfd_create("mcpage-rollout", MFD_CLOEXEC);
-    FILE *w = mfd >= 0 ? fdopen(dup(mfd), "w") : NULL;
+    int wfd = mfd >= 0 ? dup(mfd) : -1;
+    FILE *w = wfd >= 0 ? fdopen(wfd, "w") : NULL;
+    if (!w && wfd >= 0)
+        close(wfd);
     if (w) {
         /* the facts line: the shape of the first line of mid-2025 rollouts */
         json_t *head = json_deep_copy(session);
