@@ -32,24 +32,38 @@ void tools_ctx_free(tools_ctx *ctx)
     pthread_mutex_destroy(&ctx->mu);
 }
 
-store *tools_store_get(tools_ctx *ctx, mcpage_result *res)
+/* A pooled read-only handle, or a new one; NULL with the open error in `err`. */
+static store *pool_take(tools_ctx *ctx, char *err, size_t cap)
 {
     store *s = NULL;
     pthread_mutex_lock(&ctx->mu);
     if (ctx->npool > 0)
         s = ctx->pool[--ctx->npool];
     pthread_mutex_unlock(&ctx->mu);
-    if (s)
-        return s;
+    if (s == NULL && store_open_msg(ctx->db, STORE_OPEN_READONLY, &s, err, cap) < 0)
+        return NULL;
+    return s;
+}
+
+store *tools_store_get(tools_ctx *ctx, mcpage_result *res)
+{
     char err[600];
-    int rc = store_open_msg(ctx->db, STORE_OPEN_READONLY, &s, err, sizeof err);
-    if (rc < 0) {
+    store *s = pool_take(ctx, err, sizeof err);
+    if (s == NULL)
         mcpage_result_errorf(res,
                              "The archive at %s cannot be opened: %s. Run `mcpage sync` to create "
                              "it, or start the server with --db pointing at an existing archive.",
                              ctx->db, err);
-        return NULL;
-    }
+    return s;
+}
+
+/* A handle for the transport's hooks; NULL with the reason in `why`. */
+static store *hook_store(tools_ctx *ctx, char *why, size_t cap)
+{
+    char err[600];
+    store *s = pool_take(ctx, err, sizeof err);
+    if (s == NULL)
+        (void)snprintf(why, cap, "the archive cannot be opened: %s", err);
     return s;
 }
 
@@ -64,24 +78,6 @@ void tools_store_put(tools_ctx *ctx, store *s)
     }
     pthread_mutex_unlock(&ctx->mu);
     store_close(s);
-}
-
-/* A pooled handle for the transport's hooks; NULL with the reason in `why`. */
-static store *hook_store(tools_ctx *ctx, char *why, size_t cap)
-{
-    store *s = NULL;
-    pthread_mutex_lock(&ctx->mu);
-    if (ctx->npool > 0)
-        s = ctx->pool[--ctx->npool];
-    pthread_mutex_unlock(&ctx->mu);
-    if (s == NULL) {
-        char err[600];
-        if (store_open_msg(ctx->db, STORE_OPEN_READONLY, &s, err, sizeof err) < 0) {
-            (void)snprintf(why, cap, "the archive cannot be opened: %s", err);
-            return NULL;
-        }
-    }
-    return s;
 }
 
 int tools_health(void *ud, char *why, size_t cap)

@@ -826,7 +826,7 @@ static void search_where(sq_sql *q, const store_search_filter *f, const char *ft
         sql_add(q, " AND m.is_error = 0");
 }
 
-/* The bare match count of an FTS query (cached for the last query). */
+/* Microseconds on the monotonic clock. */
 static double now_us(void)
 {
     struct timespec t;
@@ -834,8 +834,6 @@ static double now_us(void)
     return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
 }
 
-/* The bare match count of `fts` (remembered for the connection's last
- * query), and in *us how long counting took: one enumeration. */
 /* A number that moves whenever the database may have changed: commits
  * by other connections (data_version) and this one's own changes. */
 static int data_version(store *s, int64_t *v)
@@ -853,6 +851,9 @@ static int data_version(store *s, int64_t *v)
     return 0;
 }
 
+/* The bare match count of `fts` (remembered for the connection's last
+ * query until the database changes), and in *us how long counting took:
+ * one enumeration. */
 static int fts_matches(store *s, const char *fts, int64_t *n, double *us)
 {
     sq_conn *c = CONN(s);
