@@ -181,6 +181,11 @@ void mcp_write_head(jw *w, const json_t *id); /* {"jsonrpc":"2.0","id":..,"resul
 void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id);
 void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *message,
                     json_t *data /* stolen, may be NULL */);
+/*
+ * session.c: mcpage_session_receive() for a message a transport already
+ * parsed and checked for size and depth (it stays the caller's).
+ */
+mcpage_received mcp_session_receive_json(mcpage_session *s, const json_t *msg);
 /* session.c: drops a finished call from the session and frees it. */
 void mcp_call_finish(mcpage_call *call);
 

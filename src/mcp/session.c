@@ -1072,6 +1072,23 @@ static mcpage_received handle_message(mcpage_session *s, const json_t *msg)
     return MCPAGE_RECEIVED_REQUEST;
 }
 
+mcpage_received mcp_session_receive_json(mcpage_session *s, const json_t *msg)
+{
+    if (json_is_array(msg)) {
+        mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
+                       "Invalid Request: JSON-RPC batches are not supported (MCP removed "
+                       "batching in revision 2025-06-18); send one message at a time",
+                       NULL);
+        return MCPAGE_RECEIVED_INVALID;
+    }
+    if (!json_is_object(msg)) {
+        mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
+                       "Invalid Request: a message must be a JSON object", NULL);
+        return MCPAGE_RECEIVED_INVALID;
+    }
+    return handle_message(s, msg);
+}
+
 mcpage_received mcpage_session_receive(mcpage_session *s, const char *msg, size_t len)
 {
     char why[256];
@@ -1088,18 +1105,7 @@ mcpage_received mcpage_session_receive(mcpage_session *s, const char *msg, size_
         send_errorf(s, NULL, RPC_INVALID_REQUEST, NULL, "Invalid Request: %s", why);
         return MCPAGE_RECEIVED_INVALID;
     }
-    mcpage_received what = MCPAGE_RECEIVED_INVALID;
-    if (json_is_array(v)) {
-        mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
-                       "Invalid Request: JSON-RPC batches are not supported (MCP removed "
-                       "batching in revision 2025-06-18); send one message at a time",
-                       NULL);
-    } else if (!json_is_object(v)) {
-        mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
-                       "Invalid Request: a message must be a JSON object", NULL);
-    } else {
-        what = handle_message(s, v);
-    }
+    mcpage_received what = mcp_session_receive_json(s, v);
     json_decref(v);
     return what;
 }

@@ -1,0 +1,262 @@
+/*
+ * The Streamable HTTP transport's internals, shared by its files:
+ *
+ *   http.c          libmicrohttpd's callbacks, routing by method, the
+ *                   housekeeping thread, start and stop
+ *   http_request.c  one request: header checks (Host, Origin, token,
+ *                   media types, protocol version), the body, the parsed
+ *                   JSON-RPC message, and error answers
+ *   http_session.c  sessions of the 2025-11-25 era: the table, signed ids,
+ *                   restore, idle expiry, and POST/DELETE within a session
+ *   http_ended.c    ended sessions: ids refused here (tombstones) and the
+ *                   record shared with other instances, with its poller
+ *   http_sse.c      streams: the runtime's output routed to them, SSE
+ *                   events and ids, Last-Event-ID replay, GET
+ *
+ * Locks, in order: h->lock (session table) before hs->lock (one session's
+ * streams). The runtime calls http_send() under its send lock, so no
+ * runtime function is ever called while holding hs->lock.
+ */
+#ifndef MCPAGE_TRANSPORT_HTTP_INTERNAL_H
+#define MCPAGE_TRANSPORT_HTTP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <openssl/sha.h>
+
+#include <mcpage/http.h>
+
+#include "mcp/server_internal.h"
+#include "transport/session_id.h"
+
+/* Ended session ids remembered so that this instance refuses them (at least). */
+#define HTTP_TOMBSTONES_MIN 256
+/* Most request streams (SSE or waiting JSON) one session may have open. */
+#define HTTP_MAX_STREAMS 256
+/* Per-connection memory for headers and buffers (bounds header size). */
+#define HTTP_CONN_MEMORY ((size_t)32 << 10)
+/* Bytes libmicrohttpd asks an SSE reader for at once. */
+#define HTTP_SSE_BLOCK 4096
+/* Housekeeping period in milliseconds (also how often ends elsewhere are polled). */
+#define HTTP_TICK_MS 500
+/* Longest wait between polls of an unreachable record of ended sessions. */
+#define HTTP_ENDED_BACKOFF_MS 30000
+
+typedef struct http_session http_session;
+typedef struct http_conn http_conn;
+
+/* A session ended by DELETE: its id stays refused here until it would expire anyway. */
+typedef struct http_tombstone {
+    uint8_t nonce[SESSION_ID_NONCE_LEN]; /* the ended id's random part */
+    int64_t until;                       /* unix seconds; 0 = free slot */
+} http_tombstone;
+
+/* One SSE event, kept formatted. */
+typedef struct http_event {
+    struct http_event *next; /* newer event */
+    uint64_t seq;            /* position in its stream, from 1 */
+    size_t len;              /* bytes of text */
+    char text[];             /* "id: S_N\ndata: MSG\n\n" */
+} http_event;
+
+/* A stream: the standalone one (no 0) or one POSTed request's. */
+typedef struct http_stream {
+    struct http_stream *next;       /* session list link */
+    uint64_t no;                    /* stream number; 0 = standalone */
+    char *req_id;                   /* related request id text; NULL for the standalone stream */
+    bool json;                      /* answered with one JSON body instead of SSE */
+    http_event *head, *tail;        /* events kept, oldest first */
+    size_t bytes;                   /* their total size */
+    uint64_t next_seq;              /* seq of the next event */
+    uint64_t sent_seq;              /* last seq handed to a connection */
+    uint64_t done_seq;              /* seq of the response event; 0 until it came */
+    http_conn *conn;                /* SSE connection draining it, or NULL */
+    char *body;                     /* json: the response */
+    size_t body_len;                /* its length */
+    bool answered;                  /* json: the response came */
+    struct MHD_Connection *waiting; /* json: the POST connection waiting for it */
+    bool suspended;                 /* json: `waiting` is suspended */
+    bool warned;                    /* the dropped-event warning went out */
+} http_stream;
+
+/* An SSE connection (the reader callback's state). */
+struct http_conn {
+    http_session *hs;          /* owning session (holds a reference) */
+    http_stream *st;           /* stream drained; NULL once detached */
+    struct MHD_Connection *mc; /* the connection */
+    char *out;                 /* bytes being written */
+    size_t out_len, out_off;   /* their length and how much went out */
+    size_t out_cap;            /* allocated size of out */
+    bool primed;               /* the opening event went out */
+    bool resumed;              /* opened by Last-Event-ID (no priming event) */
+    bool suspended;            /* MHD_suspend_connection in effect */
+    bool kill;                 /* end the response at the next chance */
+    bool heartbeat;            /* write a comment at the next chance */
+    int64_t last_write;        /* monotonic ms of the last bytes out */
+};
+
+struct http_session {
+    http_session *next;          /* table link */
+    mcpage_http *h;              /* the endpoint */
+    char id[SESSION_ID_MAX + 1]; /* Mcp-Session-Id (signed: session_id.h); "" until initialized */
+    char label[12];              /* short hex of the id's nonce, for log lines */
+    uint8_t nonce[SESSION_ID_NONCE_LEN]; /* the id's random part */
+    int64_t issued_at;                   /* when the id was minted (unix seconds) */
+    mcpage_session *s;                   /* the runtime session; NULL once ended */
+    pthread_mutex_t lock;                /* guards the streams and connections */
+    pthread_mutex_t recv_lock;           /* one message into the runtime at a time; guards s */
+    http_stream *streams;                /* open streams */
+    size_t nstreams;                     /* request streams among them */
+    uint64_t next_no;                    /* next request stream number */
+    atomic_int refs;                     /* 1 for the table + 1 per request or connection */
+    bool closed;                         /* ended: streams close, waiters answer 404 */
+    _Atomic int64_t last_active;         /* monotonic ms of the last request */
+};
+
+struct mcpage_http {
+    mcpage_server *srv;                       /* served (borrowed) */
+    mcpage_http_config cfg;                   /* copy; pointers below own the strings */
+    char *host;                               /* bind address */
+    char **origins;                           /* allowed Origin values */
+    size_t norigins;                          /* their count */
+    bool any_origin;                          /* "*" was allowed */
+    bool auth;                                /* a bearer token is required */
+    uint8_t token_hash[SHA256_DIGEST_LENGTH]; /* SHA-256 of the token */
+    bool loopback;                            /* bound to a loopback address */
+    uint16_t port;                            /* bound port */
+    size_t max_body;                          /* effective body limit */
+    struct MHD_Daemon *d;                     /* libmicrohttpd */
+    pthread_mutex_t lock;                     /* guards the table and stopping */
+    pthread_cond_t cv;                        /* wakes the housekeeper */
+    http_session *sessions;                   /* live sessions */
+    size_t nsessions;                         /* their count */
+    struct http_tombstone *tombs;             /* ids ended here by DELETE (a ring) */
+    size_t ntombs, tomb_next;                 /* ring size and the slot written next */
+    atomic_bool stopping;                     /* mcpage_http_stop began (read without the lock) */
+    pthread_t keeper;                         /* housekeeping thread */
+    bool keeper_started;                      /* it runs */
+    pthread_t poller;                         /* learns of ids ended elsewhere (cfg.ended) */
+    bool poller_started;                      /* it runs */
+    atomic_bool ended_down;                   /* the shared record failed last time */
+};
+
+/* The per-request state libmicrohttpd keeps for us (con_cls). */
+typedef struct http_req {
+    bool started;     /* the headers were checked */
+    bool waiting;     /* a JSON response is awaited (connection suspended) */
+    char *body;       /* POST body so far */
+    size_t len, cap;  /* its length and allocation */
+    bool too_big;     /* the body passed max_body: discard, answer 413 */
+    http_session *hs; /* session referenced, or NULL */
+    http_stream *st;  /* json stream awaited, or NULL */
+    bool new_session; /* this request created hs (initialize) */
+} http_req;
+
+/* A POSTed JSON-RPC message, parsed once and checked as an envelope. */
+typedef struct http_message {
+    json_t *v;          /* the message (owned; an object) */
+    const char *method; /* "method" of a request or notification, else NULL */
+    const json_t *id;   /* "id" of a request or response, else NULL */
+    bool request;       /* method and id */
+    bool notification;  /* method, no id */
+    bool response;      /* id with result or error, no method */
+} http_message;
+
+/* http.c */
+int64_t http_now_ms(void);
+/* Waits `ms` on h->cv (h->lock held); false when the endpoint is stopping. */
+bool http_wait_tick(mcpage_http *h, long ms);
+
+/* http_request.c: answers. */
+enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, const char *ctype,
+                           const char *body, size_t len, const char *sid);
+/* Answers an HTTP error with a JSON-RPC error body (id null) naming the fix. */
+enum MHD_Result http_fail(struct MHD_Connection *c, unsigned status, int code, const char *message);
+/* Adds the CORS headers an allowed browser Origin needs. */
+void http_add_cors(struct MHD_Connection *c, struct MHD_Response *r);
+/* Answers a CORS preflight (OPTIONS). */
+enum MHD_Result http_preflight(struct MHD_Connection *c);
+
+/* http_request.c: checks; each returns false after queueing the answer in *ret. */
+bool http_accepts(const char *accept, const char *type);
+bool http_check_host_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+bool http_check_auth(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+bool http_check_version(struct MHD_Connection *c, enum MHD_Result *ret);
+bool http_check_post_headers(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+
+/* http_request.c: the body and the message. */
+/* Adds n bytes of body; false without memory. Past max_body marks rq->too_big. */
+bool http_body_append(const mcpage_http *h, http_req *rq, const char *data, size_t n);
+/* Answers 413 for a body that passed max_body. */
+enum MHD_Result http_fail_too_big(const mcpage_http *h, struct MHD_Connection *c);
+/* Parses and checks a complete body; false after queueing a 400 in *ret. */
+bool http_message_parse(const mcpage_http *h, struct MHD_Connection *c, const http_req *rq,
+                        http_message *m, enum MHD_Result *ret);
+void http_message_clear(http_message *m);
+/* The compact JSON text of a request id (as the runtime spells related_id), or NULL. */
+char *http_id_text(const json_t *id);
+
+/* http_session.c */
+void http_session_ref(http_session *hs);
+void http_session_unref(http_session *hs);
+/* Ends a session taken out of the table (streams closed, calls cancelled). */
+void http_session_end(http_session *hs);
+/* Looks the session up for GET/DELETE/POST; NULL after queueing 400/404 in *ret. */
+http_session *http_need_session(mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+/* A POST of the 2025-11-25 era (a session, or initialize making one). */
+enum MHD_Result http_session_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
+                                  const http_message *m);
+/* A POST whose JSON answer was awaited is resumed: send it. */
+enum MHD_Result http_session_finish_wait(struct MHD_Connection *c, http_req *rq);
+enum MHD_Result http_session_delete(mcpage_http *h, struct MHD_Connection *c);
+/* Takes idle sessions out of the table (h->lock held) and returns them linked by next. */
+http_session *http_sessions_expire(mcpage_http *h, int64_t now);
+
+/* http_ended.c */
+/* When a session's id is refused anyway: its maximum age. */
+int64_t http_id_until(const mcpage_http *h, int64_t issued_at);
+/* True when DELETE ended the session with this nonce here (h->lock held). */
+bool http_tombstoned(const mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN]);
+/* Remembers an ended id until `until` (h->lock held); once per id. */
+void http_tombstone_add(mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN], int64_t until);
+void http_tombstones_expire(mcpage_http *h, int64_t now);
+/* True when another instance ended the session with this key. */
+bool http_ended_lookup(mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN]);
+/* Tells the other instances that `hs` ended here. */
+void http_ended_record(mcpage_http *h, const http_session *hs);
+/* The poller thread (started when cfg.ended.since is set). */
+void *http_ended_poller(void *arg);
+
+/* http_sse.c */
+void http_stream_free(http_stream *st);
+/* Unlinks and frees a stream (hs->lock held). */
+void http_stream_remove(http_session *hs, http_stream *st);
+/* Resumes a suspended SSE connection so its reader runs (hs->lock held). */
+void http_conn_wake(http_conn *cn);
+/* The open request stream for a request id, or NULL (hs->lock held). */
+http_stream *http_stream_by_req(http_session *hs, const char *req_id);
+/*
+ * Opens the stream of a POSTed request (hs->lock held): takes req_id on
+ * success; else NULL with the HTTP status and a sentence.
+ */
+http_stream *http_stream_open(http_session *hs, char **req_id, bool json, unsigned *status,
+                              const char **why);
+/* The runtime's output (mcpage_send_fn): routes one message to its stream. */
+int http_send(void *ud, const char *msg, size_t len, const char *related);
+/* The runtime asks to close the connection of a call's stream (mcpage_close_stream_fn). */
+void http_close_stream(void *ud, const char *related);
+/* Opens an SSE response draining `st` (hs->lock NOT held). */
+enum MHD_Result http_sse_open(struct MHD_Connection *c, http_session *hs, http_stream *st,
+                              bool resumed, const char *sid_header);
+/* GET: the standalone stream, or a stream resumed with Last-Event-ID. */
+enum MHD_Result http_sse_get(mcpage_http *h, struct MHD_Connection *c);
+/* Marks quiet suspended SSE connections for a heartbeat (hs->lock held). */
+void http_sse_heartbeats(http_session *hs, int64_t now);
+
+#endif

@@ -1,0 +1,386 @@
+/*
+ * One HTTP request to /mcp, before it reaches a session: the header
+ * checks (Host against DNS rebinding, Origin, the bearer token, media
+ * types, the protocol version), the POST body and its limit, the body
+ * parsed once into a JSON-RPC message whose envelope is checked here
+ * (in the runtime's words), and the error answers, each a JSON-RPC error
+ * body whose message says what to fix.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/crypto.h>
+
+#include "mcp/jsonin.h"
+#include "page/alloc.h"
+#include "page/jw.h"
+#include "transport/http_internal.h"
+
+/* ------------------------------------------------------------ answers */
+
+void http_add_cors(struct MHD_Connection *c, struct MHD_Response *r)
+{
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    if (origin) {
+        MHD_add_response_header(r, "Access-Control-Allow-Origin", origin);
+        MHD_add_response_header(r, "Access-Control-Expose-Headers", "Mcp-Session-Id");
+        MHD_add_response_header(r, "Vary", "Origin");
+    }
+}
+
+enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, const char *ctype,
+                           const char *body, size_t len, const char *sid)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (r == NULL)
+        return MHD_NO;
+    if (ctype)
+        MHD_add_response_header(r, "Content-Type", ctype);
+    if (sid)
+        MHD_add_response_header(r, "Mcp-Session-Id", sid);
+    if (status == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"mcp\"");
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, "Allow", "GET, POST, DELETE");
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE || status == MHD_HTTP_TOO_MANY_REQUESTS)
+        MHD_add_response_header(r, "Retry-After", "5");
+    if (status != MHD_HTTP_FORBIDDEN) /* a refused Origin gets no CORS grant */
+        http_add_cors(c, r);
+    enum MHD_Result ok = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+enum MHD_Result http_fail(struct MHD_Connection *c, unsigned status, int code, const char *message)
+{
+    jw w;
+    jw_init(&w, 4096);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "jsonrpc", "2.0");
+    jw_key(&w, "id");
+    jw_null(&w);
+    jw_key(&w, "error");
+    jw_object_begin(&w);
+    jw_kv_int(&w, "code", code);
+    jw_kv_string(&w, "message", message);
+    jw_object_end(&w);
+    jw_object_end(&w);
+    enum MHD_Result ok =
+        http_queue(c, status, "application/json", w.err ? "" : w.buf, w.err ? 0 : w.len, NULL);
+    jw_free(&w);
+    return ok;
+}
+
+enum MHD_Result http_preflight(struct MHD_Connection *c)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    http_add_cors(c, r);
+    MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET, POST, DELETE");
+    MHD_add_response_header(r, "Access-Control-Allow-Headers",
+                            "Content-Type, Accept, Authorization, Mcp-Session-Id, "
+                            "MCP-Protocol-Version, Last-Event-ID");
+    MHD_add_response_header(r, "Allow", "GET, POST, DELETE");
+    enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+/* ------------------------------------------------------------ header checks */
+
+/* True when the comma-separated Accept value admits `type` ("text/event-stream"). */
+bool http_accepts(const char *accept, const char *type)
+{
+    if (accept == NULL)
+        return true; /* no Accept header: anything goes */
+    const char *slash = strchr(type, '/');
+    size_t major = (size_t)(slash - type);
+    const char *p = accept;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t')
+            p++;
+        const char *e = p;
+        while (*e && *e != ',' && *e != ';' && *e != ' ')
+            e++;
+        size_t n = (size_t)(e - p);
+        if ((n == strlen(type) && strncasecmp(p, type, n) == 0) ||
+            (n == 3 && memcmp(p, "*/*", 3) == 0) ||
+            (n == major + 2 && strncasecmp(p, type, major + 1) == 0 && p[major + 1] == '*'))
+            return true;
+        while (*e && *e != ',')
+            e++;
+        p = e;
+    }
+    return false;
+}
+
+/* Is `name` (host part only, brackets kept for IPv6) a loopback name? */
+static bool loopback_name(const char *name, size_t n)
+{
+    return (n == 9 && strncasecmp(name, "localhost", 9) == 0) ||
+           (n == 9 && memcmp(name, "127.0.0.1", 9) == 0) ||
+           (n == 5 && memcmp(name, "[::1]", 5) == 0);
+}
+
+/* Splits "host[:port]" (host may be "[v6]"); returns the host length and the port or -1. */
+static size_t split_host(const char *hp, long *port)
+{
+    const char *colon = NULL;
+    if (hp[0] == '[') {
+        const char *rb = strchr(hp, ']');
+        if (rb == NULL)
+            return 0;
+        colon = rb[1] == ':' ? rb + 1 : NULL;
+        if (rb[1] != '\0' && rb[1] != ':')
+            return 0;
+    } else {
+        colon = strchr(hp, ':');
+    }
+    *port = -1;
+    if (colon) {
+        char *end;
+        long p = strtol(colon + 1, &end, 10);
+        if (*end != '\0' || colon[1] == '\0' || p < 0 || p > 65535)
+            return 0;
+        *port = p;
+        return (size_t)(colon - hp);
+    }
+    return strlen(hp);
+}
+
+/* DNS rebinding: bound to loopback, the Host must name loopback and our port. */
+static bool host_ok(const mcpage_http *h, const char *host)
+{
+    if (!h->loopback)
+        return true;
+    if (host == NULL)
+        return false;
+    long port;
+    size_t n = split_host(host, &port);
+    return n > 0 && loopback_name(host, n) && (port < 0 || port == h->port);
+}
+
+static bool origin_ok(const mcpage_http *h, const char *origin)
+{
+    if (origin == NULL || h->any_origin)
+        return true;
+    for (size_t i = 0; i < h->norigins; i++)
+        if (strcasecmp(h->origins[i], origin) == 0)
+            return true;
+    if (!h->loopback)
+        return false;
+    /* Bound to loopback: pages served from loopback itself are allowed. */
+    const char *rest = NULL;
+    if (strncasecmp(origin, "http://", 7) == 0)
+        rest = origin + 7;
+    else if (strncasecmp(origin, "https://", 8) == 0)
+        rest = origin + 8;
+    if (rest == NULL)
+        return false;
+    long port;
+    size_t n = split_host(rest, &port);
+    return n > 0 && loopback_name(rest, n);
+}
+
+static bool auth_ok(const mcpage_http *h, const char *authz)
+{
+    if (!h->auth)
+        return true;
+    if (authz == NULL || strncasecmp(authz, "Bearer ", 7) != 0)
+        return false;
+    const char *tok = authz + 7;
+    while (*tok == ' ')
+        tok++;
+    /* Hash both sides so the comparison takes the same time whatever the length. */
+    uint8_t got[SHA256_DIGEST_LENGTH];
+    SHA256((const unsigned char *)tok, strlen(tok), got);
+    return CRYPTO_memcmp(got, h->token_hash, sizeof got) == 0;
+}
+
+bool http_check_host_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+    if (!host_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"))) {
+        *ret = http_fail(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+                         "Forbidden: the Host header must name this loopback server "
+                         "(localhost, 127.0.0.1 or [::1] with its port); DNS rebinding protection");
+        return false;
+    }
+    if (!origin_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"))) {
+        *ret = http_fail(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+                         "Forbidden: Origin not allowed; start the server with --allow-origin "
+                         "ORIGIN to admit it");
+        return false;
+    }
+    return true;
+}
+
+bool http_check_auth(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+    if (auth_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
+        return true;
+    *ret = http_fail(c, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST,
+                     "Unauthorized: send Authorization: Bearer TOKEN with the server's token");
+    return false;
+}
+
+bool http_check_version(struct MHD_Connection *c, enum MHD_Result *ret)
+{
+    const char *pv = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "MCP-Protocol-Version");
+    if (pv == NULL || mcpage_protocol_supported(pv))
+        return true;
+    char msg[200];
+    (void)snprintf(msg, sizeof msg,
+                   "Bad Request: unsupported MCP-Protocol-Version '%.40s'; this server speaks %s, "
+                   "2025-06-18 and 2025-03-26",
+                   pv, mcpage_protocol_latest());
+    *ret = http_fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, msg);
+    return false;
+}
+
+enum MHD_Result http_fail_too_big(const mcpage_http *h, struct MHD_Connection *c)
+{
+    char msg[160];
+    (void)snprintf(msg, sizeof msg, "Content Too Large: the body limit is %zu bytes", h->max_body);
+    return http_fail(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST, msg);
+}
+
+bool http_check_post_headers(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+    const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0) {
+        *ret = http_fail(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST,
+                         "Unsupported Media Type: POST a JSON-RPC message with Content-Type: "
+                         "application/json");
+        return false;
+    }
+    const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+    if (!http_accepts(accept, "application/json") && !http_accepts(accept, "text/event-stream")) {
+        *ret = http_fail(c, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+                         "Not Acceptable: the client must accept application/json and "
+                         "text/event-stream");
+        return false;
+    }
+    const char *clen = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (clen && strtoull(clen, NULL, 10) > h->max_body) {
+        *ret = http_fail_too_big(h, c);
+        return false;
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------ the body */
+
+bool http_body_append(const mcpage_http *h, http_req *rq, const char *data, size_t n)
+{
+    if (rq->too_big || n > h->max_body - rq->len) {
+        rq->too_big = true; /* discard the rest, answer 413 at the end */
+        return true;
+    }
+    if (rq->len + n > rq->cap) {
+        size_t cap = rq->cap ? rq->cap : 4096;
+        while (cap < rq->len + n)
+            cap *= 2;
+        if (cap > h->max_body)
+            cap = h->max_body;
+        char *b = mcpage__realloc(rq->body, cap);
+        if (b == NULL)
+            return false;
+        rq->body = b;
+        rq->cap = cap;
+    }
+    memcpy(rq->body + rq->len, data, n);
+    rq->len += n;
+    return true;
+}
+
+/* ------------------------------------------------------------ the message */
+
+char *http_id_text(const json_t *id)
+{
+    if (!(json_is_integer(id) ||
+          (json_is_string(id) && json_string_length(id) <= MCP_MAX_ID_BYTES)))
+        return NULL;
+    jw w;
+    jw_init(&w, MCP_ID_TEXT_MAX);
+    if (json_is_integer(id))
+        jw_int(&w, json_integer_value(id));
+    else
+        jw_json(&w, id);
+    char *r = w.err == 0 ? mcpage__strndup(w.buf, w.len) : NULL;
+    jw_free(&w);
+    return r;
+}
+
+/*
+ * The envelope: what the transport must know before a message reaches a
+ * session (its kind, method and id). The sentences are the runtime's own
+ * (session.c), so a client reads the same words on stdio and HTTP.
+ */
+static const char *envelope_check(http_message *m)
+{
+    const json_t *v = m->v;
+    if (json_is_array(v))
+        return "Invalid Request: JSON-RPC batches are not supported (MCP removed batching in "
+               "revision 2025-06-18); send one message at a time";
+    if (!json_is_object(v))
+        return "Invalid Request: a message must be a JSON object";
+    const json_t *jsonrpc = json_object_get(v, "jsonrpc");
+    if (!json_is_string(jsonrpc) || strcmp(json_string_value(jsonrpc), "2.0") != 0)
+        return "Invalid Request: \"jsonrpc\" must be the string \"2.0\"";
+    const json_t *method = json_object_get(v, "method");
+    const json_t *id = json_object_get(v, "id");
+    if (method == NULL) {
+        if (id == NULL || !(json_object_get(v, "result") || json_object_get(v, "error")))
+            return "Invalid Request: a message needs a \"method\" (request or notification) or "
+                   "a \"result\"/\"error\" (response)";
+        m->response = true;
+        m->id = id;
+        return NULL;
+    }
+    if (!json_is_string(method))
+        return "Invalid Request: \"method\" must be a string";
+    m->method = json_string_value(method);
+    m->request = id != NULL;
+    m->notification = id == NULL;
+    m->id = id;
+    return NULL;
+}
+
+bool http_message_parse(const mcpage_http *h, struct MHD_Connection *c, const http_req *rq,
+                        http_message *m, enum MHD_Result *ret)
+{
+    memset(m, 0, sizeof *m);
+    char why[256];
+    char msg[320];
+    switch (jsonin_parse(rq->body ? rq->body : "", rq->len, h->max_body, h->srv->cfg.max_depth,
+                         &m->v, why, sizeof why)) {
+    case JSONIN_OK:
+        break;
+    case JSONIN_SYNTAX:
+        (void)snprintf(msg, sizeof msg, "Parse error: %s", why);
+        *ret = http_fail(c, MHD_HTTP_BAD_REQUEST, RPC_PARSE_ERROR, msg);
+        return false;
+    case JSONIN_TOO_LARGE:
+    case JSONIN_TOO_DEEP:
+        (void)snprintf(msg, sizeof msg, "Invalid Request: %s", why);
+        *ret = http_fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, msg);
+        return false;
+    }
+    const char *bad = envelope_check(m);
+    if (bad) {
+        *ret = http_fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, bad);
+        http_message_clear(m);
+        return false;
+    }
+    return true;
+}
+
+void http_message_clear(http_message *m)
+{
+    json_decref(m->v);
+    memset(m, 0, sizeof *m);
+}
