@@ -80,10 +80,16 @@ static void print_json(const sync_report *r, const char *db)
     json_object_set_new(o, "files_read", json_integer(r->files_read));
     json_object_set_new(o, "files_reparsed", json_integer(r->files_reparsed));
     json_object_set_new(o, "files_failed", json_integer(r->files_failed));
+    json_object_set_new(o, "files_same_session", json_integer(r->files_same_session));
+    json_object_set_new(o, "links_outside", json_integer(r->links_outside));
+    json_object_set_new(o, "dirs_unreadable", json_integer(r->dirs_unreadable));
     json_object_set_new(o, "lines_read", json_integer(r->lines_read));
     json_object_set_new(o, "lines_malformed", json_integer(r->lines_malformed));
     json_object_set_new(o, "lines_too_long", json_integer(r->lines_too_long));
     json_object_set_new(o, "files_with_partial_last_line", json_integer(r->lines_partial));
+    json_object_set_new(o, "lines_unterminated", json_integer(r->lines_unterminated));
+    json_object_set_new(o, "claude_found", json_boolean(r->claude_found));
+    json_object_set_new(o, "codex_found", json_boolean(r->codex_found));
     json_object_set_new(o, "sessions_added", json_integer(r->sessions_added));
     json_object_set_new(o, "messages_added", json_integer(r->messages_added));
     json_object_set_new(o, "bytes_read", json_integer(r->bytes_read));
@@ -94,6 +100,19 @@ static void print_json(const sync_report *r, const char *db)
         printf("%s\n", txt);
     free(txt);
     json_decref(o);
+}
+
+/* Nothing to read at all: where sync looked and how to point it elsewhere. */
+static void no_folder_help(const char *claude, const char *codex)
+{
+    fprintf(stderr, "mcpage sync: no agent folder found. Looked for:\n");
+    if (claude)
+        fprintf(stderr, "  Claude Code transcripts in %s/projects\n", claude);
+    if (codex)
+        fprintf(stderr, "  Codex rollouts in %s/sessions and %s/archived_sessions\n", codex, codex);
+    fprintf(stderr, "Point sync elsewhere with --claude-home DIR (env MCPAGE_CLAUDE_HOME or\n"
+                    "CLAUDE_CONFIG_DIR) and --codex-home DIR (env MCPAGE_CODEX_HOME or "
+                    "CODEX_HOME).\n");
 }
 
 int cli_cmd_sync(int argc, char **argv)
@@ -180,9 +199,17 @@ int cli_cmd_sync(int argc, char **argv)
                 (long long)rep.messages_added, (double)rep.bytes_read / 1e6, rep.seconds,
                 (long long)rep.lines_malformed, (long long)rep.lines_too_long,
                 (long long)rep.lines_partial);
+        if (rep.files_same_session || rep.links_outside || rep.dirs_unreadable)
+            fprintf(stderr,
+                    "  %lld files skipped (same session as another), %lld links out of the "
+                    "agent's folder not followed, %lld folders unreadable\n",
+                    (long long)rep.files_same_session, (long long)rep.links_outside,
+                    (long long)rep.dirs_unreadable);
         for (int i = 0; i < rep.nexamples; i++)
             fprintf(stderr, "  %s\n", rep.examples[i]);
     }
+    if (!json && !rep.claude_found && !rep.codex_found)
+        no_folder_help(no_claude ? NULL : claude, no_codex ? NULL : codex);
     if (rc < 0) {
         fprintf(stderr, "mcpage sync: %s\n", mcpage_strerror(rc));
         return 1;

@@ -18,6 +18,9 @@
 #define SYNC_EXAMPLES_MAX     5                     /* malformed-line examples kept in a report */
 #define SYNC_EXAMPLE_LEN      300                   /* bytes of one example */
 #define SYNC_PATH_MAX         4096
+/* A file unchanged this long is finished: a last line without its newline
+ * that is a complete JSON object counts as a line. */
+#define SYNC_SETTLED_SECONDS 60
 
 typedef struct sync_progress {
     int64_t files_done, files_total;
@@ -38,18 +41,24 @@ typedef struct sync_options {
 } sync_options;
 
 typedef struct sync_report {
-    int64_t files_seen;      /* transcript files found */
-    int64_t files_unchanged; /* skipped by size, inode and mtime */
-    int64_t files_read;      /* read from their consumed offset */
-    int64_t files_reparsed;  /* truncated or replaced: read again from 0 */
-    int64_t files_failed;    /* could not be read or stored */
-    int64_t lines_read;      /* complete lines read */
-    int64_t lines_malformed; /* not JSON objects; skipped */
-    int64_t lines_too_long;  /* longer than line_max; skipped */
-    int64_t lines_partial;   /* files ending in an unfinished line (waits) */
+    int64_t files_seen;         /* transcript files found */
+    int64_t files_unchanged;    /* skipped by size, inode and mtime */
+    int64_t files_read;         /* read from their consumed offset */
+    int64_t files_reparsed;     /* truncated or replaced: read again from 0 */
+    int64_t files_failed;       /* could not be read or stored */
+    int64_t files_same_session; /* another file holds the same session id: not read */
+    int64_t links_outside;      /* links out of the agent's folder: not followed */
+    int64_t dirs_unreadable;    /* folders that could not be listed */
+    int64_t lines_read;         /* complete lines read */
+    int64_t lines_malformed;    /* not JSON objects; skipped */
+    int64_t lines_too_long;     /* longer than line_max; skipped */
+    int64_t lines_partial;      /* files ending in an unfinished line (waits) */
+    int64_t lines_unterminated; /* last lines without a newline taken as finished */
     int64_t messages_added;
     int64_t sessions_added;
     int64_t bytes_read;
+    int claude_found; /* CLAUDE_HOME/projects could be listed */
+    int codex_found;  /* CODEX_HOME/sessions or archived_sessions could be listed */
     double seconds;
     int nexamples;
     char examples[SYNC_EXAMPLES_MAX][SYNC_EXAMPLE_LEN]; /* "path:line: why" */

@@ -15,6 +15,7 @@
  * response items themselves, one per line.
  * Field names checked against public parsers: see docs/transcripts.md.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,11 +75,15 @@ static void add_message(json_t *p, sync_text *t, sync_record *r)
     }
     if (role && strcmp(role, "assistant") == 0) {
         r->role = "assistant";
+        r->side = SYNC_SIDE_AGENT;
     } else if (role && strcmp(role, "user") == 0 && !(t->buf && is_meta_text(t->buf))) {
         r->role = "user";
         r->is_prompt = t->len > 0;
+        r->side = SYNC_SIDE_USER;
     } else {
         r->role = "system"; /* developer, system, injected context */
+        if (role && strcmp(role, "user") == 0)
+            r->side = SYNC_SIDE_USER;
     }
 }
 
@@ -269,6 +274,8 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
         r->parent_session_id = dup_nonempty(parent);
         r->cwd = dup_nonempty(sync_json_str(payload, "cwd"));
         r->git_branch = dup_nonempty(sync_json_str(json_object_get(payload, "git"), "branch"));
+        r->git_origin =
+            dup_nonempty(sync_json_str(json_object_get(payload, "git"), "repository_url"));
         r->model = dup_nonempty(sync_json_str(payload, "model"));
         if (!r->timestamp)
             r->timestamp = dup_nonempty(sync_json_str(payload, "timestamp"));
@@ -279,6 +286,7 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
         r->kind = SYNC_META;
         r->cwd = dup_nonempty(sync_json_str(root, "cwd"));
         r->git_branch = dup_nonempty(sync_json_str(json_object_get(root, "git"), "branch"));
+        r->git_origin = dup_nonempty(sync_json_str(json_object_get(root, "git"), "repository_url"));
         goto done;
     }
     if (type && strcmp(type, "compacted") == 0) {
@@ -291,10 +299,9 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
         }
     }
     if (type && strcmp(type, "event_msg") == 0) {
-        /* The UI's copy of a message. Rollouts carry the same message as
-           a response item, except threads written as events only (some
-           sub-agent threads): sync keeps these where the file has no
-           response items. */
+        /* The UI's record of a message: often a copy of a response item,
+           sometimes the only record (Codex Desktop's prompts, events-only
+           threads); sync_codex_is_copy tells them apart. */
         const char *et = sync_json_str(payload, "type");
         const char *msg = sync_json_str(payload, "message");
         if (et && msg && *msg) {
@@ -302,9 +309,11 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
                 sync_text_adds(&t, msg);
                 r->role = is_meta_text(msg) ? "system" : "user";
                 r->is_prompt = r->role[0] == 'u';
+                r->side = SYNC_SIDE_USER;
             } else if (strcmp(et, "agent_message") == 0) {
                 sync_text_adds(&t, msg);
                 r->role = "assistant";
+                r->side = SYNC_SIDE_AGENT;
             }
             r->from_event = r->role != NULL;
         }
@@ -329,6 +338,7 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
         r->is_prompt = 0;
         r->is_error = 0;
         r->from_event = 0;
+        r->side = SYNC_SIDE_NONE;
         goto done; /* other events, unknown: ignored */
     }
     r->text = sync_text_finish(&t);
@@ -342,4 +352,62 @@ done:
     if (rc < 0)
         sync_record_clear(r);
     return rc;
+}
+
+/* FNV-1a of the text's bytes other than spaces, tabs and line ends: an
+ * item and its event differ in separators and trailing newlines only. */
+static uint64_t words_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; s && *s; s++) {
+        if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+            continue;
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Pairs `hash` with an unpaired entry of the other kind: 1 when found
+ * (the entry is used up), else 0 and the message is remembered. */
+static int copies_pair(sync_copy *ring, int *n, uint64_t hash, int from_event)
+{
+    for (int i = 0; i < *n; i++) {
+        if (ring[i].hash != hash || ring[i].from_event == from_event)
+            continue;
+        memmove(ring + i, ring + i + 1, (size_t)(*n - i - 1) * sizeof *ring);
+        (*n)--;
+        return 1;
+    }
+    if (*n == SYNC_COPIES_MAX) {
+        memmove(ring, ring + 1, (size_t)(SYNC_COPIES_MAX - 1) * sizeof *ring);
+        (*n)--;
+    }
+    ring[*n].hash = hash;
+    ring[*n].from_event = from_event;
+    (*n)++;
+    return 0;
+}
+
+int sync_codex_is_copy(sync_copies *c, const sync_record *r)
+{
+    if (r->kind != SYNC_MESSAGE)
+        return 0;
+    if (r->side == SYNC_SIDE_USER) {
+        /* the user speaks: the agent's previous words are settled */
+        c->nagent = 0;
+        c->agent_clears++;
+        return copies_pair(c->user, &c->nuser, words_hash(r->text), r->from_event);
+    }
+    if (r->side == SYNC_SIDE_AGENT) {
+        int copy = copies_pair(c->agent, &c->nagent, words_hash(r->text), r->from_event);
+        c->nuser = 0;
+        c->user_clears++;
+        return copy;
+    }
+    if (strcmp(r->role, "assistant") == 0 || strcmp(r->role, "tool") == 0) {
+        c->nuser = 0; /* the agent answered the turn's input */
+        c->user_clears++;
+    }
+    return 0;
 }

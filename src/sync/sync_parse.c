@@ -24,6 +24,7 @@ void sync_record_clear(sync_record *r)
     free(r->summary);
     free(r->parent_session_id);
     free(r->meta_session_id);
+    free(r->git_origin);
     memset(r, 0, sizeof *r);
 }
 

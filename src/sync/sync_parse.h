@@ -49,9 +49,46 @@ typedef struct sync_record {
     int title_rank; /* with summary: SYNC_TITLE_SUMMARY, _AI or _CUSTOM */
     char *parent_session_id;
     char *meta_session_id; /* the session a facts line describes, when it names one */
-    int from_event;        /* a Codex UI event repeating a message (kept only where
-                              the file has no response items: see sync.c) */
+    int from_event;        /* a Codex UI event (user_message, agent_message) */
+    int side;              /* enum sync_side: whose words a Codex message holds */
+    char *git_origin;      /* the repository URL a Codex session_meta names */
 } sync_record;
+
+/* Whose words a Codex message carries, for finding UI-event copies. */
+enum sync_side {
+    SYNC_SIDE_NONE = 0, /* not a conversation message (tool traffic, developer text) */
+    SYNC_SIDE_USER,     /* a user message item or a user_message event */
+    SYNC_SIDE_AGENT     /* an assistant message item or an agent_message event */
+};
+
+/*
+ * Codex writes a message twice in some versions (a response item and a UI
+ * event with the same text), once in others (Codex Desktop 0.128 writes the
+ * user's prompts only as user_message events, events-only threads write
+ * events only). This memory decides per message: a message is a copy when
+ * the same turn already holds the same words from the other kind (item vs
+ * event) on the same side, not yet paired. A user-side entry lives until
+ * the agent answers (an assistant or tool message); an agent-side entry
+ * until the user speaks. The check reads only lines before the message, so
+ * a sync that stops between the two finds the same answer when it resumes
+ * (see codex_copies_replay in sync.c).
+ */
+#define SYNC_COPIES_MAX 8 /* unpaired messages remembered per side */
+
+typedef struct sync_copy {
+    uint64_t hash;  /* of the text's non-space bytes */
+    int from_event; /* which kind wrote it */
+} sync_copy;
+
+typedef struct sync_copies {
+    sync_copy user[SYNC_COPIES_MAX], agent[SYNC_COPIES_MAX];
+    int nuser, nagent;
+    int64_t user_clears, agent_clears; /* times each side was emptied */
+} sync_copies;
+
+/* 1 when `r` (a parsed Codex line) is a copy of a message already kept;
+ * else 0, and `r` is remembered when it is a message. */
+int sync_codex_is_copy(sync_copies *c, const sync_record *r);
 
 /* Remembers tool call ids to name the tool in its result. */
 typedef struct sync_tool_ids {

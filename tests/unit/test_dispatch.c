@@ -316,9 +316,18 @@ static void every_content_type_is_serialized(void **state)
     capture_free(c);
 }
 
+/* Output validation is on by default only in builds without NDEBUG: the
+ * test turns it on itself, so a release build checks the same thing. */
 static void structured_content_is_checked_against_output_schema(void **state)
 {
-    capture *c = capture_new(100);
+    mcpage_server_config cfg;
+    mcpage_server_config_init(&cfg, "fixture", "1.0.0");
+    cfg.validate_output = true;
+    mcpage_server *srv = NULL;
+    assert_int_equal(mcpage_server_new(&cfg, &srv), 0);
+    assert_int_equal(fixture_register(srv), 0);
+    capture *c = capture_on(srv);
+    assert_non_null(c);
     capture_init(c);
     json_t *r = call_tool(c, 1, "stats", "{\"label\":\"x\"}");
     assert_false(is_error_result(r));
@@ -332,6 +341,7 @@ static void structured_content_is_checked_against_output_schema(void **state)
     assert_null(json_object_get(json_object_get(r, "result"), "structuredContent"));
     json_decref(r);
     capture_free(c);
+    mcpage_server_free(srv);
 }
 
 /* ------------------------------------------------------------ lists */

@@ -86,7 +86,7 @@ void tb_cleanup(void)
     store_pool_drain();
     for (int i = 0; i < nschemas; i++) {
         char sql[160];
-        snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %s CASCADE", schemas[i]);
+        snprintf(sql, sizeof sql, "DROP SCHEMA IF EXISTS %.63s CASCADE", schemas[i]);
         pg_exec(sql);
     }
     nschemas = 0;

@@ -1,0 +1,415 @@
+/*
+ * Transcript discovery: Claude Code's projects/<dir>/<session>.jsonl and
+ * its sub-agents, Codex's rollouts under sessions/ and archived_sessions/.
+ *
+ * Links are followed only where they resolve inside the agent's own folder
+ * (CLAUDE_HOME or CODEX_HOME, resolved with realpath): a transcript linked
+ * to /etc/passwd is counted and left alone, never opened. A folder that
+ * cannot be listed is counted and named in the report with its errno text.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_internal.h"
+
+#define SYNC_DEPTH_MAX 6 /* directory levels walked under sessions/ */
+
+/* One walk under one agent's folder. */
+typedef struct walk {
+    sync_jobs *js;
+    sync_report *rep;
+    const char *root; /* the agent's folder, resolved */
+    size_t rootlen;
+} walk;
+
+char *sync_dup(const char *src)
+{
+    if (!src)
+        return NULL;
+    size_t n = strlen(src);
+    char *d = malloc(n + 1);
+    if (d)
+        memcpy(d, src, n + 1);
+    return d;
+}
+
+char *sync_join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la + lb + 2 > SYNC_PATH_MAX)
+        return NULL;
+    char *p = malloc(la + lb + 2);
+    if (!p)
+        return NULL;
+    memcpy(p, a, la);
+    p[la] = '/';
+    memcpy(p + la + 1, b, lb + 1);
+    return p;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+static char *stem(const char *name)
+{
+    size_t n = strlen(name);
+    if (ends_with(name, ".jsonl"))
+        n -= 6;
+    else if (ends_with(name, ".json"))
+        n -= 5;
+    if (n > STORE_ID_MAX - 40)
+        n = STORE_ID_MAX - 40;
+    char *s = malloc(n + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, name, n);
+    s[n] = 0;
+    return s;
+}
+
+static void job_free(sync_job *j)
+{
+    free(j->path);
+    free(j->real);
+    free(j->session_id);
+    free(j->parent);
+    free(j->project_dir);
+}
+
+void sync_jobs_free(sync_jobs *js)
+{
+    for (size_t i = 0; i < js->n; i++)
+        job_free(&js->v[i]);
+    free(js->v);
+    memset(js, 0, sizeof *js);
+}
+
+/* Takes ownership of j's strings, also on failure. */
+static int jobs_add(sync_jobs *js, sync_job *j)
+{
+    if (js->n >= SYNC_FILES_MAX) {
+        job_free(j);
+        return MCPAGE_ERANGE;
+    }
+    if (js->n == js->cap) {
+        size_t cap = js->cap ? js->cap * 2 : 256;
+        sync_job *v = realloc(js->v, cap * sizeof *v);
+        if (!v) {
+            job_free(j);
+            return MCPAGE_ENOMEM;
+        }
+        js->v = v;
+        js->cap = cap;
+    }
+    js->v[js->n++] = *j;
+    return 0;
+}
+
+static void note_errno(walk *w, const char *path, const char *what, int err)
+{
+    char why[200];
+    snprintf(why, sizeof why, "%s: %s", what, strerror(err));
+    sync_example(w->rep, path, 0, why);
+}
+
+/* A directory, or NULL (a missing one silently: sub-agent folders are
+ * optional; any other failure is counted and named). */
+static DIR *open_dir(walk *w, const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d && errno != ENOENT && errno != ENOTDIR) {
+        w->rep->dirs_unreadable++;
+        note_errno(w, path, "cannot list this folder", errno);
+    }
+    return d;
+}
+
+static int inside_root(const walk *w, const char *real)
+{
+    if (w->rootlen == 1) /* the root is "/" */
+        return 1;
+    return strncmp(real, w->root, w->rootlen) == 0 &&
+           (real[w->rootlen] == '/' || real[w->rootlen] == 0);
+}
+
+enum { ENTRY_NONE, ENTRY_FILE, ENTRY_DIR };
+
+/*
+ * What a directory entry is: a file, a folder, or neither. A link counts
+ * as what it points to only when that resolves inside the walk's root;
+ * then *real is the resolved path (caller frees). A dangling link is
+ * neither, silently (its target was deleted); a looping or unreadable one
+ * is named in the report.
+ */
+static int entry_kind(walk *w, const struct dirent *e, const char *path, char **real)
+{
+    *real = NULL;
+    if (e->d_type == DT_REG)
+        return ENTRY_FILE;
+    if (e->d_type == DT_DIR)
+        return ENTRY_DIR;
+    if (e->d_type == DT_UNKNOWN) {
+        struct stat lsb;
+        if (lstat(path, &lsb) < 0)
+            return ENTRY_NONE;
+        if (S_ISREG(lsb.st_mode))
+            return ENTRY_FILE;
+        if (S_ISDIR(lsb.st_mode))
+            return ENTRY_DIR;
+        if (!S_ISLNK(lsb.st_mode))
+            return ENTRY_NONE;
+    } else if (e->d_type != DT_LNK) {
+        return ENTRY_NONE;
+    }
+    char *r = realpath(path, NULL);
+    if (!r) {
+        if (errno != ENOENT) {
+            w->rep->dirs_unreadable++;
+            note_errno(w, path, "cannot follow this link", errno);
+        }
+        return ENTRY_NONE;
+    }
+    if (!inside_root(w, r)) {
+        w->rep->links_outside++;
+        char why[120];
+        snprintf(why, sizeof why, "a link out of %.80s: not followed", w->root);
+        sync_example(w->rep, path, 0, why);
+        free(r);
+        return ENTRY_NONE;
+    }
+    struct stat sb;
+    int kind = stat(r, &sb) < 0      ? ENTRY_NONE
+               : S_ISDIR(sb.st_mode) ? ENTRY_DIR
+               : S_ISREG(sb.st_mode) ? ENTRY_FILE
+                                     : ENTRY_NONE;
+    if (kind == ENTRY_NONE)
+        free(r);
+    else
+        *real = r;
+    return kind;
+}
+
+/* <session>/subagents/agent-*.jsonl under one Claude project directory. */
+static int claude_subagents(walk *w, const char *sessdir, const char *parent, const char *projdir)
+{
+    char *sub = sync_join(sessdir, "subagents");
+    if (!sub)
+        return MCPAGE_ENOMEM;
+    DIR *d = open_dir(w, sub);
+    int rc = 0;
+    if (!d)
+        goto done;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".jsonl"))
+            continue;
+        sync_job j = {.source = SRC_CLAUDE, .subagent = 1};
+        char *st = stem(e->d_name);
+        char id[STORE_ID_MAX + 1];
+        snprintf(id, sizeof id, "%.100s:%.90s", parent, st ? st : "");
+        free(st);
+        j.path = sync_join(sub, e->d_name);
+        j.session_id = sync_dup(id);
+        j.parent = sync_dup(parent);
+        j.project_dir = sync_dup(projdir);
+        if (!j.path || !j.session_id || !j.parent || !j.project_dir) {
+            job_free(&j);
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        if (entry_kind(w, e, j.path, &j.real) != ENTRY_FILE) {
+            job_free(&j);
+            continue;
+        }
+        rc = jobs_add(w->js, &j);
+    }
+    closedir(d);
+done:
+    free(sub);
+    return rc;
+}
+
+/* The files of one Claude project directory. */
+static int claude_project(walk *w, const char *proj, const char *projname)
+{
+    DIR *pd = open_dir(w, proj);
+    if (!pd)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(pd))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *path = sync_join(proj, e->d_name);
+        if (!path) {
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        char *real = NULL;
+        int kind = entry_kind(w, e, path, &real);
+        if (kind == ENTRY_FILE && ends_with(e->d_name, ".jsonl")) {
+            sync_job j = {.source = SRC_CLAUDE, .path = path, .real = real};
+            j.session_id = stem(e->d_name);
+            j.project_dir = sync_dup(projname);
+            j.subagent = strncmp(e->d_name, "agent-", 6) == 0;
+            j.bare_agent = j.subagent;
+            if (!j.session_id || !j.project_dir) {
+                job_free(&j);
+                rc = MCPAGE_ENOMEM;
+                break;
+            }
+            rc = jobs_add(w->js, &j);
+        } else {
+            if (kind == ENTRY_DIR)
+                rc = claude_subagents(w, path, e->d_name, projname);
+            free(real);
+            free(path);
+        }
+    }
+    closedir(pd);
+    return rc;
+}
+
+static int discover_claude(walk *w, const char *home)
+{
+    char *root = sync_join(home, "projects");
+    if (!root)
+        return MCPAGE_ENOMEM;
+    DIR *d = open_dir(w, root);
+    int rc = 0;
+    if (!d)
+        goto done;
+    w->rep->claude_found = 1;
+    struct dirent *pe;
+    while (rc == 0 && (pe = readdir(d))) {
+        if (pe->d_name[0] == '.')
+            continue;
+        char *proj = sync_join(root, pe->d_name);
+        if (!proj) {
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        char *real = NULL;
+        if (entry_kind(w, pe, proj, &real) == ENTRY_DIR)
+            rc = claude_project(w, proj, pe->d_name);
+        free(real);
+        free(proj);
+    }
+    closedir(d);
+done:
+    free(root);
+    return rc;
+}
+
+/* The session id of a rollout: the uuid that ends its name, else the stem. */
+static char *codex_session_id(const char *name)
+{
+    char *s = stem(name);
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    if (n > 36 && s[n - 37] == '-' && s[n - 28] == '-' && s[n - 23] == '-') {
+        memmove(s, s + n - 36, 37);
+    }
+    return s;
+}
+
+static int discover_codex_dir(walk *w, const char *dir, int depth)
+{
+    if (depth > SYNC_DEPTH_MAX)
+        return 0;
+    DIR *d = open_dir(w, dir);
+    if (!d)
+        return 0;
+    if (depth == 0)
+        w->rep->codex_found = 1;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *path = sync_join(dir, e->d_name);
+        if (!path) {
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        char *real = NULL;
+        int kind = entry_kind(w, e, path, &real);
+        int legacy = strncmp(e->d_name, "rollout-", 8) == 0 && ends_with(e->d_name, ".json");
+        if (kind == ENTRY_FILE && (ends_with(e->d_name, ".jsonl") || legacy)) {
+            sync_job j = {.source = SRC_CODEX, .path = path, .real = real, .legacy = legacy};
+            j.session_id = codex_session_id(e->d_name);
+            if (!j.session_id) {
+                job_free(&j);
+                rc = MCPAGE_ENOMEM;
+                break;
+            }
+            rc = jobs_add(w->js, &j);
+        } else {
+            if (kind == ENTRY_DIR)
+                rc = discover_codex_dir(w, path, depth + 1);
+            free(real);
+            free(path);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+static int job_cmp(const void *a, const void *b)
+{
+    return strcmp(((const sync_job *)a)->path, ((const sync_job *)b)->path);
+}
+
+/* Walks one agent's folder, its links confined to it. A folder that does
+ * not exist is not an error (the report says what was found). */
+static int walk_home(sync_jobs *js, sync_report *rep, const char *home, int source)
+{
+    char *root = realpath(home, NULL);
+    if (!root)
+        return 0;
+    walk w = {.js = js, .rep = rep, .root = root, .rootlen = strlen(root)};
+    int rc = 0;
+    if (source == SRC_CLAUDE) {
+        rc = discover_claude(&w, home);
+    } else {
+        /* Codex moves a rollout from sessions/ to archived_sessions/ when
+           the user archives its conversation: the same session, read on. */
+        static const char *const dirs[] = {"sessions", "archived_sessions"};
+        for (size_t d = 0; rc == 0 && d < sizeof dirs / sizeof dirs[0]; d++) {
+            char *dir = sync_join(home, dirs[d]);
+            if (!dir) {
+                rc = MCPAGE_ENOMEM;
+                break;
+            }
+            rc = discover_codex_dir(&w, dir, 0);
+            free(dir);
+        }
+    }
+    free(root);
+    return rc;
+}
+
+int sync_discover(sync_jobs *js, const sync_options *o, sync_report *rep)
+{
+    int rc = 0;
+    if (o->claude_home)
+        rc = walk_home(js, rep, o->claude_home, SRC_CLAUDE);
+    if (rc == 0 && o->codex_home)
+        rc = walk_home(js, rep, o->codex_home, SRC_CODEX);
+    if (rc == 0 && js->n > 1)
+        qsort(js->v, js->n, sizeof js->v[0], job_cmp);
+    return rc;
+}

@@ -1,0 +1,741 @@
+/*
+ * Reading one transcript file: the incremental rules and the batching that
+ * makes a killed sync resume exactly (docs/sync.md).
+ *
+ * Unchanged size, inode and mtime = skipped by the pre-pass (sync.c).
+ * Otherwise reading continues at the session's consumed offset (the bytes
+ * of complete lines already stored) unless the file was truncated (size
+ * below that offset), replaced (another inode at the same path) or
+ * rewritten (the first bytes hash differently): then the session is reset
+ * and read again from byte 0. A last line without its newline waits for
+ * the next sync, unless the file has settled and the line is a complete
+ * JSON object: then it is a line, and the newline a later append may bring
+ * is taken as its end. Each batch (lines, raw bytes, session facts,
+ * consumed offset, source record) is one transaction.
+ */
+#define _GNU_SOURCE /* memfd_create */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_internal.h"
+#include "sync/sync_parse.h"
+
+#define SYNC_HEAD_MAX   4096        /* bytes hashed to detect a rewritten file */
+#define SYNC_LEGACY_MAX (256 << 20) /* largest legacy .json rollout read */
+/* bytes before the consumed offset read again to rebuild the Codex copy
+   memory when a rollout is read on (sync_codex_is_copy) */
+#define SYNC_REPLAY_MAX SYNC_BLOCK
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Hash of the first n bytes of fd. */
+/*
+ * A rollout of the 2025 TypeScript Codex CLI (sessions/rollout-<date>-
+ * <uuid>.json, rewritten whole at each save) is one JSON document,
+ * {"session": {id, timestamp, instructions}, "items": [response items]}.
+ * It is read as the JSONL rollouts that followed it: a first line of
+ * session facts, then one item per line, written to an anonymous file
+ * that stands in for it (*out; the archive's raw copy is that JSONL).
+ * Each save appends items, so the JSONL grows by lines and later syncs
+ * read only the new ones. 0, or MCPAGE_EPARSE with the reason in `why`.
+ */
+static int codex_legacy_jsonl(int fd, int64_t size, int *out, char *why, size_t whylen)
+{
+    *out = -1;
+    if (size > SYNC_LEGACY_MAX) {
+        snprintf(why, whylen, "a legacy rollout over %d MiB is not read", SYNC_LEGACY_MAX >> 20);
+        return MCPAGE_EPARSE;
+    }
+    char *buf = malloc((size_t)size + 1);
+    if (!buf)
+        return MCPAGE_ENOMEM;
+    ssize_t got = pread(fd, buf, (size_t)size, 0);
+    if (got != (ssize_t)size) {
+        free(buf);
+        return MCPAGE_EIO;
+    }
+    json_error_t err;
+    json_t *root = json_loadb(buf, (size_t)size, JSON_ALLOW_NUL, &err);
+    free(buf);
+    json_t *session = json_object_get(root, "session");
+    json_t *items = json_object_get(root, "items");
+    if (!json_is_object(session) || !json_is_array(items)) {
+        snprintf(why, whylen, "%s",
+                 root ? "a .json rollout without \"session\" and \"items\"" : err.text);
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    int rc = MCPAGE_EIO;
+    int mfd = memfd_create("mcpage-rollout", MFD_CLOEXEC);
+    int wfd = mfd >= 0 ? dup(mfd) : -1;
+    FILE *w = wfd >= 0 ? fdopen(wfd, "w") : NULL;
+    if (!w && wfd >= 0)
+        close(wfd);
+    if (w) {
+        /* the facts line: the shape of the first line of mid-2025 rollouts */
+        json_t *head = json_deep_copy(session);
+        int ok = head && json_dumpf(head, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+                 fputc('\n', w) != EOF;
+        json_decref(head);
+        size_t i;
+        json_t *it;
+        json_array_foreach(items, i, it)
+        {
+            if (!ok)
+                break;
+            ok =
+                json_dumpf(it, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', w) != EOF;
+        }
+        if (fclose(w) == 0 && ok)
+            rc = 0;
+    }
+    json_decref(root);
+    if (rc < 0) {
+        if (mfd >= 0)
+            close(mfd);
+        return rc;
+    }
+    *out = mfd;
+    return 0;
+}
+
+static int head_hash(int fd, int64_t n, uint64_t *h)
+{
+    unsigned char buf[SYNC_HEAD_MAX];
+    if (n > SYNC_HEAD_MAX)
+        n = SYNC_HEAD_MAX;
+    ssize_t got = pread(fd, buf, (size_t)n, 0);
+    if (got != (ssize_t)n)
+        return MCPAGE_EIO;
+    *h = fnv1a(buf, (size_t)n);
+    return 0;
+}
+
+typedef struct file_state {
+    const sync_job *job;
+    const sync_options *opt;
+    sync_report *rep;
+    store *s;
+    int fd;                 /* the content read (for a legacy rollout: its JSONL form) */
+    struct stat sb;         /* the file's own: its source record */
+    int64_t size;           /* bytes of the content */
+    store_session_state st; /* as stored when the file was opened */
+    int session_exists;
+    int reparse;
+    int64_t consumed;  /* end of the last complete line handled */
+    int64_t committed; /* consumed as of the last commit */
+    int64_t lines;     /* complete lines since the last commit */
+    int64_t line_no;   /* of the last complete line */
+    int64_t next_ordinal;
+    int has_title;
+    int title_rank; /* of the title set by this run (sync_title_rank) */
+    int64_t project_id;
+    int in_tx;
+    sync_tool_ids ids;
+    /* session facts waiting for the next commit (owned) */
+    char *model, *branch, *title, *parent;
+    char *meta_id;      /* the session the file's first facts line named (Codex) */
+    char *last_ts;      /* the newest timestamp a line carried: for lines without one */
+    sync_copies copies; /* Codex: messages that may yet meet their UI-event copy */
+    int sys_errno;      /* errno of a failed open or read, or 0 */
+    int pending_nl;     /* the last stored line was taken without its newline: a
+                           newline that now follows it ends it, and is no line */
+    int64_t new_project_id;
+} file_state;
+
+void sync_example(sync_report *rep, const char *path, int64_t line, const char *why)
+{
+    if (rep->nexamples >= SYNC_EXAMPLES_MAX)
+        return;
+    if (line > 0)
+        snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%s:%lld: %s", path,
+                 (long long)line, why);
+    else
+        snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%s: %s", path, why);
+}
+
+int sync_settled(const struct stat *sb)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return now.tv_sec - sb->st_mtim.tv_sec >= SYNC_SETTLED_SECONDS;
+}
+
+static void take(char **slot, char **val)
+{
+    if (!*val)
+        return;
+    free(*slot);
+    *slot = *val;
+    *val = NULL;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return (b && b[1]) ? b + 1 : path;
+}
+
+static int open_batch(file_state *f)
+{
+    int rc = store_begin(f->s);
+    if (rc < 0)
+        return rc;
+    f->in_tx = 1;
+    if (f->reparse) {
+        rc = store_session_reset(f->s, f->job->session_id);
+        if (rc < 0)
+            return rc;
+        f->reparse = 0;
+    }
+    store_session_meta m = {
+        .session_id = f->job->session_id,
+        .source = f->job->source == SRC_CLAUDE ? "claude" : "codex",
+        .source_path = f->job->path,
+        .hostname = f->opt->hostname,
+        .parent_session_id = f->job->parent,
+    };
+    rc = store_session_put(f->s, &m);
+    if (rc < 0)
+        return rc;
+    if (!f->session_exists) {
+        f->session_exists = 1;
+        f->rep->sessions_added++;
+    }
+    return 0;
+}
+
+/* Writes the batch's raw bytes, session facts and offsets, and commits. */
+static int commit_batch(file_state *f, int at_eof)
+{
+    int rc = 0;
+    unsigned char *buf = NULL;
+    if (!f->in_tx) {
+        if (f->consumed == f->committed && !at_eof)
+            return 0;
+        if ((rc = store_begin(f->s)) < 0)
+            return rc;
+        f->in_tx = 1;
+    }
+    if (f->consumed > f->committed) {
+        buf = malloc(SYNC_BLOCK);
+        if (!buf)
+            return MCPAGE_ENOMEM;
+        for (int64_t at = f->committed; at < f->consumed;) {
+            size_t want = (size_t)(f->consumed - at);
+            if (want > SYNC_BLOCK)
+                want = SYNC_BLOCK;
+            ssize_t got = pread(f->fd, buf, want, at);
+            if (got != (ssize_t)want) {
+                rc = MCPAGE_EIO;
+                goto out;
+            }
+            int64_t lines = (at + (int64_t)want >= f->consumed) ? f->lines : 0;
+            rc = store_raw_append(f->s, f->job->session_id, buf, want, lines);
+            if (rc < 0)
+                goto out;
+            at += (int64_t)want;
+        }
+        store_session_meta m = {.session_id = f->job->session_id};
+        if (f->st.head_len < SYNC_HEAD_MAX && f->consumed > f->st.head_len) {
+            int64_t n = f->consumed < SYNC_HEAD_MAX ? f->consumed : SYNC_HEAD_MAX;
+            if ((rc = head_hash(f->fd, n, &m.head_hash)) < 0)
+                goto out;
+            m.head_len = n;
+            f->st.head_len = n;
+            f->st.head_hash = m.head_hash;
+        }
+        m.model = f->model;
+        m.git_branch = f->branch;
+        m.title = f->title;
+        m.parent_session_id = f->parent;
+        m.project_id = f->new_project_id;
+        if ((rc = store_session_put(f->s, &m)) < 0)
+            goto out;
+        if ((rc = store_session_refresh(f->s, f->job->session_id)) < 0)
+            goto out;
+    }
+    store_source src = {
+        .hostname = (char *)f->opt->hostname,
+        .path = f->job->path,
+        .session_id = f->job->session_id,
+        /* Until the file is done, record the offset as its size so the
+         * next run does not skip it. */
+        .size = at_eof ? (int64_t)f->sb.st_size : f->consumed,
+        .inode = (int64_t)f->sb.st_ino,
+        .mtime_ns = at_eof ? (int64_t)f->sb.st_mtim.tv_sec * 1000000000 + f->sb.st_mtim.tv_nsec : 0,
+        .consumed = f->consumed,
+    };
+    if ((rc = store_source_put(f->s, &src)) < 0)
+        goto out;
+    if ((rc = store_commit(f->s)) < 0)
+        goto out;
+    f->in_tx = 0;
+    f->committed = f->consumed;
+    f->lines = 0;
+    free(f->model);
+    free(f->branch);
+    free(f->title);
+    free(f->parent);
+    f->model = f->branch = f->title = f->parent = NULL;
+    f->new_project_id = 0;
+out:
+    free(buf);
+    return rc;
+}
+
+static int ensure_project(file_state *f, const char *cwd)
+{
+    if (f->project_id > 0)
+        return 0;
+    const char *name = base_name(cwd);
+    int rc = store_project_ensure(f->s, cwd, name, &f->project_id);
+    if (rc == 0)
+        f->new_project_id = f->project_id;
+    return rc;
+}
+
+/*
+ * Parses one line with its source's parser, after UTF-8 repair: 0 (r
+ * filled), MCPAGE_EPARSE (reason in `why`) or SYNC_BLANK for a line of
+ * spaces only (nothing to parse).
+ */
+#define SYNC_BLANK 1
+static int parse_line(int source, const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
+                      char *why, size_t whylen)
+{
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+        i++;
+    if (i == len)
+        return SYNC_BLANK;
+    char *fixed = NULL;
+    size_t fixed_len = 0;
+    int rc = sync_utf8_repair(line, len, &fixed, &fixed_len);
+    if (rc < 0)
+        return rc;
+    const char *text = fixed ? fixed : line;
+    size_t tlen = fixed ? fixed_len : len;
+    if (source == SRC_CLAUDE)
+        rc = sync_claude_parse_line(text, tlen, ids, r, why, whylen);
+    else
+        rc = sync_codex_parse_line(text, tlen, ids, r, why, whylen);
+    free(fixed);
+    return rc;
+}
+
+/* One complete line [line, line+len) that starts at file offset `at`. */
+static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
+{
+    f->line_no++;
+    sync_record r;
+    char why[200] = "";
+    int rc = parse_line(f->job->source, line, len, &f->ids, &r, why, sizeof why);
+    if (rc == SYNC_BLANK)
+        return 0;
+    if (rc == MCPAGE_EPARSE) {
+        f->rep->lines_malformed++;
+        sync_example(f->rep, f->job->path, f->line_no, why);
+        return 0;
+    }
+    if (rc < 0)
+        return rc;
+    if (r.kind == SYNC_SKIP || (f->job->source == SRC_CODEX && sync_codex_is_copy(&f->copies, &r)))
+        goto done;
+    /* Lines without a time (Codex rollouts of mid-2025 time only their
+       first line) take the time of the line before. */
+    if (r.timestamp && (!f->last_ts || strcmp(r.timestamp, f->last_ts) > 0)) {
+        free(f->last_ts);
+        f->last_ts = sync_short_copy(r.timestamp, 64);
+    } else if (!r.timestamp && f->last_ts && r.kind == SYNC_MESSAGE) {
+        r.timestamp = sync_short_copy(f->last_ts, 64);
+    }
+    if (r.meta_session_id) {
+        /* the first facts line names the file's session; a later one that
+           names another (the parent a fork copies in) says nothing of it */
+        if (f->meta_id && strcmp(f->meta_id, r.meta_session_id) != 0)
+            goto done;
+        take(&f->meta_id, &r.meta_session_id);
+    }
+    if (r.cwd && (rc = ensure_project(f, r.cwd)) < 0)
+        goto done;
+    take(&f->model, &r.model);
+    take(&f->branch, &r.git_branch);
+    if (r.summary && (!f->has_title || r.title_rank >= f->title_rank)) {
+        take(&f->title, &r.summary);
+        f->has_title = 1;
+        f->title_rank = r.title_rank;
+    }
+    /* Claude sub-agents name their parent on every line (sessionId),
+       Codex forks and sub-agents in their session_meta */
+    if ((f->job->subagent || f->job->source == SRC_CODEX) && !f->job->parent &&
+        r.parent_session_id && strcmp(r.parent_session_id, f->job->session_id) != 0 && !f->parent)
+        take(&f->parent, &r.parent_session_id);
+    if (r.kind == SYNC_MESSAGE) {
+        if (r.is_prompt && !f->has_title) {
+            free(f->title);
+            f->title = sync_short_copy(r.text, SYNC_TITLE_MAX);
+            f->has_title = f->title != NULL;
+        }
+        if (!r.tool_name && r.call_id && strcmp(r.role, "tool") == 0) {
+            /* the call was stored by an earlier run: ask the store */
+            rc = store_tool_call_name(f->s, f->job->session_id, r.call_id, &r.tool_name);
+            if (rc < 0 && rc != MCPAGE_ENOTFOUND)
+                goto done;
+            rc = 0;
+        }
+        store_message m = {
+            .session_id = f->job->session_id,
+            .ordinal = f->next_ordinal,
+            .role = (char *)r.role,
+            .timestamp = r.timestamp,
+            .text = r.text,
+            .tool_name = r.tool_name,
+            .tool_input = r.tool_input,
+            .tool_call_id = r.call_id,
+            .is_error = r.is_error,
+            .line_no = f->line_no,
+            .byte_offset = at,
+            .byte_length = (int64_t)len,
+        };
+        int64_t id = 0;
+        if ((rc = store_message_add(f->s, &m, &id)) < 0)
+            goto done;
+        f->next_ordinal++;
+        f->rep->messages_added++;
+    }
+done:
+    sync_record_clear(&r);
+    return rc;
+}
+
+static void report_progress(file_state *f, int64_t files_done, int64_t files_total,
+                            int64_t *bytes_done, int64_t bytes_total)
+{
+    if (!f->opt->progress)
+        return;
+    sync_progress p = {files_done, files_total, *bytes_done, bytes_total, f->job->path};
+    f->opt->progress(f->opt->progress_ud, &p);
+}
+
+/*
+ * Rebuilds the Codex copy memory of a rollout read on from f->consumed:
+ * the lines of the SYNC_REPLAY_MAX bytes before it go through the same
+ * check again, nothing stored. A side the window never saw emptied may
+ * hold entries already paired before the window: it is forgotten, so a
+ * copy can at worst be kept twice, never a message dropped.
+ */
+static int codex_copies_replay(file_state *f, size_t line_max)
+{
+    int64_t from = f->consumed > SYNC_REPLAY_MAX ? f->consumed - SYNC_REPLAY_MAX : 0;
+    size_t n = (size_t)(f->consumed - from);
+    char *buf = malloc(n ? n : 1);
+    if (!buf)
+        return MCPAGE_ENOMEM;
+    if (pread(f->fd, buf, n, from) != (ssize_t)n) {
+        free(buf);
+        return MCPAGE_EIO;
+    }
+    char *p = buf, *e = buf + n;
+    if (from > 0) { /* the first line may be cut by the window */
+        p = memchr(buf, '\n', n);
+        p = p ? p + 1 : e;
+    }
+    sync_tool_ids *ids = calloc(1, sizeof *ids);
+    if (!ids) {
+        free(buf);
+        return MCPAGE_ENOMEM;
+    }
+    int64_t user_clears = f->copies.user_clears, agent_clears = f->copies.agent_clears;
+    while (p < e) {
+        char *nl = memchr(p, '\n', (size_t)(e - p));
+        size_t len = nl ? (size_t)(nl - p) : (size_t)(e - p);
+        sync_record r;
+        char why[8];
+        if (len <= line_max && parse_line(SRC_CODEX, p, len, ids, &r, why, sizeof why) == 0) {
+            sync_codex_is_copy(&f->copies, &r);
+            sync_record_clear(&r);
+        }
+        p += len + 1;
+    }
+    if (from > 0 && f->copies.user_clears == user_clears)
+        f->copies.nuser = 0;
+    if (from > 0 && f->copies.agent_clears == agent_clears)
+        f->copies.nagent = 0;
+    free(ids);
+    free(buf);
+    return 0;
+}
+
+/* 1 when the line before `consumed` was stored without its newline and
+ * that newline has arrived since. */
+static int newline_arrived(int fd, int64_t consumed, int64_t size)
+{
+    unsigned char b[2];
+    return consumed > 0 && consumed < size && pread(fd, b, 2, consumed - 1) == 2 && b[0] != '\n' &&
+           b[1] == '\n';
+}
+
+/* 1 when [line, line+len) is one complete JSON object. */
+static int complete_object(const char *line, size_t len)
+{
+    char *fixed = NULL;
+    size_t fixed_len = 0;
+    if (sync_utf8_repair(line, len, &fixed, &fixed_len) < 0)
+        return 0;
+    json_t *v = json_loadb(fixed ? fixed : line, fixed ? fixed_len : len, 0, NULL);
+    int ok = json_is_object(v);
+    json_decref(v);
+    free(fixed);
+    return ok;
+}
+
+/* What a read-on file needs from before its consumed offset: the newest
+ * time (for lines without one), the Codex copy memory, and whether its
+ * last stored line is still waiting for its newline. */
+static int read_on_state(file_state *f, size_t line_max)
+{
+    store_session row;
+    if (store_session_get(f->s, f->job->session_id, &row) == 0) {
+        f->last_ts = row.ended_at ? sync_short_copy(row.ended_at, 64) : NULL;
+        store_session_clear(&row);
+    }
+    f->pending_nl = !f->job->legacy && newline_arrived(f->fd, f->consumed, f->size);
+    if (f->job->source == SRC_CODEX)
+        return codex_copies_replay(f, line_max);
+    return 0;
+}
+
+/* Opens the file (a link as its resolved path, inside the agent's folder;
+ * never a link swapped in since). */
+static int open_source(file_state *f)
+{
+    f->fd = open(f->job->real ? f->job->real : f->job->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (f->fd < 0 || fstat(f->fd, &f->sb) < 0) {
+        f->sys_errno = errno;
+        return MCPAGE_EIO;
+    }
+    return 0;
+}
+
+/* Reads the new part of one file. */
+int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep,
+              int64_t files_done, int64_t files_total, int64_t *bytes_done, int64_t bytes_total)
+{
+    file_state f = {.job = job, .opt = opt, .rep = rep, .s = s, .fd = -1};
+    store_source src = {0};
+    char *lb = NULL;
+    unsigned char *block = NULL;
+    int rc = 0;
+    int locked = 0;
+    if ((rc = open_source(&f)) < 0)
+        goto out;
+    /* claim the session: another sync process (another machine, same
+     * store) waits here, then continues from what this one stored */
+    if ((rc = store_session_lock(s, job->session_id)) < 0)
+        goto out;
+    locked = 1;
+    int found = store_source_get(s, opt->hostname, job->path, &src) == 0;
+    rc = store_session_state_get(s, job->session_id, &f.st);
+    if (rc < 0 && rc != MCPAGE_ENOTFOUND)
+        goto out;
+    f.session_exists = rc == 0;
+    rc = 0;
+    f.size = (int64_t)f.sb.st_size;
+    if (job->legacy) {
+        char why[160];
+        int jfd = -1;
+        rc = codex_legacy_jsonl(f.fd, f.size, &jfd, why, sizeof why);
+        if (rc == MCPAGE_EPARSE) {
+            rep->lines_malformed++;
+            sync_example(rep, job->path, 1, why);
+            rc = 0;
+            goto out; /* nothing to store; the next sync tries again */
+        }
+        if (rc < 0)
+            goto out;
+        close(f.fd);
+        f.fd = jfd;
+        struct stat jsb;
+        if (fstat(f.fd, &jsb) < 0) {
+            rc = MCPAGE_EIO;
+            goto out;
+        }
+        f.size = (int64_t)jsb.st_size;
+    }
+    f.consumed = f.st.raw_size;
+    if (f.consumed > 0) {
+        uint64_t h = 0;
+        if (found && src.inode != (int64_t)f.sb.st_ino)
+            f.reparse = 1; /* replaced */
+        else if (f.size < f.consumed)
+            f.reparse = 1; /* truncated */
+        else if (f.st.head_len > 0 &&
+                 (head_hash(f.fd, f.st.head_len, &h) < 0 || h != f.st.head_hash))
+            f.reparse = 1; /* rewritten */
+    }
+    if (f.reparse) {
+        rep->files_reparsed++;
+        memset(&f.st, 0, sizeof f.st);
+        f.consumed = 0;
+    } else {
+        rep->files_read++;
+        f.has_title = f.st.has_title;
+        f.project_id = f.st.project_id;
+    }
+    f.committed = f.consumed;
+    f.line_no = f.st.raw_lines;
+    f.next_ordinal = f.st.message_count;
+    size_t line_max = opt->line_max ? opt->line_max : SYNC_LINE_MAX_DEFAULT;
+    if (f.consumed > 0 && (rc = read_on_state(&f, line_max)) < 0)
+        goto out;
+
+    int64_t batch_lines = opt->batch_lines > 0 ? opt->batch_lines : 5000;
+    int64_t batch_bytes = opt->batch_bytes > 0 ? opt->batch_bytes : 32 * 1024 * 1024;
+    block = malloc(SYNC_BLOCK);
+    if (!block) {
+        rc = MCPAGE_ENOMEM;
+        goto out;
+    }
+    size_t lcap = 0, llen = 0;
+    int skipping = 0;
+    int64_t line_start = f.consumed;
+    int64_t pos = f.consumed;
+    int64_t end = f.size;
+    while (pos < end) {
+        size_t want = (size_t)(end - pos < SYNC_BLOCK ? end - pos : SYNC_BLOCK);
+        ssize_t got = pread(f.fd, block, want, pos);
+        if (got <= 0) {
+            if (got < 0) {
+                f.sys_errno = errno;
+                rc = MCPAGE_EIO;
+                goto out;
+            }
+            break;
+        }
+        rep->bytes_read += got;
+        *bytes_done += got;
+        size_t i = 0;
+        while (i < (size_t)got) {
+            unsigned char *nl = memchr(block + i, '\n', (size_t)got - i);
+            size_t seg = nl ? (size_t)(nl - (block + i)) : (size_t)got - i;
+            if (!skipping) {
+                if (llen + seg > line_max) {
+                    skipping = 1;
+                    llen = 0;
+                } else {
+                    if (llen + seg + 1 > lcap) {
+                        size_t ncap = lcap ? lcap : 4096;
+                        while (ncap < llen + seg + 1)
+                            ncap *= 2;
+                        char *nb = realloc(lb, ncap);
+                        if (!nb) {
+                            rc = MCPAGE_ENOMEM;
+                            goto out;
+                        }
+                        lb = nb;
+                        lcap = ncap;
+                    }
+                    memcpy(lb + llen, block + i, seg);
+                    llen += seg;
+                }
+            }
+            i += seg;
+            if (!nl)
+                break;
+            i++; /* the newline */
+            int64_t line_end = pos + (int64_t)i;
+            if (f.pending_nl) {
+                /* the newline of the line stored without it: no line */
+                f.pending_nl = 0;
+                f.consumed = line_end;
+                line_start = line_end;
+                continue;
+            }
+            if (!f.in_tx && (rc = open_batch(&f)) < 0)
+                goto out;
+            if (skipping) {
+                f.line_no++;
+                rep->lines_too_long++;
+                char why[96];
+                snprintf(why, sizeof why, "line longer than %zu bytes skipped", line_max);
+                sync_example(rep, job->path, f.line_no, why);
+                skipping = 0;
+            } else if ((rc = handle_line(&f, lb ? lb : "", llen, line_start)) < 0) {
+                goto out;
+            }
+            llen = 0;
+            rep->lines_read++;
+            f.lines++;
+            f.consumed = line_end;
+            line_start = line_end;
+            if (f.lines >= batch_lines || f.consumed - f.committed >= batch_bytes) {
+                if ((rc = commit_batch(&f, 0)) < 0)
+                    goto out;
+                report_progress(&f, files_done, files_total, bytes_done, bytes_total);
+            }
+        }
+        pos += got;
+    }
+    if (f.consumed < end) {
+        /* a last line without its newline: a line once the file has
+           settled and it is a whole JSON object, else it waits */
+        if (skipping || !lb || job->legacy || !sync_settled(&f.sb) || !complete_object(lb, llen)) {
+            rep->lines_partial++;
+        } else {
+            if (!f.in_tx && (rc = open_batch(&f)) < 0)
+                goto out;
+            if ((rc = handle_line(&f, lb, llen, line_start)) < 0)
+                goto out;
+            rep->lines_read++;
+            rep->lines_unterminated++;
+            f.lines++;
+            f.consumed = end;
+        }
+    }
+    rc = commit_batch(&f, 1);
+    job->project_id = f.session_exists ? f.project_id : -1;
+out:
+    if (rc < 0) {
+        if (f.in_tx)
+            store_rollback(s);
+        rep->files_failed++;
+        char why[240];
+        const char *detail = f.sys_errno ? strerror(f.sys_errno) : store_errmsg(s);
+        snprintf(why, sizeof why, "file not synced: %s%s%s%s", mcpage_strerror(rc),
+                 detail && *detail ? " (" : "", detail ? detail : "", detail && *detail ? ")" : "");
+        sync_example(rep, job->path, f.line_no, why);
+    }
+    free(f.model);
+    free(f.branch);
+    free(f.title);
+    free(f.parent);
+    free(f.meta_id);
+    free(f.last_ts);
+    free(lb);
+    free(block);
+    store_source_clear(&src);
+    if (locked)
+        store_session_unlock(s, job->session_id);
+    if (f.fd >= 0)
+        close(f.fd);
+    return rc;
+}
