@@ -264,6 +264,8 @@ static int bare_agent_id(sync_job *j, const char *known)
     if (!known) {
         size_t len = 0;
         char *line = first_line(j, &len);
+        if (!line)
+            return 1; /* nothing to read yet */
         json_t *v = line ? json_loadb(line, len, 0, NULL) : NULL;
         const char *sid = sync_json_str(v, "sessionId");
         if (sid && *sid && strlen(sid) <= 100)

@@ -708,6 +708,516 @@ static char *dump_store(const char *db)
     return d.p;
 }
 
+/* ---- the transcript cases of tests/data/sync ------------------------------ */
+
+/* A copy of tests/data/sync under the test's folder, every file settled
+ * (last changed an hour ago). */
+static void copy_cases(fx *f, const char *name, char *root, size_t n)
+{
+    snprintf(root, n, "%s/%s", f->dir, name);
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd,
+             "cp -a '%s/sync' '%s' && find '%s' -type f -exec touch -d '1 hour ago' {} +",
+             MCPAGE_TEST_DATA, root, root);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void sync_tree(const char *db, const char *root, sync_report *rep)
+{
+    char claude[1400], codex[1400];
+    snprintf(claude, sizeof claude, "%s/claude", root);
+    snprintf(codex, sizeof codex, "%s/codex", root);
+    store *s = NULL;
+    assert_int_equal(store_open(db, STORE_OPEN_WRITE, &s), 0);
+    sync_options o = {.claude_home = claude, .codex_home = codex, .hostname = "test"};
+    assert_int_equal(sync_run(s, &o, rep), 0);
+    store_close(s);
+}
+
+/* What a reader sees: per session its project, parent and title, then
+ * each message's role, tool and text (one line, cut at 100 bytes). */
+static char *readable_dump(const char *db)
+{
+    store *s = NULL;
+    assert_int_equal(store_open(db, STORE_OPEN_READONLY, &s), 0);
+    dumpbuf d = {0};
+    store_sessions sl;
+    store_page pg = {.limit = 1000};
+    store_session_filter flt = {.order = STORE_OLDEST};
+    assert_int_equal(store_sessions_list(s, &flt, &pg, &sl), 0);
+    for (size_t i = 0; i < sl.count; i++) {
+        store_session *r = &sl.rows[i];
+        dadd(&d, "session %s %s project=%s parent=%s title=%s\n", r->session_id, r->source,
+             S(r->project), S(r->parent_session_id), S(r->title));
+        store_messages ms;
+        assert_int_equal(store_messages_from(s, r->session_id, 0, 1000, &ms), 0);
+        for (size_t j = 0; j < ms.count; j++) {
+            char text[101];
+            snprintf(text, sizeof text, "%s", ms.rows[j].text);
+            for (char *p = text; *p; p++)
+                if (*p == '\n' || *p == '\t')
+                    *p = ' ';
+            dadd(&d, "  %s%s%s %s\n", ms.rows[j].role, ms.rows[j].tool_name ? ":" : "",
+                 ms.rows[j].tool_name ? ms.rows[j].tool_name : "", text);
+        }
+        store_messages_free(&ms);
+    }
+    store_sessions_free(&sl);
+    store_projects pl;
+    store_project_filter pf = {.sort = STORE_PROJECTS_NAME};
+    assert_int_equal(store_projects_list(s, &pf, &pg, &pl), 0);
+    for (size_t i = 0; i < pl.count; i++)
+        dadd(&d, "project %s %s sessions=%lld\n", pl.rows[i].name, pl.rows[i].path,
+             (long long)pl.rows[i].session_count);
+    store_projects_free(&pl);
+    store_close(s);
+    return d.p;
+}
+
+/* tests/data/sync holds one file per case, shaped like the real ones (see
+ * docs/transcripts.md): Codex Desktop 0.128 (prompts only as events),
+ * Desktop 0.104 (each message as item and event, in both orders), CLI
+ * 0.42 (items only, a git origin and no cwd), an events-only sub-agent
+ * thread (no cwd, no origin), a finished Claude session without its last
+ * newline, and two projects' agent-aa84377.jsonl. The store must read as
+ * tests/data/sync.expected (MCPAGE_UPDATE_GOLDEN=1 rewrites it). */
+static void transcript_cases_sync_as_expected(void **state)
+{
+    fx *f = *state;
+    char root[600], path[600];
+    copy_cases(f, "cases", root, sizeof root);
+    sync_report r;
+    sync_tree(f->db, root, &r);
+    assert_int_equal(r.files_failed, 0);
+    assert_int_equal(r.lines_malformed, 0);
+    assert_int_equal(r.lines_partial, 0);
+    assert_int_equal(r.lines_unterminated, 1);
+    char *got = readable_dump(f->db);
+    snprintf(path, sizeof path, "%s/sync.expected", MCPAGE_TEST_DATA);
+    if (getenv("MCPAGE_UPDATE_GOLDEN")) {
+        FILE *w = fopen(path, "w");
+        assert_non_null(w);
+        fputs(got, w);
+        fclose(w);
+    }
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    char want[16384];
+    size_t n = fread(want, 1, sizeof want - 1, fp);
+    want[n] = 0;
+    fclose(fp);
+    if (strcmp(want, got) != 0)
+        fail_msg("the transcript cases differ from %s:\n%s", path, got);
+    /* the words the Desktop user typed are found, once */
+    store *s = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
+    int64_t hits;
+    assert_int_equal(
+        store_search_count(s, &(store_search_filter){.query = "watering schedule"}, &hits), 0);
+    assert_int_equal(hits, 1);
+    assert_int_equal(store_search_count(s, &(store_search_filter){.query = "backoff"}, &hits), 0);
+    assert_int_equal(hits, 1);
+    store_close(s);
+    /* a second sync reads nothing */
+    sync_tree(f->db, root, &r);
+    assert_int_equal(r.files_unchanged, r.files_seen);
+    assert_int_equal(r.messages_added, 0);
+    char *again = readable_dump(f->db);
+    assert_string_equal(again, got);
+    free(again);
+    free(got);
+}
+
+typedef struct caselines {
+    char path[700];
+    char *text;    /* the whole file */
+    size_t len;    /* its bytes */
+    size_t offset; /* written so far */
+} caselines;
+
+/* The same cases written line by line, every file one line further per
+ * round, a sync after each line (the Codex copy memory rebuilt at every
+ * offset, the unterminated line taken last): the store must equal one
+ * sync of the finished files, message for message and byte for byte. */
+static void transcript_cases_sync_the_same_line_by_line(void **state)
+{
+    fx *f = *state;
+    char clean_root[600], root[600], clean[1200];
+    copy_cases(f, "clean", clean_root, sizeof clean_root);
+    tb_spec(f->dir, "clean", clean, sizeof clean);
+    sync_report r;
+    sync_tree(clean, clean_root, &r);
+    hide_ids = 1;
+    char *want = dump_store(clean);
+    char *want_text = readable_dump(clean);
+
+    copy_cases(f, "lines", root, sizeof root);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "find '%s' -type f | sort", root);
+    FILE *ls = popen(cmd, "r");
+    assert_non_null(ls);
+    caselines c[16];
+    int nc = 0;
+    while (nc < 16 && fgets(c[nc].path, sizeof c[nc].path, ls)) {
+        c[nc].path[strcspn(c[nc].path, "\n")] = 0;
+        FILE *in = fopen(c[nc].path, "r");
+        assert_non_null(in);
+        c[nc].text = malloc(1 << 16);
+        c[nc].len = fread(c[nc].text, 1, 1 << 16, in);
+        fclose(in);
+        c[nc].offset = 0;
+        put(c[nc].path, "w", "");
+        nc++;
+    }
+    pclose(ls);
+    assert_true(nc >= 7);
+    int syncs = 0;
+    for (int more = 1; more;) {
+        more = 0;
+        for (int i = 0; i < nc; i++) {
+            if (c[i].offset >= c[i].len)
+                continue;
+            char *nl = memchr(c[i].text + c[i].offset, '\n', c[i].len - c[i].offset);
+            size_t end = nl ? (size_t)(nl - c[i].text) + 1 : c[i].len;
+            FILE *a = fopen(c[i].path, "a");
+            assert_non_null(a);
+            fwrite(c[i].text + c[i].offset, 1, end - c[i].offset, a);
+            fclose(a);
+            c[i].offset = end;
+            snprintf(cmd, sizeof cmd, "touch -d '1 hour ago' '%s'", c[i].path);
+            assert_int_equal(system(cmd), 0);
+            sync_tree(f->db, root, &r);
+            assert_int_equal(r.files_failed, 0);
+            syncs++;
+            more = 1;
+        }
+    }
+    for (int i = 0; i < nc; i++)
+        free(c[i].text);
+    print_message("line by line: %d syncs\n", syncs);
+    char *got_text = readable_dump(f->db);
+    assert_string_equal(got_text, want_text);
+    char *got = dump_store(f->db);
+    assert_string_equal(got, want);
+    hide_ids = 0;
+    free(got);
+    free(got_text);
+    free(want);
+    free(want_text);
+}
+
+/* A finished session's last line without its newline is archived; when
+ * the file grows after all (the newline, then more lines), reading goes
+ * on from there: no line twice, none lost, the raw copy the file. */
+static void unterminated_last_line_is_taken_and_read_on(void **state)
+{
+    fx *f = *state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/s1.jsonl", f->proj);
+    put(path, "w", user_line(0, "one"));
+    char last[512];
+    snprintf(last, sizeof last, "%s", user_line(1, "two"));
+    last[strlen(last) - 1] = 0; /* no newline */
+    put(path, "a", last);
+    sync_report r;
+    sync_once(f, &r, 0, 0); /* just written: waits */
+    assert_int_equal(r.messages_added, 1);
+    assert_int_equal(r.lines_partial, 1);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "touch -d '2 minutes ago' '%s'", path);
+    assert_int_equal(system(cmd), 0);
+    sync_once(f, &r, 0, 0); /* settled: a line */
+    assert_int_equal(r.messages_added, 1);
+    assert_int_equal(r.lines_unterminated, 1);
+    assert_int_equal(r.lines_partial, 0);
+    char *t = message_text(f, "s1", 1);
+    assert_string_equal(t, "two 1");
+    free(t);
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.files_unchanged, 1);
+    /* the writer goes on: the newline, then a line */
+    put(path, "a", "\n");
+    put(path, "a", user_line(2, "three"));
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.messages_added, 1);
+    assert_int_equal(r.lines_read, 1);
+    assert_int_equal(r.files_reparsed, 0);
+    assert_int_equal(count_messages(f, "s1"), 3);
+    store *s = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
+    store_messages ms;
+    assert_int_equal(store_messages_from(s, "s1", 0, 10, &ms), 0);
+    assert_int_equal(ms.count, 3);
+    for (size_t i = 0; i < ms.count; i++)
+        assert_int_equal(ms.rows[i].line_no, (int64_t)i + 1);
+    store_messages_free(&ms);
+    unsigned char *raw;
+    size_t n;
+    int64_t total;
+    assert_int_equal(store_raw_read(s, "s1", 0, 1 << 20, &raw, &n, &total), 0);
+    FILE *fp = fopen(path, "r");
+    char file[2048];
+    size_t fl = fread(file, 1, sizeof file, fp);
+    fclose(fp);
+    assert_int_equal(n, fl);
+    assert_memory_equal(raw, file, fl);
+    free(raw);
+    store_session row;
+    assert_int_equal(store_session_get(s, "s1", &row), 0);
+    assert_int_equal(row.message_count, 3);
+    store_session_clear(&row);
+    store_close(s);
+    t = message_text(f, "s1", 2);
+    assert_string_equal(t, "three 2");
+    free(t);
+}
+
+/* Two files with one session id (a copied project directory): one owns
+ * it (the longer), the other is reported and never read; nothing is read
+ * again on the next sync. */
+static void two_files_with_one_session_are_read_once(void **state)
+{
+    fx *f = *state;
+    char a[600], dir[600], b[700];
+    snprintf(a, sizeof a, "%s/s1.jsonl", f->proj);
+    for (int i = 0; i < 3; i++)
+        put(a, "a", user_line(i, "orig"));
+    snprintf(dir, sizeof dir, "%s/projects/-home-u-copy", f->claude);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(b, sizeof b, "%s/s1.jsonl", dir);
+    put(b, "w", user_line(0, "orig"));
+    sync_report r;
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.files_seen, 2);
+    assert_int_equal(r.files_same_session, 1);
+    assert_int_equal(count_messages(f, "s1"), 3);
+    for (int k = 0; k < 2; k++) {
+        sync_once(f, &r, 0, 0);
+        assert_int_equal(r.files_reparsed, 0);
+        assert_int_equal(r.files_read, 0);
+        assert_int_equal(r.messages_added, 0);
+        assert_int_equal(r.files_same_session, 1);
+    }
+    assert_int_equal(count_messages(f, "s1"), 3);
+}
+
+/* Older Claude sub-agents (agent-<id>.jsonl beside the sessions) are
+ * named by their parent session: the same file name in two projects is
+ * two sessions. */
+static void bare_agent_ids_do_not_collide(void **state)
+{
+    fx *f = *state;
+    char dir[600], path[700];
+    const char *projects[] = {"-home-u-app", "-home-u-web"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(dir, sizeof dir, "%s/projects/%s", f->claude, projects[i]);
+        mkdir(dir, 0700);
+        snprintf(path, sizeof path, "%s/agent-abc1234.jsonl", dir);
+        char line[512];
+        snprintf(line, sizeof line,
+                 "{\"type\":\"user\",\"sessionId\":\"p%d\",\"isSidechain\":true,\"agentId\":"
+                 "\"abc1234\",\"cwd\":\"/home/u/%d\",\"message\":{\"role\":\"user\",\"content\":"
+                 "\"task %d\"}}\n",
+                 i, i, i);
+        put(path, "w", line);
+    }
+    sync_report r;
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.sessions_added, 2);
+    assert_int_equal(r.files_same_session, 0);
+    store_session row;
+    session_row(f, "p0:agent-abc1234", &row);
+    assert_string_equal(row.parent_session_id, "p0");
+    assert_int_equal(row.message_count, 1);
+    store_session_clear(&row);
+    session_row(f, "p1:agent-abc1234", &row);
+    assert_string_equal(row.parent_session_id, "p1");
+    store_session_clear(&row);
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.files_unchanged, 2);
+}
+
+/* A transcript linked to a file outside the agent's folder is not read
+ * (a link inside it is); the report says so without printing the file. */
+static void links_out_of_the_agent_folder_are_not_followed(void **state)
+{
+    fx *f = *state;
+    char outside[600], link[600], inside[600], link2[600];
+    snprintf(outside, sizeof outside, "%s/secret.jsonl", f->dir);
+    put(outside, "w", user_line(0, "private words"));
+    snprintf(link, sizeof link, "%s/evil.jsonl", f->proj);
+    assert_int_equal(symlink(outside, link), 0);
+    snprintf(inside, sizeof inside, "%s/projects/real.jsonl.txt", f->claude);
+    put(inside, "w", user_line(0, "linked inside"));
+    snprintf(link2, sizeof link2, "%s/good.jsonl", f->proj);
+    assert_int_equal(symlink(inside, link2), 0);
+    sync_report r;
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.links_outside, 1);
+    assert_int_equal(r.files_seen, 1);
+    assert_int_equal(count_messages(f, "evil"), -1);
+    assert_int_equal(count_messages(f, "good"), 1);
+    assert_true(r.nexamples >= 1);
+    assert_non_null(strstr(r.examples[0], "evil.jsonl: a link out of"));
+    for (int i = 0; i < r.nexamples; i++)
+        assert_null(strstr(r.examples[i], "private"));
+    store *s = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
+    int64_t n;
+    assert_int_equal(store_search_count(s, &(store_search_filter){.query = "private"}, &n), 0);
+    assert_int_equal(n, 0);
+    store_close(s);
+}
+
+/*
+ * A project folder and a transcript that cannot be read are counted and
+ * named with the system's words. As root, permission bits stop nothing,
+ * so the sync then runs in a child that has dropped to uid/gid 65534
+ * (nobody): a real EACCES from the kernel, not an injected one.
+ */
+static void unreadable_folders_and_files_are_reported(void **state)
+{
+    fx *f = *state;
+    char locked[600], file[600], cmd[1400];
+    snprintf(locked, sizeof locked, "%s/projects/-home-u-locked", f->claude);
+    assert_int_equal(mkdir(locked, 0700), 0);
+    snprintf(cmd, sizeof cmd, "%s/x.jsonl", locked);
+    put(cmd, "w", user_line(0, "hidden"));
+    snprintf(file, sizeof file, "%s/closed.jsonl", f->proj);
+    put(file, "w", user_line(0, "closed"));
+    int root = geteuid() == 0;
+    if (root) {
+        snprintf(cmd, sizeof cmd, "chown -R 65534:65534 '%s'", f->dir);
+        assert_int_equal(system(cmd), 0);
+    }
+    assert_int_equal(chmod(locked, 0), 0);
+    assert_int_equal(chmod(file, 0), 0);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        if (root && (setgid(65534) < 0 || setuid(65534) < 0))
+            _exit(5);
+        store *s = NULL;
+        if (store_open(f->db, STORE_OPEN_WRITE, &s) < 0)
+            _exit(3);
+        sync_options o = {.claude_home = f->claude, .codex_home = f->codex, .hostname = "test"};
+        sync_report r;
+        int rc = sync_run(s, &o, &r);
+        store_close(s);
+        if (write(fds[1], &r, sizeof r) != (ssize_t)sizeof r)
+            _exit(6);
+        _exit(rc < 0 ? 4 : 0);
+    }
+    close(fds[1]);
+    sync_report r;
+    assert_int_equal(read(fds[0], &r, sizeof r), (ssize_t)sizeof r);
+    close(fds[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    chmod(locked, 0700);
+    chmod(file, 0600);
+    assert_int_equal(r.dirs_unreadable, 1);
+    assert_int_equal(r.files_failed, 1);
+    int dir_named = 0, file_named = 0;
+    for (int i = 0; i < r.nexamples; i++) {
+        dir_named |= strstr(r.examples[i], "-home-u-locked: cannot list this folder: Permission "
+                                           "denied") != NULL;
+        file_named |=
+            strstr(r.examples[i], "closed.jsonl") && strstr(r.examples[i], "(Permission denied)");
+        assert_null(strstr(r.examples[i], "()"));
+    }
+    assert_true(dir_named);
+    assert_true(file_named);
+}
+
+/* Codex sessions without a cwd: the project of their git origin (without
+ * the credentials in it), else one named "unknown". */
+static void codex_sessions_without_cwd_get_a_project(void **state)
+{
+    fx *f = *state;
+    char path[700];
+    snprintf(path, sizeof path,
+             "%s/sessions/2025/01/02/rollout-2025-01-02T10-00-00-0199a213-0000-7800-8aa1-"
+             "0000000000a1.jsonl",
+             f->codex);
+    put(path, "w",
+        "{\"timestamp\":\"2025-01-02T10:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":"
+        "\"0199a213-0000-7800-8aa1-0000000000a1\",\"git\":{\"repository_url\":\"https://u:tok@"
+        "github.com/acme/rocket.git\"}}}\n"
+        "{\"timestamp\":\"2025-01-02T10:00:02Z\",\"type\":\"response_item\",\"payload\":{\"type\":"
+        "\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"go\"}]}}"
+        "\n");
+    snprintf(path, sizeof path,
+             "%s/sessions/2025/01/02/rollout-2025-01-02T11-00-00-0199a213-0000-7800-8aa1-"
+             "0000000000a2.jsonl",
+             f->codex);
+    put(path, "w",
+        "{\"timestamp\":\"2025-01-02T11:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":"
+        "\"0199a213-0000-7800-8aa1-0000000000a2\"}}\n"
+        "{\"timestamp\":\"2025-01-02T11:00:02Z\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+        "\"user_message\",\"message\":\"hi\"}}\n");
+    sync_report r;
+    sync_once(f, &r, 0, 0); /* live files: no project yet */
+    store_session row;
+    session_row(f, "0199a213-0000-7800-8aa1-0000000000a1", &row);
+    assert_null(row.project);
+    store_session_clear(&row);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, "find '%s' -type f -exec touch -d '1 hour ago' {} +", f->codex);
+    assert_int_equal(system(cmd), 0);
+    sync_once(f, &r, 0, 0);
+    session_row(f, "0199a213-0000-7800-8aa1-0000000000a1", &row);
+    assert_string_equal(row.project, "rocket");
+    store_session_clear(&row);
+    session_row(f, "0199a213-0000-7800-8aa1-0000000000a2", &row);
+    assert_string_equal(row.project, "unknown");
+    store_session_clear(&row);
+    store *s = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
+    store_projects pl;
+    store_page pg = {.limit = 100};
+    store_project_filter pf = {.sort = STORE_PROJECTS_NAME};
+    assert_int_equal(store_projects_list(s, &pf, &pg, &pl), 0);
+    assert_int_equal(pl.count, 2);
+    assert_string_equal(pl.rows[0].name, "rocket");
+    assert_string_equal(pl.rows[0].path, "github.com/acme/rocket");
+    assert_string_equal(pl.rows[1].name, "unknown");
+    store_projects_free(&pl);
+    store_close(s);
+}
+
+/* `mcpage sync` with no agent folder says where it looked and how to
+ * point it elsewhere. */
+static void sync_without_agent_folders_says_where_it_looked(void **state)
+{
+    fx *f = *state;
+    const char *bin = getenv("MCPAGE_BIN");
+    if (!bin) {
+        print_message("MCPAGE_BIN unset: skipped\n");
+        return;
+    }
+    char cmd[1600], out[4096];
+    snprintf(cmd, sizeof cmd,
+             "'%s' sync --db '%s/cli.db' --claude-home '%s/none-c' --codex-home '%s/none-x' 2>&1",
+             bin, f->dir, f->dir, f->dir);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    assert_int_equal(pclose(p), 0);
+    char want[700];
+    snprintf(want, sizeof want, "%s/none-c/projects", f->dir);
+    assert_non_null(strstr(out, want));
+    snprintf(want, sizeof want, "%s/none-x/sessions", f->dir);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "--claude-home DIR"));
+    assert_non_null(strstr(out, "MCPAGE_CODEX_HOME"));
+}
+
 static void run_child_sync_as(const char *db, const char *claude, const char *codex,
                               const char *host)
 {
@@ -914,6 +1424,19 @@ int main(void)
         cmocka_unit_test_setup_teardown(sample_archive_syncs, setup, teardown),
         cmocka_unit_test_setup_teardown(killed_sync_resumes_to_the_same_store, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_syncs_equal_one_clean_sync, setup, teardown),
+        cmocka_unit_test_setup_teardown(transcript_cases_sync_as_expected, setup, teardown),
+        cmocka_unit_test_setup_teardown(transcript_cases_sync_the_same_line_by_line, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(unterminated_last_line_is_taken_and_read_on, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(two_files_with_one_session_are_read_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(bare_agent_ids_do_not_collide, setup, teardown),
+        cmocka_unit_test_setup_teardown(links_out_of_the_agent_folder_are_not_followed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(unreadable_folders_and_files_are_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(codex_sessions_without_cwd_get_a_project, setup, teardown),
+        cmocka_unit_test_setup_teardown(sync_without_agent_folders_says_where_it_looked, setup,
+                                        teardown),
     };
     return TB_RUN_GROUPS(tests);
 }
