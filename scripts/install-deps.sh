@@ -10,7 +10,7 @@ packages=(
   libjansson-dev libssl-dev libsqlite3-dev sqlite3 libmicrohttpd-dev
   libcmocka-dev gcovr
   libpq-dev postgresql nginx-light
-  g++ python3  # node-gyp builds better-sqlite3 (the benchmark's peer) when no prebuilt binary fits
+  python3  # free loopback ports in tests/integration/multi_instance.sh
 )
 
 missing=()

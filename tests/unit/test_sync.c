@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -722,6 +723,16 @@ static void copy_cases(fx *f, const char *name, char *root, size_t n)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Sets a file's times `seconds` into the past (a file settled that long). */
+static void age_file(const char *path, int seconds)
+{
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= seconds;
+    t[1] = t[0];
+    assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
 static void sync_tree(const char *db, const char *root, sync_report *rep)
 {
     char claude[1400], codex[1400];
@@ -884,8 +895,7 @@ static void transcript_cases_sync_the_same_line_by_line(void **state)
             fwrite(c[i].text + c[i].offset, 1, end - c[i].offset, a);
             fclose(a);
             c[i].offset = end;
-            snprintf(cmd, sizeof cmd, "touch -d '1 hour ago' '%s'", c[i].path);
-            assert_int_equal(system(cmd), 0);
+            age_file(c[i].path, 3600);
             sync_tree(f->db, root, &r);
             assert_int_equal(r.files_failed, 0);
             syncs++;
@@ -923,9 +933,7 @@ static void unterminated_last_line_is_taken_and_read_on(void **state)
     sync_once(f, &r, 0, 0); /* just written: waits */
     assert_int_equal(r.messages_added, 1);
     assert_int_equal(r.lines_partial, 1);
-    char cmd[700];
-    snprintf(cmd, sizeof cmd, "touch -d '2 minutes ago' '%s'", path);
-    assert_int_equal(system(cmd), 0);
+    age_file(path, 120);
     sync_once(f, &r, 0, 0); /* settled: a line */
     assert_int_equal(r.messages_added, 1);
     assert_int_equal(r.lines_unterminated, 1);
