@@ -3,8 +3,10 @@
  * picks the format (Claude Code or Codex), the rest is one line. The line
  * goes through the same path sync uses: UTF-8 repair, then the parser,
  * with a tool-id table that lives across inputs like it does across the
- * lines of one file. Checks: no crash, no leak, a record that is a message
- * always has a role and text, and a parse error always has a reason.
+ * lines of one file; Codex records then go through the copy memory
+ * (sync_codex_is_copy), which also lives across inputs. Checks: no crash,
+ * no leak, a record that is a message always has a role and text, a parse
+ * error always has a reason, and the copy memory stays within its bounds.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static sync_tool_ids ids;
+static sync_copies copies;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -46,6 +49,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         if (r.tool_input && strlen(r.tool_input) > SYNC_TOOL_INPUT_MAX)
             abort();
+        if (codex) {
+            (void)sync_codex_is_copy(&copies, &r);
+            if (copies.nuser < 0 || copies.nuser > SYNC_COPIES_MAX || copies.nagent < 0 ||
+                copies.nagent > SYNC_COPIES_MAX)
+                abort();
+        }
         sync_record_clear(&r);
     }
     free(fixed);

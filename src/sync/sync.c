@@ -314,12 +314,15 @@ static int one_file_per_session(sync_jobs *js, sync_report *rep)
     sync_job **v = malloc(js->n * sizeof *v);
     if (!v)
         return MCPAGE_ENOMEM;
+    size_t n = 0;
     for (size_t i = 0; i < js->n; i++)
-        v[i] = &js->v[i];
-    qsort(v, js->n, sizeof *v, by_session);
-    for (size_t a = 0; a < js->n;) {
+        if (js->v[i].sb.st_size >= 0) /* gone, or waiting to be named */
+            v[n++] = &js->v[i];
+    if (n > 1)
+        qsort(v, n, sizeof *v, by_session);
+    for (size_t a = 0; a < n;) {
         size_t b = a + 1;
-        while (b < js->n && strcmp(v[b]->session_id, v[a]->session_id) == 0)
+        while (b < n && strcmp(v[b]->session_id, v[a]->session_id) == 0)
             b++;
         sync_job *owner = v[a];
         for (size_t k = a + 1; k < b; k++)
@@ -392,11 +395,11 @@ static int prepass(store *s, sync_jobs *js, const char *host, sync_report *rep, 
         return rc;
     for (size_t i = 0; i < js->n; i++) {
         sync_job *j = &js->v[i];
-        if (j->sb.st_size < 0)
+        if (j->sb.st_size < 0 || j->same_session)
             continue;
-        if (j->changed && !j->same_session)
+        if (j->changed)
             (*changed)++;
-        else if (!j->changed)
+        else
             rep->files_unchanged++;
     }
     return 0;
