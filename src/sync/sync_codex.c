@@ -48,14 +48,42 @@ static int is_meta_text(const char *t)
     return 0;
 }
 
+#define WORDS_HASH_INIT 1469598103934665603ull
+
+/* FNV-1a over the bytes of `s` other than spaces, tabs and line ends,
+ * continuing `h`: an item and its event differ in separators and
+ * trailing newlines only. */
+static uint64_t words_hash(uint64_t h, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+            continue;
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* The tags Codex wraps an attached image in ("<image>", "</image>",
+ * "<image name=[Image #1]>"): input_text blocks around an input_image. */
+static int is_image_tag(const char *t)
+{
+    size_t n = t ? strlen(t) : 0;
+    return n >= 7 && n <= 200 && t[n - 1] == '>' &&
+           (strncmp(t, "<image", 6) == 0 || strcmp(t, "</image>") == 0);
+}
+
 static void add_message(json_t *p, sync_text *t, sync_record *r)
 {
     const char *role = sync_json_str(p, "role");
     json_t *content = json_object_get(p, "content");
     size_t i;
     json_t *b;
-    if (json_is_string(content))
+    r->words = WORDS_HASH_INIT;
+    if (json_is_string(content)) {
         sync_text_adds(t, json_string_value(content));
+        r->words = words_hash(r->words, json_string_value(content));
+    }
     json_array_foreach(content, i, b)
     {
         const char *type = sync_json_str(b, "type");
@@ -63,8 +91,12 @@ static void add_message(json_t *p, sync_text *t, sync_record *r)
             continue;
         if (strcmp(type, "input_text") == 0 || strcmp(type, "output_text") == 0 ||
             strcmp(type, "text") == 0) {
+            const char *txt = sync_json_str(b, "text");
+            if (is_image_tag(txt))
+                continue; /* the [image] below says it */
             sync_text_sep(t);
-            sync_text_adds(t, sync_json_str(b, "text"));
+            sync_text_adds(t, txt);
+            r->words = words_hash(r->words, txt);
         } else if (strcmp(type, "input_image") == 0) {
             sync_text_sep(t);
             sync_text_adds(t, "[image]");
@@ -305,6 +337,7 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
         const char *et = sync_json_str(payload, "type");
         const char *msg = sync_json_str(payload, "message");
         if (et && msg && *msg) {
+            r->words = words_hash(WORDS_HASH_INIT, msg);
             if (strcmp(et, "user_message") == 0) {
                 sync_text_adds(&t, msg);
                 r->role = is_meta_text(msg) ? "system" : "user";
@@ -354,20 +387,6 @@ done:
     return rc;
 }
 
-/* FNV-1a of the text's bytes other than spaces, tabs and line ends: an
- * item and its event differ in separators and trailing newlines only. */
-static uint64_t words_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; s && *s; s++) {
-        if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-            continue;
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 /* Pairs `hash` with an unpaired entry of the other kind: 1 when found
  * (the entry is used up), else 0 and the message is remembered. */
 static int copies_pair(sync_copy *ring, int *n, uint64_t hash, int from_event)
@@ -397,10 +416,10 @@ int sync_codex_is_copy(sync_copies *c, const sync_record *r)
         /* the user speaks: the agent's previous words are settled */
         c->nagent = 0;
         c->agent_clears++;
-        return copies_pair(c->user, &c->nuser, words_hash(r->text), r->from_event);
+        return copies_pair(c->user, &c->nuser, r->words, r->from_event);
     }
     if (r->side == SYNC_SIDE_AGENT) {
-        int copy = copies_pair(c->agent, &c->nagent, words_hash(r->text), r->from_event);
+        int copy = copies_pair(c->agent, &c->nagent, r->words, r->from_event);
         c->nuser = 0;
         c->user_clears++;
         return copy;

@@ -51,6 +51,8 @@ typedef struct sync_record {
     char *meta_session_id; /* the session a facts line describes, when it names one */
     int from_event;        /* a Codex UI event (user_message, agent_message) */
     int side;              /* enum sync_side: whose words a Codex message holds */
+    uint64_t words;        /* with side: hash of the words typed or said (images and
+                              separators aside), to pair an item with its event */
     char *git_origin;      /* the repository URL a Codex session_meta names */
 } sync_record;
 
@@ -76,7 +78,7 @@ enum sync_side {
 #define SYNC_COPIES_MAX 8 /* unpaired messages remembered per side */
 
 typedef struct sync_copy {
-    uint64_t hash;  /* of the text's non-space bytes */
+    uint64_t hash;  /* sync_record.words */
     int from_event; /* which kind wrote it */
 } sync_copy;
 
