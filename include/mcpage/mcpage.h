@@ -39,17 +39,19 @@ MCPAGE_API const char *mcpage_version(void);
  */
 enum mcpage_status {
     MCPAGE_OK = 0,
-    MCPAGE_ENOMEM = -1,    /* an allocation failed */
-    MCPAGE_EINVAL = -2,    /* an argument is out of its documented range */
-    MCPAGE_ERANGE = -3,    /* a value or buffer exceeds its stated limit */
-    MCPAGE_EPARSE = -4,    /* input is not well formed (JSON, UTF-8, a cursor) */
-    MCPAGE_EIO = -5,       /* a read or write on a file or socket failed */
-    MCPAGE_ENOTFOUND = -6, /* the named thing does not exist */
-    MCPAGE_ESTATE = -7,    /* the call is not valid in the object's current state */
-    MCPAGE_ECRYPTO = -8,   /* the crypto library failed */
-    MCPAGE_ESTORE = -9,    /* the store (database) failed */
-    MCPAGE_EEXIST = -10,   /* the thing already exists */
-    MCPAGE_ECANCELED = -11 /* the operation was cancelled */
+    MCPAGE_ENOMEM = -1,     /* an allocation failed */
+    MCPAGE_EINVAL = -2,     /* an argument is out of its documented range */
+    MCPAGE_ERANGE = -3,     /* a value or buffer exceeds its stated limit */
+    MCPAGE_EPARSE = -4,     /* input is not well formed (JSON, UTF-8, a cursor) */
+    MCPAGE_EIO = -5,        /* a read or write on a file or socket failed */
+    MCPAGE_ENOTFOUND = -6,  /* the named thing does not exist */
+    MCPAGE_ESTATE = -7,     /* the call is not valid in the object's current state */
+    MCPAGE_ECRYPTO = -8,    /* the crypto library failed */
+    MCPAGE_ESTORE = -9,     /* the store (database) failed */
+    MCPAGE_EEXIST = -10,    /* the thing already exists */
+    MCPAGE_ECANCELED = -11, /* the operation was cancelled */
+    MCPAGE_EINPUT = -12,    /* the client must answer first (a modern-era call retries with it) */
+    MCPAGE_ENOTSUP = -13    /* the client did not declare the capability this needs */
 };
 
 /* A short English description of a status code; never NULL. */

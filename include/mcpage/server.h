@@ -68,11 +68,12 @@ typedef struct mcpage_call mcpage_call;       /* opaque: one request being handl
 /* ---------------------------------------------------------------- config */
 
 /* Defaults of mcpage_server_config_init(). */
-#define MCPAGE_DEFAULT_MAX_MESSAGE  ((size_t)4 << 20)
-#define MCPAGE_DEFAULT_MAX_DEPTH    64
-#define MCPAGE_DEFAULT_PAGE_SIZE    100
-#define MCPAGE_DEFAULT_MAX_INFLIGHT 64
-#define MCPAGE_DEFAULT_WORKERS      4
+#define MCPAGE_DEFAULT_MAX_MESSAGE    ((size_t)4 << 20)
+#define MCPAGE_DEFAULT_MAX_DEPTH      64
+#define MCPAGE_DEFAULT_PAGE_SIZE      100
+#define MCPAGE_DEFAULT_MAX_INFLIGHT   64
+#define MCPAGE_DEFAULT_WORKERS        4
+#define MCPAGE_DEFAULT_CATALOG_TTL_MS 300000
 
 /* MCP log levels (RFC 5424 severities), lowest first. */
 typedef enum mcpage_log_level {
@@ -98,14 +99,20 @@ typedef struct mcpage_server_config {
     int workers;                /* worker threads for calls (1 to 256) */
     mcpage_log_level log_level; /* threshold until the client sends logging/setLevel */
     bool validate_output;       /* check structuredContent against outputSchema */
-    mcpage_keyring *keyring;    /* borrowed: signs list cursors; NULL = a fresh random key */
-    void *user_data;            /* returned by mcpage_call_server_data() */
+    int64_t catalog_ttl_ms;  /* 2026-07-28 ttlMs of tools/list, prompts/list, templates, discover */
+    int64_t resource_ttl_ms; /* 2026-07-28 ttlMs of resources/list and resources/read */
+    bool resources_public;   /* cacheScope "public" for resources (default "private") */
+    mcpage_keyring *keyring; /* borrowed: signs list cursors; NULL = a fresh random key */
+    void *user_data;         /* returned by mcpage_call_server_data() */
 } mcpage_server_config;
 
 /*
  * Fills `cfg` with the defaults above; `name` and `version` are stored
  * as given (borrowed until mcpage_server_new copies them).
  * validate_output is on when the library was built without NDEBUG.
+ * catalog_ttl_ms is MCPAGE_DEFAULT_CATALOG_TTL_MS (the registry is frozen
+ * while the process runs, so only a restart changes it); resource_ttl_ms
+ * is 0 (resources may change at any time: tell clients to ask again).
  */
 MCPAGE_API void mcpage_server_config_init(mcpage_server_config *cfg, const char *name,
                                           const char *version);
@@ -326,6 +333,51 @@ MCPAGE_API int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const 
  */
 MCPAGE_API const json_t *mcpage_call_client_capabilities(const mcpage_call *call);
 
+/* True when the request speaks a modern revision (2026-07-28: no session, per-request _meta). */
+MCPAGE_API bool mcpage_call_is_modern(const mcpage_call *call);
+
+/*
+ * Asks the client for input from inside a call, the same way in both
+ * eras: `method` is "elicitation/create", "sampling/createMessage" or
+ * "roots/list" (other methods: legacy only, as mcpage_call_request()),
+ * `params` its params (borrowed, may be NULL), `key` names this question
+ * within the call (1 to 64 bytes, unique per question).
+ *
+ * Legacy era: sends the request and waits, as mcpage_call_request().
+ * Modern era: returns 0 with the client's answer when the client sent it
+ * (params.inputResponses[key], or an earlier round's answer carried in the
+ * signed requestState); otherwise records the question and returns
+ * MCPAGE_EINPUT. Return from the handler then (any status): the runtime
+ * answers an InputRequiredResult with every question recorded this round
+ * and a requestState signed with the server's keyring, and runs the
+ * handler again from the start when the client retries with the answers.
+ * A handler may ask several questions before returning, to ask them in
+ * one round. So handlers must be repeatable until their questions are
+ * answered (ask before doing anything irreversible).
+ *
+ * MCPAGE_ENOTSUP when the client did not declare the capability the
+ * method needs (sampling, elicitation, roots); *result is then NULL.
+ * On success free *result with json_decref.
+ */
+MCPAGE_API int mcpage_call_input(mcpage_call *call, const char *key, const char *method,
+                                 const json_t *params, int timeout_ms, json_t **result);
+
+/*
+ * Requires a client capability ("sampling", "elicitation", "roots", ...):
+ * 0 when the client declared it; otherwise MCPAGE_ENOTSUP, and once the
+ * handler returns the client gets JSON-RPC error -32021 (missing required
+ * client capability, with data.requiredCapabilities naming it) instead of
+ * a result.
+ */
+MCPAGE_API int mcpage_call_require(mcpage_call *call, const char *capability);
+
+/*
+ * Which attempt of a modern call this is: 1 for a first request, n when
+ * the client retried with the verified requestState of attempt n-1.
+ * Always 1 in the legacy era.
+ */
+MCPAGE_API int mcpage_call_round(const mcpage_call *call);
+
 /* Longest wait mcpage_call_request() accepts, in milliseconds. */
 #define MCPAGE_REQUEST_MAX_TIMEOUT_MS 600000
 
@@ -433,8 +485,12 @@ MCPAGE_API int mcpage_session_resource_updated(mcpage_session *s, const char *ur
 
 /* True when `version` is a protocol revision this library speaks. */
 MCPAGE_API bool mcpage_protocol_supported(const char *version);
-/* The newest revision this library speaks. */
+/* The newest legacy revision (initialize era) this library speaks: "2025-11-25". */
 MCPAGE_API const char *mcpage_protocol_latest(void);
+/* The newest modern revision (per-request _meta, no initialize): "2026-07-28". */
+MCPAGE_API const char *mcpage_protocol_modern(void);
+/* True when `version` is a modern revision (its requests carry _meta, no session). */
+MCPAGE_API bool mcpage_protocol_is_modern(const char *version);
 
 /* ------------------------------------------------------------ stdio */
 

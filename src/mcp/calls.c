@@ -38,6 +38,11 @@ void mcp_call_free(mcpage_call *call)
     json_decref(call->id);
     json_decref(call->progress_token);
     json_decref(call->args);
+    json_decref(call->caps);
+    json_decref(call->answers);
+    json_decref(call->asks);
+    json_decref(call->missing_caps);
+    mcpage__free(call->binding);
     mcpage__free(call->uri);
     mcpage__free(call);
 }
@@ -71,6 +76,26 @@ static void schema_error_structured(mcpage_result *res, const json_t *args, cons
     if (o)
         mcpage_result_set_structured(res, o);
     json_decref(o);
+}
+
+/*
+ * Answers a call whose handler asked for what the client must supply:
+ * -32021 for a capability it lacks, or (modern era) an InputRequiredResult
+ * with the asks of this round. False when neither happened.
+ */
+static bool answered_with_needs(mcpage_call *call)
+{
+    if (mcpage_call_cancelled(call))
+        return false;
+    if (call->missing_caps) {
+        mcp_send_missing_caps(call);
+        return true;
+    }
+    if (mcpage_call_is_modern(call) && json_object_size(call->asks) > 0) {
+        mcp_send_input_required(call);
+        return true;
+    }
+    return false;
 }
 
 static void run_tool(mcpage_call *call)
@@ -120,12 +145,12 @@ static void run_tool(mcpage_call *call)
             }
         }
     }
-    if (!mcpage_call_cancelled(call)) {
+    if (!answered_with_needs(call) && !mcpage_call_cancelled(call)) {
         jw w;
         jw_init(&w, 0);
         mcp_write_head(&w, call->id);
         mcpage__result_write(res, &w);
-        mcp_send_finish(call->s, &w, call->id);
+        mcp_send_result(call->s, &call->era, &w, call->id, NULL);
     }
     mcpage_result_free(res);
 }
@@ -208,16 +233,18 @@ static void run_read(mcpage_call *call)
     jw_array_end(&c.w);
     if (rc == 0 && c.w.err)
         rc = c.w.err;
-    if (mcpage_call_cancelled(call)) {
-        /* Dropped: the client no longer waits for it. */
+    if (mcpage_call_cancelled(call) || answered_with_needs(call)) {
+        /* Dropped (the client no longer waits for it), or answered with what it needs. */
     } else if (rc == MCPAGE_ENOTFOUND) {
         char msg[300];
         (void)snprintf(msg, sizeof msg,
                        "Resource not found: '%.200s'; resources/list and "
                        "resources/templates/list name what can be read",
                        uri);
-        mcp_send_error(call->s, call->id, MCP_RESOURCE_NOT_FOUND, msg,
-                       json_pack("{s:s}", "uri", uri));
+        /* -32002 until 2025-11-25; Invalid Params from 2026-07-28 on (SEP-2164). */
+        mcp_send_error(call->s, call->id,
+                       mcpage_call_is_modern(call) ? RPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
+                       msg, json_pack("{s:s}", "uri", uri));
     } else if (rc != 0) {
         char msg[300];
         (void)snprintf(msg, sizeof msg, "Internal error: reading '%.200s' failed: %s", uri,
@@ -231,7 +258,8 @@ static void run_read(mcpage_call *call)
         jw_key(&w, "contents");
         jw_raw_value(&w, c.w.buf, c.w.len);
         jw_object_end(&w);
-        mcp_send_finish(call->s, &w, call->id);
+        mcp_cache cache = mcp_resource_cache(srv);
+        mcp_send_result(call->s, &call->era, &w, call->id, &cache);
     }
     jw_free(&c.w);
 }
@@ -283,8 +311,8 @@ static void run_prompt(mcpage_call *call)
     const mcp_prompt *p = call->prompt;
     mcpage_prompt_messages m = {json_array(), NULL};
     int rc = m.messages ? p->handler(call, call->args, &m) : MCPAGE_ENOMEM;
-    if (mcpage_call_cancelled(call)) {
-        /* Dropped. */
+    if (mcpage_call_cancelled(call) || answered_with_needs(call)) {
+        /* Dropped, or answered with what it needs. */
     } else if (rc != 0) {
         char msg[300];
         (void)snprintf(msg, sizeof msg, "Prompt '%s' failed: %s", p->name, mcpage_strerror(rc));
@@ -300,7 +328,7 @@ static void run_prompt(mcpage_call *call)
         jw_key(&w, "messages");
         jw_json(&w, m.messages);
         jw_object_end(&w);
-        mcp_send_finish(call->s, &w, call->id);
+        mcp_send_result(call->s, &call->era, &w, call->id, NULL);
     }
     json_decref(m.messages);
     mcpage__free(m.description);

@@ -160,12 +160,10 @@ static const char *prompt_key(const mcpage_server *srv, size_t i)
     return srv->prompts[i].name;
 }
 
+/* The revision of the request being answered (lists run on the receiving thread). */
 static const mcp_revision *session_rev(mcpage_session *s)
 {
-    pthread_mutex_lock(&s->lock);
-    const mcp_revision *rev = s->rev ? s->rev : mcp_version_latest();
-    pthread_mutex_unlock(&s->lock);
-    return rev;
+    return s->req && s->req->rev ? s->req->rev : mcp_version_latest();
 }
 
 static void write_hints(jw *w, const mcp_tool *t)
@@ -220,7 +218,8 @@ void mcp_list_tools(mcpage_session *s, const json_t *id, const json_t *params)
     if (end < srv->ntools)
         index_cursor(&w, s, "tools/list", end, srv->tools[end - 1].name);
     jw_object_end(&w);
-    mcp_send_finish(s, &w, id);
+    mcp_cache cache = mcp_catalog_cache(srv);
+    mcp_send_finish(s, &w, id, &cache);
 }
 
 void mcp_list_templates(mcpage_session *s, const json_t *id, const json_t *params)
@@ -254,7 +253,8 @@ void mcp_list_templates(mcpage_session *s, const json_t *id, const json_t *param
     if (end < srv->ntemplates)
         index_cursor(&w, s, "resources/templates/list", end, srv->templates[end - 1].uri_template);
     jw_object_end(&w);
-    mcp_send_finish(s, &w, id);
+    mcp_cache cache = mcp_catalog_cache(srv);
+    mcp_send_finish(s, &w, id, &cache);
 }
 
 void mcp_list_prompts(mcpage_session *s, const json_t *id, const json_t *params)
@@ -297,7 +297,8 @@ void mcp_list_prompts(mcpage_session *s, const json_t *id, const json_t *params)
     if (end < srv->nprompts)
         index_cursor(&w, s, "prompts/list", end, srv->prompts[end - 1].name);
     jw_object_end(&w);
-    mcp_send_finish(s, &w, id);
+    mcp_cache cache = mcp_catalog_cache(srv);
+    mcp_send_finish(s, &w, id, &cache);
 }
 
 /* ------------------------------------------------------------ resources/list */
@@ -479,7 +480,8 @@ void mcp_list_resources(mcpage_session *s, const json_t *id, const json_t *param
     if (more)
         write_cursor(&w, s, "resources/list", &next);
     jw_object_end(&w);
-    mcp_send_finish(s, &w, id);
+    mcp_cache cache = mcp_resource_cache(srv);
+    mcp_send_finish(s, &w, id, &cache);
 }
 
 /* ------------------------------------------------------------ completion */
@@ -568,6 +570,6 @@ void mcp_complete(mcpage_session *s, const json_t *id, const json_t *params)
     jw_kv_bool(&w, "hasMore", out.total > shown);
     jw_object_end(&w);
     jw_object_end(&w);
-    mcp_send_finish(s, &w, id);
+    mcp_send_finish(s, &w, id, NULL);
     json_decref(out.values);
 }

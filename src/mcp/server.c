@@ -26,6 +26,8 @@ void mcpage_server_config_init(mcpage_server_config *cfg, const char *name, cons
     cfg->max_inflight = MCPAGE_DEFAULT_MAX_INFLIGHT;
     cfg->workers = MCPAGE_DEFAULT_WORKERS;
     cfg->log_level = MCPAGE_LOG_INFO;
+    cfg->catalog_ttl_ms = MCPAGE_DEFAULT_CATALOG_TTL_MS;
+    cfg->resource_ttl_ms = 0;
 #ifdef NDEBUG
     cfg->validate_output = false;
 #else
@@ -49,7 +51,7 @@ int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out)
     if (cfg == NULL || cfg->name == NULL || cfg->version == NULL || cfg->page_size == 0 ||
         cfg->page_size > 10000 || cfg->max_message < 1024 || cfg->max_depth < 1 ||
         cfg->max_depth > 1000 || cfg->max_inflight == 0 || cfg->workers < 1 ||
-        cfg->workers > MCP_MAX_WORKERS)
+        cfg->workers > MCP_MAX_WORKERS || cfg->catalog_ttl_ms < 0 || cfg->resource_ttl_ms < 0)
         return MCPAGE_EINVAL;
     mcpage_server *srv = mcpage__calloc(1, sizeof *srv);
     if (srv == NULL)

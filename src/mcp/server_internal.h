@@ -26,7 +26,39 @@
 #define RPC_INVALID_PARAMS     (-32602)
 #define RPC_INTERNAL_ERROR     (-32603)
 #define RPC_SERVER_BUSY        (-32000) /* implementation-defined: too many calls in flight */
-#define MCP_RESOURCE_NOT_FOUND (-32002)
+#define MCP_RESOURCE_NOT_FOUND (-32002) /* legacy era; modern answers -32602 */
+/* Modern era (2026-07-28): codes the specification reserves (-32020 to -32099). */
+#define MCP_HEADER_MISMATCH     (-32020) /* HTTP headers disagree with the body */
+#define MCP_MISSING_CLIENT_CAP  (-32021) /* the request needs a capability the client lacks */
+#define MCP_UNSUPPORTED_VERSION (-32022) /* _meta names a revision we do not speak */
+
+/* The _meta keys of a modern request and result. */
+#define MCP_META_VERSION     "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS        "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
+#define MCP_META_LOG_LEVEL   "io.modelcontextprotocol/logLevel"
+#define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+
+/* A log threshold meaning "send no notifications/message" (a modern request without logLevel). */
+#define MCP_LOG_OFF (-1)
+
+/*
+ * How one request is answered: the revision it speaks, the capabilities
+ * its client declared and the log threshold. A legacy request reads them
+ * from its session (set at initialize); a modern one carries them in its
+ * _meta. Borrowed pointers live as long as the request or call.
+ */
+typedef struct mcp_era {
+    const mcp_revision *rev; /* never NULL while a request is handled */
+    const json_t *caps;      /* the client's capabilities (object), or NULL */
+    int log_level;           /* threshold (mcpage_log_level), or MCP_LOG_OFF */
+} mcp_era;
+
+/* Cache hints of a modern result (ttlMs, cacheScope). */
+typedef struct mcp_cache {
+    int64_t ttl_ms;    /* >= 0 */
+    bool public_scope; /* "public" (shared caches may keep it) or "private" */
+} mcp_cache;
 
 /* Limits on what the registry and a session hold. */
 #define MCP_MAX_ITEMS         100000 /* tools, resources, templates or prompts each */
@@ -103,6 +135,13 @@ struct mcpage_call {
     atomic_bool cancelled;    /* set by notifications/cancelled */
     double last_progress;     /* last progress value sent, for monotonicity */
     bool sent_progress;       /* any progress sent yet */
+    mcp_era era;              /* how to answer; era.caps points at caps or the session's */
+    json_t *caps;             /* modern: the request's clientCapabilities (owned), or NULL */
+    json_t *answers;          /* modern: inputResponses so far, by key (owned), or NULL */
+    json_t *asks;             /* modern: inputRequests this round, by key (owned), or NULL */
+    json_t *missing_caps;     /* capabilities the call needed and the client lacks, or NULL */
+    char *binding;            /* modern: what a requestState is bound to (method, name, args) */
+    int round;                /* 1, or n when retried with the verified state of round n-1 */
 };
 
 struct mcpage_server {
@@ -151,6 +190,7 @@ struct mcpage_session {
     char **subs;               /* subscribed uris */
     size_t nsubs;
     json_t *client_caps;                 /* initialize params.capabilities (object), or NULL */
+    const mcp_era *req;                  /* the request being answered on the receiving thread */
     pthread_cond_t reply_cv;             /* signals a response to one of our requests arrived */
     struct mcp_outreq *outreqs;          /* requests we sent to the client, awaiting responses */
     int64_t next_out_id;                 /* id of our next request to the client */
@@ -177,8 +217,15 @@ int mcp_server_freeze(mcpage_server *srv);
 
 /* session.c: message output. */
 void mcp_write_head(jw *w, const json_t *id); /* {"jsonrpc":"2.0","id":..,"result": */
-/* Closes the response object and sends it (or -32603 when it could not be built); frees w. */
-void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id);
+/*
+ * Closes the response object and sends it (or -32603 when it could not be
+ * built); frees w. A modern era's result gains resultType, the server's
+ * identity in _meta and, when `cache` is given, ttlMs and cacheScope.
+ */
+void mcp_send_result(mcpage_session *s, const mcp_era *era, jw *w, const json_t *id,
+                     const mcp_cache *cache);
+/* mcp_send_result for the request being answered on the receiving thread (s->req). */
+void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id, const mcp_cache *cache);
 void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *message,
                     json_t *data /* stolen, may be NULL */);
 /*
@@ -186,6 +233,8 @@ void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *m
  * parsed and checked for size and depth (it stays the caller's).
  */
 mcpage_received mcp_session_receive_json(mcpage_session *s, const json_t *msg);
+/* session.c: the server's capabilities object (initialize, server/discover). */
+void mcp_write_capabilities(jw *w, const mcpage_server *srv, bool modern);
 /* session.c: drops a finished call from the session and frees it. */
 void mcp_call_finish(mcpage_call *call);
 
@@ -201,6 +250,31 @@ void mcp_list_templates(mcpage_session *s, const json_t *id, const json_t *param
 void mcp_list_prompts(mcpage_session *s, const json_t *id, const json_t *params);
 /* lists.c: completion/complete. */
 void mcp_complete(mcpage_session *s, const json_t *id, const json_t *params);
+
+/* modern.c: the modern era's request checks, server/discover and request state. */
+/*
+ * Reads a modern request's _meta into *era (caps borrowed from params);
+ * returns 0, or answers the error (-32602, -32022) and returns -1.
+ */
+int mcp_modern_era(mcpage_session *s, const json_t *id, const json_t *params, mcp_era *era);
+/* server/discover. */
+void mcp_discover(mcpage_session *s, const json_t *id, const json_t *params);
+/* The cache hints of the registry's lists (tools, prompts, templates; constant per process). */
+mcp_cache mcp_catalog_cache(const mcpage_server *srv);
+/* The cache hints of resources/list and resources/read. */
+mcp_cache mcp_resource_cache(const mcpage_server *srv);
+/*
+ * Prepares a modern call for tools/call, resources/read or prompts/get:
+ * binds it to (method, name, arguments), opens params.requestState (when
+ * present) and merges its answers with params.inputResponses. 0, or
+ * answers -32602 and returns -1.
+ */
+int mcp_call_prepare_input(mcpage_session *s, mcpage_call *call, const char *method,
+                           const char *name, const json_t *params);
+/* Sends an InputRequiredResult for a call that asked for input (call->asks). */
+void mcp_send_input_required(mcpage_call *call);
+/* Sends -32021 naming call->missing_caps. */
+void mcp_send_missing_caps(mcpage_call *call);
 
 /* Level names as the protocol spells them. */
 const char *mcp_level_name(mcpage_log_level l);

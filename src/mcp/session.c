@@ -88,8 +88,33 @@ void mcp_write_head(jw *w, const json_t *id)
     jw_key(w, "result");
 }
 
-void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id)
+/* Adds what every modern result carries to the result object just closed in `w`. */
+static void decorate_modern(const mcpage_server *srv, jw *w, const mcp_cache *cache)
 {
+    jw_object_reopen(w);
+    jw_kv_string(w, "resultType", "complete");
+    jw_key(w, "_meta");
+    jw_object_begin(w);
+    jw_key(w, MCP_META_SERVER_INFO);
+    jw_object_begin(w);
+    jw_kv_string(w, "name", srv->cfg.name);
+    if (srv->cfg.title)
+        jw_kv_string(w, "title", srv->cfg.title);
+    jw_kv_string(w, "version", srv->cfg.version);
+    jw_object_end(w);
+    jw_object_end(w);
+    if (cache) {
+        jw_kv_int(w, "ttlMs", cache->ttl_ms);
+        jw_kv_string(w, "cacheScope", cache->public_scope ? "public" : "private");
+    }
+    jw_object_end(w);
+}
+
+void mcp_send_result(mcpage_session *s, const mcp_era *era, jw *w, const json_t *id,
+                     const mcp_cache *cache)
+{
+    if (era && era->rev && era->rev->modern)
+        decorate_modern(s->srv, w, cache);
     jw_object_end(w);
     if (w->err == 0 && w->depth == 0) {
         send_bytes(s, w->buf, w->len, id);
@@ -104,6 +129,11 @@ void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id)
                    mcpage_strerror(err ? err : MCPAGE_EINVAL));
     (void)fprintf(stderr, "mcpage: %s\n", msg);
     mcp_send_error(s, id, RPC_INTERNAL_ERROR, msg, NULL);
+}
+
+void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id, const mcp_cache *cache)
+{
+    mcp_send_result(s, s->req, w, id, cache);
 }
 
 void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *message,
@@ -155,7 +185,7 @@ static void send_empty_result(mcpage_session *s, const json_t *id)
     mcp_write_head(&w, id);
     jw_object_begin(&w);
     jw_object_end(&w);
-    mcp_send_finish(s, &w, id);
+    mcp_send_finish(s, &w, id, NULL);
 }
 
 static void send_notification(mcpage_session *s, jw *w, const json_t *related)
@@ -309,7 +339,7 @@ int mcpage_session_restore(mcpage_session *s, const char *protocol_version,
                            const json_t *client_caps)
 {
     const mcp_revision *rev = mcp_version_find(protocol_version);
-    if (s == NULL || rev == NULL || (client_caps && !json_is_object(client_caps)))
+    if (s == NULL || rev == NULL || rev->modern || (client_caps && !json_is_object(client_caps)))
         return MCPAGE_EINVAL;
     json_t *caps = client_caps ? json_deep_copy(client_caps) : NULL;
     if (client_caps && caps == NULL)
@@ -331,15 +361,24 @@ int mcpage_session_restore(mcpage_session *s, const char *protocol_version,
 
 /* ------------------------------------------------------------ notifications out */
 
-/* Sends notifications/message; `related` is the request it belongs to, or NULL. */
-static int session_log(mcpage_session *s, mcpage_log_level level, const char *logger,
-                       const char *text, const json_t *related)
+/*
+ * Sends notifications/message; `related` is the request it belongs to, or
+ * NULL; `era` is that request's (NULL: the session's threshold).
+ */
+static int session_log(mcpage_session *s, const mcp_era *era, mcpage_log_level level,
+                       const char *logger, const char *text, const json_t *related)
 {
     if (text == NULL || (int)level < 0 || (int)level > (int)MCPAGE_LOG_EMERGENCY)
         return MCPAGE_EINVAL;
-    pthread_mutex_lock(&s->lock);
-    bool pass = s->rev != NULL && level >= s->level;
-    pthread_mutex_unlock(&s->lock);
+    bool pass;
+    if (era && era->rev && era->rev->modern) {
+        /* Modern: only when the request named a level in its _meta. */
+        pass = era->log_level != MCP_LOG_OFF && (int)level >= era->log_level;
+    } else {
+        pthread_mutex_lock(&s->lock);
+        pass = s->rev != NULL && level >= s->level;
+        pthread_mutex_unlock(&s->lock);
+    }
     if (!pass)
         return 0;
     jw w;
@@ -363,7 +402,7 @@ static int session_log(mcpage_session *s, mcpage_log_level level, const char *lo
 int mcpage_session_log(mcpage_session *s, mcpage_log_level level, const char *logger,
                        const char *text)
 {
-    return session_log(s, level, logger, text, NULL);
+    return session_log(s, NULL, level, logger, text, NULL);
 }
 
 int mcpage_session_resource_updated(mcpage_session *s, const char *uri)
@@ -416,8 +455,80 @@ bool mcpage_call_cancelled(const mcpage_call *call)
 
 const json_t *mcpage_call_client_capabilities(const mcpage_call *call)
 {
-    /* Written once at initialize, before any call exists: no lock needed. */
-    return call->s->client_caps;
+    /* The request's own (modern) or the session's, written once at initialize. */
+    return call->era.caps;
+}
+
+bool mcpage_call_is_modern(const mcpage_call *call)
+{
+    return call->era.rev != NULL && call->era.rev->modern;
+}
+
+int mcpage_call_round(const mcpage_call *call)
+{
+    return call->round > 0 ? call->round : 1;
+}
+
+int mcpage_call_require(mcpage_call *call, const char *capability)
+{
+    if (call == NULL || capability == NULL || capability[0] == '\0')
+        return MCPAGE_EINVAL;
+    if (json_object_get(call->era.caps, capability) != NULL)
+        return 0;
+    if (call->missing_caps == NULL && (call->missing_caps = json_object()) == NULL)
+        return MCPAGE_ENOMEM;
+    if (json_object_set_new(call->missing_caps, capability, json_object()) != 0)
+        return MCPAGE_ENOMEM;
+    return MCPAGE_ENOTSUP;
+}
+
+/* The client capability a request to the client needs, or NULL for other methods. */
+static const char *input_capability(const char *method)
+{
+    if (strcmp(method, "sampling/createMessage") == 0)
+        return "sampling";
+    if (strcmp(method, "elicitation/create") == 0)
+        return "elicitation";
+    if (strcmp(method, "roots/list") == 0)
+        return "roots";
+    return NULL;
+}
+
+/* Longest key of an input request. */
+#define MCP_INPUT_KEY_MAX 64
+
+int mcpage_call_input(mcpage_call *call, const char *key, const char *method, const json_t *params,
+                      int timeout_ms, json_t **result)
+{
+    if (call == NULL || key == NULL || method == NULL || result == NULL ||
+        (params && !json_is_object(params)))
+        return MCPAGE_EINVAL;
+    *result = NULL;
+    size_t klen = strlen(key);
+    const char *cap = input_capability(method);
+    if (klen == 0 || klen > MCP_INPUT_KEY_MAX)
+        return MCPAGE_EINVAL;
+    if (!mcpage_call_is_modern(call)) {
+        if (cap && json_object_get(call->era.caps, cap) == NULL)
+            return MCPAGE_ENOTSUP;
+        return mcpage_call_request(call, method, params, timeout_ms, result);
+    }
+    if (cap == NULL)
+        return MCPAGE_EINVAL; /* the modern era asks the client only these three things */
+    const json_t *answer = json_object_get(call->answers, key);
+    if (answer) {
+        *result = json_deep_copy(answer);
+        return *result ? 0 : MCPAGE_ENOMEM;
+    }
+    if (json_object_get(call->era.caps, cap) == NULL)
+        return MCPAGE_ENOTSUP;
+    if (call->asks == NULL && (call->asks = json_object()) == NULL)
+        return MCPAGE_ENOMEM;
+    json_t *copy = params ? json_deep_copy(params) : json_object();
+    json_t *ask = copy ? json_pack("{s:s, s:o}", "method", method, "params", copy) : NULL;
+    if (ask == NULL || json_object_set_new(call->asks, key, ask) != 0)
+        return MCPAGE_ENOMEM;
+    return MCPAGE_EINPUT;
 }
 
 int mcpage_call_close_stream(mcpage_call *call)
@@ -568,14 +679,14 @@ int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const char *logge
     if (n < 0)
         return MCPAGE_EINVAL;
     if ((size_t)n < sizeof small)
-        return session_log(call->s, level, logger, small, call->id);
+        return session_log(call->s, &call->era, level, logger, small, call->id);
     char *big = mcpage__malloc((size_t)n + 1);
     if (big == NULL)
         return MCPAGE_ENOMEM;
     va_start(ap, fmt);
     (void)vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
-    int rc = session_log(call->s, level, logger, big, call->id);
+    int rc = session_log(call->s, &call->era, level, logger, big, call->id);
     mcpage__free(big);
     return rc;
 }
@@ -621,33 +732,7 @@ static void m_initialize(mcpage_session *s, const json_t *id, const json_t *para
     jw_object_begin(&w);
     jw_kv_string(&w, "protocolVersion", rev->name);
     jw_key(&w, "capabilities");
-    jw_object_begin(&w);
-    jw_key(&w, "tools");
-    jw_object_begin(&w);
-    jw_kv_bool(&w, "listChanged", false);
-    jw_object_end(&w);
-    if (srv->nresources || srv->nproviders || srv->ntemplates) {
-        jw_key(&w, "resources");
-        jw_object_begin(&w);
-        jw_kv_bool(&w, "subscribe", true);
-        jw_kv_bool(&w, "listChanged", false);
-        jw_object_end(&w);
-    }
-    if (srv->nprompts) {
-        jw_key(&w, "prompts");
-        jw_object_begin(&w);
-        jw_kv_bool(&w, "listChanged", false);
-        jw_object_end(&w);
-    }
-    jw_key(&w, "logging");
-    jw_object_begin(&w);
-    jw_object_end(&w);
-    if (srv->complete) {
-        jw_key(&w, "completions");
-        jw_object_begin(&w);
-        jw_object_end(&w);
-    }
-    jw_object_end(&w);
+    mcp_write_capabilities(&w, srv, false);
     jw_key(&w, "serverInfo");
     jw_object_begin(&w);
     jw_kv_string(&w, "name", srv->cfg.name);
@@ -658,7 +743,41 @@ static void m_initialize(mcpage_session *s, const json_t *id, const json_t *para
     if (srv->cfg.instructions)
         jw_kv_string(&w, "instructions", srv->cfg.instructions);
     jw_object_end(&w);
-    mcp_send_finish(s, &w, id);
+    mcp_send_finish(s, &w, id, NULL);
+}
+
+void mcp_write_capabilities(jw *w, const mcpage_server *srv, bool modern)
+{
+    jw_object_begin(w);
+    jw_key(w, "tools");
+    jw_object_begin(w);
+    jw_kv_bool(w, "listChanged", false);
+    jw_object_end(w);
+    if (srv->nresources || srv->nproviders || srv->ntemplates) {
+        /* Modern: resources/subscribe is gone and nothing here changes to announce on
+           subscriptions/listen, so neither subscribe nor listChanged is offered. */
+        jw_key(w, "resources");
+        jw_object_begin(w);
+        if (!modern)
+            jw_kv_bool(w, "subscribe", true);
+        jw_kv_bool(w, "listChanged", false);
+        jw_object_end(w);
+    }
+    if (srv->nprompts) {
+        jw_key(w, "prompts");
+        jw_object_begin(w);
+        jw_kv_bool(w, "listChanged", false);
+        jw_object_end(w);
+    }
+    jw_key(w, "logging");
+    jw_object_begin(w);
+    jw_object_end(w);
+    if (srv->complete) {
+        jw_key(w, "completions");
+        jw_object_begin(w);
+        jw_object_end(w);
+    }
+    jw_object_end(w);
 }
 
 static void m_ping(mcpage_session *s, const json_t *id, const json_t *params)
@@ -781,22 +900,49 @@ static void start_call(mcpage_session *s, mcpage_call *call)
     }
 }
 
-static mcpage_call *new_call(mcp_call_kind kind, const json_t *id, const json_t *params)
+/*
+ * A call for the request being answered (s->req): a modern request's
+ * capabilities are copied, since the call outlives the message.
+ */
+static mcpage_call *new_call(mcpage_session *s, mcp_call_kind kind, const json_t *id,
+                             const json_t *params)
 {
     mcpage_call *call = mcpage__calloc(1, sizeof *call);
     if (call == NULL)
         return NULL;
     call->kind = kind;
     call->id = json_deep_copy(id);
+    call->round = 1;
     atomic_init(&call->cancelled, false);
     const json_t *tok = json_object_get(json_object_get(params, "_meta"), "progressToken");
     if (json_is_string(tok) || json_is_integer(tok))
         call->progress_token = json_deep_copy(tok);
+    call->era = *s->req;
+    if (call->era.rev && call->era.rev->modern) {
+        call->caps = json_deep_copy(s->req->caps);
+        call->era.caps = call->caps;
+        if (call->caps == NULL) {
+            mcp_call_free(call);
+            return NULL;
+        }
+    }
     if (call->id == NULL) {
         mcp_call_free(call);
         return NULL;
     }
     return call;
+}
+
+/* Binds a modern call to its request and reads its answers; false after answering an error. */
+static bool prepare_input(mcpage_session *s, mcpage_call *call, const char *method,
+                          const char *name, const json_t *params)
+{
+    if (!mcpage_call_is_modern(call))
+        return true;
+    if (mcp_call_prepare_input(s, call, method, name, params) == 0)
+        return true;
+    mcp_call_free(call);
+    return false;
 }
 
 static void m_tools_call(mcpage_session *s, const json_t *id, const json_t *params)
@@ -823,7 +969,7 @@ static void m_tools_call(mcpage_session *s, const json_t *id, const json_t *para
                     "tools/call: params.arguments must be an object of the tool's parameters");
         return;
     }
-    mcpage_call *call = new_call(CALL_TOOL, id, params);
+    mcpage_call *call = new_call(s, CALL_TOOL, id, params);
     if (call == NULL)
         goto oom;
     call->tool = tool;
@@ -833,7 +979,8 @@ static void m_tools_call(mcpage_session *s, const json_t *id, const json_t *para
         mcp_call_free(call);
         goto oom;
     }
-    start_call(s, call);
+    if (prepare_input(s, call, "tools/call", tool->name, params))
+        start_call(s, call);
     return;
 oom:
     mcp_send_error(s, id, RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
@@ -844,14 +991,15 @@ static void m_resources_read(mcpage_session *s, const json_t *id, const json_t *
     const char *uri = uri_param(s, id, params, "resources/read");
     if (uri == NULL)
         return;
-    mcpage_call *call = new_call(CALL_READ, id, params);
+    mcpage_call *call = new_call(s, CALL_READ, id, params);
     if (call == NULL || (call->uri = mcpage__strdup(uri)) == NULL ||
         (call->args = json_object()) == NULL) {
         mcp_call_free(call);
         mcp_send_error(s, id, RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
-    start_call(s, call);
+    if (prepare_input(s, call, "resources/read", uri, params))
+        start_call(s, call);
 }
 
 static void m_prompts_get(mcpage_session *s, const json_t *id, const json_t *params)
@@ -896,7 +1044,7 @@ static void m_prompts_get(mcpage_session *s, const json_t *id, const json_t *par
             return;
         }
     }
-    mcpage_call *call = new_call(CALL_PROMPT, id, params);
+    mcpage_call *call = new_call(s, CALL_PROMPT, id, params);
     if (call == NULL ||
         (call->args = json_is_object(args) ? json_deep_copy(args) : json_object()) == NULL) {
         mcp_call_free(call);
@@ -905,33 +1053,39 @@ static void m_prompts_get(mcpage_session *s, const json_t *id, const json_t *par
     }
     call->prompt = p;
     call->item_ud = p->ud;
-    start_call(s, call);
+    if (prepare_input(s, call, "prompts/get", p->name, params))
+        start_call(s, call);
 }
 
 /* Which capability a method needs; methods of absent capabilities are unknown. */
 typedef enum need { NEED_NONE, NEED_RESOURCES, NEED_PROMPTS, NEED_COMPLETIONS } need;
 
+/* Which era a method belongs to. */
+typedef enum era_mask { ERA_LEGACY = 1, ERA_MODERN = 2, ERA_BOTH = 3 } era_mask;
+
 typedef struct method_entry {
     const char *name; /* JSON-RPC method */
     method_fn fn;     /* its handler */
-    bool before_init; /* allowed before initialize */
+    bool before_init; /* legacy: allowed before initialize */
     need needs;       /* capability it belongs to */
+    era_mask eras;    /* the eras that have it */
 } method_entry;
 
 static const method_entry methods[] = {
-    {"initialize", m_initialize, true, NEED_NONE},
-    {"ping", m_ping, true, NEED_NONE},
-    {"logging/setLevel", m_set_level, false, NEED_NONE},
-    {"tools/list", mcp_list_tools, false, NEED_NONE},
-    {"tools/call", m_tools_call, false, NEED_NONE},
-    {"resources/list", mcp_list_resources, false, NEED_RESOURCES},
-    {"resources/templates/list", mcp_list_templates, false, NEED_RESOURCES},
-    {"resources/read", m_resources_read, false, NEED_RESOURCES},
-    {"resources/subscribe", m_subscribe, false, NEED_RESOURCES},
-    {"resources/unsubscribe", m_unsubscribe, false, NEED_RESOURCES},
-    {"prompts/list", mcp_list_prompts, false, NEED_PROMPTS},
-    {"prompts/get", m_prompts_get, false, NEED_PROMPTS},
-    {"completion/complete", mcp_complete, false, NEED_COMPLETIONS},
+    {"initialize", m_initialize, true, NEED_NONE, ERA_LEGACY},
+    {"ping", m_ping, true, NEED_NONE, ERA_LEGACY},
+    {"logging/setLevel", m_set_level, false, NEED_NONE, ERA_LEGACY},
+    {"server/discover", mcp_discover, true, NEED_NONE, ERA_MODERN},
+    {"tools/list", mcp_list_tools, false, NEED_NONE, ERA_BOTH},
+    {"tools/call", m_tools_call, false, NEED_NONE, ERA_BOTH},
+    {"resources/list", mcp_list_resources, false, NEED_RESOURCES, ERA_BOTH},
+    {"resources/templates/list", mcp_list_templates, false, NEED_RESOURCES, ERA_BOTH},
+    {"resources/read", m_resources_read, false, NEED_RESOURCES, ERA_BOTH},
+    {"resources/subscribe", m_subscribe, false, NEED_RESOURCES, ERA_LEGACY},
+    {"resources/unsubscribe", m_unsubscribe, false, NEED_RESOURCES, ERA_LEGACY},
+    {"prompts/list", mcp_list_prompts, false, NEED_PROMPTS, ERA_BOTH},
+    {"prompts/get", m_prompts_get, false, NEED_PROMPTS, ERA_BOTH},
+    {"completion/complete", mcp_complete, false, NEED_COMPLETIONS, ERA_BOTH},
 };
 
 static bool capability_present(const mcpage_server *srv, need n)
@@ -948,30 +1102,69 @@ static bool capability_present(const mcpage_server *srv, need n)
     }
 }
 
+/*
+ * True when a request speaks the modern era: its _meta names a protocol
+ * version, or it is server/discover (which exists only there). Decided per
+ * message, so one process serves both eras, and a client that probes with
+ * server/discover and then sends initialize anyway is still served.
+ */
+static bool is_modern_request(const char *method, const json_t *params)
+{
+    return strcmp(method, "server/discover") == 0 ||
+           json_object_get(json_object_get(params, "_meta"), MCP_META_VERSION) != NULL;
+}
+
+static const method_entry *find_method(const mcpage_server *srv, const char *method, era_mask era)
+{
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        if (strcmp(methods[i].name, method) == 0)
+            return (methods[i].eras & era) && capability_present(srv, methods[i].needs)
+                       ? &methods[i]
+                       : NULL;
+    return NULL;
+}
+
 static void handle_request(mcpage_session *s, const json_t *id, const char *method,
                            const json_t *params)
 {
-    const method_entry *m = NULL;
-    for (size_t i = 0; i < sizeof methods / sizeof methods[0] && !m; i++)
-        if (strcmp(methods[i].name, method) == 0)
-            m = &methods[i];
-    if (m == NULL || !capability_present(s->srv, m->needs)) {
-        send_errorf(s, id, RPC_METHOD_NOT_FOUND, json_pack("{s:s}", "method", method),
-                    "Method not found: '%.100s'", method);
-        return;
-    }
+    bool modern = is_modern_request(method, params);
+    const method_entry *m = find_method(s->srv, method, modern ? ERA_MODERN : ERA_LEGACY);
     if (json_is_array(params)) {
         send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "Invalid params: %s takes its params as an object, not an array", m->name);
+                    "Invalid params: %.100s takes its params as an object, not an array", method);
         return;
     }
-    if (!m->before_init && !mcpage_session_initialized(s)) {
+    mcp_era era = {0};
+    if (modern) {
+        if (mcp_modern_era(s, id, params, &era) != 0)
+            return;
+    } else {
+        pthread_mutex_lock(&s->lock);
+        era.rev = s->rev;
+        era.caps = s->client_caps;
+        era.log_level = (int)s->level;
+        pthread_mutex_unlock(&s->lock);
+    }
+    if (m == NULL) {
+        send_errorf(s, id, RPC_METHOD_NOT_FOUND, json_pack("{s:s}", "method", method),
+                    modern && find_method(s->srv, method, ERA_LEGACY)
+                        ? "Method not found: '%.100s' does not exist in protocol revision "
+                          "2026-07-28 (sessions, ping and logging/setLevel were removed)"
+                        : "Method not found: '%.100s'",
+                    method);
+        return;
+    }
+    if (!modern && !m->before_init && era.rev == NULL) {
         send_errorf(s, id, RPC_INVALID_REQUEST, NULL,
                     "Invalid Request: the session is not initialized; send initialize first "
-                    "(only ping is allowed before it)");
+                    "(only ping is allowed before it), or speak revision %s: put "
+                    "_meta[\"%s\"] in every request",
+                    mcpage_protocol_modern(), MCP_META_VERSION);
         return;
     }
+    s->req = &era;
     m->fn(s, id, params);
+    s->req = NULL;
 }
 
 static void handle_notification(mcpage_session *s, const char *method, const json_t *params)

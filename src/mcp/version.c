@@ -9,23 +9,44 @@
 
 #include <mcpage/server.h>
 
-/* Newest first: the first row is what we answer to an unknown revision. */
+/* Newest first. */
 static const mcp_revision revisions[] = {
-    {"2025-11-25", true, true, true, true},
-    {"2025-06-18", true, true, true, true},
-    {"2025-03-26", false, false, false, false},
+    {"2026-07-28", true, true, true, true, true},
+    {"2025-11-25", true, true, true, true, false},
+    {"2025-06-18", true, true, true, true, false},
+    {"2025-03-26", false, false, false, false, false},
 };
+#define NREVISIONS (sizeof revisions / sizeof revisions[0])
 
 const mcp_revision *mcp_version_latest(void)
 {
+    for (size_t i = 0; i < NREVISIONS; i++)
+        if (!revisions[i].modern)
+            return &revisions[i];
+    return NULL; /* not reached: the table has legacy rows */
+}
+
+const mcp_revision *mcp_version_modern(void)
+{
     return &revisions[0];
+}
+
+json_t *mcp_version_list(void)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < NREVISIONS; i++)
+        if (json_array_append_new(a, json_string(revisions[i].name)) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
 }
 
 const mcp_revision *mcp_version_find(const char *v)
 {
     if (v == NULL)
         return NULL;
-    for (size_t i = 0; i < sizeof revisions / sizeof revisions[0]; i++)
+    for (size_t i = 0; i < NREVISIONS; i++)
         if (strcmp(revisions[i].name, v) == 0)
             return &revisions[i];
     return NULL;
@@ -34,7 +55,7 @@ const mcp_revision *mcp_version_find(const char *v)
 const mcp_revision *mcp_version_negotiate(const char *requested)
 {
     const mcp_revision *r = mcp_version_find(requested);
-    return r ? r : mcp_version_latest();
+    return r && !r->modern ? r : mcp_version_latest();
 }
 
 bool mcpage_protocol_supported(const char *version)
@@ -45,4 +66,15 @@ bool mcpage_protocol_supported(const char *version)
 const char *mcpage_protocol_latest(void)
 {
     return mcp_version_latest()->name;
+}
+
+const char *mcpage_protocol_modern(void)
+{
+    return mcp_version_modern()->name;
+}
+
+bool mcpage_protocol_is_modern(const char *version)
+{
+    const mcp_revision *r = mcp_version_find(version);
+    return r != NULL && r->modern;
 }

@@ -41,6 +41,10 @@ const char *mcpage_strerror(int status)
         return "already exists";
     case MCPAGE_ECANCELED:
         return "cancelled";
+    case MCPAGE_EINPUT:
+        return "input required from the client";
+    case MCPAGE_ENOTSUP:
+        return "the client did not declare the capability this needs";
     default:
         return "unknown error";
     }

@@ -313,6 +313,23 @@ void jw_object_end(jw *w)
     close_container(w, 'o');
 }
 
+void jw_object_reopen(jw *w)
+{
+    if (w->err)
+        return;
+    if (w->len < 2 || w->buf[w->len - 1] != '}' || w->after_key || w->depth >= JW_MAX_DEPTH) {
+        w->err = MCPAGE_ESTATE;
+        return;
+    }
+    w->len--;
+    w->codepoints--;
+    w->utf16--;
+    w->buf[w->len] = '\0';
+    w->kind[w->depth] = 'o';
+    w->nonempty[w->depth] = w->buf[w->len - 1] != '{';
+    w->depth++;
+}
+
 void jw_array_begin(jw *w)
 {
     open_container(w, 'a');

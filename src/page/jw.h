@@ -47,6 +47,8 @@ char *jw_take(jw *w, size_t *len);
 
 void jw_object_begin(jw *w);
 void jw_object_end(jw *w);
+/* Reopens the object that was just closed (the last byte written is its '}') to add members. */
+void jw_object_reopen(jw *w);
 void jw_array_begin(jw *w);
 void jw_array_end(jw *w);
 void jw_key(jw *w, const char *key);
