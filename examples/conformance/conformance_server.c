@@ -12,6 +12,7 @@
  * Port 0 (the default) picks a free port; the URL is printed on stderr.
  */
 #define _GNU_SOURCE /* asprintf */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,15 +145,23 @@ static int t_reconnection(mcpage_call *call, const json_t *args, mcpage_result *
     return mcpage_result_add_text(res, t, strlen(t));
 }
 
-/* Sends a server-to-client request; on failure writes `what` and the reason into res. */
-static json_t *ask_client(mcpage_call *call, const char *method, json_t *params, const char *what,
-                          mcpage_result *res)
+/*
+ * Asks the client (sampling, elicitation, roots) the way both protocol eras
+ * allow: a request to the client under 2025-11-25, an InputRequiredResult
+ * round trip under 2026-07-28 (the runtime answers it when this returns
+ * NULL with MCPAGE_EINPUT pending). On failure writes `what` and the reason
+ * into res.
+ */
+static json_t *ask_client(mcpage_call *call, const char *key, const char *method, json_t *params,
+                          const char *what, mcpage_result *res)
 {
     json_t *out = NULL;
-    int rc = mcpage_call_request(call, method, params, 60000, &out);
+    int rc = mcpage_call_input(call, key, method, params, 60000, &out);
     json_decref(params);
     if (rc == 0)
         return out;
+    if (rc == MCPAGE_EINPUT)
+        return NULL; /* asked: the client retries with the answer */
     char *err = out ? json_dumps(out, JSON_COMPACT) : NULL;
     mcpage_result_errorf(res, "%s not supported or error: %s%s%s", what, mcpage_strerror(rc),
                          err ? " " : "", err ? err : "");
@@ -166,7 +175,7 @@ static int t_sampling(mcpage_call *call, const json_t *args, mcpage_result *res)
     const char *prompt = json_string_value(json_object_get(args, "prompt"));
     json_t *params = json_pack("{s:[{s:s,s:{s:s,s:s}}],s:i}", "messages", "role", "user", "content",
                                "type", "text", "text", prompt ? prompt : "", "maxTokens", 100);
-    json_t *r = ask_client(call, "sampling/createMessage", params, "Sampling", res);
+    json_t *r = ask_client(call, "sampling", "sampling/createMessage", params, "Sampling", res);
     if (r == NULL)
         return 0;
     const char *text = json_string_value(json_object_get(json_object_get(r, "content"), "text"));
@@ -186,7 +195,7 @@ static int elicit(mcpage_call *call, const char *message, const char *schema, co
     if (s == NULL)
         return MCPAGE_EPARSE;
     json_t *params = json_pack("{s:s,s:o}", "message", message, "requestedSchema", s);
-    json_t *r = ask_client(call, "elicitation/create", params, "Elicitation", res);
+    json_t *r = ask_client(call, "elicitation", "elicitation/create", params, "Elicitation", res);
     if (r == NULL)
         return 0;
     const char *action = json_string_value(json_object_get(r, "action"));
@@ -259,6 +268,219 @@ static int t_json_schema(mcpage_call *call, const json_t *args, mcpage_result *r
     int rc = n < 0 ? MCPAGE_ENOMEM : mcpage_result_add_text(res, t, (size_t)n);
     free(t);
     free(a);
+    return rc;
+}
+
+/* ------------------------------------------------------------ 2026-07-28 (MRTR and more) */
+
+/* An elicitation request for one string or boolean field. */
+static json_t *form(const char *message, const char *field, const char *type)
+{
+    return json_pack("{s:s, s:{s:s, s:{s:{s:s}}, s:[s]}}", "message", message, "requestedSchema",
+                     "type", "object", "properties", field, "type", type, "required", field);
+}
+
+/* The text an answered elicitation gave for `field` ("" when it did not). */
+static const char *answer_text(const json_t *answer, const char *field)
+{
+    const char *t = json_string_value(json_object_get(json_object_get(answer, "content"), field));
+    return t ? t : "";
+}
+
+static int add_textf(mcpage_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int add_textf(mcpage_result *res, const char *fmt, ...)
+{
+    char *t = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&t, fmt, ap);
+    va_end(ap);
+    int rc = n < 0 ? MCPAGE_ENOMEM : mcpage_result_add_text(res, t, (size_t)n);
+    free(t);
+    return rc;
+}
+
+static int t_irr_elicitation(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    json_t *a = ask_client(call, "user_name", "elicitation/create",
+                           form("What is your name?", "name", "string"), "Elicitation", res);
+    if (a == NULL)
+        return 0;
+    int rc = add_textf(res, "Hello, %s!%s", answer_text(a, "name"), "");
+    json_decref(a);
+    return rc;
+}
+
+static json_t *question(const char *text, int max_tokens)
+{
+    return json_pack("{s:[{s:s, s:{s:s, s:s}}], s:i}", "messages", "role", "user", "content",
+                     "type", "text", "text", text, "maxTokens", max_tokens);
+}
+
+static int t_irr_sampling(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    json_t *a = ask_client(call, "capital_question", "sampling/createMessage",
+                           question("What is the capital of France?", 100), "Sampling", res);
+    if (a == NULL)
+        return 0;
+    const char *t = json_string_value(json_object_get(json_object_get(a, "content"), "text"));
+    int rc = add_textf(res, "LLM response: %s%s", t ? t : "", "");
+    json_decref(a);
+    return rc;
+}
+
+/* "Roots: uri, uri" from a ListRootsResult. */
+static int roots_text(const json_t *a, mcpage_result *res)
+{
+    char buf[1024] = "";
+    size_t i;
+    const json_t *root;
+    json_array_foreach(json_object_get(a, "roots"), i, root)
+    {
+        const char *uri = json_string_value(json_object_get(root, "uri"));
+        size_t n = strlen(buf);
+        (void)snprintf(buf + n, sizeof buf - n, "%s%s", i ? ", " : "", uri ? uri : "?");
+    }
+    return add_textf(res, "Roots: %s%s", buf[0] ? buf : "(none)", "");
+}
+
+static int t_irr_list_roots(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    json_t *a = ask_client(call, "client_roots", "roots/list", json_object(), "Roots", res);
+    if (a == NULL)
+        return 0;
+    int rc = roots_text(a, res);
+    json_decref(a);
+    return rc;
+}
+
+static int t_irr_request_state(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    json_t *a = ask_client(call, "confirm", "elicitation/create",
+                           form("Please confirm", "ok", "boolean"), "Elicitation", res);
+    if (a == NULL)
+        return 0;
+    /* Round 2 or later exists only when the signed requestState verified. */
+    int rc = add_textf(res, "%s: confirmed (round %s)",
+                       mcpage_call_round(call) > 1 ? "state-ok" : "no-state",
+                       mcpage_call_round(call) > 1 ? "2+" : "1");
+    json_decref(a);
+    return rc;
+}
+
+static int t_irr_multiple(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    /* All three asked before returning, so they go out in one round. */
+    json_t *name = ask_client(call, "user_name", "elicitation/create",
+                              form("What is your name?", "name", "string"), "Elicitation", res);
+    json_t *greeting = ask_client(call, "greeting", "sampling/createMessage",
+                                  question("Generate a greeting", 50), "Sampling", res);
+    json_t *roots = ask_client(call, "client_roots", "roots/list", json_object(), "Roots", res);
+    int rc = 0;
+    if (name && greeting && roots) {
+        const char *g =
+            json_string_value(json_object_get(json_object_get(greeting, "content"), "text"));
+        rc = add_textf(res, "%s, %s", g ? g : "Hello", answer_text(name, "name"));
+    }
+    json_decref(name);
+    json_decref(greeting);
+    json_decref(roots);
+    return rc;
+}
+
+static int t_irr_multi_round(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    json_t *a1 =
+        ask_client(call, "step1", "elicitation/create",
+                   form("Step 1: What is your name?", "name", "string"), "Elicitation", res);
+    if (a1 == NULL)
+        return 0;
+    json_t *a2 = ask_client(call, "step2", "elicitation/create",
+                            form("Step 2: What is your favorite color?", "color", "string"),
+                            "Elicitation", res);
+    int rc = 0;
+    if (a2)
+        rc = add_textf(res, "%s likes %s", answer_text(a1, "name"), answer_text(a2, "color"));
+    json_decref(a1);
+    json_decref(a2);
+    return rc;
+}
+
+static int t_irr_capabilities(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    /* Asks only what the client declared: mcpage_call_input refuses the rest (ENOTSUP). */
+    json_t *out = NULL;
+    int pending = 0;
+    json_t *q = question("Say hello", 20);
+    if (mcpage_call_input(call, "sampling_request", "sampling/createMessage", q, 60000, &out) ==
+        MCPAGE_EINPUT)
+        pending++;
+    json_decref(q);
+    json_decref(out);
+    out = NULL;
+    q = form("Your name?", "name", "string");
+    if (mcpage_call_input(call, "elicitation_request", "elicitation/create", q, 60000, &out) ==
+        MCPAGE_EINPUT)
+        pending++;
+    json_decref(q);
+    json_decref(out);
+    if (pending)
+        return MCPAGE_EINPUT;
+    return mcpage_result_add_text(res, "capabilities respected", 22);
+}
+
+static int t_missing_capability(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    int rc = mcpage_call_require(call, "sampling");
+    if (rc != 0)
+        return rc; /* the client gets -32021 naming sampling */
+    return mcpage_result_add_text(res, "sampling declared", 17);
+}
+
+static int t_streaming_elicitation(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    mcpage_call_progress(call, 1, 2, "asking");
+    json_t *a = ask_client(call, "stream_name", "elicitation/create",
+                           form("What is your name?", "name", "string"), "Elicitation", res);
+    if (a == NULL)
+        return 0;
+    int rc = add_textf(res, "Streamed: %s%s", answer_text(a, "name"), "");
+    json_decref(a);
+    return rc;
+}
+
+static int t_header_param(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    const char *region = json_string_value(json_object_get(args, "region"));
+    return add_textf(res, "region=%s%s", region ? region : "", "");
+}
+
+static int p_irr(mcpage_call *call, const json_t *args, mcpage_prompt_messages *out)
+{
+    (void)args;
+    json_t *a = NULL;
+    json_t *q = form("What context should the prompt use?", "context", "string");
+    int rc = mcpage_call_input(call, "user_context", "elicitation/create", q, 60000, &a);
+    json_decref(q);
+    if (rc != 0)
+        return rc;
+    char *t = NULL;
+    int n = asprintf(&t, "Use this context: %s", answer_text(a, "context"));
+    rc = n < 0 ? MCPAGE_ENOMEM : mcpage_prompt_add_text(out, "user", t);
+    free(t);
+    json_decref(a);
     return rc;
 }
 
@@ -411,15 +633,69 @@ static int register_all(mcpage_server *srv)
          .description = "Tests elicitation with enum schema improvements per SEP-1330",
          .input_schema = NO_ARGS,
          .handler = t_elicitation_enums},
+        {.name = "test_input_required_result_elicitation",
+         .description = "Asks the user's name (elicitation) and greets them",
+         .input_schema = NO_ARGS,
+         .handler = t_irr_elicitation},
+        {.name = "test_input_required_result_sampling",
+         .description = "Asks the client's model a question (sampling)",
+         .input_schema = NO_ARGS,
+         .handler = t_irr_sampling},
+        {.name = "test_input_required_result_list_roots",
+         .description = "Asks the client's roots",
+         .input_schema = NO_ARGS,
+         .handler = t_irr_list_roots},
+        {.name = "test_input_required_result_request_state",
+         .description = "Asks for a confirmation; says state-ok once the request state verified",
+         .input_schema = NO_ARGS,
+         .handler = t_irr_request_state},
+        {.name = "test_input_required_result_multiple_inputs",
+         .description = "Asks for a name, a greeting and the roots in one round",
+         .input_schema = NO_ARGS,
+         .handler = t_irr_multiple},
+        {.name = "test_input_required_result_multi_round",
+         .description = "Asks two questions in two rounds",
+         .input_schema = NO_ARGS,
+         .handler = t_irr_multi_round},
+        {.name = "test_input_required_result_tampered_state",
+         .description = "Asks a question; a tampered request state is refused",
+         .input_schema = NO_ARGS,
+         .handler = t_irr_request_state},
+        {.name = "test_input_required_result_capabilities",
+         .description = "Asks only what the client declared it can answer",
+         .input_schema = NO_ARGS,
+         .handler = t_irr_capabilities},
+        {.name = "test_missing_capability",
+         .description = "Needs the sampling capability: without it the client gets -32021",
+         .input_schema = NO_ARGS,
+         .handler = t_missing_capability},
+        {.name = "test_streaming_elicitation",
+         .description = "Reports progress, then asks for a name",
+         .input_schema = NO_ARGS,
+         .handler = t_streaming_elicitation},
+        {.name = "test_logging_tool",
+         .description = "Logs three messages (only when the request asks for a log level)",
+         .input_schema = NO_ARGS,
+         .handler = t_logging},
+        {.name = "test_header_param",
+         .description = "Echoes its region, which HTTP clients mirror in Mcp-Param-Region",
+         .input_schema = "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":"
+                         "\"string\",\"x-mcp-header\":\"Region\"}},\"required\":[\"region\"]}",
+         .handler = t_header_param},
         {.name = "json_schema_2020_12_tool",
          .description = "Tool with JSON Schema 2020-12 features for conformance testing "
                         "(SEP-1613)",
          .input_schema =
              "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
-             "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":"
-             "\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":"
-             "\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},"
-             "\"additionalProperties\":false}",
+             "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\","
+             "\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
+             "\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":"
+             "\"#/$defs/address\"},\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\","
+             "\"email\"]},\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+             "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+             "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
+             "\"required\":[\"contactMethod\"]},\"then\":{\"required\":[\"phone\"]},"
+             "\"else\":{\"required\":[\"email\"]},\"additionalProperties\":false}",
          .handler = t_json_schema},
     };
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
@@ -493,7 +769,12 @@ static int register_all(mcpage_server *srv)
                            .title = "Prompt With Image",
                            .description = "A prompt that includes image content",
                            .handler = p_image};
-    if ((rc = mcpage_server_add_prompt(srv, &simple)) != 0 ||
+    mcpage_prompt irr = {.name = "test_input_required_result_prompt",
+                         .description = "Asks the user for context (elicitation), then builds "
+                                        "the prompt",
+                         .handler = p_irr};
+    if ((rc = mcpage_server_add_prompt(srv, &irr)) != 0 ||
+        (rc = mcpage_server_add_prompt(srv, &simple)) != 0 ||
         (rc = mcpage_server_add_prompt(srv, &with_args)) != 0 ||
         (rc = mcpage_server_add_prompt(srv, &embedded)) != 0 ||
         (rc = mcpage_server_add_prompt(srv, &image)) != 0)

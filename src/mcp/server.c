@@ -469,3 +469,11 @@ int mcp_server_submit(mcpage_server *srv, mcpage_call *call)
     pthread_mutex_unlock(&srv->lock);
     return 0;
 }
+
+const json_t *mcp_tool_input_schema(const mcpage_server *srv, const char *name)
+{
+    for (size_t i = 0; i < srv->ntools; i++)
+        if (strcmp(srv->tools[i].name, name) == 0)
+            return srv->tools[i].input_schema;
+    return NULL;
+}

@@ -212,6 +212,8 @@ typedef struct mcp_outreq {
 
 /* server.c: queues a call (takes ownership); MCPAGE_ERANGE when the server is full. */
 int mcp_server_submit(mcpage_server *srv, mcpage_call *call);
+/* server.c: the parsed inputSchema of a registered tool, or NULL (read-only after freeze). */
+const json_t *mcp_tool_input_schema(const mcpage_server *srv, const char *name);
 /* server.c: starts the pool and freezes the registry. */
 int mcp_server_freeze(mcpage_server *srv);
 

@@ -76,8 +76,8 @@ static enum MHD_Result handle_health(mcpage_http *h, struct MHD_Connection *c, c
 /*
  * The one place a complete POST body is dispatched: parsed once into a
  * message (http_request.c), then handed to the era that serves it. Today
- * that is always the 2025-11-25 session path (http_session.c); a request
- * of a stateless revision branches here to its own handler.
+ * that is the 2025-11-25 session path (http_session.c), or the stateless
+ * path of revision 2026-07-28 (http_stateless.c).
  */
 static enum MHD_Result route_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq)
 {
@@ -85,7 +85,10 @@ static enum MHD_Result route_post(mcpage_http *h, struct MHD_Connection *c, http
     enum MHD_Result ret = MHD_NO;
     if (!http_message_parse(h, c, rq, &m, &ret))
         return ret;
-    ret = http_session_post(h, c, rq, &m);
+    if (http_is_modern(c, &m))
+        ret = http_stateless_post(h, c, rq, &m);
+    else
+        ret = http_session_post(h, c, rq, &m);
     http_message_clear(&m);
     return ret;
 }
@@ -111,6 +114,8 @@ static enum MHD_Result route_headers(mcpage_http *h, struct MHD_Connection *c, c
                          "Method Not Allowed: /mcp takes POST, GET and DELETE");
     if (!http_check_auth(h, c, &ret))
         return ret;
+    if ((get || del) && http_is_modern(c, NULL))
+        return http_stateless_refuse(c, method);
     if (get)
         return http_sse_get(h, c);
     if (del)
@@ -167,6 +172,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
             pthread_mutex_unlock(&rq->hs->lock);
         }
         atomic_store(&rq->hs->last_active, http_now_ms());
+        if (rq->hs->modern)
+            http_session_end(rq->hs); /* its one request is over: answered, or abandoned */
         http_session_unref(rq->hs);
     }
     mcpage__free(rq->body);

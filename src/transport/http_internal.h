@@ -12,6 +12,8 @@
  *                   record shared with other instances, with its poller
  *   http_sse.c      streams: the runtime's output routed to them, SSE
  *                   events and ids, Last-Event-ID replay, GET
+ *   http_stateless.c the 2026-07-28 era: which POSTs are modern, their
+ *                   header checks, one runtime session per request
  *
  * Locks, in order: h->lock (session table) before hs->lock (one session's
  * streams). The runtime calls http_send() under its send lock, so no
@@ -116,6 +118,7 @@ struct http_session {
     uint64_t next_no;                    /* next request stream number */
     atomic_int refs;                     /* 1 for the table + 1 per request or connection */
     bool closed;                         /* ended: streams close, waiters answer 404 */
+    bool modern;                         /* one 2026-07-28 request: not in the table, no ids */
     _Atomic int64_t last_active;         /* monotonic ms of the last request */
 };
 
@@ -212,6 +215,9 @@ http_session *http_need_session(mcpage_http *h, struct MHD_Connection *c, enum M
 /* A POST of the 2025-11-25 era (a session, or initialize making one). */
 enum MHD_Result http_session_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
                                   const http_message *m);
+/* A modern POST: a session of its own for this one request (ended when the request is). */
+enum MHD_Result http_session_post_transient(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
+                                            const http_message *m);
 /* A POST whose JSON answer was awaited is resumed: send it. */
 enum MHD_Result http_session_finish_wait(struct MHD_Connection *c, http_req *rq);
 enum MHD_Result http_session_delete(mcpage_http *h, struct MHD_Connection *c);
@@ -232,6 +238,17 @@ bool http_ended_lookup(mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN]
 void http_ended_record(mcpage_http *h, const http_session *hs);
 /* The poller thread (started when cfg.ended.since is set). */
 void *http_ended_poller(void *arg);
+
+/* http_stateless.c */
+/* True when a POST speaks a modern revision (by its MCP-Protocol-Version or its _meta). */
+bool http_is_modern(struct MHD_Connection *c, const http_message *m);
+/* A modern POST: header checks against the body, then one request on its own session. */
+enum MHD_Result http_stateless_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
+                                    const http_message *m);
+/* GET or DELETE from a modern client: 405. */
+enum MHD_Result http_stateless_refuse(struct MHD_Connection *c, const char *method);
+/* The HTTP status of a modern JSON answer: 404 for -32601, 400 for malformed requests. */
+unsigned http_stateless_status(const char *body, size_t len);
 
 /* http_sse.c */
 void http_stream_free(http_stream *st);

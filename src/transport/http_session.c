@@ -374,13 +374,14 @@ static http_session *post_session(mcpage_http *h, struct MHD_Connection *c, http
     return hs;
 }
 
-enum MHD_Result http_session_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
-                                  const http_message *m)
+/*
+ * The request part of a POST, once its session is known (rq->hs): opens
+ * its stream, hands the message to the runtime and answers with JSON or
+ * SSE.
+ */
+static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
+                                    const http_message *m)
 {
-    enum MHD_Result ret = MHD_NO;
-    rq->hs = post_session(h, c, rq, m, &ret);
-    if (rq->hs == NULL)
-        return ret;
     http_session *hs = rq->hs;
     atomic_store(&hs->last_active, http_now_ms());
     if (!m->request) {
@@ -399,6 +400,14 @@ enum MHD_Result http_session_post(mcpage_http *h, struct MHD_Connection *c, http
     /* Calls may log, report progress or ask the client before answering: stream them. */
     bool may_talk = strcmp(m->method, "tools/call") == 0 || strcmp(m->method, "prompts/get") == 0 ||
                     strcmp(m->method, "resources/read") == 0;
+    if (hs->modern) {
+        /* Modern calls ask the client through their result and talk only when asked to (a
+           progressToken or a logLevel): otherwise one JSON answer, whose HTTP status can
+           then follow its error code. */
+        const json_t *meta = json_object_get(json_object_get(m->v, "params"), "_meta");
+        may_talk = may_talk && (json_object_get(meta, "progressToken") ||
+                                json_object_get(meta, "io.modelcontextprotocol/logLevel"));
+    }
     bool sse = sse_ok && (!json_ok || may_talk);
     unsigned status = 0;
     const char *why = NULL;
@@ -422,7 +431,7 @@ enum MHD_Result http_session_post(mcpage_http *h, struct MHD_Connection *c, http
     }
     const char *sid_out = rq->new_session ? hs->id : NULL;
     if (sse)
-        return http_sse_open(c, hs, st, false, sid_out);
+        return http_sse_open(c, hs, st, hs->modern, sid_out);
 
     pthread_mutex_lock(&hs->lock);
     bool answered = st->answered || hs->closed;
@@ -435,8 +444,32 @@ enum MHD_Result http_session_post(mcpage_http *h, struct MHD_Connection *c, http
     pthread_mutex_unlock(&hs->lock);
     if (!answered)
         return MHD_YES;
-    return http_queue(c, MHD_HTTP_OK, "application/json", st->body ? st->body : "",
-                      st->body ? st->body_len : 0, sid_out);
+    const char *body = st->body ? st->body : "";
+    size_t len = st->body ? st->body_len : 0;
+    return http_queue(c, hs->modern ? http_stateless_status(body, len) : MHD_HTTP_OK,
+                      "application/json", body, len, sid_out);
+}
+
+enum MHD_Result http_session_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
+                                  const http_message *m)
+{
+    enum MHD_Result ret = MHD_NO;
+    rq->hs = post_session(h, c, rq, m, &ret);
+    if (rq->hs == NULL)
+        return ret;
+    return post_request(h, c, rq, m);
+}
+
+enum MHD_Result http_session_post_transient(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
+                                            const http_message *m)
+{
+    http_session *hs = session_alloc(h); /* never in the table: on_completed ends it */
+    if (hs == NULL)
+        return http_fail(c, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
+                         "Internal error: out of memory");
+    hs->modern = true;
+    rq->hs = hs;
+    return post_request(h, c, rq, m);
 }
 
 enum MHD_Result http_session_finish_wait(struct MHD_Connection *c, http_req *rq)
@@ -455,8 +488,9 @@ enum MHD_Result http_session_finish_wait(struct MHD_Connection *c, http_req *rq)
         return http_fail(c, MHD_HTTP_NOT_FOUND, -32001,
                          "Session not found: it ended before the request was answered");
     }
+    unsigned status = hs->modern ? http_stateless_status(body, len) : MHD_HTTP_OK;
     enum MHD_Result ret =
-        http_queue(c, MHD_HTTP_OK, "application/json", body, len, rq->new_session ? hs->id : NULL);
+        http_queue(c, status, "application/json", body, len, rq->new_session ? hs->id : NULL);
     mcpage__free(body);
     return ret;
 }

@@ -150,7 +150,10 @@ static void event_append(http_session *hs, http_stream *st, const char *msg, siz
 {
     char head[64];
     uint64_t seq = st->next_seq;
-    int hl = snprintf(head, sizeof head, "id: %" PRIu64 "_%" PRIu64 "\ndata: ", st->no, seq);
+    /* Modern streams are not resumable: no event ids. */
+    int hl = hs->modern
+                 ? snprintf(head, sizeof head, "data: ")
+                 : snprintf(head, sizeof head, "id: %" PRIu64 "_%" PRIu64 "\ndata: ", st->no, seq);
     size_t total = (size_t)hl + len + 2;
     http_event *ev = mcpage__malloc(sizeof *ev + total);
     if (ev == NULL) {
@@ -311,6 +314,10 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         if (st == NULL || hs->closed || hs->h->stopping) {
             n = MHD_CONTENT_READER_END_OF_STREAM;
             break;
+        }
+        if (!cn->primed && hs->modern) {
+            cn->primed = true; /* nothing to resume from: no priming event */
+            continue;
         }
         if (!cn->primed) {
             /* The priming event: an id to resume from and the reconnect delay. */
