@@ -484,6 +484,103 @@ static int p_irr(mcpage_call *call, const json_t *args, mcpage_prompt_messages *
     return rc;
 }
 
+/* ------------------------------------------------------------ the tasks extension (SEP-2663) */
+
+static int t_greet(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    const char *name = json_string_value(json_object_get(args, "name"));
+    return add_textf(res, "Hello, %s!", name ? name : "World");
+}
+
+/* Sleeps up to `ms`, in steps, until the call is cancelled; false when it was. */
+static bool sleep_unless_cancelled(mcpage_call *call, long ms)
+{
+    for (long done = 0; done < ms; done += 20) {
+        if (mcpage_call_cancelled(call))
+            return false;
+        sleep_ms(20);
+    }
+    return !mcpage_call_cancelled(call);
+}
+
+static int t_slow_compute(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    json_int_t seconds = json_integer_value(json_object_get(args, "seconds"));
+    const char *label = json_string_value(json_object_get(args, "label"));
+    /* Instant work answers in the request; anything longer becomes a task when it can. */
+    if (seconds > 0)
+        (void)mcpage_call_task(call);
+    if (!sleep_unless_cancelled(call, (long)seconds * 1000))
+        return MCPAGE_ECANCELED;
+    return add_textf(res, "Computed %s in %lld s", label ? label : "", (long long)seconds);
+}
+
+static int t_failing_job(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    (void)mcpage_call_task(call);
+    if (!sleep_unless_cancelled(call, 1000))
+        return MCPAGE_ECANCELED;
+    return mcpage_result_errorf(res, "The job failed: the tool reported an error");
+}
+
+static int t_protocol_error_job(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    (void)res;
+    (void)mcpage_call_task(call);
+    sleep_ms(100);
+    return mcpage_call_fail(call, -32603, "Internal error: the job crashed");
+}
+
+static int t_confirm_delete(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    const char *file = json_string_value(json_object_get(args, "filename"));
+    (void)mcpage_call_task(call);
+    json_t *a = ask_client(call, "confirm_delete", "elicitation/create",
+                           form("Delete this file?", "confirm", "boolean"), "Elicitation", res);
+    if (a == NULL)
+        return 0;
+    const char *action = json_string_value(json_object_get(a, "action"));
+    bool yes = json_is_true(json_object_get(json_object_get(a, "content"), "confirm")) ||
+               (action && strcmp(action, "accept") == 0);
+    json_decref(a);
+    return add_textf(res, "%s %s", yes ? "Deleted" : "Kept", file ? file : "the file");
+}
+
+static int t_multi_input(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    (void)mcpage_call_task(call);
+    /* Both asked before returning: two questions pending at once. */
+    json_t *first = ask_client(call, "first_name", "elicitation/create",
+                               form("First name?", "name", "string"), "Elicitation", res);
+    json_t *last = ask_client(call, "last_name", "elicitation/create",
+                              form("Last name?", "name", "string"), "Elicitation", res);
+    int rc = 0;
+    if (first && last)
+        rc = add_textf(res, "Hello, %s %s", answer_text(first, "name"), answer_text(last, "name"));
+    json_decref(first);
+    json_decref(last);
+    return rc;
+}
+
+static int t_tool_with_task(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    /* Input first, in the request (InputRequiredResult); then the work goes on as a task. */
+    json_t *a = ask_client(call, "user_name", "elicitation/create",
+                           form("What is your name?", "name", "string"), "Elicitation", res);
+    if (a == NULL)
+        return 0;
+    (void)mcpage_call_task(call);
+    sleep_ms(200);
+    int rc = add_textf(res, "Task finished for %s", answer_text(a, "name"));
+    json_decref(a);
+    return rc;
+}
+
 /* ------------------------------------------------------------ resources */
 
 static int r_static_text(mcpage_call *call, const char *uri, mcpage_contents *out)
@@ -682,6 +779,44 @@ static int register_all(mcpage_server *srv)
          .input_schema = "{\"type\":\"object\",\"properties\":{\"region\":{\"type\":"
                          "\"string\",\"x-mcp-header\":\"Region\"}},\"required\":[\"region\"]}",
          .handler = t_header_param},
+        {.name = "greet",
+         .description = "Greets by name (never a task)",
+         .input_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":"
+                         "\"string\"}}}",
+         .handler = t_greet},
+        {.name = "slow_compute",
+         .description = "Sleeps the given seconds; runs as a task when that is more than 0",
+         .input_schema = "{\"type\":\"object\",\"properties\":{\"seconds\":{\"type\":"
+                         "\"integer\",\"minimum\":0,\"maximum\":600},\"label\":{\"type\":"
+                         "\"string\"}}}",
+         .handler = t_slow_compute,
+         .tasks = MCPAGE_TASKS_OPTIONAL},
+        {.name = "failing_job",
+         .description = "A task whose tool reports an error after a second",
+         .input_schema = NO_ARGS,
+         .handler = t_failing_job,
+         .tasks = MCPAGE_TASKS_REQUIRED},
+        {.name = "protocol_error_job",
+         .description = "A task that fails with a protocol error",
+         .input_schema = NO_ARGS,
+         .handler = t_protocol_error_job,
+         .tasks = MCPAGE_TASKS_OPTIONAL},
+        {.name = "confirm_delete",
+         .description = "A task that asks for a confirmation before it deletes",
+         .input_schema = "{\"type\":\"object\",\"properties\":{\"filename\":{\"type\":"
+                         "\"string\"}}}",
+         .handler = t_confirm_delete,
+         .tasks = MCPAGE_TASKS_OPTIONAL},
+        {.name = "multi_input",
+         .description = "A task that asks two questions at once",
+         .input_schema = NO_ARGS,
+         .handler = t_multi_input,
+         .tasks = MCPAGE_TASKS_OPTIONAL},
+        {.name = "test_tool_with_task",
+         .description = "Asks a name in the request, then finishes as a task",
+         .input_schema = NO_ARGS,
+         .handler = t_tool_with_task,
+         .tasks = MCPAGE_TASKS_REQUIRED},
         {.name = "json_schema_2020_12_tool",
          .description = "Tool with JSON Schema 2020-12 features for conformance testing "
                         "(SEP-1613)",

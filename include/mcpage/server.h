@@ -137,6 +137,17 @@ MCPAGE_API void mcpage_server_free(mcpage_server *srv);
  */
 typedef int (*mcpage_tool_fn)(mcpage_call *call, const json_t *args, mcpage_result *res);
 
+/*
+ * Whether a tool may run as a task (the io.modelcontextprotocol/tasks
+ * extension of revision 2026-07-28): the handler decides per call with
+ * mcpage_call_task().
+ */
+typedef enum mcpage_task_support {
+    MCPAGE_TASKS_NONE = 0, /* always answers in the request */
+    MCPAGE_TASKS_OPTIONAL, /* may become a task for clients that declare the extension */
+    MCPAGE_TASKS_REQUIRED  /* clients without the extension get -32021 before it runs */
+} mcpage_task_support;
+
 /* Tool annotations: hints for the client, not guarantees. */
 typedef enum mcpage_hint {
     MCPAGE_HINT_UNSET = 0, /* not sent */
@@ -156,6 +167,7 @@ typedef struct mcpage_tool {
     mcpage_hint open_world;    /* annotations.openWorldHint */
     mcpage_tool_fn handler;    /* required */
     void *user_data;           /* returned by mcpage_call_data() */
+    mcpage_task_support tasks; /* task support (default MCPAGE_TASKS_NONE) */
 } mcpage_tool;
 
 /* Registers a tool. MCPAGE_EEXIST for a duplicate name, MCPAGE_EPARSE for a bad schema. */
@@ -377,6 +389,39 @@ MCPAGE_API int mcpage_call_require(mcpage_call *call, const char *capability);
  * Always 1 in the legacy era.
  */
 MCPAGE_API int mcpage_call_round(const mcpage_call *call);
+
+/*
+ * Continues this tool call as a task (the io.modelcontextprotocol/tasks
+ * extension): the client gets a CreateTaskResult at once and polls
+ * tasks/get; what the handler returns from now on becomes the task's
+ * result. Progress and log notifications stop (the request they belonged
+ * to is answered). mcpage_call_input() then parks the task in
+ * input_required until tasks/update answers every question, and the
+ * handler runs again from the start with the answers (as in the modern
+ * era's retries). mcpage_call_cancelled() turns true on tasks/cancel.
+ * Tasks live in this process for MCPAGE_TASK_TTL_MS.
+ *
+ * 0 when the call is a task (also when it already was); MCPAGE_ENOTSUP
+ * when it cannot be one (the tool was registered without task support,
+ * the request is not of the modern era, or the client did not declare the
+ * extension): then go on and answer in the request. MCPAGE_ERANGE when
+ * MCPAGE_MAX_TASKS tasks are live.
+ */
+MCPAGE_API int mcpage_call_task(mcpage_call *call);
+
+/* How long a task stays readable by tasks/get, and the polling interval suggested. */
+#define MCPAGE_TASK_TTL_MS  3600000
+#define MCPAGE_TASK_POLL_MS 500
+/* Most tasks one server holds at once. */
+#define MCPAGE_MAX_TASKS 10000
+
+/*
+ * Ends the call with a JSON-RPC error instead of a result (a protocol
+ * failure, not a tool error: for those return an isError result). A task
+ * moves to "failed" with this error. `code` is a JSON-RPC error code
+ * (-32603 for an internal error); `message` is copied.
+ */
+MCPAGE_API int mcpage_call_fail(mcpage_call *call, int code, const char *message);
 
 /* Longest wait mcpage_call_request() accepts, in milliseconds. */
 #define MCPAGE_REQUEST_MAX_TIMEOUT_MS 600000

@@ -43,6 +43,7 @@ void mcp_call_free(mcpage_call *call)
     json_decref(call->asks);
     json_decref(call->missing_caps);
     mcpage__free(call->binding);
+    mcpage__free(call->fail_message);
     mcpage__free(call->uri);
     mcpage__free(call);
 }
@@ -79,14 +80,19 @@ static void schema_error_structured(mcpage_result *res, const json_t *args, cons
 }
 
 /*
- * Answers a call whose handler asked for what the client must supply:
- * -32021 for a capability it lacks, or (modern era) an InputRequiredResult
- * with the asks of this round. False when neither happened.
+ * Answers a call that ends otherwise than with its result: a JSON-RPC
+ * error the handler chose (mcpage_call_fail), -32021 for a capability the
+ * client lacks, or (modern era) an InputRequiredResult with the asks of
+ * this round. False when none of these happened.
  */
 static bool answered_with_needs(mcpage_call *call)
 {
     if (mcpage_call_cancelled(call))
         return false;
+    if (call->fail_code) {
+        mcp_send_error(call->s, call->id, call->fail_code, call->fail_message, NULL);
+        return true;
+    }
     if (call->missing_caps) {
         mcp_send_missing_caps(call);
         return true;
@@ -98,15 +104,17 @@ static bool answered_with_needs(mcpage_call *call)
     return false;
 }
 
-static void run_tool(mcpage_call *call)
+/* Runs a tool call; true when it became a task that now waits for input (see mcp_call_run). */
+static bool run_tool(mcpage_call *call)
 {
     const mcp_tool *tool = call->tool;
-    mcpage_server *srv = call->s->srv;
+    mcpage_server *srv = call->srv;
     mcpage_result *res = mcpage_result_new();
     if (res == NULL) {
-        mcp_send_error(call->s, call->id, RPC_INTERNAL_ERROR, "Internal error: out of memory",
-                       NULL);
-        return;
+        if (call->s)
+            mcp_send_error(call->s, call->id, RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                           NULL);
+        return false;
     }
     char why[512];
     if (!schema_validate(tool->input_schema, call->args, true, why, sizeof why)) {
@@ -145,7 +153,10 @@ static void run_tool(mcpage_call *call)
             }
         }
     }
-    if (!answered_with_needs(call) && !mcpage_call_cancelled(call)) {
+    bool parked = false;
+    if (call->task) {
+        parked = mcp_task_settle(call, res); /* the result is the task's now */
+    } else if (!answered_with_needs(call) && !mcpage_call_cancelled(call)) {
         jw w;
         jw_init(&w, 0);
         mcp_write_head(&w, call->id);
@@ -153,6 +164,7 @@ static void run_tool(mcpage_call *call)
         mcp_send_result(call->s, &call->era, &w, call->id, NULL);
     }
     mcpage_result_free(res);
+    return parked;
 }
 
 int mcpage_contents_add_text(mcpage_contents *c, const char *uri, const char *mime_type,
@@ -203,7 +215,7 @@ static void contents_reset(mcpage_contents *c)
 
 static void run_read(mcpage_call *call)
 {
-    mcpage_server *srv = call->s->srv;
+    mcpage_server *srv = call->srv;
     const char *uri = call->uri;
     mcpage_contents c;
     jw_init(&c.w, CONTENTS_MAX_BYTES);
@@ -334,14 +346,16 @@ static void run_prompt(mcpage_call *call)
     mcpage__free(m.description);
 }
 
-void mcp_call_run(mcpage_call *call)
+bool mcp_call_run(mcpage_call *call)
 {
-    if (mcpage_call_cancelled(call))
-        return;
+    if (mcpage_call_cancelled(call)) {
+        if (call->task)
+            (void)mcp_task_settle(call, NULL); /* the task lets go of the call */
+        return false;
+    }
     switch (call->kind) {
     case CALL_TOOL:
-        run_tool(call);
-        break;
+        return run_tool(call);
     case CALL_READ:
         run_read(call);
         break;
@@ -349,4 +363,5 @@ void mcp_call_run(mcpage_call *call)
         run_prompt(call);
         break;
     }
+    return false;
 }

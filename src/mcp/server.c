@@ -85,6 +85,7 @@ int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out)
     mcpage_args_fingerprint(empty, no_skip, srv->empty_fp);
     json_decref(empty);
     pthread_mutex_init(&srv->lock, NULL);
+    pthread_mutex_init(&srv->tasks_lock, NULL);
     pthread_cond_init(&srv->work_cv, NULL);
     *out = srv;
     return 0;
@@ -146,9 +147,11 @@ void mcpage_server_free(mcpage_server *srv)
     srv->stopping = true;
     pthread_cond_broadcast(&srv->work_cv);
     pthread_mutex_unlock(&srv->lock);
+    mcp_tasks_stop(srv); /* running tasks are cancelled: nobody will poll them */
     for (int i = 0; i < srv->nthreads; i++)
         pthread_join(srv->threads[i], NULL);
     mcpage__free(srv->threads);
+    mcp_tasks_free(srv);
     for (size_t i = 0; i < srv->ntools; i++)
         free_tool(&srv->tools[i]);
     for (size_t i = 0; i < srv->nresources; i++)
@@ -166,6 +169,7 @@ void mcpage_server_free(mcpage_server *srv)
         mcpage_keyring_free(srv->keyring);
     pthread_cond_destroy(&srv->work_cv);
     pthread_mutex_destroy(&srv->lock);
+    pthread_mutex_destroy(&srv->tasks_lock);
     mcpage__free(srv->name);
     mcpage__free(srv->title);
     mcpage__free(srv->version);
@@ -272,6 +276,7 @@ int mcpage_server_add_tool(mcpage_server *srv, const mcpage_tool *tool)
     t->hints[3] = tool->open_world;
     t->handler = tool->handler;
     t->ud = tool->user_data;
+    t->tasks = tool->tasks;
     srv->ntools++;
     return 0;
 fail:
@@ -409,13 +414,14 @@ static void *worker_main(void *arg)
         if (srv->queue_head == NULL)
             srv->queue_tail = NULL;
         pthread_mutex_unlock(&srv->lock);
-        mcp_call_run(call);
+        bool parked = mcp_call_run(call);
         /* Free the server slot before the session learns the call ended, so
          * a client that saw the response may send the next call at once. */
         pthread_mutex_lock(&srv->lock);
         srv->inflight--;
         pthread_mutex_unlock(&srv->lock);
-        mcp_call_finish(call);
+        if (!parked) /* a parked task's call waits in its task for tasks/update */
+            mcp_call_finish(call);
         pthread_mutex_lock(&srv->lock);
     }
     pthread_mutex_unlock(&srv->lock);

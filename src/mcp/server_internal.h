@@ -68,14 +68,15 @@ typedef struct mcp_cache {
 #define MCP_MAX_WORKERS       256
 
 typedef struct mcp_tool {
-    char *name;             /* unique name */
-    char *title;            /* or NULL */
-    char *description;      /* or NULL */
-    json_t *input_schema;   /* parsed inputSchema (always an object schema) */
-    json_t *output_schema;  /* parsed outputSchema, or NULL */
-    mcpage_hint hints[4];   /* readOnly, destructive, idempotent, openWorld */
-    mcpage_tool_fn handler; /* the handler */
-    void *ud;               /* its user data */
+    char *name;                /* unique name */
+    char *title;               /* or NULL */
+    char *description;         /* or NULL */
+    json_t *input_schema;      /* parsed inputSchema (always an object schema) */
+    json_t *output_schema;     /* parsed outputSchema, or NULL */
+    mcpage_hint hints[4];      /* readOnly, destructive, idempotent, openWorld */
+    mcpage_tool_fn handler;    /* the handler */
+    void *ud;                  /* its user data */
+    mcpage_task_support tasks; /* may it run as a task */
 } mcp_tool;
 
 typedef struct mcp_resource {
@@ -142,6 +143,10 @@ struct mcpage_call {
     json_t *missing_caps;     /* capabilities the call needed and the client lacks, or NULL */
     char *binding;            /* modern: what a requestState is bound to (method, name, args) */
     int round;                /* 1, or n when retried with the verified state of round n-1 */
+    mcpage_server *srv;       /* the server (calls outlive their session once they are tasks) */
+    struct mcp_task *task;    /* the task this call became, or NULL */
+    int fail_code;            /* mcpage_call_fail: a JSON-RPC error instead of a result, or 0 */
+    char *fail_message;       /* its message (owned) */
 };
 
 struct mcpage_server {
@@ -167,10 +172,13 @@ struct mcpage_server {
     bool frozen;                              /* a session exists: the registry is read-only */
     mcpage_call *queue_head;                  /* calls waiting for a worker */
     mcpage_call *queue_tail;
-    size_t inflight;    /* calls queued or running */
-    pthread_t *threads; /* the pool */
-    int nthreads;       /* threads started */
-    bool stopping;      /* mcpage_server_free was called */
+    size_t inflight;            /* calls queued or running */
+    pthread_t *threads;         /* the pool */
+    int nthreads;               /* threads started */
+    bool stopping;              /* mcpage_server_free was called */
+    pthread_mutex_t tasks_lock; /* guards the tasks (tasks.c) */
+    struct mcp_task *tasks;     /* live tasks, newest first */
+    size_t ntasks;              /* their number */
 };
 
 struct mcpage_session {
@@ -237,11 +245,22 @@ void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *m
 mcpage_received mcp_session_receive_json(mcpage_session *s, const json_t *msg);
 /* session.c: the server's capabilities object (initialize, server/discover). */
 void mcp_write_capabilities(jw *w, const mcpage_server *srv, bool modern);
+/*
+ * session.c: takes a call that became a task out of its session (no
+ * cancel_all, drain or free reaches it any more) but keeps the session's
+ * memory until mcp_session_release(); call->s stays set until then.
+ */
+void mcp_call_detach(mcpage_call *call);
+void mcp_session_release(mcpage_session *s);
 /* session.c: drops a finished call from the session and frees it. */
 void mcp_call_finish(mcpage_call *call);
 
-/* calls.c: runs a call on a worker thread (the caller then calls mcp_call_finish). */
-void mcp_call_run(mcpage_call *call);
+/*
+ * calls.c: runs a call on a worker thread. Then the caller calls
+ * mcp_call_finish, unless this returns true: the call became a task that
+ * waits for input, and the task holds it until it runs again.
+ */
+bool mcp_call_run(mcpage_call *call);
 /* calls.c: frees a call's own memory. */
 void mcp_call_free(mcpage_call *call);
 
@@ -277,6 +296,28 @@ int mcp_call_prepare_input(mcpage_session *s, mcpage_call *call, const char *met
 void mcp_send_input_required(mcpage_call *call);
 /* Sends -32021 naming call->missing_caps. */
 void mcp_send_missing_caps(mcpage_call *call);
+
+/* tasks.c: the io.modelcontextprotocol/tasks extension. */
+#define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+/* True when a tool of the registry may run as a task (the extension is offered). */
+bool mcp_tasks_offered(const mcpage_server *srv);
+/* True when capabilities declare the extension. */
+bool mcp_tasks_declared(const json_t *caps);
+/* Answers -32021 naming the tasks extension. */
+void mcp_tasks_required(mcpage_session *s, const json_t *id);
+/* tasks/get, tasks/update, tasks/cancel. */
+void mcp_tasks_get(mcpage_session *s, const json_t *id, const json_t *params);
+void mcp_tasks_update(mcpage_session *s, const json_t *id, const json_t *params);
+void mcp_tasks_cancel(mcpage_session *s, const json_t *id, const json_t *params);
+/*
+ * At the end of a run of a call that is a task: stores its result, error
+ * or questions; true when the task now waits for input and holds the call.
+ */
+bool mcp_task_settle(mcpage_call *call, mcpage_result *res);
+/* Cancels every running task (the server is going away). */
+void mcp_tasks_stop(mcpage_server *srv);
+/* Frees every task (the server is going away; no worker runs). */
+void mcp_tasks_free(mcpage_server *srv);
 
 /* Level names as the protocol spells them. */
 const char *mcp_level_name(mcpage_log_level l);

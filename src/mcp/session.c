@@ -258,21 +258,50 @@ void mcpage_session_set_close_stream(mcpage_session *s, mcpage_close_stream_fn f
     pthread_mutex_unlock(&s->send_lock);
 }
 
-void mcp_call_finish(mcpage_call *call)
+/* Unlinks a call from its session's list (lock held). */
+static void unlink_call(mcpage_session *s, mcpage_call *call)
 {
-    mcpage_session *s = call->s;
-    pthread_mutex_lock(&s->lock);
     if (call->sprev)
         call->sprev->snext = call->snext;
     else
         s->calls = call->snext;
     if (call->snext)
         call->snext->sprev = call->sprev;
+    call->snext = call->sprev = NULL;
     s->ncalls--;
+}
+
+void mcp_call_finish(mcpage_call *call)
+{
+    mcpage_session *s = call->s;
+    if (s == NULL) { /* a task's call: no session holds it */
+        mcp_call_free(call);
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    unlink_call(s, call);
     bool dead = --s->refs == 0;
     pthread_cond_broadcast(&s->idle_cv);
     pthread_mutex_unlock(&s->lock);
     mcp_call_free(call);
+    if (dead)
+        session_destroy(s);
+}
+
+void mcp_call_detach(mcpage_call *call)
+{
+    mcpage_session *s = call->s;
+    pthread_mutex_lock(&s->lock);
+    unlink_call(s, call);
+    pthread_cond_broadcast(&s->idle_cv);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void mcp_session_release(mcpage_session *s)
+{
+    pthread_mutex_lock(&s->lock);
+    bool dead = --s->refs == 0;
+    pthread_mutex_unlock(&s->lock);
     if (dead)
         session_destroy(s);
 }
@@ -445,7 +474,20 @@ void *mcpage_call_data(const mcpage_call *call)
 
 void *mcpage_call_server_data(const mcpage_call *call)
 {
-    return call->s->srv->cfg.user_data;
+    return call->srv->cfg.user_data;
+}
+
+int mcpage_call_fail(mcpage_call *call, int code, const char *message)
+{
+    if (call == NULL || message == NULL || code == 0)
+        return MCPAGE_EINVAL;
+    char *copy = mcpage__strdup(message);
+    if (copy == NULL)
+        return MCPAGE_ENOMEM;
+    mcpage__free(call->fail_message);
+    call->fail_message = copy;
+    call->fail_code = code;
+    return 0;
 }
 
 bool mcpage_call_cancelled(const mcpage_call *call)
@@ -638,8 +680,8 @@ static void write_number(jw *w, double v)
 
 int mcpage_call_progress(mcpage_call *call, double progress, double total, const char *message)
 {
-    if (call->progress_token == NULL || mcpage_call_cancelled(call))
-        return 0;
+    if (call->progress_token == NULL || call->s == NULL || mcpage_call_cancelled(call))
+        return 0; /* no token, or a task: the request it belonged to is answered */
     if (!(progress == progress) || (call->sent_progress && progress <= call->last_progress))
         return MCPAGE_EINVAL; /* the spec requires progress to increase */
     call->sent_progress = true;
@@ -671,6 +713,8 @@ int mcpage_call_progress(mcpage_call *call, double progress, double total, const
 int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const char *logger, const char *fmt,
                     ...)
 {
+    if (call->s == NULL)
+        return 0; /* a task: the request it belonged to is answered */
     char small[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -775,6 +819,14 @@ void mcp_write_capabilities(jw *w, const mcpage_server *srv, bool modern)
     if (srv->complete) {
         jw_key(w, "completions");
         jw_object_begin(w);
+        jw_object_end(w);
+    }
+    if (modern && mcp_tasks_offered(srv)) {
+        jw_key(w, "extensions");
+        jw_object_begin(w);
+        jw_key(w, MCP_TASKS_EXTENSION);
+        jw_object_begin(w);
+        jw_object_end(w);
         jw_object_end(w);
     }
     jw_object_end(w);
@@ -911,6 +963,7 @@ static mcpage_call *new_call(mcpage_session *s, mcp_call_kind kind, const json_t
     if (call == NULL)
         return NULL;
     call->kind = kind;
+    call->srv = s->srv;
     call->id = json_deep_copy(id);
     call->round = 1;
     atomic_init(&call->cancelled, false);
@@ -967,6 +1020,11 @@ static void m_tools_call(mcpage_session *s, const json_t *id, const json_t *para
     if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
         send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
                     "tools/call: params.arguments must be an object of the tool's parameters");
+        return;
+    }
+    if (tool->tasks == MCPAGE_TASKS_REQUIRED &&
+        !(s->req->rev && s->req->rev->modern && mcp_tasks_declared(s->req->caps))) {
+        mcp_tasks_required(s, id); /* it only runs as a task */
         return;
     }
     mcpage_call *call = new_call(s, CALL_TOOL, id, params);
@@ -1058,7 +1116,7 @@ static void m_prompts_get(mcpage_session *s, const json_t *id, const json_t *par
 }
 
 /* Which capability a method needs; methods of absent capabilities are unknown. */
-typedef enum need { NEED_NONE, NEED_RESOURCES, NEED_PROMPTS, NEED_COMPLETIONS } need;
+typedef enum need { NEED_NONE, NEED_RESOURCES, NEED_PROMPTS, NEED_COMPLETIONS, NEED_TASKS } need;
 
 /* Which era a method belongs to. */
 typedef enum era_mask { ERA_LEGACY = 1, ERA_MODERN = 2, ERA_BOTH = 3 } era_mask;
@@ -1086,6 +1144,9 @@ static const method_entry methods[] = {
     {"prompts/list", mcp_list_prompts, false, NEED_PROMPTS, ERA_BOTH},
     {"prompts/get", m_prompts_get, false, NEED_PROMPTS, ERA_BOTH},
     {"completion/complete", mcp_complete, false, NEED_COMPLETIONS, ERA_BOTH},
+    {"tasks/get", mcp_tasks_get, false, NEED_TASKS, ERA_MODERN},
+    {"tasks/update", mcp_tasks_update, false, NEED_TASKS, ERA_MODERN},
+    {"tasks/cancel", mcp_tasks_cancel, false, NEED_TASKS, ERA_MODERN},
 };
 
 static bool capability_present(const mcpage_server *srv, need n)
@@ -1097,6 +1158,8 @@ static bool capability_present(const mcpage_server *srv, need n)
         return srv->nprompts > 0;
     case NEED_COMPLETIONS:
         return srv->complete != NULL;
+    case NEED_TASKS:
+        return mcp_tasks_offered(srv);
     default:
         return true;
     }

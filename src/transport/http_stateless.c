@@ -90,10 +90,22 @@ static enum MHD_Result fail_with_id(struct MHD_Connection *c, unsigned status, i
     return ok;
 }
 
+/* True when the n bytes at p contain `needle` (the body is not NUL-terminated). */
+static bool contains(const char *p, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (p[i] == needle[0] && memcmp(p + i, needle, k) == 0)
+            return true;
+    return false;
+}
+
 unsigned http_stateless_status(const char *body, size_t len)
 {
-    /* The runtime writes "jsonrpc", "id", then "result" or "error": only errors are parsed. */
-    if (body == NULL || len == 0 || strstr(body, ",\"error\":{") == NULL)
+    /* The runtime writes "jsonrpc", "id" (at most MCP_ID_TEXT_MAX bytes), then "result" or
+       "error": only errors are parsed, and only the head is searched. */
+    size_t head = len < MCP_ID_TEXT_MAX + 64 ? len : MCP_ID_TEXT_MAX + 64;
+    if (body == NULL || len == 0 || !contains(body, head, ",\"error\":{"))
         return MHD_HTTP_OK;
     json_t *v = json_loadb(body, len, 0, NULL);
     json_int_t code = json_integer_value(json_object_get(json_object_get(v, "error"), "code"));
@@ -287,6 +299,11 @@ static bool headers_match_body(mcpage_http *h, struct MHD_Connection *c, const h
                                      sizeof msg);
     } else if (strcmp(m->method, "resources/read") == 0) {
         ok = header_matches(c, "Mcp-Name", json_object_get(params, "uri"), true, false, msg,
+                            sizeof msg);
+    } else if (strcmp(m->method, "tasks/get") == 0 || strcmp(m->method, "tasks/update") == 0 ||
+               strcmp(m->method, "tasks/cancel") == 0) {
+        /* The tasks extension routes by task (SEP-2663, "Streamable HTTP: Routing Headers"). */
+        ok = header_matches(c, "Mcp-Name", json_object_get(params, "taskId"), true, false, msg,
                             sizeof msg);
     }
     json_decref(method);

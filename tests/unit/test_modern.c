@@ -11,14 +11,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include <mcpage/server.h>
 
 #include "support/mcp_capture.h"
 
-#define META_CAPS(caps)                                                                           \
-    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                     \
+#define META_CAPS(caps)                                                                            \
+    "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                       \
     "\"io.modelcontextprotocol/clientCapabilities\":" caps "}"
 #define META META_CAPS("{\"elicitation\":{},\"sampling\":{}}")
 
@@ -66,6 +67,38 @@ static int tool_logs(mcpage_call *call, const json_t *args, mcpage_result *res)
     return mcpage_result_add_text(res, "done", 4);
 }
 
+/* A task that asks for a word, then answers with it. */
+static int tool_task_word(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    int rc = mcpage_call_task(call);
+    if (rc != 0 && rc != MCPAGE_ENOTSUP)
+        return rc;
+    json_t *a = NULL;
+    rc = mcpage_call_input(call, "word", "elicitation/create", NULL, 1000, &a);
+    if (rc != 0)
+        return rc;
+    const char *w = json_string_value(json_object_get(json_object_get(a, "content"), "w"));
+    char text[100];
+    (void)snprintf(text, sizeof text, "word=%s round=%d", w ? w : "?", mcpage_call_round(call));
+    json_decref(a);
+    return mcpage_result_add_text(res, text, strlen(text));
+}
+
+/* A task that runs until cancelled. */
+static int tool_task_forever(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    (void)res;
+    if (mcpage_call_task(call) != 0)
+        return MCPAGE_ENOTSUP;
+    while (!mcpage_call_cancelled(call)) {
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    return MCPAGE_ECANCELED;
+}
+
 static int setup(void **state)
 {
     mcpage_server_config cfg;
@@ -76,6 +109,8 @@ static int setup(void **state)
         {.name = "two_questions", .handler = tool_two_questions},
         {.name = "needs_sampling", .handler = tool_needs_sampling},
         {.name = "logs", .handler = tool_logs},
+        {.name = "task_word", .handler = tool_task_word, .tasks = MCPAGE_TASKS_OPTIONAL},
+        {.name = "task_forever", .handler = tool_task_forever, .tasks = MCPAGE_TASKS_REQUIRED},
     };
     for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++)
         assert_int_equal(mcpage_server_add_tool(srv, &tools[i]), 0);
@@ -157,10 +192,11 @@ static void removed_methods_are_not_found_in_the_modern_era(void **state)
 static void tools_list_is_cacheable_and_legacy_session_still_works(void **state)
 {
     capture *c = *state;
-    capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":{" META "}}");
+    capture_send(c,
+                 "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\",\"params\":{" META "}}");
     json_t *m = capture_take(c);
     const json_t *r = result_of(m);
-    assert_int_equal(json_array_size(json_object_get(r, "tools")), 3);
+    assert_int_equal(json_array_size(json_object_get(r, "tools")), 5);
     assert_non_null(json_object_get(r, "ttlMs"));
     assert_string_equal(json_string_value(json_object_get(r, "resultType")), "complete");
     json_decref(m);
@@ -169,7 +205,7 @@ static void tools_list_is_cacheable_and_legacy_session_still_works(void **state)
     capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}");
     m = capture_take(c);
     r = result_of(m);
-    assert_int_equal(json_array_size(json_object_get(r, "tools")), 3);
+    assert_int_equal(json_array_size(json_object_get(r, "tools")), 5);
     assert_null(json_object_get(r, "resultType"));
     assert_null(json_object_get(r, "ttlMs"));
     json_decref(m);
@@ -292,6 +328,120 @@ static void logs_only_when_the_request_names_a_level(void **state)
     json_decref(m);
 }
 
+#define META_TASKS                                                                                 \
+    META_CAPS("{\"elicitation\":{},\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}")
+
+/* tasks/get of `task` until its status is not `while_status` (at most ~5 s); the result. */
+static json_t *task_poll(capture *c, const char *task, const char *while_status)
+{
+    for (int i = 0; i < 500; i++) {
+        char msg[512];
+        (void)snprintf(msg, sizeof msg,
+                       "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"tasks/get\",\"params\":{"
+                       "\"taskId\":\"%s\"," META_TASKS "}}",
+                       task);
+        capture_send(c, msg);
+        json_t *m = capture_take(c);
+        const char *st = json_string_value(json_object_get(result_of(m), "status"));
+        if (st && strcmp(st, while_status) != 0)
+            return m;
+        json_decref(m);
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    fail_msg("task %s stayed %s", task, while_status);
+    return NULL;
+}
+
+static void a_task_asks_through_tasks_update_and_completes(void **state)
+{
+    capture *c = *state;
+    capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":50,\"method\":\"tools/call\",\"params\":{"
+                    "\"name\":\"task_word\"," META_TASKS "}}");
+    json_t *m = capture_take(c);
+    const json_t *r = result_of(m);
+    assert_string_equal(json_string_value(json_object_get(r, "resultType")), "task");
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "working");
+    assert_int_equal(json_integer_value(json_object_get(r, "ttlMs")), MCPAGE_TASK_TTL_MS);
+    assert_null(json_object_get(r, "requestState"));
+    char task[64];
+    (void)snprintf(task, sizeof task, "%s", json_string_value(json_object_get(r, "taskId")));
+    json_decref(m);
+
+    m = task_poll(c, task, "working");
+    r = result_of(m);
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "input_required");
+    assert_non_null(json_object_get(json_object_get(r, "inputRequests"), "word"));
+    json_decref(m);
+
+    char msg[1024];
+    (void)snprintf(msg, sizeof msg,
+                   "{\"jsonrpc\":\"2.0\",\"id\":51,\"method\":\"tasks/update\",\"params\":{"
+                   "\"taskId\":\"%s\",\"inputResponses\":{\"word\":{\"action\":\"accept\","
+                   "\"content\":{\"w\":\"ok\"}},\"stale\":{}}," META_TASKS "}}",
+                   task);
+    capture_send(c, msg);
+    m = capture_take(c);
+    assert_string_equal(json_string_value(json_object_get(result_of(m), "resultType")), "complete");
+    json_decref(m);
+
+    m = task_poll(c, task, "input_required");
+    if (strcmp(json_string_value(json_object_get(result_of(m), "status")), "working") == 0) {
+        json_decref(m);
+        m = task_poll(c, task, "working");
+    }
+    r = result_of(m);
+    assert_string_equal(json_string_value(json_object_get(r, "status")), "completed");
+    const json_t *text = json_object_get(
+        json_array_get(json_object_get(json_object_get(r, "result"), "content"), 0), "text");
+    assert_string_equal(json_string_value(text), "word=ok round=1");
+    json_decref(m);
+}
+
+static void tasks_are_gated_cancelled_and_unknown_ids_refused(void **state)
+{
+    capture *c = *state;
+    /* Without the extension: the required-task tool is -32021, tasks/get too. */
+    capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":60,\"method\":\"tools/call\",\"params\":{"
+                    "\"name\":\"task_forever\"," META "}}");
+    json_t *e = capture_take_error(c, -32021);
+    assert_non_null(json_object_get(
+        json_object_get(json_object_get(json_object_get(json_object_get(e, "error"), "data"),
+                                        "requiredCapabilities"),
+                        "extensions"),
+        "io.modelcontextprotocol/tasks"));
+    json_decref(e);
+    capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":61,\"method\":\"tasks/get\",\"params\":{"
+                    "\"taskId\":\"x\"," META "}}");
+    json_decref(capture_take_error(c, -32021));
+    capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":62,\"method\":\"tasks/get\",\"params\":{"
+                    "\"taskId\":\"nope\"," META_TASKS "}}");
+    json_decref(capture_take_error(c, -32602));
+    capture_send(
+        c, "{\"jsonrpc\":\"2.0\",\"id\":63,\"method\":\"tasks/list\",\"params\":{" META_TASKS "}}");
+    json_decref(capture_take_error(c, -32601));
+
+    capture_send(c, "{\"jsonrpc\":\"2.0\",\"id\":64,\"method\":\"tools/call\",\"params\":{"
+                    "\"name\":\"task_forever\"," META_TASKS "}}");
+    json_t *m = capture_take(c);
+    char task[64];
+    (void)snprintf(task, sizeof task, "%s",
+                   json_string_value(json_object_get(result_of(m), "taskId")));
+    json_decref(m);
+    char msg[512];
+    (void)snprintf(msg, sizeof msg,
+                   "{\"jsonrpc\":\"2.0\",\"id\":65,\"method\":\"tasks/cancel\",\"params\":{"
+                   "\"taskId\":\"%s\"," META_TASKS "}}",
+                   task);
+    capture_send(c, msg);
+    m = capture_take(c);
+    assert_string_equal(json_string_value(json_object_get(result_of(m), "resultType")), "complete");
+    json_decref(m);
+    m = task_poll(c, task, "working");
+    assert_string_equal(json_string_value(json_object_get(result_of(m), "status")), "cancelled");
+    json_decref(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +459,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(a_missing_capability_is_32021_naming_it, setup, teardown),
         cmocka_unit_test_setup_teardown(logs_only_when_the_request_names_a_level, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_task_asks_through_tasks_update_and_completes, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(tasks_are_gated_cancelled_and_unknown_ids_refused, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
