@@ -227,6 +227,13 @@ int cli_cmd_serve(int argc, char **argv)
     cfg.workers = (int)workers;
     cfg.max_inflight = (size_t)inflight;
     cfg.keyring = kr;
+    /* 2026-07-28 cache hints from what changes: the tools never change while this binary
+       runs; the sessions change when a sync lands, which this process does every
+       `interval` seconds on its own archive file (others may write a shared store at any
+       time, or the archive served with --no-sync: there, no reuse without asking again).
+       Transcripts are private: resources keep cacheScope "private". */
+    cfg.catalog_ttl_ms = 3600000;
+    cfg.resource_ttl_ms = no_sync || store_spec_is_url(arc.db) ? 0 : (int64_t)interval * 1000;
     mcpage_server *srv = NULL;
     int rc = mcpage_server_new(&cfg, &srv);
     if (rc == 0)
