@@ -14,7 +14,13 @@
 #     "unavailable" error, and the walk resumes with the same cursor once
 #     the server is back;
 #  4. DELETE on one instance ends the session on all: at once on an
-#     instance that never held it, within a second on one that did.
+#     instance that never held it, within a second on one that did;
+#  5. the new era (revision 2026-07-28, no session): list_sessions and
+#     search_conversations walked through nginx, which balances requests
+#     without Mcp-Session-Id round robin: the pages are served by at least
+#     two instances, no answer mints a session id, and the walk returns
+#     every record once, the same records as the old era's walk; an
+#     old-era session walked through nginx meanwhile stays on one instance.
 # Uses its own PostgreSQL cluster (scripts/pg-test-server.sh with a private
 # state dir) so the restart cannot disturb other tests. Skips with a
 # message when nginx, PostgreSQL or the HTTP/tools commands are missing.
@@ -233,4 +239,67 @@ if (st !== 404) { console.error('the instance holding the session still accepted
 console.log('DELETE on one instance: refused at once by a fresh instance, by the one holding it after ' + (Date.now() - t0) + ' ms');
 EOF
 NODE_NO_WARNINGS=1 node "$work/delete.mjs" "${direct[@]}"
+
+# 5. the new era through nginx: each request stands alone (its revision and
+#    the client's capabilities in _meta and the headers), so nginx sends
+#    it round robin; the cursor carries the walk from instance to instance
+cat >"$work/modern.mjs" <<'EOF'
+const [mode, ep] = process.argv.slice(2);
+const meta = {'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': {},
+              'io.modelcontextprotocol/clientInfo': {name: 'multi-modern', version: '1'}};
+const tool = mode === 'search' ? 'search_conversations' : 'list_sessions';
+const base = mode === 'search' ? {query: 'the', limit: 7, sort: 'newest'} : {limit: 4};
+const keyOf = mode === 'search' ? r => String(r.message_id) : r => r.session_id;
+const seen = [], upstreams = [], sessionIds = [];
+let cursor = null, pages = 0, id = 1;
+do {
+  const body = {jsonrpc: '2.0', id: id++, method: 'tools/call',
+                params: {name: tool, arguments: cursor ? {...base, cursor} : base, _meta: meta}};
+  const r = await fetch(ep, {method: 'POST', body: JSON.stringify(body), headers: {
+    'content-type': 'application/json', accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': tool}});
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`${tool}: HTTP ${r.status} ${text.slice(0, 200)}`);
+  if (r.headers.get('mcp-session-id')) sessionIds.push(r.headers.get('mcp-session-id'));
+  upstreams.push(r.headers.get('x-upstream'));
+  let msg;
+  if ((r.headers.get('content-type') || '').includes('text/event-stream')) {
+    for (const line of text.split('\n'))
+      if (line.startsWith('data:') && line.length > 6) { const m = JSON.parse(line.slice(5)); if (m.id === body.id) msg = m; }
+  } else msg = JSON.parse(text);
+  if (!msg || msg.error || msg.result.isError) throw new Error(`${tool}: ${text.slice(0, 300)}`);
+  if (msg.result.resultType !== 'complete') throw new Error(`${tool}: resultType ${msg.result.resultType}`);
+  const sc = msg.result.structuredContent;
+  for (const row of Object.values(sc).find(Array.isArray)) seen.push(keyOf(row));
+  cursor = sc.next_cursor || null;
+  pages++;
+} while (cursor && pages < 1000);
+console.log(JSON.stringify({seen, pages, upstreams, sessionIds}));
+EOF
+check_modern() { # json label json-of-the-old-era-walk
+  node -e '
+    const o = JSON.parse(process.argv[1]), want = JSON.parse(process.argv[3]).seen;
+    const dup = o.seen.filter((x, i) => o.seen.indexOf(x) !== i);
+    if (dup.length) { console.error(process.argv[2] + ": duplicates " + dup.slice(0, 5)); process.exit(1); }
+    if (JSON.stringify(o.seen) !== JSON.stringify(want)) {
+      console.error(process.argv[2] + ": its " + o.seen.length + " records differ from the old-era walk of " + want.length); process.exit(1); }
+    if (o.sessionIds.length) { console.error(process.argv[2] + ": an answer minted a session id"); process.exit(1); }
+    const by = {};
+    for (const u of o.upstreams) by[u] = (by[u] || 0) + 1;
+    if (Object.keys(by).length < 2) {
+      console.error(process.argv[2] + ": every page came from one instance: " + JSON.stringify(by)); process.exit(1); }
+    console.log(process.argv[2] + ": " + o.seen.length + " records in " + o.pages + " pages, each once, no session; pages per instance " +
+                JSON.stringify(by));
+  ' "$1" "$2" "$3"
+}
+modern_run() { NODE_NO_WARNINGS=1 node "$work/modern.mjs" "$@"; }
+check_modern "$(modern_run sessions "http://127.0.0.1:$front/mcp")" "2026-07-28 list_sessions through nginx" "$one"
+# while an old-era session (it has an Mcp-Session-Id) stays on one instance
+sticky=$(run sessions "http://127.0.0.1:$front/mcp")
+check_once "$sticky" "2025-11-25 list_sessions through nginx" "$nsessions"
+node -e '
+  const by = [...new Set(JSON.parse(process.argv[1]).upstreams)];
+  if (by.length !== 1) { console.error("the old-era session moved between instances: " + by.join(" ")); process.exit(1); }' "$sticky"
+check_modern "$(modern_run search "http://127.0.0.1:$front/mcp")" "2026-07-28 search_conversations through nginx" "$sone"
 echo "multi_instance: ok"
