@@ -17,7 +17,6 @@
  */
 #include <mcpage/server.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -38,20 +37,6 @@
 
 /* ------------------------------------------------------------ _meta */
 
-static void send_errorf(mcpage_session *s, const json_t *id, int code, json_t *data,
-                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void send_errorf(mcpage_session *s, const json_t *id, int code, json_t *data,
-                        const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    (void)vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    mcp_send_error(s, id, code, msg, data);
-}
-
 int mcp_modern_era(mcpage_session *s, const json_t *id, const json_t *params, mcp_era *era)
 {
     const json_t *meta = json_object_get(params, "_meta");
@@ -60,40 +45,40 @@ int mcp_modern_era(mcpage_session *s, const json_t *id, const json_t *params, mc
     const json_t *info = json_object_get(meta, MCP_META_CLIENT_INFO);
     const json_t *level = json_object_get(meta, MCP_META_LOG_LEVEL);
     if (!json_is_object(meta) || !json_is_string(pv)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "Invalid params: a request of revision %s carries params._meta with "
-                    "\"%s\" (a revision string) and \"%s\" (an object)",
-                    mcpage_protocol_modern(), MCP_META_VERSION, MCP_META_CAPS);
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "Invalid params: a request of revision %s carries params._meta with "
+                        "\"%s\" (a revision string) and \"%s\" (an object)",
+                        mcpage_protocol_modern(), MCP_META_VERSION, MCP_META_CAPS);
         return -1;
     }
     const mcp_revision *rev = mcp_version_find(json_string_value(pv));
     if (rev == NULL || !rev->modern) {
         json_t *data = json_pack("{s:o, s:O}", "supported", mcp_version_list(), "requested", pv);
-        send_errorf(s, id, MCP_UNSUPPORTED_VERSION, data,
-                    "Unsupported protocol version: '%.40s'; this server speaks %s without a "
-                    "session, and %s and earlier after initialize",
-                    json_string_value(pv), mcpage_protocol_modern(), mcpage_protocol_latest());
+        mcp_send_errorf(s, id, MCP_UNSUPPORTED_VERSION, data,
+                        "Unsupported protocol version: '%.40s'; this server speaks %s without a "
+                        "session, and %s and earlier after initialize",
+                        json_string_value(pv), mcpage_protocol_modern(), mcpage_protocol_latest());
         return -1;
     }
     if (!json_is_object(caps)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "Invalid params: params._meta[\"%s\"] is required and must be an object "
-                    "(send {} when the client declares nothing)",
-                    MCP_META_CAPS);
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "Invalid params: params._meta[\"%s\"] is required and must be an object "
+                        "(send {} when the client declares nothing)",
+                        MCP_META_CAPS);
         return -1;
     }
     if (info && !json_is_object(info)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "Invalid params: params._meta[\"%s\"] must be an object {name, version}",
-                    MCP_META_CLIENT_INFO);
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "Invalid params: params._meta[\"%s\"] must be an object {name, version}",
+                        MCP_META_CLIENT_INFO);
         return -1;
     }
     mcpage_log_level lv = MCPAGE_LOG_DEBUG;
     if (level && (!json_is_string(level) || mcp_level_parse(json_string_value(level), &lv) != 0)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "Invalid params: params._meta[\"%s\"] must be one of debug, info, notice, "
-                    "warning, error, critical, alert, emergency",
-                    MCP_META_LOG_LEVEL);
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "Invalid params: params._meta[\"%s\"] must be one of debug, info, notice, "
+                        "warning, error, critical, alert, emergency",
+                        MCP_META_LOG_LEVEL);
         return -1;
     }
     era->rev = rev;
@@ -306,8 +291,8 @@ int mcp_call_prepare_input(mcpage_session *s, mcpage_call *call, const char *met
                        sizeof why);
         if (st == NULL || state_check(st, binding, why, sizeof why) != 0) {
             json_decref(st);
-            send_errorf(s, call->id, RPC_INVALID_PARAMS, NULL,
-                        "Invalid params: requestState refused: %s", why);
+            mcp_send_errorf(s, call->id, RPC_INVALID_PARAMS, NULL,
+                            "Invalid params: requestState refused: %s", why);
             return -1;
         }
         json_object_update(call->answers, json_object_get(st, "a"));
@@ -318,9 +303,9 @@ int mcp_call_prepare_input(mcpage_session *s, mcpage_call *call, const char *met
     if (ir == NULL)
         return 0;
     if (!json_is_object(ir)) {
-        send_errorf(s, call->id, RPC_INVALID_PARAMS, NULL,
-                    "Invalid params: inputResponses must be an object: the client's result for "
-                    "each key of the inputRequests it answers");
+        mcp_send_errorf(s, call->id, RPC_INVALID_PARAMS, NULL,
+                        "Invalid params: inputResponses must be an object: the client's result for "
+                        "each key of the inputRequests it answers");
         return -1;
     }
     const char *key;
@@ -328,10 +313,11 @@ int mcp_call_prepare_input(mcpage_session *s, mcpage_call *call, const char *met
     json_object_foreach((json_t *)ir, key, v)
     {
         if (!json_is_object(v)) {
-            send_errorf(s, call->id, RPC_INVALID_PARAMS, NULL,
-                        "Invalid params: inputResponses[\"%.64s\"] must be an object: the "
-                        "client's result (ElicitResult, CreateMessageResult or ListRootsResult)",
-                        key);
+            mcp_send_errorf(
+                s, call->id, RPC_INVALID_PARAMS, NULL,
+                "Invalid params: inputResponses[\"%.64s\"] must be an object: the "
+                "client's result (ElicitResult, CreateMessageResult or ListRootsResult)",
+                key);
             return -1;
         }
     }
@@ -370,14 +356,7 @@ void mcp_send_input_required(mcpage_call *call)
     jw_key(&w, "inputRequests");
     jw_json(&w, call->asks);
     jw_kv_string(&w, "requestState", state);
-    jw_key(&w, "_meta");
-    jw_object_begin(&w);
-    jw_key(&w, MCP_META_SERVER_INFO);
-    jw_object_begin(&w);
-    jw_kv_string(&w, "name", srv->cfg.name);
-    jw_kv_string(&w, "version", srv->cfg.version);
-    jw_object_end(&w);
-    jw_object_end(&w);
+    mcp_write_server_meta(&w, srv);
     jw_object_end(&w);
     mcp_send_result(call->s, NULL, &w, call->id, NULL);
     mcpage__free(state);
@@ -394,8 +373,8 @@ void mcp_send_missing_caps(mcpage_call *call)
         break;
     }
     json_t *data = json_pack("{s:O}", "requiredCapabilities", call->missing_caps);
-    send_errorf(call->s, call->id, MCP_MISSING_CLIENT_CAP, data,
-                "Missing required client capability: '%.64s'; the client must declare it (in "
-                "_meta[\"%s\"], or in initialize) to use this",
-                first, MCP_META_CAPS);
+    mcp_send_errorf(call->s, call->id, MCP_MISSING_CLIENT_CAP, data,
+                    "Missing required client capability: '%.64s'; the client must declare it (in "
+                    "_meta[\"%s\"], or in initialize) to use this",
+                    first, MCP_META_CAPS);
 }

@@ -238,6 +238,13 @@ void mcp_send_result(mcpage_session *s, const mcp_era *era, jw *w, const json_t 
 void mcp_send_finish(mcpage_session *s, jw *w, const json_t *id, const mcp_cache *cache);
 void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *message,
                     json_t *data /* stolen, may be NULL */);
+/* mcp_send_error with a formatted message (at most 511 bytes). */
+void mcp_send_errorf(mcpage_session *s, const json_t *id, int code, json_t *data, const char *fmt,
+                     ...) __attribute__((format(printf, 5, 6)));
+/* Sends an empty result ({} plus, for a modern request, what every modern result carries). */
+void mcp_send_empty(mcpage_session *s, const json_t *id);
+/* Writes "_meta": {"io.modelcontextprotocol/serverInfo": {...}} as a member of an open object. */
+void mcp_write_server_meta(jw *w, const mcpage_server *srv);
 /*
  * session.c: mcpage_session_receive() for a message a transport already
  * parsed and checked for size and depth (it stays the caller's).

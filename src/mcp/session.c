@@ -88,11 +88,8 @@ void mcp_write_head(jw *w, const json_t *id)
     jw_key(w, "result");
 }
 
-/* Adds what every modern result carries to the result object just closed in `w`. */
-static void decorate_modern(const mcpage_server *srv, jw *w, const mcp_cache *cache)
+void mcp_write_server_meta(jw *w, const mcpage_server *srv)
 {
-    jw_object_reopen(w);
-    jw_kv_string(w, "resultType", "complete");
     jw_key(w, "_meta");
     jw_object_begin(w);
     jw_key(w, MCP_META_SERVER_INFO);
@@ -103,6 +100,14 @@ static void decorate_modern(const mcpage_server *srv, jw *w, const mcp_cache *ca
     jw_kv_string(w, "version", srv->cfg.version);
     jw_object_end(w);
     jw_object_end(w);
+}
+
+/* Adds what every modern result carries to the result object just closed in `w`. */
+static void decorate_modern(const mcpage_server *srv, jw *w, const mcp_cache *cache)
+{
+    jw_object_reopen(w);
+    jw_kv_string(w, "resultType", "complete");
+    mcp_write_server_meta(w, srv);
     if (cache) {
         jw_kv_int(w, "ttlMs", cache->ttl_ms);
         jw_kv_string(w, "cacheScope", cache->public_scope ? "public" : "private");
@@ -164,11 +169,8 @@ void mcp_send_error(mcpage_session *s, const json_t *id, int code, const char *m
     json_decref(data);
 }
 
-static void send_errorf(mcpage_session *s, const json_t *id, int code, json_t *data,
-                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void send_errorf(mcpage_session *s, const json_t *id, int code, json_t *data,
-                        const char *fmt, ...)
+void mcp_send_errorf(mcpage_session *s, const json_t *id, int code, json_t *data, const char *fmt,
+                     ...)
 {
     char msg[512];
     va_list ap;
@@ -178,7 +180,7 @@ static void send_errorf(mcpage_session *s, const json_t *id, int code, json_t *d
     mcp_send_error(s, id, code, msg, data);
 }
 
-static void send_empty_result(mcpage_session *s, const json_t *id)
+void mcp_send_empty(mcpage_session *s, const json_t *id)
 {
     jw w;
     jw_init(&w, 0);
@@ -744,16 +746,16 @@ static void m_initialize(mcpage_session *s, const json_t *id, const json_t *para
     mcpage_server *srv = s->srv;
     const json_t *pv = json_object_get(params, "protocolVersion");
     if (!json_is_string(pv)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "initialize requires params.protocolVersion, a string such as \"%s\"",
-                    mcpage_protocol_latest());
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "initialize requires params.protocolVersion, a string such as \"%s\"",
+                        mcpage_protocol_latest());
         return;
     }
     const json_t *caps = json_object_get(params, "capabilities");
     const json_t *info = json_object_get(params, "clientInfo");
     if ((caps && !json_is_object(caps)) || (info && !json_is_object(info))) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "initialize: capabilities and clientInfo must be objects");
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "initialize: capabilities and clientInfo must be objects");
         return;
     }
     pthread_mutex_lock(&s->lock);
@@ -765,9 +767,9 @@ static void m_initialize(mcpage_session *s, const json_t *id, const json_t *para
     const mcp_revision *rev = s->rev;
     pthread_mutex_unlock(&s->lock);
     if (again) {
-        send_errorf(s, id, RPC_INVALID_REQUEST, NULL,
-                    "Invalid Request: the session is already initialized; initialize may be "
-                    "sent once per session");
+        mcp_send_errorf(s, id, RPC_INVALID_REQUEST, NULL,
+                        "Invalid Request: the session is already initialized; initialize may be "
+                        "sent once per session");
         return;
     }
     jw w;
@@ -834,7 +836,7 @@ void mcp_write_capabilities(jw *w, const mcpage_server *srv, bool modern)
 
 static void m_ping(mcpage_session *s, const json_t *id, const json_t *params)
 {
-    send_empty_result(s, id);
+    mcp_send_empty(s, id);
 }
 
 static void m_set_level(mcpage_session *s, const json_t *id, const json_t *params)
@@ -842,15 +844,15 @@ static void m_set_level(mcpage_session *s, const json_t *id, const json_t *param
     const json_t *lv = json_object_get(params, "level");
     mcpage_log_level level;
     if (!json_is_string(lv) || mcp_level_parse(json_string_value(lv), &level) != 0) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "logging/setLevel: params.level must be one of debug, info, notice, "
-                    "warning, error, critical, alert, emergency");
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "logging/setLevel: params.level must be one of debug, info, notice, "
+                        "warning, error, critical, alert, emergency");
         return;
     }
     pthread_mutex_lock(&s->lock);
     s->level = level;
     pthread_mutex_unlock(&s->lock);
-    send_empty_result(s, id);
+    mcp_send_empty(s, id);
 }
 
 static const char *uri_param(mcpage_session *s, const json_t *id, const json_t *params,
@@ -858,7 +860,8 @@ static const char *uri_param(mcpage_session *s, const json_t *id, const json_t *
 {
     const json_t *uri = json_object_get(params, "uri");
     if (!json_is_string(uri) || json_string_length(uri) == 0) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL, "%s requires params.uri, a string", method);
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL, "%s requires params.uri, a string",
+                        method);
         return NULL;
     }
     return json_string_value(uri);
@@ -889,14 +892,14 @@ static void m_subscribe(mcpage_session *s, const json_t *id, const json_t *param
     }
     pthread_mutex_unlock(&s->lock);
     if (rc == MCPAGE_ERANGE)
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "resources/subscribe: at most %d subscriptions per session; unsubscribe "
-                    "from one first",
-                    MCP_MAX_SUBSCRIPTIONS);
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "resources/subscribe: at most %d subscriptions per session; unsubscribe "
+                        "from one first",
+                        MCP_MAX_SUBSCRIPTIONS);
     else if (rc != 0)
         mcp_send_error(s, id, RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
     else
-        send_empty_result(s, id);
+        mcp_send_empty(s, id);
 }
 
 static void m_unsubscribe(mcpage_session *s, const json_t *id, const json_t *params)
@@ -913,7 +916,7 @@ static void m_unsubscribe(mcpage_session *s, const json_t *id, const json_t *par
         }
     }
     pthread_mutex_unlock(&s->lock);
-    send_empty_result(s, id);
+    mcp_send_empty(s, id);
 }
 
 /* Registers a call in the session and queues it; answers errors itself. */
@@ -944,10 +947,10 @@ static void start_call(mcpage_session *s, mcpage_call *call)
     if (mcp_server_submit(s->srv, call) != 0) {
         json_t *id = json_incref(call->id);
         mcp_call_finish(call);
-        send_errorf(s, id, RPC_SERVER_BUSY, NULL,
-                    "Server busy: %zu calls are already in flight (the limit); retry when one "
-                    "finishes",
-                    s->srv->cfg.max_inflight);
+        mcp_send_errorf(s, id, RPC_SERVER_BUSY, NULL,
+                        "Server busy: %zu calls are already in flight (the limit); retry when one "
+                        "finishes",
+                        s->srv->cfg.max_inflight);
         json_decref(id);
     }
 }
@@ -1002,8 +1005,8 @@ static void m_tools_call(mcpage_session *s, const json_t *id, const json_t *para
 {
     const json_t *name = json_object_get(params, "name");
     if (!json_is_string(name)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "tools/call requires params.name, the name of a tool from tools/list");
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "tools/call requires params.name, the name of a tool from tools/list");
         return;
     }
     const mcp_tool *tool = NULL;
@@ -1011,15 +1014,15 @@ static void m_tools_call(mcpage_session *s, const json_t *id, const json_t *para
         if (strcmp(s->srv->tools[i].name, json_string_value(name)) == 0)
             tool = &s->srv->tools[i];
     if (tool == NULL) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, json_pack("{s:O}", "tool", name),
-                    "Unknown tool: '%.200s'; tools/list names the tools of this server",
-                    json_string_value(name));
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, json_pack("{s:O}", "tool", name),
+                        "Unknown tool: '%.200s'; tools/list names the tools of this server",
+                        json_string_value(name));
         return;
     }
     const json_t *args = json_object_get(params, "arguments");
     if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "tools/call: params.arguments must be an object of the tool's parameters");
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "tools/call: params.arguments must be an object of the tool's parameters");
         return;
     }
     if (tool->tasks == MCPAGE_TASKS_REQUIRED &&
@@ -1064,8 +1067,8 @@ static void m_prompts_get(mcpage_session *s, const json_t *id, const json_t *par
 {
     const json_t *name = json_object_get(params, "name");
     if (!json_is_string(name)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "prompts/get requires params.name, the name of a prompt from prompts/list");
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "prompts/get requires params.name, the name of a prompt from prompts/list");
         return;
     }
     const mcp_prompt *p = NULL;
@@ -1073,15 +1076,15 @@ static void m_prompts_get(mcpage_session *s, const json_t *id, const json_t *par
         if (strcmp(s->srv->prompts[i].name, json_string_value(name)) == 0)
             p = &s->srv->prompts[i];
     if (p == NULL) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, json_pack("{s:O}", "prompt", name),
-                    "Unknown prompt: '%.200s'; prompts/list names the prompts of this server",
-                    json_string_value(name));
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, json_pack("{s:O}", "prompt", name),
+                        "Unknown prompt: '%.200s'; prompts/list names the prompts of this server",
+                        json_string_value(name));
         return;
     }
     const json_t *args = json_object_get(params, "arguments");
     if (args && !json_is_object(args) && !json_is_null(args)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "prompts/get: params.arguments must be an object of strings");
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "prompts/get: params.arguments must be an object of strings");
         return;
     }
     const char *key;
@@ -1089,16 +1092,16 @@ static void m_prompts_get(mcpage_session *s, const json_t *id, const json_t *par
     json_object_foreach((json_t *)args, key, v)
     {
         if (!json_is_string(v)) {
-            send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                        "prompts/get: argument '%.100s' must be a string", key);
+            mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                            "prompts/get: argument '%.100s' must be a string", key);
             return;
         }
     }
     for (int i = 0; i < p->nargs; i++) {
         if (p->args[i].required && json_object_get(args, p->args[i].name) == NULL) {
-            send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                        "prompts/get: prompt '%s' requires the argument '%s'", p->name,
-                        p->args[i].name);
+            mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                            "prompts/get: prompt '%s' requires the argument '%s'", p->name,
+                            p->args[i].name);
             return;
         }
     }
@@ -1193,8 +1196,9 @@ static void handle_request(mcpage_session *s, const json_t *id, const char *meth
     bool modern = is_modern_request(method, params);
     const method_entry *m = find_method(s->srv, method, modern ? ERA_MODERN : ERA_LEGACY);
     if (json_is_array(params)) {
-        send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
-                    "Invalid params: %.100s takes its params as an object, not an array", method);
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "Invalid params: %.100s takes its params as an object, not an array",
+                        method);
         return;
     }
     mcp_era era = {0};
@@ -1209,20 +1213,20 @@ static void handle_request(mcpage_session *s, const json_t *id, const char *meth
         pthread_mutex_unlock(&s->lock);
     }
     if (m == NULL) {
-        send_errorf(s, id, RPC_METHOD_NOT_FOUND, json_pack("{s:s}", "method", method),
-                    modern && find_method(s->srv, method, ERA_LEGACY)
-                        ? "Method not found: '%.100s' does not exist in protocol revision "
-                          "2026-07-28 (sessions, ping and logging/setLevel were removed)"
-                        : "Method not found: '%.100s'",
-                    method);
+        mcp_send_errorf(s, id, RPC_METHOD_NOT_FOUND, json_pack("{s:s}", "method", method),
+                        modern && find_method(s->srv, method, ERA_LEGACY)
+                            ? "Method not found: '%.100s' does not exist in protocol revision "
+                              "2026-07-28 (sessions, ping and logging/setLevel were removed)"
+                            : "Method not found: '%.100s'",
+                        method);
         return;
     }
     if (!modern && !m->before_init && era.rev == NULL) {
-        send_errorf(s, id, RPC_INVALID_REQUEST, NULL,
-                    "Invalid Request: the session is not initialized; send initialize first "
-                    "(only ping is allowed before it), or speak revision %s: put "
-                    "_meta[\"%s\"] in every request",
-                    mcpage_protocol_modern(), MCP_META_VERSION);
+        mcp_send_errorf(s, id, RPC_INVALID_REQUEST, NULL,
+                        "Invalid Request: the session is not initialized; send initialize first "
+                        "(only ping is allowed before it), or speak revision %s: put "
+                        "_meta[\"%s\"] in every request",
+                        mcpage_protocol_modern(), MCP_META_VERSION);
         return;
     }
     s->req = &era;
@@ -1354,11 +1358,11 @@ mcpage_received mcpage_session_receive(mcpage_session *s, const char *msg, size_
     case JSONIN_OK:
         break;
     case JSONIN_SYNTAX:
-        send_errorf(s, NULL, RPC_PARSE_ERROR, NULL, "Parse error: %s", why);
+        mcp_send_errorf(s, NULL, RPC_PARSE_ERROR, NULL, "Parse error: %s", why);
         return MCPAGE_RECEIVED_INVALID;
     case JSONIN_TOO_LARGE:
     case JSONIN_TOO_DEEP:
-        send_errorf(s, NULL, RPC_INVALID_REQUEST, NULL, "Invalid Request: %s", why);
+        mcp_send_errorf(s, NULL, RPC_INVALID_REQUEST, NULL, "Invalid Request: %s", why);
         return MCPAGE_RECEIVED_INVALID;
     }
     mcpage_received what = mcp_session_receive_json(s, v);

@@ -219,14 +219,7 @@ int mcpage_call_task(mcpage_call *call)
     pthread_mutex_lock(&srv->tasks_lock);
     write_task_fields(&w, t);
     pthread_mutex_unlock(&srv->tasks_lock);
-    jw_key(&w, "_meta");
-    jw_object_begin(&w);
-    jw_key(&w, MCP_META_SERVER_INFO);
-    jw_object_begin(&w);
-    jw_kv_string(&w, "name", srv->cfg.name);
-    jw_kv_string(&w, "version", srv->cfg.version);
-    jw_object_end(&w);
-    jw_object_end(&w);
+    mcp_write_server_meta(&w, srv);
     jw_object_end(&w);
     mcp_send_result(s, NULL, &w, call->id, NULL);
     call->s = NULL;
@@ -323,17 +316,6 @@ static mcp_task *task_param(mcpage_session *s, const json_t *id, const json_t *p
     return t;
 }
 
-/* An empty acknowledgement ({resultType: "complete"} and the server's identity). */
-static void send_ack(mcpage_session *s, const json_t *id)
-{
-    jw w;
-    jw_init(&w, 0);
-    mcp_write_head(&w, id);
-    jw_object_begin(&w);
-    jw_object_end(&w);
-    mcp_send_finish(s, &w, id, NULL);
-}
-
 void mcp_tasks_get(mcpage_session *s, const json_t *id, const json_t *params)
 {
     mcp_task *t = task_param(s, id, params, "tasks/get");
@@ -405,7 +387,7 @@ void mcp_tasks_update(mcpage_session *s, const json_t *id, const json_t *params)
         pthread_mutex_unlock(&s->srv->tasks_lock);
         mcp_call_finish(resume);
     }
-    send_ack(s, id);
+    mcp_send_empty(s, id); /* the ack: {resultType: "complete"} */
 }
 
 void mcp_tasks_cancel(mcpage_session *s, const json_t *id, const json_t *params)
@@ -428,5 +410,5 @@ void mcp_tasks_cancel(mcpage_session *s, const json_t *id, const json_t *params)
     pthread_mutex_unlock(&s->srv->tasks_lock);
     if (drop)
         mcp_call_finish(drop);
-    send_ack(s, id);
+    mcp_send_empty(s, id); /* the ack: {resultType: "complete"} */
 }
