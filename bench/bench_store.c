@@ -7,6 +7,7 @@
  *   bench_store fill SPEC --messages N [--seed S]   writes N messages
  *   bench_store query SPEC [--reps R]               latency table (ms)
  *   bench_store load SPEC --procs P --seconds T     pages per second
+ *   bench_store hostile SPEC                        one run of each hostile query (ms)
  *
  * The generator writes through the store API (store_message_add), not
  * through transcripts: 1,000,000 messages of 20-60 words from a fixed
@@ -357,10 +358,62 @@ static int load(const char *spec, int procs, double seconds)
     return 0;
 }
 
+/* The hostile query of issue 15: "c* " x 1,365 (4,095 bytes, under the
+ * query limit), and its deduplicated and normal neighbours. Each is run
+ * once (at the baseline a run took minutes); the line says how it ended. */
+static int hostile(const char *spec)
+{
+    store *s = NULL;
+    char err[600];
+    if (store_open_msg(spec, STORE_OPEN_READONLY, &s, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_store: %s\n", err);
+        return 1;
+    }
+    static char repeated[STORE_QUERY_MAX + 1], distinct[STORE_QUERY_MAX + 1];
+    size_t o = 0;
+    for (int i = 0; i < 1365; i++)
+        o += (size_t)snprintf(repeated + o, sizeof repeated - o, "c* ");
+    o = 0;
+    for (int i = 0; o + 12 < sizeof distinct; i++)
+        o += (size_t)snprintf(distinct + o, sizeof distinct - o, "w%d* ", i);
+    const struct {
+        const char *name;
+        const char *query;
+        store_search_sort sort;
+        int count;
+    } runs[] = {
+        {"'c* ' x 1365 count", repeated, STORE_SEARCH_RELEVANCE, 1},
+        {"'c* ' x 1365 newest (20)", repeated, STORE_SEARCH_NEWEST, 0},
+        {"'c* ' x 1365 relevance (20)", repeated, STORE_SEARCH_RELEVANCE, 0},
+        {"'w0* w1* ...' (distinct prefixes) newest", distinct, STORE_SEARCH_NEWEST, 0},
+        {"'c*' newest (20)", "c*", STORE_SEARCH_NEWEST, 0},
+        {"'c*' relevance (20)", "c*", STORE_SEARCH_RELEVANCE, 0},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        store_search_filter f = {.query = runs[i].query, .sort = runs[i].sort};
+        store_page pg = {.limit = 20};
+        double t0 = now_ms();
+        int64_t n = 0;
+        store_hits h = {0};
+        int rc = runs[i].count ? store_search_count(s, &f, &n) : store_search(s, &f, &pg, &h);
+        double ms = now_ms() - t0;
+        if (!runs[i].count)
+            n = (int64_t)h.count;
+        store_hits_free(&h);
+        printf("  %-44s %10.1f ms  %s%s%s\n", runs[i].name, ms, rc < 0 ? mcpage_strerror(rc) : "ok",
+               rc < 0 ? ": " : "", rc < 0 ? store_errmsg(s) : "");
+        if (rc == 0)
+            printf("  %-44s %10" PRId64 " rows\n", "", n);
+        fflush(stdout);
+    }
+    store_close(s);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_store fill|query|load SPEC [--messages N] [--seed S] "
+        fprintf(stderr, "usage: bench_store fill|query|load|hostile SPEC [--messages N] [--seed S] "
                         "[--reps R] [--procs P] [--seconds T]\n");
         return 2;
     }
@@ -387,5 +440,7 @@ int main(int argc, char **argv)
         return query(argv[2], reps);
     if (strcmp(argv[1], "load") == 0)
         return load(argv[2], procs, seconds);
+    if (strcmp(argv[1], "hostile") == 0)
+        return hostile(argv[2]);
     return 2;
 }

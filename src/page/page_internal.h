@@ -72,8 +72,9 @@ void page_base_free(page_base *b);
 /*
  * Parses integer parameter `name` of `obj` (the arguments, or a nested
  * object such as region) into *out: `def` when absent or null, rejected
- * below `min` or above PAGE_MAX_SAFE_INT or when not an integer, lowered to
- * `clamp` (when clamp > 0) and disclosed. `label` names it in messages
+ * below `min` or when not an integer, lowered to `clamp` (when clamp > 0;
+ * else to PAGE_MAX_SAFE_INT) and disclosed, however large the value (a
+ * real such as 1e300 saturates). `label` names it in messages
  * ("limit", "region.rows"); `flag` is its _clamped key; `example` is the
  * example call's arguments (NULL: "<label>=<def>"). Returns 0, or
  * MCPAGE_PAGE_REJECTED after recording the rejection.
@@ -91,8 +92,9 @@ int page_max_tokens(page_base *b, int64_t *out);
  */
 int page_reject(page_base *b, const char *code, const char *param, const json_t *got,
                 const char *expected, const char *example, const char *reason);
-/* Adds a clamp: the flag key and a hint clause. */
-void page_note_clamp(page_base *b, const char *flag, const char *label, int64_t got, int64_t max);
+/* Adds a clamp: the flag key and a hint clause naming the value received. */
+void page_note_clamp(page_base *b, const char *flag, const char *label, const json_t *got,
+                     int64_t max);
 
 /* Checks one copy against the budget. */
 page_over page_measure(const page_base *b, const char *s, size_t n);

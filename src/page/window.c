@@ -294,16 +294,24 @@ int page_reject(page_base *b, const char *code, const char *param, const json_t 
     return MCPAGE_PAGE_REJECTED;
 }
 
-void page_note_clamp(page_base *b, const char *flag, const char *label, int64_t got, int64_t max)
+void page_note_clamp(page_base *b, const char *flag, const char *label, const json_t *got,
+                     int64_t max)
 {
-    char g[32], m[32];
+    char g[40], m[32];
     if (b->nclamped < PAGE_MAX_CLAMPS)
         b->clamped[b->nclamped++] = flag;
-    tb_printf(&b->notes, " %s %s was lowered to the maximum %s.", label, page_fmt_int(got, g),
-              page_fmt_int(max, m));
+    if (json_is_integer(got))
+        page_fmt_int((int64_t)json_integer_value(got), g);
+    else /* a real, possibly beyond any integer type: as written, near enough */
+        snprintf(g, sizeof g, "%g", json_number_value(got));
+    tb_printf(&b->notes, " %s %s was lowered to the maximum %s.", label, g, page_fmt_int(max, m));
 }
 
-/* Reads an integral JSON number; false for anything else. */
+/*
+ * Reads an integral JSON number; false for anything else. A real beyond
+ * the int64 range (1e300 is integral too) saturates: past a window's
+ * maximum every such value means the same, the maximum.
+ */
 static bool json_to_int(const json_t *v, int64_t *out)
 {
     if (json_is_integer(v)) {
@@ -312,9 +320,14 @@ static bool json_to_int(const json_t *v, int64_t *out)
     }
     if (json_is_real(v)) {
         double d = json_real_value(v);
-        if (!isfinite(d) || d != floor(d) || fabs(d) > (double)PAGE_MAX_SAFE_INT)
+        if (!isfinite(d) || d != floor(d))
             return false;
-        *out = (int64_t)d;
+        if (d >= 9223372036854775807.0)
+            *out = INT64_MAX;
+        else if (d <= -9223372036854775807.0)
+            *out = INT64_MIN;
+        else
+            *out = (int64_t)d;
         return true;
     }
     return false;
@@ -329,7 +342,7 @@ int page_int_param(page_base *b, const json_t *obj, const char *name, const char
     if (v == NULL || json_is_null(v))
         return MCPAGE_OK;
     int64_t iv = 0;
-    bool ok = json_to_int(v, &iv) && iv >= min && iv <= PAGE_MAX_SAFE_INT;
+    bool ok = json_to_int(v, &iv) && iv >= min;
     if (!ok) {
         char expected[160], m[32], c[32], ex[96];
         if (clamp > 0)
@@ -342,9 +355,14 @@ int page_int_param(page_base *b, const json_t *obj, const char *name, const char
             snprintf(ex, sizeof ex, "%s=%lld", label, (long long)def);
         return page_reject(b, "invalid_argument", label, v, expected, example ? example : ex, NULL);
     }
-    if (clamp > 0 && iv > clamp) {
-        page_note_clamp(b, flag, label, iv, clamp);
-        iv = clamp;
+    /* Clamp, don't reject: any value above the maximum is lowered to it,
+     * however large; a parameter without one (an offset, a start line) is
+     * lowered to the largest integer every JSON reader holds exactly,
+     * which is past the end of anything a page can reach. */
+    int64_t max = clamp > 0 ? clamp : PAGE_MAX_SAFE_INT;
+    if (iv > max) {
+        page_note_clamp(b, flag, label, v, max);
+        iv = max;
     }
     *out = iv;
     return MCPAGE_OK;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store/store_backend.h"
 
@@ -30,6 +31,143 @@ char *store_strdup(const char *src)
     if (d)
         memcpy(d, src, n + 1);
     return d;
+}
+
+double store_now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+void store_budget_set(store *s, int64_t budget_ms, store_stop_fn stop, void *ud)
+{
+    if (!s)
+        return;
+    s->budget_ms = budget_ms > 0 ? budget_ms : 0;
+    s->deadline_us = budget_ms > 0 ? store_now_us() + (double)budget_ms * 1e3 : 0;
+    s->stop = stop;
+    s->stop_ud = ud;
+    s->stopped = 0;
+}
+
+void store_budget_clear(store *s)
+{
+    store_budget_set(s, 0, NULL, NULL);
+}
+
+int store_budget_check(const store *s)
+{
+    if (s->stop && s->stop(s->stop_ud))
+        return MCPAGE_ECANCELED;
+    if (s->deadline_us > 0 && store_now_us() > s->deadline_us)
+        return MCPAGE_ERANGE;
+    return 0;
+}
+
+int store_budget_fail(store *s, int status)
+{
+    if (status == MCPAGE_ECANCELED)
+        return store_fail(s, status, "stopped: the caller cancelled the request");
+    return store_fail(s, MCPAGE_ERANGE,
+                      "stopped after %lld ms, the work one request may do; narrow the request",
+                      (long long)s->budget_ms);
+}
+
+static int blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* A failed call the budget stopped answers the budget's status (a
+ * backend may report the failed statement as a plain store error). */
+static int budget_status(store *s, int rc)
+{
+    if (rc < 0 && s->stopped)
+        return store_budget_fail(s, s->stopped);
+    return rc;
+}
+
+/* 0 while the budget allows more work, else its failure (checked as a
+ * call starts: a statement too short for the progress handler still stops). */
+static int budget_gate(store *s)
+{
+    int rc = store_budget_check(s);
+    if (rc < 0)
+        return store_budget_fail(s, s->stopped = rc);
+    return 0;
+}
+
+/* A term holds something to search for (the backends drop the others). */
+static int term_has_word(const char *start, const char *end)
+{
+    for (const unsigned char *c = (const unsigned char *)start; c < (const unsigned char *)end; c++)
+        if ((*c >= '0' && *c <= '9') || ((*c | 0x20) >= 'a' && (*c | 0x20) <= 'z') || *c == '_' ||
+            *c >= 0x80)
+            return 1;
+    return 0;
+}
+
+int store_query_normalize(store *s, const char *query, char *out, size_t cap)
+{
+    const char *p = query, *start, *end;
+    int prefix, terms = 0, prefixes = 0;
+    size_t o = 0;
+    out[0] = 0;
+    for (;;) {
+        while (blank(*p))
+            p++;
+        int quoted = *p == '"';
+        if (!store_query_term(&p, &start, &end, &prefix))
+            break;
+        /* The term as the backends read it again: a phrase keeps its
+         * quotes (so `"c*"` stays a phrase), a prefix its star. */
+        char t[STORE_QUERY_MAX + 4];
+        size_t len = (size_t)(end - start);
+        int n = snprintf(t, sizeof t, "%s%.*s%s", quoted ? "\"" : "", (int)len, start,
+                         quoted   ? "\""
+                         : prefix ? "*"
+                                  : "");
+        if (n < 0 || (size_t)n >= sizeof t)
+            return store_fail(s, MCPAGE_ERANGE, "search query longer than %d bytes",
+                              STORE_QUERY_MAX);
+        /* Seen already: `c* c* c*` asks for `c*` once. */
+        int seen = 0;
+        for (const char *q = out; *q && !seen;) {
+            size_t k = strcspn(q, "\x1f");
+            seen = k == (size_t)n && memcmp(q, t, k) == 0;
+            q += k + (q[k] != 0);
+        }
+        if (seen)
+            continue;
+        if (term_has_word(start, end)) {
+            terms++;
+            prefixes += prefix;
+        }
+        if (terms > STORE_QUERY_TERMS_MAX)
+            return store_fail(s, MCPAGE_EINVAL,
+                              "more than %d different words and phrases; keep the %d that "
+                              "matter most",
+                              STORE_QUERY_TERMS_MAX, STORE_QUERY_TERMS_MAX);
+        if (prefixes > STORE_QUERY_PREFIXES_MAX)
+            return store_fail(s, MCPAGE_EINVAL,
+                              "more than %d different prefix terms (word*); spell out the "
+                              "others in full",
+                              STORE_QUERY_PREFIXES_MAX);
+        if (o + (size_t)n + 2 > cap)
+            return store_fail(s, MCPAGE_ERANGE, "search query longer than %d bytes",
+                              STORE_QUERY_MAX);
+        if (o)
+            out[o++] = '\x1f';
+        memcpy(out + o, t, (size_t)n);
+        o += (size_t)n;
+        out[o] = 0;
+    }
+    /* Terms were kept apart by a byte no term holds; the backends read spaces. */
+    for (char *c = out; *c; c++)
+        if (*c == '\x1f')
+            *c = ' ';
+    return 0;
 }
 
 int store_spec_is_url(const char *spec)
@@ -198,7 +336,9 @@ int store_projects_list(store *s, const store_project_filter *f, const store_pag
     if (rc < 0)
         return rc;
     store_project_filter none = {0};
-    return s->ops->projects_list(s, f ? f : &none, pg, out);
+    if ((rc = budget_gate(s)) < 0)
+        return rc;
+    return budget_status(s, s->ops->projects_list(s, f ? f : &none, pg, out));
 }
 
 int store_projects_count(store *s, const store_project_filter *f, int64_t *n)
@@ -206,7 +346,10 @@ int store_projects_count(store *s, const store_project_filter *f, int64_t *n)
     if (!s || !n)
         return MCPAGE_EINVAL;
     store_project_filter none = {0};
-    return s->ops->projects_count(s, f ? f : &none, n);
+    int rc = budget_gate(s);
+    if (rc < 0)
+        return rc;
+    return budget_status(s, s->ops->projects_count(s, f ? f : &none, n));
 }
 
 int store_sessions_list(store *s, const store_session_filter *f, const store_page *pg,
@@ -219,7 +362,9 @@ int store_sessions_list(store *s, const store_session_filter *f, const store_pag
     if (rc < 0)
         return rc;
     store_session_filter none = {0};
-    return s->ops->sessions_list(s, f ? f : &none, pg, out);
+    if ((rc = budget_gate(s)) < 0)
+        return rc;
+    return budget_status(s, s->ops->sessions_list(s, f ? f : &none, pg, out));
 }
 
 int store_sessions_count(store *s, const store_session_filter *f, int64_t *n)
@@ -227,7 +372,10 @@ int store_sessions_count(store *s, const store_session_filter *f, int64_t *n)
     if (!s || !n)
         return MCPAGE_EINVAL;
     store_session_filter none = {0};
-    return s->ops->sessions_count(s, f ? f : &none, n);
+    int rc = budget_gate(s);
+    if (rc < 0)
+        return rc;
+    return budget_status(s, s->ops->sessions_count(s, f ? f : &none, n));
 }
 
 int store_session_get(store *s, const char *session_id, store_session *out)
@@ -312,7 +460,14 @@ int store_search(store *s, const store_search_filter *f, const store_page *pg, s
     int rc = check_page(s, pg);
     if (rc < 0)
         return rc;
-    return s->ops->search(s, f, pg, out);
+    char query[2 * STORE_QUERY_MAX + 8];
+    if ((rc = store_query_normalize(s, f->query, query, sizeof query)) < 0)
+        return rc;
+    if ((rc = budget_gate(s)) < 0)
+        return rc;
+    store_search_filter g = *f;
+    g.query = query;
+    return budget_status(s, s->ops->search(s, &g, pg, out));
 }
 
 int store_search_count(store *s, const store_search_filter *f, int64_t *n)
@@ -321,7 +476,15 @@ int store_search_count(store *s, const store_search_filter *f, int64_t *n)
         return MCPAGE_EINVAL;
     NEED(f && f->query);
     NEED(strlen(f->query) <= STORE_QUERY_MAX);
-    return s->ops->search_count(s, f, n);
+    char query[2 * STORE_QUERY_MAX + 8];
+    int rc = store_query_normalize(s, f->query, query, sizeof query);
+    if (rc < 0)
+        return rc;
+    if ((rc = budget_gate(s)) < 0)
+        return rc;
+    store_search_filter g = *f;
+    g.query = query;
+    return budget_status(s, s->ops->search_count(s, &g, n));
 }
 
 int store_activity_get(store *s, const store_activity_filter *f, size_t max_rows,
@@ -643,11 +806,6 @@ void store_key_set_int(store_key_part *p, int64_t v)
 int store_page_keyset(const store_page *pg)
 {
     return pg->after && pg->after->nparts > 0;
-}
-
-static int blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
 int store_query_term(const char **p, const char **start, const char **end, int *prefix)

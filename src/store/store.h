@@ -48,6 +48,19 @@ typedef struct store store;
 #define STORE_QUERY_MAX    4096                  /* bytes of a search query */
 #define STORE_RAW_READ_MAX (16u * 1024u * 1024u) /* bytes of one raw read */
 
+/*
+ * What one search may ask of the engine (docs/store.md, "Bounded work").
+ * Repeated terms count once (`c* c* c*` is `c*`). Each prefix term
+ * makes the engine merge the index entries of every word it expands to,
+ * on every probe, so prefixes have their own, smaller cap. Past either
+ * cap, store_search and store_search_count answer MCPAGE_EINVAL with a
+ * message saying what to drop.
+ */
+#define STORE_QUERY_TERMS_MAX    16 /* distinct words and phrases of a search query */
+#define STORE_QUERY_PREFIXES_MAX 4  /* distinct prefix terms (`word*`) among them */
+/* Milliseconds of work the tools allow one search call (store_budget_set). */
+#define STORE_QUERY_BUDGET_MS 5000
+
 /* ---- keyset positions ---------------------------------------------- */
 
 typedef enum store_key_type {
@@ -111,6 +124,23 @@ int store_ping(store *s);
 /* Closes the idle connections pooled for server stores (tests, shutdown);
  * handles still open are not affected. */
 void store_pool_drain(void);
+
+/* ---- bounded work --------------------------------------------------- */
+
+/* Answers non-zero when the caller no longer wants the result (a
+ * cancelled request). Called from the thread running the statement. */
+typedef int (*store_stop_fn)(void *ud);
+
+/*
+ * Bounds every later statement on `s` until store_budget_clear(): one
+ * running past `budget_ms` milliseconds from now (0: no deadline) stops
+ * with MCPAGE_ERANGE, and one whose `stop(ud)` answers non-zero (NULL: no
+ * such check) stops with MCPAGE_ECANCELED; store_errmsg() says which.
+ * SQLite checks both from a progress handler, PostgreSQL cancels the
+ * running statement (it is polled every few milliseconds).
+ */
+void store_budget_set(store *s, int64_t budget_ms, store_stop_fn stop, void *ud);
+void store_budget_clear(store *s);
 
 /* ---- projects ------------------------------------------------------ */
 

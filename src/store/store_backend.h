@@ -61,6 +61,11 @@ struct store {
     void *impl;           /* the backend's connection state */
     int writable;         /* opened with STORE_OPEN_WRITE */
     char errmsg[512];     /* last failure, for store_errmsg() */
+    int64_t budget_ms;    /* the bound store_budget_set gave, 0 = none */
+    double deadline_us;   /* CLOCK_MONOTONIC microseconds it ends at, 0 = none */
+    store_stop_fn stop;   /* the caller's cancellation check, or NULL */
+    void *stop_ud;        /* its argument */
+    int stopped;          /* the status the budget stopped a statement with, until reset */
 };
 
 /* Records a message for store_errmsg() and returns `status`. */
@@ -88,6 +93,24 @@ void store_project_order(store_project_sort sort, const char **order, const char
  * tokens, whether it has any) is each backend's business.
  */
 int store_query_term(const char **p, const char **start, const char **end, int *prefix);
+/*
+ * The budget of store_budget_set: 0 while the work may go on, else
+ * MCPAGE_ERANGE (past the deadline) or MCPAGE_ECANCELED (stopped by the
+ * caller). Cheap enough for a progress handler.
+ */
+int store_budget_check(const store *s);
+/* Records the message for a statement the budget stopped (`status` from
+ * store_budget_check) and returns `status`. */
+int store_budget_fail(store *s, int status);
+/* Microseconds on the monotonic clock. */
+double store_now_us(void);
+/*
+ * A search query with repeated terms dropped, into out (cap bytes, at
+ * least STORE_QUERY_MAX + 3): the same terms in their first order, one
+ * space apart. MCPAGE_EINVAL with a message past STORE_QUERY_TERMS_MAX
+ * or STORE_QUERY_PREFIXES_MAX distinct terms.
+ */
+int store_query_normalize(store *s, const char *query, char *out, size_t cap);
 /* strdup that accepts NULL. */
 char *store_strdup(const char *src);
 

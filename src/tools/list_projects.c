@@ -75,7 +75,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         f.sort = STORE_PROJECTS_SIZE;
         types[0] = STORE_KEY_INT;
     }
-    tools_list_walk walk = {&spec, types, 2, "projects", count, fetch, NULL, &f};
+    tools_list_walk walk = {&spec, types, 2, "projects", count, fetch, NULL, &f, call};
     return tools_list_run(ctx, &walk, args, res);
 }
 

@@ -107,7 +107,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     if (sort && strcmp(sort, "oldest") == 0)
         f.order = STORE_OLDEST;
     static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
-    tools_list_walk walk = {&spec, types, 2, "sessions", count, fetch, NULL, &f};
+    tools_list_walk walk = {&spec, types, 2, "sessions", count, fetch, NULL, &f, call};
     return tools_list_run(ctx, &walk, args, res);
 }
 

@@ -29,6 +29,9 @@ static const mcpage_list_spec spec = {
     .read_with = tools_read_with_message,
 };
 
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+
 static const char schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"query\"],"
     "\"properties\":{"
@@ -36,30 +39,62 @@ static const char schema[] =
     "phrases\\\", all required; a trailing * makes a prefix (max_tok*). Filters may be written in "
     "the query: project:NAME source:claude|codex role:user|assistant|system|tool tool:NAME "
     "after:YYYY-MM-DD before:YYYY-MM-DD has:error. Example: \\\"retry budget\\\" role:user "
-    "after:2025-09-01. At most 4096 bytes.\"},"
-    "\"project\":{\"type\":\"string\",\"description\":\"Only messages of this project (name or "
-    "path); same as project: in the query.\"},"
-    "\"source\":{\"type\":\"string\",\"enum\":[\"claude\",\"codex\"],\"description\":\"Only this "
-    "agent's sessions.\"},"
-    "\"role\":{\"type\":\"string\",\"enum\":[\"user\",\"assistant\",\"system\",\"tool\"],"
-    "\"description\":\"Only messages of this role (tool = tool results).\"},"
-    "\"tool\":{\"type\":\"string\",\"description\":\"Only tool calls and results of this tool, "
-    "e.g. Bash.\"},"
-    "\"after\":{\"type\":\"string\",\"description\":\"Only messages at or after this UTC date or "
-    "time (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ).\"},"
-    "\"before\":{\"type\":\"string\",\"description\":\"Only messages before this UTC date or "
-    "time.\"},"
-    "\"has_error\":{\"type\":\"boolean\",\"description\":\"true: only tool results flagged as "
-    "errors (same as has:error).\"},"
-    "\"sort\":{\"type\":\"string\",\"enum\":[\"relevance\",\"newest\",\"oldest\"],\"default\":"
-    "\"relevance\",\"description\":\"relevance: best match first (default; the order may shift "
-    "when new messages arrive mid-walk, and the page then says order_may_have_shifted); newest "
-    "or oldest: by time, stable.\"},"
-    "\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Record "
-    "fields "
-    "to return, from: message_id, session_id, project, role, timestamp, snippet, line, ordinal "
-    "(default all; message_id, session_id and line are always kept).\"}," TOOLS_LIST_WINDOW(
-        10, 50) "}}";
+    "after:2025-09-01. At most 4096 bytes, " STR(
+        STORE_QUERY_TERMS_MAX) " different words and "
+                               "phrases, " STR(
+                                   STORE_QUERY_PREFIXES_MAX) " of them prefixes.\"},"
+                                                             "\"project\":{\"type\":\"string\","
+                                                             "\"description\":\"Only messages of "
+                                                             "this project (name or "
+                                                             "path); same as project: in the "
+                                                             "query.\"},"
+                                                             "\"source\":{\"type\":\"string\","
+                                                             "\"enum\":[\"claude\",\"codex\"],"
+                                                             "\"description\":\"Only this "
+                                                             "agent's sessions.\"},"
+                                                             "\"role\":{\"type\":\"string\","
+                                                             "\"enum\":[\"user\",\"assistant\","
+                                                             "\"system\",\"tool\"],"
+                                                             "\"description\":\"Only messages of "
+                                                             "this role (tool = tool results).\"},"
+                                                             "\"tool\":{\"type\":\"string\","
+                                                             "\"description\":\"Only tool calls "
+                                                             "and results of this tool, "
+                                                             "e.g. Bash.\"},"
+                                                             "\"after\":{\"type\":\"string\","
+                                                             "\"description\":\"Only messages at "
+                                                             "or after this UTC date or "
+                                                             "time (YYYY-MM-DD or "
+                                                             "YYYY-MM-DDTHH:MM:SSZ).\"},"
+                                                             "\"before\":{\"type\":\"string\","
+                                                             "\"description\":\"Only messages "
+                                                             "before this UTC date or "
+                                                             "time.\"},"
+                                                             "\"has_error\":{\"type\":\"boolean\","
+                                                             "\"description\":\"true: only tool "
+                                                             "results flagged as "
+                                                             "errors (same as has:error).\"},"
+                                                             "\"sort\":{\"type\":\"string\","
+                                                             "\"enum\":[\"relevance\",\"newest\","
+                                                             "\"oldest\"],\"default\":"
+                                                             "\"relevance\",\"description\":"
+                                                             "\"relevance: best match first "
+                                                             "(default; the order may shift "
+                                                             "when new messages arrive mid-walk, "
+                                                             "and the page then says "
+                                                             "order_may_have_shifted); newest "
+                                                             "or oldest: by time, stable.\"},"
+                                                             "\"fields\":{\"type\":\"array\","
+                                                             "\"items\":{\"type\":\"string\"},"
+                                                             "\"description\":\"Record "
+                                                             "fields "
+                                                             "to return, from: message_id, "
+                                                             "session_id, project, role, "
+                                                             "timestamp, snippet, line, ordinal "
+                                                             "(default all; message_id, session_id "
+                                                             "and line are always "
+                                                             "kept).\"}," TOOLS_LIST_WINDOW(
+                                                                 10, 50) "}}";
 
 /* Longest value of one filter written in the query. */
 #define FILTER_MAX 256
@@ -209,6 +244,7 @@ static int reject_query(mcpage_result *res, const json_t *args, const char *expe
 typedef struct search_walk {
     const store_search_filter *f; /* the parsed query and filters */
     const json_t *args;           /* the call's arguments, for rejections */
+    int64_t budget_ms;            /* the work the call may do */
 } search_walk;
 
 static int count(store *s, void *ud, int64_t *total)
@@ -242,11 +278,66 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
     return rc < 0 ? rc : 0;
 }
 
-/* A query the engine rejects is an invalid argument that says how to write one. */
+/* How to ask for less, for an over-budget query. */
+#define NARROW_QUERY                                                                               \
+    "longer prefixes (conf* rather than c*), fewer prefix terms, a rarer word or a \"quoted "      \
+    "phrase\", project:NAME, after:YYYY-MM-DD, or sort=\"newest\" (relevance scores every "        \
+    "match)"
+
+/*
+ * A query that needed more work than one call may do: an error result
+ * saying so and how to narrow it, in the contract's error shape (code
+ * "over_budget", the query echoed, what would pass, an example).
+ */
+static void over_budget(mcpage_result *res, const search_walk *sw, store *s)
+{
+    const char *q = json_string_value(json_object_get(sw->args, "query"));
+    /* the query echoed, cut at a character boundary */
+    size_t len = q ? strlen(q) : 0, cut = len > 100 ? 100 : len;
+    while (cut > 0 && cut < len && ((unsigned char)q[cut] & 0xC0) == 0x80)
+        cut--;
+    char got[128];
+    snprintf(got, sizeof got, "%.*s%s", (int)cut, q ? q : "", cut < len ? "…" : "");
+    char expected[600];
+    snprintf(expected, sizeof expected,
+             "a query that takes less than %lld ms of work; narrow it with " NARROW_QUERY,
+             (long long)sw->budget_ms);
+    mcpage_result_errorf(res,
+                         "The search was stopped: %s. Nothing was returned. Call %s again with %s. "
+                         "Example: %s with query=\"config* loader\" sort=\"newest\".",
+                         store_errmsg(s), spec.tool, expected, spec.tool);
+    json_t *err =
+        json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "code", "over_budget", "param", "query", "got",
+                  got, "expected", expected, "budget_ms", (json_int_t)sw->budget_ms, "example",
+                  "search_conversations with query=\"config* loader\" "
+                  "sort=\"newest\"");
+    json_t *o = err ? json_pack("{s:o}", "error", err) : NULL;
+    if (o)
+        mcpage_result_set_structured(res, o);
+    json_decref(o);
+}
+
+/* A query the engine rejects is an invalid argument that says how to write one;
+ * one over the term caps says what to drop; one over budget how to narrow it. */
 static bool on_error(store *s, void *ud, int rc, mcpage_result *res)
 {
     const search_walk *sw = ud;
-    if (rc != MCPAGE_EPARSE || s == NULL)
+    if (s == NULL)
+        return false;
+    if (rc == MCPAGE_ERANGE) {
+        over_budget(res, sw, s);
+        return true;
+    }
+    if (rc == MCPAGE_EINVAL) {
+        char why[700];
+        snprintf(why, sizeof why,
+                 "at most %d different words and phrases, at most %d of them prefixes (word*); "
+                 "this one has %s",
+                 STORE_QUERY_TERMS_MAX, STORE_QUERY_PREFIXES_MAX, store_errmsg(s));
+        reject_query(res, sw->args, why);
+        return true;
+    }
+    if (rc != MCPAGE_EPARSE)
         return false;
     char why[700];
     snprintf(why, sizeof why,
@@ -301,8 +392,8 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     if (f.sort != STORE_SEARCH_RELEVANCE)
         types[0] = STORE_KEY_TEXT;
 
-    search_walk sw = {&f, args};
-    tools_list_walk walk = {&spec, types, 2, "search matches", count, fetch, on_error, &sw};
+    search_walk sw = {&f, args, ctx->query_budget_ms};
+    tools_list_walk walk = {&spec, types, 2, "search matches", count, fetch, on_error, &sw, call};
     return tools_list_run(ctx, &walk, args, res);
 }
 

@@ -17,6 +17,7 @@ int tools_ctx_init(tools_ctx *ctx, const char *db, const mcpage_pager *pager)
         return MCPAGE_ERANGE;
     strcpy(ctx->db, db);
     ctx->pager = pager;
+    ctx->query_budget_ms = STORE_QUERY_BUDGET_MS;
     if (pthread_mutex_init(&ctx->mu, NULL) != 0)
         return MCPAGE_ENOMEM;
     return 0;
@@ -71,6 +72,7 @@ void tools_store_put(tools_ctx *ctx, store *s)
 {
     if (s == NULL)
         return;
+    store_budget_clear(s);
     pthread_mutex_lock(&ctx->mu);
     if (ctx->npool < TOOLS_POOL_MAX) {
         ctx->pool[ctx->npool++] = s;
@@ -379,6 +381,12 @@ static void count_remember(tools_ctx *ctx, const void *spec, const uint8_t *fp, 
     pthread_mutex_unlock(&ctx->mu);
 }
 
+/* The store's budget check: the client cancelled the call. */
+static int call_cancelled(void *ud)
+{
+    return mcpage_call_cancelled(ud);
+}
+
 int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *args,
                    mcpage_result *res)
 {
@@ -393,6 +401,8 @@ int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *ar
         mcpage_list_abort(pg);
         return 0;
     }
+    if (walk->call)
+        store_budget_set(s, ctx->query_budget_ms, call_cancelled, (void *)walk->call);
     const mcpage_list_window *w = mcpage_list_window_get(pg);
     store_key after;
     int64_t gen = 0, total = w->total;

@@ -51,6 +51,7 @@ typedef struct tools_ctx {
     int npool;                             /* entries in pool */
     tools_count counts[TOOLS_COUNT_CACHE]; /* totals of recent first pages */
     uint64_t clock;                        /* ticks once per cache use */
+    int64_t query_budget_ms;               /* work one list call may do (tests lower it) */
 } tools_ctx;
 
 /* Sets up `ctx` for the store `db`; `pager` is borrowed. */
@@ -86,7 +87,7 @@ int tools_register_all(mcpage_server *srv, tools_ctx *ctx);
  * with an error result naming the cause and returns NULL.
  */
 store *tools_store_get(tools_ctx *ctx, mcpage_result *res);
-/* Gives the handle back (NULL is fine). */
+/* Gives the handle back (NULL is fine); its budget is cleared. */
 void tools_store_put(tools_ctx *ctx, store *s);
 /* Makes `res` an error result for a store failure, with store_errmsg(). */
 int tools_store_error(mcpage_result *res, store *s, int rc, const char *what);
@@ -131,6 +132,9 @@ typedef struct tools_list_walk {
     /* Optional: writes the result for a failed store call (true when it did). */
     bool (*on_error)(store *s, void *ud, int rc, mcpage_result *res);
     void *ud; /* the tool's filter, passed to the callbacks */
+    /* Optional: bounds the store's work for this call (ctx->query_budget_ms,
+       and the call's cancellation stops it); NULL: unbounded. */
+    const mcpage_call *call;
 } tools_list_walk;
 
 /* Runs a LIST tool's call; 0, or a negative status the runtime reports. */

@@ -530,6 +530,115 @@ static void rejected_queries_have_their_own_error(void **state)
     }
 }
 
+/* Issue 15: `"c* " x 1,365` (a 4 KB query) cost 12.5 s of CPU. Repeated
+ * terms now count once, so it does the work of `c*`; past the caps on
+ * distinct terms and prefixes a query is refused with what to drop. */
+static void query_terms_are_deduplicated_and_capped(void **state)
+{
+    fixture *f = *state;
+    static char repeated[STORE_QUERY_MAX + 1];
+    size_t o = 0;
+    for (int i = 0; i < 1365; i++)
+        o += (size_t)snprintf(repeated + o, sizeof repeated - o, "c* ");
+    assert_int_equal(o, 4095);
+    store_search_filter one = {.query = "c*", .sort = STORE_SEARCH_NEWEST};
+    store_search_filter many = {.query = repeated, .sort = STORE_SEARCH_NEWEST};
+    int64_t n1 = 0, n2 = 0;
+    assert_int_equal(store_search_count(f->s, &one, &n1), 0);
+    assert_true(n1 > 100); /* charlie, c++ */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(store_search_count(f->s, &many, &n2), 0);
+    store_page pg = {.limit = 20};
+    store_hits h1, h2;
+    assert_int_equal(store_search(f->s, &one, &pg, &h1), 0);
+    assert_int_equal(store_search(f->s, &many, &pg, &h2), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(ms < 2000);
+    assert_int_equal(n2, n1);
+    assert_int_equal(h2.count, 20);
+    for (size_t i = 0; i < h1.count; i++)
+        assert_int_equal(h2.rows[i].message_id, h1.rows[i].message_id);
+    store_hits_free(&h1);
+    store_hits_free(&h2);
+    /* a phrase and a word of the same letters are two terms; repeats of either are not */
+    store_search_filter mixed = {.query = "\"c*\" c* \"c*\" c*   c*"};
+    assert_int_equal(store_search_count(f->s, &mixed, &n2), 0);
+
+    char q[600];
+    o = 0;
+    for (int i = 0; i < STORE_QUERY_TERMS_MAX; i++)
+        o += (size_t)snprintf(q + o, sizeof q - o, "word%d word%d ", i, i);
+    store_search_filter cap = {.query = q};
+    assert_int_equal(store_search_count(f->s, &cap, &n2), 0);
+    assert_int_equal(n2, 0);
+    snprintf(q + o, sizeof q - o, "one-more");
+    assert_int_equal(store_search_count(f->s, &cap, &n2), MCPAGE_EINVAL);
+    assert_non_null(strstr(store_errmsg(f->s), "more than 16 different words and phrases"));
+    assert_int_equal(store_search(f->s, &cap, &pg, &h1), MCPAGE_EINVAL);
+    /* terms without a word character (dropped by the engines) do not count */
+    snprintf(q + o, sizeof q - o, "+ - / . ++ -- //");
+    assert_int_equal(store_search_count(f->s, &cap, &n2), 0);
+
+    store_search_filter prefixes = {.query = "a* b* c* d* a* b*"};
+    assert_int_equal(store_search_count(f->s, &prefixes, &n2), 0);
+    prefixes.query = "a* b* c* d* e*";
+    assert_int_equal(store_search_count(f->s, &prefixes, &n2), MCPAGE_EINVAL);
+    assert_non_null(strstr(store_errmsg(f->s), "more than 4 different prefix terms (word*)"));
+}
+
+/* Counts the budget's checks and stops from the `from`-th on. */
+typedef struct stopper {
+    int calls; /* checks so far */
+    int from;  /* the first check that stops */
+} stopper;
+
+static int stop_now(void *ud)
+{
+    stopper *st = ud;
+    return ++st->calls >= st->from;
+}
+
+/* A statement past its deadline, or stopped by its caller (a cancelled
+ * request), ends with its own status and message; clearing the budget
+ * lets the handle work again. */
+static void budget_stops_statements(void **state)
+{
+    fixture *f = *state;
+    store_search_filter q = {.query = "message", .sort = STORE_SEARCH_RELEVANCE};
+    store_page pg = {.limit = 20};
+    store_hits h;
+    int64_t n = 0;
+    /* SQLite: the first check is store_search's own, the second comes from
+     * the progress handler inside the running statement; PostgreSQL:
+     * from the statement runner before it sends. */
+    stopper st = {0, 2};
+    store_budget_set(f->s, 0, stop_now, &st);
+    assert_int_equal(store_search(f->s, &q, &pg, &h), MCPAGE_ECANCELED);
+    assert_int_equal(h.count, 0);
+    assert_true(st.calls >= 2);
+    assert_non_null(strstr(store_errmsg(f->s), "cancelled"));
+    assert_int_equal(store_search_count(f->s, &q, &n), MCPAGE_ECANCELED);
+    assert_int_equal(store_sessions_count(f->s, NULL, &n), MCPAGE_ECANCELED);
+
+    store_budget_set(f->s, 1, NULL, NULL);
+    usleep(3000);
+    assert_int_equal(store_search(f->s, &q, &pg, &h), MCPAGE_ERANGE);
+    assert_non_null(strstr(store_errmsg(f->s), "stopped after 1 ms"));
+    assert_int_equal(store_search_count(f->s, &q, &n), MCPAGE_ERANGE);
+
+    store_budget_clear(f->s);
+    assert_int_equal(store_search(f->s, &q, &pg, &h), 0);
+    assert_int_equal(h.count, 20);
+    store_hits_free(&h);
+    /* a generous budget changes nothing */
+    store_budget_set(f->s, 60000, stop_now, &(stopper){0, 1 << 30});
+    assert_int_equal(store_search_count(f->s, &q, &n), 0);
+    assert_true(n > 200);
+    store_budget_clear(f->s);
+}
+
 static void bad_pages_are_rejected(void **state)
 {
     fixture *f = *state;
@@ -824,6 +933,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(query_terms_are_deduplicated_and_capped, setup, teardown),
+        cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_pages_are_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(generation_moves_with_changes_only, setup, teardown),
         cmocka_unit_test_setup_teardown(transcript_raw_and_summary, setup, teardown),

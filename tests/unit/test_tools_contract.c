@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -378,6 +379,131 @@ static void test_query_filters_equal_arguments(void **state)
     json_decref(c);
 }
 
+/* The structuredContent's error object of a result, or NULL. */
+static const json_t *error_of(const json_t *res)
+{
+    return json_object_get(json_object_get(res, "structuredContent"), "error");
+}
+
+/*
+ * Issue 15, item 4: `"c* " x 1,365` (4,095 bytes) took 12.5 s of CPU on
+ * this archive. Its repeats count once: the same page as `c*`, at once.
+ * Past the term caps the query is an invalid argument saying what to
+ * drop; past the work budget the call stops with an over_budget error
+ * saying how to narrow the query.
+ */
+static void test_hostile_queries_are_bounded(void **state)
+{
+    env *e = *state;
+    static char repeated[STORE_QUERY_MAX + 1];
+    size_t o = 0;
+    for (int i = 0; i < 1365; i++)
+        o += (size_t)snprintf(repeated + o, sizeof repeated - o, "c* ");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    json_t *a = tool_contract_call(e->srv, "search_conversations",
+                                   json_pack("{s:s, s:s}", "query", repeated, "sort", "newest"));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    json_t *b = tool_contract_call(e->srv, "search_conversations",
+                                   json_pack("{s:s, s:s}", "query", "c*", "sort", "newest"));
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(ms < 2000);
+    assert_false(json_is_true(json_object_get(a, "isError")));
+    const json_t *sa = json_object_get(a, "structuredContent");
+    const json_t *sb = json_object_get(b, "structuredContent");
+    assert_true(json_integer_value(json_object_get(sa, "total_matches")) > 10);
+    assert_int_equal(json_integer_value(json_object_get(sa, "total_matches")),
+                     json_integer_value(json_object_get(sb, "total_matches")));
+    assert_true(json_equal(json_object_get(sa, "matches"), json_object_get(sb, "matches")));
+    json_decref(a);
+    json_decref(b);
+
+    /* five different prefixes: refused, naming the caps */
+    json_t *c = tool_contract_call(e->srv, "search_conversations",
+                                   json_pack("{s:s}", "query", "a* b* c* d* e* a*"));
+    assert_true(json_is_true(json_object_get(c, "isError")));
+    const json_t *err = error_of(c);
+    assert_string_equal(json_string_value(json_object_get(err, "code")), "invalid_argument");
+    assert_string_equal(json_string_value(json_object_get(err, "param")), "query");
+    assert_non_null(strstr(json_string_value(json_object_get(err, "expected")),
+                           "at most 16 different words and phrases, at most 4 of them prefixes"));
+    json_decref(c);
+
+    /* over the work budget (lowered to 1 ms; four one-letter prefixes
+     * ranked by relevance take several ms here) */
+    e->ctx.query_budget_ms = 1;
+    json_t *d = tool_contract_call(e->srv, "search_conversations",
+                                   json_pack("{s:s}", "query", "a* c* s* t*"));
+    e->ctx.query_budget_ms = STORE_QUERY_BUDGET_MS;
+    assert_true(json_is_true(json_object_get(d, "isError")));
+    err = error_of(d);
+    assert_string_equal(json_string_value(json_object_get(err, "code")), "over_budget");
+    assert_string_equal(json_string_value(json_object_get(err, "param")), "query");
+    assert_int_equal(json_integer_value(json_object_get(err, "budget_ms")), 1);
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(d, "content"), 0), "text"));
+    assert_non_null(strstr(text, "The search was stopped: stopped after 1 ms"));
+    assert_non_null(strstr(text, "longer prefixes (conf* rather than c*)"));
+    json_decref(d);
+    /* and the handle it used works again within the normal budget */
+    json_t *f = tool_contract_call(e->srv, "search_conversations",
+                                   json_pack("{s:s}", "query", "a* c* s* t*"));
+    assert_false(json_is_true(json_object_get(f, "isError")));
+    json_decref(f);
+}
+
+/*
+ * Issue 15, item 8: limit, max_tokens and offset at INT64_MAX were
+ * rejected with a message saying larger values are lowered. Through the
+ * real tools (and the runtime's schema check) they are clamped and
+ * disclosed; the offset lands past the end.
+ */
+static void test_huge_window_values_are_clamped(void **state)
+{
+    env *e = *state;
+    static const char *const tools[] = {"list_sessions", "list_projects", "search_conversations"};
+    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+        json_t *args = base_args(tools[i], e);
+        if (args == NULL)
+            args = json_object();
+        json_object_set_new(args, "limit", json_integer(INT64_MAX));
+        json_object_set_new(args, "max_tokens", json_integer(INT64_MAX));
+        json_t *r = tool_contract_call(e->srv, tools[i], json_incref(args));
+        if (json_is_true(json_object_get(r, "isError")))
+            fail_msg("%s rejected INT64_MAX: %s", tools[i],
+                     json_string_value(json_object_get(
+                         json_array_get(json_object_get(r, "content"), 0), "text")));
+        const json_t *sc = json_object_get(r, "structuredContent");
+        assert_true(json_is_true(json_object_get(sc, "limit_clamped")));
+        assert_true(json_is_true(json_object_get(sc, "max_tokens_clamped")));
+        assert_non_null(strstr(json_string_value(json_object_get(sc, "hint")),
+                               "limit 9,223,372,036,854,775,807 was lowered to the maximum"));
+        json_decref(r);
+
+        json_object_del(args, "limit");
+        json_object_del(args, "max_tokens");
+        json_object_set_new(args, "offset", json_integer(INT64_MAX));
+        r = tool_contract_call(e->srv, tools[i], args);
+        assert_false(json_is_true(json_object_get(r, "isError")));
+        sc = json_object_get(r, "structuredContent");
+        assert_true(json_is_true(json_object_get(sc, "offset_clamped")));
+        assert_int_equal(json_integer_value(json_object_get(sc, "returned")), 0);
+        assert_false(json_is_true(json_object_get(sc, "has_more")));
+        json_decref(r);
+    }
+    /* read_raw's byte offset and read_session's start_line too */
+    json_t *r = tool_contract_call(
+        e->srv, "read_raw",
+        json_pack("{s:s, s:I}", "session_id", e->session_id, "offset", (json_int_t)INT64_MAX));
+    assert_false(json_is_true(json_object_get(r, "isError")));
+    json_decref(r);
+    r = tool_contract_call(
+        e->srv, "read_session",
+        json_pack("{s:s, s:I}", "session_id", e->session_id, "start_line", (json_int_t)INT64_MAX));
+    assert_false(json_is_true(json_object_get(r, "isError")));
+    json_decref(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +513,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_relevance_walk_discloses_shift, setup, teardown),
         cmocka_unit_test_setup_teardown(test_search_line_points_at_the_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_filters_equal_arguments, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_queries_are_bounded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_huge_window_values_are_clamped, setup, teardown),
     };
     return TB_RUN_GROUPS(tests);
 }

@@ -22,6 +22,7 @@
  * MCPAGE_ESTORE and "the store is unavailable (...); retry shortly", and
  * the next call after it is back reconnects.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +217,58 @@ static int conn_reset(store *s, pg_conn *c)
     return 0;
 }
 
+/*
+ * Runs one statement under the handle's budget (store_budget_set): sent
+ * asynchronously, its answer awaited in slices of PG_POLL_MS, and past
+ * the deadline or once the caller stops it, cancelled on the server
+ * (PQcancel: the backend stops the statement and answers 57014). The
+ * result is the last one the statement gave, as PQexec's; *stopped gets
+ * the budget's status when it was cancelled that way, else 0.
+ */
+static PGresult *exec_budgeted(store *s, PGconn *db, const char *sql, int n,
+                               const char *const *vals, const int *lens, const int *formats,
+                               int binary, int *stopped)
+{
+    *stopped = store_budget_check(s);
+    if (*stopped < 0)
+        return NULL;
+    int sent = n == 0 && !binary ? PQsendQuery(db, sql)
+                                 : PQsendQueryParams(db, sql, n, NULL, vals, lens, formats, binary);
+    if (!sent)
+        return NULL;
+    int cancelled = 0;
+    while (PQisBusy(db)) {
+        struct pollfd pfd = {.fd = PQsocket(db), .events = POLLIN};
+        if (pfd.fd < 0 || poll(&pfd, 1, PG_POLL_MS) < 0 || !PQconsumeInput(db))
+            break;
+        int why = cancelled ? 0 : store_budget_check(s);
+        if (why < 0) {
+            char err[256];
+            PGcancel *cn = PQgetCancel(db);
+            if (cn && PQcancel(cn, err, sizeof err)) {
+                cancelled = 1;
+                *stopped = why;
+            }
+            PQfreeCancel(cn);
+        }
+    }
+    PGresult *last = NULL, *r;
+    while ((r = PQgetResult(db)) != NULL) {
+        /* keep the first failure, else the last result (as PQexec) */
+        ExecStatusType st = PQresultStatus(last);
+        if (last && st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+            PQclear(r);
+            continue;
+        }
+        PQclear(last);
+        last = r;
+    }
+    ExecStatusType st = PQresultStatus(last);
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+        *stopped = 0; /* it finished before the cancel arrived */
+    return last;
+}
+
 static int retryable(const char *state)
 {
     return state && (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0);
@@ -245,12 +298,21 @@ PGresult *store_pg_exec(store *s, const char *sql, int n, const char *const *val
         }
         /* without parameters: the simple protocol, which takes several
          * statements in one round trip ("BEGIN; SELECT ...") */
-        PGresult *r = n == 0 && !binary
+        int stopped = 0;
+        PGresult *r = s->deadline_us > 0 || s->stop
+                          ? exec_budgeted(s, c->db, sql, n, vals, lens, formats, binary, &stopped)
+                      : n == 0 && !binary
                           ? PQexec(c->db, sql)
                           : PQexecParams(c->db, sql, n, NULL, vals, lens, formats, binary);
         ExecStatusType st = PQresultStatus(r);
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
             return r;
+        if (stopped < 0) {
+            PQclear(r);
+            s->stopped = stopped;
+            store_budget_fail(s, stopped);
+            return NULL;
+        }
         const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
         clean_msg(r ? PQresultErrorMessage(r) : PQerrorMessage(c->db), m, sizeof m);
         int lost = PQstatus(c->db) != CONNECTION_OK;

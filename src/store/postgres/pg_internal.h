@@ -22,6 +22,7 @@
 #define PG_TSV_BYTES       (512 * 1024)  /* token bytes of one message indexed */
 #define PG_LEXEME_MAX      2000          /* bytes of one indexed token (PG allows 2047) */
 #define PG_TIMEOUT_DEFAULT 30000         /* statement_timeout (ms) of readers */
+#define PG_POLL_MS         5             /* ms between budget checks of a running statement */
 #define PG_LOCK_CLASS      1836016741    /* advisory lock class of session locks ('mcpe') */
 #define PG_MIGRATE_LOCK    1836016742    /* advisory lock key of migrations */
 

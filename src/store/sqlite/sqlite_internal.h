@@ -13,6 +13,9 @@
 #define SQ_SQL_MAX   4096          /* bytes of one generated statement */
 #define SQ_BIND_MAX  16            /* parameters of one generated statement */
 #define SQ_RAW_CHUNK (1024 * 1024) /* bytes of one stored raw chunk */
+/* Virtual machine steps between two budget checks (store_budget_set):
+ * about 10-50 us of work, so a stop lands within a millisecond. */
+#define SQ_PROGRESS_OPS 1000
 
 typedef struct sq_cached {
     char *sql;        /* the statement text, the cache key */

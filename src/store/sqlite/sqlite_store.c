@@ -24,7 +24,35 @@
 
 static int sq_err(store *s, const char *what)
 {
+    if (s->stopped)
+        return store_budget_fail(s, s->stopped);
     return store_fail(s, MCPAGE_ESTORE, "%s: %s", what, sqlite3_errmsg(CONN(s)->db));
+}
+
+/* A search statement failed: stopped by the budget, else the engine
+ * rejected the query. */
+static int sq_search_err(store *s)
+{
+    if (s->stopped)
+        return store_budget_fail(s, s->stopped);
+    return store_fail(s, MCPAGE_EPARSE, "search query rejected: %s", sqlite3_errmsg(CONN(s)->db));
+}
+
+/*
+ * SQLite calls this every SQ_PROGRESS_OPS virtual machine steps of any
+ * statement on the connection, nested ones included (FTS5 reads its
+ * index through statements of its own, so a prefix expansion is checked
+ * too): non-zero stops the statement with SQLITE_INTERRUPT.
+ */
+static int sq_progress(void *ud)
+{
+    store *s = ud;
+    if (s->deadline_us <= 0 && s->stop == NULL)
+        return 0;
+    int rc = store_budget_check(s);
+    if (rc < 0)
+        s->stopped = rc;
+    return rc < 0;
 }
 
 /* A cached statement for `sql`, reset and with its bindings cleared. */
@@ -309,8 +337,7 @@ static int count_query(store *s, sq_sql *q, int64_t *n, int status_on_error)
     }
     sqlite3_reset(st);
     if (status_on_error == MCPAGE_EPARSE)
-        return store_fail(s, MCPAGE_EPARSE, "search query rejected: %s",
-                          sqlite3_errmsg(CONN(s)->db));
+        return sq_search_err(s);
     return sq_err(s, "count");
 }
 
@@ -826,14 +853,6 @@ static void search_where(sq_sql *q, const store_search_filter *f, const char *ft
         sql_add(q, " AND m.is_error = 0");
 }
 
-/* Microseconds on the monotonic clock. */
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
 /* A number that moves whenever the database may have changed: commits
  * by other connections (data_version) and this one's own changes. */
 static int data_version(store *s, int64_t *v)
@@ -872,13 +891,13 @@ static int fts_matches(store *s, const char *fts, int64_t *n, double *us)
     if (rc < 0)
         return rc;
     bind_text(st, 1, fts);
-    double t0 = now_us();
+    double t0 = store_now_us();
     rc = sqlite3_step(st);
-    double took = now_us() - t0;
+    double took = store_now_us() - t0;
     *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_reset(st);
     if (rc != SQLITE_ROW)
-        return store_fail(s, MCPAGE_EPARSE, "search query rejected: %s", sqlite3_errmsg(c->db));
+        return sq_search_err(s);
     free(c->count_query);
     c->count_query = store_strdup(fts);
     c->count_matches = *n;
@@ -1097,8 +1116,7 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
         store_hits_free(out);
-        return store_fail(s, MCPAGE_EPARSE, "search query rejected: %s",
-                          sqlite3_errmsg(CONN(s)->db));
+        return sq_search_err(s);
     }
     return 0;
 nomem:
@@ -1840,6 +1858,7 @@ int store_sqlite_open(store *s, const char *path, int flags)
     }
     sqlite3_busy_timeout(c->db, 10000);
     sqlite3_extended_result_codes(c->db, 0);
+    sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, s);
     c->own_snippet = store_sqlite_snippet_register(c->db) == 0;
     s->impl = c;
     s->ops = &sqlite_ops;
