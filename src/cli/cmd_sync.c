@@ -6,7 +6,9 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mcpage/mcpage.h>
@@ -19,7 +21,7 @@ static void sync_usage(FILE *out)
 {
     fprintf(out, "usage: mcpage sync [--store URL | --db FILE] [--claude-home DIR]\n"
                  "                   [--codex-home DIR] [--no-claude] [--no-codex]\n"
-                 "                   [--hostname NAME] [--json] [--quiet]\n\n"
+                 "                   [--hostname NAME] [--json] [--quiet] [--rebuild]\n\n"
                  "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
                  "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl, archived ones in\n"
                  "DIR/archived_sessions, 2025's rollout-*.json) into the archive.\n"
@@ -39,7 +41,11 @@ static void sync_usage(FILE *out)
                  "  --hostname NAME    the machine recorded on sessions and source files\n"
                  "                     (env MCPAGE_HOSTNAME; default gethostname())\n"
                  "  --json             print the report as one JSON object on stdout\n"
-                 "  --quiet            print nothing unless something failed\n");
+                 "  --quiet            print nothing unless something failed\n"
+                 "  --rebuild          build a new store from the transcripts (for a damaged\n"
+                 "                     one): written beside it as FILE.rebuild, then swapped\n"
+                 "                     in; the old file is kept as FILE.old-<UTC time>.\n"
+                 "                     Sessions whose transcripts are gone stay only there\n");
 }
 
 typedef struct bar_state {
@@ -115,12 +121,102 @@ static void no_folder_help(const char *claude, const char *codex)
                     "CODEX_HOME).\n");
 }
 
+/* Renames `from` to `to` when `from` exists; 0, or -1 with errno. */
+static int move_if_present(const char *from, const char *to)
+{
+    if (rename(from, to) == 0 || errno == ENOENT)
+        return 0;
+    return -1;
+}
+
+/* Removes a store file and the files SQLite keeps beside it. */
+static void remove_store_files(const char *path)
+{
+    static const char *const tails[] = {"", "-wal", "-shm", "-journal"};
+    char p[SYNC_PATH_MAX + 16];
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        snprintf(p, sizeof p, "%s%s", path, tails[i]);
+        (void)unlink(p);
+    }
+}
+
+/*
+ * Puts the store built at `fresh` in place of `db`, keeping the old file
+ * (and its write-ahead log, which belongs to it) as `aside`. The old file
+ * is linked aside first so `db` names a store at every moment: the last
+ * step, rename(fresh, db), replaces it atomically. Processes that have
+ * the old file open keep reading it until they reopen (restart serve).
+ */
+static int swap_in(const char *fresh, const char *db, const char *aside)
+{
+    char from[SYNC_PATH_MAX + 16], to[SYNC_PATH_MAX + 64];
+    if (access(db, F_OK) == 0 && link(db, aside) != 0 && rename(db, aside) != 0)
+        return -1;
+    static const char *const tails[] = {"-wal", "-shm"};
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
+        snprintf(from, sizeof from, "%s%s", db, tails[i]);
+        snprintf(to, sizeof to, "%s%s", aside, tails[i]);
+        if (move_if_present(from, to) < 0)
+            return -1;
+    }
+    return rename(fresh, db);
+}
+
+/*
+ * `mcpage sync --rebuild`: a new store from the transcripts, for a
+ * damaged one (or one of something else): nothing is read from the old
+ * file and nothing is written into it. 0, or 1 after saying why.
+ */
+static int rebuild(const char *db, const char *shown, const sync_options *opt, sync_report *rep,
+                   char *aside, size_t aside_cap)
+{
+    if (store_spec_is_url(db)) {
+        fprintf(stderr, "mcpage sync: --rebuild rebuilds an SQLite file; a PostgreSQL store is "
+                        "restored from the server's backups (or dropped and synced again)\n");
+        return 1;
+    }
+    char fresh[SYNC_PATH_MAX + 16], err[600];
+    snprintf(fresh, sizeof fresh, "%s.rebuild", db);
+    remove_store_files(fresh); /* a rebuild that was interrupted */
+    store *s = NULL;
+    if (store_open_msg(fresh, STORE_OPEN_WRITE, &s, err, sizeof err) < 0) {
+        fprintf(stderr, "mcpage sync: cannot create %s: %s\n", fresh, err);
+        return 1;
+    }
+    int rc = sync_run(s, opt, rep);
+    snprintf(err, sizeof err, "%s", store_errmsg(s));
+    store_close(s); /* checkpoints: the new store is one file */
+    if (rc < 0) {
+        remove_store_files(fresh);
+        fprintf(stderr, "mcpage sync: the rebuild failed (%s%s%s); %s is unchanged\n",
+                mcpage_strerror(rc), err[0] ? ": " : "", err, shown);
+        return 1;
+    }
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tm));
+    snprintf(aside, aside_cap, "%s.old-%s", db, when);
+    int had = access(db, F_OK) == 0;
+    if (swap_in(fresh, db, aside) < 0) {
+        fprintf(stderr, "mcpage sync: cannot swap the rebuilt store %s in for %s: %s\n", fresh,
+                shown, strerror(errno));
+        return 1;
+    }
+    if (!had)
+        aside[0] = '\0'; /* nothing was there to keep */
+    char lock[SYNC_PATH_MAX + 32];
+    snprintf(lock, sizeof lock, "%s-sync.lock", fresh); /* claims die with the name */
+    (void)unlink(lock);
+    return 0;
+}
+
 int cli_cmd_sync(int argc, char **argv)
 {
     char db[SYNC_PATH_MAX], claude[SYNC_PATH_MAX], codex[SYNC_PATH_MAX];
     const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
     const char *host_arg = getenv("MCPAGE_HOSTNAME");
-    int json = 0, quiet = 0, no_claude = 0, no_codex = 0;
+    int json = 0, quiet = 0, no_claude = 0, no_codex = 0, rebuild_store = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -130,6 +226,8 @@ int cli_cmd_sync(int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = 1;
+        } else if (strcmp(a, "--rebuild") == 0) {
+            rebuild_store = 1;
         } else if (strcmp(a, "--no-claude") == 0) {
             no_claude = 1;
         } else if (strcmp(a, "--no-codex") == 0) {
@@ -166,13 +264,6 @@ int cli_cmd_sync(int argc, char **argv)
         fprintf(stderr, "mcpage sync: cannot create the directory of %s\n", db);
         return 1;
     }
-    store *s = NULL;
-    char err[600];
-    int rc = store_open_msg(db, STORE_OPEN_WRITE, &s, err, sizeof err);
-    if (rc < 0) {
-        fprintf(stderr, "mcpage sync: cannot open %s: %s\n", shown, err);
-        return 1;
-    }
     bar_state bar = {.enabled = !json && !quiet && isatty(2), .last_pct = -1};
     sync_options opt = {
         .claude_home = no_claude ? NULL : claude,
@@ -182,10 +273,24 @@ int cli_cmd_sync(int argc, char **argv)
         .progress_ud = &bar,
     };
     sync_report rep;
-    rc = sync_run(s, &opt, &rep);
+    char err[600] = "", aside[SYNC_PATH_MAX + 64] = "";
+    int rc = 0;
+    if (rebuild_store) {
+        if (rebuild(db, shown, &opt, &rep, aside, sizeof aside) != 0)
+            return 1;
+    } else {
+        store *s = NULL;
+        rc = store_open_msg(db, STORE_OPEN_WRITE, &s, err, sizeof err);
+        if (rc < 0) {
+            fprintf(stderr, "mcpage sync: cannot open %s: %s\n", shown, err);
+            return 1;
+        }
+        rc = sync_run(s, &opt, &rep);
+        snprintf(err, sizeof err, "%s", store_errmsg(s));
+        store_close(s);
+    }
     if (bar.enabled && bar.last_pct >= 0)
         fprintf(stderr, "\n");
-    store_close(s);
     if (json) {
         print_json(&rep, shown);
     } else if (!quiet || rep.files_failed) {
@@ -210,8 +315,13 @@ int cli_cmd_sync(int argc, char **argv)
     }
     if (!json && !rep.claude_found && !rep.codex_found)
         no_folder_help(no_claude ? NULL : claude, no_codex ? NULL : codex);
+    if (aside[0] && !quiet)
+        fprintf(stderr,
+                "mcpage sync: rebuilt %s from the transcripts; the previous file is kept as %s "
+                "(restart 'mcpage serve' so it reads the new one)\n",
+                shown, aside);
     if (rc < 0) {
-        fprintf(stderr, "mcpage sync: %s\n", mcpage_strerror(rc));
+        fprintf(stderr, "mcpage sync: %s%s%s\n", mcpage_strerror(rc), err[0] ? ": " : "", err);
         return 1;
     }
     return rep.files_failed ? 1 : 0;

@@ -286,6 +286,13 @@ int store_ping(store *s)
     return s->ops->ping(s);
 }
 
+int store_check(store *s)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    return s->ops->check ? s->ops->check(s) : 0;
+}
+
 int store_ended_record(store *s, const uint8_t *key, int64_t until)
 {
     if (!s || !key)

@@ -121,6 +121,15 @@ void store_spec_display(const char *spec, char *out, size_t n);
 /* 0 when the store answers (a health check; reconnects if it can), else
  * MCPAGE_ESTORE with "the store is unavailable (...); retry shortly". */
 int store_ping(store *s);
+/*
+ * A thorough check of the store's own files, for `mcpage stats`: SQLite
+ * reads every page (PRAGMA quick_check; seconds on a large store); a
+ * server store has nothing to check here. 0 when sound, else
+ * MCPAGE_ESTORE with what is wrong and how to recover in store_errmsg().
+ * A store found damaged (here or by any call that met the damage) takes
+ * no more writes: store_begin fails the same way.
+ */
+int store_check(store *s);
 /* Closes the idle connections pooled for server stores (tests, shutdown);
  * handles still open are not affected. */
 void store_pool_drain(void);

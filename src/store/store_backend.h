@@ -50,6 +50,8 @@ typedef struct store_ops {
     int (*session_unlock)(store *s, const char *id);
     int (*ping)(store *s);
     int (*sources_all)(store *s, const char *hostname, size_t max_rows, store_sources *out);
+    /* Optional (NULL: nothing to check beyond what every call checks). */
+    int (*check)(store *s);
     /* Optional (NULL: this backend keeps no shared record of ended sessions). */
     int (*ended_record)(store *s, const uint8_t *key, int64_t until);
     int (*ended_lookup)(store *s, const uint8_t *key, int *ended);

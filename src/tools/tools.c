@@ -51,10 +51,8 @@ store *tools_store_get(tools_ctx *ctx, mcpage_result *res)
     char err[600];
     store *s = pool_take(ctx, err, sizeof err);
     if (s == NULL)
-        mcpage_result_errorf(res,
-                             "The archive at %s cannot be opened: %s. Run `mcpage sync` to create "
-                             "it, or start the server with --db pointing at an existing archive.",
-                             ctx->db, err);
+        /* the store's message names the state and the fix (sync, --rebuild, ...) */
+        mcpage_result_errorf(res, "The archive at %s cannot be opened: %s.", ctx->db, err);
     return s;
 }
 

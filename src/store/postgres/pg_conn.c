@@ -161,9 +161,11 @@ int store_pg_connect(store *s, const char *url, int writer, pg_conn **out)
                          PQdb(c->db));
                 rc = MCPAGE_ENOTFOUND;
             } else if (rc == 0 && version != store_pg_schema_latest()) {
-                snprintf(err, sizeof err,
-                         "store schema version %d, this build reads %d (run 'mcpage sync')",
-                         version, store_pg_schema_latest());
+                snprintf(err, sizeof err, "store schema version %d, this build reads %d (%s)",
+                         version, store_pg_schema_latest(),
+                         version > store_pg_schema_latest()
+                             ? "newer than this build: upgrade mcpage"
+                             : "run 'mcpage sync --store URL' once to migrate it");
                 rc = MCPAGE_ESTATE;
             }
         }

@@ -6,6 +6,7 @@
 #define MCPAGE_STORE_SQLITE_INTERNAL_H
 
 #include <sqlite3.h>
+#include <sys/types.h>
 
 #include "store/store_backend.h"
 
@@ -13,6 +14,7 @@
 #define SQ_SQL_MAX   4096          /* bytes of one generated statement */
 #define SQ_BIND_MAX  16            /* parameters of one generated statement */
 #define SQ_RAW_CHUNK (1024 * 1024) /* bytes of one stored raw chunk */
+#define SQ_PATH_MAX  4097          /* bytes of a store path, NUL included */
 /* Virtual machine steps between two budget checks (store_budget_set):
  * about 10-50 us of work, so a stop lands within a millisecond. */
 #define SQ_PROGRESS_OPS 1000
@@ -36,6 +38,10 @@ typedef struct sq_conn {
     int dirty;                     /* rows changed in this transaction */
     int lock_fd;                   /* "<db>-sync.lock" for session locks, or -1 */
     int own_snippet;               /* mcpage_snippet() is registered (else FTS5's snippet()) */
+    int damaged;                   /* SQLite reported the file corrupt: no more writes */
+    int has_id;                    /* dev and ino are known */
+    dev_t dev;                     /* the file's device ... */
+    ino_t ino;                     /* ... and inode, the key of damage seen (sqlite_check.c) */
 } sq_conn;
 
 int store_sqlite_schema_latest(void);
@@ -53,6 +59,23 @@ extern int store_sqlite__force_plan;
  * probe per row; 0 (the default) lets the cost model choose.
  */
 extern int store_sqlite__force_outer;
+/* ---- the state of a store file (sqlite_check.c) ---- */
+
+/*
+ * Cheap checks before SQLite opens `path` (a stat and the header): 0, or
+ * a failure whose message names the state and the fix: missing or empty
+ * (readers only), a directory, not an SQLite file, truncated.
+ */
+int store_sqlite__file_check(store *s, const char *path, int writer);
+/* The failure for a file SQLite found corrupt (`detail`: its message). */
+int store_sqlite__damaged(store *s, const char *path, const char *detail);
+/* The failure for a file or directory this user cannot write. */
+int store_sqlite__readonly(store *s, const char *path, int writer);
+/* Remembers for the process that the connection's file is damaged. */
+void store_sqlite__mark_damaged(const sq_conn *c);
+/* 1 when a handle of this process found the connection's file damaged. */
+int store_sqlite__seen_damaged(const sq_conn *c);
+
 /* Registers mcpage_snippet() (sqlite_snippet.c) on db; 0 or -1. */
 int store_sqlite_snippet_register(sqlite3 *db);
 

@@ -22,20 +22,39 @@
 
 /* ---- the statement cache -------------------------------------------- */
 
-static int sq_err(store *s, const char *what)
+/*
+ * The failure of the statement that just failed on the connection: the
+ * budget's when it stopped it; a damaged store (the file corrupt or not
+ * a database: remembered, so nothing writes into it again) or a
+ * read-only one with a message naming the fix; else `status` with
+ * "what: SQLite's message".
+ */
+static int sq_fail(store *s, int status, const char *what)
 {
+    sq_conn *c = CONN(s);
     if (s->stopped)
         return store_budget_fail(s, s->stopped);
-    return store_fail(s, MCPAGE_ESTORE, "%s: %s", what, sqlite3_errmsg(CONN(s)->db));
+    int code = sqlite3_errcode(c->db) & 0xff;
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
+        c->damaged = 1;
+        store_sqlite__mark_damaged(c);
+        return store_sqlite__damaged(s, c->path, sqlite3_errmsg(c->db));
+    }
+    if (code == SQLITE_READONLY)
+        return store_sqlite__readonly(s, c->path, s->writable);
+    return store_fail(s, status, "%s: %s", what, sqlite3_errmsg(c->db));
 }
 
-/* A search statement failed: stopped by the budget, else the engine
- * rejected the query. */
+static int sq_err(store *s, const char *what)
+{
+    return sq_fail(s, MCPAGE_ESTORE, what);
+}
+
+/* A search statement failed: stopped by the budget, a damaged store,
+ * else the engine rejected the query. */
 static int sq_search_err(store *s)
 {
-    if (s->stopped)
-        return store_budget_fail(s, s->stopped);
-    return store_fail(s, MCPAGE_EPARSE, "search query rejected: %s", sqlite3_errmsg(CONN(s)->db));
+    return sq_fail(s, MCPAGE_EPARSE, "search query rejected");
 }
 
 /*
@@ -1223,10 +1242,11 @@ static int sqlite_generation(store *s, int64_t *gen)
     if (rc < 0)
         return rc;
     *gen = 0;
-    if (sqlite3_step(st) == SQLITE_ROW)
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
         *gen = sqlite3_column_int64(st, 0);
     sqlite3_reset(st);
-    return 0;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sq_err(s, "generation");
 }
 
 static int sqlite_stats(store *s, store_stats *out)
@@ -1265,13 +1285,53 @@ static int sqlite_stats(store *s, store_stats *out)
 
 static int exec_simple(store *s, const char *sql)
 {
-    char *msg = NULL;
-    if (sqlite3_exec(CONN(s)->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        store_fail(s, MCPAGE_ESTORE, "%s: %s", sql, msg ? msg : "failed");
-        sqlite3_free(msg);
-        return MCPAGE_ESTORE;
-    }
+    if (sqlite3_exec(CONN(s)->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return sq_err(s, sql);
     return 0;
+}
+
+/* A damaged store takes no more writes: the failure, or 0. */
+static int refuse_damaged(store *s)
+{
+    sq_conn *c = CONN(s);
+    if (c->damaged || store_sqlite__seen_damaged(c))
+        return store_sqlite__damaged(s, c->path, "found damaged earlier in this process");
+    return 0;
+}
+
+/*
+ * PRAGMA quick_check: every page of the file read and its b-tree
+ * structure checked (not the FTS index's contents), about 2 s of CPU on a
+ * 540 MB store. 0 when it says "ok", else the damaged-store failure with
+ * its first complaint.
+ */
+static int quick_check(store *s)
+{
+    sq_conn *c = CONN(s);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(c->db, "PRAGMA quick_check(1)", -1, &st, NULL) != SQLITE_OK)
+        return sq_err(s, "quick_check");
+    int rc = sqlite3_step(st);
+    char first[300] = "";
+    if (rc == SQLITE_ROW) {
+        /* "*** in database main ***\nOn tree page 694 ...": one line, the finding */
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        const char *nl = t ? strchr(t, '\n') : NULL;
+        snprintf(first, sizeof first, "%s", t && strncmp(t, "***", 3) == 0 && nl ? nl + 1 : t);
+        for (char *p = first; *p; p++)
+            if (*p == '\n')
+                *p = ' ';
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW)
+        return sq_err(s, "quick_check");
+    if (strcmp(first, "ok") == 0)
+        return 0;
+    c->damaged = 1;
+    store_sqlite__mark_damaged(c);
+    char detail[340];
+    snprintf(detail, sizeof detail, "integrity check: %s", first);
+    return store_sqlite__damaged(s, c->path, detail);
 }
 
 static int sqlite_begin(store *s)
@@ -1279,7 +1339,10 @@ static int sqlite_begin(store *s)
     sq_conn *c = CONN(s);
     if (c->in_tx)
         return store_fail(s, MCPAGE_ESTATE, "a transaction is already open");
-    int rc = exec_simple(s, "BEGIN IMMEDIATE");
+    int rc = refuse_damaged(s);
+    if (rc < 0)
+        return rc;
+    rc = exec_simple(s, "BEGIN IMMEDIATE");
     if (rc < 0)
         return rc;
     c->in_tx = 1;
@@ -1771,9 +1834,68 @@ static int sqlite_session_unlock(store *s, const char *id)
     return session_lock_op(s, id, F_UNLCK);
 }
 
+/* Cheap: damage seen in this process, the file's header and size, one
+ * row read through the schema. */
 static int sqlite_ping(store *s)
 {
-    return exec_simple(s, "SELECT 1");
+    sq_conn *c = CONN(s);
+    int rc = refuse_damaged(s);
+    if (rc == 0)
+        rc = store_sqlite__file_check(s, c->path, 0);
+    if (rc == 0)
+        rc = exec_simple(s, "SELECT value FROM meta WHERE key = 'generation'");
+    return rc;
+}
+
+/*
+ * The schema version a store file carries, against this build's: a
+ * reader needs exactly this build's; a writer migrates an older one.
+ * A database without the version table is not an mcpage store (a writer
+ * accepts it only while it holds no tables: a new file).
+ */
+static int schema_check(store *s, int writer)
+{
+    sq_conn *c = CONN(s);
+    int version = 0, latest = store_sqlite_schema_latest();
+    if (store_sqlite_schema_version(c->db, &version) < 0)
+        return sq_err(s, "reading the schema version");
+    if (version == 0) {
+        sqlite3_stmt *st = NULL;
+        int tables = 0;
+        if (sqlite3_prepare_v2(c->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
+                SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            tables = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (tables == 0)
+            return writer ? 0
+                          : store_fail(s, MCPAGE_ENOTFOUND,
+                                       "%s is empty, not an mcpage store yet: run 'mcpage sync' "
+                                       "to fill it",
+                                       c->path);
+        return store_fail(s, MCPAGE_ENOTFOUND,
+                          "%s is an SQLite database of something else, not an mcpage store: "
+                          "check --db (or MCPAGE_DB); 'mcpage sync' creates a store at a path "
+                          "that does not exist yet",
+                          c->path);
+    }
+    if (version > latest)
+        return store_fail(s, MCPAGE_ESTATE,
+                          "the store %s has schema version %d, newer than this build of mcpage "
+                          "reads (%d): upgrade mcpage",
+                          c->path, version, latest);
+    if (version < latest && !writer)
+        return store_fail(s, MCPAGE_ESTATE,
+                          "the store %s has schema version %d, older than this build reads "
+                          "(%d): run 'mcpage sync' once to migrate it",
+                          c->path, version, latest);
+    return 0;
+}
+
+static int sqlite_check(store *s)
+{
+    int rc = refuse_damaged(s);
+    return rc < 0 ? rc : quick_check(s);
 }
 
 /* ---- open / close --------------------------------------------------- */
@@ -1833,6 +1955,7 @@ static const store_ops sqlite_ops = {
     .session_unlock = sqlite_session_unlock,
     .ping = sqlite_ping,
     .sources_all = sqlite_sources_all,
+    .check = sqlite_check,
 };
 
 int store_sqlite_open(store *s, const char *path, int flags)
@@ -1850,19 +1973,38 @@ int store_sqlite_open(store *s, const char *path, int flags)
     }
     int writer = (flags & STORE_OPEN_WRITE) != 0;
     int oflags = writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-    int rc;
+    int rc = store_sqlite__file_check(s, path, writer);
+    if (rc < 0)
+        goto fail;
+    struct stat before;
+    int existed = stat(path, &before) == 0 && before.st_size > 0;
     if (sqlite3_open_v2(path, &c->db, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        rc = store_fail(s, writer ? MCPAGE_EIO : MCPAGE_ENOTFOUND, "cannot open: %s",
-                        c->db ? sqlite3_errmsg(c->db) : "out of memory");
+        int code = c->db ? sqlite3_errcode(c->db) : SQLITE_NOMEM;
+        if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN)
+            rc = store_sqlite__readonly(s, path, writer);
+        else
+            rc = store_fail(s, MCPAGE_EIO, "cannot open %s: %s", path,
+                            c->db ? sqlite3_errmsg(c->db) : "out of memory");
         goto fail;
     }
     sqlite3_busy_timeout(c->db, 10000);
     sqlite3_extended_result_codes(c->db, 0);
     sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, s);
     c->own_snippet = store_sqlite_snippet_register(c->db) == 0;
+    struct stat id;
+    if (stat(path, &id) == 0) {
+        c->has_id = 1;
+        c->dev = id.st_dev;
+        c->ino = id.st_ino;
+    }
     s->impl = c;
     s->ops = &sqlite_ops;
     if (writer) {
+        /* Nothing is written into a file that is damaged or not ours:
+         * the whole file is checked first (a sync's one-time cost). */
+        if (existed && ((rc = refuse_damaged(s)) < 0 || (rc = quick_check(s)) < 0 ||
+                        (rc = schema_check(s, 1)) < 0))
+            goto fail_open;
         /* Two writers opening a fresh file at once (concurrent syncs):
          * switching to WAL needs a lock the busy handler does not wait
          * for, so the loser retries for up to 5 s. */
@@ -1878,21 +2020,14 @@ int store_sqlite_open(store *s, const char *path, int flags)
         char err[512] = "";
         rc = store_sqlite_migrate(c->db, err, sizeof err);
         if (rc < 0) {
-            store_fail(s, rc, "%s", err);
+            if (sqlite3_errcode(c->db) != SQLITE_OK && sq_fail(s, rc, err) != rc)
+                rc = MCPAGE_ESTORE; /* damaged or read-only, said by sq_fail */
+            else
+                store_fail(s, rc, "%s", err);
             goto fail_open;
         }
-    } else {
-        int version = 0;
-        if (store_sqlite_schema_version(c->db, &version) < 0 || version == 0) {
-            rc = store_fail(s, MCPAGE_ENOTFOUND, "not an mcpage store (run 'mcpage sync')");
-            goto fail_open;
-        }
-        if (version != store_sqlite_schema_latest()) {
-            rc = store_fail(s, MCPAGE_ESTATE,
-                            "store schema version %d, this build reads %d (run 'mcpage sync')",
-                            version, store_sqlite_schema_latest());
-            goto fail_open;
-        }
+    } else if ((rc = schema_check(s, 0)) < 0) {
+        goto fail_open;
     }
     return 0;
 fail_open:

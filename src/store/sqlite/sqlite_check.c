@@ -1,0 +1,185 @@
+/*
+ * What state an SQLite store file is in, and what to tell its user: a
+ * missing, empty, truncated, foreign, read-only or damaged file each get
+ * their own message naming the fix, where SQLite alone would say "unable
+ * to open database file" or "database disk image is malformed", or open a
+ * truncated file and fail later. The checks here are cheap (a stat and
+ * the 100-byte header); PRAGMA quick_check, which reads every page, runs
+ * where its cost is paid once: before a sync writes (sqlite_store.c).
+ *
+ * Damage seen by any handle is remembered for the process, keyed by the
+ * file's device and inode, so the health check reports it and no writer
+ * in the process writes into that file again; a rebuilt store is a new
+ * inode and starts clean.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store/sqlite/sqlite_internal.h"
+
+/* How to recover a store that cannot be read as it is. */
+#define REBUILD_HINT                                                                               \
+    "rebuild it from the transcripts with 'mcpage sync --rebuild' (the damaged file is moved "     \
+    "aside, not deleted; sessions whose transcripts are gone stay only in that file)"
+
+/* Files of this process found damaged (device, inode). */
+#define DAMAGED_MAX 16
+static struct {
+    dev_t dev;
+    ino_t ino;
+} damaged[DAMAGED_MAX];
+static int ndamaged;
+static pthread_mutex_t damaged_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void store_sqlite__mark_damaged(const sq_conn *c)
+{
+    if (!c->has_id)
+        return;
+    pthread_mutex_lock(&damaged_mu);
+    int seen = 0;
+    for (int i = 0; i < ndamaged && !seen; i++)
+        seen = damaged[i].dev == c->dev && damaged[i].ino == c->ino;
+    if (!seen && ndamaged < DAMAGED_MAX) {
+        damaged[ndamaged].dev = c->dev;
+        damaged[ndamaged].ino = c->ino;
+        ndamaged++;
+    }
+    pthread_mutex_unlock(&damaged_mu);
+}
+
+int store_sqlite__seen_damaged(const sq_conn *c)
+{
+    if (!c->has_id)
+        return 0;
+    pthread_mutex_lock(&damaged_mu);
+    int seen = 0;
+    for (int i = 0; i < ndamaged && !seen; i++)
+        seen = damaged[i].dev == c->dev && damaged[i].ino == c->ino;
+    pthread_mutex_unlock(&damaged_mu);
+    return seen;
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+/* Bytes of the write-ahead log beside `path` (0 when there is none). */
+static long long wal_size(const char *path)
+{
+    char wal[SQ_PATH_MAX + 8];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    return stat(wal, &st) == 0 ? (long long)st.st_size : 0;
+}
+
+/* The directory part of `path` into dir ("." when it has none). */
+static void dir_of(const char *path, char *dir, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(dir, cap, ".");
+    else if (slash == path)
+        snprintf(dir, cap, "/");
+    else
+        snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
+int store_sqlite__file_check(store *s, const char *path, int writer)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        if (writer)
+            return 0; /* sync creates it */
+        return store_fail(s, MCPAGE_ENOTFOUND,
+                          "there is no store at %s yet: run 'mcpage sync' to create it, or "
+                          "point --db at an existing one",
+                          path);
+    }
+    if (fd < 0)
+        return store_fail(s, MCPAGE_EIO,
+                          "cannot read %s (%s): give this user read access to the file, or "
+                          "point --db at a store it can read",
+                          path, strerror(errno));
+    struct stat st;
+    unsigned char h[100];
+    ssize_t n = fstat(fd, &st) == 0 ? pread(fd, h, sizeof h, 0) : -1;
+    int err = errno;
+    close(fd);
+    if (n < 0)
+        return store_fail(s, MCPAGE_EIO, "cannot read %s (%s)", path, strerror(err));
+    if (S_ISDIR(st.st_mode))
+        return store_fail(s, MCPAGE_EINVAL,
+                          "%s is a directory, not a store file: point --db at a file", path);
+    if (st.st_size == 0) {
+        if (writer)
+            return 0;
+        return store_fail(s, MCPAGE_ENOTFOUND,
+                          "%s is empty, not an mcpage store yet: run 'mcpage sync' to fill it",
+                          path);
+    }
+    static const char magic[16] = "SQLite format 3";
+    size_t have = (size_t)n < sizeof magic ? (size_t)n : sizeof magic;
+    if (memcmp(h, magic, have) != 0)
+        return store_fail(s, MCPAGE_ESTORE,
+                          "%s is not an SQLite database, so not an mcpage store (its first "
+                          "bytes are something else): check --db; 'mcpage sync --rebuild' moves "
+                          "it aside and builds a store there",
+                          path);
+    if ((size_t)n < sizeof h)
+        return store_fail(s, MCPAGE_ESTORE, "%s is truncated (%lld bytes, less than a header): %s",
+                          path, (long long)st.st_size, REBUILD_HINT);
+    unsigned page = (unsigned)h[16] << 8 | h[17];
+    if (page == 1)
+        page = 65536;
+    if (page < 512 || (page & (page - 1)) != 0)
+        return store_fail(s, MCPAGE_ESTORE, "%s is damaged (page size %u in its header): %s", path,
+                          page, REBUILD_HINT);
+    /* The header's page count is valid when its two change counters
+     * agree. A checkpoint copying pages from the write-ahead log may
+     * leave the file shorter for a moment: judge only without a log. */
+    uint32_t pages = be32(h + 28);
+    long long want = (long long)pages * page;
+    if (pages > 0 && be32(h + 24) == be32(h + 92) && st.st_size < want && wal_size(path) == 0)
+        return store_fail(s, MCPAGE_ESTORE, "%s is truncated (%lld of its %lld bytes): %s", path,
+                          (long long)st.st_size, want, REBUILD_HINT);
+    return 0;
+}
+
+int store_sqlite__damaged(store *s, const char *path, const char *detail)
+{
+    /* A file that ends early or is not a database says so itself. */
+    if (store_sqlite__file_check(s, path, 1) < 0)
+        return MCPAGE_ESTORE;
+    return store_fail(s, MCPAGE_ESTORE, "the store %s is damaged (%s): %s", path,
+                      detail && *detail ? detail : "database disk image is malformed",
+                      REBUILD_HINT);
+}
+
+int store_sqlite__readonly(store *s, const char *path, int writer)
+{
+    char dir[SQ_PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    int file_ro = access(path, W_OK) != 0 && errno != ENOENT;
+    int dir_ro = access(dir, W_OK) != 0;
+    if (writer)
+        return store_fail(s, MCPAGE_EIO,
+                          "cannot write the store %s: %s is read-only for this user, and sync "
+                          "writes the file and creates %s-wal beside it; fix the permissions or "
+                          "point --db at a writable path",
+                          path,
+                          file_ro  ? "the file"
+                          : dir_ro ? "its directory"
+                                   : "it",
+                          path);
+    return store_fail(s, MCPAGE_EIO,
+                      "cannot read the store %s: SQLite needs to create %s-shm beside it, and "
+                      "%s is read-only for this user; make the directory writable for this "
+                      "user, or copy the store into a writable directory",
+                      path, path, dir_ro ? "the directory" : "the file");
+}
