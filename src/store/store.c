@@ -110,9 +110,11 @@ static int term_has_word(const char *start, const char *end)
 
 int store_query_normalize(store *s, const char *query, char *out, size_t cap)
 {
+    /* where each kept term starts in `out`, and its length */
+    static _Thread_local uint16_t at[STORE_QUERY_MAX], len[STORE_QUERY_MAX];
     const char *p = query, *start, *end;
     int prefix, terms = 0, prefixes = 0;
-    size_t o = 0;
+    size_t o = 0, kept = 0;
     out[0] = 0;
     for (;;) {
         while (blank(*p))
@@ -122,24 +124,23 @@ int store_query_normalize(store *s, const char *query, char *out, size_t cap)
             break;
         /* The term as the backends read it again: a phrase keeps its
          * quotes (so `"c*"` stays a phrase), a prefix its star. */
-        char t[STORE_QUERY_MAX + 4];
-        size_t len = (size_t)(end - start);
-        int n = snprintf(t, sizeof t, "%s%.*s%s", quoted ? "\"" : "", (int)len, start,
-                         quoted   ? "\""
-                         : prefix ? "*"
-                                  : "");
-        if (n < 0 || (size_t)n >= sizeof t)
+        size_t n = (size_t)(end - start) + (quoted ? 2 : prefix ? 1 : 0);
+        if (o + n + 2 > cap || o + n > UINT16_MAX || kept == STORE_QUERY_MAX)
             return store_fail(s, MCPAGE_ERANGE, "search query longer than %d bytes",
                               STORE_QUERY_MAX);
+        char *t = out + o + (o > 0); /* written in place, kept only when new */
+        snprintf(t, n + 1, "%s%.*s%s", quoted ? "\"" : "", (int)(end - start), start,
+                 quoted   ? "\""
+                 : prefix ? "*"
+                          : "");
         /* Seen already: `c* c* c*` asks for `c*` once. */
         int seen = 0;
-        for (const char *q = out; *q && !seen;) {
-            size_t k = strcspn(q, "\x1f");
-            seen = k == (size_t)n && memcmp(q, t, k) == 0;
-            q += k + (q[k] != 0);
-        }
-        if (seen)
+        for (size_t i = 0; i < kept && !seen; i++)
+            seen = len[i] == n && memcmp(out + at[i], t, n) == 0;
+        if (seen) {
+            out[o] = 0;
             continue;
+        }
         if (term_has_word(start, end)) {
             terms++;
             prefixes += prefix;
@@ -154,19 +155,13 @@ int store_query_normalize(store *s, const char *query, char *out, size_t cap)
                               "more than %d different prefix terms (word*); spell out the "
                               "others in full",
                               STORE_QUERY_PREFIXES_MAX);
-        if (o + (size_t)n + 2 > cap)
-            return store_fail(s, MCPAGE_ERANGE, "search query longer than %d bytes",
-                              STORE_QUERY_MAX);
-        if (o)
-            out[o++] = '\x1f';
-        memcpy(out + o, t, (size_t)n);
-        o += (size_t)n;
+        if (o > 0)
+            out[o++] = ' ';
+        at[kept] = (uint16_t)o;
+        len[kept++] = (uint16_t)n;
+        o += n;
         out[o] = 0;
     }
-    /* Terms were kept apart by a byte no term holds; the backends read spaces. */
-    for (char *c = out; *c; c++)
-        if (*c == '\x1f')
-            *c = ' ';
     return 0;
 }
 

@@ -22,6 +22,7 @@
  * MCPAGE_ESTORE and "the store is unavailable (...); retry shortly", and
  * the next call after it is back reconnects.
  */
+#include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -241,8 +242,8 @@ static PGresult *exec_budgeted(store *s, PGconn *db, const char *sql, int n,
     int cancelled = 0;
     while (PQisBusy(db)) {
         struct pollfd pfd = {.fd = PQsocket(db), .events = POLLIN};
-        if (pfd.fd < 0 || poll(&pfd, 1, PG_POLL_MS) < 0 || !PQconsumeInput(db))
-            break;
+        if (pfd.fd < 0 || (poll(&pfd, 1, PG_POLL_MS) < 0 && errno != EINTR) || !PQconsumeInput(db))
+            break; /* PQgetResult below reports the broken connection */
         int why = cancelled ? 0 : store_budget_check(s);
         if (why < 0) {
             char err[256];
