@@ -389,7 +389,29 @@ static int hostile(const char *spec)
         {"'c*' newest (20)", "c*", STORE_SEARCH_NEWEST, 0},
         {"'c*' relevance (20)", "c*", STORE_SEARCH_RELEVANCE, 0},
     };
-    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0] + 2; i++) {
+        /* the last two: four short prefixes ranked, under the tools'
+         * budget and under a 200 ms one (how soon a stop lands) */
+        int budgeted = i >= sizeof runs / sizeof runs[0];
+        if (budgeted) {
+            int64_t ms = i == sizeof runs / sizeof runs[0] ? STORE_QUERY_BUDGET_MS : 200;
+            store_budget_set(s, ms, NULL, NULL);
+            store_search_filter f = {.query = "c* t* s* p*", .sort = STORE_SEARCH_RELEVANCE};
+            store_page pg = {.limit = 20};
+            store_hits h = {0};
+            double t0 = now_ms();
+            int rc = store_search(s, &f, &pg, &h);
+            double took = now_ms() - t0;
+            store_hits_free(&h);
+            store_budget_clear(s);
+            printf("  %-44s %10.1f ms  %s%s%s\n",
+                   ms == 200 ? "'c* t* s* p*' relevance, 200 ms budget"
+                             : "'c* t* s* p*' relevance, tools' budget",
+                   took, rc < 0 ? mcpage_strerror(rc) : "ok", rc < 0 ? ": " : "",
+                   rc < 0 ? store_errmsg(s) : "");
+            fflush(stdout);
+            continue;
+        }
         store_search_filter f = {.query = runs[i].query, .sort = runs[i].sort};
         store_page pg = {.limit = 20};
         double t0 = now_ms();
