@@ -289,7 +289,7 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
  * saying so and how to narrow it, in the contract's error shape (code
  * "over_budget", the query echoed, what would pass, an example).
  */
-static void over_budget(mcpage_result *res, const search_walk *sw, store *s)
+static void over_budget(mcpage_result *res, const search_walk *sw)
 {
     const char *q = json_string_value(json_object_get(sw->args, "query"));
     /* the query echoed, cut at a character boundary */
@@ -303,9 +303,10 @@ static void over_budget(mcpage_result *res, const search_walk *sw, store *s)
              "a query that takes less than %lld ms of work; narrow it with " NARROW_QUERY,
              (long long)sw->budget_ms);
     mcpage_result_errorf(res,
-                         "The search was stopped: %s. Nothing was returned. Call %s again with %s. "
-                         "Example: %s with query=\"config* loader\" sort=\"newest\".",
-                         store_errmsg(s), spec.tool, expected, spec.tool);
+                         "The search was stopped after %lld ms, the work one call may do; "
+                         "nothing was returned. Call %s again with %s. Example: %s with "
+                         "query=\"config* loader\" sort=\"newest\".",
+                         (long long)sw->budget_ms, spec.tool, expected, spec.tool);
     json_t *err =
         json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "code", "over_budget", "param", "query", "got",
                   got, "expected", expected, "budget_ms", (json_int_t)sw->budget_ms, "example",
@@ -325,7 +326,7 @@ static bool on_error(store *s, void *ud, int rc, mcpage_result *res)
     if (s == NULL)
         return false;
     if (rc == MCPAGE_ERANGE) {
-        over_budget(res, sw, s);
+        over_budget(res, sw);
         return true;
     }
     if (rc == MCPAGE_EINVAL) {
