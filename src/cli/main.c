@@ -14,6 +14,7 @@ static const cli_command commands[] = {
     {"version", "print the version", cli_cmd_version},
     {"serve", "serve MCP on stdin/stdout", cli_cmd_serve},
     {"call", "run one archive tool and print its result", cli_cmd_call},
+    {"check", "check any MCP server's paging and host fit", cli_cmd_check},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];

@@ -1,0 +1,34 @@
+/*
+ * What the checker's files share: the state of one run, the request
+ * helper and the finding recorder. Internal to src/check/.
+ */
+#ifndef MCPAGE_CHECK_INTERNAL_H
+#define MCPAGE_CHECK_INTERNAL_H
+
+#include "check/check.h"
+
+/* One run: the server's era, the request counter and what was found. */
+typedef struct check_ctx {
+    const check_options *o; /* caller's options */
+    check_transport *t;     /* the server */
+    check_report *rep;      /* the report being filled */
+    bool modern;            /* 2026-07-28: _meta on every request */
+    const char *version;    /* the protocol revision spoken */
+    long next_id;           /* next JSON-RPC id */
+    json_t *last_request;   /* the last request sent (for findings) */
+    const char *scope;      /* what findings are about now: a tool name or a list method */
+    json_t *tool_row;       /* the tool's row in rep->tools, or NULL */
+    bool dead;              /* the transport failed: no more requests */
+} check_ctx;
+
+/* Records a finding about c->scope; `request` (may be NULL) is the request that shows it. */
+void check__find(check_ctx *c, check_severity sev, const json_t *request, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Sends method(params, stolen) and returns the whole reply (new reference), or NULL. */
+json_t *check__request(check_ctx *c, const char *method, json_t *params);
+
+/* Checks every tool of the list (an array of Tool objects). */
+void check__tools(check_ctx *c, const json_t *tools);
+
+#endif

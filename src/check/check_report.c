@@ -1,0 +1,134 @@
+/*
+ * The checker's output: findings grouped by what they are about (the
+ * server, a protocol list, a tool), each with the request that shows it
+ * so it can be sent again by hand, then the host-fit table: the largest
+ * page each tool returned, measured on the copy each host shows.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check.h"
+
+static void print_finding(const json_t *f, FILE *out)
+{
+    fprintf(out, "  %-7s %s\n", json_string_value(json_object_get(f, "severity")),
+            json_string_value(json_object_get(f, "message")));
+    const json_t *req = json_object_get(f, "request");
+    if (req == NULL)
+        return;
+    char *txt = json_dumps(req, JSON_COMPACT);
+    if (txt && strlen(txt) > 600)
+        fprintf(out, "          request: %.600s...\n", txt);
+    else if (txt)
+        fprintf(out, "          request: %s\n", txt);
+    free(txt);
+}
+
+static void print_findings(const check_report *rep, FILE *out)
+{
+    /* Scopes in the order first seen; each group once. */
+    json_t *done = json_object();
+    size_t i, j;
+    const json_t *f, *g;
+    json_array_foreach(rep->findings, i, f)
+    {
+        const char *scope = json_string_value(json_object_get(f, "scope"));
+        if (json_object_get(done, scope))
+            continue;
+        json_object_set_new(done, scope, json_true());
+        fprintf(out, "%s\n", scope);
+        json_array_foreach(rep->findings, j, g)
+        {
+            if (strcmp(json_string_value(json_object_get(g, "scope")), scope) == 0)
+                print_finding(g, out);
+        }
+    }
+    json_decref(done);
+}
+
+static void print_fit(const check_report *rep, FILE *out)
+{
+    fprintf(out, "\nhost fit: each tool's default page (no window arguments) as each host "
+                 "shows it\n(t tokens, o200k estimate; c characters; B bytes; L lines; * past "
+                 "that host's limit)\n");
+    fprintf(out, "%-24s %-12s %6s", "tool", "family", "pages");
+    for (size_t h = 0; h < check_host_count; h++)
+        fprintf(out, " %14s", check_hosts[h].name);
+    fprintf(out, "\n");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(rep->tools, i, t)
+    {
+        if (!json_is_true(json_object_get(t, "called")))
+            continue;
+        fprintf(out, "%-24s %-12s %6lld", json_string_value(json_object_get(t, "name")),
+                json_string_value(json_object_get(t, "family")),
+                (long long)json_integer_value(json_object_get(t, "pages")));
+        const json_t *fit = json_object_get(t, "fit");
+        for (size_t h = 0; h < check_host_count; h++) {
+            const check_host *host = &check_hosts[h];
+            const json_t *m = json_object_get(fit, host->name);
+            char cell[40];
+            /* Each host in the unit it limits by. */
+            if (host->max_tokens || host->warn_tokens)
+                snprintf(cell, sizeof cell, "%lldt",
+                         (long long)json_integer_value(json_object_get(m, "tokens")));
+            else if (host->max_chars)
+                snprintf(cell, sizeof cell, "%lldc",
+                         (long long)json_integer_value(json_object_get(m, "chars")));
+            else if (host->max_lines)
+                snprintf(cell, sizeof cell, "%lldB/%lldL",
+                         (long long)json_integer_value(json_object_get(m, "bytes")),
+                         (long long)json_integer_value(json_object_get(m, "lines")));
+            else
+                snprintf(cell, sizeof cell, "%lldB",
+                         (long long)json_integer_value(json_object_get(m, "bytes")));
+            fprintf(out, " %13s%s", cell, json_is_true(json_object_get(m, "fits")) ? " " : "*");
+        }
+        fprintf(out, "\n");
+    }
+    fprintf(out, "limits:");
+    for (size_t h = 0; h < check_host_count; h++) {
+        const check_host *host = &check_hosts[h];
+        fprintf(out, "%s %s", h ? ";" : "", host->name);
+        if (host->max_tokens)
+            fprintf(out, " %zu tokens", host->max_tokens);
+        if (host->max_chars)
+            fprintf(out, " %zu chars", host->max_chars);
+        if (host->max_bytes)
+            fprintf(out, " %zu bytes", host->max_bytes);
+        if (host->max_lines)
+            fprintf(out, " %zu lines", host->max_lines);
+    }
+    fprintf(out, "\n");
+}
+
+void check_report_print(const check_report *rep, FILE *out)
+{
+    const json_t *s = rep->server;
+    fprintf(out, "mcpage check: %s %s, protocol %s\n",
+            json_string_value(json_object_get(s, "name")) ?: "(unnamed server)",
+            json_string_value(json_object_get(s, "version")) ?: "",
+            json_string_value(json_object_get(s, "era")) ?: "?");
+    print_findings(rep, out);
+    print_fit(rep, out);
+    long tools = (long)json_array_size(rep->tools), called = 0;
+    size_t i;
+    const json_t *t;
+    json_array_foreach(rep->tools, i, t) called += json_is_true(json_object_get(t, "called"));
+    fprintf(out,
+            "\n%d errors, %d warnings, %d notes; %ld tools (%ld called), %ld calls, %ld "
+            "requests%s\n",
+            rep->errors, rep->warnings, rep->infos, tools, called, rep->calls, rep->requests,
+            rep->aborted ? " (stopped early)" : "");
+}
+
+json_t *check_report_json(const check_report *rep)
+{
+    return json_pack("{s:O, s:O, s:O, s:{s:i, s:i, s:i, s:I, s:I, s:b}}", "server", rep->server,
+                     "findings", rep->findings, "tools", rep->tools, "summary", "errors",
+                     rep->errors, "warnings", rep->warnings, "notes", rep->infos, "calls",
+                     (json_int_t)rep->calls, "requests", (json_int_t)rep->requests, "stopped_early",
+                     rep->aborted);
+}

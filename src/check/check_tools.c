@@ -1,0 +1,771 @@
+/*
+ * The checker's tool walks: which tools page (from the window parameters
+ * of their inputSchema), which may be called (readOnlyHint, or --allow),
+ * and for each: its default page measured against every host profile;
+ * where the page claims mcpage's envelope (returned, total_<unit>,
+ * has_more), the contract's rules (docs/contract.md): full walks by
+ * cursor and by offset with every unit once, totals that agree, clamps
+ * disclosed, invalid windows answered as isError naming the fix, past-
+ * the-end pages, tampered cursors refused; elsewhere plain-language
+ * findings from a walk by whatever next cursor the result carries.
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check/check_internal.h"
+#include "page/tokens.h"
+
+typedef enum family { FAM_NONE, FAM_LIST, FAM_LINES, FAM_BYTES, FAM_GRID, FAM_OTHER } family;
+
+static const char *const family_names[] = {"none",         "LIST",    "CONTENT-line",
+                                           "CONTENT-byte", "SPATIAL", "paged"};
+
+/* Parameter names that mark a window (a tool that takes one pages its result). */
+static const char *const window_params[] = {
+    "cursor",      "offset",     "limit",     "page",       "per_page", "page_size", "pageSize",
+    "start_line",  "max_lines",  "max_bytes", "max_tokens", "region",   "head",      "tail",
+    "max_results", "maxResults", "count",     "skip",       "top",      "first",     "after",
+};
+
+/* One tool being checked. */
+typedef struct tool_ctx {
+    check_ctx *c;                       /* the run */
+    const char *name;                   /* the tool */
+    const json_t *props;                /* inputSchema properties */
+    json_t *base;                       /* arguments every call needs */
+    long calls;                         /* calls made for this tool */
+    long pages;                         /* pages measured */
+    check_measure max[CHECK_HOSTS_MAX]; /* the largest page per host */
+    check_measure def[CHECK_HOSTS_MAX]; /* the default page (no window arguments) per host */
+    size_t raised_chars;                /* _meta["anthropic/maxResultSizeChars"], or 0 */
+} tool_ctx;
+
+static bool is_window_param(const char *k)
+{
+    for (size_t i = 0; i < sizeof window_params / sizeof window_params[0]; i++)
+        if (strcmp(k, window_params[i]) == 0)
+            return true;
+    return false;
+}
+
+static family family_of(const json_t *props)
+{
+    if (json_object_get(props, "region"))
+        return FAM_GRID;
+    if (json_object_get(props, "start_line") && json_object_get(props, "max_lines"))
+        return FAM_LINES;
+    if (json_object_get(props, "max_bytes") && json_object_get(props, "offset"))
+        return FAM_BYTES;
+    if (json_object_get(props, "limit") &&
+        (json_object_get(props, "cursor") || json_object_get(props, "offset")))
+        return FAM_LIST;
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)props, k, v)
+    {
+        if (is_window_param(k))
+            return FAM_OTHER;
+    }
+    return FAM_NONE;
+}
+
+static void progress(tool_ctx *t)
+{
+    if (t->c->o->progress && t->calls % 200 == 0)
+        fprintf(stderr, "\rmcpage check: %s: %ld calls, %ld pages   ", t->name, t->calls, t->pages);
+}
+
+/* Calls the tool with its base arguments and `extra` (stolen); the CallToolResult or NULL. */
+static json_t *call(tool_ctx *t, json_t *extra)
+{
+    check_ctx *c = t->c;
+    long max = c->o->max_calls > 0 ? c->o->max_calls : CHECK_DEFAULT_MAX_CALLS;
+    if (c->rep->calls >= max) {
+        if (!c->rep->aborted)
+            check__find(c, CHECK_WARNING, NULL, "--max-calls %ld reached; checking stopped", max);
+        c->rep->aborted = true;
+        c->dead = true;
+    }
+    json_t *args = json_deep_copy(t->base);
+    if (extra)
+        json_object_update(args, extra);
+    json_decref(extra);
+    if (c->dead) {
+        json_decref(args);
+        return NULL;
+    }
+    c->rep->calls++;
+    t->calls++;
+    progress(t);
+    json_t *r = check__request(c, "tools/call",
+                               json_pack("{s:s, s:o}", "name", t->name, "arguments", args));
+    json_t *res = json_incref(json_object_get(r, "result"));
+    if (r && res == NULL) {
+        const json_t *e = json_object_get(r, "error");
+        check__find(c, CHECK_ERROR, c->last_request, "JSON-RPC error %lld instead of a result: %s",
+                    (long long)json_integer_value(json_object_get(e, "code")),
+                    json_string_value(json_object_get(e, "message")) ?: "?");
+    }
+    json_decref(r);
+    if (res && !json_is_true(json_object_get(res, "isError"))) {
+        t->pages++;
+        for (size_t h = 0; h < check_host_count; h++) {
+            check_measure m;
+            check_measure_result(&check_hosts[h], res, &m);
+            if (m.tokens > t->max[h].tokens)
+                t->max[h].tokens = m.tokens;
+            if (m.chars > t->max[h].chars)
+                t->max[h].chars = m.chars;
+            if (m.bytes > t->max[h].bytes)
+                t->max[h].bytes = m.bytes;
+            if (m.lines > t->max[h].lines)
+                t->max[h].lines = m.lines;
+        }
+    }
+    return res;
+}
+
+static const json_t *sc(const json_t *res)
+{
+    return json_object_get(res, "structuredContent");
+}
+
+static const char *text0(const json_t *res)
+{
+    return json_string_value(
+        json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+}
+
+#define FIND(t, sev, ...) check__find((t)->c, sev, (t)->c->last_request, __VA_ARGS__)
+
+/* ------------------------------------------------------------ the envelope (mcpage's contract) */
+
+static const char *unit_of(const json_t *s, char *buf, size_t cap)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)s, k, v)
+    {
+        if (strncmp(k, "total_", 6) == 0) {
+            snprintf(buf, cap, "%s", k + 6);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+static bool claims_envelope(const json_t *res)
+{
+    char unit[64];
+    const json_t *s = sc(res);
+    return json_is_object(s) && json_object_get(s, "returned") && json_object_get(s, "has_more") &&
+           unit_of(s, unit, sizeof unit);
+}
+
+static int64_t total_of(const json_t *s)
+{
+    char unit[64], key[80];
+    if (!s || !unit_of(s, unit, sizeof unit))
+        return -1;
+    snprintf(key, sizeof key, "total_%s", unit);
+    return json_integer_value(json_object_get(s, key));
+}
+
+/* A hint naming a parameter the tool does not accept sends the caller into an error. */
+static void check_hint(tool_ctx *t, const json_t *s)
+{
+    const char *h = json_string_value(json_object_get(s, "hint"));
+    for (const char *p = h; p && *p; p++) {
+        if (*p != '=')
+            continue;
+        const char *b = p;
+        while (b > h && (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z')))
+            b--;
+        if (b == p)
+            continue;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(p - b), b);
+        if (json_object_get(t->props, name) == NULL)
+            FIND(t, CHECK_ERROR, "hint names parameter '%s' the inputSchema does not accept", name);
+    }
+}
+
+/* The invariants of every page; the structured copy, or NULL when the page is unusable. */
+static const json_t *check_page(tool_ctx *t, const json_t *res, const char *what)
+{
+    if (res == NULL)
+        return NULL;
+    if (json_is_true(json_object_get(res, "isError"))) {
+        FIND(t, CHECK_ERROR, "%s: unexpected error: %.200s", what, text0(res) ?: "?");
+        return NULL;
+    }
+    const json_t *s = sc(res);
+    char unit[64];
+    if (!json_is_object(s) || !unit_of(s, unit, sizeof unit)) {
+        FIND(t, CHECK_ERROR, "%s: no structuredContent with total_<unit>", what);
+        return NULL;
+    }
+    if (!json_is_integer(json_object_get(s, "returned")) ||
+        json_integer_value(json_object_get(s, "returned")) < 0)
+        FIND(t, CHECK_ERROR, "%s: returned missing or negative", what);
+    if (!json_is_boolean(json_object_get(s, "has_more")))
+        FIND(t, CHECK_ERROR, "%s: has_more missing or not a boolean", what);
+    if (text0(res) == NULL)
+        FIND(t, CHECK_ERROR, "%s: no text block first (hosts that show text see nothing)", what);
+    if (json_is_true(json_object_get(s, "has_more")) && !json_is_string(json_object_get(s, "hint")))
+        FIND(t, CHECK_ERROR, "%s: has_more without a hint naming the next call", what);
+    check_hint(t, s);
+    return s;
+}
+
+static void check_budget(tool_ctx *t, const json_t *res, int64_t budget)
+{
+    const char *txt = text0(res);
+    char *st = json_dumps(sc(res), JSON_COMPACT);
+    size_t a = txt ? mcpage__tokens_estimate(txt, strlen(txt)) : 0;
+    size_t b = st ? mcpage__tokens_estimate(st, strlen(st)) : 0;
+    if ((int64_t)a > budget)
+        FIND(t, CHECK_ERROR, "text copy is %zu tokens, over max_tokens %lld", a, (long long)budget);
+    if ((int64_t)b > budget)
+        FIND(t, CHECK_ERROR, "structuredContent is %zu tokens, over max_tokens %lld", b,
+             (long long)budget);
+    free(st);
+}
+
+static void expect_reject(tool_ctx *t, json_t *extra, const char *param, const char *code)
+{
+    char *desc = json_dumps(extra, JSON_COMPACT);
+    json_t *res = call(t, extra);
+    const json_t *err = json_object_get(sc(res), "error");
+    if (res == NULL)
+        ; /* already reported (JSON-RPC error or transport) */
+    else if (!json_is_true(json_object_get(res, "isError")))
+        FIND(t, CHECK_ERROR, "%s was not rejected (an invalid window must be an isError result)",
+             desc);
+    else if (!json_is_object(err))
+        FIND(t, CHECK_ERROR, "%s: rejection without the structured error {code, param, ...}", desc);
+    else if (strcmp(json_string_value(json_object_get(err, "code")) ?: "", code) != 0 ||
+             strcmp(json_string_value(json_object_get(err, "param")) ?: "", param) != 0)
+        FIND(t, CHECK_ERROR, "%s: error code/param %s/%s, expected %s/%s", desc,
+             json_string_value(json_object_get(err, "code")) ?: "-",
+             json_string_value(json_object_get(err, "param")) ?: "-", code, param);
+    else if (text0(res) == NULL || strstr(text0(res), param) == NULL)
+        FIND(t, CHECK_ERROR, "%s: error text does not name %s", desc, param);
+    free(desc);
+    json_decref(res);
+}
+
+static void expect_clamp(tool_ctx *t, const char *param, json_int_t big)
+{
+    if (json_object_get(t->props, param) == NULL)
+        return;
+    json_t *res = call(t, json_pack("{s:I}", param, big));
+    if (res && json_is_true(json_object_get(res, "isError"))) {
+        FIND(t, CHECK_ERROR, "%s=%lld was rejected; an oversized window must be clamped", param,
+             (long long)big);
+        json_decref(res);
+        return;
+    }
+    const json_t *s = check_page(t, res, param);
+    char flag[80];
+    snprintf(flag, sizeof flag, "%s_clamped", param);
+    if (s && !json_is_true(json_object_get(s, flag)))
+        FIND(t, CHECK_ERROR, "%s=%lld clamped without saying so (no %s)", param, (long long)big,
+             flag);
+    else if (s && !strstr(json_string_value(json_object_get(s, "hint")) ?: "", param))
+        FIND(t, CHECK_ERROR, "%s clamp has no hint clause naming %s", param, param);
+    json_decref(res);
+}
+
+static void check_invalid(tool_ctx *t, const char *param, bool zero_ok)
+{
+    if (json_object_get(t->props, param) == NULL)
+        return;
+    if (!zero_ok)
+        expect_reject(t, json_pack("{s:i}", param, 0), param, "invalid_argument");
+    expect_reject(t, json_pack("{s:i}", param, -1), param, "invalid_argument");
+    expect_reject(t, json_pack("{s:s}", param, "x"), param, "invalid_argument");
+    expect_reject(t, json_pack("{s:f}", param, 1.5), param, "invalid_argument");
+}
+
+static void budget_pages(tool_ctx *t, json_t *(*window)(json_int_t budget))
+{
+    if (json_object_get(t->props, "max_tokens") == NULL)
+        return;
+    static const json_int_t budgets[] = {500, 2000, 20000};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *res = call(t, window(budgets[i]));
+        if (check_page(t, res, "budget page"))
+            check_budget(t, res, budgets[i]);
+        json_decref(res);
+    }
+}
+
+static json_t *list_budget(json_int_t b)
+{
+    return json_pack("{s:I, s:i}", "max_tokens", b, "limit", 1000000);
+}
+
+static json_t *lines_budget(json_int_t b)
+{
+    return json_pack("{s:I, s:i}", "max_tokens", b, "max_lines", 100000000);
+}
+
+static json_t *bytes_budget(json_int_t b)
+{
+    return json_pack("{s:I, s:i}", "max_tokens", b, "max_bytes", 100000000);
+}
+
+static json_t *grid_budget(json_int_t b)
+{
+    return json_pack("{s:I, s:{s:i, s:i, s:i, s:i}}", "max_tokens", b, "region", "row", 0, "col", 0,
+                     "rows", 1000000, "cols", 1000000);
+}
+
+/* The window of a walk page: --page-size, or the tool's default. */
+static json_t *walk_window(tool_ctx *t, const char *size_param)
+{
+    json_t *w = json_object();
+    if (t->c->o->page_size > 0 && json_object_get(t->props, size_param))
+        json_object_set_new(w, size_param, json_integer(t->c->o->page_size));
+    return w;
+}
+
+/* A LIST walk by cursor (by_cursor) or by next_offset; n records, checked once each. */
+static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t *total_out)
+{
+    const char *how = by_cursor ? "cursor walk" : "offset walk";
+    json_t *seen = json_object();
+    json_t *res = call(t, walk_window(t, "limit"));
+    const json_t *s = check_page(t, res, how);
+    int64_t total = total_of(s), n = 0, prev_total = total;
+    char unit[64];
+    const char *u = s ? unit_of(s, unit, sizeof unit) : NULL;
+    int page = 1;
+    for (; s && page < CHECK_WALK_MAX_PAGES; page++) {
+        const json_t *items = json_object_get(s, u);
+        int64_t returned = json_integer_value(json_object_get(s, "returned"));
+        if (!json_is_array(items) || (int64_t)json_array_size(items) != returned)
+            FIND(t, CHECK_ERROR, "%s page %d: items under \"%s\" do not match returned %lld", how,
+                 page, u, (long long)returned);
+        if (total_of(s) != prev_total)
+            FIND(t, CHECK_ERROR, "%s page %d: total_%s changed from %lld to %lld", how, page, u,
+                 (long long)prev_total, (long long)total_of(s));
+        prev_total = total_of(s);
+        size_t i;
+        const json_t *r;
+        json_array_foreach(items, i, r)
+        {
+            char *k = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+            if (k && json_object_get(seen, k))
+                FIND(t, CHECK_ERROR, "%s page %d repeats a record: %.120s", how, page, k);
+            if (k)
+                json_object_set_new(seen, k, json_true());
+            free(k);
+            n++;
+        }
+        bool more = json_is_true(json_object_get(s, "has_more"));
+        if (!more) {
+            if (returned > 0 && total >= 0 && n < total)
+                FIND(t, CHECK_ERROR, "%s page %d: has_more false after %lld of %lld %s", how, page,
+                     (long long)n, (long long)total, u);
+            break;
+        }
+        if (returned == 0) {
+            FIND(t, CHECK_ERROR, "%s page %d: has_more true on an empty page (no progress)", how,
+                 page);
+            break;
+        }
+        json_t *extra = walk_window(t, "limit");
+        if (by_cursor) {
+            const char *cur = json_string_value(json_object_get(s, "next_cursor"));
+            if (!cur) {
+                FIND(t, CHECK_ERROR, "%s page %d: has_more without next_cursor", how, page);
+                json_decref(extra);
+                break;
+            }
+            if (first_cursor && !*first_cursor)
+                *first_cursor = strdup(cur);
+            json_object_set_new(extra, "cursor", json_string(cur));
+        } else {
+            const json_t *off = json_object_get(s, "next_offset");
+            if (!json_is_integer(off)) {
+                FIND(t, CHECK_ERROR, "%s page %d: has_more without next_offset", how, page);
+                json_decref(extra);
+                break;
+            }
+            if (json_integer_value(off) != n)
+                FIND(t, CHECK_ERROR, "%s page %d: next_offset %lld after %lld records", how, page,
+                     (long long)json_integer_value(off), (long long)n);
+            json_object_set(extra, "offset", (json_t *)off);
+        }
+        json_t *next = call(t, extra);
+        json_decref(res);
+        res = next;
+        s = check_page(t, res, how);
+    }
+    if (page >= CHECK_WALK_MAX_PAGES)
+        FIND(t, CHECK_ERROR, "%s did not end within %d pages", how, CHECK_WALK_MAX_PAGES);
+    if (s && total >= 0 && n != total)
+        FIND(t, CHECK_ERROR, "%s returned %lld records, total_%s said %lld", how, (long long)n,
+             u ? u : "?", (long long)total);
+    if (total_out)
+        *total_out = total;
+    json_decref(res);
+    json_decref(seen);
+}
+
+static void past_the_end(tool_ctx *t, const char *param, int64_t total)
+{
+    if (total < 0 || json_object_get(t->props, param) == NULL)
+        return;
+    json_t *pe = call(t, json_pack("{s:I}", param, (json_int_t)(total + 5)));
+    const json_t *ps = check_page(t, pe, "past the end");
+    if (ps && (json_integer_value(json_object_get(ps, "returned")) != 0 ||
+               json_is_true(json_object_get(ps, "has_more"))))
+        FIND(t, CHECK_ERROR, "past-the-end page (%s=%lld): want returned 0 and has_more false",
+             param, (long long)(total + 5));
+    json_decref(pe);
+}
+
+static void contract_list(tool_ctx *t)
+{
+    budget_pages(t, list_budget);
+    char *first_cursor = NULL;
+    int64_t total = -1;
+    if (json_object_get(t->props, "cursor"))
+        walk_list(t, true, &first_cursor, &total);
+    if (json_object_get(t->props, "offset"))
+        walk_list(t, false, NULL, &total);
+    expect_clamp(t, "limit", 100000);
+    expect_clamp(t, "max_tokens", 100000000);
+    check_invalid(t, "limit", false);
+    check_invalid(t, "max_tokens", false);
+    check_invalid(t, "offset", true);
+    if (json_object_get(t->props, "fields"))
+        expect_reject(t, json_pack("{s:[s]}", "fields", "no_such_field"), "fields",
+                      "invalid_argument");
+    expect_reject(t, json_pack("{s:i}", "no_such_param", 1), "no_such_param", "invalid_argument");
+    past_the_end(t, "offset", total);
+    if (first_cursor) {
+        size_t len = strlen(first_cursor);
+        first_cursor[len / 2] = first_cursor[len / 2] == 'A' ? 'B' : 'A';
+        expect_reject(t, json_pack("{s:s}", "cursor", first_cursor), "cursor", "invalid_cursor");
+        expect_reject(t, json_pack("{s:s}", "cursor", "c1.garbage"), "cursor", "invalid_cursor");
+    }
+    free(first_cursor);
+}
+
+/* CONTENT-line and CONTENT-byte: walk by the resume field to the end. */
+static void contract_content(tool_ctx *t, family f)
+{
+    const char *size = f == FAM_LINES ? "max_lines" : "max_bytes";
+    const char *start = f == FAM_LINES ? "start_line" : "offset";
+    const char *next = f == FAM_LINES ? "next_start_line" : "next_offset";
+    budget_pages(t, f == FAM_LINES ? lines_budget : bytes_budget);
+    json_t *res = call(t, walk_window(t, size));
+    const json_t *s = check_page(t, res, "walk");
+    int64_t total = total_of(s), sum = 0, pos = f == FAM_LINES ? 1 : 0;
+    int page = 1;
+    for (; s && page < CHECK_WALK_MAX_PAGES; page++) {
+        int64_t returned = json_integer_value(json_object_get(s, "returned"));
+        sum += returned;
+        if (total_of(s) != total)
+            FIND(t, CHECK_ERROR, "walk page %d: the total changed during the walk", page);
+        if (!json_is_true(json_object_get(s, "has_more")))
+            break;
+        const json_t *nx = json_object_get(s, next);
+        if (!json_is_integer(nx)) {
+            FIND(t, CHECK_ERROR, "walk page %d: has_more without %s", page, next);
+            break;
+        }
+        const json_t *col = json_object_get(s, "next_start_column");
+        if (json_integer_value(nx) <= pos && col == NULL) {
+            FIND(t, CHECK_ERROR, "walk page %d: %s %lld does not advance (the walk would loop)",
+                 page, next, (long long)json_integer_value(nx));
+            break;
+        }
+        pos = json_integer_value(nx);
+        json_t *extra = walk_window(t, size);
+        json_object_set(extra, start, (json_t *)nx);
+        if (col)
+            json_object_set(extra, "start_column", (json_t *)col);
+        json_t *n2 = call(t, extra);
+        json_decref(res);
+        res = n2;
+        s = check_page(t, res, "walk");
+    }
+    if (f == FAM_BYTES && s && sum != total)
+        FIND(t, CHECK_ERROR, "byte walk returned %lld bytes, total_bytes said %lld", (long long)sum,
+             (long long)total);
+    if (f == FAM_LINES && s && total > 0 &&
+        json_integer_value(json_object_get(s, "end_line")) != total)
+        FIND(t, CHECK_ERROR, "line walk ended at line %lld, total_lines said %lld",
+             (long long)json_integer_value(json_object_get(s, "end_line")), (long long)total);
+    json_decref(res);
+    expect_clamp(t, size, 1000000000);
+    expect_clamp(t, "max_tokens", 100000000);
+    check_invalid(t, size, false);
+    check_invalid(t, "max_tokens", false);
+    check_invalid(t, start, f == FAM_BYTES);
+    expect_reject(t, json_pack("{s:i}", "no_such_param", 1), "no_such_param", "invalid_argument");
+    past_the_end(t, start, total);
+}
+
+static void contract_grid(tool_ctx *t)
+{
+    budget_pages(t, grid_budget);
+    json_t *res = call(t, grid_budget(2000));
+    const json_t *s = check_page(t, res, "grid page");
+    if (s && !json_is_object(json_object_get(s, "bounds")))
+        FIND(t, CHECK_ERROR, "grid page without bounds");
+    if (s && json_is_true(json_object_get(s, "has_more")) &&
+        !json_is_object(json_object_get(s, "next_regions")))
+        FIND(t, CHECK_ERROR, "grid page has_more without next_regions");
+    json_decref(res);
+    expect_clamp(t, "max_tokens", 100000000);
+    check_invalid(t, "max_tokens", false);
+    expect_reject(
+        t,
+        json_pack("{s:{s:i, s:i, s:i, s:i}}", "region", "row", 0, "col", 0, "rows", 0, "cols", 1),
+        "region.rows", "invalid_argument");
+    expect_reject(t, json_pack("{s:i}", "no_such_param", 1), "no_such_param", "invalid_argument");
+}
+
+/* ------------------------------------------------------------ servers without the envelope */
+
+/* The next-page cursor a result carries, wherever a server is likely to put it. */
+static const json_t *generic_next(const json_t *res)
+{
+    static const char *const names[] = {"nextCursor", "next_cursor", "cursor_next", "next"};
+    const json_t *s = sc(res);
+    for (size_t i = 0; json_is_object(s) && i < sizeof names / sizeof names[0]; i++) {
+        const json_t *v = json_object_get(s, names[i]);
+        if (json_is_string(v) && json_string_length(v) > 0)
+            return v;
+    }
+    return NULL;
+}
+
+/* The first array of a structured page: its items. */
+static const json_t *generic_items(const json_t *res)
+{
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)sc(res), k, v)
+    {
+        if (json_is_array(v))
+            return v;
+    }
+    return NULL;
+}
+
+static void generic_walk(tool_ctx *t, json_t *first)
+{
+    if (!json_object_get(t->props, "cursor") || generic_next(first) == NULL)
+        return;
+    json_t *seen = json_object();
+    json_t *res = json_incref(first);
+    json_t *prev = NULL;
+    for (int page = 1; res && page < CHECK_WALK_MAX_PAGES; page++) {
+        size_t i;
+        const json_t *r;
+        json_array_foreach(generic_items(res), i, r)
+        {
+            char *k = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+            if (k && json_object_get(seen, k))
+                FIND(t, CHECK_ERROR, "page %d repeats an item of an earlier page: %.120s", page, k);
+            if (k)
+                json_object_set_new(seen, k, json_true());
+            free(k);
+        }
+        const json_t *nx = generic_next(res);
+        if (nx == NULL)
+            break;
+        if (prev && json_equal(prev, nx)) {
+            FIND(t, CHECK_ERROR, "page %d: the next cursor did not advance (the walk would loop)",
+                 page);
+            break;
+        }
+        json_decref(prev);
+        prev = json_incref((json_t *)nx);
+        json_t *n2 = call(t, json_pack("{s:O}", "cursor", nx));
+        json_decref(res);
+        res = n2;
+        if (res && json_is_true(json_object_get(res, "isError"))) {
+            FIND(t, CHECK_ERROR, "page %d: the cursor the tool gave was refused: %.200s", page + 1,
+                 text0(res) ?: "?");
+            break;
+        }
+    }
+    json_decref(prev);
+    json_decref(res);
+    json_decref(seen);
+}
+
+/* ------------------------------------------------------------ per tool */
+
+static bool allowed(const check_ctx *c, const json_t *tool, const char *name)
+{
+    const json_t *ann = json_object_get(tool, "annotations");
+    if (json_is_true(json_object_get(ann, "readOnlyHint")))
+        return true;
+    size_t i;
+    const json_t *v;
+    json_array_foreach(c->o->allow, i, v)
+    {
+        if (json_is_string(v) && strcmp(json_string_value(v), name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The first required parameter the base arguments lack (and no default fills), or NULL. */
+static const char *missing_required(const json_t *schema, const json_t *base)
+{
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(schema, "required"), i, v)
+    {
+        const char *k = json_string_value(v);
+        if (k && !json_object_get(base, k))
+            return k;
+    }
+    return NULL;
+}
+
+static void static_checks(tool_ctx *t, const json_t *tool)
+{
+    const char *d = json_string_value(json_object_get(tool, "description"));
+    if (d && strlen(d) > CHECK_DESCRIPTION_MAX)
+        FIND(t, CHECK_WARNING,
+             "description is %zu characters; Claude Code cuts it at %d (what follows is never "
+             "seen)",
+             strlen(d), CHECK_DESCRIPTION_MAX);
+    const char *k;
+    const json_t *p;
+    json_object_foreach((json_t *)t->props, k, p)
+    {
+        if (is_window_param(k) && strcmp(k, "cursor") != 0 && json_object_get(p, "maximum"))
+            FIND(t, CHECK_WARNING,
+                 "window parameter %s has a schema maximum: hosts and validators reject larger "
+                 "values instead of the server clamping them (state the maximum in the "
+                 "description)",
+                 k);
+    }
+    const json_t *raised =
+        json_object_get(json_object_get(tool, "_meta"), "anthropic/maxResultSizeChars");
+    if (json_is_integer(raised) && json_integer_value(raised) > 0)
+        t->raised_chars = (size_t)json_integer_value(raised);
+}
+
+/* What the default page costs on each host: findings where the cost is lost content. */
+static void default_fit(tool_ctx *t, const json_t *res)
+{
+    for (size_t h = 0; h < check_host_count; h++) {
+        const check_host *host = &check_hosts[h];
+        check_measure m;
+        check_measure_result(host, res, &m);
+        t->def[h] = m;
+        if (strcmp(host->name, "Claude Code") != 0)
+            continue; /* the others are in the table */
+        if (host->max_tokens && m.tokens > host->max_tokens)
+            FIND(t, CHECK_ERROR,
+                 "the default page is about %zu tokens: %s refuses results over %zu", m.tokens,
+                 host->name, host->max_tokens);
+        else if (host->warn_tokens && m.tokens > host->warn_tokens)
+            FIND(t, CHECK_WARNING, "the default page is about %zu tokens: %s warns past %zu",
+                 m.tokens, host->name, host->warn_tokens);
+        size_t limit = t->raised_chars ? t->raised_chars : host->max_chars;
+        if (limit && m.chars > limit)
+            FIND(t, CHECK_WARNING,
+                 "the default page is %zu characters: %s spills results over %zu to a file "
+                 "(raise with _meta[\"anthropic/maxResultSizeChars\"] in tools/list)",
+                 m.chars, host->name, limit);
+    }
+}
+
+static json_t *fit_row(const tool_ctx *t, const check_measure *ms)
+{
+    json_t *fit = json_object();
+    for (size_t h = 0; h < check_host_count; h++) {
+        const check_measure *m = &ms[h];
+        json_object_set_new(fit, check_hosts[h].name,
+                            json_pack("{s:I, s:I, s:I, s:I, s:b}", "tokens", (json_int_t)m->tokens,
+                                      "chars", (json_int_t)m->chars, "bytes", (json_int_t)m->bytes,
+                                      "lines", (json_int_t)m->lines, "fits",
+                                      check_fits(&check_hosts[h], m, t->raised_chars)));
+    }
+    return fit;
+}
+
+static void check_tool(check_ctx *c, const json_t *tool)
+{
+    assert(check_host_count <= CHECK_HOSTS_MAX);
+    tool_ctx t = {.c = c, .name = json_string_value(json_object_get(tool, "name"))};
+    if (t.name == NULL)
+        return;
+    c->scope = t.name;
+    const json_t *schema = json_object_get(tool, "inputSchema");
+    t.props = json_object_get(schema, "properties");
+    family f = family_of(t.props);
+    static_checks(&t, tool);
+    const json_t *base = json_object_get(c->o->args, t.name);
+    t.base = json_is_object(base) ? json_deep_copy(base) : json_object();
+    json_t *row = json_pack("{s:s, s:s, s:b, s:b}", "name", t.name, "family", family_names[f],
+                            "called", false, "envelope", false);
+    const char *need = missing_required(schema, t.base);
+    if (!allowed(c, tool, t.name)) {
+        check__find(c, CHECK_INFO, NULL,
+                    "not called: not annotated readOnlyHint (--allow %s to call it)", t.name);
+    } else if (need) {
+        check__find(c, CHECK_INFO, NULL,
+                    "not called: needs argument %s (--args '%s={\"%s\": ...}')", need, t.name,
+                    need);
+    } else {
+        json_object_set_new(row, "called", json_true());
+        json_t *res = call(&t, NULL);
+        bool envelope =
+            res && !json_is_true(json_object_get(res, "isError")) && claims_envelope(res);
+        if (res && json_is_true(json_object_get(res, "isError")))
+            FIND(&t, CHECK_ERROR, "the call with no window arguments failed: %.200s",
+                 text0(res) ?: "?");
+        if (res)
+            default_fit(&t, res);
+        json_object_set_new(row, "envelope", json_boolean(envelope));
+        if (envelope) {
+            check_page(&t, res, "default page");
+            if (f == FAM_LIST)
+                contract_list(&t);
+            else if (f == FAM_LINES || f == FAM_BYTES)
+                contract_content(&t, f);
+            else if (f == FAM_GRID)
+                contract_grid(&t);
+        } else if (res && f != FAM_NONE) {
+            generic_walk(&t, res);
+        }
+        json_decref(res);
+    }
+    json_object_set_new(row, "calls", json_integer(t.calls));
+    json_object_set_new(row, "pages", json_integer(t.pages));
+    json_object_set_new(row, "fit", fit_row(&t, t.def));
+    json_object_set_new(row, "fit_largest", fit_row(&t, t.max));
+    json_array_append_new(c->rep->tools, row);
+    json_decref(t.base);
+    if (c->o->progress && t.calls >= 200)
+        fprintf(stderr, "\rmcpage check: %s: %ld calls, %ld pages\n", t.name, t.calls, t.pages);
+}
+
+void check__tools(check_ctx *c, const json_t *tools)
+{
+    size_t i;
+    const json_t *tool;
+    json_array_foreach(tools, i, tool)
+    {
+        if (c->dead)
+            break;
+        check_tool(c, tool);
+    }
+}
