@@ -27,8 +27,20 @@ void check__find(check_ctx *c, check_severity sev, const json_t *request, const 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    json_t *f = json_pack("{s:s, s:s, s:s}", "severity", severity_names[sev], "scope",
-                          c->scope ? c->scope : "(server)", "message", msg);
+    const char *scope = c->scope ? c->scope : "(server)";
+    /* The same sentence about the same thing is said once (the first request shows it). */
+    size_t i;
+    const json_t *old;
+    json_array_foreach(c->rep->findings, i, old)
+    {
+        if (strcmp(json_string_value(json_object_get(old, "scope")), scope) == 0 &&
+            strcmp(json_string_value(json_object_get(old, "message")), msg) == 0)
+            return;
+    }
+    if (json_array_size(c->rep->findings) >= CHECK_FINDINGS_MAX)
+        return;
+    json_t *f = json_pack("{s:s, s:s, s:s}", "severity", severity_names[sev], "scope", scope,
+                          "message", msg);
     if (f && request)
         json_object_set(f, "request", (json_t *)request);
     json_array_append_new(c->rep->findings, f);
@@ -75,6 +87,8 @@ json_t *check__request(check_ctx *c, const char *method, json_t *params)
     int timeout = c->o->timeout_ms > 0 ? c->o->timeout_ms : CHECK_DEFAULT_TIMEOUT_MS;
     int rc = c->t->exchange(c->t->ud, req, timeout, &reply, why, sizeof why);
     json_decref(req);
+    if (rc != 0 && c->probing)
+        return NULL; /* a server of the old era may not answer server/discover at all */
     if (rc != 0) {
         check__find(c, CHECK_ERROR, c->last_request, "%s: %s (checking stopped)", method,
                     why[0] ? why : mcpage_strerror(rc));
@@ -124,7 +138,9 @@ static const json_t *open_session(check_ctx *c, json_t **keep)
     if (try_modern) {
         c->modern = true;
         c->scope = "server/discover";
+        c->probing = true;
         json_t *r = check__request(c, "server/discover", NULL);
+        c->probing = false;
         const json_t *res = json_object_get(r, "result");
         if (res && has_string(json_object_get(res, "supportedVersions"), MODERN_VERSION)) {
             const json_t *meta = json_object_get(res, "_meta");
@@ -177,6 +193,7 @@ static void walk_list(check_ctx *c, const char *method, const char *items_field,
     *all = json_array();
     json_t *seen = json_object();
     json_t *cursor = NULL, *first_cache = NULL;
+    bool repeated = false;
     for (int page = 0; page < CHECK_WALK_MAX_PAGES && !c->dead; page++) {
         json_t *params = cursor ? json_pack("{s:O}", "cursor", cursor) : json_object();
         json_t *r = check__request(c, method, params);
@@ -199,10 +216,12 @@ static void walk_list(check_ctx *c, const char *method, const char *items_field,
         json_array_foreach(items, i, it)
         {
             const char *k = item_key(it, key_field);
-            if (k && json_object_get(seen, k))
+            if (k && json_object_get(seen, k)) {
                 check__find(c, CHECK_ERROR, c->last_request,
                             "page %d repeats %s \"%s\" (an item listed twice)", page + 1, key_field,
                             k);
+                repeated = true;
+            }
             if (k)
                 json_object_set_new(seen, k, json_true());
             json_array_append(*all, (json_t *)it);
@@ -237,7 +256,7 @@ static void walk_list(check_ctx *c, const char *method, const char *items_field,
         json_decref(cursor);
         cursor = json_incref((json_t *)next);
         json_decref(r);
-        if (cursor == NULL)
+        if (cursor == NULL || repeated) /* a walk that repeats may never end */
             break;
     }
     json_decref(cursor);

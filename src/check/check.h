@@ -24,6 +24,8 @@
 #define CHECK_WALK_MAX_PAGES 100000
 /* Tools/call requests made when --max-calls is not given. */
 #define CHECK_DEFAULT_MAX_CALLS 20000
+/* Findings kept (a badly broken server could produce one per page). */
+#define CHECK_FINDINGS_MAX 1000
 /* Per-request timeout when --timeout is not given. */
 #define CHECK_DEFAULT_TIMEOUT_MS 10000
 

@@ -19,6 +19,7 @@ typedef struct check_ctx {
     const char *scope;      /* what findings are about now: a tool name or a list method */
     json_t *tool_row;       /* the tool's row in rep->tools, or NULL */
     bool dead;              /* the transport failed: no more requests */
+    bool probing;           /* the server/discover probe: a failure is not a finding */
 } check_ctx;
 
 /* Records a finding about c->scope; `request` (may be NULL) is the request that shows it. */

@@ -49,6 +49,12 @@ static void print_findings(const check_report *rep, FILE *out)
 
 static void print_fit(const check_report *rep, FILE *out)
 {
+    size_t i;
+    const json_t *t;
+    long called = 0;
+    json_array_foreach(rep->tools, i, t) called += json_is_true(json_object_get(t, "called"));
+    if (called == 0)
+        return;
     fprintf(out, "\nhost fit: each tool's default page (no window arguments) as each host "
                  "shows it\n(t tokens, o200k estimate; c characters; B bytes; L lines; * past "
                  "that host's limit)\n");
@@ -56,8 +62,6 @@ static void print_fit(const check_report *rep, FILE *out)
     for (size_t h = 0; h < check_host_count; h++)
         fprintf(out, " %14s", check_hosts[h].name);
     fprintf(out, "\n");
-    size_t i;
-    const json_t *t;
     json_array_foreach(rep->tools, i, t)
     {
         if (!json_is_true(json_object_get(t, "called")))

@@ -9,10 +9,14 @@
  * the-end pages, tampered cursors refused; elsewhere plain-language
  * findings from a walk by whatever next cursor the result carries.
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#endif
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "check/check_internal.h"
 #include "page/tokens.h"
@@ -40,7 +44,15 @@ typedef struct tool_ctx {
     check_measure max[CHECK_HOSTS_MAX]; /* the largest page per host */
     check_measure def[CHECK_HOSTS_MAX]; /* the default page (no window arguments) per host */
     size_t raised_chars;                /* _meta["anthropic/maxResultSizeChars"], or 0 */
+    json_t *walks;                      /* [{by, units, pages, ms}] of the full walks */
 } tool_ctx;
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static bool is_window_param(const char *k)
 {
@@ -338,6 +350,9 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
 {
     const char *how = by_cursor ? "cursor walk" : "offset walk";
     json_t *seen = json_object();
+    bool repeated = false;
+    int64_t started = now_ms();
+    json_t *used = NULL; /* the cursor that asked for this page */
     json_t *res = call(t, walk_window(t, "limit"));
     const json_t *s = check_page(t, res, how);
     int64_t total = total_of(s), n = 0, prev_total = total;
@@ -359,14 +374,18 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
         json_array_foreach(items, i, r)
         {
             char *k = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-            if (k && json_object_get(seen, k))
+            if (k && json_object_get(seen, k) && !repeated) {
                 FIND(t, CHECK_ERROR, "%s page %d repeats a record: %.120s", how, page, k);
+                repeated = true;
+            }
             if (k)
                 json_object_set_new(seen, k, json_true());
             free(k);
             n++;
         }
         bool more = json_is_true(json_object_get(s, "has_more"));
+        if (repeated) /* a walk that repeats may never end */
+            break;
         if (!more) {
             if (returned > 0 && total >= 0 && n < total)
                 FIND(t, CHECK_ERROR, "%s page %d: has_more false after %lld of %lld %s", how, page,
@@ -386,9 +405,18 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
                 json_decref(extra);
                 break;
             }
+            if (used && strcmp(json_string_value(used), cur) == 0) {
+                FIND(t, CHECK_ERROR,
+                     "%s page %d: next_cursor is the cursor of this page (the walk would loop)",
+                     how, page);
+                json_decref(extra);
+                break;
+            }
             if (first_cursor && !*first_cursor)
                 *first_cursor = strdup(cur);
             json_object_set_new(extra, "cursor", json_string(cur));
+            json_decref(used);
+            used = json_string(cur);
         } else {
             const json_t *off = json_object_get(s, "next_offset");
             if (!json_is_integer(off)) {
@@ -408,11 +436,15 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
     }
     if (page >= CHECK_WALK_MAX_PAGES)
         FIND(t, CHECK_ERROR, "%s did not end within %d pages", how, CHECK_WALK_MAX_PAGES);
-    if (s && total >= 0 && n != total)
+    if (s && !repeated && total >= 0 && n != total)
         FIND(t, CHECK_ERROR, "%s returned %lld records, total_%s said %lld", how, (long long)n,
              u ? u : "?", (long long)total);
     if (total_out)
         *total_out = total;
+    json_array_append_new(
+        t->walks, json_pack("{s:s, s:I, s:i, s:I}", "by", by_cursor ? "cursor" : "offset", "units",
+                            (json_int_t)n, "pages", page, "ms", (json_int_t)(now_ms() - started)));
+    json_decref(used);
     json_decref(res);
     json_decref(seen);
 }
@@ -567,6 +599,7 @@ static void generic_walk(tool_ctx *t, json_t *first)
     if (!json_object_get(t->props, "cursor") || generic_next(first) == NULL)
         return;
     json_t *seen = json_object();
+    bool repeated = false;
     json_t *res = json_incref(first);
     json_t *prev = NULL;
     for (int page = 1; res && page < CHECK_WALK_MAX_PAGES; page++) {
@@ -575,14 +608,16 @@ static void generic_walk(tool_ctx *t, json_t *first)
         json_array_foreach(generic_items(res), i, r)
         {
             char *k = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-            if (k && json_object_get(seen, k))
+            if (k && json_object_get(seen, k) && !repeated) {
                 FIND(t, CHECK_ERROR, "page %d repeats an item of an earlier page: %.120s", page, k);
+                repeated = true;
+            }
             if (k)
                 json_object_set_new(seen, k, json_true());
             free(k);
         }
         const json_t *nx = generic_next(res);
-        if (nx == NULL)
+        if (nx == NULL || repeated)
             break;
         if (prev && json_equal(prev, nx)) {
             FIND(t, CHECK_ERROR, "page %d: the next cursor did not advance (the walk would loop)",
@@ -640,20 +675,22 @@ static void static_checks(tool_ctx *t, const json_t *tool)
 {
     const char *d = json_string_value(json_object_get(tool, "description"));
     if (d && strlen(d) > CHECK_DESCRIPTION_MAX)
-        FIND(t, CHECK_WARNING,
-             "description is %zu characters; Claude Code cuts it at %d (what follows is never "
-             "seen)",
-             strlen(d), CHECK_DESCRIPTION_MAX);
+        check__find(
+            t->c, CHECK_WARNING, NULL,
+            "description is %zu characters; Claude Code cuts it at %d (what follows is never "
+            "seen)",
+            strlen(d), CHECK_DESCRIPTION_MAX);
     const char *k;
     const json_t *p;
     json_object_foreach((json_t *)t->props, k, p)
     {
         if (is_window_param(k) && strcmp(k, "cursor") != 0 && json_object_get(p, "maximum"))
-            FIND(t, CHECK_WARNING,
-                 "window parameter %s has a schema maximum: hosts and validators reject larger "
-                 "values instead of the server clamping them (state the maximum in the "
-                 "description)",
-                 k);
+            check__find(
+                t->c, CHECK_WARNING, NULL,
+                "window parameter %s has a schema maximum: hosts and validators reject larger "
+                "values instead of the server clamping them (state the maximum in the "
+                "description)",
+                k);
     }
     const json_t *raised =
         json_object_get(json_object_get(tool, "_meta"), "anthropic/maxResultSizeChars");
@@ -705,9 +742,11 @@ static void check_tool(check_ctx *c, const json_t *tool)
 {
     assert(check_host_count <= CHECK_HOSTS_MAX);
     tool_ctx t = {.c = c, .name = json_string_value(json_object_get(tool, "name"))};
+    t.walks = json_array();
     if (t.name == NULL)
         return;
     c->scope = t.name;
+    int64_t started = now_ms();
     const json_t *schema = json_object_get(tool, "inputSchema");
     t.props = json_object_get(schema, "properties");
     family f = family_of(t.props);
@@ -749,6 +788,8 @@ static void check_tool(check_ctx *c, const json_t *tool)
         json_decref(res);
     }
     json_object_set_new(row, "calls", json_integer(t.calls));
+    json_object_set_new(row, "ms", json_integer(now_ms() - started));
+    json_object_set_new(row, "walks", t.walks);
     json_object_set_new(row, "pages", json_integer(t.pages));
     json_object_set_new(row, "fit", fit_row(&t, t.def));
     json_object_set_new(row, "fit_largest", fit_row(&t, t.max));

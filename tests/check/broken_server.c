@@ -1,0 +1,314 @@
+/*
+ * broken_server: an MCP server with one defect per tool, for the tests
+ * of `mcpage check` (tests/integration/check.sh), written only against
+ * the public mcpage API. Each tool pages the same ten records
+ * {"id": 0..9} through a hand-written envelope (returned, total_items,
+ * has_more, next_cursor "o<offset>", next_offset, hint), correct except
+ * for its one defect; good_list has none. EXPECTED in check.sh pairs
+ * each tool with what the checker must say about it, and nothing else.
+ *
+ * Usage: broken_server   (MCP over stdio)
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mcpage.h>
+
+#define RECORDS   10
+#define MAX_LIMIT 5
+
+typedef enum defect {
+    GOOD,            /* none */
+    REPEATS,         /* the next page starts one record early */
+    SKIPS,           /* the next page starts one record late */
+    TOTAL_LIES,      /* total_items says 12 */
+    HAS_MORE_LIES,   /* has_more false on the first of two pages */
+    STUCK_CURSOR,    /* next_cursor always points at the first page */
+    PAST_END_ERROR,  /* an offset past the end is an error, not an empty page */
+    REJECTS_BIG,     /* a limit over the maximum is an error, not clamped */
+    SILENT_CLAMP,    /* a limit over the maximum is clamped without saying so */
+    ACCEPTS_BAD,     /* limit 0 or -1 is taken as the default */
+    RPC_ERROR,       /* limit 0 or -1 is a JSON-RPC error */
+    BAD_HINT,        /* the hint names page=, which the tool does not take */
+    SCHEMA_MAXIMUM,  /* limit has a schema maximum */
+    LONG_DESCRIPTION /* a description past Claude Code's 2,048 characters */
+} defect;
+
+/* A window parameter's schema, with or without minimum/maximum. */
+#define LIMIT_OK                                                                                   \
+    "\"limit\": {\"type\": \"integer\", \"minimum\": 1, \"default\": 5, "                          \
+    "\"description\": \"records per page, at most 5\"}"
+#define LIMIT_MAX                                                                                  \
+    "\"limit\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 5, "                          \
+    "\"default\": 5, \"description\": \"records per page\"}"
+#define LIMIT_ANY                                                                                  \
+    "\"limit\": {\"type\": \"integer\", \"default\": 5, "                                          \
+    "\"description\": \"records per page, at most 5\"}"
+#define WINDOW_REST                                                                                \
+    "\"offset\": {\"type\": \"integer\", \"minimum\": 0, \"default\": 0}, "                        \
+    "\"cursor\": {\"type\": \"string\", \"description\": \"next_cursor of the last page\"}"
+#define SCHEMA(limit)                                                                              \
+    "{\"type\": \"object\", \"properties\": {" limit ", " WINDOW_REST "}, "                        \
+    "\"additionalProperties\": false}"
+
+static void reject(mcpage_result *res, const char *code, const char *param, const char *why)
+{
+    json_t *e =
+        json_pack("{s:{s:s, s:s, s:s}}", "error", "code", code, "param", param, "expected", why);
+    mcpage_result_errorf(res, "%s: %s; drop it to start from the first page", param, why);
+    mcpage_result_set_structured(res, e);
+    json_decref(e);
+}
+
+/* The offset a cursor resumes at, or -1 for a cursor this server did not issue. */
+static long cursor_offset(const char *c)
+{
+    if (c[0] != 'o' || c[1] < '0' || c[1] > '9')
+        return -1;
+    char *end;
+    long v = strtol(c + 1, &end, 10);
+    return *end == '\0' && v <= RECORDS ? v : -1;
+}
+
+/* One tool of the server. */
+typedef struct broken_tool {
+    const char *name;   /* the tool */
+    defect d;           /* its defect */
+    const char *schema; /* its inputSchema */
+} broken_tool;
+
+static int list_items(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    const broken_tool *bt = mcpage_call_data(call);
+    defect d = bt->d;
+    long limit = (long)json_integer_value(json_object_get(args, "limit"));
+    long offset = (long)json_integer_value(json_object_get(args, "offset"));
+    const char *cur = json_string_value(json_object_get(args, "cursor"));
+    bool clamped = false;
+    if (limit <= 0 && d == RPC_ERROR)
+        return mcpage_call_fail(call, -32603, "internal error: bad limit");
+    if (limit <= 0)
+        limit = MAX_LIMIT; /* ACCEPTS_BAD; the others' schema stops it first */
+    if (limit > MAX_LIMIT && d == REJECTS_BIG) {
+        reject(res, "invalid_argument", "limit", "at most 5");
+        return 0;
+    }
+    if (limit > MAX_LIMIT) {
+        limit = MAX_LIMIT;
+        clamped = d != SILENT_CLAMP;
+    }
+    if (cur) {
+        offset = cursor_offset(cur);
+        if (offset < 0) {
+            reject(res, "invalid_cursor", "cursor", "a next_cursor this server issued");
+            return 0;
+        }
+    }
+    if (offset > RECORDS && d == PAST_END_ERROR) {
+        reject(res, "invalid_argument", "offset", "at most 10");
+        return 0;
+    }
+    long start = offset < RECORDS ? offset : RECORDS;
+    long end = start + limit < RECORDS ? start + limit : RECORDS;
+    bool more = end < RECORDS && d != HAS_MORE_LIES;
+    long next = end + (d == REPEATS ? -1 : d == SKIPS ? 1 : 0);
+    json_t *items = json_array();
+    char text[2048];
+    int n = snprintf(text, sizeof text, "%ld of %d items (offset %ld).\n", end - start,
+                     d == TOTAL_LIES ? 12 : RECORDS, start);
+    for (long i = start; i < end; i++) {
+        json_array_append_new(items, json_pack("{s:I}", "id", (json_int_t)i));
+        n += snprintf(text + n, sizeof text - (size_t)n, "{\"id\":%ld}\n", i);
+    }
+    json_t *s = json_pack("{s:o, s:I, s:i, s:b, s:I, s:I, s:s}", "items", items, "returned",
+                          (json_int_t)(end - start), "total_items", d == TOTAL_LIES ? 12 : RECORDS,
+                          "has_more", more, "offset", (json_int_t)start, "limit", (json_int_t)limit,
+                          "stopped_by", more ? "limit" : "end");
+    char hint[256] = "";
+    if (more) {
+        char c[32];
+        snprintf(c, sizeof c, "o%ld", d == STUCK_CURSOR ? 0L : next);
+        json_object_set_new(s, "next_cursor", json_string(c));
+        json_object_set_new(s, "next_offset", json_integer(next));
+        snprintf(hint, sizeof hint, "Next page: %s with cursor=\"%s\" (or %s=%ld).", bt->name, c,
+                 d == BAD_HINT ? "page" : "offset", next);
+    }
+    if (start >= RECORDS)
+        snprintf(hint, sizeof hint, "Past the end: the last page starts at offset=%d.",
+                 RECORDS - MAX_LIMIT);
+    if (clamped) {
+        json_object_set_new(s, "limit_clamped", json_true());
+        size_t l = strlen(hint);
+        snprintf(hint + l, sizeof hint - l, "%slimit was lowered to the maximum 5.", l ? " " : "");
+    }
+    if (hint[0])
+        json_object_set_new(s, "hint", json_string(hint));
+    snprintf(text + n, sizeof text - (size_t)n, "%s", hint);
+    mcpage_result_add_text(res, text, strlen(text));
+    mcpage_result_set_structured(res, s);
+    json_decref(s);
+    return 0;
+}
+
+/* A page of a hundred thousand hex characters: past every host's limit. */
+static int huge_page(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    size_t n = 120000;
+    char *t = malloc(n + 1);
+    if (t == NULL)
+        return MCPAGE_ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        t[i] = i % 65 == 64 ? '\n' : "0123456789abcdef"[(i * 7 + i / 13) % 16];
+    t[n] = '\0';
+    int rc = mcpage_result_add_text(res, t, n);
+    free(t);
+    return rc;
+}
+
+/* Not annotated read-only: the checker must never call it. */
+static int not_read_only(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    (void)res;
+    fprintf(stderr, "broken_server: not_read_only was called\n");
+    exit(3);
+}
+
+/*
+ * No envelope: {"items": [...], "nextCursor": "p<page>"} over three
+ * pages; plain_repeats serves page 1 again as page 2, plain_stuck always
+ * hands out the cursor of page 2.
+ */
+static int plain_items(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    const broken_tool *bt = mcpage_call_data(call);
+    const char *cur = json_string_value(json_object_get(args, "cursor"));
+    long page = cur && cur[0] == 'p' ? strtol(cur + 1, NULL, 10) : 0;
+    if (page < 0 || page > 2)
+        page = 0;
+    long shown = page == 1 && strcmp(bt->name, "plain_repeats") == 0 ? 0 : page;
+    json_t *items = json_array();
+    for (long i = 0; i < 3; i++)
+        json_array_append_new(items, json_pack("{s:I}", "id", (json_int_t)(shown * 3 + i)));
+    json_t *s = json_pack("{s:o}", "items", items);
+    if (page < 2) {
+        char c[16];
+        snprintf(c, sizeof c, "p%ld", strcmp(bt->name, "plain_stuck") == 0 ? 1 : page + 1);
+        json_object_set_new(s, "nextCursor", json_string(c));
+    }
+    char *text = json_dumps(s, JSON_COMPACT);
+    mcpage_result_add_text(res, text, strlen(text));
+    free(text);
+    mcpage_result_set_structured(res, s);
+    json_decref(s);
+    return 0;
+}
+
+#define PLAIN_SCHEMA                                                                               \
+    "{\"type\": \"object\", \"properties\": {\"cursor\": {\"type\": \"string\"}}, "                \
+    "\"additionalProperties\": false}"
+
+static const broken_tool tools[] = {
+    {"good_list", GOOD, SCHEMA(LIMIT_OK)},
+    {"repeats", REPEATS, SCHEMA(LIMIT_OK)},
+    {"skips", SKIPS, SCHEMA(LIMIT_OK)},
+    {"total_lies", TOTAL_LIES, SCHEMA(LIMIT_OK)},
+    {"has_more_lies", HAS_MORE_LIES, SCHEMA(LIMIT_OK)},
+    {"stuck_cursor", STUCK_CURSOR, SCHEMA(LIMIT_OK)},
+    {"past_end_error", PAST_END_ERROR, SCHEMA(LIMIT_OK)},
+    {"rejects_big", REJECTS_BIG, SCHEMA(LIMIT_OK)},
+    {"silent_clamp", SILENT_CLAMP, SCHEMA(LIMIT_OK)},
+    {"accepts_bad", ACCEPTS_BAD, SCHEMA(LIMIT_ANY)},
+    {"rpc_error", RPC_ERROR, SCHEMA(LIMIT_ANY)},
+    {"bad_hint", BAD_HINT, SCHEMA(LIMIT_OK)},
+    {"schema_maximum", SCHEMA_MAXIMUM, SCHEMA(LIMIT_MAX)},
+    {"long_description", LONG_DESCRIPTION, SCHEMA(LIMIT_OK)},
+    {"plain_repeats", GOOD, PLAIN_SCHEMA},
+    {"plain_stuck", GOOD, PLAIN_SCHEMA},
+};
+
+/* Resources that ignore the position: every page starts over (resources/list repeats). */
+static int list_resources(void *ud, const char *after, size_t after_len, size_t limit,
+                          mcpage_resource_page *page)
+{
+    (void)ud;
+    (void)after;
+    (void)after_len;
+    for (size_t i = 0; i < limit && i < 4; i++) {
+        char uri[32], name[16];
+        snprintf(uri, sizeof uri, "broken://r%zu", i);
+        snprintf(name, sizeof name, "r%zu", i);
+        mcpage_resource r = {.uri = uri, .name = name, .size = -1};
+        int rc = mcpage_resource_page_add(page, &r, NULL);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int read_resource(mcpage_call *call, const char *uri, mcpage_contents *out)
+{
+    (void)call;
+    return mcpage_contents_add_text(out, uri, "text/plain", "r", 1);
+}
+
+static int add_tools(mcpage_server *srv)
+{
+    static char long_description[2200];
+    memset(long_description, 'x', sizeof long_description - 1);
+    memcpy(long_description, "Lists items. ", 13);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof tools / sizeof tools[0]; i++) {
+        bool plain = strncmp(tools[i].name, "plain_", 6) == 0;
+        mcpage_tool t = {.name = tools[i].name,
+                         .description = tools[i].d == LONG_DESCRIPTION
+                                            ? long_description
+                                            : "Lists the ten items; follow next_cursor.",
+                         .input_schema = tools[i].schema,
+                         .read_only = MCPAGE_HINT_TRUE,
+                         .handler = plain ? plain_items : list_items,
+                         .user_data = (void *)&tools[i]};
+        rc = mcpage_server_add_tool(srv, &t);
+    }
+    mcpage_tool huge = {.name = "huge_page",
+                        .description = "One page of 120,000 characters.",
+                        .read_only = MCPAGE_HINT_TRUE,
+                        .handler = huge_page};
+    mcpage_tool writer = {.name = "not_read_only",
+                          .description = "Not read-only: must not be called by a checker.",
+                          .handler = not_read_only};
+    mcpage_resource_provider p = {.list = list_resources, .read = read_resource};
+    if (rc == 0)
+        rc = mcpage_server_add_tool(srv, &huge);
+    if (rc == 0)
+        rc = mcpage_server_add_tool(srv, &writer);
+    if (rc == 0)
+        rc = mcpage_server_add_resource_provider(srv, &p);
+    return rc;
+}
+
+int main(void)
+{
+    mcpage_server_config cfg;
+    mcpage_server_config_init(&cfg, "broken-server", MCPAGE_VERSION_STRING);
+    cfg.page_size = 2;
+    mcpage_server *srv = NULL;
+    int rc = mcpage_server_new(&cfg, &srv);
+    if (rc == 0)
+        rc = add_tools(srv);
+    if (rc == 0)
+        rc = mcpage_serve_stdio(srv, 0, 1);
+    if (rc != 0)
+        fprintf(stderr, "broken_server: %s\n", mcpage_strerror(rc));
+    if (rc != MCPAGE_ESTATE)
+        mcpage_server_free(srv);
+    return rc == 0 ? 0 : 1;
+}

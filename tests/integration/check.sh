@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Integration test of `mcpage check` (src/check/, docs/check.md):
+# - tests/check/broken_server has one defect per tool: the checker finds
+#   each one (the finding's words below) and says nothing of good_list or
+#   of any tool not listed, never calls the tool without readOnlyHint, and
+#   exits 1; the same in the 2025-11-25 era;
+# - no error or warning (--warnings-fail) on mcpage serve (the sample
+#   archive, every tool called), files_server, csv_server (a 10,000-row
+#   file, walked whole by cursor and by offset: the time is printed) and
+#   the runtime fixture, in both eras;
+# - bounds: --max-calls stops a walk, --timeout a server that never
+#   answers, and a command that does not exist is exit status 3.
+set -euo pipefail
+: "${MCPAGE_BIN:?}" "${MCPAGE_BINARY_DIR:?}" "${MCPAGE_SOURCE_DIR:?}"
+bin="$MCPAGE_BINARY_DIR/bin"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "check: FAIL: $*" >&2; exit 1; }
+
+"$MCPAGE_BIN" check --help | grep -q "usage: mcpage check" || fail "check --help"
+set +e
+"$MCPAGE_BIN" check --bogus 2>/dev/null; [ $? -eq 2 ] || fail "unknown option is not status 2"
+"$MCPAGE_BIN" check -- /nonexistent/server 2>/dev/null; [ $? -eq 3 ] || fail "missing command is not status 3"
+set -e
+
+# What each broken tool must be told (a piece of its finding), one line each.
+cat >"$tmp/expected" <<'EXPECTED'
+resources/list	repeats uri
+repeats	repeats a record
+skips	next_offset 6 after 5 records
+total_lies	returned 10 records, total_items said 12
+has_more_lies	has_more false after 5 of 10 items
+stuck_cursor	cursor walk page 2 repeats a record
+past_end_error	past the end: unexpected error
+rejects_big	was rejected; an oversized window must be clamped
+silent_clamp	clamped without saying so
+accepts_bad	{"limit":-1} was not rejected
+rpc_error	JSON-RPC error -32603 instead of a result
+bad_hint	hint names parameter 'page'
+schema_maximum	has a schema maximum
+long_description	Claude Code cuts it at 2048
+plain_repeats	repeats an item of an earlier page
+plain_stuck	the next cursor did not advance
+huge_page	Claude Code refuses results over 25000
+not_read_only	not called: not annotated readOnlyHint
+EXPECTED
+
+check_broken() {
+  local era=$1 status=0
+  "$MCPAGE_BIN" check --json --quiet --era "$era" -- "$bin/broken_server" >"$tmp/broken.json" || status=$?
+  [ "$status" -eq 1 ] || fail "broken_server ($era): exit status $status, want 1"
+  node - "$tmp/broken.json" "$tmp/expected" "$era" <<'NODE'
+const fs = require("fs");
+const [file, expectedFile, era] = process.argv.slice(2);
+const report = JSON.parse(fs.readFileSync(file, "utf8"));
+const expected = fs.readFileSync(expectedFile, "utf8").trim().split("\n").map((l) => l.split("\t"));
+const scopes = new Map(expected);
+let bad = 0;
+const say = (m) => { console.error(`check: FAIL (${era}): ${m}`); bad++; };
+if (report.server.era !== era) say(`spoke ${report.server.era}`);
+for (const [scope, words] of expected) {
+  if (!report.findings.some((f) => f.scope === scope && f.message.includes(words)))
+    say(`${scope}: no finding saying "${words}"`);
+}
+for (const f of report.findings) {
+  if (!scopes.has(f.scope)) say(`false alarm on ${f.scope}: ${f.message}`);
+  if (f.severity !== "info" && f.scope !== "resources/list" && !f.request && !/schema maximum|cuts it/.test(f.message))
+    say(`${f.scope}: finding without the request that shows it: ${f.message}`);
+}
+const writer = report.tools.find((t) => t.name === "not_read_only");
+if (!writer || writer.called || writer.calls !== 0) say("not_read_only was called");
+const good = report.tools.find((t) => t.name === "good_list");
+if (!good || !good.envelope || good.walks.length !== 2 || good.walks.some((w) => w.units !== 10))
+  say(`good_list not walked whole both ways: ${JSON.stringify(good && good.walks)}`);
+if (bad) process.exit(1);
+console.log(`check: broken_server (${era}): ${report.findings.length} findings, all expected`);
+NODE
+}
+check_broken 2026-07-28
+check_broken 2025-11-25
+
+# The sample archive, every tool called (the ids come from the archive).
+export MCPAGE_CLAUDE_HOME="$MCPAGE_SOURCE_DIR/examples/archive/claude"
+export MCPAGE_CODEX_HOME="$MCPAGE_SOURCE_DIR/examples/archive/codex"
+"$MCPAGE_BIN" sync --db "$tmp/a.db" >/dev/null 2>&1
+hit=$("$MCPAGE_BIN" call --db "$tmp/a.db" --json search_conversations '{"query": "sqlite3_open_v2", "limit": 1}')
+sid=$(node -e 'const m = JSON.parse(process.argv[1]).structuredContent.matches[0]; console.log(m.session_id)' "$hit")
+mid=$(node -e 'const m = JSON.parse(process.argv[1]).structuredContent.matches[0]; console.log(m.message_id)' "$hit")
+for era in 2026-07-28 2025-11-25; do
+  "$MCPAGE_BIN" check --json --quiet --warnings-fail --era "$era" --page-size 3 \
+    --args 'search_conversations={"query": "sqlite"}' \
+    --args "read_session={\"session_id\": \"$sid\"}" --args "read_message={\"message_id\": $mid}" \
+    --args "read_raw={\"session_id\": \"$sid\"}" --args "get_session_summary={\"session_id\": \"$sid\"}" \
+    -- "$MCPAGE_BIN" serve --no-sync --db "$tmp/a.db" >"$tmp/serve.json" ||
+    fail "mcpage serve ($era): $(cat "$tmp/serve.json")"
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const called = r.tools.filter((t) => t.called).length;
+    if (r.findings.length || called !== r.tools.length || r.tools.length < 8) {
+      console.error(JSON.stringify(r.findings), called, r.tools.length); process.exit(1);
+    }' "$tmp/serve.json" || fail "mcpage serve ($era): findings, or a tool not called"
+done
+echo "check: mcpage serve: no findings in either era, every tool called"
+
+# The examples and the runtime fixture.
+mkdir -p "$tmp/files/sub"
+cp "$MCPAGE_SOURCE_DIR/README.md" "$MCPAGE_SOURCE_DIR/docs/contract.md" "$tmp/files/"
+printf 'one\ntwo\n' >"$tmp/files/sub/small.txt"
+node -e '
+  let s = "id,name,amount,when\n";
+  for (let i = 0; i < 10000; i++) s += `${i},item ${i},${(i * 7) % 1000}.${i % 100},2026-01-${String(i % 28 + 1).padStart(2, "0")}\n`;
+  require("fs").writeFileSync(process.argv[1], s);' "$tmp/rows.csv"
+for era in 2026-07-28 2025-11-25; do
+  "$MCPAGE_BIN" check --quiet --warnings-fail --era "$era" \
+    --args 'read_file={"path": "README.md"}' --args 'read_file_bytes={"path": "README.md"}' \
+    -- "$bin/files_server" "$tmp/files" >"$tmp/files.out" || fail "files_server ($era): $(cat "$tmp/files.out")"
+  grep -q "^0 errors, 0 warnings, 0 notes; 3 tools (3 called)" "$tmp/files.out" ||
+    fail "files_server ($era): $(tail -1 "$tmp/files.out")"
+  "$MCPAGE_BIN" check --json --quiet --warnings-fail --era "$era" -- "$bin/csv_server" "$tmp/rows.csv" \
+    >"$tmp/csv.json" || fail "csv_server ($era): $(cat "$tmp/csv.json")"
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const rows = r.tools.find((t) => t.name === "list_rows");
+    if (r.findings.length || rows.walks.length !== 2 || rows.walks.some((w) => w.units !== 10000)) {
+      console.error(JSON.stringify(r.findings), JSON.stringify(rows.walks)); process.exit(1);
+    }
+    for (const w of rows.walks)
+      console.log(`check: csv_server (${process.argv[2]}): 10,000 rows by ${w.by} in ${w.pages} pages, ${w.ms} ms`);
+  ' "$tmp/csv.json" "$era" || fail "csv_server ($era)"
+  "$MCPAGE_BIN" check --quiet --warnings-fail --era "$era" -- "$bin/fixture_server" >"$tmp/fixture.out" ||
+    fail "fixture_server ($era): $(cat "$tmp/fixture.out")"
+done
+
+# Bounds.
+set +e
+"$MCPAGE_BIN" check --json --quiet --max-calls 5 -- "$bin/csv_server" "$tmp/rows.csv" >"$tmp/max.json"
+status=$?
+set -e
+[ "$status" -eq 0 ] || fail "--max-calls: exit status $status"
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  if (r.summary.calls !== 5 || !r.summary.stopped_early || !r.findings.some((f) => /--max-calls 5 reached/.test(f.message)))
+    process.exit(1);' "$tmp/max.json" || fail "--max-calls 5: $(cat "$tmp/max.json")"
+start=$(date +%s)
+set +e
+"$MCPAGE_BIN" check --quiet --timeout 1 -- sleep 30 >"$tmp/timeout.out"
+status=$?
+set -e
+[ "$status" -eq 3 ] || fail "--timeout: exit status $status"
+[ $(($(date +%s) - start)) -le 5 ] || fail "--timeout 1 took $(($(date +%s) - start)) s"
+grep -q "no reply within the timeout" "$tmp/timeout.out" || fail "--timeout: $(cat "$tmp/timeout.out")"
+echo "check: ok"
