@@ -51,9 +51,12 @@ typedef struct check_options {
     long page_size; /* window of the walks (limit, max_lines, max_bytes); 0 = the tool's default */
     const json_t *allow; /* array of tool names that may be called without readOnlyHint */
     const json_t *args;  /* object: tool name -> arguments every call of it needs */
-    bool progress;       /* a progress line on stderr during long walks */
-    bool legacy_only;    /* skip the server/discover probe */
-    const char *era;     /* "2026-07-28" or "2025-11-25" to force one; NULL = probe */
+    /* Or: the arguments every call of `tool` needs (a new object, or NULL for none). */
+    json_t *(*base_args)(const char *tool, void *ud);
+    void *base_args_ud; /* passed to base_args */
+    bool progress;      /* a progress line on stderr during long walks */
+    bool legacy_only;   /* skip the server/discover probe */
+    const char *era;    /* "2026-07-28" or "2025-11-25" to force one; NULL = probe */
 } check_options;
 
 /* What a run found; free with check_report_free(). */

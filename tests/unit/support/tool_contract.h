@@ -1,13 +1,15 @@
 /*
- * The paging contract test, for any server: discovers every tool from
+ * The paging contract test, for any server in this process: runs the
+ * checker behind `mcpage check` (src/check/, docs/check.md) on a session
+ * of the server, with walk windows of 3. It discovers every tool from
  * tools/list, infers each one's family from the window parameters of
  * its inputSchema, and checks on real calls what CONTRACT.md promises:
  * the invariants on every page, hints naming only accepted parameters,
- * both copies within budget at several budgets, a full cursor (or
- * resume-field) walk returning every unit exactly once, clamps
- * disclosed, invalid windows rejected in the error shape, past-the-end
- * pages well formed and tampered cursors rejected. Failures are printed
- * and counted, so it runs under any test framework.
+ * both copies within budget at several budgets, full walks by cursor and
+ * by offset returning every unit exactly once, clamps disclosed, invalid
+ * windows rejected in the error shape, past-the-end pages well formed
+ * and tampered cursors rejected. Errors and warnings are printed and
+ * counted, so it runs under any test framework.
  */
 #ifndef MCPAGE_TESTS_TOOL_CONTRACT_H
 #define MCPAGE_TESTS_TOOL_CONTRACT_H
@@ -27,9 +29,9 @@ typedef struct tool_contract_opts {
 /* What a run found. */
 typedef struct tool_contract_report {
     int tools_seen;  /* tools in tools/list */
-    int tools_paged; /* tools recognized as paginating and checked */
+    int tools_paged; /* tools whose pages carry the envelope, checked by its rules */
     int calls;       /* tool calls made */
-    int failures;    /* broken promises (each printed on stderr) */
+    int failures;    /* the checker's errors and warnings (each printed on stderr) */
 } tool_contract_report;
 
 /* Checks every paginating tool of `srv` (its registry must be complete). */
