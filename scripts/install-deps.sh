@@ -8,7 +8,7 @@ packages=(
   gcc make cmake ninja-build pkg-config git
   clang-14 libclang-rt-14-dev clang-format clang-tidy
   libjansson-dev libssl-dev libsqlite3-dev sqlite3 libmicrohttpd-dev
-  libcmocka-dev gcovr
+  libcmocka-dev gcovr libcurl4-openssl-dev  # libcurl: the HTTP transport of mcpage check
   libpq-dev postgresql nginx-light
   python3  # free loopback ports in tests/integration/multi_instance.sh
 )

@@ -131,4 +131,12 @@ int check_stdio_start(char *const argv[], check_stdio **out, char *why, size_t w
 void check_stdio_stop(check_stdio *c);
 void check_stdio_transport(check_stdio *c, check_transport *t);
 
+/* A Streamable HTTP endpoint (curl_global_init is the caller's); headers are "Name: value". */
+typedef struct check_http check_http;
+int check_http_start(const char *url, const char *const *headers, size_t n_headers,
+                     check_http **out, char *why, size_t why_len);
+/* Ends the session (DELETE) when the server gave one, and frees. */
+void check_http_stop(check_http *h);
+void check_http_transport(check_http *h, check_transport *t);
+
 #endif

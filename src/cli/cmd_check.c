@@ -10,14 +10,18 @@
 
 #include <mcpage/mcpage.h>
 
+#include <curl/curl.h>
+
 #include "check/check.h"
 #include "cli/commands.h"
 
 static void check_usage(FILE *out)
 {
     fprintf(out,
-            "usage: mcpage check [OPTIONS] -- COMMAND [ARGS...]\n\n"
-            "Starts COMMAND as an MCP server on stdio and checks what a paging-aware\n"
+            "usage: mcpage check [OPTIONS] -- COMMAND [ARGS...]\n"
+            "       mcpage check [OPTIONS] URL\n\n"
+            "Starts COMMAND as an MCP server on stdio (or talks Streamable HTTP to URL,\n"
+            "e.g. http://127.0.0.1:8765/mcp) and checks what a paging-aware\n"
             "reviewer would: the protocol lists walked to the end (nextCursor rules, a\n"
             "garbage cursor refused with -32602, the 2026-07-28 cache hints on every page),\n"
             "every paginating tool walked by cursor and offset (records repeated or skipped,\n"
@@ -27,6 +31,8 @@ static void check_usage(FILE *out)
             "Speaks 2026-07-28 (server/discover) and falls back to 2025-11-25 (initialize).\n"
             "Only tools annotated readOnlyHint are called, and those named by --allow.\n\n"
             "  --allow TOOL        call TOOL although it is not annotated readOnlyHint\n"
+            "  --header 'NAME: VALUE'  an HTTP header on every request (URL only), e.g.\n"
+            "                      --header 'Authorization: Bearer TOKEN'\n"
             "  --args TOOL=JSON    arguments every call of TOOL needs, e.g.\n"
             "                      --args 'read_file={\"path\": \"README.md\"}'\n"
             "  --page-size N       walk with this window (limit, max_lines, max_bytes);\n"
@@ -39,7 +45,9 @@ static void check_usage(FILE *out)
             "  --quiet             no progress line on stderr\n\n"
             "Exit status: 0 no errors, 1 errors found (or warnings with --warnings-fail),\n"
             "2 usage, 3 the server could not be checked.\n\n"
-            "example: mcpage check -- mcpage serve --no-sync\n",
+            "examples: mcpage check -- mcpage serve --no-sync\n"
+            "          mcpage check --header 'Authorization: Bearer TOKEN' "
+            "https://example.com/mcp\n",
             CHECK_DEFAULT_MAX_CALLS, CHECK_DEFAULT_TIMEOUT_MS / 1000);
 }
 
@@ -79,6 +87,8 @@ int cli_cmd_check(int argc, char **argv)
 {
     check_options o = {.progress = isatty(2) != 0};
     json_t *allow = json_array(), *args = json_object();
+    const char *headers[64];
+    size_t n_headers = 0;
     bool as_json = false, warnings_fail = false;
     int status = 2, i = 1;
     long n;
@@ -100,6 +110,12 @@ int cli_cmd_check(int argc, char **argv)
             o.progress = false;
         } else if (has && strcmp(a, "--allow") == 0) {
             json_array_append_new(allow, json_string(argv[++i]));
+        } else if (has && strcmp(a, "--header") == 0) {
+            if (n_headers == sizeof headers / sizeof headers[0] || !strchr(argv[i + 1], ':')) {
+                fprintf(stderr, "mcpage check: --header wants 'NAME: VALUE' (at most 64)\n");
+                goto done;
+            }
+            headers[n_headers++] = argv[++i];
         } else if (has && strcmp(a, "--args") == 0) {
             if (add_args(args, argv[++i]) != 0)
                 goto done;
@@ -120,14 +136,18 @@ int cli_cmd_check(int argc, char **argv)
         } else if (has && strcmp(a, "--timeout") == 0 && parse_long(argv[i + 1], 1, 3600, &n)) {
             o.timeout_ms = (int)n * 1000;
             i++;
+        } else if (a[0] != '-' && i + 1 == argc) {
+            break; /* the URL */
         } else {
             fprintf(stderr, "mcpage check: unknown, incomplete or out-of-range option '%s'\n", a);
             check_usage(stderr);
             goto done;
         }
     }
-    if (i >= argc) {
-        fprintf(stderr, "mcpage check: name the server to check after --\n");
+    bool http = i < argc && strcmp(argv[i - 1], "--") != 0 &&
+                (strncmp(argv[i], "http://", 7) == 0 || strncmp(argv[i], "https://", 8) == 0);
+    if (i >= argc || (strcmp(argv[i - 1], "--") != 0 && !http)) {
+        fprintf(stderr, "mcpage check: name the server: -- COMMAND [ARGS...], or an http(s) URL\n");
         check_usage(stderr);
         goto done;
     }
@@ -136,17 +156,30 @@ int cli_cmd_check(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN); /* a server that exits is reported, not fatal */
     char why[256] = "";
     check_stdio *child = NULL;
-    int rc = check_stdio_start(argv + i, &child, why, sizeof why);
+    check_http *endpoint = NULL;
+    check_transport t;
+    int rc;
+    if (http) {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        rc = check_http_start(argv[i], headers, n_headers, &endpoint, why, sizeof why);
+        if (rc == 0)
+            check_http_transport(endpoint, &t);
+    } else {
+        rc = check_stdio_start(argv + i, &child, why, sizeof why);
+        if (rc == 0)
+            check_stdio_transport(child, &t);
+    }
     if (rc != 0) {
         fprintf(stderr, "mcpage check: %s\n", why[0] ? why : mcpage_strerror(rc));
         status = 3;
         goto done;
     }
-    check_transport t;
-    check_stdio_transport(child, &t);
     check_report rep;
     rc = check_run(&o, &t, &rep);
     check_stdio_stop(child);
+    check_http_stop(endpoint);
+    if (http)
+        curl_global_cleanup();
     if (as_json) {
         json_t *j = check_report_json(&rep);
         char *txt = j ? json_dumps(j, JSON_INDENT(2)) : NULL;

@@ -8,6 +8,8 @@
 #   archive, every tool called), files_server, csv_server (a 10,000-row
 #   file, walked whole by cursor and by offset: the time is printed) and
 #   the runtime fixture, in both eras;
+# - over Streamable HTTP: mcpage serve --http with a token (--header) and
+#   the conformance fixture, in both eras, no findings;
 # - bounds: --max-calls stops a walk, --timeout a server that never
 #   answers, and a command that does not exist is exit status 3.
 set -euo pipefail
@@ -130,6 +132,50 @@ for era in 2026-07-28 2025-11-25; do
   "$MCPAGE_BIN" check --quiet --warnings-fail --era "$era" -- "$bin/fixture_server" >"$tmp/fixture.out" ||
     fail "fixture_server ($era): $(cat "$tmp/fixture.out")"
 done
+
+# Streamable HTTP: mcpage serve --http behind a token (--header), and the
+# conformance fixture, in both eras.
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+# Starts "$@" (a server printing "listening on URL" on stderr); sets $url.
+start() {
+  local log=$tmp/server.$RANDOM.log
+  "$@" 2>"$log" &
+  pids+=($!)
+  url=
+  for _ in $(seq 100); do
+    url=$(grep -o 'http://[^ ]*/mcp' "$log" | head -1 || true)
+    [[ -n $url ]] && return 0
+    sleep 0.1
+  done
+  fail "server did not start: $* ($(cat "$log"))"
+}
+echo "secret-token" >"$tmp/token"
+start "$MCPAGE_BIN" serve --no-sync --db "$tmp/a.db" --http 127.0.0.1:0 --auth-token-file "$tmp/token"
+set +e
+"$MCPAGE_BIN" check --quiet "$url" >"$tmp/noauth.out"
+status=$?
+set -e
+[ "$status" -eq 3 ] && grep -q "Unauthorized" "$tmp/noauth.out" || fail "no token: status $status, $(cat "$tmp/noauth.out")"
+for era in 2026-07-28 2025-11-25; do
+  "$MCPAGE_BIN" check --json --quiet --warnings-fail --era "$era" --header "Authorization: Bearer secret-token" \
+    --args 'search_conversations={"query": "sqlite"}' \
+    --args "read_session={\"session_id\": \"$sid\"}" --args "read_message={\"message_id\": $mid}" \
+    --args "read_raw={\"session_id\": \"$sid\"}" --args "get_session_summary={\"session_id\": \"$sid\"}" \
+    "$url" >"$tmp/http.json" || fail "mcpage serve --http ($era): $(cat "$tmp/http.json")"
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    if (r.server.era !== process.argv[2] || r.findings.length || r.tools.some((t) => !t.called)) {
+      console.error(JSON.stringify(r.server), JSON.stringify(r.findings)); process.exit(1);
+    }' "$tmp/http.json" "$era" || fail "mcpage serve --http ($era)"
+done
+start "$bin/conformance_server" --port 0
+for era in 2026-07-28 2025-11-25; do
+  "$MCPAGE_BIN" check --quiet --warnings-fail --era "$era" "$url" >"$tmp/conf.out" ||
+    fail "conformance_server ($era): $(cat "$tmp/conf.out")"
+  grep -q "^0 errors, 0 warnings" "$tmp/conf.out" || fail "conformance_server ($era): $(tail -1 "$tmp/conf.out")"
+done
+echo "check: Streamable HTTP: mcpage serve (with a token) and the conformance fixture, no findings"
 
 # Bounds.
 set +e
