@@ -192,22 +192,31 @@ static int64_t total_of(const json_t *s)
 }
 
 /* A hint naming a parameter the tool does not accept sends the caller into an error. */
-static void check_hint(tool_ctx *t, const json_t *s)
+/* The first `name=` in text whose name the inputSchema lacks (in buf), or NULL. */
+static const char *unknown_param(const tool_ctx *t, const char *text, char *buf, size_t cap)
 {
-    const char *h = json_string_value(json_object_get(s, "hint"));
-    for (const char *p = h; p && *p; p++) {
-        if (*p != '=')
+    for (const char *p = text; p && *p; p++) {
+        if (*p != '=' || p[1] == '=')
             continue;
         const char *b = p;
-        while (b > h && (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z')))
+        while (b > text && (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z')))
             b--;
-        if (b == p)
-            continue;
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(p - b), b);
-        if (json_object_get(t->props, name) == NULL)
-            FIND(t, CHECK_ERROR, "hint names parameter '%s' the inputSchema does not accept", name);
+        if (b == p ||
+            (b > text && (b[-1] == '.' || b[-1] == '"' || b[-1] == '&' || b[-1] == '?' ||
+                          (b[-1] >= 'A' && b[-1] <= 'Z') || (b[-1] >= '0' && b[-1] <= '9'))))
+            continue; /* not a parameter: part of a URL, a quoted key, an identifier */
+        snprintf(buf, cap, "%.*s", (int)(p - b), b);
+        if (json_object_get(t->props, buf) == NULL)
+            return buf;
     }
+    return NULL;
+}
+
+static void check_hint(tool_ctx *t, const json_t *s)
+{
+    char name[64];
+    if (unknown_param(t, json_string_value(json_object_get(s, "hint")), name, sizeof name))
+        FIND(t, CHECK_ERROR, "hint names parameter '%s' the inputSchema does not accept", name);
 }
 
 /* The invariants of every page; the structured copy, or NULL when the page is unusable. */
