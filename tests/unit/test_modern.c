@@ -213,7 +213,7 @@ static void tools_list_is_cacheable_and_legacy_session_still_works(void **state)
 
 static json_t *call_tool(capture *c, int id, const char *name, const char *extra)
 {
-    char msg[8192];
+    char msg[8192 + 1024];
     (void)snprintf(msg, sizeof msg,
                    "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{"
                    "\"name\":\"%s\",\"arguments\":{}%s%s," META "}}",
