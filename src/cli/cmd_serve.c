@@ -36,7 +36,8 @@ static void usage(FILE *out)
         "~/.local/share/mcpage/archive.db)\n"
         "  --no-sync         serve the archive as it is: no sync on start or while running\n"
         "  --sync-interval S sync again every S seconds while serving (default 60)\n"
-        "  --claude-home DIR, --codex-home DIR  where sync reads transcripts (as mcpage sync)\n"
+        "  --claude-home DIR, --codex-home DIR, --gemini-home DIR, --copilot-home DIR\n"
+        "                    where sync reads transcripts (as mcpage sync)\n"
         "  -h, --help        this text\n\n"
         "environment:\n"
         "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing cursors and HTTP session ids;\n"
@@ -71,6 +72,11 @@ typedef struct serve_sync {
     bool stop;                  /* the server is shutting down */
     pthread_t thread;           /* the sync thread */
     bool running;               /* thread was started */
+
+    char gemini[SYNC_PATH_MAX];  /* Gemini CLI's directory */
+    char copilot[SYNC_PATH_MAX]; /* GitHub Copilot CLI's directory */
+    const char *gemini_arg;      /* --gemini-home, or NULL */
+    const char *copilot_arg;     /* --copilot-home, or NULL */
 } serve_sync;
 
 static void sync_once(serve_sync *ss, bool verbose)
@@ -126,7 +132,11 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
     if ((claude_arg ? snprintf(ss->claude, sizeof ss->claude, "%s", claude_arg) < 0
                     : sync_default_claude_home(ss->claude, sizeof ss->claude) < 0) ||
         (codex_arg ? snprintf(ss->codex, sizeof ss->codex, "%s", codex_arg) < 0
-                   : sync_default_codex_home(ss->codex, sizeof ss->codex) < 0)) {
+                   : sync_default_codex_home(ss->codex, sizeof ss->codex) < 0) ||
+        (ss->gemini_arg ? snprintf(ss->gemini, sizeof ss->gemini, "%s", ss->gemini_arg) < 0
+                        : sync_default_gemini_home(ss->gemini, sizeof ss->gemini) < 0) ||
+        (ss->copilot_arg ? snprintf(ss->copilot, sizeof ss->copilot, "%s", ss->copilot_arg) < 0
+                         : sync_default_copilot_home(ss->copilot, sizeof ss->copilot) < 0)) {
         (void)fprintf(stderr, "mcpage serve: a source path is too long\n");
         return 1;
     }
@@ -140,6 +150,8 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
     }
     ss->opt.claude_home = ss->claude;
     ss->opt.codex_home = ss->codex;
+    ss->opt.gemini_home = ss->gemini;
+    ss->opt.copilot_home = ss->copilot;
     sync_once(ss, true);
     pthread_mutex_init(&ss->mu, NULL);
     pthread_cond_init(&ss->cv, NULL);
@@ -163,6 +175,7 @@ int cli_cmd_serve(int argc, char **argv)
     long page = MCPAGE_DEFAULT_PAGE_SIZE, workers = MCPAGE_DEFAULT_WORKERS,
          inflight = MCPAGE_DEFAULT_MAX_INFLIGHT, interval = 60;
     const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
+    const char *gemini_arg = NULL, *copilot_arg = NULL;
     bool no_sync = false;
     cli_http_opts http = {.session_max_age = -1};
     for (int i = 1; i < argc; i++) {
@@ -202,6 +215,10 @@ int cli_cmd_serve(int argc, char **argv)
             claude_arg = argv[++i];
         } else if (v && strcmp(a, "--codex-home") == 0) {
             codex_arg = argv[++i];
+        } else if (v && strcmp(a, "--gemini-home") == 0) {
+            gemini_arg = argv[++i];
+        } else if (v && strcmp(a, "--copilot-home") == 0) {
+            copilot_arg = argv[++i];
         } else {
             (void)fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n",
                           a);
@@ -214,6 +231,8 @@ int cli_cmd_serve(int argc, char **argv)
     serve_sync ss;
     memset(&ss, 0, sizeof ss);
     ss.interval = interval;
+    ss.gemini_arg = gemini_arg;
+    ss.copilot_arg = copilot_arg;
     if (!no_sync && sync_start(&ss, arc.db, claude_arg, codex_arg) != 0) {
         sync_stop(&ss);
         cli_archive_close(&arc);

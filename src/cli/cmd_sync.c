@@ -1,6 +1,6 @@
 /*
- * `mcpage sync`: reads new transcript lines from Claude Code and Codex CLI
- * into the archive. Progress bar on a terminal, one summary line
+ * `mcpage sync`: reads new transcript lines from Claude Code, Codex CLI,
+ * Gemini CLI and GitHub Copilot CLI into the archive. Progress bar on a terminal, one summary line
  * otherwise, a JSON object with --json.
  */
 #include <jansson.h>
@@ -20,11 +20,15 @@
 static void sync_usage(FILE *out)
 {
     fprintf(out, "usage: mcpage sync [--store URL | --db FILE] [--claude-home DIR]\n"
-                 "                   [--codex-home DIR] [--no-claude] [--no-codex]\n"
+                 "                   [--codex-home DIR] [--gemini-home DIR] [--copilot-home DIR]\n"
+                 "                   [--no-claude] [--no-codex] [--no-gemini] [--no-copilot]\n"
                  "                   [--hostname NAME] [--json] [--quiet] [--rebuild]\n\n"
                  "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
                  "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl, archived ones in\n"
-                 "DIR/archived_sessions, 2025's rollout-*.json) into the archive.\n"
+                 "DIR/archived_sessions, 2025's rollout-*.json), Gemini CLI chats\n"
+                 "(DIR/tmp/*/chats/session-*.jsonl, older session-*.json, sub-agents in\n"
+                 "chats/<parent>/) and GitHub Copilot CLI sessions\n"
+                 "(DIR/session-state/<id>/events.jsonl) into the archive.\n"
                  "Files already read are skipped or read from where the last sync stopped;\n"
                  "sessions whose files were deleted stay in the archive.\n\n"
                  "  --store URL        a shared store: postgres://user@host/db (env\n"
@@ -37,7 +41,11 @@ static void sync_usage(FILE *out)
                  "                     CLAUDE_CONFIG_DIR; default ~/.claude)\n"
                  "  --codex-home DIR   Codex's directory (env MCPAGE_CODEX_HOME, CODEX_HOME;\n"
                  "                     default ~/.codex)\n"
-                 "  --no-claude, --no-codex  skip one source\n"
+                 "  --gemini-home DIR  Gemini CLI's directory (env MCPAGE_GEMINI_HOME, else\n"
+                 "                     $GEMINI_CLI_HOME/.gemini; default ~/.gemini)\n"
+                 "  --copilot-home DIR GitHub Copilot CLI's directory (env MCPAGE_COPILOT_HOME,\n"
+                 "                     COPILOT_HOME; default ~/.copilot)\n"
+                 "  --no-claude, --no-codex, --no-gemini, --no-copilot  skip one source\n"
                  "  --hostname NAME    the machine recorded on sessions and source files\n"
                  "                     (env MCPAGE_HOSTNAME; default gethostname())\n"
                  "  --json             print the report as one JSON object on stdout\n"
@@ -214,7 +222,10 @@ static int rebuild(const char *db, const char *shown, const sync_options *opt, s
 int cli_cmd_sync(int argc, char **argv)
 {
     char db[SYNC_PATH_MAX], claude[SYNC_PATH_MAX], codex[SYNC_PATH_MAX];
+    char gemini[SYNC_PATH_MAX], copilot[SYNC_PATH_MAX];
     const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
+    const char *gemini_arg = NULL, *copilot_arg = NULL;
+    int no_gemini = 0, no_copilot = 0;
     const char *host_arg = getenv("MCPAGE_HOSTNAME");
     int json = 0, quiet = 0, no_claude = 0, no_codex = 0, rebuild_store = 0;
     for (int i = 1; i < argc; i++) {
@@ -232,6 +243,14 @@ int cli_cmd_sync(int argc, char **argv)
             no_claude = 1;
         } else if (strcmp(a, "--no-codex") == 0) {
             no_codex = 1;
+        } else if (strcmp(a, "--no-gemini") == 0) {
+            no_gemini = 1;
+        } else if (strcmp(a, "--no-copilot") == 0) {
+            no_copilot = 1;
+        } else if (i + 1 < argc && strcmp(a, "--gemini-home") == 0) {
+            gemini_arg = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--copilot-home") == 0) {
+            copilot_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--db") == 0) {
             db_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
@@ -254,7 +273,11 @@ int cli_cmd_sync(int argc, char **argv)
         (claude_arg ? snprintf(claude, sizeof claude, "%s", claude_arg) < 0
                     : sync_default_claude_home(claude, sizeof claude) < 0) ||
         (codex_arg ? snprintf(codex, sizeof codex, "%s", codex_arg) < 0
-                   : sync_default_codex_home(codex, sizeof codex) < 0)) {
+                   : sync_default_codex_home(codex, sizeof codex) < 0) ||
+        (gemini_arg ? snprintf(gemini, sizeof gemini, "%s", gemini_arg) < 0
+                    : sync_default_gemini_home(gemini, sizeof gemini) < 0) ||
+        (copilot_arg ? snprintf(copilot, sizeof copilot, "%s", copilot_arg) < 0
+                     : sync_default_copilot_home(copilot, sizeof copilot) < 0)) {
         fprintf(stderr, "mcpage sync: a path is too long\n");
         return 2;
     }
@@ -268,6 +291,8 @@ int cli_cmd_sync(int argc, char **argv)
     sync_options opt = {
         .claude_home = no_claude ? NULL : claude,
         .codex_home = no_codex ? NULL : codex,
+        .gemini_home = no_gemini ? NULL : gemini,
+        .copilot_home = no_copilot ? NULL : copilot,
         .hostname = host_arg && *host_arg ? host_arg : NULL,
         .progress = draw_bar,
         .progress_ud = &bar,

@@ -19,6 +19,7 @@
 #include <mcpage/mcpage.h>
 
 #include "sync/sync.h"
+#include "sync/sync_fold.h"
 #include "sync/sync_internal.h"
 #include "sync/sync_parse.h"
 
@@ -442,6 +443,9 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
         }
     }
     rc = assign_orphans(s, &js);
+    /* Gemini CLI and Copilot CLI: sync_fold.c */
+    if (rc == 0)
+        rc = sync__fold_run(s, &o, rep);
 out:
     sync_jobs_free(&js);
     clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -38,6 +38,9 @@ typedef struct sync_options {
     /* Called after each file (and within long files); may be NULL. */
     void (*progress)(void *ud, const sync_progress *p);
     void *progress_ud;
+
+    const char *gemini_home;  /* e.g. ~/.gemini; NULL = skip Gemini CLI */
+    const char *copilot_home; /* e.g. ~/.copilot; NULL = skip GitHub Copilot CLI */
 } sync_options;
 
 typedef struct sync_report {
@@ -75,6 +78,10 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep);
 int sync_default_claude_home(char *buf, size_t n);
 int sync_default_codex_home(char *buf, size_t n);
 int sync_default_db(char *buf, size_t n);
+/* MCPAGE_GEMINI_HOME, else $GEMINI_CLI_HOME/.gemini, else ~/.gemini;
+ * MCPAGE_COPILOT_HOME, else $COPILOT_HOME, else ~/.copilot. */
+int sync_default_gemini_home(char *buf, size_t n);
+int sync_default_copilot_home(char *buf, size_t n);
 /* Creates the parent directories of a file path (mode 0700). */
 int sync_make_parent_dirs(const char *path);
 

@@ -205,9 +205,10 @@ const char *sync_json_str(json_t *obj, const char *key)
 
 char *sync_tool_summary(json_t *input)
 {
-    static const char *const keys[] = {"command", "cmd",           "file_path", "path",
-                                       "pattern", "query",         "url",       "description",
-                                       "prompt",  "notebook_path", "skill"};
+    /* absolute_path and dir_path: Gemini CLI's read_file and list_directory */
+    static const char *const keys[] = {
+        "command",     "cmd",    "file_path",     "path",  "pattern",       "query",   "url",
+        "description", "prompt", "notebook_path", "skill", "absolute_path", "dir_path"};
     json_t *parsed = NULL;
     char *out = NULL;
     if (json_is_string(input)) {

@@ -32,7 +32,7 @@ static const char schema[] =
     "\"bucket\":{\"type\":\"string\",\"enum\":[\"day\",\"week\",\"month\"],\"default\":\"week\","
     "\"description\":\"Column width: day, week (starting Monday; default) or month.\"},"
     "\"project\":{\"type\":\"string\",\"description\":\"Only this project (name or path).\"},"
-    "\"source\":{\"type\":\"string\",\"enum\":[\"claude\",\"codex\"],\"description\":\"Only this "
+    "\"source\":{\"type\":\"string\"," TOOLS_SOURCE_ENUM ",\"description\":\"Only this "
     "agent's sessions.\"},"
     "\"after\":{\"type\":\"string\",\"description\":\"Only messages at or after this UTC date "
     "(YYYY-MM-DD).\"},"

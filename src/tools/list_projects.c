@@ -18,14 +18,15 @@ static const mcpage_list_spec spec = {
     .max_limit = 100,
     .fields = fields,
     .id_fields = id_fields,
-    .narrow_hint = "Narrow with name=... (a substring) or source=\"claude\" or \"codex\".",
+    .narrow_hint = "Narrow with name=... (a substring) or source=\"claude\", \"codex\", \"gemini\" "
+                   "or \"copilot\".",
 };
 
 static const char schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"
     "\"name\":{\"type\":\"string\",\"description\":\"Only projects whose name contains this "
     "substring (case-insensitive).\"},"
-    "\"source\":{\"type\":\"string\",\"enum\":[\"claude\",\"codex\"],\"description\":\"Only "
+    "\"source\":{\"type\":\"string\"," TOOLS_SOURCE_ENUM ",\"description\":\"Only "
     "projects with sessions from this agent.\"},"
     "\"sort\":{\"type\":\"string\",\"enum\":[\"recent\",\"name\",\"size\"],\"default\":\"recent\","
     "\"description\":\"recent: last activity first (default); name: A-Z; size: most messages "

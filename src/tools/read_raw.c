@@ -83,7 +83,10 @@ int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx)
         .title = "Read a session's original bytes",
         .description =
             "Reads the original transcript bytes of one archived session (the JSON Lines file "
-            "the agent wrote, kept whole in the archive) by byte offset: offset (default 0) and "
+            "the agent wrote, kept whole in the archive; for a session an agent kept as one JSON "
+            "document rewritten at each save, older Gemini CLI and Codex CLI ones, the JSON "
+            "Lines that document stands for: its facts, then one message per line) by byte "
+            "offset: offset (default 0) and "
             "max_bytes (default 8,192, up to 65,536) within a 4,000-token budget (max_tokens up "
             "to 20,000). UTF-8 text comes as text, never cut inside a character; other bytes as "
             "base64 (encoding says which). total_bytes is exact; continue with next_offset. Use "

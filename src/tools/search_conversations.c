@@ -37,7 +37,8 @@ static const char schema[] =
     "\"properties\":{"
     "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"Words and \\\"quoted "
     "phrases\\\", all required; a trailing * makes a prefix (max_tok*). Filters may be written in "
-    "the query: project:NAME source:claude|codex role:user|assistant|system|tool tool:NAME "
+    "the query: project:NAME source:" TOOLS_SOURCE_LIST
+    " role:user|assistant|system|tool tool:NAME "
     "after:YYYY-MM-DD before:YYYY-MM-DD has:error. Example: \\\"retry budget\\\" role:user "
     "after:2025-09-01. At most 4096 bytes, " STR(
         STORE_QUERY_TERMS_MAX) " different words and "
@@ -48,8 +49,8 @@ static const char schema[] =
                                                              "this project (name or "
                                                              "path); same as project: in the "
                                                              "query.\"},"
-                                                             "\"source\":{\"type\":\"string\","
-                                                             "\"enum\":[\"claude\",\"codex\"],"
+                                                             "\"source\":{\"type\":"
+                                                             "\"string\"," TOOLS_SOURCE_ENUM ","
                                                              "\"description\":\"Only this "
                                                              "agent's sessions.\"},"
                                                              "\"role\":{\"type\":\"string\","
@@ -193,8 +194,8 @@ static bool parse_query(const char *q, parsed_query *out)
         if (strncmp(tok, "project:", 8) == 0) {
             memcpy(out->project, val, sizeof val);
         } else if (strncmp(tok, "source:", 7) == 0) {
-            if (strcmp(val, "claude") != 0 && strcmp(val, "codex") != 0) {
-                out->why = "source:claude or source:codex";
+            if (!tools_source_known(val)) {
+                out->why = "source:claude, source:codex, source:gemini or source:copilot";
                 return false;
             }
             memcpy(out->source, val, sizeof val);
@@ -406,7 +407,8 @@ int tool_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
         .description =
             "Full-text search over every message of every archived coding-agent session. The "
             "query takes words and \"quoted phrases\" (all required; word* for a prefix) and "
-            "filters written in it: project:NAME source:claude|codex role:user|assistant|system|"
+            "filters written in it: project:NAME source:" TOOLS_SOURCE_LIST
+            " role:user|assistant|system|"
             "tool tool:NAME after:YYYY-MM-DD before:YYYY-MM-DD has:error (or pass them as "
             "arguments). Each match has message_id, session_id, project, role, timestamp, a "
             "snippet with hits in [brackets], and line: where read_session(session_id, "

@@ -137,6 +137,15 @@ int tools_store_error(mcpage_result *res, store *s, int rc, const char *what)
                                 mcpage_strerror(rc), msg[0] ? ": " : "", msg);
 }
 
+int tools_source_known(const char *name)
+{
+    static const char *const names[] = {"claude", "codex", "gemini", "copilot"};
+    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
 const char *tools_arg_str(const json_t *args, const char *name)
 {
     const char *v = json_string_value(json_object_get(args, name));

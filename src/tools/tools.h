@@ -194,6 +194,14 @@ json_t *tools_read_with_message(const json_t *record, const char *field, void *u
     "{\"type\":\"integer\"},\"next_cursor\":{\"type\":\"string\"},\"hint\":{\"type\":"             \
     "\"string\"}}}"
 
+/* The agents the archive holds (the store's session source names), as a
+ * JSON-schema enum, and in words for descriptions. sync_fold.c and sync.c
+ * write these names. */
+#define TOOLS_SOURCE_ENUM "\"enum\":[\"claude\",\"codex\",\"gemini\",\"copilot\"]"
+#define TOOLS_SOURCE_LIST "claude|codex|gemini|copilot"
+/* 1 when `name` is one of the source names above. */
+int tools_source_known(const char *name);
+
 #define TOOLS_MAX_TOKENS                                                                           \
     "\"max_tokens\":{\"type\":\"integer\",\"minimum\":500,\"default\":4000,\"description\":"       \
     "\"Token budget of the page, each copy measured on its own (default 4000, minimum 500, "       \

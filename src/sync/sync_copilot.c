@@ -1,0 +1,373 @@
+/*
+ * GitHub Copilot CLI sessions: COPILOT_HOME/session-state/<id>/events.jsonl
+ * (one event per line) with workspace.yaml beside it, folded by
+ * sync_fold.c.
+ *
+ * Events are envelopes {type, id, timestamp, parentId, data}. Stored:
+ * user.message {content, attachments}, assistant.message {content,
+ * toolRequests [{toolCallId, name, arguments}]} (one message for the
+ * text, one per tool call), assistant.reasoning {content},
+ * tool.execution_complete {toolCallId, success, result {content},
+ * error {message}}, session.error / session.warning / session.info
+ * {message}, system.message {content}, abort {reason} and
+ * session.compaction_complete {summaryContent}. Facts: session.start
+ * {sessionId, selectedModel, context {cwd, branch}}, session.context_changed,
+ * session.model_change {newModel}, session.title_changed {title}.
+ * session.snapshot_rewind {upToEventId} removes that event and every
+ * later one (an unknown id removes nothing). Everything else (turn
+ * boundaries, deltas, hooks, tool.execution_start, which repeats the
+ * assistant's toolRequests) holds no message. Checked against public
+ * parsers and the Copilot SDK's event types: see docs/transcripts.md.
+ */
+#define _GNU_SOURCE /* d_type */
+#include <dirent.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_fold.h"
+
+#define COPILOT_YAML_MAX 65536 /* bytes of workspace.yaml read */
+
+int sync_default_copilot_home(char *buf, size_t n)
+{
+    const char *e = getenv("MCPAGE_COPILOT_HOME");
+    if (!e || !*e)
+        e = getenv("COPILOT_HOME");
+    int k;
+    if (e && *e) {
+        k = snprintf(buf, n, "%s", e);
+    } else {
+        const char *h = getenv("HOME");
+        if (!h || !*h) {
+            struct passwd *pw = getpwuid(getuid());
+            h = pw ? pw->pw_dir : "/";
+        }
+        k = snprintf(buf, n, "%s/.copilot", h);
+    }
+    return (k < 0 || (size_t)k >= n) ? MCPAGE_ERANGE : 0;
+}
+
+/* ---- records --------------------------------------------------------- */
+
+static void take_context(sync_fold *f, json_t *ctx)
+{
+    sync_fold_set(&f->cwd, sync_json_str(ctx, "cwd"));
+    sync_fold_set(&f->branch, sync_json_str(ctx, "branch"));
+}
+
+static int copilot_fold_line(sync_fold *f, const char *line, size_t len, int64_t off,
+                             int64_t line_no, char *why, size_t whylen)
+{
+    json_error_t err;
+    json_t *root = json_loadb(line, len, 0, &err);
+    const char *type = sync_json_str(root, "type");
+    if (!json_is_object(root) || !type) {
+        snprintf(why, whylen, "%s",
+                 !root                  ? err.text
+                 : json_is_object(root) ? "an event without a type"
+                                        : "not a JSON object");
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    json_t *data = json_object_get(root, "data");
+    int rc = 0;
+    if (strcmp(type, "session.snapshot_rewind") == 0) {
+        long at = sync_fold_find(f, sync_json_str(data, "upToEventId"));
+        if (at >= 0)
+            f->n = (size_t)at;
+    } else {
+        if (strcmp(type, "session.start") == 0) {
+            sync_fold_set(&f->session_id, sync_json_str(data, "sessionId"));
+            sync_fold_set(&f->model, sync_json_str(data, "selectedModel"));
+            take_context(f, json_object_get(data, "context"));
+        } else if (strcmp(type, "session.context_changed") == 0) {
+            take_context(f, data);
+        } else if (strcmp(type, "session.model_change") == 0) {
+            sync_fold_set(&f->model, sync_json_str(data, "newModel"));
+        } else if (strcmp(type, "session.title_changed") == 0) {
+            const char *title = sync_json_str(data, "title");
+            if (title && *title) {
+                free(f->title);
+                f->title = sync_short_copy(title, SYNC_TITLE_MAX);
+            }
+        }
+        /* every event is an entry, so a rewind finds the one it names */
+        rc = sync_fold_push(f, sync_json_str(root, "id"), off, (int64_t)len, line_no, -1);
+    }
+    json_decref(root);
+    return rc;
+}
+
+static char *short_or_null(const char *s, size_t max)
+{
+    return s && *s ? sync_short_copy(s, max) : NULL;
+}
+
+/* One message record with its text (owned by the record afterwards). */
+static void set_message(sync_record *r, const char *role, sync_text *t, const char *ts)
+{
+    r->kind = SYNC_MESSAGE;
+    r->role = role;
+    r->text = sync_text_finish(t);
+    r->timestamp = short_or_null(ts, 64);
+}
+
+/* Text of a result's content: a string, or blocks with text. */
+static void content_text(json_t *c, sync_text *t)
+{
+    if (json_is_string(c)) {
+        sync_text_adds(t, json_string_value(c));
+        return;
+    }
+    size_t i;
+    json_t *b;
+    json_array_foreach(c, i, b)
+    {
+        const char *text = json_is_string(b) ? json_string_value(b) : sync_json_str(b, "text");
+        if (text) {
+            sync_text_sep(t);
+            sync_text_adds(t, text);
+        }
+    }
+}
+
+static size_t expand_assistant(json_t *data, const char *ts, sync_record *r)
+{
+    size_t k = 0;
+    sync_text t = {0};
+    json_t *reqs = json_object_get(data, "toolRequests");
+    size_t nreq = json_is_array(reqs) ? json_array_size(reqs) : 0;
+    const char *reasoning = sync_json_str(data, "reasoningText");
+    if (reasoning && *reasoning) {
+        sync_text_adds(&t, "[thinking] ");
+        sync_text_adds(&t, reasoning);
+    }
+    const char *content = sync_json_str(data, "content");
+    if (content && *content) {
+        sync_text_sep(&t);
+        sync_text_adds(&t, content);
+    }
+    if (t.len > 0 || nreq == 0)
+        set_message(&r[k++], "assistant", &t, ts);
+    free(t.buf);
+    for (size_t i = 0; i < nreq; i++) {
+        json_t *q = json_array_get(reqs, i);
+        const char *name = sync_json_str(q, "name");
+        const char *id = sync_json_str(q, "toolCallId");
+        char *sum = sync_tool_summary(json_object_get(q, "arguments"));
+        sync_text c = {0};
+        sync_text_adds(&c, "[tool_use ");
+        sync_text_adds(&c, name ? name : "?");
+        sync_text_adds(&c, "] ");
+        sync_text_adds(&c, sum);
+        set_message(&r[k], "assistant", &c, ts);
+        r[k].tool_name = sync_short_copy(name ? name : "?", 100);
+        r[k].tool_input = sum;
+        r[k].call_id = short_or_null(id, 100);
+        k++;
+    }
+    return k;
+}
+
+static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)
+{
+    (void)sub;
+    *out = NULL;
+    *n = 0;
+    json_t *root = json_loadb(line, len, 0, NULL);
+    const char *type = sync_json_str(root, "type");
+    if (!json_is_object(root) || !type) {
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    json_t *data = json_object_get(root, "data");
+    const char *ts = sync_json_str(root, "timestamp");
+    json_t *reqs = json_object_get(data, "toolRequests");
+    size_t nreq = json_is_array(reqs) ? json_array_size(reqs) : 0;
+    if (nreq > 10000)
+        nreq = 10000;
+    sync_record *r = calloc(1 + nreq, sizeof *r);
+    if (!r) {
+        json_decref(root);
+        return MCPAGE_ENOMEM;
+    }
+    size_t k = 0;
+    sync_text t = {0};
+    if (strcmp(type, "user.message") == 0) {
+        content_text(json_object_get(data, "content"), &t);
+        r[0].is_prompt = t.len > 0;
+        size_t i;
+        json_t *a;
+        json_array_foreach(json_object_get(data, "attachments"), i, a)
+        {
+            const char *path = sync_json_str(a, "path");
+            if (!path)
+                path = sync_json_str(a, "displayName");
+            if (path) {
+                sync_text_sep(&t);
+                sync_text_adds(&t, "[file: ");
+                sync_text_adds(&t, path);
+                sync_text_adds(&t, "]");
+            }
+        }
+        set_message(&r[k++], "user", &t, ts);
+    } else if (strcmp(type, "assistant.message") == 0) {
+        k = expand_assistant(data, ts, r);
+    } else if (strcmp(type, "assistant.reasoning") == 0) {
+        sync_text_adds(&t, "[thinking] ");
+        content_text(json_object_get(data, "content"), &t);
+        set_message(&r[k++], "assistant", &t, ts);
+    } else if (strcmp(type, "tool.execution_complete") == 0) {
+        json_t *result = json_object_get(data, "result");
+        json_t *error = json_object_get(data, "error");
+        content_text(json_object_get(result, "content"), &t);
+        if (json_is_string(error))
+            sync_text_adds(&t, json_string_value(error));
+        else if (sync_json_str(error, "message")) {
+            sync_text_sep(&t);
+            sync_text_adds(&t, sync_json_str(error, "message"));
+        }
+        set_message(&r[k], "tool", &t, ts);
+        r[k].is_error = json_is_false(json_object_get(data, "success")) || json_is_object(error);
+        r[k].call_id = short_or_null(sync_json_str(data, "toolCallId"), 100);
+        r[k].tool_name = short_or_null(sync_json_str(data, "toolName"), 100);
+        k++;
+    } else if (strcmp(type, "session.error") == 0 || strcmp(type, "session.warning") == 0 ||
+               strcmp(type, "session.info") == 0 || strcmp(type, "abort") == 0) {
+        int err = strcmp(type, "session.error") == 0;
+        sync_text_adds(&t, err                                    ? "[error] "
+                           : strcmp(type, "session.warning") == 0 ? "[warning] "
+                           : strcmp(type, "abort") == 0           ? "[abort] "
+                                                                  : "");
+        const char *msg = sync_json_str(data, "message");
+        sync_text_adds(&t, msg ? msg : sync_json_str(data, "reason"));
+        set_message(&r[k], "system", &t, ts);
+        r[k].is_error = err;
+        k++;
+    } else if (strcmp(type, "system.message") == 0) {
+        content_text(json_object_get(data, "content"), &t);
+        set_message(&r[k++], "system", &t, ts);
+    } else if (strcmp(type, "session.compaction_complete") == 0 &&
+               sync_json_str(data, "summaryContent")) {
+        sync_text_adds(&t, "[compaction] ");
+        sync_text_adds(&t, sync_json_str(data, "summaryContent"));
+        set_message(&r[k++], "system", &t, ts);
+    }
+    json_decref(root);
+    for (size_t i = 0; i < k; i++) {
+        if (!r[i].text) {
+            sync__records_free(r, k);
+            return MCPAGE_ENOMEM;
+        }
+    }
+    if (k == 0) {
+        free(r);
+        r = NULL;
+    }
+    *out = r;
+    *n = k;
+    return 0;
+}
+
+const sync_fold_format sync__copilot_format = {
+    .source = "copilot",
+    .fold_line = copilot_fold_line,
+    .expand = copilot_expand,
+    .convert = NULL,
+};
+
+/* ---- discovery ------------------------------------------------------- */
+
+/* A top-level `key: value` of a small YAML file (quotes removed), or NULL. */
+static char *yaml_value(const char *text, const char *key)
+{
+    size_t kl = strlen(key);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (strncmp(p, key, kl) != 0 || p[kl] != ':')
+            continue;
+        const char *v = p + kl + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t n = strcspn(v, "\r\n");
+        if (n >= 2 && (v[0] == '"' || v[0] == '\'') && v[n - 1] == v[0]) {
+            v++;
+            n -= 2;
+        }
+        if (n == 0)
+            return NULL;
+        char *out = malloc(n + 1);
+        if (out) {
+            memcpy(out, v, n);
+            out[n] = 0;
+        }
+        return out;
+    }
+    return NULL;
+}
+
+/* The cwd workspace.yaml names, or NULL. */
+static char *workspace_cwd(const char *dir)
+{
+    char path[SYNC_PATH_MAX];
+    int k = snprintf(path, sizeof path, "%s/workspace.yaml", dir);
+    if (k < 0 || (size_t)k >= sizeof path)
+        return NULL;
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return NULL;
+    char *buf = malloc(COPILOT_YAML_MAX + 1);
+    size_t n = buf ? fread(buf, 1, COPILOT_YAML_MAX, fp) : 0;
+    fclose(fp);
+    if (!buf)
+        return NULL;
+    buf[n] = 0;
+    char *cwd = yaml_value(buf, "cwd");
+    free(buf);
+    return cwd;
+}
+
+int sync__copilot_discover(sync_fold_jobs *js, const char *home)
+{
+    char root[SYNC_PATH_MAX];
+    int k = snprintf(root, sizeof root, "%s/session-state", home);
+    if (k < 0 || (size_t)k >= sizeof root)
+        return MCPAGE_ERANGE;
+    DIR *d = opendir(root);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) > STORE_ID_MAX)
+            continue;
+        char dir[SYNC_PATH_MAX], path[SYNC_PATH_MAX];
+        int a = snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
+        int b = snprintf(path, sizeof path, "%s/%s/events.jsonl", root, e->d_name);
+        struct stat sb;
+        if (a < 0 || b < 0 || (size_t)b >= sizeof path || stat(path, &sb) < 0 ||
+            !S_ISREG(sb.st_mode))
+            continue;
+        sync_fold_job j = {.fmt = &sync__copilot_format};
+        j.path = sync_short_copy(path, SYNC_PATH_MAX);
+        j.session_id = sync_short_copy(e->d_name, STORE_ID_MAX);
+        j.cwd = workspace_cwd(dir);
+        if (!j.path || !j.session_id) {
+            free(j.path);
+            free(j.session_id);
+            free(j.cwd);
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        rc = sync__fold_jobs_add(js, &j);
+    }
+    closedir(d);
+    return rc;
+}

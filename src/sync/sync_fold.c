@@ -1,0 +1,659 @@
+/*
+ * The folded sources' sync (see sync_fold.h): discovery through each
+ * format's function, the unchanged-file check, and per changed file the
+ * fold, the comparison with what the stored prefix held, and one
+ * transaction with the new messages, raw bytes, facts and offset.
+ *
+ * Invariant: a session read from a file holds the expansion of the fold
+ * of the file's first `raw_size` bytes (its consumed offset), in order.
+ * A file that only grew by records that add messages keeps that list as
+ * a prefix and gets the rest appended; anything else (a rewind, a
+ * message written again, a checkpoint, a truncated, replaced or
+ * rewritten file) stores the session again from byte 0.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_fold.h"
+
+#define FOLD_HEAD_MAX    4096    /* bytes hashed to detect a rewritten file (as sync.c) */
+#define FOLD_FILES_MAX   1000000 /* folded files in one pass */
+#define FOLD_SOURCES_MAX (10 * 1000 * 1000) /* source records of one machine (as sync.c) */
+#define FOLD_RAW_CHUNK   (1 << 20)          /* raw bytes appended per call */
+
+/* ---- the fold ---------------------------------------------------------- */
+
+int sync_fold_push(sync_fold *f, const char *id, int64_t off, int64_t len, int64_t line_no,
+                   int32_t sub)
+{
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 64;
+        sync_fold_entry *v = realloc(f->v, cap * sizeof *v);
+        if (!v)
+            return MCPAGE_ENOMEM;
+        f->v = v;
+        f->cap = cap;
+    }
+    sync_fold_entry *e = &f->v[f->n++];
+    snprintf(e->id, sizeof e->id, "%s", id ? id : "");
+    e->offset = off;
+    e->length = len;
+    e->line_no = line_no;
+    e->sub = sub;
+    return 0;
+}
+
+long sync_fold_find(const sync_fold *f, const char *id)
+{
+    if (!id || !*id)
+        return -1;
+    for (size_t i = f->n; i-- > 0;)
+        if (strncmp(f->v[i].id, id, SYNC_FOLD_ID_MAX - 1) == 0)
+            return (long)i;
+    return -1;
+}
+
+void sync_fold_set(char **slot, const char *val)
+{
+    if (!val || !*val)
+        return;
+    size_t n = strlen(val);
+    char *d = malloc(n + 1);
+    if (!d)
+        return;
+    memcpy(d, val, n + 1);
+    free(*slot);
+    *slot = d;
+}
+
+void sync_fold_free(sync_fold *f)
+{
+    free(f->v);
+    free(f->session_id);
+    free(f->cwd);
+    free(f->title);
+    free(f->model);
+    free(f->branch);
+    free(f->parent);
+    memset(f, 0, sizeof *f);
+}
+
+void sync__records_free(sync_record *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sync_record_clear(&r[i]);
+    free(r);
+}
+
+int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char *line, size_t len,
+                          sync_record **out, size_t *n, char *why, size_t whylen)
+{
+    *out = NULL;
+    *n = 0;
+    /* this line folds at offset -1, every earlier one sits at 0 */
+    int rc = fmt->fold_line(f, line, len, -1, 1, why, whylen);
+    if (rc < 0)
+        return rc;
+    long at = -1;
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->v[i].offset == -1) {
+            f->v[i].offset = 0;
+            if (at < 0)
+                at = (long)i;
+        }
+    }
+    if (at < 0)
+        return 0;
+    return fmt->expand(line, len, f->v[at].sub, out, n);
+}
+
+/* ---- jobs -------------------------------------------------------------- */
+
+static void job_free(sync_fold_job *j)
+{
+    free(j->path);
+    free(j->session_id);
+    free(j->parent);
+    free(j->cwd);
+}
+
+int sync__fold_jobs_add(sync_fold_jobs *js, sync_fold_job *j)
+{
+    if (js->n >= FOLD_FILES_MAX) {
+        job_free(j);
+        return MCPAGE_ERANGE;
+    }
+    if (js->n == js->cap) {
+        size_t cap = js->cap ? js->cap * 2 : 64;
+        sync_fold_job *v = realloc(js->v, cap * sizeof *v);
+        if (!v) {
+            job_free(j);
+            return MCPAGE_ENOMEM;
+        }
+        js->v = v;
+        js->cap = cap;
+    }
+    js->v[js->n++] = *j;
+    return 0;
+}
+
+void sync__fold_jobs_free(sync_fold_jobs *js)
+{
+    for (size_t i = 0; i < js->n; i++)
+        job_free(&js->v[i]);
+    free(js->v);
+    memset(js, 0, sizeof *js);
+}
+
+static int job_cmp(const void *a, const void *b)
+{
+    return strcmp(((const sync_fold_job *)a)->path, ((const sync_fold_job *)b)->path);
+}
+
+/* ---- one file ---------------------------------------------------------- */
+
+static void example(sync_report *rep, const char *path, int64_t line, const char *why)
+{
+    if (rep->nexamples >= SYNC_EXAMPLES_MAX)
+        return;
+    snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%s:%lld: %s", path,
+             (long long)line, why);
+}
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* What one file's pass works on. */
+typedef struct fold_file {
+    const sync_fold_job *job;
+    const sync_options *opt;
+    sync_report *rep;
+    store *s;
+    const char *sid;   /* the session id used */
+    struct stat sb;    /* the file's */
+    char *buf;         /* content bytes [base, base + len) */
+    int64_t base, len; /* where buf starts in the content, its length */
+    int64_t end;       /* content offset after the last complete line */
+    int64_t total;     /* content size */
+    store_session_state st;
+    int session_exists;
+    sync_tool_ids ids;
+    char *last_ts;      /* the newest timestamp seen: for records without one */
+    char *first_prompt; /* title candidate */
+    char *model;        /* the last model a record named */
+    int64_t lines;      /* complete lines in the chunk stored */
+} fold_file;
+
+/* Reads [from, to) of fd into a malloc'd buffer. */
+static int read_range(int fd, int64_t from, int64_t to, char **out)
+{
+    *out = NULL;
+    size_t n = (size_t)(to - from);
+    char *b = malloc(n + 1);
+    if (!b)
+        return MCPAGE_ENOMEM;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, b + got, n - got, from + (int64_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            free(b);
+            return MCPAGE_EIO;
+        }
+        got += (size_t)k;
+    }
+    b[n] = 0;
+    *out = b;
+    return 0;
+}
+
+/*
+ * Folds the complete lines of buf between content offsets [from, to).
+ * Malformed and over-long lines at or after `count_from` are counted in
+ * the report (earlier ones were counted by the sync that first read
+ * them). *lines gets the complete lines seen.
+ */
+static int fold_range(fold_file *ff, sync_fold *f, int64_t from, int64_t to, int64_t line_no0,
+                      int64_t count_from, int64_t *lines)
+{
+    size_t line_max = ff->opt->line_max ? ff->opt->line_max : SYNC_LINE_MAX_DEFAULT;
+    int64_t line_no = line_no0;
+    int64_t at = from;
+    *lines = 0;
+    while (at < to) {
+        const char *p = ff->buf + (at - ff->base);
+        const char *nl = memchr(p, '\n', (size_t)(to - at));
+        if (!nl)
+            break;
+        size_t len = (size_t)(nl - p);
+        line_no++;
+        (*lines)++;
+        int counted = at >= count_from;
+        size_t i = 0;
+        while (i < len && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'))
+            i++;
+        if (i == len) {
+            at += (int64_t)len + 1;
+            continue;
+        }
+        if (len > line_max) {
+            if (counted) {
+                ff->rep->lines_too_long++;
+                char why[96];
+                snprintf(why, sizeof why, "line longer than %zu bytes skipped", line_max);
+                example(ff->rep, ff->job->path, line_no, why);
+            }
+            at += (int64_t)len + 1;
+            continue;
+        }
+        char *fixed = NULL;
+        size_t fixed_len = 0;
+        int rc = sync_utf8_repair(p, len, &fixed, &fixed_len);
+        if (rc < 0)
+            return rc;
+        char why[200] = "";
+        rc = ff->job->fmt->fold_line(f, fixed ? fixed : p, fixed ? fixed_len : len, at, line_no,
+                                     why, sizeof why);
+        free(fixed);
+        if (rc == MCPAGE_EPARSE) {
+            if (counted) {
+                ff->rep->lines_malformed++;
+                example(ff->rep, ff->job->path, line_no, why[0] ? why : "malformed line");
+            }
+        } else if (rc < 0) {
+            return rc;
+        }
+        at += (int64_t)len + 1;
+    }
+    return 0;
+}
+
+/* The records of one entry, as stored. */
+static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal)
+{
+    const char *p = ff->buf + (e->offset - ff->base);
+    char *fixed = NULL;
+    size_t fixed_len = 0;
+    int rc = sync_utf8_repair(p, (size_t)e->length, &fixed, &fixed_len);
+    if (rc < 0)
+        return rc;
+    sync_record *recs = NULL;
+    size_t n = 0;
+    rc = ff->job->fmt->expand(fixed ? fixed : p, fixed ? fixed_len : (size_t)e->length, e->sub,
+                              &recs, &n);
+    free(fixed);
+    if (rc == MCPAGE_EPARSE) {
+        /* folded but not expandable: counted once, never stops the file */
+        ff->rep->lines_malformed++;
+        example(ff->rep, ff->job->path, e->line_no, "record not readable");
+        return 0;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        sync_record *r = &recs[i];
+        if (r->kind != SYNC_MESSAGE)
+            continue;
+        if (r->timestamp && (!ff->last_ts || strcmp(r->timestamp, ff->last_ts) > 0)) {
+            free(ff->last_ts);
+            ff->last_ts = sync_short_copy(r->timestamp, 64);
+        } else if (!r->timestamp && ff->last_ts) {
+            r->timestamp = sync_short_copy(ff->last_ts, 64);
+        }
+        if (r->model)
+            sync_fold_set(&ff->model, r->model);
+        if (r->is_prompt && !ff->first_prompt)
+            ff->first_prompt = sync_short_copy(r->text, SYNC_TITLE_MAX);
+        if (r->tool_name && r->call_id && strcmp(r->role, "tool") != 0)
+            sync_tool_ids_put(&ff->ids, r->call_id, r->tool_name);
+        if (!r->tool_name && r->call_id && strcmp(r->role, "tool") == 0) {
+            const char *known = sync_tool_ids_get(&ff->ids, r->call_id);
+            if (known) {
+                r->tool_name = sync_short_copy(known, 100);
+            } else {
+                rc = store_tool_call_name(ff->s, ff->sid, r->call_id, &r->tool_name);
+                if (rc < 0 && rc != MCPAGE_ENOTFOUND)
+                    break;
+                rc = 0;
+            }
+        }
+        store_message m = {
+            .session_id = (char *)ff->sid,
+            .ordinal = *ordinal,
+            .role = (char *)r->role,
+            .timestamp = r->timestamp,
+            .text = r->text,
+            .tool_name = r->tool_name,
+            .tool_input = r->tool_input,
+            .tool_call_id = r->call_id,
+            .is_error = r->is_error,
+            .line_no = e->line_no,
+            .byte_offset = e->offset,
+            .byte_length = e->length,
+        };
+        int64_t id = 0;
+        if ((rc = store_message_add(ff->s, &m, &id)) < 0)
+            break;
+        (*ordinal)++;
+        ff->rep->messages_added++;
+    }
+    sync__records_free(recs, n);
+    return rc;
+}
+
+/* 1 when every entry of `old` is the same entry at the same place in `now`. */
+static int is_prefix(const sync_fold *old, const sync_fold *now)
+{
+    if (old->n > now->n)
+        return 0;
+    for (size_t i = 0; i < old->n; i++) {
+        const sync_fold_entry *a = &old->v[i], *b = &now->v[i];
+        if (a->offset != b->offset || a->length != b->length || a->sub != b->sub ||
+            strcmp(a->id, b->id) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int64_t count_lines(const char *p, int64_t n)
+{
+    int64_t k = 0;
+    for (const char *q = p; (q = memchr(q, '\n', (size_t)(n - (q - p)))) != NULL; q++)
+        k++;
+    return k;
+}
+
+/*
+ * One transaction: reset when asked, the entries [from, fold.n), the raw
+ * bytes [raw_from, ff->end) and the facts. `raw_from` is the content
+ * offset the stored raw bytes end at.
+ */
+static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int reset,
+                       int64_t raw_from, int at_eof)
+{
+    int rc = store_begin(ff->s);
+    if (rc < 0)
+        return rc;
+    if (reset && (rc = store_session_reset(ff->s, ff->sid)) < 0)
+        goto fail;
+    store_session_meta head = {
+        .session_id = ff->sid,
+        .source = ff->job->fmt->source,
+        .source_path = ff->job->path,
+        .hostname = ff->opt->hostname,
+        .parent_session_id = ff->job->parent ? ff->job->parent : fold->parent,
+    };
+    if ((rc = store_session_put(ff->s, &head)) < 0)
+        goto fail;
+    if (!ff->session_exists) {
+        ff->session_exists = 1;
+        ff->rep->sessions_added++;
+    }
+    int64_t ordinal = reset ? 0 : ff->st.message_count;
+    for (size_t i = from; i < fold->n; i++)
+        if ((rc = store_entry(ff, &fold->v[i], &ordinal)) < 0)
+            goto fail;
+    for (int64_t at = raw_from; at < ff->end;) {
+        int64_t n = ff->end - at < FOLD_RAW_CHUNK ? ff->end - at : FOLD_RAW_CHUNK;
+        const char *p = ff->buf + (at - ff->base);
+        rc = store_raw_append(ff->s, ff->sid, (const unsigned char *)p, (size_t)n,
+                              count_lines(p, n));
+        if (rc < 0)
+            goto fail;
+        at += n;
+    }
+    /* a model a facts record names (a model change) wins over the last
+       one a message carried */
+    store_session_meta m = {.session_id = ff->sid, .model = fold->model ? fold->model : ff->model};
+    int64_t stored_head = reset ? 0 : ff->st.head_len;
+    if (stored_head < FOLD_HEAD_MAX && ff->end > stored_head && ff->base == 0) {
+        m.head_len = ff->end < FOLD_HEAD_MAX ? ff->end : FOLD_HEAD_MAX;
+        m.head_hash = fnv1a(ff->buf, (size_t)m.head_len);
+    }
+    if (fold->title)
+        m.title = fold->title;
+    else if (ff->first_prompt && (reset || !ff->st.has_title))
+        m.title = ff->first_prompt;
+    m.git_branch = fold->branch;
+    /* a path from the file's place wins; a folder name only when the
+       file names no path itself */
+    const char *cwd = ff->job->cwd;
+    if ((!cwd || cwd[0] != '/') && fold->cwd)
+        cwd = fold->cwd;
+    if (cwd && *cwd) {
+        const char *name = strrchr(cwd, '/');
+        name = (name && name[1]) ? name + 1 : cwd;
+        if ((rc = store_project_ensure(ff->s, cwd, name, &m.project_id)) < 0)
+            goto fail;
+    }
+    if ((rc = store_session_put(ff->s, &m)) < 0)
+        goto fail;
+    if ((rc = store_session_refresh(ff->s, ff->sid)) < 0)
+        goto fail;
+    store_source src = {
+        .hostname = (char *)ff->opt->hostname,
+        .path = ff->job->path,
+        .session_id = (char *)ff->sid,
+        .size = at_eof ? (int64_t)ff->sb.st_size : ff->end,
+        .inode = (int64_t)ff->sb.st_ino,
+        .mtime_ns =
+            at_eof ? (int64_t)ff->sb.st_mtim.tv_sec * 1000000000 + ff->sb.st_mtim.tv_nsec : 0,
+        .consumed = ff->end,
+    };
+    if ((rc = store_source_put(ff->s, &src)) < 0)
+        goto fail;
+    return store_commit(ff->s);
+fail:
+    store_rollback(ff->s);
+    return rc;
+}
+
+/* The content of a whole-file format: the file, or its JSON Lines form. */
+static int load_whole(fold_file *ff, int fd)
+{
+    if (ff->sb.st_size > SYNC_FOLD_READ_MAX)
+        return MCPAGE_ERANGE;
+    char *raw = NULL;
+    int rc = read_range(fd, 0, (int64_t)ff->sb.st_size, &raw);
+    if (rc < 0)
+        return rc;
+    ff->rep->bytes_read += (int64_t)ff->sb.st_size;
+    if (!ff->job->convert) {
+        ff->buf = raw;
+        ff->len = (int64_t)ff->sb.st_size;
+        return 0;
+    }
+    char why[160] = "";
+    size_t n = 0;
+    rc = ff->job->fmt->convert(raw, (size_t)ff->sb.st_size, &ff->buf, &n, why, sizeof why);
+    free(raw);
+    if (rc == MCPAGE_EPARSE) {
+        ff->rep->lines_malformed++;
+        example(ff->rep, ff->job->path, 1, why[0] ? why : "not a session document");
+    }
+    ff->len = (int64_t)n;
+    return rc;
+}
+
+static int64_t last_newline_end(const char *buf, int64_t base, int64_t len)
+{
+    for (int64_t i = len; i > 0; i--)
+        if (buf[i - 1] == '\n')
+            return base + i;
+    return base;
+}
+
+/* A whole-file format: fold all, compare with the stored prefix's fold. */
+static int fold_whole(fold_file *ff, int fd, int *reparsed)
+{
+    int rc = load_whole(ff, fd);
+    if (rc < 0)
+        return rc;
+    ff->base = 0;
+    ff->total = ff->len;
+    ff->end = last_newline_end(ff->buf, 0, ff->len);
+    sync_fold now = {0}, old = {0};
+    int64_t lines = 0;
+    store_source src = {0};
+    int locked = 0;
+    /* the fold names the session: the first pass needs no store */
+    if ((rc = fold_range(ff, &now, 0, ff->end, 0, INT64_MAX, &lines)) < 0)
+        goto out;
+    char *stem_id = NULL;
+    if (!ff->job->session_id && !now.session_id) {
+        const char *b = strrchr(ff->job->path, '/');
+        b = b ? b + 1 : ff->job->path;
+        stem_id = sync_short_copy(b, STORE_ID_MAX - 8);
+        if (stem_id) {
+            char *dot = strrchr(stem_id, '.');
+            if (dot && dot != stem_id)
+                *dot = 0;
+        }
+    }
+    ff->sid = ff->job->session_id ? ff->job->session_id : now.session_id ? now.session_id : stem_id;
+    if (!ff->sid || strlen(ff->sid) > STORE_ID_MAX) {
+        free(stem_id);
+        rc = MCPAGE_EPARSE;
+        goto out;
+    }
+    if ((rc = store_session_lock(ff->s, ff->sid)) < 0)
+        goto out_id;
+    locked = 1;
+    int found = store_source_get(ff->s, ff->opt->hostname, ff->job->path, &src) == 0;
+    rc = store_session_state_get(ff->s, ff->sid, &ff->st);
+    if (rc < 0 && rc != MCPAGE_ENOTFOUND)
+        goto out_id;
+    ff->session_exists = rc == 0;
+    rc = 0;
+    int64_t consumed = ff->st.raw_size;
+    int reset = 0;
+    if (consumed > 0) {
+        int64_t hl = ff->st.head_len;
+        if ((found && src.inode != (int64_t)ff->sb.st_ino) || ff->end < consumed ||
+            (hl > 0 && (hl > ff->end || fnv1a(ff->buf, (size_t)hl) != ff->st.head_hash)))
+            reset = 1;
+    }
+    if (!reset && consumed > 0) {
+        int64_t ignored = 0;
+        if ((rc = fold_range(ff, &old, 0, consumed, 0, INT64_MAX, &ignored)) < 0)
+            goto out_id;
+        reset = !is_prefix(&old, &now);
+    }
+    /* count what is new: malformed lines, lines read */
+    sync_fold scratch = {0};
+    int64_t new_lines = 0;
+    rc = fold_range(ff, &scratch, reset ? 0 : consumed, ff->end, reset ? 0 : ff->st.raw_lines, 0,
+                    &new_lines);
+    sync_fold_free(&scratch);
+    if (rc < 0)
+        goto out_id;
+    ff->rep->lines_read += new_lines;
+    if (ff->end < ff->total)
+        ff->rep->lines_partial++;
+    if (reset && consumed > 0)
+        *reparsed = 1;
+    rc = store_chunk(ff, &now, reset ? 0 : old.n, reset, reset ? 0 : consumed, 1);
+out_id:
+    if (locked)
+        store_session_unlock(ff->s, ff->sid);
+    ff->sid = NULL; /* it pointed into the fold or stem_id */
+    free(stem_id);
+out:
+    store_source_clear(&src);
+    sync_fold_free(&old);
+    sync_fold_free(&now);
+    return rc;
+}
+
+static int fold_file_run(store *s, const sync_fold_job *job, const sync_options *opt,
+                         sync_report *rep)
+{
+    fold_file ff = {.job = job, .opt = opt, .rep = rep, .s = s};
+    int reparsed = 0;
+    int rc = 0;
+    int fd = open(job->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &ff.sb) < 0) {
+        rc = MCPAGE_EIO;
+    } else {
+        rc = fold_whole(&ff, fd, &reparsed);
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc == 0) {
+        if (reparsed)
+            rep->files_reparsed++;
+        else
+            rep->files_read++;
+    } else if (rc != MCPAGE_EPARSE) {
+        rep->files_failed++;
+        char why[160];
+        snprintf(why, sizeof why, "file not synced: %s%s%s", mcpage_strerror(rc),
+                 rc == MCPAGE_ERANGE ? " (larger than the read limit)" : "",
+                 rc == MCPAGE_ESTORE ? store_errmsg(s) : "");
+        example(rep, job->path, 0, why);
+    }
+    free(ff.buf);
+    free(ff.last_ts);
+    free(ff.first_prompt);
+    free(ff.model);
+    return rc == MCPAGE_EPARSE ? 0 : rc;
+}
+
+/* ---- the pass ---------------------------------------------------------- */
+
+int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
+{
+    sync_fold_jobs js = {0};
+    int rc = 0;
+    if (opt->gemini_home && (rc = sync__gemini_discover(&js, opt->gemini_home, s)) < 0)
+        goto out;
+    if (opt->copilot_home && (rc = sync__copilot_discover(&js, opt->copilot_home)) < 0)
+        goto out;
+    if (js.n == 0)
+        goto out;
+    qsort(js.v, js.n, sizeof js.v[0], job_cmp);
+    rep->files_seen += (int64_t)js.n;
+    store_sources known;
+    if ((rc = store_sources_all(s, opt->hostname, FOLD_SOURCES_MAX, &known)) < 0)
+        goto out;
+    size_t k = 0;
+    int64_t done = 0;
+    for (size_t i = 0; i < js.n; i++) {
+        struct stat sb;
+        if (stat(js.v[i].path, &sb) < 0)
+            continue;
+        while (k < known.count && strcmp(known.rows[k].path, js.v[i].path) < 0)
+            k++;
+        const store_source *src = (k < known.count && strcmp(known.rows[k].path, js.v[i].path) == 0)
+                                      ? &known.rows[k]
+                                      : NULL;
+        if (src && src->size == (int64_t)sb.st_size && src->inode == (int64_t)sb.st_ino &&
+            src->mtime_ns == (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec) {
+            rep->files_unchanged++;
+            continue;
+        }
+        fold_file_run(s, &js.v[i], opt, rep);
+        done++;
+        if (opt->progress) {
+            sync_progress p = {done, (int64_t)js.n, 0, 0, js.v[i].path};
+            opt->progress(opt->progress_ud, &p);
+        }
+    }
+    store_sources_free(&known);
+out:
+    sync__fold_jobs_free(&js);
+    return rc;
+}

@@ -1,0 +1,111 @@
+/*
+ * Folded sources: transcript formats whose records can change after they
+ * are written (Gemini CLI: a message appended again with the same id
+ * replaces it, `$rewindTo` drops it and what followed; GitHub Copilot
+ * CLI: `session.snapshot_rewind` drops events). Each file is read whole,
+ * its lines folded into the ordered list of messages it holds now, and
+ * that list compared with the one the stored prefix gave: when the old
+ * list is a prefix of the new one only the new messages are stored, else
+ * the session is stored again from byte 0. One transaction per file holds
+ * the messages, the raw bytes, the session facts and the consumed offset,
+ * so a killed sync resumes exactly like the line sources in sync.c.
+ * Internal to src/sync/.
+ */
+#ifndef MCPAGE_SYNC_FOLD_H
+#define MCPAGE_SYNC_FOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+#include "sync/sync.h"
+#include "sync/sync_parse.h"
+
+#define SYNC_FOLD_READ_MAX (256 << 20) /* largest file read (it is read whole) */
+#define SYNC_FOLD_ID_MAX   96          /* bytes of a record id kept (longer ids are cut) */
+
+/* One message the fold holds: where its latest version is. */
+typedef struct sync_fold_entry {
+    char id[SYNC_FOLD_ID_MAX]; /* the record's id; "" when it has none */
+    int64_t offset;            /* content offset of the line holding its latest version */
+    int64_t length;            /* that line's bytes, newline excluded */
+    int64_t line_no;           /* 1-based line number of that line */
+    int32_t sub;               /* its index in a checkpoint line's array; -1 = the line */
+} sync_fold_entry;
+
+/* The folded state of a file: its messages in order and the facts seen. */
+typedef struct sync_fold {
+    sync_fold_entry *v; /* the messages, in the order the agent keeps them */
+    size_t n, cap;
+    char *session_id; /* the session the file names (owned, or NULL) */
+    char *cwd;        /* the project directory the file names, or NULL */
+    char *title;      /* a title the agent set (a summary), or NULL */
+    char *model;      /* the last model named by a facts line, or NULL */
+    char *branch;     /* git branch, or NULL */
+    char *parent;     /* the parent session, or NULL */
+} sync_fold;
+
+/* Appends an entry; MCPAGE_ENOMEM. */
+int sync_fold_push(sync_fold *f, const char *id, int64_t off, int64_t len, int64_t line_no,
+                   int32_t sub);
+/* Index of the entry with `id`, searched from the newest; -1 when absent. */
+long sync_fold_find(const sync_fold *f, const char *id);
+/* Replaces *slot with a copy of val (NULL or "" leave it). */
+void sync_fold_set(char **slot, const char *val);
+void sync_fold_free(sync_fold *f);
+
+/* One folded format. */
+typedef struct sync_fold_format {
+    const char *source; /* the store's source name, e.g. "gemini" */
+    /* Folds one line (valid UTF-8, not blank) found at content offset
+     * `off`. 0, or MCPAGE_EPARSE with a reason in `why`. */
+    int (*fold_line)(sync_fold *f, const char *line, size_t len, int64_t off, int64_t line_no,
+                     char *why, size_t whylen);
+    /* The messages of one entry (its line, and its index in a checkpoint
+     * array or -1): *out gets a malloc'd array of *n records (maybe 0). */
+    int (*expand)(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n);
+    /* Optional: a whole-document file read as the JSON Lines it stands for
+     * (*out malloc'd); MCPAGE_EPARSE with a reason when it is not one. */
+    int (*convert)(const char *doc, size_t len, char **out, size_t *outlen, char *why,
+                   size_t whylen);
+} sync_fold_format;
+
+/* One file to read. */
+typedef struct sync_fold_job {
+    char *path;
+    const sync_fold_format *fmt;
+    char *session_id; /* from the file's place; NULL = the id the file names */
+    char *parent;     /* parent session from the file's place, or NULL */
+    char *cwd;        /* project directory from the file's place, or NULL */
+    int convert;      /* read through fmt->convert */
+} sync_fold_job;
+
+typedef struct sync_fold_jobs {
+    sync_fold_job *v;
+    size_t n, cap;
+} sync_fold_jobs;
+
+/* Takes ownership of the job's strings (freed on failure too). */
+int sync__fold_jobs_add(sync_fold_jobs *js, sync_fold_job *j);
+void sync__fold_jobs_free(sync_fold_jobs *js);
+
+/* The formats. */
+extern const sync_fold_format sync__gemini_format;
+extern const sync_fold_format sync__copilot_format;
+
+/* Discovery per format: appends the files under the agent's home. */
+int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s);
+int sync__copilot_discover(sync_fold_jobs *js, const char *home);
+
+/* The folded sources' pass (called by sync_run with its options, the
+ * hostname resolved): discovery, the unchanged-file check, and each
+ * changed file. Per-file failures only count in the report. */
+int sync__fold_run(store *s, const sync_options *opt, sync_report *rep);
+
+/* One line through a format as sync reads it, for tests and fuzzing:
+ * folds it into `f` and expands what it added or replaced. */
+int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char *line, size_t len,
+                          sync_record **out, size_t *n, char *why, size_t whylen);
+void sync__records_free(sync_record *r, size_t n);
+
+#endif

@@ -1,0 +1,723 @@
+/*
+ * Gemini CLI chats: discovery under GEMINI_HOME/tmp/<project>/chats/ and
+ * the record format, folded by sync_fold.c.
+ *
+ * Current files are JSON Lines (session-<time>-<id8>.jsonl; sub-agents
+ * chats/<parentId>/<id>.jsonl): a first facts line {sessionId,
+ * projectHash, startTime, lastUpdated, kind, directories}, message
+ * records {id, timestamp, type: user|gemini|info|warning|error, content,
+ * displayContent, toolCalls, thoughts, model, tokens} where a record with
+ * a known id replaces that message in place, {"$set": {...}} updating the
+ * facts (a `messages` array there is a checkpoint that replaces them all)
+ * and {"$rewindTo": id} dropping that message and every later one (all of
+ * them when the id is unknown). Older files are one JSON document
+ * session-*.json {sessionId, projectHash, startTime, lastUpdated,
+ * messages: [...]}, rewritten at each save; they are read as the JSON
+ * Lines Gemini CLI itself migrates them to (facts line, one message per
+ * line), and skipped when that .jsonl exists beside them.
+ *
+ * The project folder is a slug with a `.project_root` file naming the
+ * project path, or (older) the SHA-256 of the path; `projects.json`
+ * {"projects": {path: slug}} maps both ways. Checked against the
+ * gemini-cli sources: see docs/transcripts.md.
+ */
+#define _GNU_SOURCE /* open_memstream, d_type */
+#include <ctype.h>
+#include <dirent.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <openssl/evp.h>
+
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_fold.h"
+
+#define GEMINI_ROOT_MAX 4096 /* bytes of a .project_root file read */
+#define GEMINI_PROJECTS 100  /* store pages of projects matched against a hash folder */
+#define GEMINI_DIRS_MAX 100000
+
+/* ---- default home ---------------------------------------------------- */
+
+static const char *home_dir(void)
+{
+    const char *h = getenv("HOME");
+    if (h && *h)
+        return h;
+    struct passwd *pw = getpwuid(getuid());
+    return pw ? pw->pw_dir : "/";
+}
+
+int sync_default_gemini_home(char *buf, size_t n)
+{
+    const char *e = getenv("MCPAGE_GEMINI_HOME");
+    int k;
+    if (e && *e)
+        k = snprintf(buf, n, "%s", e);
+    else if ((e = getenv("GEMINI_CLI_HOME")) && *e)
+        k = snprintf(buf, n, "%s/.gemini", e);
+    else
+        k = snprintf(buf, n, "%s/.gemini", home_dir());
+    return (k < 0 || (size_t)k >= n) ? MCPAGE_ERANGE : 0;
+}
+
+/* ---- records --------------------------------------------------------- */
+
+static int is_fact_line(json_t *root)
+{
+    return json_is_string(json_object_get(root, "sessionId")) &&
+           json_is_string(json_object_get(root, "projectHash"));
+}
+
+/* The facts of a facts line or a $set record. */
+static void take_facts(sync_fold *f, json_t *o, int first_line)
+{
+    const char *sid = sync_json_str(o, "sessionId");
+    if (sid && (first_line || !f->session_id))
+        sync_fold_set(&f->session_id, sid);
+    const char *summary = sync_json_str(o, "summary");
+    if (summary && *summary) {
+        free(f->title);
+        f->title = sync_short_copy(summary, SYNC_TITLE_MAX);
+    }
+    json_t *dirs = json_object_get(o, "directories");
+    if (!f->cwd && json_is_string(json_array_get(dirs, 0)))
+        sync_fold_set(&f->cwd, json_string_value(json_array_get(dirs, 0)));
+}
+
+/* A checkpoint: the messages become exactly the array's. */
+static int fold_checkpoint(sync_fold *f, json_t *msgs, int64_t off, int64_t len, int64_t line_no)
+{
+    f->n = 0;
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgs, i, m)
+    {
+        const char *id = sync_json_str(m, "id");
+        if (!id)
+            continue;
+        long at = sync_fold_find(f, id);
+        if (at >= 0) {
+            f->v[at].offset = off;
+            f->v[at].length = len;
+            f->v[at].line_no = line_no;
+            f->v[at].sub = (int32_t)i;
+            continue;
+        }
+        int rc = sync_fold_push(f, id, off, len, line_no, (int32_t)i);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int gemini_fold_line(sync_fold *f, const char *line, size_t len, int64_t off,
+                            int64_t line_no, char *why, size_t whylen)
+{
+    json_error_t err;
+    json_t *root = json_loadb(line, len, 0, &err);
+    if (!json_is_object(root)) {
+        snprintf(why, whylen, "%s", root ? "not a JSON object" : err.text);
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    int rc = 0;
+    json_t *set = json_object_get(root, "$set");
+    const char *rewind = sync_json_str(root, "$rewindTo");
+    const char *id = sync_json_str(root, "id");
+    if (rewind) {
+        long at = sync_fold_find(f, rewind);
+        f->n = at >= 0 ? (size_t)at : 0;
+    } else if (json_is_object(set)) {
+        take_facts(f, set, 0);
+        json_t *msgs = json_object_get(set, "messages");
+        if (json_is_array(msgs))
+            rc = fold_checkpoint(f, msgs, off, (int64_t)len, line_no);
+    } else if (id) {
+        long at = sync_fold_find(f, id);
+        if (at >= 0) {
+            /* written again: the newest version, at the first one's place */
+            f->v[at].offset = off;
+            f->v[at].length = (int64_t)len;
+            f->v[at].line_no = line_no;
+            f->v[at].sub = -1;
+        } else {
+            rc = sync_fold_push(f, id, off, (int64_t)len, line_no, -1);
+        }
+    } else if (is_fact_line(root)) {
+        take_facts(f, root, line_no == 1);
+        json_t *msgs = json_object_get(root, "messages");
+        if (json_is_array(msgs))
+            rc = fold_checkpoint(f, msgs, off, (int64_t)len, line_no);
+    }
+    /* anything else (an unknown record kind) holds no message */
+    json_decref(root);
+    return rc;
+}
+
+/* Text of a functionResponse's response (or a tool result's). */
+static void response_text(json_t *resp, sync_text *t, int *is_error)
+{
+    if (json_is_string(resp)) {
+        sync_text_adds(t, json_string_value(resp));
+        return;
+    }
+    const char *out = sync_json_str(resp, "output");
+    const char *error = sync_json_str(resp, "error");
+    if (out)
+        sync_text_adds(t, out);
+    if (error) {
+        sync_text_sep(t);
+        sync_text_adds(t, error);
+        *is_error = 1;
+    }
+    json_t *content = json_object_get(resp, "content");
+    if (!out && !error && json_is_string(content))
+        sync_text_adds(t, json_string_value(content));
+    else if (!out && !error && resp) {
+        char *dump = json_dumps(resp, JSON_COMPACT | JSON_ENCODE_ANY);
+        sync_text_adds(t, dump);
+        free(dump);
+    }
+}
+
+/* Text of a PartListUnion: a string, a part or an array of parts. */
+static void parts_text(json_t *parts, sync_text *t, int *is_error)
+{
+    if (json_is_string(parts)) {
+        if (*json_string_value(parts))
+            sync_text_sep(t);
+        sync_text_adds(t, json_string_value(parts));
+        return;
+    }
+    if (json_is_object(parts)) {
+        json_t *one = json_array();
+        json_array_append(one, parts);
+        parts_text(one, t, is_error);
+        json_decref(one);
+        return;
+    }
+    size_t i;
+    json_t *p;
+    json_array_foreach(parts, i, p)
+    {
+        const char *text = sync_json_str(p, "text");
+        json_t *inline_data = json_object_get(p, "inlineData");
+        json_t *file_data = json_object_get(p, "fileData");
+        json_t *call = json_object_get(p, "functionCall");
+        json_t *resp = json_object_get(p, "functionResponse");
+        if (json_is_string(p)) {
+            sync_text_sep(t);
+            sync_text_adds(t, json_string_value(p));
+        } else if (text) {
+            sync_text_sep(t);
+            if (json_is_true(json_object_get(p, "thought")))
+                sync_text_adds(t, "[thinking] ");
+            sync_text_adds(t, text);
+        } else if (json_is_object(inline_data)) {
+            const char *mime = sync_json_str(inline_data, "mimeType");
+            sync_text_sep(t);
+            sync_text_adds(t, mime && strncmp(mime, "image/", 6) == 0 ? "[image: " : "[data: ");
+            sync_text_adds(t, mime ? mime : "?");
+            sync_text_adds(t, "]");
+        } else if (json_is_object(file_data)) {
+            sync_text_sep(t);
+            sync_text_adds(t, "[file: ");
+            sync_text_adds(t, sync_json_str(file_data, "fileUri"));
+            sync_text_adds(t, "]");
+        } else if (json_is_object(call)) {
+            char *sum = sync_tool_summary(json_object_get(call, "args"));
+            sync_text_sep(t);
+            sync_text_adds(t, "[tool_use ");
+            sync_text_adds(t, sync_json_str(call, "name"));
+            sync_text_adds(t, "] ");
+            sync_text_adds(t, sum);
+            free(sum);
+        } else if (json_is_object(resp)) {
+            sync_text_sep(t);
+            response_text(json_object_get(resp, "response"), t, is_error);
+        }
+    }
+}
+
+/* A copy of a short fact (a timestamp, a model name), or NULL. */
+static char *dup_str(const char *s)
+{
+    return s && *s ? sync_short_copy(s, 100) : NULL;
+}
+
+static void fill_text(sync_record *r, sync_text *t)
+{
+    r->text = sync_text_finish(t);
+}
+
+/* A tool call and, once it has one, its result: two records. */
+static size_t expand_call(json_t *tc, const char *msg_ts, const char *model, sync_record *out)
+{
+    const char *name = sync_json_str(tc, "name");
+    const char *id = sync_json_str(tc, "id");
+    const char *ts = sync_json_str(tc, "timestamp");
+    const char *status = sync_json_str(tc, "status");
+    if (!ts)
+        ts = msg_ts;
+    sync_record *c = &out[0];
+    sync_text t = {0};
+    char *sum = sync_tool_summary(json_object_get(tc, "args"));
+    sync_text_adds(&t, "[tool_use ");
+    sync_text_adds(&t, name ? name : "?");
+    sync_text_adds(&t, "] ");
+    sync_text_adds(&t, sum);
+    c->kind = SYNC_MESSAGE;
+    c->role = "assistant";
+    fill_text(c, &t);
+    c->tool_name = sync_short_copy(name ? name : "?", 100);
+    c->tool_input = sum;
+    c->call_id = id ? sync_short_copy(id, 100) : NULL;
+    c->timestamp = dup_str(ts);
+    c->model = dup_str(model);
+    json_t *result = json_object_get(tc, "result");
+    int done = status && (strcmp(status, "success") == 0 || strcmp(status, "error") == 0 ||
+                          strcmp(status, "cancelled") == 0);
+    if ((!result || json_is_null(result)) && !done)
+        return 1;
+    sync_record *r = &out[1];
+    int is_error = status && (strcmp(status, "error") == 0 || strcmp(status, "cancelled") == 0);
+    parts_text(result, &t, &is_error);
+    const char *display = sync_json_str(tc, "resultDisplay");
+    if (t.len == 0 && display)
+        sync_text_adds(&t, display);
+    if (t.len == 0 && status) {
+        sync_text_adds(&t, "[");
+        sync_text_adds(&t, status);
+        sync_text_adds(&t, "]");
+    }
+    r->kind = SYNC_MESSAGE;
+    r->role = "tool";
+    fill_text(r, &t);
+    r->tool_name = sync_short_copy(name ? name : "?", 100);
+    r->call_id = id ? sync_short_copy(id, 100) : NULL;
+    r->is_error = is_error;
+    r->timestamp = dup_str(ts);
+    return 2;
+}
+
+/* The records of one message object. */
+static int expand_message(json_t *msg, sync_record **out, size_t *n)
+{
+    const char *type = sync_json_str(msg, "type");
+    const char *ts = sync_json_str(msg, "timestamp");
+    const char *model = sync_json_str(msg, "model");
+    json_t *calls = json_object_get(msg, "toolCalls");
+    size_t ncalls = json_is_array(calls) ? json_array_size(calls) : 0;
+    if (ncalls > 10000)
+        ncalls = 10000;
+    sync_record *r = calloc(1 + 2 * ncalls, sizeof *r);
+    if (!r)
+        return MCPAGE_ENOMEM;
+    size_t k = 0;
+    sync_text t = {0};
+    int is_error = 0;
+    if (type && strcmp(type, "gemini") == 0) {
+        size_t i;
+        json_t *th;
+        json_array_foreach(json_object_get(msg, "thoughts"), i, th)
+        {
+            const char *subject = sync_json_str(th, "subject");
+            const char *desc = sync_json_str(th, "description");
+            sync_text_sep(&t);
+            sync_text_adds(&t, "[thinking] ");
+            sync_text_adds(&t, subject);
+            if (subject && desc)
+                sync_text_adds(&t, ": ");
+            sync_text_adds(&t, desc);
+        }
+        parts_text(json_object_get(msg, "content"), &t, &is_error);
+        if (t.len > 0 || ncalls == 0) {
+            r[k].kind = SYNC_MESSAGE;
+            r[k].role = "assistant";
+            fill_text(&r[k], &t);
+            r[k].timestamp = dup_str(ts);
+            r[k].model = dup_str(model);
+            k++;
+        }
+        free(t.buf);
+        memset(&t, 0, sizeof t);
+        for (size_t c = 0; c < ncalls; c++)
+            k += expand_call(json_array_get(calls, c), ts, model, &r[k]);
+    } else {
+        json_t *shown = json_object_get(msg, "displayContent");
+        int user = type && strcmp(type, "user") == 0;
+        sync_text body = {0};
+        parts_text(user && shown && !json_is_null(shown) ? shown : json_object_get(msg, "content"),
+                   &body, &is_error);
+        char *text = sync_text_finish(&body);
+        if (type && strcmp(type, "error") == 0) {
+            sync_text_adds(&t, "[error] ");
+            is_error = 1;
+        } else if (type && strcmp(type, "warning") == 0) {
+            sync_text_adds(&t, "[warning] ");
+        }
+        sync_text_adds(&t, text);
+        free(text);
+        r[k].kind = SYNC_MESSAGE;
+        r[k].role = user ? "user" : "system";
+        r[k].is_prompt = user && t.len > 0;
+        r[k].is_error = user ? 0 : is_error;
+        fill_text(&r[k], &t);
+        r[k].timestamp = dup_str(ts);
+        k++;
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (!r[i].text) {
+            sync__records_free(r, k);
+            return MCPAGE_ENOMEM;
+        }
+    }
+    *out = r;
+    *n = k;
+    return 0;
+}
+
+static int gemini_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    json_t *root = json_loadb(line, len, 0, NULL);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    json_t *msg = root;
+    if (sub >= 0) {
+        json_t *set = json_object_get(root, "$set");
+        json_t *msgs = json_object_get(json_is_object(set) ? set : root, "messages");
+        msg = json_array_get(msgs, (size_t)sub);
+    }
+    int rc = json_is_object(msg) ? expand_message(msg, out, n) : MCPAGE_EPARSE;
+    json_decref(root);
+    return rc;
+}
+
+/*
+ * An older session-*.json document as the JSON Lines Gemini CLI migrates
+ * it to: the facts (everything but `messages`, lastUpdated included, so
+ * any save reads the session again: a document is rewritten in place)
+ * on the first line, then one message per line.
+ */
+static int gemini_convert(const char *doc, size_t len, char **out, size_t *outlen, char *why,
+                          size_t whylen)
+{
+    *out = NULL;
+    *outlen = 0;
+    json_error_t err;
+    json_t *root = json_loadb(doc, len, 0, &err);
+    json_t *msgs = json_object_get(root, "messages");
+    if (!json_is_object(root) || !json_is_array(msgs)) {
+        snprintf(why, whylen, "%s", root ? "a session .json without \"messages\"" : err.text);
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    json_incref(msgs);
+    json_object_del(root, "messages");
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *w = open_memstream(&buf, &n);
+    int ok =
+        w && json_dumpf(root, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 && fputc('\n', w) != EOF;
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgs, i, m)
+    {
+        if (!ok)
+            break;
+        ok = json_dumpf(m, w, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY) == 0 &&
+             fputc('\n', w) != EOF;
+    }
+    if (w && fclose(w) != 0)
+        ok = 0;
+    json_decref(msgs);
+    json_decref(root);
+    if (!ok) {
+        free(buf);
+        return MCPAGE_ENOMEM;
+    }
+    *out = buf;
+    *outlen = n;
+    return 0;
+}
+
+const sync_fold_format sync__gemini_format = {
+    .source = "gemini",
+    .fold_line = gemini_fold_line,
+    .expand = gemini_expand,
+    .convert = gemini_convert,
+};
+
+/* ---- discovery ------------------------------------------------------- */
+
+typedef struct gemini_map {
+    json_t *registry; /* projects.json's "projects": {path: slug}, or NULL */
+    store *s;         /* for paths of projects already archived */
+    json_t *hashes;   /* {sha256 hex: path} of archived projects, loaded on first need */
+} gemini_map;
+
+static char *path_join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la + lb + 2 > SYNC_PATH_MAX)
+        return NULL;
+    char *p = malloc(la + lb + 2);
+    if (!p)
+        return NULL;
+    memcpy(p, a, la);
+    p[la] = '/';
+    memcpy(p + la + 1, b, lb + 1);
+    return p;
+}
+
+static int is_dir_entry(const struct dirent *e, const char *path, int want_dir)
+{
+    if (e->d_type == DT_REG)
+        return !want_dir;
+    if (e->d_type == DT_DIR)
+        return want_dir;
+    struct stat sb;
+    if (stat(path, &sb) < 0)
+        return 0;
+    return want_dir ? S_ISDIR(sb.st_mode) : S_ISREG(sb.st_mode);
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+static void sha256_hex(const char *s, char out[65])
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    out[0] = 0;
+    if (EVP_Digest(s, strlen(s), md, &n, EVP_sha256(), NULL) != 1 || n != 32)
+        return;
+    for (unsigned i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+static int is_hash_name(const char *name)
+{
+    size_t i = 0;
+    for (; name[i]; i++)
+        if (!isxdigit((unsigned char)name[i]) || isupper((unsigned char)name[i]))
+            return 0;
+    return i == 64;
+}
+
+/* The first line of <dir>/.project_root, trimmed; NULL when absent. */
+static char *read_project_root(const char *dir)
+{
+    char *p = path_join(dir, ".project_root");
+    FILE *fp = p ? fopen(p, "r") : NULL;
+    free(p);
+    if (!fp)
+        return NULL;
+    char buf[GEMINI_ROOT_MAX];
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = 0;
+    char *nl = strchr(buf, '\n');
+    if (nl)
+        *nl = 0;
+    char *out = sync_short_copy(buf, sizeof buf);
+    if (out && !*out) {
+        free(out);
+        out = NULL;
+    }
+    return out;
+}
+
+/* Archived project paths by their SHA-256 (the older folder names). */
+static void load_store_hashes(gemini_map *m)
+{
+    m->hashes = json_object();
+    if (!m->s || !m->hashes)
+        return;
+    for (int page = 0; page < GEMINI_PROJECTS; page++) {
+        store_project_filter flt = {.sort = STORE_PROJECTS_NAME};
+        store_page pg = {.offset = (int64_t)page * STORE_LIMIT_MAX, .limit = STORE_LIMIT_MAX};
+        store_projects l;
+        if (store_projects_list(m->s, &flt, &pg, &l) < 0)
+            return;
+        for (size_t i = 0; i < l.count; i++) {
+            char h[65];
+            sha256_hex(l.rows[i].path, h);
+            if (h[0])
+                json_object_set_new(m->hashes, h, json_string(l.rows[i].path));
+        }
+        size_t got = l.count;
+        store_projects_free(&l);
+        if (got < STORE_LIMIT_MAX)
+            return;
+    }
+}
+
+/* The project path a tmp/<name> folder stands for, or a copy of the name. */
+static char *project_of(gemini_map *m, const char *dir, const char *name)
+{
+    char *root = read_project_root(dir);
+    if (root)
+        return root;
+    const char *path;
+    json_t *slug;
+    json_object_foreach(m->registry, path, slug)
+    {
+        if (json_is_string(slug) && strcmp(json_string_value(slug), name) == 0)
+            return sync_short_copy(path, SYNC_PATH_MAX);
+    }
+    if (is_hash_name(name)) {
+        json_object_foreach(m->registry, path, slug)
+        {
+            char h[65];
+            sha256_hex(path, h);
+            if (strcmp(h, name) == 0)
+                return sync_short_copy(path, SYNC_PATH_MAX);
+        }
+        if (!m->hashes)
+            load_store_hashes(m);
+        const char *known = sync_json_str(m->hashes, name);
+        if (known)
+            return sync_short_copy(known, SYNC_PATH_MAX);
+    }
+    return sync_short_copy(name, SYNC_PATH_MAX);
+}
+
+static int add_job(sync_fold_jobs *js, char *path, const char *parent, const char *cwd, int convert)
+{
+    sync_fold_job j = {.path = path, .fmt = &sync__gemini_format, .convert = convert};
+    j.parent = parent ? sync_short_copy(parent, STORE_ID_MAX) : NULL;
+    j.cwd = cwd ? sync_short_copy(cwd, SYNC_PATH_MAX) : NULL;
+    if ((parent && !j.parent) || (cwd && !j.cwd)) {
+        free(j.path);
+        free(j.parent);
+        free(j.cwd);
+        return MCPAGE_ENOMEM;
+    }
+    return sync__fold_jobs_add(js, &j);
+}
+
+/* chats/<parentId>/<id>.jsonl: a sub-agent's chats. */
+static int discover_subagents(sync_fold_jobs *js, const char *dir, const char *parent,
+                              const char *cwd)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".jsonl"))
+            continue;
+        char *p = path_join(dir, e->d_name);
+        if (!p) {
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        if (is_dir_entry(e, p, 0))
+            rc = add_job(js, p, parent, cwd, 0);
+        else
+            free(p);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int discover_chats(sync_fold_jobs *js, const char *chats, const char *cwd)
+{
+    DIR *d = opendir(chats);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *p = path_join(chats, e->d_name);
+        if (!p) {
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        int session = strncmp(e->d_name, "session-", 8) == 0;
+        if (is_dir_entry(e, p, 1)) {
+            rc = discover_subagents(js, p, e->d_name, cwd);
+            free(p);
+        } else if (session && ends_with(e->d_name, ".jsonl") && is_dir_entry(e, p, 0)) {
+            rc = add_job(js, p, NULL, cwd, 0);
+        } else if (session && ends_with(e->d_name, ".json") && is_dir_entry(e, p, 0)) {
+            /* migrated: Gemini CLI continues it in <name>.jsonl */
+            char migrated[SYNC_PATH_MAX];
+            struct stat sb;
+            int k = snprintf(migrated, sizeof migrated, "%sl", p);
+            if (k > 0 && (size_t)k < sizeof migrated && stat(migrated, &sb) == 0)
+                free(p);
+            else
+                rc = add_job(js, p, NULL, cwd, 1);
+        } else {
+            free(p);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s)
+{
+    gemini_map m = {.s = s};
+    char *reg = path_join(home, "projects.json");
+    char *tmp = path_join(home, "tmp");
+    int rc = 0;
+    if (!reg || !tmp) {
+        rc = MCPAGE_ENOMEM;
+        goto out;
+    }
+    json_t *doc = json_load_file(reg, 0, NULL);
+    m.registry = json_object_get(doc, "projects");
+    json_incref(m.registry);
+    json_decref(doc);
+    if (!json_is_object(m.registry)) {
+        json_decref(m.registry);
+        m.registry = NULL;
+    }
+    DIR *d = opendir(tmp);
+    if (!d)
+        goto out;
+    struct dirent *e;
+    size_t dirs = 0;
+    while (rc == 0 && (e = readdir(d)) && dirs++ < GEMINI_DIRS_MAX) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *dir = path_join(tmp, e->d_name);
+        char *chats = dir ? path_join(dir, "chats") : NULL;
+        struct stat sb;
+        if (!dir || !chats) {
+            rc = MCPAGE_ENOMEM;
+        } else if (stat(chats, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            char *cwd = project_of(&m, dir, e->d_name);
+            rc = cwd ? discover_chats(js, chats, cwd) : MCPAGE_ENOMEM;
+            free(cwd);
+        }
+        free(chats);
+        free(dir);
+    }
+    closedir(d);
+out:
+    json_decref(m.registry);
+    json_decref(m.hashes);
+    free(reg);
+    free(tmp);
+    return rc;
+}
