@@ -14,7 +14,8 @@ step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 call() { step "mcpage call $*"; "$bin" call --db "$db" "$@"; }
 
 step "mcpage sync --db $db (the bundled sample archive)"
-"$bin" sync --db "$db" --claude-home examples/archive/claude --codex-home examples/archive/codex
+"$bin" sync --db "$db" --claude-home examples/archive/claude --codex-home examples/archive/codex \
+    --gemini-home examples/archive/gemini --copilot-home examples/archive/copilot
 
 call list_projects '{"limit": 3}'
 call list_sessions '{"limit": 3}'
@@ -36,6 +37,11 @@ if "$bin" call --list --db "$db" | grep -q '^read_session'; then
     call read_session "{\"session_id\": \"$session\", \"start_line\": $line, \"max_lines\": 12}"
 fi
 call get_session_summary "{\"session_id\": \"$session\"}"
+
+# Four agents, one archive: the same project's Gemini CLI and Copilot CLI sessions.
+call list_sessions '{"limit": 2, "project": "ledger-api", "source": "gemini"}'
+call search_conversations '{"query": "rounding rule source:gemini", "limit": 2}'
+call list_sessions '{"limit": 2, "source": "copilot"}'
 
 # A window the server lowers to its maximum is disclosed, never silent.
 step "mcpage call --json list_projects '{\"limit\": 1000, \"fields\": [\"name\"]}'  (limit_clamped, projected)"

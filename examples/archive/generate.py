@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the bundled sample archive (examples/archive/claude, .../codex).
+"""Writes the bundled sample archive (examples/archive/claude, codex, gemini, copilot).
 
 Deterministic: the same script always writes the same bytes. Four projects,
 tens of sessions in both formats, realistic content (prompts, assistant
@@ -7,9 +7,9 @@ text, tool calls and results, thinking, images, non-ASCII text, code) and
 the hard cases sync must survive: a ~2.5 MB tool output, a malformed line,
 a partial last line, invalid UTF-8, bookkeeping lines and a sub-agent.
 
-    python3 examples/archive/generate.py   # rewrites claude/ and codex/
+    python3 examples/archive/generate.py   # rewrites claude/, codex/, gemini/, copilot/
 """
-import json, os, random, shutil, uuid
+import hashlib, json, os, random, shutil, uuid
 from datetime import datetime, timedelta, timezone
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -204,13 +204,177 @@ def codex_session(cwd, t, n_turns, sid, hard=False):
         lines.insert(4, "this line is not json at all")
     return ("\n".join(lines) + "\n").encode("utf-8"), t
 
+# Gemini CLI and Copilot CLI draw from their own generator, so adding them
+# left the Claude and Codex files byte for byte as they were.
+rng2 = random.Random(20261203)
+
+def uid2():
+    return str(uuid.UUID(int=rng2.getrandbits(128), version=4))
+
+GEMINI_TOOLS = [("read_file", lambda: {"absolute_path": "/repo/" + rng2.choice(FILES)}),
+                ("run_shell_command", lambda: {"command": rng2.choice(COMMANDS), "description": "run it"}),
+                ("search_file_content", lambda: {"pattern": "TODO|FIXME"}),
+                ("list_directory", lambda: {"dir_path": "/repo/src"})]
+
+def gemini_session(cwd, t, n_turns, sid, hard=False, kind=None):
+    """A current Gemini CLI chat: JSON Lines with $set updates; the model's
+    message is written again when its tokens and tool calls arrive."""
+    lines = [dump({"sessionId": sid, "projectHash": hashlib.sha256(cwd.encode()).hexdigest(),
+                   "startTime": ts(t), "lastUpdated": ts(t)} | ({"kind": kind, "directories": [cwd]} if kind else {}))]
+    rewind_target = None
+    for turn in range(n_turns):
+        t += timedelta(seconds=rng2.randint(20, 600))
+        u = uid2()
+        prompt = rng2.choice(PROMPTS)
+        lines.append(dump({"id": u, "timestamp": ts(t), "type": "user", "content": [{"text": prompt}]}))
+        lines.append(dump({"$set": {"lastUpdated": ts(t)}}))
+        if hard and turn == 1:
+            rewind_target = u
+        t += timedelta(seconds=rng2.randint(2, 30))
+        g = uid2()
+        thoughts = [{"subject": "Planning", "description": "The user wants: " + prompt[:50], "timestamp": ts(t)}]
+        msg = {"id": g, "timestamp": ts(t), "type": "gemini", "content": "", "thoughts": thoughts, "tokens": None,
+               "model": rng2.choice(["gemini-2.5-pro", "gemini-2.5-flash"])}
+        lines.append(dump(msg))
+        msg["tokens"] = {"input": rng2.randint(900, 9000), "output": rng2.randint(10, 400), "cached": 0, "thoughts": 20, "tool": 0, "total": 0}
+        lines.append(dump(msg))
+        calls = []
+        for k in range(rng2.randint(1, 2)):
+            name, args = rng2.choice(GEMINI_TOOLS)
+            cid = "%s-%d-%d" % (name, 1763630000000 + rng2.randint(0, 10**9), k)
+            err = rng2.random() < 0.2
+            out = "error: undefined reference to `sqlite3_open_v2'" if err else "ok: " + rng2.choice(["3 matches", "built", "12 passed"])
+            calls.append({"id": cid, "name": name, "args": args(), "status": "error" if err else "success", "timestamp": ts(t),
+                          "result": [{"functionResponse": {"id": cid, "name": name, "response": {"error" if err else "output": out}}}],
+                          "displayName": name, "description": "", "renderOutputAsMarkdown": False})
+            msg["toolCalls"] = calls
+            lines.append(dump(msg))
+        t += timedelta(seconds=rng2.randint(2, 60))
+        lines.append(dump({"id": uid2(), "timestamp": ts(t), "type": "gemini", "content": [{"text": rng2.choice(ANSWERS)}],
+                           "thoughts": [], "tokens": None, "model": msg["model"]}))
+    if hard:
+        # the user rewinds to before the second prompt, asks again, and a
+        # summary arrives; one line is broken
+        lines.append(dump({"$rewindTo": rewind_target}))
+        t += timedelta(seconds=30)
+        lines.append(dump({"id": uid2(), "timestamp": ts(t), "type": "user", "content": [{"text": "Actually, just explain the rounding rule"}]}))
+        lines.append(dump({"id": uid2(), "timestamp": ts(t), "type": "gemini", "content": "Amounts round half to even at the cent.", "model": "gemini-2.5-pro"}))
+        lines.append(dump({"id": uid2(), "timestamp": ts(t), "type": "info", "content": "Request cancelled."}))
+        lines.insert(5, '{"id":"broken","type":"gemini","content":"cut mid-wri')
+        lines.append(dump({"$set": {"summary": "Explain the ledger rounding rule", "lastUpdated": ts(t)}}))
+    return ("\n".join(lines) + "\n").encode("utf-8"), t
+
+def gemini_document(cwd, t, sid):
+    """An older Gemini CLI session: one JSON document rewritten at each save."""
+    prompt = rng2.choice(PROMPTS)
+    doc = {"sessionId": sid, "projectHash": hashlib.sha256(cwd.encode()).hexdigest(), "startTime": ts(t),
+           "lastUpdated": ts(t + timedelta(minutes=3)),
+           "messages": [{"id": uid2(), "timestamp": ts(t), "type": "user", "content": prompt},
+                        {"id": uid2(), "timestamp": ts(t + timedelta(minutes=1)), "type": "gemini", "content": rng2.choice(ANSWERS),
+                         "thoughts": [{"subject": "Reading", "description": "look at the code first", "timestamp": ts(t)}],
+                         "tokens": {"input": 1200, "output": 80, "cached": 0, "thoughts": 10, "tool": 0, "total": 1290},
+                         "model": "gemini-2.5-pro"}]}
+    return json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8")
+
+def copilot_session(cwd, t, n_turns, sid, hard=False):
+    """A GitHub Copilot CLI session: session-state/<id>/events.jsonl."""
+    evs = []
+    parent = [None]
+    def ev(type_, data):
+        e = {"type": type_, "data": data, "id": uid2(), "timestamp": ts(t), "parentId": parent[0]}
+        parent[0] = e["id"]
+        evs.append(e)
+        return e
+    ev("session.start", {"sessionId": sid, "version": 1, "producer": "copilot-agent", "copilotVersion": "0.0.407-1",
+                         "startTime": ts(t), "selectedModel": "claude-sonnet-4.5",
+                         "context": {"cwd": cwd, "gitRoot": cwd, "branch": "main"}})
+    rewind_to = None
+    for turn in range(n_turns):
+        t += timedelta(seconds=rng2.randint(20, 600))
+        u = ev("user.message", {"content": rng2.choice(PROMPTS), "attachments": []})
+        if hard and turn == 1:
+            rewind_to = u["id"]
+        ev("assistant.turn_start", {"turnId": str(turn)})
+        t += timedelta(seconds=rng2.randint(2, 30))
+        ev("assistant.reasoning", {"reasoningId": uid2(), "content": "Check " + rng2.choice(FILES) + " first."})
+        for k in range(rng2.randint(1, 2)):
+            call = "toolu_vrtx_" + uid2().replace("-", "")[:20]
+            cmd = rng2.choice(COMMANDS)
+            ev("assistant.message", {"messageId": uid2(), "content": "", "toolRequests": [
+                {"toolCallId": call, "name": "bash", "arguments": {"command": cmd, "description": "run it"}, "type": "function"}]})
+            ev("tool.execution_start", {"toolCallId": call, "toolName": "bash", "arguments": {"command": cmd}})
+            t += timedelta(seconds=rng2.randint(1, 20))
+            if rng2.random() < 0.2:
+                ev("tool.execution_complete", {"toolCallId": call, "success": False, "error": {"message": "Command failed with exit code 2: cargo test", "code": "failure"}})
+            else:
+                ev("tool.execution_complete", {"toolCallId": call, "success": True, "result": {"content": "ok\n✓ 12 passed"}, "toolTelemetry": {}})
+        t += timedelta(seconds=rng2.randint(2, 60))
+        ev("assistant.message", {"messageId": uid2(), "content": rng2.choice(ANSWERS), "toolRequests": []})
+        ev("assistant.turn_end", {"turnId": str(turn)})
+    if hard:
+        ev("session.snapshot_rewind", {"upToEventId": rewind_to, "eventsRemoved": 5})
+        t += timedelta(seconds=40)
+        ev("user.message", {"content": "Skip that; only summarise the last commit", "attachments": []})
+        ev("assistant.message", {"messageId": uid2(), "content": "The last commit adds keyset pagination to GET /accounts.", "toolRequests": []})
+        ev("session.error", {"errorType": "model_call", "message": "Rate limit exceeded; retrying in 20s"})
+    lines = [dump(e) for e in evs]
+    if hard:
+        lines.insert(3, '{"type":"tool.execution_progress","data":')
+    return ("\n".join(lines) + "\n").encode("utf-8"), t
+
+def write_agents2():
+    """Gemini CLI (~/.gemini) and GitHub Copilot CLI (~/.copilot) sessions."""
+    n = 0
+    gem = os.path.join(HERE, "gemini")
+    reg = {"projects": {PROJECTS[0][0]: "ledger-api", PROJECTS[1][0]: "pixel-garden", PROJECTS[2][0]: "donnees-meteo"}}
+    write(os.path.join(gem, "projects.json"), json.dumps(reg, indent=2, ensure_ascii=False).encode("utf-8"))
+    t = T0 + timedelta(days=5)
+    # ledger-api and données-météo: slug folders with .project_root;
+    # pixel-garden: an older folder named by the SHA-256 of its path
+    folders = [(PROJECTS[0][0], "ledger-api", True), (PROJECTS[1][0], hashlib.sha256(PROJECTS[1][0].encode()).hexdigest(), False),
+               (PROJECTS[2][0], "donnees-meteo", True)]
+    for pi, (cwd, folder, marker) in enumerate(folders):
+        if marker:
+            write(os.path.join(gem, "tmp", folder, ".project_root"), cwd.encode("utf-8"))
+        for si in range(3):
+            t += timedelta(hours=rng2.randint(3, 40))
+            sid = uid2()
+            name = "session-%s-%s" % (t.strftime("%Y-%m-%dT%H-%M"), sid[:8])
+            chats = os.path.join(gem, "tmp", folder, "chats")
+            if pi == 1 and si == 0:
+                write(os.path.join(chats, name + ".json"), gemini_document(cwd, t, sid))
+                n += 1
+                continue
+            data, _ = gemini_session(cwd, t, rng2.randint(2, 4), sid, hard=(pi == 0 and si == 1))
+            if pi == 2 and si == 2:
+                data += b'{"id":"still-writing","type":"user","content":"half a li'
+            write(os.path.join(chats, name + ".jsonl"), data)
+            n += 1
+            if pi == 0 and si == 0:
+                agent = "codebase_investigator-" + uid2()[:8]
+                sub, _ = gemini_session(cwd, t, 1, agent, kind="subagent")
+                write(os.path.join(chats, sid, agent + ".jsonl"), sub)
+                n += 1
+    t = T0 + timedelta(days=6)
+    for pi, cwd in enumerate([PROJECTS[0][0], PROJECTS[3][0]]):
+        for si in range(3):
+            t += timedelta(hours=rng2.randint(3, 40))
+            sid = uid2()
+            data, _ = copilot_session(cwd, t, rng2.randint(2, 4), sid, hard=(pi == 0 and si == 0))
+            d = os.path.join(HERE, "copilot", "session-state", sid)
+            write(os.path.join(d, "events.jsonl"), data)
+            write(os.path.join(d, "workspace.yaml"),
+                  ("id: %s\ncwd: %s\nbranch: main\ncreated_at: %s\n" % (sid, cwd, ts(t))).encode("utf-8"))
+            n += 1
+    return n
+
 def write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(data)
 
 def main():
-    for d in ("claude", "codex"):
+    for d in ("claude", "codex", "gemini", "copilot"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
     t = T0
     n = 0
@@ -239,6 +403,7 @@ def main():
             name = "rollout-%s-%s.jsonl" % (t.strftime("%Y-%m-%dT%H-%M-%S"), sid)
             write(os.path.join(HERE, "codex", "sessions", t.strftime("%Y"), t.strftime("%m"), t.strftime("%d"), name), data)
             n += 1
+    n += write_agents2()
     print("wrote %d transcripts" % n)
 
 if __name__ == "__main__":
