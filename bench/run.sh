@@ -52,7 +52,8 @@ if [ ! -f "$dir/.generated" ]; then
   build/release/bench/gen_archive --out "$dir/archive" --size-mb "$size" >&2
   touch "$dir/.generated"
 fi
-sync_args=(--db "$dir/archive.db" --claude-home "$dir/archive/claude" --codex-home "$dir/archive/codex")
+sync_args=(--db "$dir/archive.db" --claude-home "$dir/archive/claude" --codex-home "$dir/archive/codex"
+  --no-gemini --no-copilot)
 if [ ! -f "$dir/.synced" ]; then
   say "syncing it into $dir/archive.db (once)"
   rm -f "$dir"/archive.db*

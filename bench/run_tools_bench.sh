@@ -14,7 +14,7 @@ if [ ! -f "$dir/.size-$size" ]; then
   rm -rf "$dir"
   build/release/bench/gen_archive --out "$dir/archive" --size-mb "$size"
   build/release/bin/mcpage sync --quiet --db "$dir/archive.db" \
-    --claude-home "$dir/archive/claude" --codex-home "$dir/archive/codex"
+    --claude-home "$dir/archive/claude" --codex-home "$dir/archive/codex" --no-gemini --no-copilot
   touch "$dir/.size-$size"
 fi
 # "012345" only appears in tool outputs longer than 12,345 lines (rare);
