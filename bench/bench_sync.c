@@ -2,7 +2,9 @@
  * The sync benchmark: a full sync of a generated archive (MB/s and
  * messages/s), a second pass with nothing changed, and an incremental
  * sync after one line is appended to one file among thousands. Prints
- * figures; asserts nothing.
+ * figures; asserts nothing. The archive's claude/, codex/, gemini/ and
+ * copilot/ folders are synced when present; the appended line goes to a
+ * file of the first of claude, gemini, copilot found.
  *
  *   bench_sync ARCHIVE_DIR DB_FILE [--keep]
  * DB_FILE is deleted first, unless --keep: then the full sync is skipped
@@ -60,12 +62,40 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_sync ARCHIVE_DIR DB_FILE [--keep]\n");
         return 2;
     }
-    char claude[4096], codex[4096], wal[4200], shm[4200];
+    char claude[4096], codex[4096], gemini[4096], copilot[4096], wal[4200], shm[4200];
     snprintf(claude, sizeof claude, "%s/claude", argv[1]);
     snprintf(codex, sizeof codex, "%s/codex", argv[1]);
+    snprintf(gemini, sizeof gemini, "%s/gemini", argv[1]);
+    snprintf(copilot, sizeof copilot, "%s/copilot", argv[1]);
     snprintf(wal, sizeof wal, "%s-wal", argv[2]);
     snprintf(shm, sizeof shm, "%s-shm", argv[2]);
-    sync_options o = {.claude_home = claude, .codex_home = codex, .hostname = "bench"};
+    sync_options o = {.claude_home = claude,
+                      .codex_home = codex,
+                      .gemini_home = gemini,
+                      .copilot_home = copilot,
+                      .hostname = "bench"};
+    /* where the appended lines go, and what they look like */
+    const char *home = claude, *pattern = "*.jsonl";
+    const char *line1 =
+        "{\"type\":\"user\",\"timestamp\":\"2025-12-31T23:59:59.000Z\",\"message\":{"
+        "\"role\":\"user\",\"content\":\"one more appended line\"}}\n";
+    const char *line2 =
+        "{\"type\":\"user\",\"timestamp\":\"2025-12-31T23:59:59.500Z\",\"message\":{"
+        "\"role\":\"user\",\"content\":\"and one more\"}}\n";
+    if (access(claude, F_OK) != 0 && access(gemini, F_OK) == 0) {
+        home = gemini;
+        line1 = "{\"id\":\"appended-1\",\"timestamp\":\"2025-12-31T23:59:59.000Z\",\"type\":"
+                "\"user\",\"content\":\"one more appended line\"}\n";
+        line2 = "{\"id\":\"appended-2\",\"timestamp\":\"2025-12-31T23:59:59.500Z\",\"type\":"
+                "\"user\",\"content\":\"and one more\"}\n";
+    } else if (access(claude, F_OK) != 0 && access(copilot, F_OK) == 0) {
+        home = copilot;
+        pattern = "events.jsonl";
+        line1 = "{\"type\":\"user.message\",\"data\":{\"content\":\"one more appended line\"},"
+                "\"id\":\"appended-1\",\"timestamp\":\"2025-12-31T23:59:59.000Z\"}\n";
+        line2 = "{\"type\":\"user.message\",\"data\":{\"content\":\"and one more\"},"
+                "\"id\":\"appended-2\",\"timestamp\":\"2025-12-31T23:59:59.500Z\"}\n";
+    }
     sync_report r;
     double secs;
     if (!keep) {
@@ -88,8 +118,8 @@ int main(int argc, char **argv)
     /* append one line to one file among thousands */
     char cmd[8400];
     snprintf(cmd, sizeof cmd,
-             "find '%s' -name '*.jsonl' | sort | awk '{a[NR]=$0} END {print a[int(NR/2)+1]}'",
-             claude);
+             "find '%s' -name '%s' | sort | awk '{a[NR]=$0} END {print a[int(NR/2)+1]}'", home,
+             pattern);
     FILE *p = popen(cmd, "r");
     char path[4096] = "";
     if (!p || !fgets(path, sizeof path, p))
@@ -99,8 +129,7 @@ int main(int argc, char **argv)
     FILE *f = fopen(path, "a");
     if (!f)
         return 1;
-    fprintf(f, "{\"type\":\"user\",\"timestamp\":\"2025-12-31T23:59:59.000Z\",\"message\":{"
-               "\"role\":\"user\",\"content\":\"one more appended line\"}}\n");
+    fputs(line1, f);
     fclose(f);
     if (pass(argv[2], &o, &r, &secs) < 0)
         return 1;
@@ -124,8 +153,7 @@ int main(int argc, char **argv)
     f = fopen(path, "a");
     if (!f)
         return 1;
-    fprintf(f, "{\"type\":\"user\",\"timestamp\":\"2025-12-31T23:59:59.500Z\",\"message\":{"
-               "\"role\":\"user\",\"content\":\"and one more\"}}\n");
+    fputs(line2, f);
     fclose(f);
     t0 = now_s();
     c0 = cpu_s();

@@ -2,13 +2,18 @@
  * Deterministic generator of large synthetic agent archives for the sync
  * benchmark: Claude Code transcripts (DIR/claude/projects/<mangled>/
  * <uuid>.jsonl) and Codex rollouts (DIR/codex/sessions/YYYY/MM/DD/
- * rollout-*.jsonl) until DIR holds about --size-mb megabytes.
+ * rollout-*.jsonl) until DIR holds about --size-mb megabytes; with
+ * --source gemini or copilot, Gemini CLI chats (DIR/gemini/tmp/<project>/
+ * chats/session-*.jsonl, each model message written again when its tool
+ * calls finish, as Gemini CLI does) or Copilot CLI sessions
+ * (DIR/copilot/session-state/<id>/events.jsonl) instead.
  *
  * The size spread imitates real archives: most sessions are a few turns,
  * a few are hundreds; most tool outputs are short, about 1 in 200 is
  * 100 KB to 1 MB. Same seed, same bytes.
  *
  *   gen_archive --out /tmp/mcpage-bench --size-mb 1024 [--seed 1]
+ *               [--source mixed|gemini|copilot]
  */
 #include <errno.h>
 #include <stdint.h>
@@ -252,6 +257,118 @@ static void codex_session(out *o, const char *cwd, const char *sid, uint64_t *t)
     }
 }
 
+/* A Gemini CLI chat: facts, then per turn the prompt, the model message
+ * (written twice: again with its finished tool calls) and $set lines. */
+static void gemini_session(out *o, const char *cwd, const char *sid, uint64_t *t)
+{
+    char stamp[40], text[4096], id[64];
+    ts(stamp, sizeof stamp, *t);
+    fprintf(o->f,
+            "{\"sessionId\":\"%s\",\"projectHash\":\"%s\",\"startTime\":\"%s\","
+            "\"lastUpdated\":\"%s\"}\n",
+            sid, cwd, stamp, stamp);
+    o->lines++;
+    for (unsigned turn = 0, n = session_turns(); turn < n; turn++) {
+        *t += 30 + below(600);
+        ts(stamp, sizeof stamp, *t);
+        sentence(text, sizeof text, 5 + below(40));
+        uuid(id, sizeof id);
+        fprintf(o->f,
+                "{\"id\":\"%s\",\"timestamp\":\"%s\",\"type\":\"user\",\"content\":[{"
+                "\"text\":\"",
+                id, stamp);
+        put_text(o, text);
+        fprintf(o->f, "\"}]}\n{\"$set\":{\"lastUpdated\":\"%s\"}}\n", stamp);
+        *t += 2 + below(60);
+        ts(stamp, sizeof stamp, *t);
+        sentence(text, sizeof text, 10 + below(120));
+        uuid(id, sizeof id);
+        unsigned calls = below(4);
+        for (int pass = 0; pass < (calls ? 2 : 1); pass++) {
+            fprintf(o->f,
+                    "{\"id\":\"%s\",\"timestamp\":\"%s\",\"type\":\"gemini\",\"content\":[{"
+                    "\"text\":\"",
+                    id, stamp);
+            put_text(o, text);
+            fputs("\"}],\"thoughts\":[],\"model\":\"gemini-2.5-pro\"", o->f);
+            if (pass == 1) {
+                fputs(",\"toolCalls\":[", o->f);
+                for (unsigned k = 0; k < calls; k++) {
+                    char cmd[512];
+                    sentence(cmd, sizeof cmd, 2 + below(5));
+                    fprintf(o->f,
+                            "%s{\"id\":\"run_shell_command-%llu-%u\",\"name\":"
+                            "\"run_shell_command\",\"args\":{\"command\":\"",
+                            k ? "," : "", (unsigned long long)rnd() % 1000000000000ull, k);
+                    put_text(o, cmd);
+                    fprintf(o->f,
+                            "\"},\"status\":\"%s\",\"timestamp\":\"%s\",\"result\":[{"
+                            "\"functionResponse\":{\"name\":\"run_shell_command\","
+                            "\"response\":{\"output\":\"",
+                            below(10) == 0 ? "error" : "success", stamp);
+                    put_big_output(o, tool_output_size());
+                    fputs("\"}}}]}", o->f);
+                }
+                fputc(']', o->f);
+            }
+            fputs("}\n", o->f);
+            o->lines++;
+        }
+        o->lines += 2;
+    }
+}
+
+/* A Copilot CLI session: one event per line. */
+static void copilot_session(out *o, const char *cwd, const char *sid, uint64_t *t)
+{
+    char stamp[40], text[4096], id[64];
+    ts(stamp, sizeof stamp, *t);
+    uuid(id, sizeof id);
+    fprintf(o->f,
+            "{\"type\":\"session.start\",\"data\":{\"sessionId\":\"%s\",\"version\":1,"
+            "\"producer\":\"copilot-agent\",\"copilotVersion\":\"0.0.407-1\",\"startTime\":"
+            "\"%s\",\"context\":{\"cwd\":\"%s\",\"branch\":\"main\"}},\"id\":\"%s\","
+            "\"timestamp\":\"%s\",\"parentId\":null}\n",
+            sid, stamp, cwd, id, stamp);
+    o->lines++;
+    for (unsigned turn = 0, n = session_turns(); turn < n; turn++) {
+        *t += 30 + below(600);
+        ts(stamp, sizeof stamp, *t);
+        sentence(text, sizeof text, 5 + below(40));
+        uuid(id, sizeof id);
+        fputs("{\"type\":\"user.message\",\"data\":{\"content\":\"", o->f);
+        put_text(o, text);
+        fprintf(o->f, "\",\"attachments\":[]},\"id\":\"%s\",\"timestamp\":\"%s\"}\n", id, stamp);
+        o->lines++;
+        for (unsigned k = 0, calls = below(4); k < calls; k++) {
+            char call[40];
+            snprintf(call, sizeof call, "toolu_vrtx_%016llx", (unsigned long long)rnd());
+            sentence(text, sizeof text, 2 + below(5));
+            uuid(id, sizeof id);
+            fputs("{\"type\":\"assistant.message\",\"data\":{\"content\":\"\",\"toolRequests\":[{"
+                  "\"toolCallId\":\"",
+                  o->f);
+            fprintf(o->f, "%s\",\"name\":\"bash\",\"arguments\":{\"command\":\"", call);
+            put_text(o, text);
+            fprintf(o->f, "\"}}]},\"id\":\"%s\",\"timestamp\":\"%s\"}\n", id, stamp);
+            uuid(id, sizeof id);
+            fprintf(o->f,
+                    "{\"type\":\"tool.execution_complete\",\"data\":{\"toolCallId\":\"%s\","
+                    "\"success\":%s,\"result\":{\"content\":\"",
+                    call, below(10) == 0 ? "false" : "true");
+            put_big_output(o, tool_output_size());
+            fprintf(o->f, "\"}},\"id\":\"%s\",\"timestamp\":\"%s\"}\n", id, stamp);
+            o->lines += 2;
+        }
+        sentence(text, sizeof text, 10 + below(120));
+        uuid(id, sizeof id);
+        fputs("{\"type\":\"assistant.message\",\"data\":{\"content\":\"", o->f);
+        put_text(o, text);
+        fprintf(o->f, "\",\"toolRequests\":[]},\"id\":\"%s\",\"timestamp\":\"%s\"}\n", id, stamp);
+        o->lines++;
+    }
+}
+
 static int mkdirs(const char *path)
 {
     char tmp[4096];
@@ -270,17 +387,22 @@ static int mkdirs(const char *path)
 int main(int argc, char **argv)
 {
     const char *dir = NULL;
+    const char *source = "mixed";
     double size_mb = 64;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--out") == 0)
             dir = argv[i + 1];
         else if (strcmp(argv[i], "--size-mb") == 0)
             size_mb = atof(argv[i + 1]);
+        else if (strcmp(argv[i], "--source") == 0)
+            source = argv[i + 1];
         else if (strcmp(argv[i], "--seed") == 0)
             rng_state ^= strtoull(argv[i + 1], NULL, 10) * 0x9E3779B97F4A7C15ull;
     }
-    if (!dir || size_mb <= 0) {
-        fprintf(stderr, "usage: gen_archive --out DIR --size-mb N [--seed S]\n");
+    int gemini = strcmp(source, "gemini") == 0, copilot = strcmp(source, "copilot") == 0;
+    if (!dir || size_mb <= 0 || (!gemini && !copilot && strcmp(source, "mixed") != 0)) {
+        fprintf(stderr, "usage: gen_archive --out DIR --size-mb N [--seed S] "
+                        "[--source mixed|gemini|copilot]\n");
         return 2;
     }
     uint64_t target = (uint64_t)(size_mb * 1024 * 1024), total = 0, lines = 0, files = 0;
@@ -292,8 +414,25 @@ int main(int argc, char **argv)
         uuid(sid, sizeof sid);
         t += 600 + below(20000);
         out o = {0};
-        int codex = below(10) < 4;
-        if (codex) {
+        int codex = !gemini && !copilot && below(10) < 4;
+        if (gemini) {
+            snprintf(d2, sizeof d2, "%s/gemini/tmp/project-%02u/chats", dir, p);
+            if (mkdirs(d2) < 0)
+                return 1;
+            snprintf(path, sizeof path, "%s/session-2025-01-01T00-00-%.8s.jsonl", d2, sid);
+            char marker[4400];
+            snprintf(marker, sizeof marker, "%s/gemini/tmp/project-%02u/.project_root", dir, p);
+            FILE *m = fopen(marker, "w");
+            if (!m)
+                return 1;
+            fprintf(m, "%s\n", cwd);
+            fclose(m);
+        } else if (copilot) {
+            snprintf(d2, sizeof d2, "%s/copilot/session-state/%s", dir, sid);
+            if (mkdirs(d2) < 0)
+                return 1;
+            snprintf(path, sizeof path, "%s/events.jsonl", d2);
+        } else if (codex) {
             unsigned day = (unsigned)(t / 86400);
             snprintf(d2, sizeof d2, "%s/codex/sessions/2025/%02u/%02u", dir, 1 + (day / 28) % 12,
                      1 + day % 28);
@@ -310,7 +449,11 @@ int main(int argc, char **argv)
         o.f = fopen(path, "w");
         if (!o.f)
             return 1;
-        if (codex)
+        if (gemini)
+            gemini_session(&o, cwd, sid, &t);
+        else if (copilot)
+            copilot_session(&o, cwd, sid, &t);
+        else if (codex)
             codex_session(&o, cwd, sid, &t);
         else
             claude_session(&o, cwd, sid, &t);
