@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
 # The sync benchmark on a generated archive (default 1024 MB under /tmp;
 # never in the repository). Uses the release preset.
-#   bench/run_sync_bench.sh [SIZE_MB] [DIR]
+#   bench/run_sync_bench.sh [SIZE_MB] [DIR] [SOURCE]
+# SOURCE: mixed (Claude Code and Codex CLI, the default), gemini or copilot;
+# "all" runs the three one after the other, each SIZE_MB, each in DIR-SOURCE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-1024}
 dir=${2:-/tmp/mcpage-bench}
+source=${3:-mixed}
 cmake --preset release >/dev/null
 cmake --build --preset release -j2 --target gen_archive bench_sync >/dev/null
-if [ ! -f "$dir/.size-$size" ]; then
-  rm -rf "$dir"
-  build/release/bench/gen_archive --out "$dir/archive" --size-mb "$size"
-  touch "$dir/.size-$size"
+run() {
+  local src=$1 d=$2
+  if [ ! -f "$d/.size-$size-$src" ]; then
+    rm -rf "$d"
+    build/release/bench/gen_archive --out "$d/archive" --size-mb "$size" --source "$src"
+    touch "$d/.size-$size-$src"
+  fi
+  echo "== $src"
+  build/release/bench/bench_sync "$d/archive" "$d/archive.db"
+}
+if [ "$source" = all ]; then
+  for s in mixed gemini copilot; do run "$s" "$dir-$s"; done
+else
+  run "$source" "$dir"
 fi
-build/release/bench/bench_sync "$dir/archive" "$dir/archive.db"

@@ -11,6 +11,7 @@
  * message written again, a checkpoint, a truncated, replaced or
  * rewritten file) stores the session again from byte 0.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -111,7 +112,10 @@ int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char 
     }
     if (at < 0)
         return 0;
-    return fmt->expand(line, len, f->v[at].sub, out, n);
+    rc = fmt->expand(line, len, f->v[at].sub, out, n);
+    if (rc == MCPAGE_EPARSE)
+        snprintf(why, whylen, "record not readable");
+    return rc;
 }
 
 /* ---- jobs -------------------------------------------------------------- */
@@ -231,6 +235,7 @@ static int read_range(int fd, int64_t from, int64_t to, char **out)
 static int fold_range(fold_file *ff, sync_fold *f, int64_t from, int64_t to, int64_t line_no0,
                       int64_t count_from, int64_t *lines)
 {
+    assert(from >= ff->base && to <= ff->base + ff->len);
     size_t line_max = ff->opt->line_max ? ff->opt->line_max : SYNC_LINE_MAX_DEFAULT;
     int64_t line_no = line_no0;
     int64_t at = from;
@@ -286,6 +291,8 @@ static int fold_range(fold_file *ff, sync_fold *f, int64_t from, int64_t to, int
 /* The records of one entry, as stored. */
 static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal)
 {
+    /* every entry points at a complete line of the content read */
+    assert(e->offset >= ff->base && e->length >= 0 && e->offset + e->length < ff->end);
     const char *p = ff->buf + (e->offset - ff->base);
     char *fixed = NULL;
     size_t fixed_len = 0;
