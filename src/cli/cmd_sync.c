@@ -104,6 +104,8 @@ static void print_json(const sync_report *r, const char *db)
     json_object_set_new(o, "lines_unterminated", json_integer(r->lines_unterminated));
     json_object_set_new(o, "claude_found", json_boolean(r->claude_found));
     json_object_set_new(o, "codex_found", json_boolean(r->codex_found));
+    json_object_set_new(o, "gemini_found", json_boolean(r->gemini_found));
+    json_object_set_new(o, "copilot_found", json_boolean(r->copilot_found));
     json_object_set_new(o, "sessions_added", json_integer(r->sessions_added));
     json_object_set_new(o, "messages_added", json_integer(r->messages_added));
     json_object_set_new(o, "bytes_read", json_integer(r->bytes_read));
@@ -117,16 +119,21 @@ static void print_json(const sync_report *r, const char *db)
 }
 
 /* Nothing to read at all: where sync looked and how to point it elsewhere. */
-static void no_folder_help(const char *claude, const char *codex)
+static void no_folder_help(const char *claude, const char *codex, const char *gemini,
+                           const char *copilot)
 {
     fprintf(stderr, "mcpage sync: no agent folder found. Looked for:\n");
     if (claude)
         fprintf(stderr, "  Claude Code transcripts in %s/projects\n", claude);
     if (codex)
         fprintf(stderr, "  Codex rollouts in %s/sessions and %s/archived_sessions\n", codex, codex);
+    if (gemini)
+        fprintf(stderr, "  Gemini CLI chats in %s/tmp\n", gemini);
+    if (copilot)
+        fprintf(stderr, "  GitHub Copilot CLI sessions in %s/session-state\n", copilot);
     fprintf(stderr, "Point sync elsewhere with --claude-home DIR (env MCPAGE_CLAUDE_HOME or\n"
                     "CLAUDE_CONFIG_DIR) and --codex-home DIR (env MCPAGE_CODEX_HOME or "
-                    "CODEX_HOME).\n");
+                    "CODEX_HOME); likewise --gemini-home and --copilot-home.\n");
 }
 
 /* Renames `from` to `to` when `from` exists; 0, or -1 with errno. */
@@ -338,8 +345,9 @@ int cli_cmd_sync(int argc, char **argv)
         for (int i = 0; i < rep.nexamples; i++)
             fprintf(stderr, "  %s\n", rep.examples[i]);
     }
-    if (!json && !rep.claude_found && !rep.codex_found)
-        no_folder_help(no_claude ? NULL : claude, no_codex ? NULL : codex);
+    if (!json && !rep.claude_found && !rep.codex_found && !rep.gemini_found && !rep.copilot_found)
+        no_folder_help(no_claude ? NULL : claude, no_codex ? NULL : codex,
+                       no_gemini ? NULL : gemini, no_copilot ? NULL : copilot);
     if (aside[0] && !quiet)
         fprintf(stderr,
                 "mcpage sync: rebuilt %s from the transcripts; the previous file is kept as %s "

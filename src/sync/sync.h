@@ -60,8 +60,10 @@ typedef struct sync_report {
     int64_t messages_added;
     int64_t sessions_added;
     int64_t bytes_read;
-    int claude_found; /* CLAUDE_HOME/projects could be listed */
-    int codex_found;  /* CODEX_HOME/sessions or archived_sessions could be listed */
+    int claude_found;  /* CLAUDE_HOME/projects could be listed */
+    int codex_found;   /* CODEX_HOME/sessions or archived_sessions could be listed */
+    int gemini_found;  /* GEMINI_HOME/tmp could be listed */
+    int copilot_found; /* COPILOT_HOME/session-state could be listed */
     double seconds;
     int nexamples;
     char examples[SYNC_EXAMPLES_MAX][SYNC_EXAMPLE_LEN]; /* "path:line: why" */

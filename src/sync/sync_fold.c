@@ -12,6 +12,7 @@
  * rewritten file) stores the session again from byte 0.
  */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -621,10 +622,23 @@ static int fold_file_run(store *s, const sync_fold_job *job, const sync_options 
 
 /* ---- the pass ---------------------------------------------------------- */
 
+/* 1 when home/sub is a directory that can be listed. */
+static int is_dir(const char *home, const char *sub)
+{
+    char path[SYNC_PATH_MAX];
+    int k = snprintf(path, sizeof path, "%s/%s", home, sub);
+    DIR *d = k > 0 && (size_t)k < sizeof path ? opendir(path) : NULL;
+    if (d)
+        closedir(d);
+    return d != NULL;
+}
+
 int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
 {
     sync_fold_jobs js = {0};
     int rc = 0;
+    rep->gemini_found = opt->gemini_home && is_dir(opt->gemini_home, "tmp");
+    rep->copilot_found = opt->copilot_home && is_dir(opt->copilot_home, "session-state");
     if (opt->gemini_home && (rc = sync__gemini_discover(&js, opt->gemini_home, s)) < 0)
         goto out;
     if (opt->copilot_home && (rc = sync__copilot_discover(&js, opt->copilot_home)) < 0)
