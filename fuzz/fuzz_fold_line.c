@@ -1,8 +1,9 @@
 /*
  * libFuzzer target for the folded transcript formats (Gemini CLI, GitHub
- * Copilot CLI): the first input byte picks the format (bit 0) and whether
- * the rest is a whole Gemini session document read through its JSON
- * Lines conversion (bit 1); the rest is split into lines, each repaired
+ * Copilot CLI, OpenCode's rendered rows): the first input byte picks the
+ * format (bits 0-1: Gemini, Copilot, OpenCode, Gemini) and whether the rest
+ * is a whole Gemini session document read through its JSON Lines
+ * conversion (bit 2); the rest is split into lines, each repaired
  * to UTF-8 and folded into one fold as sync does for one file (updates,
  * rewinds and checkpoints act on the lines before), and expanded into
  * its records. Checks: no crash, no leak, every message record has a
@@ -64,10 +65,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    const sync_fold_format *fmt = (data[0] & 1) ? &sync__copilot_format : &sync__gemini_format;
+    static const sync_fold_format *const fmts[] = {&sync__gemini_format, &sync__copilot_format,
+                                                   &sync__opencode_format, &sync__gemini_format};
+    const sync_fold_format *fmt = fmts[data[0] & 3];
     const char *p = (const char *)data + 1;
     size_t len = size - 1;
-    if ((data[0] & 2) && fmt->convert) {
+    if ((data[0] & 4) && fmt->convert) {
         char *out = NULL;
         size_t outlen = 0;
         char why[200] = "";

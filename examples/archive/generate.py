@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the bundled sample archive (examples/archive/claude, codex, gemini, copilot).
+"""Writes the bundled sample archive (examples/archive/claude, codex, gemini, copilot,
+opencode).
 
 Deterministic: the same script always writes the same bytes. Four projects,
 tens of sessions in both formats, realistic content (prompts, assistant
@@ -322,6 +323,56 @@ def copilot_session(cwd, t, n_turns, sid, hard=False):
         lines.insert(3, '{"type":"tool.execution_progress","data":')
     return ("\n".join(lines) + "\n").encode("utf-8"), t
 
+def opencode_tree(root, cwd, t, n_turns, sid, project):
+    """An OpenCode session from before 1.2: one JSON file per record under
+    storage/ (session/<project>/<id>.json, message/<session>/<id>.json,
+    part/<message>/<id>.json)."""
+    def ms(x):
+        return int(x.timestamp() * 1000)
+    def put(rel, obj):
+        write(os.path.join(root, "storage", rel), (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    start = t
+    title = None
+    n = [0]
+    def nid(prefix):
+        n[0] += 1
+        return "%s_%s%03d" % (prefix, sid[4:12], n[0])
+    for turn in range(n_turns):
+        t += timedelta(seconds=rng2.randint(20, 600))
+        prompt = rng2.choice(PROMPTS)
+        title = title or prompt
+        mu = nid("msg")
+        put("message/%s/%s.json" % (sid, mu), {"id": mu, "sessionID": sid, "role": "user", "time": {"created": ms(t)}})
+        pu = nid("prt")
+        put("part/%s/%s.json" % (mu, pu), {"id": pu, "sessionID": sid, "messageID": mu, "type": "text", "text": prompt})
+        t += timedelta(seconds=rng2.randint(2, 30))
+        ma = nid("msg")
+        done = t + timedelta(seconds=rng2.randint(5, 90))
+        put("message/%s/%s.json" % (sid, ma), {"id": ma, "sessionID": sid, "role": "assistant", "modelID": rng2.choice(["claude-sonnet-4-5", "gpt-5"]),
+                                              "providerID": "anthropic", "mode": "build", "path": {"cwd": cwd, "root": cwd},
+                                              "time": {"created": ms(t), "completed": ms(done)}})
+        pr = nid("prt")
+        put("part/%s/%s.json" % (ma, pr), {"id": pr, "sessionID": sid, "messageID": ma, "type": "reasoning",
+                                          "text": "Look at " + rng2.choice(FILES) + " first.", "time": {"start": ms(t), "end": ms(t)}})
+        pt = nid("prt")
+        cmd = rng2.choice(COMMANDS)
+        failed = rng2.random() < 0.25
+        state = {"status": "error" if failed else "completed", "input": {"command": cmd, "description": "run it"},
+                 "metadata": {}, "time": {"start": ms(t), "end": ms(t) + 900}}
+        if failed:
+            state["error"] = "Error: exit code 1\nerror: undefined reference to `sqlite3_open_v2'"
+        else:
+            state["output"] = "ok\n✓ 12 passed"
+            state["title"] = cmd
+        put("part/%s/%s.json" % (ma, pt), {"id": pt, "sessionID": sid, "messageID": ma, "type": "tool", "callID": "toolu_" + uid2().replace("-", "")[:16],
+                                          "tool": "bash", "state": state})
+        px = nid("prt")
+        put("part/%s/%s.json" % (ma, px), {"id": px, "sessionID": sid, "messageID": ma, "type": "text", "text": rng2.choice(ANSWERS)})
+        t = done
+    put("session/%s/%s.json" % (project, sid), {"id": sid, "version": "0.15.2", "projectID": project, "directory": cwd,
+                                               "title": title, "time": {"created": ms(start), "updated": ms(t)}})
+    return t
+
 def write_agents2():
     """Gemini CLI (~/.gemini) and GitHub Copilot CLI (~/.copilot) sessions."""
     n = 0
@@ -366,6 +417,13 @@ def write_agents2():
             write(os.path.join(d, "workspace.yaml"),
                   ("id: %s\ncwd: %s\nbranch: main\ncreated_at: %s\n" % (sid, cwd, ts(t))).encode("utf-8"))
             n += 1
+    t = T0 + timedelta(days=7)
+    for pi, cwd in enumerate([PROJECTS[0][0], PROJECTS[1][0]]):
+        for si in range(2):
+            t += timedelta(hours=rng2.randint(3, 40))
+            sid = "ses_" + uid2().replace("-", "")[:24]
+            t = opencode_tree(os.path.join(HERE, "opencode"), cwd, t, rng2.randint(2, 3), sid, "prj_%02d" % pi)
+            n += 1
     return n
 
 def write(path, data):
@@ -374,7 +432,7 @@ def write(path, data):
         f.write(data)
 
 def main():
-    for d in ("claude", "codex", "gemini", "copilot"):
+    for d in ("claude", "codex", "gemini", "copilot", "opencode"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
     t = T0
     n = 0

@@ -36,7 +36,8 @@ static void usage(FILE *out)
         "~/.local/share/mcpage/archive.db)\n"
         "  --no-sync         serve the archive as it is: no sync on start or while running\n"
         "  --sync-interval S sync again every S seconds while serving (default 60)\n"
-        "  --claude-home DIR, --codex-home DIR, --gemini-home DIR, --copilot-home DIR\n"
+        "  --claude-home DIR, --codex-home DIR, --gemini-home DIR, --copilot-home DIR,\n"
+        "  --opencode-home DIR\n"
         "                    where sync reads transcripts (as mcpage sync)\n"
         "  -h, --help        this text\n\n"
         "environment:\n"
@@ -73,10 +74,12 @@ typedef struct serve_sync {
     pthread_t thread;           /* the sync thread */
     bool running;               /* thread was started */
 
-    char gemini[SYNC_PATH_MAX];  /* Gemini CLI's directory */
-    char copilot[SYNC_PATH_MAX]; /* GitHub Copilot CLI's directory */
-    const char *gemini_arg;      /* --gemini-home, or NULL */
-    const char *copilot_arg;     /* --copilot-home, or NULL */
+    char gemini[SYNC_PATH_MAX];   /* Gemini CLI's directory */
+    char copilot[SYNC_PATH_MAX];  /* GitHub Copilot CLI's directory */
+    const char *gemini_arg;       /* --gemini-home, or NULL */
+    const char *copilot_arg;      /* --copilot-home, or NULL */
+    char opencode[SYNC_PATH_MAX]; /* OpenCode's data directory */
+    const char *opencode_arg;     /* --opencode-home, or NULL */
 } serve_sync;
 
 static void sync_once(serve_sync *ss, bool verbose)
@@ -136,7 +139,9 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
         (ss->gemini_arg ? snprintf(ss->gemini, sizeof ss->gemini, "%s", ss->gemini_arg) < 0
                         : sync_default_gemini_home(ss->gemini, sizeof ss->gemini) < 0) ||
         (ss->copilot_arg ? snprintf(ss->copilot, sizeof ss->copilot, "%s", ss->copilot_arg) < 0
-                         : sync_default_copilot_home(ss->copilot, sizeof ss->copilot) < 0)) {
+                         : sync_default_copilot_home(ss->copilot, sizeof ss->copilot) < 0) ||
+        (ss->opencode_arg ? snprintf(ss->opencode, sizeof ss->opencode, "%s", ss->opencode_arg) < 0
+                          : sync_default_opencode_home(ss->opencode, sizeof ss->opencode) < 0)) {
         (void)fprintf(stderr, "mcpage serve: a source path is too long\n");
         return 1;
     }
@@ -152,6 +157,7 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
     ss->opt.codex_home = ss->codex;
     ss->opt.gemini_home = ss->gemini;
     ss->opt.copilot_home = ss->copilot;
+    ss->opt.opencode_home = ss->opencode;
     sync_once(ss, true);
     pthread_mutex_init(&ss->mu, NULL);
     pthread_cond_init(&ss->cv, NULL);
@@ -175,7 +181,7 @@ int cli_cmd_serve(int argc, char **argv)
     long page = MCPAGE_DEFAULT_PAGE_SIZE, workers = MCPAGE_DEFAULT_WORKERS,
          inflight = MCPAGE_DEFAULT_MAX_INFLIGHT, interval = 60;
     const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
-    const char *gemini_arg = NULL, *copilot_arg = NULL;
+    const char *gemini_arg = NULL, *copilot_arg = NULL, *opencode_arg = NULL;
     bool no_sync = false;
     cli_http_opts http = {.session_max_age = -1};
     for (int i = 1; i < argc; i++) {
@@ -219,6 +225,8 @@ int cli_cmd_serve(int argc, char **argv)
             gemini_arg = argv[++i];
         } else if (v && strcmp(a, "--copilot-home") == 0) {
             copilot_arg = argv[++i];
+        } else if (v && strcmp(a, "--opencode-home") == 0) {
+            opencode_arg = argv[++i];
         } else {
             (void)fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n",
                           a);
@@ -233,6 +241,7 @@ int cli_cmd_serve(int argc, char **argv)
     ss.interval = interval;
     ss.gemini_arg = gemini_arg;
     ss.copilot_arg = copilot_arg;
+    ss.opencode_arg = opencode_arg;
     if (!no_sync && sync_start(&ss, arc.db, claude_arg, codex_arg) != 0) {
         sync_stop(&ss);
         cli_archive_close(&arc);

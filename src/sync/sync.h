@@ -39,8 +39,9 @@ typedef struct sync_options {
     void (*progress)(void *ud, const sync_progress *p);
     void *progress_ud;
 
-    const char *gemini_home;  /* e.g. ~/.gemini; NULL = skip Gemini CLI */
-    const char *copilot_home; /* e.g. ~/.copilot; NULL = skip GitHub Copilot CLI */
+    const char *gemini_home;   /* e.g. ~/.gemini; NULL = skip Gemini CLI */
+    const char *copilot_home;  /* e.g. ~/.copilot; NULL = skip GitHub Copilot CLI */
+    const char *opencode_home; /* e.g. ~/.local/share/opencode; NULL = skip OpenCode */
 } sync_options;
 
 typedef struct sync_report {
@@ -60,10 +61,11 @@ typedef struct sync_report {
     int64_t messages_added;
     int64_t sessions_added;
     int64_t bytes_read;
-    int claude_found;  /* CLAUDE_HOME/projects could be listed */
-    int codex_found;   /* CODEX_HOME/sessions or archived_sessions could be listed */
-    int gemini_found;  /* GEMINI_HOME/tmp could be listed */
-    int copilot_found; /* COPILOT_HOME/session-state could be listed */
+    int claude_found;   /* CLAUDE_HOME/projects could be listed */
+    int codex_found;    /* CODEX_HOME/sessions or archived_sessions could be listed */
+    int gemini_found;   /* GEMINI_HOME/tmp could be listed */
+    int copilot_found;  /* COPILOT_HOME/session-state could be listed */
+    int opencode_found; /* OPENCODE_HOME/opencode.db or storage/session exists */
     double seconds;
     int nexamples;
     char examples[SYNC_EXAMPLES_MAX][SYNC_EXAMPLE_LEN]; /* "path:line: why" */
@@ -84,6 +86,9 @@ int sync_default_db(char *buf, size_t n);
  * MCPAGE_COPILOT_HOME, else $COPILOT_HOME, else ~/.copilot. */
 int sync_default_gemini_home(char *buf, size_t n);
 int sync_default_copilot_home(char *buf, size_t n);
+/* MCPAGE_OPENCODE_HOME, else $XDG_DATA_HOME/opencode, else
+ * ~/.local/share/opencode. */
+int sync_default_opencode_home(char *buf, size_t n);
 /* Creates the parent directories of a file path (mode 0700). */
 int sync_make_parent_dirs(const char *path);
 

@@ -124,6 +124,8 @@ int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char 
 static void job_free(sync_fold_job *j)
 {
     free(j->path);
+    free(j->db);
+    free(j->title);
     free(j->session_id);
     free(j->parent);
     free(j->cwd);
@@ -433,6 +435,8 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
     }
     if (fold->title)
         m.title = fold->title;
+    else if (ff->job->title)
+        m.title = ff->job->title;
     else if (ff->first_prompt && (reset || !ff->st.has_title))
         m.title = ff->first_prompt;
     m.git_branch = fold->branch;
@@ -472,6 +476,19 @@ fail:
 /* The content of a whole-file format: the file, or its JSON Lines form. */
 static int load_whole(fold_file *ff, int fd)
 {
+    if (ff->job->fmt->load) {
+        /* not a file: the rows the source renders as JSON Lines */
+        char why[160] = "";
+        size_t n = 0;
+        int rc = ff->job->fmt->load(ff->job, &ff->buf, &n, why, sizeof why);
+        if (rc == MCPAGE_EPARSE) {
+            ff->rep->lines_malformed++;
+            example(ff->rep, ff->job->path, 0, why[0] ? why : "not readable");
+        }
+        ff->len = (int64_t)n;
+        ff->rep->bytes_read += ff->len;
+        return rc;
+    }
     if (ff->sb.st_size > SYNC_FOLD_READ_MAX)
         return MCPAGE_ERANGE;
     char *raw = NULL;
@@ -502,6 +519,30 @@ static int64_t last_newline_end(const char *buf, int64_t base, int64_t len)
         if (buf[i - 1] == '\n')
             return base + i;
     return base;
+}
+
+/* *same = 1 when the session's stored raw bytes are the content's first
+ * `consumed` bytes (a rendering, unlike a file, may change anywhere). */
+static int stored_prefix_equal(fold_file *ff, int64_t consumed, int *same)
+{
+    *same = 0;
+    for (int64_t at = 0; at < consumed;) {
+        int64_t max = (int64_t)STORE_RAW_READ_MAX;
+        int64_t want = consumed - at < max ? consumed - at : max;
+        unsigned char *raw = NULL;
+        size_t n = 0;
+        int64_t total = 0;
+        int rc = store_raw_read(ff->s, ff->sid, at, want, &raw, &n, &total);
+        if (rc < 0)
+            return rc;
+        int ok = (int64_t)n == want && memcmp(raw, ff->buf + at, n) == 0;
+        free(raw);
+        if (!ok)
+            return 0;
+        at += want;
+    }
+    *same = 1;
+    return 0;
 }
 
 /* A whole-file format: fold all, compare with the stored prefix's fold. */
@@ -554,6 +595,12 @@ static int fold_whole(fold_file *ff, int fd, int *reparsed)
             (hl > 0 && (hl > ff->end || fnv1a(ff->buf, (size_t)hl) != ff->st.head_hash)))
             reset = 1;
     }
+    if (!reset && consumed > 0 && ff->job->fmt->load) {
+        int same = 0;
+        if ((rc = stored_prefix_equal(ff, consumed, &same)) < 0)
+            goto out_id;
+        reset = !same;
+    }
     if (!reset && consumed > 0) {
         int64_t ignored = 0;
         if ((rc = fold_range(ff, &old, 0, consumed, 0, INT64_MAX, &ignored)) < 0)
@@ -586,14 +633,27 @@ out:
     return rc;
 }
 
+/* A job that is not a file: the change identity its source gave, as a stat. */
+static void job_stat(const sync_fold_job *job, struct stat *sb)
+{
+    memset(sb, 0, sizeof *sb);
+    sb->st_size = (off_t)job->size;
+    sb->st_ino = (ino_t)job->inode;
+    sb->st_mtim.tv_sec = (time_t)(job->mtime_ns / 1000000000);
+    sb->st_mtim.tv_nsec = (long)(job->mtime_ns % 1000000000);
+}
+
 static int fold_file_run(store *s, const sync_fold_job *job, const sync_options *opt,
                          sync_report *rep)
 {
     fold_file ff = {.job = job, .opt = opt, .rep = rep, .s = s};
     int reparsed = 0;
     int rc = 0;
-    int fd = open(job->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &ff.sb) < 0) {
+    int fd = -1;
+    if (job->fmt->load) {
+        job_stat(job, &ff.sb);
+        rc = fold_whole(&ff, -1, &reparsed);
+    } else if ((fd = open(job->path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &ff.sb) < 0) {
         rc = MCPAGE_EIO;
     } else {
         rc = fold_whole(&ff, fd, &reparsed);
@@ -639,9 +699,17 @@ int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
     int rc = 0;
     rep->gemini_found = opt->gemini_home && is_dir(opt->gemini_home, "tmp");
     rep->copilot_found = opt->copilot_home && is_dir(opt->copilot_home, "session-state");
+    struct stat osb;
+    char odb[SYNC_PATH_MAX];
+    rep->opencode_found = opt->opencode_home &&
+                          (is_dir(opt->opencode_home, "storage/session") ||
+                           (snprintf(odb, sizeof odb, "%s/opencode.db", opt->opencode_home) > 0 &&
+                            stat(odb, &osb) == 0));
     if (opt->gemini_home && (rc = sync__gemini_discover(&js, opt->gemini_home, s)) < 0)
         goto out;
     if (opt->copilot_home && (rc = sync__copilot_discover(&js, opt->copilot_home)) < 0)
+        goto out;
+    if (opt->opencode_home && (rc = sync__opencode_discover(&js, opt->opencode_home, rep)) < 0)
         goto out;
     if (js.n == 0)
         goto out;
@@ -654,7 +722,9 @@ int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
     int64_t done = 0;
     for (size_t i = 0; i < js.n; i++) {
         struct stat sb;
-        if (stat(js.v[i].path, &sb) < 0)
+        if (js.v[i].fmt->load)
+            job_stat(&js.v[i], &sb);
+        else if (stat(js.v[i].path, &sb) < 0)
             continue;
         while (k < known.count && strcmp(known.rows[k].path, js.v[i].path) < 0)
             k++;

@@ -55,6 +55,8 @@ void sync_fold_set(char **slot, const char *val);
 void sync_fold_free(sync_fold *f);
 
 /* One folded format. */
+struct sync_fold_job;
+
 typedef struct sync_fold_format {
     const char *source; /* the store's source name, e.g. "gemini" */
     /* Folds one line (valid UTF-8, not blank) found at content offset
@@ -68,6 +70,11 @@ typedef struct sync_fold_format {
      * (*out malloc'd); MCPAGE_EPARSE with a reason when it is not one. */
     int (*convert)(const char *doc, size_t len, char **out, size_t *outlen, char *why,
                    size_t whylen);
+    /* Optional: a job that is not a file (one session of a database): its
+     * rows rendered as JSON Lines (*out malloc'd); replaces reading a file.
+     * A rendering may change anywhere, so before new rows are appended the
+     * stored raw bytes are compared with the rendering's prefix. */
+    int (*load)(const struct sync_fold_job *job, char **out, size_t *len, char *why, size_t whylen);
 } sync_fold_format;
 
 /* One file to read. */
@@ -78,6 +85,13 @@ typedef struct sync_fold_job {
     char *parent;     /* parent session from the file's place, or NULL */
     char *cwd;        /* project directory from the file's place, or NULL */
     int convert;      /* read through fmt->convert */
+    /* a job that is not a file (fmt->load): where its rows are, and the
+       identity that says whether they changed (compared like a stat) */
+    char *db;         /* the database file, or NULL */
+    char *title;      /* the session's title the database names, or NULL */
+    int64_t size;     /* e.g. rows of the session */
+    int64_t inode;    /* e.g. the database file's inode */
+    int64_t mtime_ns; /* e.g. the newest row's update time */
 } sync_fold_job;
 
 typedef struct sync_fold_jobs {
@@ -92,10 +106,15 @@ void sync__fold_jobs_free(sync_fold_jobs *js);
 /* The formats. */
 extern const sync_fold_format sync__gemini_format;
 extern const sync_fold_format sync__copilot_format;
+extern const sync_fold_format sync__opencode_format;
+extern const sync_fold_format sync__opencode_json_format;
 
 /* Discovery per format: appends the files under the agent's home. */
 int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s);
 int sync__copilot_discover(sync_fold_jobs *js, const char *home);
+/* OpenCode: one job per session of DATA/opencode.db; a database that
+ * cannot be opened is counted as a failed file in `rep`. */
+int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep);
 
 /* The folded sources' pass (called by sync_run with its options, the
  * hostname resolved): discovery, the unchanged-file check, and each

@@ -205,10 +205,11 @@ const char *sync_json_str(json_t *obj, const char *key)
 
 char *sync_tool_summary(json_t *input)
 {
-    /* absolute_path and dir_path: Gemini CLI's read_file and list_directory */
+    /* absolute_path, dir_path: Gemini CLI's read_file, list_directory;
+       filePath: OpenCode's read, edit, write */
     static const char *const keys[] = {
-        "command",     "cmd",    "file_path",     "path",  "pattern",       "query",   "url",
-        "description", "prompt", "notebook_path", "skill", "absolute_path", "dir_path"};
+        "command",     "cmd",    "file_path",     "path",  "pattern",       "query",    "url",
+        "description", "prompt", "notebook_path", "skill", "absolute_path", "dir_path", "filePath"};
     json_t *parsed = NULL;
     char *out = NULL;
     if (json_is_string(input)) {

@@ -18,8 +18,9 @@ static const mcpage_list_spec spec = {
     .max_limit = 100,
     .fields = fields,
     .id_fields = id_fields,
-    .narrow_hint = "Narrow with name=... (a substring) or source=\"claude\", \"codex\", \"gemini\" "
-                   "or \"copilot\".",
+    .narrow_hint =
+        "Narrow with name=... (a substring) or source=\"claude\", \"codex\", \"gemini\", "
+        "\"copilot\" or \"opencode\".",
 };
 
 static const char schema[] =

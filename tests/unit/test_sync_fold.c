@@ -1,9 +1,9 @@
 /*
  * Tests for the folded sources' sync (src/sync/sync_fold.c) as a whole:
  * a sync killed at random moments resumes to exactly the store of a
- * clean run (the sample archive's Gemini CLI and Copilot CLI sessions,
- * then the same files grown, rewound and rewritten), and sessions of
- * four agents working in one directory make one project. Run on SQLite
+ * clean run (the sample archive's Gemini CLI, Copilot CLI and OpenCode
+ * sessions, then the same files grown, rewound and rewritten), and
+ * sessions of five agents working in one directory make one project. Run on SQLite
  * here and on PostgreSQL by test_sync_fold_pg.c.
  */
 #include <setjmp.h>
@@ -30,6 +30,7 @@ typedef struct fx {
     char dir[256];
     char gemini[300];
     char copilot[300];
+    char opencode[300];
 } fx;
 
 static int setup(void **state)
@@ -40,11 +41,14 @@ static int setup(void **state)
         return -1;
     snprintf(f->gemini, sizeof f->gemini, "%s/gemini", f->dir);
     snprintf(f->copilot, sizeof f->copilot, "%s/copilot", f->dir);
+    snprintf(f->opencode, sizeof f->opencode, "%s/opencode", f->dir);
     char src[600];
     snprintf(src, sizeof src, "%s/examples/archive/gemini", MCPAGE_SOURCE_DIR);
     ts_copy_tree(src, f->gemini);
     snprintf(src, sizeof src, "%s/examples/archive/copilot", MCPAGE_SOURCE_DIR);
     ts_copy_tree(src, f->copilot);
+    snprintf(src, sizeof src, "%s/examples/archive/opencode", MCPAGE_SOURCE_DIR);
+    ts_copy_tree(src, f->opencode);
     *state = f;
     return 0;
 }
@@ -73,7 +77,10 @@ static void child_sync(const char *db, const fx *f)
     store *s = NULL;
     if (store_open(db, STORE_OPEN_WRITE, &s) < 0)
         _exit(3);
-    sync_options o = {.gemini_home = f->gemini, .copilot_home = f->copilot, .hostname = "test"};
+    sync_options o = {.gemini_home = f->gemini,
+                      .copilot_home = f->copilot,
+                      .opencode_home = f->opencode,
+                      .hostname = "test"};
     sync_report r;
     int rc = sync_run(s, &o, &r);
     store_close(s);
@@ -126,8 +133,10 @@ static void change_files(const fx *f)
         "cd '%s'; for x in session-state/*/events.jsonl; do "
         "printf '%%s\\n' '{\"type\":\"user.message\",\"data\":{\"content\":\"and the docs\"},"
         "\"id\":\"late-ev\",\"timestamp\":\"2025-10-01T00:00:00Z\",\"parentId\":null}' >> \"$x\"; "
-        "done",
-        f->gemini, f->copilot);
+        "done; cd '%s/storage/part'; for x in */; do "
+        "printf '%%s\\n' '{\"id\":\"prt_late\",\"type\":\"text\",\"text\":\"one more\"}' "
+        "> \"$x/prt_zzz.json\"; done",
+        f->gemini, f->copilot, f->opencode);
     assert_int_equal(system(cmd), 0);
 }
 
@@ -135,12 +144,14 @@ static void change_files(const fx *f)
 static void restore_files(const fx *f)
 {
     char cmd[1000], src[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", f->gemini, f->copilot);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", f->gemini, f->copilot, f->opencode);
     assert_int_equal(system(cmd), 0);
     snprintf(src, sizeof src, "%s/examples/archive/gemini", MCPAGE_SOURCE_DIR);
     ts_copy_tree(src, f->gemini);
     snprintf(src, sizeof src, "%s/examples/archive/copilot", MCPAGE_SOURCE_DIR);
     ts_copy_tree(src, f->copilot);
+    snprintf(src, sizeof src, "%s/examples/archive/opencode", MCPAGE_SOURCE_DIR);
+    ts_copy_tree(src, f->opencode);
 }
 
 /*
@@ -200,7 +211,7 @@ static void killed_sync_resumes_to_the_same_store(void **state)
     assert_true(kills > 0);
 }
 
-static void four_agents_in_one_directory_are_one_project(void **state)
+static void five_agents_in_one_directory_are_one_project(void **state)
 {
     fx *f = *state;
     char db[1200], claude[600], codex[600];
@@ -213,17 +224,18 @@ static void four_agents_in_one_directory_are_one_project(void **state)
                       .codex_home = codex,
                       .gemini_home = f->gemini,
                       .copilot_home = f->copilot,
+                      .opencode_home = f->opencode,
                       .hostname = "test"};
     sync_report rep;
     assert_int_equal(sync_run(s, &o, &rep), 0);
-    assert_int_equal(rep.files_seen, 61);
+    assert_int_equal(rep.files_seen, 65);
     assert_int_equal(rep.files_failed, 0);
     assert_int_equal(rep.lines_malformed, 4);
     assert_int_equal(rep.lines_partial, 2);
     store_close(s);
     char *d = ts_dump(db, 40);
     assert_non_null(strstr(d, "project ledger-api /home/ada/src/ledger-api "
-                              "claude,codex,copilot,gemini sessions=20"));
+                              "claude,codex,copilot,gemini,opencode sessions=22"));
     assert_non_null(strstr(d, "project mcpage /home/ada/src/mcpage claude,copilot sessions=11"));
     free(d);
 
@@ -236,6 +248,9 @@ static void four_agents_in_one_directory_are_one_project(void **state)
     sf.source = "copilot";
     assert_int_equal(store_sessions_count(s, &sf, &n), 0);
     assert_int_equal(n, 6);
+    sf.source = "opencode";
+    assert_int_equal(store_sessions_count(s, &sf, &n), 0);
+    assert_int_equal(n, 4);
     store_project_filter pf = {.source = "gemini"};
     assert_int_equal(store_projects_count(s, &pf, &n), 0);
     assert_int_equal(n, 3);
@@ -249,7 +264,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(killed_sync_resumes_to_the_same_store, setup, teardown),
-        cmocka_unit_test_setup_teardown(four_agents_in_one_directory_are_one_project, setup,
+        cmocka_unit_test_setup_teardown(five_agents_in_one_directory_are_one_project, setup,
                                         teardown),
     };
     return TB_RUN_GROUPS(tests);

@@ -1,0 +1,865 @@
+/*
+ * OpenCode sessions: since OpenCode 1.2 one SQLite database,
+ * DATA/opencode.db, tables session, message and part (each message and
+ * part row keeps its content as JSON text in `data`). Read through the
+ * folded sync of sync_fold.c, one job per session:
+ *
+ * - the database is opened read-only with a busy timeout, and each
+ *   session is read in one short read transaction: in WAL mode (OpenCode's)
+ *   a reader never blocks OpenCode's writer and sees only committed rows;
+ * - a session's rows are rendered as JSON Lines, faithfully: one line per
+ *   row, {"table": NAME, "row": {column: value}} with every column as
+ *   SQLite stores it (JSON columns stay text): each message (by
+ *   time_created, id) followed by its parts (by id). That rendering is the
+ *   session's raw copy (read_raw says so); the session row itself gives
+ *   the session's facts (directory, parent, title) at discovery;
+ * - whether a session changed is the size of its rows' data and the sum
+ *   of their time_updated, compared like a file's size and mtime, so
+ *   unchanged sessions cost one aggregate query row and are never rendered. A changed one is
+ * rendered and compared byte for byte with the rendering stored before: rows added after the stored
+ * ones are appended, a changed or deleted row (a part that finished streaming, a reverted message)
+ * stores the session again.
+ *
+ * Before 1.2, OpenCode kept one JSON file per record under DATA/storage:
+ * session/<projectID>/<sessionID>.json, message/<sessionID>/<messageID>.json
+ * and part/<messageID>/<partID>.json. Such a session is rendered the same
+ * way (one line per file, {"table", "row": {id, ..., "file", "data": the
+ * file's text}}; a part file has no time of its own, its row's
+ * time_created is its message's) and read with the same rules; when the database holds
+ * the same session (1.2 migrates the files into it), the database wins.
+ *
+ * Column and JSON names from the opencode sources (session.sql.ts,
+ * message-v2.ts): see docs/transcripts.md.
+ */
+#define _GNU_SOURCE /* open_memstream, d_type */
+#include <dirent.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_fold.h"
+
+#define OPENCODE_BUSY_MS 5000 /* waits for a writer's checkpoint at most this long */
+
+enum { ROLE_USER = 0, ROLE_ASSISTANT = 1, ROLE_OTHER = 2 };
+
+int sync_default_opencode_home(char *buf, size_t n)
+{
+    const char *e = getenv("MCPAGE_OPENCODE_HOME");
+    int k;
+    if (e && *e) {
+        k = snprintf(buf, n, "%s", e);
+    } else if ((e = getenv("XDG_DATA_HOME")) && *e) {
+        k = snprintf(buf, n, "%s/opencode", e);
+    } else {
+        const char *h = getenv("HOME");
+        if (!h || !*h) {
+            struct passwd *pw = getpwuid(getuid());
+            h = pw ? pw->pw_dir : "/";
+        }
+        k = snprintf(buf, n, "%s/.local/share/opencode", h);
+    }
+    return (k < 0 || (size_t)k >= n) ? MCPAGE_ERANGE : 0;
+}
+
+static int open_readonly(const char *path, sqlite3 **out)
+{
+    *out = NULL;
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_close(db);
+        return MCPAGE_EIO;
+    }
+    sqlite3_busy_timeout(db, OPENCODE_BUSY_MS);
+    *out = db;
+    return 0;
+}
+
+/* ---- rendering ------------------------------------------------------- */
+
+/* One row as {"table": t, "row": {...}}, every column as stored. */
+static int render_row(FILE *w, const char *table, sqlite3_stmt *st)
+{
+    json_t *row = json_object();
+    int ncol = sqlite3_column_count(st);
+    for (int i = 0; row && i < ncol; i++) {
+        const char *name = sqlite3_column_name(st, i);
+        json_t *v;
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+            v = json_integer(sqlite3_column_int64(st, i));
+            break;
+        case SQLITE_FLOAT:
+            v = json_real(sqlite3_column_double(st, i));
+            break;
+        case SQLITE_NULL:
+            v = json_null();
+            break;
+        default: /* text (and blobs, kept as their bytes' text) */
+            v = json_stringn_nocheck((const char *)sqlite3_column_text(st, i),
+                                     (size_t)sqlite3_column_bytes(st, i));
+            break;
+        }
+        if (!v || json_object_set_new(row, name, v) < 0) {
+            json_decref(row);
+            row = NULL;
+        }
+    }
+    json_t *line = row ? json_pack("{s:s,s:o}", "table", table, "row", row) : NULL;
+    int ok = line && json_dumpf(line, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+             fputc('\n', w) != EOF;
+    json_decref(line);
+    return ok ? 0 : MCPAGE_ENOMEM;
+}
+
+static int render_query(sqlite3 *db, FILE *w, const char *table, const char *sql, const char *id,
+                        int (*each)(sqlite3 *, FILE *, sqlite3_stmt *))
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return MCPAGE_EIO;
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    int rc = 0, step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = render_row(w, table, st);
+        if (rc == 0 && each)
+            rc = each(db, w, st);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = MCPAGE_EIO;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* After a message row: its parts. */
+static int message_parts(sqlite3 *db, FILE *w, sqlite3_stmt *msg)
+{
+    const char *id = NULL;
+    for (int i = 0; !id && i < sqlite3_column_count(msg); i++)
+        if (strcmp(sqlite3_column_name(msg, i), "id") == 0)
+            id = (const char *)sqlite3_column_text(msg, i);
+    if (!id)
+        return MCPAGE_EIO;
+    return render_query(db, w, "part", "SELECT * FROM part WHERE message_id = ?1 ORDER BY id", id,
+                        NULL);
+}
+
+static int opencode_load(const sync_fold_job *job, char **out, size_t *len, char *why,
+                         size_t whylen)
+{
+    *out = NULL;
+    *len = 0;
+    sqlite3 *db = NULL;
+    if (open_readonly(job->db, &db) < 0) {
+        snprintf(why, whylen, "cannot open the database read-only");
+        return MCPAGE_EIO;
+    }
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *w = open_memstream(&buf, &n);
+    int rc = w ? 0 : MCPAGE_ENOMEM;
+    /* one read transaction: one consistent snapshot of the session */
+    if (rc == 0 && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        rc = MCPAGE_EIO;
+    if (rc == 0)
+        rc = render_query(db, w, "message",
+                          "SELECT * FROM message WHERE session_id = ?1 "
+                          "ORDER BY time_created, id",
+                          job->session_id, message_parts);
+    if (rc < 0)
+        snprintf(why, whylen, "%s", sqlite3_errmsg(db));
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(db);
+    if (w && fclose(w) != 0 && rc == 0)
+        rc = MCPAGE_ENOMEM;
+    if (rc < 0 || n > SYNC_FOLD_READ_MAX) {
+        free(buf);
+        return rc < 0 ? rc : MCPAGE_ERANGE;
+    }
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+/* ---- records --------------------------------------------------------- */
+
+/* The row of a rendered line, and its `data` column parsed (owned). */
+static json_t *row_data(json_t *row)
+{
+    const char *data = sync_json_str(row, "data");
+    return data ? json_loads(data, 0, NULL) : NULL;
+}
+
+static int role_code(const char *role)
+{
+    if (role && strcmp(role, "user") == 0)
+        return ROLE_USER;
+    if (role && strcmp(role, "assistant") == 0)
+        return ROLE_ASSISTANT;
+    return ROLE_OTHER;
+}
+
+static int opencode_fold_line(sync_fold *f, const char *line, size_t len, int64_t off,
+                              int64_t line_no, char *why, size_t whylen)
+{
+    json_error_t err;
+    json_t *root = json_loadb(line, len, 0, &err);
+    const char *table = sync_json_str(root, "table");
+    json_t *row = json_object_get(root, "row");
+    if (!table || !json_is_object(row)) {
+        snprintf(why, whylen, "%s", root ? "not a rendered row" : err.text);
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    int rc = 0;
+    int is_message = strcmp(table, "message") == 0;
+    json_t *data = NULL;
+    if (is_message || strcmp(table, "part") == 0) {
+        data = row_data(row);
+        if (!json_is_object(data)) {
+            /* the line (the row) stays in the raw copy; no message from it */
+            snprintf(why, whylen, "%s %s: data is not a JSON object", table,
+                     sync_json_str(row, "id") ? sync_json_str(row, "id") : "?");
+            json_decref(data);
+            json_decref(root);
+            return MCPAGE_EPARSE;
+        }
+    }
+    if (is_message) {
+        const char *role = sync_json_str(data, "role");
+        sync_fold_set(&f->model, sync_json_str(data, "modelID"));
+        rc = sync_fold_push(f, sync_json_str(row, "id"), off, (int64_t)len, line_no,
+                            role_code(role));
+    } else if (data) {
+        /* a part speaks with its message's role (the line before it) */
+        long at = sync_fold_find(f, sync_json_str(row, "message_id"));
+        rc = sync_fold_push(f, sync_json_str(row, "id"), off, (int64_t)len, line_no,
+                            at >= 0 ? f->v[at].sub : ROLE_OTHER);
+    }
+    json_decref(data);
+    json_decref(root);
+    return rc;
+}
+
+/* Milliseconds since the epoch as an ISO 8601 UTC time (*out owned). */
+static char *iso_ms(json_t *v)
+{
+    if (!json_is_integer(v) && !json_is_real(v))
+        return NULL;
+    double ms = json_number_value(v);
+    if (ms <= 0 || ms > 253402300799999.0)
+        return NULL;
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&secs, &tm))
+        return NULL;
+    char buf[96];
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)((int64_t)ms % 1000));
+    return sync_short_copy(buf, sizeof buf);
+}
+
+static void message_record(sync_record *r, const char *role, sync_text *t, char *ts)
+{
+    r->kind = SYNC_MESSAGE;
+    r->role = role;
+    r->text = sync_text_finish(t);
+    r->timestamp = ts;
+}
+
+static const char *role_name(int32_t sub)
+{
+    return sub == ROLE_USER ? "user" : sub == ROLE_ASSISTANT ? "assistant" : "system";
+}
+
+/* A tool part: the call, and its result once it has one. */
+static size_t expand_tool(json_t *data, char *ts, sync_record *r)
+{
+    const char *tool = sync_json_str(data, "tool");
+    const char *call = sync_json_str(data, "callID");
+    json_t *state = json_object_get(data, "state");
+    const char *status = sync_json_str(state, "status");
+    char *sum = sync_tool_summary(json_object_get(state, "input"));
+    sync_text t = {0};
+    sync_text_adds(&t, "[tool_use ");
+    sync_text_adds(&t, tool ? tool : "?");
+    sync_text_adds(&t, "] ");
+    sync_text_adds(&t, sum);
+    message_record(&r[0], "assistant", &t, ts);
+    r[0].tool_name = sync_short_copy(tool ? tool : "?", 100);
+    r[0].tool_input = sum;
+    r[0].call_id = call ? sync_short_copy(call, 100) : NULL;
+    int done = status && (strcmp(status, "completed") == 0 || strcmp(status, "error") == 0);
+    if (!done)
+        return 1;
+    int failed = strcmp(status, "error") == 0;
+    sync_text_adds(&t, sync_json_str(state, failed ? "error" : "output"));
+    json_t *time = json_object_get(state, "time");
+    char *end = iso_ms(json_object_get(time, "end"));
+    message_record(&r[1], "tool", &t, end ? end : sync_short_copy(r[0].timestamp, 64));
+    r[1].tool_name = sync_short_copy(tool ? tool : "?", 100);
+    r[1].call_id = call ? sync_short_copy(call, 100) : NULL;
+    r[1].is_error = failed;
+    return 2;
+}
+
+static size_t expand_part(json_t *data, int32_t sub, char *ts, sync_record *r)
+{
+    const char *type = sync_json_str(data, "type");
+    sync_text t = {0};
+    if (!type) {
+        free(ts);
+        return 0;
+    }
+    if (strcmp(type, "tool") == 0)
+        return expand_tool(data, ts, r);
+    const char *role = role_name(sub);
+    if (strcmp(type, "text") == 0) {
+        sync_text_adds(&t, sync_json_str(data, "text"));
+        int synthetic = json_is_true(json_object_get(data, "synthetic"));
+        message_record(r, synthetic ? "system" : role, &t, ts);
+        r->is_prompt = sub == ROLE_USER && !synthetic && r->text && *r->text;
+        return 1;
+    }
+    if (strcmp(type, "reasoning") == 0) {
+        sync_text_adds(&t, "[thinking] ");
+        sync_text_adds(&t, sync_json_str(data, "text"));
+        message_record(r, "assistant", &t, ts);
+        return 1;
+    }
+    if (strcmp(type, "file") == 0) {
+        const char *mime = sync_json_str(data, "mime");
+        const char *name = sync_json_str(data, "filename");
+        int image = mime && strncmp(mime, "image/", 6) == 0;
+        sync_text_adds(&t, image ? "[image: " : "[file: ");
+        sync_text_adds(&t, image ? mime : name ? name : sync_json_str(data, "url"));
+        sync_text_adds(&t, "]");
+        message_record(r, role, &t, ts);
+        return 1;
+    }
+    if (strcmp(type, "subtask") == 0) {
+        sync_text_adds(&t, "[subtask ");
+        sync_text_adds(&t, sync_json_str(data, "agent"));
+        sync_text_adds(&t, "] ");
+        sync_text_adds(&t, sync_json_str(data, "prompt"));
+        message_record(r, "assistant", &t, ts);
+        return 1;
+    }
+    if (strcmp(type, "compaction") == 0) {
+        sync_text_adds(&t, "[compaction]");
+        message_record(r, "system", &t, ts);
+        return 1;
+    }
+    free(ts); /* step-start/-finish, snapshot, patch, agent, retry: bookkeeping */
+    return 0;
+}
+
+static int opencode_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    json_t *root = json_loadb(line, len, 0, NULL);
+    const char *table = sync_json_str(root, "table");
+    json_t *row = json_object_get(root, "row");
+    if (!table || !json_is_object(row)) {
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    json_t *data = row_data(row);
+    sync_record *r = calloc(2, sizeof *r);
+    if (!r) {
+        json_decref(data);
+        json_decref(root);
+        return MCPAGE_ENOMEM;
+    }
+    char *ts = iso_ms(json_object_get(row, "time_created"));
+    size_t k = 0;
+    if (!json_is_object(data)) {
+        free(ts); /* a row whose data is not JSON: its raw line keeps it */
+    } else if (strcmp(table, "part") == 0) {
+        k = expand_part(data, sub, ts, r);
+    } else if (strcmp(table, "message") == 0 && json_is_object(json_object_get(data, "error"))) {
+        /* an assistant turn that failed: the error is its message */
+        json_t *e = json_object_get(data, "error");
+        json_t *ed = json_object_get(e, "data");
+        sync_text t = {0};
+        sync_text_adds(&t, "[error] ");
+        sync_text_adds(&t, sync_json_str(e, "name"));
+        if (sync_json_str(ed, "message")) {
+            sync_text_adds(&t, ": ");
+            sync_text_adds(&t, sync_json_str(ed, "message"));
+        }
+        message_record(r, "system", &t, ts);
+        r->is_error = 1;
+        k = 1;
+    } else {
+        free(ts);
+    }
+    json_decref(data);
+    json_decref(root);
+    for (size_t i = 0; i < k; i++) {
+        if (!r[i].text) {
+            sync__records_free(r, k);
+            return MCPAGE_ENOMEM;
+        }
+    }
+    if (k == 0) {
+        free(r);
+        r = NULL;
+    }
+    *out = r;
+    *n = k;
+    return 0;
+}
+
+const sync_fold_format sync__opencode_format = {
+    .source = "opencode",
+    .fold_line = opencode_fold_line,
+    .expand = opencode_expand,
+    .convert = NULL,
+    .load = opencode_load,
+};
+
+/* ---- discovery ------------------------------------------------------- */
+
+static void failed(sync_report *rep, const char *path, const char *why)
+{
+    rep->files_failed++;
+    if (rep->nexamples < SYNC_EXAMPLES_MAX)
+        snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%s:0: %s", path, why);
+}
+
+static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep)
+{
+    char path[SYNC_PATH_MAX];
+    int k = snprintf(path, sizeof path, "%s/opencode.db", data_dir);
+    struct stat sb;
+    if (k < 0 || (size_t)k >= sizeof path || stat(path, &sb) < 0)
+        return 0; /* no OpenCode database */
+    sqlite3 *db = NULL;
+    if (open_readonly(path, &db) < 0) {
+        failed(rep, path, "cannot open the OpenCode database read-only");
+        return 0;
+    }
+    /* per session, its change identity: the bytes of its rows' data and
+       the sum of their update times (OpenCode sets time_updated on every
+       update), the session row's included */
+    static const char sql[] =
+        "SELECT s.id, s.directory, s.parent_id, s.title, "
+        " length(s.title) + 1"
+        "   + coalesce((SELECT sum(length(data)) + count(*) FROM message m"
+        "               WHERE m.session_id = s.id), 0)"
+        "   + coalesce((SELECT sum(length(data)) + count(*) FROM part p"
+        "               WHERE p.session_id = s.id), 0), "
+        " s.time_updated"
+        "   + coalesce((SELECT sum(time_updated) FROM message m WHERE m.session_id = s.id), 0)"
+        "   + coalesce((SELECT sum(time_updated) FROM part p WHERE p.session_id = s.id), 0) "
+        "FROM session s ORDER BY s.id";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        char why[200];
+        snprintf(why, sizeof why, "not an OpenCode database: %s", sqlite3_errmsg(db));
+        failed(rep, path, why);
+        sqlite3_close(db);
+        return 0;
+    }
+    int rc = 0, step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *id = (const char *)sqlite3_column_text(st, 0);
+        const char *dir = (const char *)sqlite3_column_text(st, 1);
+        const char *parent = (const char *)sqlite3_column_text(st, 2);
+        const char *title = (const char *)sqlite3_column_text(st, 3);
+        if (!id || !*id || strlen(id) > STORE_ID_MAX)
+            continue;
+        char vpath[SYNC_PATH_MAX];
+        k = snprintf(vpath, sizeof vpath, "%s#%s", path, id);
+        if (k < 0 || (size_t)k >= sizeof vpath)
+            continue;
+        sync_fold_job j = {.fmt = &sync__opencode_format};
+        j.path = sync_short_copy(vpath, SYNC_PATH_MAX);
+        j.db = sync_short_copy(path, SYNC_PATH_MAX);
+        j.session_id = sync_short_copy(id, STORE_ID_MAX);
+        j.parent = parent && *parent ? sync_short_copy(parent, STORE_ID_MAX) : NULL;
+        j.cwd = dir && *dir ? sync_short_copy(dir, SYNC_PATH_MAX) : NULL;
+        j.title = title && *title ? sync_short_copy(title, SYNC_TITLE_MAX) : NULL;
+        j.size = sqlite3_column_int64(st, 4);
+        j.inode = (int64_t)sb.st_ino;
+        j.mtime_ns = sqlite3_column_int64(st, 5);
+        if (!j.path || !j.db || !j.session_id) {
+            free(j.path);
+            free(j.db);
+            free(j.session_id);
+            free(j.parent);
+            free(j.cwd);
+            free(j.title);
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        rc = sync__fold_jobs_add(js, &j);
+    }
+    if (rc == 0 && step != SQLITE_DONE) {
+        char why[200];
+        snprintf(why, sizeof why, "reading sessions: %s", sqlite3_errmsg(db));
+        failed(rep, path, why);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* ---- the JSON storage tree (before 1.2) ------------------------------ */
+
+#define OPENCODE_FILE_MAX  (64 << 20) /* largest record file read */
+#define OPENCODE_FILES_MAX 1000000    /* record files of one session */
+
+typedef struct rec_file {
+    char *name;      /* file name (the record id + .json) */
+    int64_t created; /* time.created of a message, for the order */
+} rec_file;
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const rec_file *x = a, *y = b;
+    if (x->created != y->created)
+        return x->created < y->created ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* The *.json files of a folder (names malloc'd), sorted by name. */
+static int list_json(const char *dir, rec_file **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t cap = 0;
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len < 6 || strcmp(e->d_name + len - 5, ".json") != 0)
+            continue;
+        if (*n >= OPENCODE_FILES_MAX) {
+            rc = MCPAGE_ERANGE;
+            break;
+        }
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            rec_file *v = realloc(*out, cap * sizeof *v);
+            if (!v) {
+                rc = MCPAGE_ENOMEM;
+                break;
+            }
+            *out = v;
+        }
+        (*out)[*n].name = sync_short_copy(e->d_name, 255);
+        (*out)[*n].created = 0;
+        if (!(*out)[*n].name) {
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        (*n)++;
+    }
+    closedir(d);
+    if (rc == 0 && *n > 1)
+        qsort(*out, *n, sizeof **out, rec_cmp);
+    return rc;
+}
+
+static void rec_free(rec_file *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].name);
+    free(v);
+}
+
+/* A whole small file (malloc'd, NUL-terminated), or NULL. */
+static char *read_small(const char *path, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return NULL;
+    char *b = malloc(OPENCODE_FILE_MAX + 1);
+    size_t n = b ? fread(b, 1, OPENCODE_FILE_MAX + 1, fp) : 0;
+    fclose(fp);
+    if (!b || n > OPENCODE_FILE_MAX) {
+        free(b);
+        return NULL;
+    }
+    b[n] = 0;
+    *len = n;
+    return b;
+}
+
+/* One record file as a rendered row: its ids, its file and its text. */
+static int render_file(FILE *w, const char *table, const char *id, const char *owner_key,
+                       const char *owner, const char *sid, const char *file, const char *text,
+                       size_t len, int64_t created)
+{
+    json_t *row = json_object();
+    json_object_set_new(row, "id", json_string(id));
+    if (owner_key)
+        json_object_set_new(row, owner_key, json_string(owner));
+    json_object_set_new(row, "session_id", json_string(sid));
+    if (created > 0)
+        json_object_set_new(row, "time_created", json_integer(created));
+    json_object_set_new(row, "file", json_string(file));
+    json_object_set_new(row, "data", json_stringn_nocheck(text, len));
+    json_t *line = json_pack("{s:s,s:o}", "table", table, "row", row);
+    int ok = line && json_dumpf(line, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+             fputc('\n', w) != EOF;
+    json_decref(line);
+    return ok ? 0 : MCPAGE_ENOMEM;
+}
+
+/* The id a record file names: its file name without .json. */
+static char *file_id(const char *name)
+{
+    char *id = sync_short_copy(name, 255);
+    if (id && strlen(id) > 5)
+        id[strlen(id) - 5] = 0;
+    return id;
+}
+
+static int render_parts(FILE *w, const char *storage, const char *msg_id, const char *sid,
+                        int64_t created)
+{
+    char dir[SYNC_PATH_MAX];
+    int k = snprintf(dir, sizeof dir, "%s/part/%s", storage, msg_id);
+    if (k < 0 || (size_t)k >= sizeof dir)
+        return MCPAGE_ERANGE;
+    rec_file *parts = NULL;
+    size_t n = 0;
+    int rc = list_json(dir, &parts, &n);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char path[SYNC_PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", dir, parts[i].name);
+        size_t len = 0;
+        char *text = read_small(path, &len);
+        char *id = file_id(parts[i].name);
+        if (text && id)
+            rc = render_file(w, "part", id, "message_id", msg_id, sid, path + strlen(storage) + 1,
+                             text, len, created);
+        free(id);
+        free(text);
+    }
+    rec_free(parts, n);
+    return rc;
+}
+
+static int opencode_json_load(const sync_fold_job *job, char **out, size_t *len, char *why,
+                              size_t whylen)
+{
+    *out = NULL;
+    *len = 0;
+    const char *storage = job->db; /* DATA/storage */
+    char dir[SYNC_PATH_MAX];
+    int k = snprintf(dir, sizeof dir, "%s/message/%s", storage, job->session_id);
+    if (k < 0 || (size_t)k >= sizeof dir)
+        return MCPAGE_ERANGE;
+    rec_file *msgs = NULL;
+    size_t n = 0;
+    int rc = list_json(dir, &msgs, &n);
+    char **texts = rc == 0 && n ? calloc(n, sizeof *texts) : NULL;
+    size_t *lens = rc == 0 && n ? calloc(n, sizeof *lens) : NULL;
+    if (rc == 0 && n && (!texts || !lens))
+        rc = MCPAGE_ENOMEM;
+    /* messages in the order they were created */
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        char path[SYNC_PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s", dir, msgs[i].name);
+        texts[i] = read_small(path, &lens[i]);
+        json_t *m = texts[i] ? json_loads(texts[i], 0, NULL) : NULL;
+        json_t *created = json_object_get(json_object_get(m, "time"), "created");
+        msgs[i].created = json_is_integer(created) ? json_integer_value(created) : 0;
+        json_decref(m);
+    }
+    /* sort the texts with their files */
+    for (size_t i = 1; rc == 0 && i < n; i++) {
+        for (size_t j = i; j > 0 && rec_cmp(&msgs[j - 1], &msgs[j]) > 0; j--) {
+            rec_file t = msgs[j];
+            msgs[j] = msgs[j - 1];
+            msgs[j - 1] = t;
+            char *tt = texts[j];
+            texts[j] = texts[j - 1];
+            texts[j - 1] = tt;
+            size_t tl = lens[j];
+            lens[j] = lens[j - 1];
+            lens[j - 1] = tl;
+        }
+    }
+    char *buf = NULL;
+    size_t blen = 0;
+    FILE *w = rc == 0 ? open_memstream(&buf, &blen) : NULL;
+    if (rc == 0 && !w)
+        rc = MCPAGE_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!texts[i])
+            continue; /* vanished or too large: the next sync sees it changed */
+        char *id = file_id(msgs[i].name);
+        char file[SYNC_PATH_MAX + 300];
+        snprintf(file, sizeof file, "message/%s/%s", job->session_id, msgs[i].name);
+        rc = id ? render_file(w, "message", id, NULL, NULL, job->session_id, file, texts[i],
+                              lens[i], msgs[i].created)
+                : MCPAGE_ENOMEM;
+        if (rc == 0)
+            rc = render_parts(w, storage, id, job->session_id, msgs[i].created);
+        free(id);
+    }
+    for (size_t i = 0; texts && i < n; i++)
+        free(texts[i]);
+    free(texts);
+    free(lens);
+    rec_free(msgs, n);
+    if (w && fclose(w) != 0 && rc == 0)
+        rc = MCPAGE_ENOMEM;
+    if (rc < 0 || blen > SYNC_FOLD_READ_MAX) {
+        snprintf(why, whylen, "the session's record files could not be read");
+        free(buf);
+        return rc < 0 ? rc : MCPAGE_ERANGE;
+    }
+    *out = buf;
+    *len = blen;
+    return 0;
+}
+
+const sync_fold_format sync__opencode_json_format = {
+    .source = "opencode",
+    .fold_line = opencode_fold_line,
+    .expand = opencode_expand,
+    .convert = NULL,
+    .load = opencode_json_load,
+};
+
+/* A folder's record files: their bytes plus count, and the newest mtime. */
+static void tree_identity(const char *dir, int64_t *size, int64_t *mtime, rec_file **names,
+                          size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    if (list_json(dir, names, n) < 0)
+        return;
+    for (size_t i = 0; i < *n; i++) {
+        char path[SYNC_PATH_MAX + 300];
+        struct stat sb;
+        snprintf(path, sizeof path, "%s/%s", dir, (*names)[i].name);
+        if (stat(path, &sb) < 0)
+            continue;
+        *size += (int64_t)sb.st_size + 1;
+        int64_t m = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+        if (m > *mtime)
+            *mtime = m;
+    }
+}
+
+/* 1 when `id` is among the first `n` jobs' session ids (the database's). */
+static int in_db(const sync_fold_jobs *js, size_t from, const char *id)
+{
+    for (size_t i = from; i < js->n; i++)
+        if (js->v[i].session_id && strcmp(js->v[i].session_id, id) == 0)
+            return 1;
+    return 0;
+}
+
+static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from)
+{
+    char storage[SYNC_PATH_MAX], sessions[SYNC_PATH_MAX + 20];
+    int k = snprintf(storage, sizeof storage, "%s/storage", data_dir);
+    if (k < 0 || (size_t)k >= sizeof storage)
+        return 0;
+    snprintf(sessions, sizeof sessions, "%s/session", storage);
+    DIR *d = opendir(sessions);
+    if (!d)
+        return 0;
+    int rc = 0;
+    struct dirent *pe;
+    while (rc == 0 && (pe = readdir(d))) {
+        if (pe->d_name[0] == '.')
+            continue;
+        char proj[SYNC_PATH_MAX + 300];
+        snprintf(proj, sizeof proj, "%s/%s", sessions, pe->d_name);
+        rec_file *files = NULL;
+        size_t nf = 0;
+        if (list_json(proj, &files, &nf) < 0)
+            continue;
+        for (size_t i = 0; rc == 0 && i < nf; i++) {
+            char path[SYNC_PATH_MAX + 600];
+            snprintf(path, sizeof path, "%s/%s", proj, files[i].name);
+            struct stat sb;
+            size_t len = 0;
+            char *text = stat(path, &sb) == 0 ? read_small(path, &len) : NULL;
+            json_t *info = text ? json_loads(text, 0, NULL) : NULL;
+            free(text);
+            const char *id = sync_json_str(info, "id");
+            if (!id || strlen(id) > STORE_ID_MAX || in_db(js, db_from, id)) {
+                json_decref(info);
+                continue;
+            }
+            sync_fold_job j = {.fmt = &sync__opencode_json_format};
+            j.path = sync_short_copy(path, SYNC_PATH_MAX + 600);
+            j.db = sync_short_copy(storage, SYNC_PATH_MAX);
+            j.session_id = sync_short_copy(id, STORE_ID_MAX);
+            const char *v = sync_json_str(info, "directory");
+            j.cwd = v && *v ? sync_short_copy(v, SYNC_PATH_MAX) : NULL;
+            v = sync_json_str(info, "parentID");
+            j.parent = v && *v ? sync_short_copy(v, STORE_ID_MAX) : NULL;
+            v = sync_json_str(info, "title");
+            j.title = v && *v ? sync_short_copy(v, SYNC_TITLE_MAX) : NULL;
+            json_decref(info);
+            /* identity: the session file, its messages and their parts */
+            j.size = (int64_t)sb.st_size + 1;
+            j.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+            j.inode = (int64_t)sb.st_ino;
+            char dir[SYNC_PATH_MAX + 300];
+            rec_file *msgs = NULL;
+            size_t nm = 0;
+            snprintf(dir, sizeof dir, "%s/message/%s", storage, j.session_id ? j.session_id : "");
+            tree_identity(dir, &j.size, &j.mtime_ns, &msgs, &nm);
+            for (size_t m = 0; m < nm; m++) {
+                rec_file *parts = NULL;
+                size_t np = 0;
+                char *mid = file_id(msgs[m].name);
+                snprintf(dir, sizeof dir, "%s/part/%s", storage, mid ? mid : "");
+                free(mid);
+                tree_identity(dir, &j.size, &j.mtime_ns, &parts, &np);
+                rec_free(parts, np);
+            }
+            rec_free(msgs, nm);
+            if (!j.path || !j.db || !j.session_id) {
+                free(j.path);
+                free(j.db);
+                free(j.session_id);
+                free(j.cwd);
+                free(j.parent);
+                free(j.title);
+                rc = MCPAGE_ENOMEM;
+                break;
+            }
+            rc = sync__fold_jobs_add(js, &j);
+        }
+        rec_free(files, nf);
+    }
+    closedir(d);
+    return rc;
+}
+
+int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep)
+{
+    size_t from = js->n;
+    int rc = db_discover(js, data_dir, rep);
+    if (rc == 0)
+        rc = json_discover(js, data_dir, from);
+    return rc;
+}
