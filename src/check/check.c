@@ -303,8 +303,16 @@ int check_run(const check_options *o, check_transport *t, check_report *rep)
         walk_list(&c, "prompts/list", "prompts", "name", &other);
         json_decref(other);
     }
+    c.tools = tools;
     if (tools && !c.dead)
         check__tools(&c, tools);
+    if (t->garbage && *t->garbage > 0) {
+        c.scope = "(server)";
+        check__find(&c, CHECK_ERROR, NULL,
+                    "stdout carried %zu line(s) that were not JSON-RPC messages (a client may "
+                    "fail on them; log to stderr)",
+                    *t->garbage);
+    }
     json_decref(tools);
     json_decref(opening);
     json_decref(c.last_request);

@@ -40,7 +40,8 @@
 typedef struct check_transport {
     int (*exchange)(void *ud, const json_t *msg, int timeout_ms, json_t **reply, char *why,
                     size_t why_len);
-    void *ud; /* the transport's state */
+    void *ud;              /* the transport's state */
+    const size_t *garbage; /* lines the server sent that were not JSON-RPC, or NULL */
 } check_transport;
 
 typedef enum check_severity { CHECK_ERROR, CHECK_WARNING, CHECK_INFO } check_severity;

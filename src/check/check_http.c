@@ -280,4 +280,5 @@ void check_http_transport(check_http *h, check_transport *t)
 {
     t->exchange = http_exchange;
     t->ud = h;
+    t->garbage = NULL;
 }

@@ -20,6 +20,7 @@ typedef struct check_ctx {
     json_t *tool_row;       /* the tool's row in rep->tools, or NULL */
     bool dead;              /* the transport failed: no more requests */
     bool probing;           /* the server/discover probe: a failure is not a finding */
+    const json_t *tools;    /* the tools/list items, once walked */
 } check_ctx;
 
 /* Records a finding about c->scope; `request` (may be NULL) is the request that shows it. */

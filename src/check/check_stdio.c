@@ -23,12 +23,13 @@
 #include "check/check.h"
 
 struct check_stdio {
-    pid_t pid;  /* the child */
-    int to;     /* its stdin */
-    int from;   /* its stdout */
-    char *buf;  /* bytes read and not yet consumed */
-    size_t len; /* bytes in buf */
-    size_t cap; /* allocated */
+    pid_t pid;      /* the child */
+    int to;         /* its stdin */
+    int from;       /* its stdout */
+    char *buf;      /* bytes read and not yet consumed */
+    size_t len;     /* bytes in buf */
+    size_t cap;     /* allocated */
+    size_t garbage; /* lines that were not a JSON object */
 };
 
 int check_stdio_start(char *const argv[], check_stdio **out, char *why, size_t why_len)
@@ -247,10 +248,12 @@ static int stdio_exchange(void *ud, const json_t *msg, int timeout_ms, json_t **
         if (rc != 0)
             return rc;
         json_t *v = json_loadb(line, n, 0, NULL);
+        if (!json_is_object(v) && n > 0)
+            c->garbage++; /* a server that logs on stdout breaks clients (reported) */
         free(line);
         if (!json_is_object(v)) {
             json_decref(v);
-            continue; /* not JSON-RPC: a server that logs on stdout (reported as a finding?) */
+            continue;
         }
         const json_t *vid = json_object_get(v, "id");
         if (vid && json_object_get(v, "method")) {
@@ -267,4 +270,5 @@ void check_stdio_transport(check_stdio *c, check_transport *t)
 {
     t->exchange = stdio_exchange;
     t->ud = c;
+    t->garbage = &c->garbage;
 }

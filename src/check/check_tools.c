@@ -219,6 +219,34 @@ static void check_hint(tool_ctx *t, const json_t *s)
         FIND(t, CHECK_ERROR, "hint names parameter '%s' the inputSchema does not accept", name);
 }
 
+static bool tool_exists(const check_ctx *c, const char *name)
+{
+    size_t i;
+    const json_t *tool;
+    json_array_foreach(c->tools, i, tool)
+    {
+        if (name && strcmp(json_string_value(json_object_get(tool, "name")) ?: "", name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A record cut to fit must say which call reads the rest (the contract's _truncated). */
+static void check_truncated(tool_ctx *t, const json_t *record)
+{
+    const json_t *tr = json_object_get(record, "_truncated");
+    if (tr == NULL)
+        return;
+    const json_t *one = json_is_array(tr) ? json_array_get(tr, 0) : tr;
+    const json_t *with = json_object_get(one, "read_with");
+    const char *tool = json_string_value(json_object_get(with, "tool"));
+    if (tool == NULL)
+        FIND(t, CHECK_WARNING,
+             "a record was cut (_truncated) with no read_with call to read it whole");
+    else if (!tool_exists(t->c, tool))
+        FIND(t, CHECK_ERROR, "_truncated.read_with names tool '%s', which tools/list lacks", tool);
+}
+
 /* The invariants of every page; the structured copy, or NULL when the page is unusable. */
 static const json_t *check_page(tool_ctx *t, const json_t *res, const char *what)
 {
@@ -396,6 +424,7 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
             if (k)
                 json_object_set_new(seen, k, json_true());
             free(k);
+            check_truncated(t, r);
             n++;
         }
         bool more = json_is_true(json_object_get(s, "has_more"));

