@@ -93,14 +93,14 @@ typedef enum check_copy {
 /* One host's profile: what it shows and where it cuts (sources in docs/check.md). */
 typedef struct check_host {
     const char *name;    /* "Claude Code" */
+    const char *past;    /* what happens past the limit: "spilled to a file", "cut" */
     check_copy copy;     /* which copy the model sees */
+    bool chars_raisable; /* _meta["anthropic/maxResultSizeChars"] raises max_chars */
     size_t warn_tokens;  /* a warning past this many tokens; 0 = none */
     size_t max_tokens;   /* rejected or cut past this many tokens; 0 = none */
     size_t max_chars;    /* cut or spilled past this many characters; 0 = none */
     size_t max_bytes;    /* cut or spilled past this many bytes; 0 = none */
     size_t max_lines;    /* cut past this many lines; 0 = none */
-    bool chars_raisable; /* _meta["anthropic/maxResultSizeChars"] raises max_chars */
-    const char *past;    /* what happens past the limit: "spilled to a file", "cut" */
 } check_host;
 
 /* Most host profiles the table may hold. */

@@ -13,14 +13,29 @@ const check_host check_hosts[] = {
     /* Model sees JSON.stringify(structuredContent) when present; warns at 10,000 tokens,
      * MAX_MCP_OUTPUT_TOKENS 25,000; over 50,000 chars spilled to a file with a preview
      * unless the tool raises _meta["anthropic/maxResultSizeChars"] (up to 500,000). */
-    {"Claude Code", CHECK_COPY_STRUCTURED_ELSE_TEXT, 10000, 25000, 50000, 0, 0, true,
-     "spilled to a file"},
+    {.name = "Claude Code",
+     .past = "refused past the cap, spilled to a file past the characters",
+     .copy = CHECK_COPY_STRUCTURED_ELSE_TEXT,
+     .chars_raisable = true,
+     .warn_tokens = 10000,
+     .max_tokens = 25000,
+     .max_chars = 50000},
     /* Model-facing output cut to 10 KiB / 256 lines (since 0.56). */
-    {"Codex CLI", CHECK_COPY_STRUCTURED_ELSE_TEXT, 0, 0, 0, 10240, 256, false, "cut"},
+    {.name = "Codex CLI",
+     .past = "cut",
+     .copy = CHECK_COPY_STRUCTURED_ELSE_TEXT,
+     .max_bytes = 10240,
+     .max_lines = 256},
     /* The content blocks; truncateToolOutputThreshold, about 40,000 characters. */
-    {"Gemini CLI", CHECK_COPY_TEXT, 0, 0, 40000, 0, 0, false, "cut, the rest to a file"},
+    {.name = "Gemini CLI",
+     .past = "cut, the rest saved to a file",
+     .copy = CHECK_COPY_TEXT,
+     .max_chars = 40000},
     /* Text over 30 KB saved to a file. */
-    {"Copilot CLI", CHECK_COPY_TEXT, 0, 0, 0, 30720, 0, false, "spilled to a file"},
+    {.name = "Copilot CLI",
+     .past = "spilled to a file",
+     .copy = CHECK_COPY_TEXT,
+     .max_bytes = 30720},
 };
 const size_t check_host_count = sizeof check_hosts / sizeof check_hosts[0];
 

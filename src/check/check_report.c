@@ -99,10 +99,10 @@ static void print_fit(const check_report *rep, FILE *out)
         }
         fprintf(out, "\n");
     }
-    fprintf(out, "limits:");
+    fprintf(out, "limits (docs/check.md):\n");
     for (size_t h = 0; h < check_host_count; h++) {
         const check_host *host = &check_hosts[h];
-        fprintf(out, "%s %s", h ? ";" : "", host->name);
+        fprintf(out, "  %-12s", host->name);
         if (host->max_tokens)
             fprintf(out, " %zu tokens", host->max_tokens);
         if (host->max_chars)
@@ -111,8 +111,8 @@ static void print_fit(const check_report *rep, FILE *out)
             fprintf(out, " %zu bytes", host->max_bytes);
         if (host->max_lines)
             fprintf(out, " %zu lines", host->max_lines);
+        fprintf(out, ": %s\n", host->past);
     }
-    fprintf(out, "\n");
 }
 
 void check_report_print(const check_report *rep, FILE *out)

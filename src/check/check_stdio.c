@@ -104,7 +104,7 @@ static bool reaped_within(pid_t pid, int ms)
     for (int waited = 0; waited <= ms; waited += 10) {
         if (waitpid(pid, NULL, WNOHANG) == pid)
             return true;
-        struct timespec ts = {0, 10 * 1000 * 1000};
+        struct timespec ts = {0, 10L * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     return false;

@@ -497,7 +497,7 @@ static void past_the_end(tool_ctx *t, const char *param, int64_t total, bool wan
 {
     if (total < 0 || json_object_get(t->props, param) == NULL)
         return;
-    json_t *pe = call(t, json_pack("{s:I}", param, (json_int_t)(total + 5)));
+    json_t *pe = call(t, json_pack("{s:I}", param, (json_int_t)total + 5));
     const json_t *ps = check_page(t, pe, "past the end");
     if (ps && (json_integer_value(json_object_get(ps, "returned")) != 0 ||
                json_is_true(json_object_get(ps, "has_more"))))
