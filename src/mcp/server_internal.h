@@ -258,6 +258,8 @@ void mcp_write_capabilities(jw *w, const mcpage_server *srv, bool modern);
  * memory until mcp_session_release(); call->s stays set until then.
  */
 void mcp_call_detach(mcpage_call *call);
+/* session.c: marks a call as a task (under the session's lock, which cancel_all reads it under). */
+void mcp_call_became_task(mcpage_call *call, struct mcp_task *task);
 void mcp_session_release(mcpage_session *s);
 /* session.c: drops a finished call from the session and frees it. */
 void mcp_call_finish(mcpage_call *call);

@@ -290,6 +290,13 @@ void mcp_call_finish(mcpage_call *call)
         session_destroy(s);
 }
 
+void mcp_call_became_task(mcpage_call *call, struct mcp_task *task)
+{
+    pthread_mutex_lock(&call->s->lock);
+    call->task = task; /* from now on cancel_all and notifications/cancelled pass it by */
+    pthread_mutex_unlock(&call->s->lock);
+}
+
 void mcp_call_detach(mcpage_call *call)
 {
     mcpage_session *s = call->s;
@@ -312,7 +319,8 @@ void mcpage_session_cancel_all(mcpage_session *s)
 {
     pthread_mutex_lock(&s->lock);
     for (mcpage_call *c = s->calls; c; c = c->snext)
-        atomic_store(&c->cancelled, true);
+        if (c->task == NULL) /* a task outlives its request: only tasks/cancel ends it */
+            atomic_store(&c->cancelled, true);
     pthread_cond_broadcast(&s->reply_cv);
     pthread_mutex_unlock(&s->lock);
 }
@@ -1246,7 +1254,7 @@ static void handle_notification(mcpage_session *s, const char *method, const jso
             return;
         pthread_mutex_lock(&s->lock);
         for (mcpage_call *c = s->calls; c; c = c->snext)
-            if (json_equal(c->id, rid))
+            if (c->task == NULL && json_equal(c->id, rid))
                 atomic_store(&c->cancelled, true);
         pthread_cond_broadcast(&s->reply_cv);
         pthread_mutex_unlock(&s->lock);

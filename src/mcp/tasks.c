@@ -200,7 +200,6 @@ int mcpage_call_task(mcpage_call *call)
         t->next = srv->tasks;
         srv->tasks = t;
         srv->ntasks++;
-        call->task = t;
     }
     pthread_mutex_unlock(&srv->tasks_lock);
     if (full) {
@@ -208,9 +207,11 @@ int mcpage_call_task(mcpage_call *call)
         return MCPAGE_ERANGE;
     }
 
-    /* Out of the session first, so that its end (the request is answered) cancels nothing. */
+    /* Marked first, so that the end of the request (its answer goes out below) cancels
+       nothing; answered next; then out of the session, so that a transport that waits for
+       the session's calls (stdio at end of input) sees the answer before it stops. */
     mcpage_session *s = call->s;
-    mcp_call_detach(call);
+    mcp_call_became_task(call, t);
     jw w;
     jw_init(&w, 0);
     mcp_write_head(&w, call->id);
@@ -222,6 +223,7 @@ int mcpage_call_task(mcpage_call *call)
     mcp_write_server_meta(&w, srv);
     jw_object_end(&w);
     mcp_send_result(s, NULL, &w, call->id, NULL);
+    mcp_call_detach(call);
     call->s = NULL;
     mcp_session_release(s);
     return 0;

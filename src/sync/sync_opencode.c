@@ -437,7 +437,7 @@ static void failed(sync_report *rep, const char *path, const char *why)
 {
     rep->files_failed++;
     if (rep->nexamples < SYNC_EXAMPLES_MAX)
-        snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%s:0: %s", path, why);
+        snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%.200s:0: %.90s", path, why);
 }
 
 static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep)
