@@ -639,6 +639,68 @@ static void budget_stops_statements(void **state)
     store_budget_clear(f->s);
 }
 
+/* Overwrites `n` bytes in the middle of a file with a pattern. */
+static void scribble(const char *path, size_t n)
+{
+    FILE *fp = fopen(path, "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    long size = ftell(fp);
+    assert_int_equal(fseek(fp, size / 2, SEEK_SET), 0);
+    for (size_t i = 0; i < n; i++)
+        fputc((int)((i * 131 + 7) & 0xff), fp);
+    fclose(fp);
+}
+
+/*
+ * Issue 15, item 7, on a real file: bytes written into the middle of a
+ * closed store. The check (mcpage stats) says it is damaged and how to
+ * recover; a writer is refused before it writes; the health check of
+ * any handle in the process reports it once a handle has met it.
+ */
+static void a_damaged_file_is_reported_and_not_written(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    char path[1300];
+    snprintf(path, sizeof path, "%s/damaged.db", f->dir);
+    store *w = NULL, *r = NULL, *r2 = NULL;
+    assert_int_equal(store_open(path, STORE_OPEN_WRITE, &w), 0);
+    fill(w);
+    store_close(w); /* the last connection checkpoints: all pages in the file */
+    assert_int_equal(store_open(path, STORE_OPEN_READONLY, &r), 0);
+    assert_int_equal(store_check(r), 0);
+    assert_int_equal(store_ping(r), 0);
+    store_close(r);
+
+    scribble(path, 16384);
+    assert_int_equal(store_open(path, STORE_OPEN_READONLY, &r), 0); /* cheap checks pass */
+    assert_int_equal(store_open(path, STORE_OPEN_READONLY, &r2), 0);
+    assert_int_equal(store_ping(r2), 0); /* nothing has met the damage yet */
+    assert_int_equal(store_check(r), MCPAGE_ESTORE);
+    assert_non_null(strstr(store_errmsg(r), "is damaged (integrity check:"));
+    assert_non_null(strstr(store_errmsg(r), "'mcpage sync --rebuild'"));
+    assert_int_equal(store_ping(r2), MCPAGE_ESTORE); /* now the process knows */
+    assert_non_null(strstr(store_errmsg(r2), "is damaged"));
+    char err[600];
+    assert_int_equal(store_open_msg(path, STORE_OPEN_WRITE, &w, err, sizeof err), MCPAGE_ESTORE);
+    assert_non_null(strstr(err, "is damaged"));
+    store_close(r);
+    store_close(r2);
+
+    /* truncated to half: refused at open, as truncated */
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "cp '%s/damaged.db' '%s/t.db' && truncate -s 100000 '%s/t.db'",
+             f->dir, f->dir, f->dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/t.db", f->dir);
+    assert_int_equal(store_open_msg(path, STORE_OPEN_READONLY, &r, err, sizeof err), MCPAGE_ESTORE);
+    assert_non_null(strstr(err, "is truncated (100000 of its "));
+}
+
 static void bad_pages_are_rejected(void **state)
 {
     fixture *f = *state;
@@ -935,6 +997,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),
         cmocka_unit_test_setup_teardown(query_terms_are_deduplicated_and_capped, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_damaged_file_is_reported_and_not_written, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(bad_pages_are_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(generation_moves_with_changes_only, setup, teardown),
         cmocka_unit_test_setup_teardown(transcript_raw_and_summary, setup, teardown),

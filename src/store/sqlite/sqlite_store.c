@@ -744,11 +744,14 @@ static int sqlite_session_summary(store *s, const char *id, store_session_summar
     if (rc < 0)
         goto fail;
     sqlite3_bind_int64(st, 1, sid);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
         rc = col_dup(st, 0, 1, &out->first_prompt);
         out->error_count = sqlite3_column_int64(st, 1);
     }
     sqlite3_reset(st);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = sq_err(s, "summary");
     if (rc < 0)
         goto fail;
     return 0;
@@ -1401,6 +1404,8 @@ static int sqlite_project_ensure(store *s, const char *path, const char *name, i
         return 0;
     }
     sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return sq_err(s, "project");
     rc = sq_prep(s, "INSERT INTO projects(path, name) VALUES(?, ?)", &st);
     if (rc < 0)
         return rc;
