@@ -512,7 +512,10 @@ int store_generation(store *s, int64_t *gen)
 {
     if (!s || !gen)
         return MCPAGE_EINVAL;
-    return s->ops->generation(s, gen);
+    int rc = budget_gate(s);
+    if (rc < 0)
+        return rc;
+    return budget_status(s, s->ops->generation(s, gen));
 }
 
 int store_begin(store *s)
