@@ -85,8 +85,14 @@ typedef struct mcpage_http_config {
      * probe gets 503. NULL = always healthy.
      */
     int (*health)(void *ud, char *why, size_t cap);
-    void *health_ud;         /* passed to health */
-    mcpage_http_ended ended; /* sessions ended on any instance; zeroed = this one only */
+    void *health_ud;            /* passed to health */
+    mcpage_http_ended ended;    /* sessions ended on any instance; zeroed = this one only */
+    size_t max_buffered;        /* bytes of request bodies held across all connections at once
+                                   (default 64 MiB, raised to max_body); past it 503 */
+    unsigned body_timeout_s;    /* a POST body must arrive within this many seconds of its
+                                   headers, else the connection is closed (default 30) */
+    unsigned request_timeout_s; /* a POSTed request unanswered this long is cancelled and
+                                   answered with an error (default 300; 0 = never) */
 } mcpage_http_config;
 
 /* Fills `cfg` with the defaults above. */

@@ -66,6 +66,7 @@ typedef struct mcp_cache {
 #define MCP_MAX_ID_BYTES      256    /* longest string request id we accept */
 #define MCP_ID_TEXT_MAX       (MCP_MAX_ID_BYTES * 6 + 3) /* its JSON text, escaped, plus NUL */
 #define MCP_MAX_WORKERS       256
+#define MCP_CAPS_ENTRY_MAX    1024 /* bytes of JSON kept per client capability (session.c) */
 
 typedef struct mcp_tool {
     char *name;                /* unique name */

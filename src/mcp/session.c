@@ -749,6 +749,30 @@ int mcpage_call_log(mcpage_call *call, mcpage_log_level level, const char *logge
 
 typedef void (*method_fn)(mcpage_session *s, const json_t *id, const json_t *params);
 
+/*
+ * The client capabilities a session keeps: the ones MCP defines, each at
+ * most MCP_CAPS_ENTRY_MAX bytes of JSON (a larger one keeps only its
+ * presence, as {}), so an initialize cannot make a session hold megabytes.
+ */
+static json_t *caps_kept(const json_t *caps)
+{
+    static const char *const names[] = {"roots",        "sampling",   "elicitation",
+                                        "experimental", "extensions", "tasks"};
+    json_t *kept = json_object();
+    for (size_t i = 0; kept && i < sizeof names / sizeof names[0]; i++) {
+        const json_t *v = json_object_get(caps, names[i]);
+        if (v == NULL)
+            continue;
+        size_t n = json_dumpb(v, NULL, 0, JSON_COMPACT | JSON_ENCODE_ANY);
+        json_t *copy = n <= MCP_CAPS_ENTRY_MAX ? json_deep_copy(v) : json_object();
+        if (json_object_set_new(kept, names[i], copy) != 0) {
+            json_decref(kept);
+            kept = NULL;
+        }
+    }
+    return kept;
+}
+
 static void m_initialize(mcpage_session *s, const json_t *id, const json_t *params)
 {
     mcpage_server *srv = s->srv;
@@ -770,7 +794,7 @@ static void m_initialize(mcpage_session *s, const json_t *id, const json_t *para
     bool again = s->rev != NULL;
     if (!again) {
         s->rev = mcp_version_negotiate(json_string_value(pv));
-        s->client_caps = caps ? json_deep_copy(caps) : NULL;
+        s->client_caps = caps ? caps_kept(caps) : NULL;
     }
     const mcp_revision *rev = s->rev;
     pthread_mutex_unlock(&s->lock);

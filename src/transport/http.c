@@ -83,7 +83,9 @@ static enum MHD_Result route_post(mcpage_http *h, struct MHD_Connection *c, http
 {
     http_message m;
     enum MHD_Result ret = MHD_NO;
-    if (!http_message_parse(h, c, rq, &m, &ret))
+    bool parsed = http_message_parse(h, c, rq, &m, &ret);
+    http_body_release(h, rq); /* the text is not needed once parsed */
+    if (!parsed)
         return ret;
     if (http_is_modern(c, &m))
         ret = http_stateless_post(h, c, rq, &m);
@@ -93,9 +95,31 @@ static enum MHD_Result route_post(mcpage_http *h, struct MHD_Connection *c, http
     return ret;
 }
 
+/*
+ * A POST's headers passed: before any of its body is kept, the session
+ * it names must exist (initialize without one makes one later), and its
+ * declared length must fit the budget of buffered bodies.
+ */
+static enum MHD_Result admit_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq)
+{
+    enum MHD_Result ret = MHD_NO;
+    if (!http_check_post_headers(h, c, &ret))
+        return ret;
+    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id")) {
+        if (!http_check_version(c, &ret))
+            return ret;
+        rq->hs = http_need_session(h, c, &ret);
+        if (rq->hs == NULL)
+            return ret;
+    }
+    if (!http_body_begin(h, c, rq, &ret))
+        return ret;
+    return MHD_YES; /* the body follows */
+}
+
 /* The first call for a request: its headers are complete; check and route them. */
-static enum MHD_Result route_headers(mcpage_http *h, struct MHD_Connection *c, const char *url,
-                                     const char *method)
+static enum MHD_Result route_headers(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
+                                     const char *url, const char *method)
 {
     if (strcmp(url, "/health") == 0)
         return handle_health(h, c, method);
@@ -120,9 +144,7 @@ static enum MHD_Result route_headers(mcpage_http *h, struct MHD_Connection *c, c
         return http_sse_get(h, c);
     if (del)
         return http_session_delete(h, c);
-    if (!http_check_post_headers(h, c, &ret))
-        return ret;
-    return MHD_YES; /* the body follows */
+    return admit_post(h, c, rq);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -142,13 +164,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return http_session_finish_wait(c, rq);
     if (!rq->started) {
         rq->started = true;
-        return route_headers(h, c, url, method);
+        return route_headers(h, c, rq, url, method);
     }
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        return http_body_append(h, rq, upload_data, n) ? MHD_YES : MHD_NO;
+        return http_body_append(h, c, rq, upload_data, n) ? MHD_YES : MHD_NO;
     }
+    http_body_end(h, c);
     if (rq->too_big)
         return http_fail_too_big(h, c);
     return route_post(h, c, rq);
@@ -158,7 +181,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
     (void)c;
     (void)toe;
     http_req *rq = *con_cls;
@@ -176,7 +198,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
             http_session_end(rq->hs); /* its one request is over: answered, or abandoned */
         http_session_unref(rq->hs);
     }
-    mcpage__free(rq->body);
+    http_body_release(cls, rq);
     mcpage__free(rq);
 }
 
@@ -196,7 +218,10 @@ bool http_wait_tick(mcpage_http *h, long ms)
     return !h->stopping;
 }
 
-/* Every HTTP_TICK_MS: expire tombstones and idle sessions, send heartbeats. */
+/*
+ * Every HTTP_TICK_MS: expire tombstones and idle sessions, send
+ * heartbeats, time out requests, notice clients gone from a waiting POST.
+ */
 static void *keeper_main(void *arg)
 {
     mcpage_http *h = arg;
@@ -208,8 +233,10 @@ static void *keeper_main(void *arg)
         if (!http_wait_tick(h, HTTP_TICK_MS))
             break;
         http_tombstones_expire(h, (int64_t)time(NULL));
-        http_session *expired = http_sessions_expire(h, http_now_ms());
+        http_cancel *cancels = NULL;
+        http_session *expired = http_sessions_tick(h, http_now_ms(), &cancels);
         pthread_mutex_unlock(&h->lock);
+        http_cancels_run(cancels);
         for (http_session *hs = expired, *n; hs; hs = n) {
             n = hs->next;
             if (h->cfg.verbose)
@@ -238,6 +265,9 @@ void mcpage_http_config_init(mcpage_http_config *cfg)
     cfg->retry_ms = 1000;
     cfg->threads = 2;
     cfg->stream_buffer = (size_t)256 << 10;
+    cfg->max_buffered = HTTP_MAX_BUFFERED_DEFAULT;
+    cfg->body_timeout_s = HTTP_BODY_TIMEOUT_DEFAULT;
+    cfg->request_timeout_s = HTTP_REQUEST_TIMEOUT_DEFAULT;
 }
 
 static void http_free(mcpage_http *h)
@@ -252,14 +282,14 @@ static void http_free(mcpage_http *h)
     mcpage__free(h);
 }
 
-int mcpage_http_start(mcpage_server *srv, const mcpage_http_config *cfg, mcpage_http **out)
+int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external, mcpage_http **out)
 {
     if (out)
         *out = NULL;
     if (srv == NULL || cfg == NULL || out == NULL || cfg->max_connections == 0 ||
         cfg->max_sessions == 0 || cfg->session_idle_s == 0 || cfg->heartbeat_ms < 10 ||
         cfg->threads == 0 || cfg->threads > 64 || cfg->stream_buffer < 1024 ||
-        (cfg->auth_token && cfg->auth_token[0] == '\0'))
+        cfg->body_timeout_s == 0 || (cfg->auth_token && cfg->auth_token[0] == '\0'))
         return MCPAGE_EINVAL;
     mcpage_http *h = mcpage__calloc(1, sizeof *h);
     if (h == NULL)
@@ -268,8 +298,11 @@ int mcpage_http_start(mcpage_server *srv, const mcpage_http_config *cfg, mcpage_
     pthread_cond_init(&h->cv, NULL);
     h->srv = srv;
     h->cfg = *cfg;
+    h->external = external;
     h->host = mcpage__strdup(cfg->host ? cfg->host : "127.0.0.1");
     h->max_body = cfg->max_body ? cfg->max_body : srv->cfg.max_message;
+    if (h->cfg.max_buffered < h->max_body)
+        h->cfg.max_buffered = h->max_body; /* one largest body always fits */
     h->ntombs = cfg->max_sessions > HTTP_TOMBSTONES_MIN ? cfg->max_sessions : HTTP_TOMBSTONES_MIN;
     h->tombs = mcpage__calloc(h->ntombs, sizeof *h->tombs);
     int rc = MCPAGE_ENOMEM;
@@ -305,6 +338,8 @@ int mcpage_http_start(mcpage_server *srv, const mcpage_http_config *cfg, mcpage_
 #ifdef __linux__
     flags |= MHD_USE_EPOLL;
 #endif
+    if (external) /* no socket, no thread: the caller adds connections and runs the daemon */
+        flags = MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME;
     const char *host = strcmp(h->host, "localhost") == 0 ? "127.0.0.1" : h->host;
     struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
@@ -324,7 +359,7 @@ int mcpage_http_start(mcpage_server *srv, const mcpage_http_config *cfg, mcpage_
     /* MHD: one connection is handled by one thread; suspended connections cost none. */
     h->d = MHD_start_daemon(
         flags, cfg->port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads > 1 ? cfg->threads : 0),
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads > 1 && !external ? cfg->threads : 0),
         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
         cfg->connection_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY,
         MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
@@ -353,6 +388,11 @@ fail:
     return rc;
 }
 
+int mcpage_http_start(mcpage_server *srv, const mcpage_http_config *cfg, mcpage_http **out)
+{
+    return http_start(srv, cfg, false, out);
+}
+
 uint16_t mcpage_http_port(const mcpage_http *h)
 {
     return h->port;
@@ -370,7 +410,8 @@ void mcpage_http_stop(mcpage_http *h, int grace_ms)
 {
     if (h == NULL)
         return;
-    MHD_socket ls = MHD_quiesce_daemon(h->d); /* no new connections */
+    /* No new connections. */
+    MHD_socket ls = h->external ? MHD_INVALID_SOCKET : MHD_quiesce_daemon(h->d);
     pthread_mutex_lock(&h->lock);
     h->stopping = true;
     pthread_cond_broadcast(&h->cv);

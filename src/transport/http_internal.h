@@ -49,6 +49,14 @@
 #define HTTP_TICK_MS 500
 /* Longest wait between polls of an unreachable record of ended sessions. */
 #define HTTP_ENDED_BACKOFF_MS 30000
+/* Default bytes of request bodies held across all connections (mcpage_http_config). */
+#define HTTP_MAX_BUFFERED_DEFAULT ((size_t)32 << 20)
+/* Default seconds a POST body may take to arrive after its headers. */
+#define HTTP_BODY_TIMEOUT_DEFAULT 30
+/* Default seconds a POSTed request may wait for its answer. */
+#define HTTP_REQUEST_TIMEOUT_DEFAULT 300
+/* JSON-RPC error code of a request the server timed out (as the TypeScript SDK's). */
+#define HTTP_RPC_TIMEOUT (-32001)
 
 typedef struct http_session http_session;
 typedef struct http_conn http_conn;
@@ -85,6 +93,8 @@ typedef struct http_stream {
     struct MHD_Connection *waiting; /* json: the POST connection waiting for it */
     bool suspended;                 /* json: `waiting` is suspended */
     bool warned;                    /* the dropped-event warning went out */
+    bool cancelled;                 /* no answer will come (cancelled, or its client left) */
+    int64_t deadline; /* monotonic ms when an unanswered request times out; 0 = never */
 } http_stream;
 
 /* An SSE connection (the reader callback's state). */
@@ -147,18 +157,22 @@ struct mcpage_http {
     pthread_t poller;                         /* learns of ids ended elsewhere (cfg.ended) */
     bool poller_started;                      /* it runs */
     atomic_bool ended_down;                   /* the shared record failed last time */
+    _Atomic size_t buffered;                  /* body bytes reserved by requests right now */
+    bool external;                            /* the caller runs the daemon (MHD_run): fuzzing */
 };
 
 /* The per-request state libmicrohttpd keeps for us (con_cls). */
 typedef struct http_req {
-    bool started;     /* the headers were checked */
-    bool waiting;     /* a JSON response is awaited (connection suspended) */
-    char *body;       /* POST body so far */
-    size_t len, cap;  /* its length and allocation */
-    bool too_big;     /* the body passed max_body: discard, answer 413 */
-    http_session *hs; /* session referenced, or NULL */
-    http_stream *st;  /* json stream awaited, or NULL */
-    bool new_session; /* this request created hs (initialize) */
+    bool started;          /* the headers were checked */
+    bool waiting;          /* a JSON response is awaited (connection suspended) */
+    char *body;            /* POST body so far */
+    size_t len, cap;       /* its length and allocation */
+    bool too_big;          /* the body passed max_body: discard, answer 413 */
+    size_t reserved;       /* bytes of h->buffered this body holds */
+    int64_t body_deadline; /* monotonic ms by which the body must have arrived */
+    http_session *hs;      /* session referenced, or NULL */
+    http_stream *st;       /* json stream awaited, or NULL */
+    bool new_session;      /* this request created hs (initialize) */
 } http_req;
 
 /* A POSTed JSON-RPC message, parsed once and checked as an envelope. */
@@ -173,6 +187,12 @@ typedef struct http_message {
 
 /* http.c */
 int64_t http_now_ms(void);
+/*
+ * mcpage_http_start(), or with `external` a daemon with no listening
+ * socket and no thread of its own: the caller adds connections
+ * (MHD_add_connection) and runs it (MHD_run). The fuzz target does.
+ */
+int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external, mcpage_http **out);
 /* Waits `ms` on h->cv (h->lock held); false when the endpoint is stopping. */
 bool http_wait_tick(mcpage_http *h, long ms);
 
@@ -194,8 +214,23 @@ bool http_check_version(struct MHD_Connection *c, enum MHD_Result *ret);
 bool http_check_post_headers(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
 
 /* http_request.c: the body and the message. */
-/* Adds n bytes of body; false without memory. Past max_body marks rq->too_big. */
-bool http_body_append(const mcpage_http *h, http_req *rq, const char *data, size_t n);
+/*
+ * Admits a POST body once the headers passed: reserves its declared
+ * length in the budget shared by all connections (max_buffered) and
+ * starts its deadline; false after queueing 503 in *ret.
+ */
+bool http_body_begin(mcpage_http *h, struct MHD_Connection *c, http_req *rq, enum MHD_Result *ret);
+/*
+ * Adds n bytes of body; false when the connection must close (past its
+ * deadline, over the budget, out of memory). Past max_body marks
+ * rq->too_big and keeps nothing more.
+ */
+bool http_body_append(mcpage_http *h, struct MHD_Connection *c, http_req *rq, const char *data,
+                      size_t n);
+/* The body arrived: the connection's own timeout applies again. */
+void http_body_end(const mcpage_http *h, struct MHD_Connection *c);
+/* Frees the body and gives its bytes back to the budget. */
+void http_body_release(mcpage_http *h, http_req *rq);
 /* Answers 413 for a body that passed max_body. */
 enum MHD_Result http_fail_too_big(const mcpage_http *h, struct MHD_Connection *c);
 /* Parses and checks a complete body; false after queueing a 400 in *ret. */
@@ -210,6 +245,13 @@ void http_session_ref(http_session *hs);
 void http_session_unref(http_session *hs);
 /* Ends a session taken out of the table (streams closed, calls cancelled). */
 void http_session_end(http_session *hs);
+/* A request the transport ended (timed out, its client left): the runtime cancels its call. */
+typedef struct http_cancel {
+    struct http_cancel *next; /* list link */
+    http_session *hs;         /* its session (holds a reference) */
+    char *req_id;             /* the request id's JSON text */
+} http_cancel;
+
 /* Looks the session up for GET/DELETE/POST; NULL after queueing 400/404 in *ret. */
 http_session *http_need_session(mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
 /* A POST of the 2025-11-25 era (a session, or initialize making one). */
@@ -221,8 +263,15 @@ enum MHD_Result http_session_post_transient(mcpage_http *h, struct MHD_Connectio
 /* A POST whose JSON answer was awaited is resumed: send it. */
 enum MHD_Result http_session_finish_wait(struct MHD_Connection *c, http_req *rq);
 enum MHD_Result http_session_delete(mcpage_http *h, struct MHD_Connection *c);
-/* Takes idle sessions out of the table (h->lock held) and returns them linked by next. */
-http_session *http_sessions_expire(mcpage_http *h, int64_t now);
+/*
+ * One housekeeping tick over the table (h->lock held): takes idle
+ * sessions out and returns them linked by next; sends heartbeats, times
+ * out requests and notices clients that left, adding the requests whose
+ * calls must be cancelled to *cancels.
+ */
+http_session *http_sessions_tick(mcpage_http *h, int64_t now, http_cancel **cancels);
+/* Tells the runtime to cancel the calls in `cancels` and frees the list. */
+void http_cancels_run(http_cancel *cancels);
 
 /* http_ended.c */
 /* When a session's id is refused anyway: its maximum age. */
@@ -273,7 +322,18 @@ enum MHD_Result http_sse_open(struct MHD_Connection *c, http_session *hs, http_s
                               bool resumed, const char *sid_header);
 /* GET: the standalone stream, or a stream resumed with Last-Event-ID. */
 enum MHD_Result http_sse_get(mcpage_http *h, struct MHD_Connection *c);
-/* Marks quiet suspended SSE connections for a heartbeat (hs->lock held). */
-void http_sse_heartbeats(http_session *hs, int64_t now);
+/*
+ * The client cancelled the request (hs->lock held): no answer will come,
+ * so its exchange ends now (a JSON POST gets 202 with no body, an SSE
+ * stream ends after what it holds) and its id leaves the in-flight set.
+ * False when the request is not in flight.
+ */
+bool http_stream_cancel(http_session *hs, const char *req_id);
+/*
+ * One tick over a session's streams (hs->lock held): heartbeats on quiet
+ * SSE connections, the request timeout, and clients gone from a waiting
+ * JSON POST. Requests ended here are added to *cancels.
+ */
+void http_streams_tick(http_session *hs, int64_t now, http_cancel **cancels);
 
 #endif

@@ -201,8 +201,26 @@ static bool auth_ok(const mcpage_http *h, const char *authz)
     return CRYPTO_memcmp(got, h->token_hash, sizeof got) == 0;
 }
 
+static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (strcasecmp(key, "Host") == 0)
+        (*(unsigned *)cls)++;
+    return MHD_YES;
+}
+
 bool http_check_host_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
 {
+    /* libmicrohttpd's lookup returns the first Host: a second one must not slip past it. */
+    unsigned hosts = 0;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_host, &hosts);
+    if (hosts > 1) {
+        *ret = http_fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
+                         "Bad Request: more than one Host header; send exactly one");
+        return false;
+    }
     if (!host_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"))) {
         *ret = http_fail(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
                          "Forbidden: the Host header must name this loopback server "
@@ -248,10 +266,21 @@ enum MHD_Result http_fail_too_big(const mcpage_http *h, struct MHD_Connection *c
     return http_fail(c, MHD_HTTP_CONTENT_TOO_LARGE, RPC_INVALID_REQUEST, msg);
 }
 
+/* The media type is application/json, maybe with parameters (";charset=utf-8"). */
+static bool json_media_type(const char *ctype)
+{
+    if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0)
+        return false;
+    const char *p = ctype + 16;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return *p == '\0' || *p == ';';
+}
+
 bool http_check_post_headers(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
 {
     const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-    if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0) {
+    if (!json_media_type(ctype)) {
         *ret = http_fail(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, RPC_INVALID_REQUEST,
                          "Unsupported Media Type: POST a JSON-RPC message with Content-Type: "
                          "application/json");
@@ -274,18 +303,71 @@ bool http_check_post_headers(const mcpage_http *h, struct MHD_Connection *c, enu
 
 /* ------------------------------------------------------------ the body */
 
-bool http_body_append(const mcpage_http *h, http_req *rq, const char *data, size_t n)
+/* Reserves n bytes of the budget all connections share; false when it has no room. */
+static bool budget_take(mcpage_http *h, size_t n)
 {
+    size_t cur = atomic_load(&h->buffered);
+    do {
+        if (cur > h->cfg.max_buffered || n > h->cfg.max_buffered - cur)
+            return false;
+    } while (!atomic_compare_exchange_weak(&h->buffered, &cur, cur + n));
+    return true;
+}
+
+/* The connection closes when silent until the body's deadline (or its own timeout, if sooner). */
+static void body_timer(const mcpage_http *h, struct MHD_Connection *c, const http_req *rq,
+                       int64_t now)
+{
+    int64_t left_s = (rq->body_deadline - now + 999) / 1000;
+    unsigned secs = left_s < 1 ? 1u : (unsigned)left_s;
+    if (h->cfg.connection_timeout_s && h->cfg.connection_timeout_s < secs)
+        secs = h->cfg.connection_timeout_s;
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, secs);
+}
+
+bool http_body_begin(mcpage_http *h, struct MHD_Connection *c, http_req *rq, enum MHD_Result *ret)
+{
+    const char *clen = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    size_t declared = clen ? (size_t)strtoull(clen, NULL, 10) : 0; /* at most max_body here */
+    if (declared > 0 && !budget_take(h, declared)) {
+        char msg[200];
+        (void)snprintf(msg, sizeof msg,
+                       "Service Unavailable: the server holds its maximum of request bodies "
+                       "being received (%zu bytes); retry later",
+                       h->cfg.max_buffered);
+        *ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000, msg);
+        return false;
+    }
+    rq->reserved = declared;
+    int64_t now = http_now_ms();
+    rq->body_deadline = now + (int64_t)h->cfg.body_timeout_s * 1000;
+    body_timer(h, c, rq, now);
+    return true;
+}
+
+bool http_body_append(mcpage_http *h, struct MHD_Connection *c, http_req *rq, const char *data,
+                      size_t n)
+{
+    int64_t now = http_now_ms();
+    if (now >= rq->body_deadline)
+        return false; /* a trickling body: close the connection */
+    body_timer(h, c, rq, now);
     if (rq->too_big || n > h->max_body - rq->len) {
         rq->too_big = true; /* discard the rest, answer 413 at the end */
         return true;
     }
     if (rq->len + n > rq->cap) {
-        size_t cap = rq->cap ? rq->cap : 4096;
+        /* A declared length was reserved whole: allocate it at once (pages fill as bytes come). */
+        size_t cap = rq->reserved >= rq->len + n ? rq->reserved : (rq->cap ? rq->cap : 4096);
         while (cap < rq->len + n)
             cap *= 2;
         if (cap > h->max_body)
             cap = h->max_body;
+        if (cap > rq->reserved) {
+            if (!budget_take(h, cap - rq->reserved))
+                return false; /* a chunked body past the budget: refused */
+            rq->reserved = cap;
+        }
         char *b = mcpage__realloc(rq->body, cap);
         if (b == NULL)
             return false;
@@ -295,6 +377,20 @@ bool http_body_append(const mcpage_http *h, http_req *rq, const char *data, size
     memcpy(rq->body + rq->len, data, n);
     rq->len += n;
     return true;
+}
+
+void http_body_end(const mcpage_http *h, struct MHD_Connection *c)
+{
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, h->cfg.connection_timeout_s);
+}
+
+void http_body_release(mcpage_http *h, http_req *rq)
+{
+    mcpage__free(rq->body);
+    rq->body = NULL;
+    rq->len = rq->cap = 0;
+    atomic_fetch_sub(&h->buffered, rq->reserved);
+    rq->reserved = 0;
 }
 
 /* ------------------------------------------------------------ the message */

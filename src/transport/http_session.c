@@ -116,7 +116,7 @@ static int table_insert(mcpage_http *h, http_session *hs, http_session **existin
     return MCPAGE_OK;
 }
 
-http_session *http_sessions_expire(mcpage_http *h, int64_t now)
+http_session *http_sessions_tick(mcpage_http *h, int64_t now, http_cancel **cancels)
 {
     http_session *expired = NULL;
     for (http_session **pp = &h->sessions; *pp;) {
@@ -131,7 +131,7 @@ http_session *http_sessions_expire(mcpage_http *h, int64_t now)
             continue;
         }
         pthread_mutex_lock(&hs->lock);
-        http_sse_heartbeats(hs, now);
+        http_streams_tick(hs, now, cancels);
         pthread_mutex_unlock(&hs->lock);
         pp = &hs->next;
     }
@@ -316,6 +316,51 @@ static void receive(http_session *hs, const json_t *msg)
     pthread_mutex_unlock(&hs->recv_lock);
 }
 
+/*
+ * Tells the runtime a request was cancelled, as the client would have:
+ * a notifications/cancelled it handles like any other.
+ */
+static void cancel_call(http_session *hs, const char *req_id, const char *reason)
+{
+    json_t *id = json_loads(req_id, JSON_DECODE_ANY, NULL);
+    json_t *msg =
+        id ? json_pack("{s:s, s:s, s:{s:o, s:s}}", "jsonrpc", "2.0", "method",
+                       "notifications/cancelled", "params", "requestId", id, "reason", reason)
+           : NULL;
+    if (msg)
+        receive(hs, msg);
+    json_decref(msg);
+}
+
+void http_cancels_run(http_cancel *cancels)
+{
+    for (http_cancel *k = cancels, *n; k; k = n) {
+        n = k->next;
+        cancel_call(k->hs, k->req_id,
+                    "the server ended the request (timed out, or its client left)");
+        http_session_unref(k->hs);
+        mcpage__free(k->req_id);
+        mcpage__free(k);
+    }
+}
+
+/*
+ * A client's notifications/cancelled, after the runtime saw it: the
+ * runtime sends no response to a cancelled request, so the exchange
+ * that waits for one ends here.
+ */
+static void cancel_exchange(http_session *hs, const http_message *m)
+{
+    const json_t *rid = json_object_get(json_object_get(m->v, "params"), "requestId");
+    char *req_id = rid ? http_id_text(rid) : NULL;
+    if (req_id == NULL)
+        return;
+    pthread_mutex_lock(&hs->lock);
+    http_stream_cancel(hs, req_id);
+    pthread_mutex_unlock(&hs->lock);
+    mcpage__free(req_id);
+}
+
 /* ------------------------------------------------------------ requests */
 
 http_session *http_need_session(mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
@@ -386,6 +431,8 @@ static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, ht
     atomic_store(&hs->last_active, http_now_ms());
     if (!m->request) {
         receive(hs, m->v);
+        if (m->notification && strcmp(m->method, "notifications/cancelled") == 0)
+            cancel_exchange(hs, m);
         return http_queue(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL);
     }
     char *req_id = http_id_text(m->id);
@@ -434,7 +481,8 @@ static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, ht
         return http_sse_open(c, hs, st, hs->modern, sid_out);
 
     pthread_mutex_lock(&hs->lock);
-    bool answered = st->answered || hs->closed;
+    bool cancelled = st->cancelled && !st->answered;
+    bool answered = st->answered || hs->closed || cancelled;
     if (!answered) {
         /* The runtime answers from a worker: park the connection until http_send resumes it. */
         st->suspended = true;
@@ -444,6 +492,8 @@ static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, ht
     pthread_mutex_unlock(&hs->lock);
     if (!answered)
         return MHD_YES;
+    if (cancelled) /* no JSON-RPC response to a cancelled request: an empty 202 */
+        return http_queue(c, MHD_HTTP_ACCEPTED, NULL, "", 0, sid_out);
     const char *body = st->body ? st->body : "";
     size_t len = st->body ? st->body_len : 0;
     return http_queue(c, hs->modern ? http_stateless_status(body, len) : MHD_HTTP_OK,
@@ -454,7 +504,8 @@ enum MHD_Result http_session_post(mcpage_http *h, struct MHD_Connection *c, http
                                   const http_message *m)
 {
     enum MHD_Result ret = MHD_NO;
-    rq->hs = post_session(h, c, rq, m, &ret);
+    if (rq->hs == NULL) /* else it was looked up with the headers */
+        rq->hs = post_session(h, c, rq, m, &ret);
     if (rq->hs == NULL)
         return ret;
     return post_request(h, c, rq, m);
@@ -478,11 +529,14 @@ enum MHD_Result http_session_finish_wait(struct MHD_Connection *c, http_req *rq)
     pthread_mutex_lock(&hs->lock);
     http_stream *st = rq->st;
     bool answered = st->answered && st->body;
+    bool cancelled = st->cancelled && !st->answered && !hs->closed;
     char *body = st->body;
     size_t len = st->body_len;
     st->body = NULL;
     pthread_mutex_unlock(&hs->lock);
     rq->waiting = false;
+    if (cancelled) /* no JSON-RPC response to a cancelled request: an empty 202 */
+        return http_queue(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL);
     if (!answered) {
         mcpage__free(body);
         return http_fail(c, MHD_HTTP_NOT_FOUND, -32001,

@@ -14,9 +14,11 @@
  * timeout) and resumed when an event arrives, for a heartbeat, or to be
  * closed.
  */
+#define _GNU_SOURCE /* POLLRDHUP */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,12 +67,27 @@ void http_conn_wake(http_conn *cn)
     }
 }
 
+/* A request stream still waiting for its answer. */
+static bool unanswered(const http_stream *st)
+{
+    return st->req_id && !st->done_seq && !st->answered;
+}
+
 http_stream *http_stream_by_req(http_session *hs, const char *req_id)
 {
     for (http_stream *st = hs->streams; st; st = st->next)
-        if (st->req_id && !st->done_seq && !st->answered && strcmp(st->req_id, req_id) == 0)
+        if (unanswered(st) && !st->cancelled && strcmp(st->req_id, req_id) == 0)
             return st;
     return NULL;
+}
+
+/* True when a request with this id was cancelled and its stream is still held (hs->lock held). */
+static bool cancelled_req(http_session *hs, const char *req_id)
+{
+    for (http_stream *st = hs->streams; st; st = st->next)
+        if (unanswered(st) && st->cancelled && strcmp(st->req_id, req_id) == 0)
+            return true;
+    return false;
 }
 
 static http_stream *stream_by_no(http_session *hs, uint64_t no)
@@ -134,6 +151,8 @@ http_stream *http_stream_open(http_session *hs, char **req_id, bool json, unsign
         *req_id = NULL;
         st->json = json;
         st->next_seq = 1;
+        if (hs->h->cfg.request_timeout_s)
+            st->deadline = http_now_ms() + (int64_t)hs->h->cfg.request_timeout_s * 1000;
         st->next = hs->streams;
         hs->streams = st;
         hs->nstreams++;
@@ -216,6 +235,11 @@ int http_send(void *ud, const char *msg, size_t len, const char *related)
     bool response = is_response(msg, len);
     pthread_mutex_lock(&hs->lock);
     http_stream *st = related ? http_stream_by_req(hs, related) : NULL;
+    if (st == NULL && related && (response || cancelled_req(hs, related))) {
+        /* Its request was cancelled, timed out or left by its client: nobody waits for it. */
+        pthread_mutex_unlock(&hs->lock);
+        return 0;
+    }
     if (st && st->json) {
         if (response) {
             st->body = mcpage__malloc(len ? len : 1);
@@ -254,14 +278,99 @@ void http_close_stream(void *ud, const char *related)
     pthread_mutex_unlock(&hs->lock);
 }
 
-void http_sse_heartbeats(http_session *hs, int64_t now)
+/* Ends the exchange of a request that will get no answer (hs->lock held). */
+static void stream_abandon(http_session *hs, http_stream *st)
 {
-    for (http_stream *st = hs->streams; st; st = st->next) {
+    st->cancelled = true;
+    if (st->json) {
+        if (st->suspended) { /* http_session_finish_wait answers it */
+            st->suspended = false;
+            MHD_resume_connection(st->waiting);
+        }
+    } else if (st->conn) {
+        http_conn_wake(st->conn); /* sse_read ends it after what it holds */
+    } else {
+        http_stream_remove(hs, st); /* nobody listens: a resumption gets 404 */
+    }
+}
+
+bool http_stream_cancel(http_session *hs, const char *req_id)
+{
+    http_stream *st = http_stream_by_req(hs, req_id);
+    if (st)
+        stream_abandon(hs, st);
+    return st != NULL;
+}
+
+/* Queues the cancellation of a request's call in the runtime (done after the locks). */
+static void cancel_later(http_session *hs, const http_stream *st, http_cancel **cancels)
+{
+    http_cancel *k = mcpage__calloc(1, sizeof *k);
+    if (k == NULL || (k->req_id = mcpage__strdup(st->req_id)) == NULL) {
+        mcpage__free(k);
+        return; /* the call runs to its end; its answer is dropped */
+    }
+    http_session_ref(hs);
+    k->hs = hs;
+    k->next = *cancels;
+    *cancels = k;
+}
+
+/* Answers a request the server gave up on with an error, as its response (hs->lock held). */
+static void stream_time_out(http_session *hs, http_stream *st)
+{
+    char msg[512];
+    int n = snprintf(msg, sizeof msg,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":"
+                     "\"Request timed out: no answer within %u s (the server's request timeout); "
+                     "the call was cancelled\"}}",
+                     st->req_id, HTTP_RPC_TIMEOUT, hs->h->cfg.request_timeout_s);
+    size_t len = n > 0 && (size_t)n < sizeof msg ? (size_t)n : 0;
+    if (!st->json) {
+        event_append(hs, st, msg, len, true);
+        return;
+    }
+    st->body = mcpage__malloc(len ? len : 1);
+    if (st->body) {
+        memcpy(st->body, msg, len);
+        st->body_len = len;
+    }
+    st->answered = true;
+    if (st->suspended) {
+        st->suspended = false;
+        MHD_resume_connection(st->waiting);
+    }
+}
+
+/* True when the peer of a suspended connection hung up (nothing reads its socket meanwhile). */
+static bool peer_gone(struct MHD_Connection *mc)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci == NULL)
+        return false;
+    struct pollfd p = {.fd = ci->connect_fd, .events = POLLRDHUP};
+    return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+
+void http_streams_tick(http_session *hs, int64_t now, http_cancel **cancels)
+{
+    for (http_stream *st = hs->streams, *next; st; st = next) {
+        next = st->next; /* st may be removed */
         http_conn *cn = st->conn;
         if (cn && cn->suspended && now - cn->last_write >= (int64_t)hs->h->cfg.heartbeat_ms) {
             cn->heartbeat = true;
             cn->last_write = now;
             http_conn_wake(cn);
+        }
+        if (!unanswered(st) || st->cancelled)
+            continue;
+        if (st->deadline && now >= st->deadline) {
+            stream_time_out(hs, st);
+            cancel_later(hs, st, cancels);
+        } else if (st->json && st->suspended && peer_gone(st->waiting)) {
+            cancel_later(hs, st, cancels);
+            stream_abandon(hs, st);
         }
     }
 }
@@ -349,8 +458,8 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
             st->sent_seq = ev->seq;
             continue;
         }
-        if (st->done_seq && st->sent_seq >= st->done_seq) {
-            n = MHD_CONTENT_READER_END_OF_STREAM;
+        if ((st->done_seq && st->sent_seq >= st->done_seq) || st->cancelled) {
+            n = MHD_CONTENT_READER_END_OF_STREAM; /* answered, or no answer will come */
             break;
         }
         if (cn->heartbeat) {
@@ -382,8 +491,8 @@ static void sse_free(void *cls)
     http_stream *st = cn->st;
     if (st && st->conn == cn) {
         st->conn = NULL;
-        if (st->no != 0 && st->done_seq && st->sent_seq >= st->done_seq)
-            http_stream_remove(hs, st); /* delivered in full: nothing left to resume */
+        if (st->no != 0 && ((st->done_seq && st->sent_seq >= st->done_seq) || st->cancelled))
+            http_stream_remove(hs, st); /* delivered in full, or cancelled: nothing to resume */
     }
     pthread_mutex_unlock(&hs->lock);
     mcpage__free(cn->out);

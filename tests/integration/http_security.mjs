@@ -4,7 +4,8 @@
 // Origin 403 and the --allow-origin list, bearer auth 401 with
 // WWW-Authenticate, body 413 (declared and chunked), missing session 400,
 // unknown session 404, unsupported MCP-Protocol-Version 400, 404 path,
-// 405 with Allow, 406 Accept, 415 Content-Type, the session cap (503),
+// 405 with Allow, 406 Accept, 415 Content-Type (matched as a media type),
+// two Host headers 400, the session cap (503),
 // signed session ids (a damaged one is 404), idle expiry (the session
 // leaves memory and its signed id resumes it), the maximum session age
 // (404), DELETE, GET /health, and slow clients that cannot block others.
@@ -165,6 +166,13 @@ try {
   eq(r.status, 406, "an Accept of neither JSON nor SSE is 406");
   r = await post({ "Content-Type": "text/plain" }, INIT);
   eq(r.status, 415, "a non-JSON Content-Type is 415");
+  r = await post({ "Content-Type": "application/jsonx" }, INIT);
+  eq(r.status, 415, "application/jsonx is not application/json: 415 (a media type, not a prefix)");
+  r = await post({ "Mcp-Session-Id": sid, "Content-Type": "application/json; charset=utf-8" }, PING);
+  eq(r.status, 200, "application/json with a parameter is accepted");
+  // Two Host headers (the object's keys differ in case, so both are sent): only one is allowed.
+  r = await post({ host: "evil.example.com" }, INIT);
+  eq(r.status, 400, "a good Host then a foreign one is 400");
   r = await raw(port, "GET", { ...base, Accept: "application/json", "Mcp-Session-Id": sid });
   eq(r.status, 406, "GET without text/event-stream is 406");
 

@@ -34,10 +34,8 @@
 #include <mcpage/http.h>
 #include <mcpage/server.h>
 
+#include "support/http_client.h"
 #include "support/page_support.h"
-
-/* Room for a session id (signed ids run to about 150 characters). */
-#define SID_MAX 2048
 
 /* Notifications the flood tool sends, and their size. */
 #define FLOOD_N    16000 /* 16 MB: more than the kernel's socket buffers (4 MB) absorb */
@@ -138,89 +136,20 @@ static void stop(fixture *f)
     free(f);
 }
 
-static int dial(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int small = 4096; /* a small receive window makes a slow reader slow */
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
-static void send_req(int fd, int port, const char *method, const char *sid, const char *accept,
-                     const char *extra, const char *body)
-{
-    char buf[16384];
-    int n =
-        snprintf(buf, sizeof buf,
-                 "%s /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
-                 "Content-Type: application/json\r\nAccept: %s\r\n%s%s%s%sContent-Length: "
-                 "%zu\r\n\r\n%s",
-                 method, port, accept, sid ? "Mcp-Session-Id: " : "", sid ? sid : "",
-                 sid ? "\r\n" : "", extra ? extra : "", body ? strlen(body) : 0, body ? body : "");
-    assert_int_equal(write(fd, buf, (size_t)n), n);
-}
-
-/* Reads until the server closes (at most `max` bytes kept, 10 s); returns a malloc'd string. */
-static char *read_all(int fd, size_t max, size_t *total)
-{
-    char *out = calloc(1, max + 1);
-    size_t len = 0, all = 0;
-    char buf[65536];
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 10000) <= 0)
-            break;
-        ssize_t k = read(fd, buf, sizeof buf);
-        if (k <= 0)
-            break;
-        all += (size_t)k;
-        size_t keep = (size_t)k < max - len ? (size_t)k : max - len;
-        memcpy(out + len, buf, keep);
-        len += keep;
-    }
-    if (total)
-        *total = all;
-    close(fd);
-    return out;
-}
-
-static const char INIT[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
-                           "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
-                           "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
-
-/* Initializes a session with the `init` request; copies its id. */
+/* Initializes a session on f with `init`; copies its id. */
 static void init_session_with(fixture *f, const char *init, char *sid, size_t max)
 {
-    int fd = dial(f->port);
-    send_req(fd, f->port, "POST", NULL, "application/json, text/event-stream", NULL, init);
-    char *r = read_all(fd, 1 << 16, NULL);
-    assert_non_null(strstr(r, "HTTP/1.1 200"));
-    assert_non_null(strstr(r, "Content-Type: application/json"));
-    char *h = strcasestr(r, "Mcp-Session-Id: ");
-    assert_non_null(h);
-    h += 16;
-    size_t n = strcspn(h, "\r\n");
-    assert_true(n > 3 && n < max);
-    assert_memory_equal(h, "s1.", 3);
-    memcpy(sid, h, n);
-    sid[n] = '\0';
-    free(r);
+    hc_init(f->port, init, sid, max);
 }
 
 static void init_session(fixture *f, char *sid, size_t max)
 {
-    init_session_with(f, INIT, sid, max);
+    hc_init(f->port, HC_INIT, sid, max);
 }
 
-/* POSTs one message on a session and returns the whole answer (malloc'd). */
 static char *post(fixture *f, const char *sid, const char *body)
 {
-    int fd = dial(f->port);
-    send_req(fd, f->port, "POST", sid, "application/json, text/event-stream", NULL, body);
-    return read_all(fd, 1 << 16, NULL);
+    return hc_post(f->port, sid, body);
 }
 
 static const char CAPS_CALL[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
@@ -248,7 +177,7 @@ static void a_session_continues_on_any_endpoint_holding_the_key(void **state)
     free(r);
     assert_int_equal(mcpage_http_session_count(b->h), 1);
     /* initialize again on a continued session is refused as on the first instance. */
-    r = post(b, sid, INIT);
+    r = post(b, sid, HC_INIT);
     assert_non_null(strstr(r, "already initialized"));
     free(r);
 
@@ -259,9 +188,9 @@ static void a_session_continues_on_any_endpoint_holding_the_key(void **state)
     free(r);
 
     /* DELETE ends it here, and here the id stays refused. */
-    int fd = dial(b->port);
-    send_req(fd, b->port, "DELETE", sid, "application/json", NULL, NULL);
-    r = read_all(fd, 1 << 16, NULL);
+    int fd = hc_dial(b->port);
+    hc_send(fd, b->port, "DELETE", sid, "application/json", NULL, NULL);
+    r = hc_read_all(fd, 1 << 16, NULL, 10000);
     assert_non_null(strstr(r, "HTTP/1.1 204"));
     free(r);
     assert_int_equal(mcpage_http_session_count(b->h), 0);
@@ -342,9 +271,9 @@ static int ledger_since(void *ud, int64_t *mark,
 
 static void delete_session(fixture *f, const char *sid)
 {
-    int fd = dial(f->port);
-    send_req(fd, f->port, "DELETE", sid, "application/json", NULL, NULL);
-    char *r = read_all(fd, 1 << 16, NULL);
+    int fd = hc_dial(f->port);
+    hc_send(fd, f->port, "DELETE", sid, "application/json", NULL, NULL);
+    char *r = hc_read_all(fd, 1 << 16, NULL, 10000);
     assert_non_null(strstr(r, "HTTP/1.1 204"));
     free(r);
 }
@@ -409,21 +338,21 @@ static void health_reports_the_embedders_check(void **state)
     (void)state;
     fixture *ok = start(), *bad = start_with(NULL, sick, "the store is unavailable (test)");
     char req[256];
-    int fd = dial(ok->port);
+    int fd = hc_dial(ok->port);
     int n = snprintf(req, sizeof req,
                      "GET /health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
                      ok->port);
     assert_int_equal(write(fd, req, (size_t)n), n);
-    char *r = read_all(fd, 1 << 16, NULL);
+    char *r = hc_read_all(fd, 1 << 16, NULL, 10000);
     assert_non_null(strstr(r, "HTTP/1.1 200"));
     assert_non_null(strstr(r, "{\"status\":\"ok\",\"sessions\":0}"));
     free(r);
-    fd = dial(bad->port);
+    fd = hc_dial(bad->port);
     n = snprintf(req, sizeof req,
                  "GET /health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
                  bad->port);
     assert_int_equal(write(fd, req, (size_t)n), n);
-    r = read_all(fd, 1 << 16, NULL);
+    r = hc_read_all(fd, 1 << 16, NULL, 10000);
     assert_non_null(strstr(r, "HTTP/1.1 503"));
     assert_non_null(
         strstr(r, "{\"status\":\"unavailable\",\"reason\":\"the store is unavailable (test)\""));
@@ -440,19 +369,19 @@ static void a_list_is_json_and_a_call_is_a_primed_sse_stream(void **state)
     init_session(f, sid, sizeof sid);
     assert_int_equal(mcpage_http_session_count(f->h), 1);
 
-    int fd = dial(f->port);
-    send_req(fd, f->port, "POST", sid, "application/json, text/event-stream", NULL,
-             "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-    char *r = read_all(fd, 1 << 16, NULL);
+    int fd = hc_dial(f->port);
+    hc_send(fd, f->port, "POST", sid, "application/json, text/event-stream", NULL,
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    char *r = hc_read_all(fd, 1 << 16, NULL, 10000);
     assert_non_null(strstr(r, "Content-Type: application/json"));
     assert_non_null(strstr(r, "\"name\":\"flood\""));
     free(r);
 
-    fd = dial(f->port);
-    send_req(fd, f->port, "POST", sid, "application/json, text/event-stream", NULL,
-             "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
-             "\"nap\",\"arguments\":{}}}");
-    r = read_all(fd, 1 << 16, NULL);
+    fd = hc_dial(f->port);
+    hc_send(fd, f->port, "POST", sid, "application/json, text/event-stream", NULL,
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+            "\"nap\",\"arguments\":{}}}");
+    r = hc_read_all(fd, 1 << 16, NULL, 10000);
     assert_non_null(strstr(r, "Content-Type: text/event-stream"));
     char *prime = strstr(r, "id: ");
     assert_non_null(prime);
@@ -471,14 +400,14 @@ static void a_slow_consumer_is_cut_off_and_resumes_to_the_result(void **state)
     fixture *f = start();
     char sid[SID_MAX];
     init_session(f, sid, sizeof sid);
-    int fd = dial(f->port);
-    send_req(fd, f->port, "POST", sid, "text/event-stream", NULL,
-             "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
-             "\"flood\",\"arguments\":{}}}");
+    int fd = hc_dial(f->port);
+    hc_send(fd, f->port, "POST", sid, "text/event-stream", NULL,
+            "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+            "\"flood\",\"arguments\":{}}}");
     /* Read nothing while the tool sends 16 MB: the server must not buffer it all for us. */
     sleep(2);
     size_t total = 0;
-    char *r = read_all(fd, 8 << 20, &total);
+    char *r = hc_read_all(fd, 8 << 20, &total, 10000);
     assert_true(total < (size_t)FLOOD_N * FLOOD_SIZE / 2); /* cut off, not fed 2 MB */
     assert_null(strstr(r, "flood done"));
     /* The last event id we saw lets us resume; the result is still in the buffer. */
@@ -495,9 +424,9 @@ static void a_slow_consumer_is_cut_off_and_resumes_to_the_result(void **state)
     usleep(200000);
     char hdr[128];
     snprintf(hdr, sizeof hdr, "Last-Event-ID: %s\r\n", last);
-    fd = dial(f->port);
-    send_req(fd, f->port, "GET", sid, "text/event-stream", hdr, NULL);
-    r = read_all(fd, 8 << 20, &total);
+    fd = hc_dial(f->port);
+    hc_send(fd, f->port, "GET", sid, "text/event-stream", hdr, NULL);
+    r = hc_read_all(fd, 8 << 20, &total, 10000);
     assert_non_null(strstr(r, "HTTP/1.1 200"));
     assert_non_null(strstr(r, "flood done"));
     assert_true(total < 2 * TEST_BUFFER); /* replayed from the bounded buffer */
@@ -511,12 +440,12 @@ static void stop_ends_held_streams_and_waiting_calls_promptly(void **state)
     fixture *f = start();
     char sid[SID_MAX];
     init_session(f, sid, sizeof sid);
-    int get = dial(f->port);
-    send_req(get, f->port, "GET", sid, "text/event-stream", NULL, NULL);
-    int call = dial(f->port);
-    send_req(call, f->port, "POST", sid, "application/json", NULL,
-             "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
-             "\"nap\",\"arguments\":{}}}");
+    int get = hc_dial(f->port);
+    hc_send(get, f->port, "GET", sid, "text/event-stream", NULL, NULL);
+    int call = hc_dial(f->port);
+    hc_send(call, f->port, "POST", sid, "application/json", NULL,
+            "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":"
+            "\"nap\",\"arguments\":{}}}");
     usleep(200000);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -524,10 +453,10 @@ static void stop_ends_held_streams_and_waiting_calls_promptly(void **state)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     assert_true(ms < 1500);
-    char *g = read_all(get, 1 << 16, NULL); /* closed by the server, not by our timeout */
+    char *g = hc_read_all(get, 1 << 16, NULL, 10000); /* closed by the server, not by our timeout */
     assert_non_null(strstr(g, "id: 0_0\nretry: 1000\ndata: \n\n"));
     free(g);
-    free(read_all(call, 1 << 16, NULL));
+    free(hc_read_all(call, 1 << 16, NULL, 10000));
 }
 
 static void bad_configurations_are_refused(void **state)
