@@ -4,14 +4,18 @@
  *   http.c          libmicrohttpd's callbacks, routing by method, the
  *                   housekeeping thread, start and stop
  *   http_request.c  one request: header checks (Host, Origin, token,
- *                   media types, protocol version), the body, the parsed
- *                   JSON-RPC message, and error answers
+ *                   media types, protocol version), the body with its
+ *                   budget and deadline, the parsed JSON-RPC message, and
+ *                   error answers
  *   http_session.c  sessions of the 2025-11-25 era: the table, signed ids,
- *                   restore, idle expiry, and POST/DELETE within a session
+ *                   restore, idle expiry, POST/DELETE within a session, and
+ *                   telling the runtime of requests the transport ended
  *   http_ended.c    ended sessions: ids refused here (tombstones) and the
  *                   record shared with other instances, with its poller
  *   http_sse.c      streams: the runtime's output routed to them, SSE
- *                   events and ids, Last-Event-ID replay, GET
+ *                   events and ids, Last-Event-ID replay, GET, and the end
+ *                   of an exchange no answer will come to (cancelled, timed
+ *                   out, its client gone)
  *   http_stateless.c the 2026-07-28 era: which POSTs are modern, their
  *                   header checks, one runtime session per request
  *
