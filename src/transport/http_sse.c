@@ -114,14 +114,15 @@ static http_stream *standalone(http_session *hs)
 }
 
 /*
- * Frees the oldest request stream that finished while nobody listened and
- * was never resumed (hs->lock held); false when there is none.
+ * Frees the oldest request stream that finished (or was cancelled) while
+ * nobody listened and was never resumed (hs->lock held); false when there
+ * is none.
  */
 static bool evict_abandoned(http_session *hs)
 {
     http_stream *victim = NULL;
     for (http_stream *st = hs->streams; st; st = st->next)
-        if (st->no != 0 && !st->json && st->conn == NULL && st->done_seq)
+        if (st->no != 0 && !st->json && st->conn == NULL && (st->done_seq || st->cancelled))
             victim = st; /* the list is newest first: the last match is the oldest */
     if (victim)
         http_stream_remove(hs, victim);
@@ -279,7 +280,7 @@ void http_close_stream(void *ud, const char *related)
 }
 
 /* Ends the exchange of a request that will get no answer (hs->lock held). */
-static void stream_abandon(http_session *hs, http_stream *st)
+static void stream_abandon(http_stream *st)
 {
     st->cancelled = true;
     if (st->json) {
@@ -289,16 +290,19 @@ static void stream_abandon(http_session *hs, http_stream *st)
         }
     } else if (st->conn) {
         http_conn_wake(st->conn); /* sse_read ends it after what it holds */
-    } else {
-        http_stream_remove(hs, st); /* nobody listens: a resumption gets 404 */
     }
+    /*
+     * A stream with no connection is kept: its POST may be about to attach
+     * one (http_sse_open), or a resumption may come; either ends at once,
+     * and evict_abandoned or the session's end frees it otherwise.
+     */
 }
 
 bool http_stream_cancel(http_session *hs, const char *req_id)
 {
     http_stream *st = http_stream_by_req(hs, req_id);
     if (st)
-        stream_abandon(hs, st);
+        stream_abandon(st);
     return st != NULL;
 }
 
@@ -370,7 +374,7 @@ void http_streams_tick(http_session *hs, int64_t now, http_cancel **cancels)
             cancel_later(hs, st, cancels);
         } else if (st->json && st->suspended && peer_gone(st->waiting)) {
             cancel_later(hs, st, cancels);
-            stream_abandon(hs, st);
+            stream_abandon(st);
         }
     }
 }
