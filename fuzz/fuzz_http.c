@@ -130,18 +130,19 @@ static void fuzz_check(const fuzz_conn *cn)
     if (end == NULL)
         return; /* cut by FUZZ_ANSWER or still streaming */
     size_t head = (size_t)(end - cn->answer) + 4;
-    const char *ct = memmem(cn->answer, head, "Content-Type: application/json\r\n", 32);
-    const char *cl = memmem(cn->answer, head, "Content-Length: ", 16);
+    /* Header lines start after a CRLF (a reflected value may contain a header's name). */
+    const char *ct = memmem(cn->answer, head, "\r\nContent-Type: application/json\r\n", 34);
+    const char *cl = memmem(cn->answer, head, "\r\nContent-Length: ", 18);
     if (ct == NULL || cl == NULL)
         return;
-    size_t blen = strtoull(cl + 16, NULL, 10);
+    size_t blen = strtoull(cl + 18, NULL, 10);
     if (blen == 0 || head + blen > cn->len)
         return;
     json_error_t err;
     json_t *v = json_loadb(cn->answer + head, blen, JSON_REJECT_DUPLICATES, &err);
     if (!json_is_object(v)) {
         fprintf(stderr, "fuzz_http: a JSON answer is not one object (%s): %.*s\n", err.text,
-                (int)(blen > 300 ? 300 : blen), cn->answer + head);
+                (int)(cn->len > 600 ? 600 : cn->len), cn->answer);
         abort();
     }
     json_decref(v);

@@ -87,25 +87,32 @@ static enum MHD_Result route_post(mcpage_http *h, struct MHD_Connection *c, http
     http_body_release(h, rq); /* the text is not needed once parsed */
     if (!parsed)
         return ret;
-    if (http_is_modern(c, &m))
+    if (http_is_modern(c, &m)) {
+        if (rq->hs) { /* looked up with the headers, but the body is of the stateless era */
+            http_session_unref(rq->hs);
+            rq->hs = NULL;
+        }
         ret = http_stateless_post(h, c, rq, &m);
-    else
+    } else {
         ret = http_session_post(h, c, rq, &m);
+    }
     http_message_clear(&m);
     return ret;
 }
 
 /*
  * A POST's headers passed: before any of its body is kept, the session
- * it names must exist (initialize without one makes one later), and its
- * declared length must fit the budget of buffered bodies.
+ * it names must exist (initialize without one makes one later; the
+ * stateless era names none), and its declared length must fit the budget
+ * of buffered bodies.
  */
 static enum MHD_Result admit_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq)
 {
     enum MHD_Result ret = MHD_NO;
     if (!http_check_post_headers(h, c, &ret))
         return ret;
-    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id")) {
+    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id") &&
+        !http_is_modern(c, NULL)) {
         if (!http_check_version(c, &ret))
             return ret;
         rq->hs = http_need_session(h, c, &ret);
@@ -121,13 +128,15 @@ static enum MHD_Result admit_post(mcpage_http *h, struct MHD_Connection *c, http
 static enum MHD_Result route_headers(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
                                      const char *url, const char *method)
 {
+    enum MHD_Result ret = MHD_NO;
+    if (!http_check_origin(h, c, &ret))
+        return ret;
     if (strcmp(url, "/health") == 0)
         return handle_health(h, c, method);
     if (strcmp(url, "/mcp") != 0)
         return http_fail(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
                          "Not Found: the MCP endpoint is /mcp");
-    enum MHD_Result ret = MHD_NO;
-    if (!http_check_host_origin(h, c, &ret))
+    if (!http_check_host(h, c, &ret))
         return ret;
     if (strcmp(method, "OPTIONS") == 0)
         return http_preflight(c); /* CORS preflight for an allowed browser origin */

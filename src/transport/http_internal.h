@@ -212,7 +212,10 @@ enum MHD_Result http_preflight(struct MHD_Connection *c);
 
 /* http_request.c: checks; each returns false after queueing the answer in *ret. */
 bool http_accepts(const char *accept, const char *type);
-bool http_check_host_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+/* Every path: one Host header, and an Origin we allow (so no CORS grant goes to another). */
+bool http_check_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+/* The MCP endpoint: the Host names this server (DNS rebinding). */
+bool http_check_host(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
 bool http_check_auth(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
 bool http_check_version(struct MHD_Connection *c, enum MHD_Result *ret);
 bool http_check_post_headers(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);

@@ -211,7 +211,7 @@ static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char
     return MHD_YES;
 }
 
-bool http_check_host_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+bool http_check_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
 {
     /* libmicrohttpd's lookup returns the first Host: a second one must not slip past it. */
     unsigned hosts = 0;
@@ -221,12 +221,6 @@ bool http_check_host_origin(const mcpage_http *h, struct MHD_Connection *c, enum
                          "Bad Request: more than one Host header; send exactly one");
         return false;
     }
-    if (!host_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host"))) {
-        *ret = http_fail(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
-                         "Forbidden: the Host header must name this loopback server "
-                         "(localhost, 127.0.0.1 or [::1] with its port); DNS rebinding protection");
-        return false;
-    }
     if (!origin_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"))) {
         *ret = http_fail(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
                          "Forbidden: Origin not allowed; start the server with --allow-origin "
@@ -234,6 +228,16 @@ bool http_check_host_origin(const mcpage_http *h, struct MHD_Connection *c, enum
         return false;
     }
     return true;
+}
+
+bool http_check_host(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+    if (host_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host")))
+        return true;
+    *ret = http_fail(c, MHD_HTTP_FORBIDDEN, RPC_INVALID_REQUEST,
+                     "Forbidden: the Host header must name this loopback server "
+                     "(localhost, 127.0.0.1 or [::1] with its port); DNS rebinding protection");
+    return false;
 }
 
 bool http_check_auth(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)

@@ -113,6 +113,12 @@ try {
   eq(r.headers["access-control-allow-origin"], undefined, "a refused Origin gets no CORS grant");
   r = await post({ Origin: "null" }, INIT);
   eq(r.status, 403, "Origin null is 403");
+  // Every path: a foreign Origin gets no CORS grant, even where no session or token is asked for.
+  for (const p of ["/health", "/nope"]) {
+    r = await raw(port, "GET", { ...base, ":path": p, Origin: "https://evil.example.com" });
+    eq(r.status, 403, `a foreign Origin on ${p} is 403`);
+    eq(r.headers["access-control-allow-origin"], undefined, `and ${p} grants it nothing`);
+  }
 
   // Authentication.
   r = await post({ Authorization: null }, INIT);
