@@ -203,8 +203,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
             pthread_mutex_unlock(&rq->hs->lock);
         }
         atomic_store(&rq->hs->last_active, http_now_ms());
-        if (rq->hs->modern)
-            http_session_end(rq->hs); /* its one request is over: answered, or abandoned */
+        if (rq->hs->modern) /* its one request is over: answered, or abandoned */
+            http_transient_done(cls, rq->hs);
         http_session_unref(rq->hs);
     }
     http_body_release(cls, rq);

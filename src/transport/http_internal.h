@@ -152,6 +152,7 @@ struct mcpage_http {
     pthread_mutex_t lock;                     /* guards the table and stopping */
     pthread_cond_t cv;                        /* wakes the housekeeper */
     http_session *sessions;                   /* live sessions */
+    http_session *transients;                 /* modern requests' sessions (never in the table) */
     size_t nsessions;                         /* their count */
     struct http_tombstone *tombs;             /* ids ended here by DELETE (a ring) */
     size_t ntombs, tomb_next;                 /* ring size and the slot written next */
@@ -277,6 +278,8 @@ enum MHD_Result http_session_delete(mcpage_http *h, struct MHD_Connection *c);
  * calls must be cancelled to *cancels.
  */
 http_session *http_sessions_tick(mcpage_http *h, int64_t now, http_cancel **cancels);
+/* The request of a modern session is over: out of the ticked list, and ended. */
+void http_transient_done(mcpage_http *h, http_session *hs);
 /* Tells the runtime to cancel the calls in `cancels` and frees the list. */
 void http_cancels_run(http_cancel *cancels);
 

@@ -135,7 +135,26 @@ http_session *http_sessions_tick(mcpage_http *h, int64_t now, http_cancel **canc
         pthread_mutex_unlock(&hs->lock);
         pp = &hs->next;
     }
+    /* A modern request's session never idles out, but its request times out like any. */
+    for (http_session *hs = h->transients; hs; hs = hs->next) {
+        pthread_mutex_lock(&hs->lock);
+        http_streams_tick(hs, now, cancels);
+        pthread_mutex_unlock(&hs->lock);
+    }
     return expired;
+}
+
+void http_transient_done(mcpage_http *h, http_session *hs)
+{
+    pthread_mutex_lock(&h->lock);
+    for (http_session **pp = &h->transients; *pp; pp = &(*pp)->next) {
+        if (*pp == hs) {
+            *pp = hs->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+    http_session_end(hs);
 }
 
 /* ------------------------------------------------------------ one session */
@@ -519,6 +538,10 @@ enum MHD_Result http_session_post_transient(mcpage_http *h, struct MHD_Connectio
         return http_fail(c, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
                          "Internal error: out of memory");
     hs->modern = true;
+    pthread_mutex_lock(&h->lock); /* ticked for the request timeout and a client gone */
+    hs->next = h->transients;
+    h->transients = hs;
+    pthread_mutex_unlock(&h->lock);
     rq->hs = hs;
     return post_request(h, c, rq, m);
 }

@@ -224,6 +224,30 @@ static void a_request_past_the_timeout_gets_an_error_and_its_call_is_cancelled(v
     stop(f);
 }
 
+static void a_stateless_request_past_the_timeout_gets_an_error_too(void **state)
+{
+    (void)state;
+    fixture *f = start(timeout_1s);
+    double t0 = hc_now_ms();
+    int call = hc_dial(f->port);
+    hc_send(
+        call, f->port, "POST", NULL, "application/json",
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: nap\r\n",
+        "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"nap\","
+        "\"arguments\":{},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+        "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+    char *r = hc_read_all(call, 1 << 16, NULL, 4000);
+    double ms = hc_now_ms() - t0;
+    assert_non_null(
+        strstr(r, "\"id\":5,\"error\":{\"code\":-32001,\"message\":\"Request timed out"));
+    free(r);
+    assert_true(ms >= 1000 && ms < 2500);
+    for (int k = 0; k < 100 && !atomic_load(&nap_cancelled); k++)
+        usleep(10 * 1000);
+    assert_true(atomic_load(&nap_cancelled));
+    stop(f);
+}
+
 static void a_client_gone_from_a_waiting_post_cancels_its_call(void **state)
 {
     (void)state;
@@ -447,6 +471,7 @@ int main(void)
         cmocka_unit_test(a_cancelled_json_request_is_answered_at_once_and_its_session_idles_out),
         cmocka_unit_test(a_cancelled_sse_request_ends_its_stream_at_once),
         cmocka_unit_test(a_request_past_the_timeout_gets_an_error_and_its_call_is_cancelled),
+        cmocka_unit_test(a_stateless_request_past_the_timeout_gets_an_error_too),
         cmocka_unit_test(a_client_gone_from_a_waiting_post_cancels_its_call),
         cmocka_unit_test(held_partial_bodies_are_bounded_and_closed_at_their_deadline),
         cmocka_unit_test(huge_client_capabilities_are_not_kept_whole),
