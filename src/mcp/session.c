@@ -1007,7 +1007,7 @@ static mcpage_call *new_call(mcpage_session *s, mcp_call_kind kind, const json_t
         call->progress_token = json_deep_copy(tok);
     call->era = *s->req;
     if (call->era.rev && call->era.rev->modern) {
-        call->caps = json_deep_copy(s->req->caps);
+        call->caps = caps_kept(s->req->caps); /* a call may live long: keep what is used */
         call->era.caps = call->caps;
         if (call->caps == NULL) {
             mcp_call_free(call);
