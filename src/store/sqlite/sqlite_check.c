@@ -8,9 +8,9 @@
  * where its cost is paid once: before a sync writes (sqlite_store.c).
  *
  * Damage seen by any handle is remembered for the process, keyed by the
- * file's device and inode, so the health check reports it and no writer
- * in the process writes into that file again; a rebuilt store is a new
- * inode and starts clean.
+ * file's device, inode and change time, so the health check reports it
+ * and no writer in the process writes into that file again; a rebuilt
+ * store (or a new file reusing a deleted one's inode) starts clean.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,39 +27,65 @@
     "rebuild it from the transcripts with 'mcpage sync --rebuild' (the damaged file is moved "     \
     "aside, not deleted; sessions whose transcripts are gone stay only in that file)"
 
-/* Files of this process found damaged (device, inode). */
+/*
+ * Files of this process found damaged: device, inode and the time of
+ * their last change, so a new file that reuses the inode of a deleted
+ * one (or a file changed since) is not taken for it.
+ */
 #define DAMAGED_MAX 16
-static struct {
+typedef struct file_id {
     dev_t dev;
     ino_t ino;
-} damaged[DAMAGED_MAX];
-static int ndamaged;
+    struct timespec ctim;
+} file_id;
+static file_id damaged[DAMAGED_MAX];
+static int ndamaged, next_slot;
 static pthread_mutex_t damaged_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int file_id_of(const char *path, file_id *id)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    id->ctim = st.st_ctim;
+    return 0;
+}
+
+static int file_id_equal(const file_id *a, const file_id *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->ctim.tv_sec == b->ctim.tv_sec &&
+           a->ctim.tv_nsec == b->ctim.tv_nsec;
+}
 
 void store_sqlite__mark_damaged(const sq_conn *c)
 {
-    if (!c->has_id)
+    file_id id;
+    if (file_id_of(c->path, &id) < 0)
         return;
     pthread_mutex_lock(&damaged_mu);
     int seen = 0;
     for (int i = 0; i < ndamaged && !seen; i++)
-        seen = damaged[i].dev == c->dev && damaged[i].ino == c->ino;
-    if (!seen && ndamaged < DAMAGED_MAX) {
-        damaged[ndamaged].dev = c->dev;
-        damaged[ndamaged].ino = c->ino;
-        ndamaged++;
+        seen = file_id_equal(&damaged[i], &id);
+    if (!seen) { /* past DAMAGED_MAX, the oldest entry goes */
+        damaged[next_slot] = id;
+        next_slot = (next_slot + 1) % DAMAGED_MAX;
+        if (ndamaged < DAMAGED_MAX)
+            ndamaged++;
     }
     pthread_mutex_unlock(&damaged_mu);
 }
 
 int store_sqlite__seen_damaged(const sq_conn *c)
 {
-    if (!c->has_id)
+    file_id id;
+    if (file_id_of(c->path, &id) < 0)
         return 0;
     pthread_mutex_lock(&damaged_mu);
     int seen = 0;
     for (int i = 0; i < ndamaged && !seen; i++)
-        seen = damaged[i].dev == c->dev && damaged[i].ino == c->ino;
+        seen = file_id_equal(&damaged[i], &id);
     pthread_mutex_unlock(&damaged_mu);
     return seen;
 }

@@ -6,7 +6,6 @@
 #define MCPAGE_STORE_SQLITE_INTERNAL_H
 
 #include <sqlite3.h>
-#include <sys/types.h>
 
 #include "store/store_backend.h"
 
@@ -39,9 +38,6 @@ typedef struct sq_conn {
     int lock_fd;                   /* "<db>-sync.lock" for session locks, or -1 */
     int own_snippet;               /* mcpage_snippet() is registered (else FTS5's snippet()) */
     int damaged;                   /* SQLite reported the file corrupt: no more writes */
-    int has_id;                    /* dev and ino are known */
-    dev_t dev;                     /* the file's device ... */
-    ino_t ino;                     /* ... and inode, the key of damage seen (sqlite_check.c) */
 } sq_conn;
 
 int store_sqlite_schema_latest(void);

@@ -1996,12 +1996,6 @@ int store_sqlite_open(store *s, const char *path, int flags)
     sqlite3_extended_result_codes(c->db, 0);
     sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, s);
     c->own_snippet = store_sqlite_snippet_register(c->db) == 0;
-    struct stat id;
-    if (stat(path, &id) == 0) {
-        c->has_id = 1;
-        c->dev = id.st_dev;
-        c->ino = id.st_ino;
-    }
     s->impl = c;
     s->ops = &sqlite_ops;
     if (writer) {
