@@ -61,8 +61,21 @@ static bool is_integral(const json_t *v)
     if (!json_is_real(v))
         return false;
     double d = json_real_value(v);
-    /* Within +-2^53 every integral double converts exactly (and without libm). */
-    return d > -9007199254740992.0 && d < 9007199254740992.0 && d == (double)(int64_t)d;
+    /* Within +-2^53 every integral double converts exactly (and without libm); beyond it
+       every finite double is a whole number (1e300 is an integer, a huge one). */
+    if (d > -9007199254740992.0 && d < 9007199254740992.0)
+        return d == (double)(int64_t)d;
+    return d - d == 0.0; /* finite */
+}
+
+/* An integral real as an integer, saturated at the int64 range (2^63 itself is past it). */
+static json_int_t saturated(double d)
+{
+    if (d >= 9223372036854775808.0)
+        return INT64_MAX;
+    if (d <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (json_int_t)d;
 }
 
 static bool type_matches(const char *t, const json_t *v)
@@ -179,7 +192,9 @@ static void coerce_integer(const json_t *schema, json_t *parent, const char *key
         return;
     if (!is_integral(v))
         return;
-    json_t *i = json_integer((json_int_t)json_real_value(v));
+    /* Out of range values saturate, so a window parameter clamps them like any large value
+       (clamp, don't reject) and a handler never sees a real where it asked for an integer. */
+    json_t *i = json_integer(saturated(json_real_value(v)));
     if (i == NULL)
         return;
     if (key)

@@ -35,6 +35,21 @@ static const char *check(const char *schema, const char *inst, bool fill, char *
     return out;
 }
 
+static void huge_integral_numbers_saturate(void **state)
+{
+    (void)state;
+    char out[512];
+    const char *schema = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+    assert_string_equal(check(schema, "{\"n\":1e300}", true, out),
+                        "ok {\"n\":9223372036854775807}");
+    assert_string_equal(check(schema, "{\"n\":-1e300}", true, out),
+                        "ok {\"n\":-9223372036854775808}");
+    assert_string_equal(check(schema, "{\"n\":9007199254740993.0}", true, out),
+                        "ok {\"n\":9007199254740992}");
+    assert_string_equal(check(schema, "{\"n\":3.0}", true, out), "ok {\"n\":3}");
+    assert_non_null(strstr(check(schema, "{\"n\":2.5}", true, out), "integer"));
+}
+
 static void each_keyword_accepts_and_rejects(void **state)
 {
     static const struct {
@@ -124,6 +139,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_keyword_accepts_and_rejects),
+        cmocka_unit_test(huge_integral_numbers_saturate),
         cmocka_unit_test(defaults_are_not_filled_without_fill),
         cmocka_unit_test(schema_check_rejects_unusable_schemas),
     };
