@@ -209,13 +209,15 @@ static void a_request_past_the_timeout_gets_an_error_and_its_call_is_cancelled(v
         double t0 = hc_now_ms();
         int call = hc_dial(f->port);
         hc_send(call, f->port, "POST", sid, accepts[i], NULL, NAP_CALL);
-        char *r = hc_read_all(call, 1 << 16, NULL, 4000);
+        char *r = hc_read_all(call, 1 << 16, NULL, 6000);
         double ms = hc_now_ms() - t0;
         assert_non_null(strstr(r, "HTTP/1.1 200"));
         assert_non_null(strstr(r, "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32001,"
                                   "\"message\":\"Request timed out"));
         free(r);
-        assert_true(ms >= 1000 && ms < 2500); /* 1 s, found by a 0.5 s tick */
+        /* 1 s, found by a 0.5 s tick; the upper bound leaves room for a loaded machine (what
+           matters is that the 1 s timeout answered, not the 300 s default or nothing). */
+        assert_true(ms >= 1000 && ms < 5000);
         for (int k = 0; k < 100 && !atomic_load(&nap_cancelled); k++)
             usleep(10 * 1000);
         assert_true(atomic_load(&nap_cancelled));
@@ -236,12 +238,12 @@ static void a_stateless_request_past_the_timeout_gets_an_error_too(void **state)
         "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"nap\","
         "\"arguments\":{},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
         "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
-    char *r = hc_read_all(call, 1 << 16, NULL, 4000);
+    char *r = hc_read_all(call, 1 << 16, NULL, 6000);
     double ms = hc_now_ms() - t0;
     assert_non_null(
         strstr(r, "\"id\":5,\"error\":{\"code\":-32001,\"message\":\"Request timed out"));
     free(r);
-    assert_true(ms >= 1000 && ms < 2500);
+    assert_true(ms >= 1000 && ms < 5000); /* as above */
     for (int k = 0; k < 100 && !atomic_load(&nap_cancelled); k++)
         usleep(10 * 1000);
     assert_true(atomic_load(&nap_cancelled));
