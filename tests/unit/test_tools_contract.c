@@ -436,6 +436,14 @@ static void test_hostile_queries_are_bounded(void **state)
     json_t *d = tool_contract_call(e->srv, "search_conversations",
                                    json_pack("{s:s}", "query", "a* c* s* t*"));
     e->ctx.query_budget_ms = STORE_QUERY_BUDGET_MS;
+    if (tb_current() == TB_POSTGRES && !json_is_true(json_object_get(d, "isError"))) {
+        /* PostgreSQL learns of a deadline at its 5 ms poll, and this small archive may answer
+           first (budget_stops_statements in test_store checks the stop on a long statement);
+           then the page must simply be right. */
+        assert_non_null(json_object_get(json_object_get(d, "structuredContent"), "matches"));
+        json_decref(d);
+        return;
+    }
     assert_true(json_is_true(json_object_get(d, "isError")));
     err = error_of(d);
     if (err == NULL) /* a store error instead of the over-budget answer */
