@@ -94,6 +94,23 @@ void sync__records_free(sync_record *r, size_t n)
     free(r);
 }
 
+int sync__records_finish(sync_record *r, size_t k, sync_record **out, size_t *n)
+{
+    for (size_t i = 0; i < k; i++) {
+        if (!r[i].text) {
+            sync__records_free(r, k);
+            return MCPAGE_ENOMEM;
+        }
+    }
+    if (k == 0) {
+        free(r);
+        r = NULL;
+    }
+    *out = r;
+    *n = k;
+    return 0;
+}
+
 int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char *line, size_t len,
                           sync_record **out, size_t *n, char *why, size_t whylen)
 {

@@ -126,5 +126,10 @@ int sync__fold_run(store *s, const sync_options *opt, sync_report *rep);
 int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char *line, size_t len,
                           sync_record **out, size_t *n, char *why, size_t whylen);
 void sync__records_free(sync_record *r, size_t n);
+/*
+ * Hands back the `k` records an expand built (none: *out NULL), or frees
+ * them and returns MCPAGE_ENOMEM when a record's text could not be made.
+ */
+int sync__records_finish(sync_record *r, size_t k, sync_record **out, size_t *n);
 
 #endif

@@ -372,15 +372,7 @@ static int expand_message(json_t *msg, sync_record **out, size_t *n)
         r[k].timestamp = dup_str(ts);
         k++;
     }
-    for (size_t i = 0; i < k; i++) {
-        if (!r[i].text) {
-            sync__records_free(r, k);
-            return MCPAGE_ENOMEM;
-        }
-    }
-    *out = r;
-    *n = k;
-    return 0;
+    return sync__records_finish(r, k, out, n);
 }
 
 static int gemini_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)

@@ -408,19 +408,7 @@ static int opencode_expand(const char *line, size_t len, int32_t sub, sync_recor
     }
     json_decref(data);
     json_decref(root);
-    for (size_t i = 0; i < k; i++) {
-        if (!r[i].text) {
-            sync__records_free(r, k);
-            return MCPAGE_ENOMEM;
-        }
-    }
-    if (k == 0) {
-        free(r);
-        r = NULL;
-    }
-    *out = r;
-    *n = k;
-    return 0;
+    return sync__records_finish(r, k, out, n);
 }
 
 const sync_fold_format sync__opencode_format = {
