@@ -216,8 +216,11 @@ static void a_request_past_the_timeout_gets_an_error_and_its_call_is_cancelled(v
                                   "\"message\":\"Request timed out"));
         free(r);
         /* 1 s, found by a 0.5 s tick; the upper bound leaves room for a loaded machine (what
-           matters is that the 1 s timeout answered, not the 300 s default or nothing). */
-        assert_true(ms >= 1000 && ms < 5000);
+           matters is that the 1 s timeout answered, not the 300 s default or nothing). The
+           server's clock counts whole milliseconds, so its 1 s may end up to 1 ms before ours. */
+        if (!(ms >= 999 && ms < 5000))
+            print_message("%s: answered after %.1f ms\n", accepts[i], ms);
+        assert_true(ms >= 999 && ms < 5000);
         for (int k = 0; k < 100 && !atomic_load(&nap_cancelled); k++)
             usleep(10 * 1000);
         assert_true(atomic_load(&nap_cancelled));
@@ -243,7 +246,9 @@ static void a_stateless_request_past_the_timeout_gets_an_error_too(void **state)
     assert_non_null(
         strstr(r, "\"id\":5,\"error\":{\"code\":-32001,\"message\":\"Request timed out"));
     free(r);
-    assert_true(ms >= 1000 && ms < 5000); /* as above */
+    if (!(ms >= 999 && ms < 5000))
+        print_message("answered after %.1f ms\n", ms);
+    assert_true(ms >= 999 && ms < 5000); /* as above */
     for (int k = 0; k < 100 && !atomic_load(&nap_cancelled); k++)
         usleep(10 * 1000);
     assert_true(atomic_load(&nap_cancelled));
