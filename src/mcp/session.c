@@ -24,6 +24,7 @@
 #include "mcp/jsonin.h"
 #include "mcp/server_internal.h"
 #include "page/alloc.h"
+#include "page/invariant.h"
 
 static const char *const level_names[] = {"debug", "info",     "notice", "warning",
                                           "error", "critical", "alert",  "emergency"};
@@ -263,6 +264,7 @@ void mcpage_session_set_close_stream(mcpage_session *s, mcpage_close_stream_fn f
 /* Unlinks a call from its session's list (lock held). */
 static void unlink_call(mcpage_session *s, mcpage_call *call)
 {
+    MCPAGE_ASSERT_LOCKED(&s->lock);
     if (call->sprev)
         call->sprev->snext = call->snext;
     else
@@ -598,6 +600,7 @@ int mcpage_call_close_stream(mcpage_call *call)
 /* Unlinks `r` from the session's list (lock held). */
 static void outreq_unlink(mcpage_session *s, mcp_outreq *r)
 {
+    MCPAGE_ASSERT_LOCKED(&s->lock);
     for (mcp_outreq **pp = &s->outreqs; *pp; pp = &(*pp)->next) {
         if (*pp == r) {
             *pp = r->next;

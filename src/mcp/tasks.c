@@ -23,6 +23,7 @@
 
 #include "mcp/server_internal.h"
 #include "page/alloc.h"
+#include "page/invariant.h"
 #include "page/result_internal.h"
 
 #define TASK_ID_HEX 32
@@ -100,6 +101,7 @@ bool mcp_tasks_declared(const json_t *caps)
 /* Drops tasks past their TTL that no worker holds (tasks_lock held). */
 static void purge_expired(mcpage_server *srv, int64_t now)
 {
+    MCPAGE_ASSERT_LOCKED(&srv->tasks_lock);
     for (mcp_task **pp = &srv->tasks; *pp;) {
         mcp_task *t = *pp;
         if (t->running == NULL && now - t->created_ms > MCPAGE_TASK_TTL_MS) {
@@ -115,6 +117,7 @@ static void purge_expired(mcpage_server *srv, int64_t now)
 /* The task with this id (tasks_lock held), or NULL. */
 static mcp_task *find(mcpage_server *srv, const char *id)
 {
+    MCPAGE_ASSERT_LOCKED(&srv->tasks_lock);
     for (mcp_task *t = srv->tasks; t; t = t->next)
         if (strcmp(t->id, id) == 0)
             return t;

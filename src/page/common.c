@@ -1,13 +1,15 @@
 /*
- * What every part of the library shares: the version, the status strings
- * and the allocator hook.
+ * What every part of the library shares: the version, the status strings,
+ * the allocator hook and the report of a failed invariant (debug builds).
  */
 #include <mcpage/mcpage.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "page/alloc.h"
+#include "page/invariant.h"
 
 const char *mcpage_version(void)
 {
@@ -123,3 +125,11 @@ char *mcpage__strdup(const char *s)
 {
     return mcpage__strndup(s, strlen(s));
 }
+
+#ifndef NDEBUG
+void mcpage__assert_fail(const char *expr, const char *file, int line, const char *func)
+{
+    (void)fprintf(stderr, "mcpage: %s:%d: %s: invariant failed: %s\n", file, line, func, expr);
+    abort();
+}
+#endif

@@ -33,6 +33,7 @@
 #endif
 
 #include "page/alloc.h"
+#include "page/invariant.h"
 #include "page/jw.h"
 #include "transport/http_internal.h"
 
@@ -215,6 +216,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 bool http_wait_tick(mcpage_http *h, long ms)
 {
+    MCPAGE_ASSERT_LOCKED(&h->lock);
     struct timespec dl;
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += ms / 1000;

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "page/alloc.h"
+#include "page/invariant.h"
 #include "transport/http_internal.h"
 
 /* ------------------------------------------------------------ tombstones */
@@ -35,6 +36,7 @@ int64_t http_id_until(const mcpage_http *h, int64_t issued_at)
 
 void http_tombstone_add(mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN], int64_t until)
 {
+    MCPAGE_ASSERT_LOCKED(&h->lock);
     if (h->ntombs == 0 || http_tombstoned(h, nonce))
         return;
     http_tombstone *t = &h->tombs[h->tomb_next];
@@ -45,6 +47,7 @@ void http_tombstone_add(mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN
 
 void http_tombstones_expire(mcpage_http *h, int64_t now)
 {
+    MCPAGE_ASSERT_LOCKED(&h->lock);
     for (size_t i = 0; i < h->ntombs; i++)
         if (h->tombs[i].until && h->tombs[i].until < now)
             h->tombs[i].until = 0;
@@ -115,6 +118,7 @@ static void ended_collect(void *ctx, const uint8_t *key, int64_t until)
  * out of the table (h->lock held). */
 static http_session *ended_apply(mcpage_http *h, const ended_batch *b)
 {
+    MCPAGE_ASSERT_LOCKED(&h->lock);
     http_session *gone = NULL;
     for (size_t i = 0; i < b->n; i++) {
         if (http_tombstoned(h, b->keys[i].nonce))

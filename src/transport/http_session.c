@@ -15,6 +15,7 @@
 #include <openssl/crypto.h>
 
 #include "page/alloc.h"
+#include "page/invariant.h"
 #include "transport/http_internal.h"
 
 /* ------------------------------------------------------------ references */
@@ -75,6 +76,7 @@ void http_session_end(http_session *hs)
 /* Takes hs out of the table (h->lock held); false when already out. */
 static bool table_unlink(mcpage_http *h, http_session *hs)
 {
+    MCPAGE_ASSERT_LOCKED(&h->lock);
     for (http_session **pp = &h->sessions; *pp; pp = &(*pp)->next) {
         if (*pp == hs) {
             *pp = hs->next;
@@ -88,6 +90,7 @@ static bool table_unlink(mcpage_http *h, http_session *hs)
 /* The table's session with this id, with a new reference, or NULL (h->lock held). */
 static http_session *table_find(mcpage_http *h, const char *sid, size_t len)
 {
+    MCPAGE_ASSERT_LOCKED(&h->lock);
     for (http_session *hs = h->sessions; hs; hs = hs->next) {
         /* Constant time: ids are bearer secrets too. */
         if (strlen(hs->id) == len && CRYPTO_memcmp(hs->id, sid, len) == 0) {
@@ -105,6 +108,7 @@ static http_session *table_find(mcpage_http *h, const char *sid, size_t len)
  */
 static int table_insert(mcpage_http *h, http_session *hs, http_session **existing)
 {
+    MCPAGE_ASSERT_LOCKED(&h->lock);
     *existing = hs->id[0] ? table_find(h, hs->id, strlen(hs->id)) : NULL;
     if (*existing)
         return MCPAGE_OK;
@@ -118,6 +122,7 @@ static int table_insert(mcpage_http *h, http_session *hs, http_session **existin
 
 http_session *http_sessions_tick(mcpage_http *h, int64_t now, http_cancel **cancels)
 {
+    MCPAGE_ASSERT_LOCKED(&h->lock);
     http_session *expired = NULL;
     for (http_session **pp = &h->sessions; *pp;) {
         http_session *hs = *pp;
@@ -386,7 +391,7 @@ http_session *http_need_session(mcpage_http *h, struct MHD_Connection *c, enum M
 {
     const char *sid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Mcp-Session-Id");
     if (sid == NULL) {
-        *ret = http_fail(c, MHD_HTTP_BAD_REQUEST, -32000,
+        *ret = http_fail(c, MHD_HTTP_BAD_REQUEST, HTTP_RPC_TRANSPORT,
                          "Bad Request: Mcp-Session-Id header required; send initialize first and "
                          "repeat the Mcp-Session-Id it returned on every request");
         return NULL;
@@ -395,7 +400,9 @@ http_session *http_need_session(mcpage_http *h, struct MHD_Connection *c, enum M
     const char *why = NULL;
     http_session *hs = session_lookup(h, sid, &status, &why);
     if (hs == NULL)
-        *ret = http_fail(c, status, status == MHD_HTTP_NOT_FOUND ? -32001 : -32000, why);
+        *ret =
+            http_fail(c, status,
+                      status == MHD_HTTP_NOT_FOUND ? HTTP_RPC_NO_SESSION : HTTP_RPC_TRANSPORT, why);
     return hs;
 }
 
@@ -427,7 +434,8 @@ static http_session *post_session(mcpage_http *h, struct MHD_Connection *c, http
     http_session *hs = session_create(h, &status);
     if (hs == NULL) {
         *ret = http_fail(c, status,
-                         status == MHD_HTTP_SERVICE_UNAVAILABLE ? -32000 : RPC_INTERNAL_ERROR,
+                         status == MHD_HTTP_SERVICE_UNAVAILABLE ? HTTP_RPC_TRANSPORT
+                                                                : RPC_INTERNAL_ERROR,
                          status == MHD_HTTP_SERVICE_UNAVAILABLE
                              ? "Service Unavailable: the server holds its maximum of sessions; "
                                "retry later or end an unused session with DELETE"
@@ -562,7 +570,7 @@ enum MHD_Result http_session_finish_wait(struct MHD_Connection *c, http_req *rq)
         return http_queue(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL);
     if (!answered) {
         mcpage__free(body);
-        return http_fail(c, MHD_HTTP_NOT_FOUND, -32001,
+        return http_fail(c, MHD_HTTP_NOT_FOUND, HTTP_RPC_NO_SESSION,
                          "Session not found: it ended before the request was answered");
     }
     unsigned status = hs->modern ? http_stateless_status(body, len) : MHD_HTTP_OK;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "page/alloc.h"
+#include "page/invariant.h"
 #include "transport/http_internal.h"
 
 /* ------------------------------------------------------------ streams */
@@ -48,6 +49,7 @@ void http_stream_free(http_stream *st)
 
 void http_stream_remove(http_session *hs, http_stream *st)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     for (http_stream **pp = &hs->streams; *pp; pp = &(*pp)->next) {
         if (*pp == st) {
             *pp = st->next;
@@ -75,6 +77,7 @@ static bool unanswered(const http_stream *st)
 
 http_stream *http_stream_by_req(http_session *hs, const char *req_id)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     for (http_stream *st = hs->streams; st; st = st->next)
         if (unanswered(st) && !st->cancelled && strcmp(st->req_id, req_id) == 0)
             return st;
@@ -84,6 +87,7 @@ http_stream *http_stream_by_req(http_session *hs, const char *req_id)
 /* True when a request with this id was cancelled and its stream is still held (hs->lock held). */
 static bool cancelled_req(http_session *hs, const char *req_id)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     for (http_stream *st = hs->streams; st; st = st->next)
         if (unanswered(st) && st->cancelled && strcmp(st->req_id, req_id) == 0)
             return true;
@@ -101,6 +105,7 @@ static http_stream *stream_by_no(http_session *hs, uint64_t no)
 /* The standalone stream, created on first use; NULL when out of memory (hs->lock held). */
 static http_stream *standalone(http_session *hs)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     http_stream *st = stream_by_no(hs, 0);
     if (st)
         return st;
@@ -120,6 +125,7 @@ static http_stream *standalone(http_session *hs)
  */
 static bool evict_abandoned(http_session *hs)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     http_stream *victim = NULL;
     for (http_stream *st = hs->streams; st; st = st->next)
         if (st->no != 0 && !st->json && st->conn == NULL && (st->done_seq || st->cancelled))
@@ -132,6 +138,7 @@ static bool evict_abandoned(http_session *hs)
 http_stream *http_stream_open(http_session *hs, char **req_id, bool json, unsigned *status,
                               const char **why)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     http_stream *st = NULL;
     if (hs->closed) {
         *status = MHD_HTTP_NOT_FOUND;
@@ -168,6 +175,7 @@ http_stream *http_stream_open(http_session *hs, char **req_id, bool json, unsign
  */
 static void event_append(http_session *hs, http_stream *st, const char *msg, size_t len, bool final)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     char head[64];
     uint64_t seq = st->next_seq;
     /* Modern streams are not resumable: no event ids. */
@@ -300,6 +308,7 @@ static void stream_abandon(http_stream *st)
 
 bool http_stream_cancel(http_session *hs, const char *req_id)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     http_stream *st = http_stream_by_req(hs, req_id);
     if (st)
         stream_abandon(st);
@@ -323,6 +332,7 @@ static void cancel_later(http_session *hs, const http_stream *st, http_cancel **
 /* Answers a request the server gave up on with an error, as its response (hs->lock held). */
 static void stream_time_out(http_session *hs, http_stream *st)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     char msg[512];
     int n = snprintf(msg, sizeof msg,
                      "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":"
@@ -359,6 +369,7 @@ static bool peer_gone(struct MHD_Connection *mc)
 
 void http_streams_tick(http_session *hs, int64_t now, http_cancel **cancels)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     for (http_stream *st = hs->streams, *next; st; st = next) {
         next = st->next; /* st may be removed */
         http_conn *cn = st->conn;
@@ -552,6 +563,7 @@ enum MHD_Result http_sse_open(struct MHD_Connection *c, http_session *hs, http_s
 static http_stream *stream_resume(http_session *hs, const char *last, unsigned *status,
                                   const char **why)
 {
+    MCPAGE_ASSERT_LOCKED(&hs->lock);
     char *e1 = NULL, *e2 = NULL;
     errno = 0;
     uint64_t no = strtoull(last, &e1, 10);
