@@ -61,6 +61,10 @@
 #define HTTP_REQUEST_TIMEOUT_DEFAULT 300
 /* JSON-RPC error code of a request the server timed out (as the TypeScript SDK's). */
 #define HTTP_RPC_TIMEOUT (-32001)
+/* JSON-RPC error code of a missing or ended session (as the TypeScript SDK's). */
+#define HTTP_RPC_NO_SESSION (-32001)
+/* JSON-RPC error code of a refusal by the transport itself: no session id, no room. */
+#define HTTP_RPC_TRANSPORT (-32000)
 
 typedef struct http_session http_session;
 typedef struct http_conn http_conn;

@@ -339,7 +339,7 @@ bool http_body_begin(mcpage_http *h, struct MHD_Connection *c, http_req *rq, enu
                        "Service Unavailable: the server holds its maximum of request bodies "
                        "being received (%zu bytes); retry later",
                        h->cfg.max_buffered);
-        *ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, -32000, msg);
+        *ret = http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, HTTP_RPC_TRANSPORT, msg);
         return false;
     }
     rq->reserved = declared;
