@@ -129,60 +129,142 @@ static int list_tools(mcpage_session *s, replies *r)
     return 0;
 }
 
-int cli_cmd_call(int argc, char **argv)
+/* What the command line asked for. */
+typedef struct call_opts {
+    const char *store_arg; /* --store URL, or NULL */
+    const char *db_arg;    /* --db FILE, or NULL */
+    const char *field;     /* --field NAME: print one field of structuredContent */
+    const char *tool;      /* the tool to call (NULL with --list) */
+    const char *args_text; /* its arguments as JSON text, or NULL */
+    bool json;             /* --json: print the whole CallToolResult */
+    bool list;             /* --list: list the tools instead */
+} call_opts;
+
+/* Reads the command line; -1 to go on, else the exit status (after --help: 0). */
+static int parse_opts(int argc, char **argv, call_opts *o)
 {
-    const char *store_arg = NULL, *db_arg = NULL, *field = NULL, *tool = NULL, *args_text = NULL;
-    bool json = false, list = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             call_usage(stdout);
             return 0;
         } else if (strcmp(a, "--json") == 0) {
-            json = true;
+            o->json = true;
         } else if (strcmp(a, "--list") == 0) {
-            list = true;
+            o->list = true;
         } else if (i + 1 < argc && strcmp(a, "--db") == 0) {
-            db_arg = argv[++i];
+            o->db_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
-            store_arg = argv[++i];
+            o->store_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--field") == 0) {
-            field = argv[++i];
+            o->field = argv[++i];
         } else if (a[0] == '-' && a[1] == '-') {
             fprintf(stderr, "mcpage call: unknown or incomplete option '%s'\n", a);
             call_usage(stderr);
             return 2;
-        } else if (tool == NULL) {
-            tool = a;
-        } else if (args_text == NULL) {
-            args_text = a;
+        } else if (o->tool == NULL) {
+            o->tool = a;
+        } else if (o->args_text == NULL) {
+            o->args_text = a;
         } else {
             fprintf(stderr, "mcpage call: too many arguments; quote the JSON arguments as one\n");
             return 2;
         }
     }
-    if (!list && tool == NULL) {
+    if (!o->list && o->tool == NULL) {
         call_usage(stderr);
         return 2;
     }
-    json_t *args = NULL;
-    if (args_text) {
-        json_error_t e;
-        args = json_loads(args_text, 0, &e);
-        if (!json_is_object(args)) {
-            fprintf(stderr,
-                    "mcpage call: the arguments must be one JSON object, e.g. '{\"limit\": 5}' "
-                    "(%s)\n",
-                    args ? "not an object" : e.text);
-            json_decref(args);
-            return 2;
-        }
+    return -1;
+}
+
+/* The arguments as a JSON object (a new reference; an empty one when none); NULL after saying why.
+ */
+static json_t *parse_arguments(const char *text)
+{
+    if (text == NULL)
+        return json_object();
+    json_error_t e;
+    json_t *args = json_loads(text, 0, &e);
+    if (!json_is_object(args)) {
+        fprintf(stderr,
+                "mcpage call: the arguments must be one JSON object, e.g. '{\"limit\": 5}' (%s)\n",
+                args ? "not an object" : e.text);
+        json_decref(args);
+        return NULL;
     }
+    return args;
+}
+
+/* Initializes the session as a client would: initialize, then notifications/initialized. */
+static void session_initialize(mcpage_session *s, replies *r)
+{
+    json_t *init = request(s, r, 1, "initialize",
+                           json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
+                                     mcpage_protocol_latest(), "capabilities", "clientInfo", "name",
+                                     "mcpage-call", "version", mcpage_version()));
+    json_decref(init);
+    static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+    mcpage_session_receive(s, note, sizeof note - 1);
+}
+
+/* Prints a JSON value on one line, a string bare. */
+static void print_value(const json_t *v)
+{
+    if (json_is_string(v)) {
+        printf("%s\n", json_string_value(v));
+        return;
+    }
+    char *txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (txt)
+        printf("%s\n", txt);
+    free(txt);
+}
+
+/* Calls the tool and prints its result as asked; the exit status. */
+static int call_tool(mcpage_session *s, replies *r, const call_opts *o, json_t *args)
+{
+    json_t *rep =
+        request(s, r, 2, "tools/call", json_pack("{s:s, s:O}", "name", o->tool, "arguments", args));
+    const json_t *res = json_object_get(rep, "result");
+    if (res == NULL) {
+        const char *msg =
+            json_string_value(json_object_get(json_object_get(rep, "error"), "message"));
+        fprintf(stderr, "mcpage call: %s\n", msg ? msg : "no reply");
+        json_decref(rep);
+        return 1;
+    }
+
+    bool is_error = json_is_true(json_object_get(res, "isError"));
+    if (o->json) {
+        print_value(res);
+    } else if (o->field && !is_error) {
+        const json_t *v = json_object_get(json_object_get(res, "structuredContent"), o->field);
+        if (v)
+            print_value(v);
+    } else {
+        print_text(res);
+    }
+    json_decref(rep);
+    return is_error ? 1 : 0;
+}
+
+int cli_cmd_call(int argc, char **argv)
+{
+    call_opts o = {0};
+    int status = parse_opts(argc, argv, &o);
+    if (status >= 0)
+        return status;
+    json_t *args = parse_arguments(o.args_text);
+    if (args == NULL)
+        return 2;
     cli_archive arc;
-    if (cli_archive_open(&arc, "mcpage call", store_arg, db_arg) != 0) {
+    if (cli_archive_open(&arc, "mcpage call", o.store_arg, o.db_arg) != 0) {
         json_decref(args);
         return 1;
     }
+
+    /* One server and one session in-process, the same registry as `serve`. */
     mcpage_server_config cfg;
     mcpage_server_config_init(&cfg, "mcpage", mcpage_version());
     cfg.keyring = arc.kr;
@@ -191,7 +273,7 @@ int cli_cmd_call(int argc, char **argv)
     mcpage_session *s = NULL;
     replies r = {.by_id = json_object()};
     pthread_mutex_init(&r.mu, NULL);
-    int status = 1;
+    status = 1;
     int rc = mcpage_server_new(&cfg, &srv);
     if (rc == 0)
         rc = cli_archive_register(&arc, srv);
@@ -199,52 +281,11 @@ int cli_cmd_call(int argc, char **argv)
         rc = mcpage_session_new(srv, capture, &r, &s);
     if (rc != 0) {
         fprintf(stderr, "mcpage call: %s\n", mcpage_strerror(rc));
-        goto done;
-    }
-    json_t *init = request(s, &r, 1, "initialize",
-                           json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
-                                     mcpage_protocol_latest(), "capabilities", "clientInfo", "name",
-                                     "mcpage-call", "version", mcpage_version()));
-    json_decref(init);
-    static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
-    mcpage_session_receive(s, note, sizeof note - 1);
-    if (list) {
-        status = list_tools(s, &r);
-        goto done;
-    }
-    json_t *rep =
-        request(s, &r, 2, "tools/call",
-                json_pack("{s:s, s:O}", "name", tool, "arguments", args ? args : json_object()));
-    const json_t *res = json_object_get(rep, "result");
-    if (res == NULL) {
-        const char *msg =
-            json_string_value(json_object_get(json_object_get(rep, "error"), "message"));
-        fprintf(stderr, "mcpage call: %s\n", msg ? msg : "no reply");
-        json_decref(rep);
-        goto done;
-    }
-    bool is_error = json_is_true(json_object_get(res, "isError"));
-    if (json) {
-        char *txt = json_dumps(res, JSON_COMPACT);
-        if (txt)
-            printf("%s\n", txt);
-        free(txt);
-    } else if (field && !is_error) {
-        const json_t *v = json_object_get(json_object_get(res, "structuredContent"), field);
-        if (json_is_string(v)) {
-            printf("%s\n", json_string_value(v));
-        } else if (v) {
-            char *txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-            if (txt)
-                printf("%s\n", txt);
-            free(txt);
-        }
     } else {
-        print_text(res);
+        session_initialize(s, &r);
+        status = o.list ? list_tools(s, &r) : call_tool(s, &r, &o, args);
     }
-    status = is_error ? 1 : 0;
-    json_decref(rep);
-done:
+
     mcpage_session_free(s);
     mcpage_server_free(srv);
     cli_archive_close(&arc);
