@@ -375,34 +375,111 @@ static void page_clear(mcpage_resource_page *page)
     page->n = 0;
 }
 
+/* Where a resources/list page starts: section 0 is the registered resources, section k the k-th
+ * provider; `index` into section 0, or the key after which a provider resumes. */
+typedef struct resources_pos {
+    size_t section;    /* 0, or the provider's number from 1 */
+    size_t index;      /* the first registered resource of the page (section 0) */
+    const char *after; /* the provider's key to resume after, or NULL: from its first */
+    size_t after_len;  /* bytes of `after` */
+} resources_pos;
+
+/* Reads the position out of the request's cursor; false after answering a bad one. */
+static bool resources_start(mcpage_session *s, const json_t *id, const json_t *params,
+                            mcpage_cursor *c, resources_pos *pos)
+{
+    bool have;
+    if (!read_cursor(s, id, params, "resources/list", c, &have))
+        return false;
+    *pos = (resources_pos){0, 0, NULL, 0};
+    if (!have)
+        return true;
+    if (c->nparts != 2 || c->parts[0].is_str || c->parts[0].i < 0 ||
+        (size_t)c->parts[0].i > s->srv->nproviders || (c->parts[0].i == 0 && c->parts[1].is_str)) {
+        mcp_send_error(s, id, RPC_INVALID_PARAMS,
+                       "Invalid cursor: it does not hold a resources/list position; drop it to "
+                       "start over",
+                       NULL);
+        return false;
+    }
+    pos->section = (size_t)c->parts[0].i;
+    if (pos->section == 0) {
+        pos->index = c->parts[1].i < 0 ? 0 : (size_t)c->parts[1].i;
+    } else if (c->parts[1].is_str && c->parts[1].len > 0) {
+        pos->after = c->parts[1].s;
+        pos->after_len = c->parts[1].len;
+    }
+    return true;
+}
+
+/* Writes registered resources from pos->index while room lasts; true when some are left (their
+ * position in `next`), else moves pos on to the first provider. */
+static bool write_registered(jw *w, const mcpage_server *srv, const mcp_revision *rev,
+                             resources_pos *pos, size_t *room, mcpage_cursor *next)
+{
+    size_t index = pos->index;
+    for (; index<srv->nresources && * room> 0; index++, (*room)--) {
+        const mcp_resource *r = &srv->resources[index];
+        write_resource(w, rev, r->uri, r->name, r->title, r->description, r->mime_type, r->size);
+    }
+    if (index < srv->nresources) {
+        next->nparts = 2;
+        next->parts[1].i = (int64_t)index;
+        return true;
+    }
+    pos->section = 1;
+    return false;
+}
+
+/*
+ * Writes the providers' resources from pos while room lasts; sets *more (and `next`, whose key is
+ * copied into keybuf) when some are left. Returns a provider's failure, else 0.
+ */
+static int write_provided(jw *w, const mcpage_server *srv, mcpage_resource_page *page,
+                          resources_pos *pos, size_t room, mcpage_cursor *next, char *keybuf,
+                          bool *more)
+{
+    for (; pos->section >= 1 && pos->section <= srv->nproviders; pos->section++) {
+        next->nparts = 2;
+        next->parts[0].i = (int64_t)pos->section;
+        if (room == 0) {
+            *more = true; /* resume at the start of this provider */
+            return 0;
+        }
+
+        const mcpage_resource_provider *p = &srv->providers[pos->section - 1];
+        page->limit = room + 1;
+        page_clear(page);
+        int rc = p->list(p->user_data, pos->after, pos->after_len, room + 1, page);
+        if (rc != 0)
+            return rc;
+        size_t shown = page->n < room ? page->n : room;
+        for (size_t i = 0; i < shown; i++)
+            jw_raw_value(w, page->items[i].json, page->items[i].len);
+        room -= shown;
+
+        if (page->n > shown) {
+            *more = true;
+            memcpy(keybuf, page->items[shown - 1].key, page->items[shown - 1].klen);
+            next->parts[1].is_str = true;
+            next->parts[1].s = keybuf;
+            next->parts[1].len = page->items[shown - 1].klen;
+            return 0;
+        }
+        pos->after = NULL;
+        pos->after_len = 0;
+    }
+    next->nparts = 0;
+    return 0;
+}
+
 void mcp_list_resources(mcpage_session *s, const json_t *id, const json_t *params)
 {
     mcpage_server *srv = s->srv;
     mcpage_cursor c;
-    bool have;
-    if (!read_cursor(s, id, params, "resources/list", &c, &have))
+    resources_pos pos;
+    if (!resources_start(s, id, params, &c, &pos))
         return;
-    /* Section 0 is the registered resources, section k the k-th provider. */
-    size_t section = 0, index = 0;
-    const char *after = NULL;
-    size_t after_len = 0;
-    if (have) {
-        if (c.nparts != 2 || c.parts[0].is_str || c.parts[0].i < 0 ||
-            (size_t)c.parts[0].i > srv->nproviders || (c.parts[0].i == 0 && c.parts[1].is_str)) {
-            mcp_send_error(s, id, RPC_INVALID_PARAMS,
-                           "Invalid cursor: it does not hold a resources/list position; drop it "
-                           "to start over",
-                           NULL);
-            return;
-        }
-        section = (size_t)c.parts[0].i;
-        if (section == 0) {
-            index = c.parts[1].i < 0 ? 0 : (size_t)c.parts[1].i;
-        } else if (c.parts[1].is_str && c.parts[1].len > 0) {
-            after = c.parts[1].s; /* else: from the provider's first resource */
-            after_len = c.parts[1].len;
-        }
-    }
     size_t room = srv->cfg.page_size;
     mcpage_resource_page page = {session_rev(s), 0, 0, NULL};
     page.items = mcpage__calloc(room + 1, sizeof *page.items);
@@ -410,6 +487,7 @@ void mcp_list_resources(mcpage_session *s, const json_t *id, const json_t *param
         mcp_send_error(s, id, RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
+
     jw w;
     jw_init(&w, 0);
     mcp_write_head(&w, id);
@@ -418,54 +496,9 @@ void mcp_list_resources(mcpage_session *s, const json_t *id, const json_t *param
     jw_array_begin(&w);
     mcpage_cursor next;
     memset(&next, 0, sizeof next);
-    bool more = false;
     char keybuf[MCPAGE_CURSOR_MAX_STR_BYTES];
-    int prc = 0;
-    if (section == 0) {
-        for (; index < srv->nresources && room > 0; index++, room--) {
-            const mcp_resource *r = &srv->resources[index];
-            write_resource(&w, page.rev, r->uri, r->name, r->title, r->description, r->mime_type,
-                           r->size);
-        }
-        if (index < srv->nresources) {
-            more = true;
-            next.nparts = 2;
-            next.parts[1].i = (int64_t)index;
-        } else {
-            section = 1;
-        }
-    }
-    while (!more && section >= 1 && section <= srv->nproviders) {
-        if (room == 0) {
-            more = true; /* resume at the start of this provider */
-            next.nparts = 2;
-            next.parts[0].i = (int64_t)section;
-            break;
-        }
-        const mcpage_resource_provider *p = &srv->providers[section - 1];
-        page.limit = room + 1;
-        page_clear(&page);
-        prc = p->list(p->user_data, after, after_len, room + 1, &page);
-        if (prc != 0)
-            break;
-        size_t shown = page.n < room ? page.n : room;
-        for (size_t i = 0; i < shown; i++)
-            jw_raw_value(&w, page.items[i].json, page.items[i].len);
-        room -= shown;
-        if (page.n > shown) {
-            more = true;
-            memcpy(keybuf, page.items[shown - 1].key, page.items[shown - 1].klen);
-            next.nparts = 2;
-            next.parts[0].i = (int64_t)section;
-            next.parts[1].is_str = true;
-            next.parts[1].s = keybuf;
-            next.parts[1].len = page.items[shown - 1].klen;
-            break;
-        }
-        section++;
-        after = NULL;
-        after_len = 0;
-    }
+    bool more = pos.section == 0 && write_registered(&w, srv, page.rev, &pos, &room, &next);
+    int prc = more ? 0 : write_provided(&w, srv, &page, &pos, room, &next, keybuf, &more);
     page_clear(&page);
     mcpage__free(page.items);
     if (prc != 0) {
@@ -476,6 +509,7 @@ void mcp_list_resources(mcpage_session *s, const json_t *id, const json_t *param
         mcp_send_error(s, id, RPC_INTERNAL_ERROR, msg, NULL);
         return;
     }
+
     jw_array_end(&w);
     if (more)
         write_cursor(&w, s, "resources/list", &next);
