@@ -9,8 +9,8 @@
  *               names from the header; continue with next_regions.
  *
  * The file is read once at start and indexed by row. Usage:
- *   csv_server FILE.csv [--http PORT]   (MCP over stdio, or Streamable HTTP
- *   on 127.0.0.1:PORT; CSV_CURSOR_KEY = hex key)
+ *   csv_server FILE.csv [--http PORT] [--key-file PATH]   (MCP over stdio,
+ *   or Streamable HTTP on 127.0.0.1:PORT; --help lists the options)
  */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
@@ -34,8 +34,6 @@ typedef struct csv_ctx {
     char **names;          /* column names, then NULL */
     const char **fields;   /* "row" + names + NULL: list_rows' fields */
     mcpage_list_spec list; /* list_rows, with `fields` */
-    mcpage_keyring *kr;    /* signs list_rows cursors */
-    mcpage_pager *pager;   /* the paging contract's settings */
 } csv_ctx;
 
 /*
@@ -102,11 +100,11 @@ static int list_rows(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     csv_ctx *cx = mcpage_call_data(call);
     mcpage_list *pg;
-    int rc = mcpage_list_begin(cx->pager, &cx->list, args, &pg);
+    int rc = mcpage_list_begin(mcpage_call_pager(call), &cx->list, args, &pg);
     if (rc != 0) /* negative: an error; MCPAGE_PAGE_REJECTED: finish writes why */
         return rc < 0 ? rc : mcpage_list_finish(pg, res);
     const mcpage_list_window *w = mcpage_list_window_get(pg);
-    mcpage_list_set_total(pg, cx->nrows, 0); /* the file never changes */
+    mcpage_list_set_total(pg, cx->nrows, MCPAGE_GENERATION_NONE); /* counted in memory */
     json_t *cells[MAX_COLUMNS];
     /* Keyset: the row after the cursor's, found without a scan. */
     int64_t row = w->resume ? w->after[0].i + 1 : w->offset;
@@ -145,7 +143,7 @@ static int read_cells(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     csv_ctx *cx = mcpage_call_data(call);
     mcpage_grid *pg;
-    int rc = mcpage_grid_begin(cx->pager, &grid_spec, args, &pg);
+    int rc = mcpage_grid_begin(mcpage_call_pager(call), &grid_spec, args, &pg);
     if (rc != 0)
         return rc < 0 ? rc : mcpage_grid_finish(pg, res);
     mcpage_grid_set_bounds(pg, cx->nrows, cx->ncols);
@@ -172,7 +170,7 @@ static int read_cells(mcpage_call *call, const json_t *args, mcpage_result *res)
 
 static const char *const row_only[] = {"row", NULL};
 
-/* Reads and indexes the file, and creates the cursor key and the pager. */
+/* Reads and indexes the file. */
 static int csv_open(csv_ctx *cx, const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -217,37 +215,18 @@ static int csv_open(csv_ctx *cx, const char *path)
                                   .max_limit = 1000,
                                   .fields = cx->fields,
                                   .id_fields = row_only};
-    int rc = mcpage_keyring_new(&cx->kr);
-    if (rc == 0)
-        rc = mcpage_keyring_load(cx->kr, "CSV_CURSOR_KEY", NULL);
-    if (rc == 0)
-        rc = mcpage_pager_new(NULL, cx->kr, &cx->pager);
-    return rc;
+    return 0;
 }
 
-static void csv_close(csv_ctx *cx)
+static void csv_close(void *ud)
 {
-    mcpage_pager_free(cx->pager);
-    mcpage_keyring_free(cx->kr);
+    csv_ctx *cx = ud;
     for (int c = 0; cx->names && c < cx->ncols; c++)
         free(cx->names[c]);
     free(cx->names);
     free(cx->fields);
     free(cx->rows);
     free(cx->text);
-}
-
-/* Registers `t` with an inputSchema of the family's window parameters (`window`, stolen). */
-static int add_tool(mcpage_server *srv, mcpage_tool t, json_t *window)
-{
-    json_t *schema = json_pack("{s:s, s:b, s:o}", "type", "object", "additionalProperties", 0,
-                               "properties", window);
-    char *text = schema ? json_dumps(schema, JSON_COMPACT) : NULL;
-    json_decref(schema);
-    t.input_schema = text; /* copied by add_tool */
-    int rc = text ? mcpage_server_add_tool(srv, &t) : MCPAGE_ENOMEM;
-    free(text);
-    return rc;
 }
 
 static int csv_add_tools(mcpage_server *srv, csv_ctx *cx)
@@ -257,48 +236,36 @@ static int csv_add_tools(mcpage_server *srv, csv_ctx *cx)
     t.description = "Lists the CSV file's rows as records keyed by column name, with \"row\" "
                     "the 0-based row number (header excluded). Follow next_cursor to walk them.";
     t.handler = list_rows;
-    int rc = add_tool(srv, t, mcpage_list_schema(cx->pager, &cx->list));
+    int rc = mcpage_server_add_list_tool(srv, &t, &cx->list);
     t.name = "read_cells";
     t.description = "Reads a rectangle of cells: rows are 0-based data rows, columns are "
                     "labelled with the header's names. Continue with next_regions.";
     t.handler = read_cells;
     if (rc == 0)
-        rc = add_tool(srv, t, mcpage_grid_schema(cx->pager, &grid_spec));
+        rc = mcpage_server_add_grid_tool(srv, &t, &grid_spec);
     return rc;
+}
+
+static int csv_setup(mcpage_server *srv, int argc, char **argv, void *ud)
+{
+    (void)argc; /* exactly one: min_args = 1 */
+    int rc = csv_open(ud, argv[0]);
+    if (rc != 0)
+        fprintf(stderr, "csv_server: %s: %s\n", argv[0], mcpage_strerror(rc));
+    return rc == 0 ? csv_add_tools(srv, ud) : rc;
 }
 
 #ifndef CSV_SERVER_NO_MAIN
 int main(int argc, char **argv)
 {
-    bool http = argc == 4 && strcmp(argv[2], "--http") == 0;
-    if (argc != 2 && !http) {
-        fprintf(stderr, "usage: %s FILE.csv [--http PORT]   (MCP on stdio, or HTTP on PORT)\n",
-                argv[0]);
-        return 2;
-    }
-    csv_ctx cx = {0};
-    mcpage_server_config cfg;
-    mcpage_server_config_init(&cfg, "csv-server", MCPAGE_VERSION_STRING);
-    mcpage_server *srv = NULL;
-    int rc = csv_open(&cx, argv[1]);
-    if (rc == 0)
-        rc = mcpage_server_new(&cfg, &srv);
-    if (rc == 0)
-        rc = csv_add_tools(srv, &cx);
-    if (rc == 0 && http) { /* Streamable HTTP at http://127.0.0.1:PORT/mcp until SIGTERM */
-        mcpage_http_config hc;
-        mcpage_http_config_init(&hc);
-        hc.port = (uint16_t)atoi(argv[3]);
-        rc = mcpage_serve_http(srv, &hc);
-    } else if (rc == 0) {
-        rc = mcpage_serve_stdio(srv, 0, 1);
-    }
-    if (rc != 0)
-        fprintf(stderr, "csv_server: %s: %s\n", argv[1], mcpage_strerror(rc));
-    if (rc != MCPAGE_ESTATE) { /* ESTATE: calls still running; let exit() clean up */
-        mcpage_server_free(srv);
-        csv_close(&cx);
-    }
-    return rc == 0 ? 0 : 1;
+    static csv_ctx cx;
+    mcpage_program prog = {.name = "csv-server",
+                           .version = MCPAGE_VERSION_STRING,
+                           .args_usage = "FILE.csv",
+                           .min_args = 1,
+                           .setup = csv_setup,
+                           .cleanup = csv_close,
+                           .user_data = &cx};
+    return mcpage_main(&prog, argc, argv);
 }
 #endif

@@ -8,8 +8,8 @@
  *   read_file        CONTENT-line: a file's text, by lines.
  *   read_file_bytes  CONTENT-byte: a file's raw bytes.
  *
- * Usage: files_server DIR [--http PORT]   (MCP over stdio, or Streamable
- * HTTP on 127.0.0.1:PORT; FILES_CURSOR_KEY = hex key)
+ * Usage: files_server DIR [--http PORT] [--key-file PATH]   (MCP over
+ * stdio, or Streamable HTTP on 127.0.0.1:PORT; --help lists the options)
  */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
@@ -34,8 +34,6 @@
 
 typedef struct files_ctx {
     char root[PATH_MAX]; /* the served directory, resolved */
-    mcpage_keyring *kr;  /* signs list_files cursors */
-    mcpage_pager *pager; /* the paging contract's settings */
 } files_ctx;
 
 typedef struct path_list {
@@ -111,7 +109,7 @@ static int list_files(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     files_ctx *fx = mcpage_call_data(call);
     mcpage_list *pg;
-    int rc = mcpage_list_begin(fx->pager, &list_spec, args, &pg);
+    int rc = mcpage_list_begin(mcpage_call_pager(call), &list_spec, args, &pg);
     if (rc != 0) /* negative: an error; MCPAGE_PAGE_REJECTED: finish writes why */
         return rc < 0 ? rc : mcpage_list_finish(pg, res);
     const mcpage_list_window *w = mcpage_list_window_get(pg);
@@ -123,7 +121,7 @@ static int list_files(mcpage_call *call, const json_t *args, mcpage_result *res)
                                     MAX_FILES);
     }
     qsort(all.v, all.n, sizeof *all.v, by_path);
-    mcpage_list_set_total(pg, (int64_t)all.n, 0); /* recounted on every page */
+    mcpage_list_set_total(pg, (int64_t)all.n, MCPAGE_GENERATION_NONE); /* counted each page */
     /* The keyset: resume strictly after the cursor's path; else skip `offset`. */
     size_t i = (size_t)w->offset;
     if (w->resume) {
@@ -203,7 +201,7 @@ static int read_file(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     files_ctx *fx = mcpage_call_data(call);
     mcpage_lines *pg;
-    int rc = mcpage_lines_begin(fx->pager, &lines_spec, args, &pg);
+    int rc = mcpage_lines_begin(mcpage_call_pager(call), &lines_spec, args, &pg);
     if (rc != 0)
         return rc < 0 ? rc : mcpage_lines_finish(pg, res);
     size_t len = 0;
@@ -246,7 +244,7 @@ static int read_file_bytes(mcpage_call *call, const json_t *args, mcpage_result 
 {
     files_ctx *fx = mcpage_call_data(call);
     mcpage_bytes *pg;
-    int rc = mcpage_bytes_begin(fx->pager, &bytes_spec, args, &pg);
+    int rc = mcpage_bytes_begin(mcpage_call_pager(call), &bytes_spec, args, &pg);
     if (rc != 0)
         return rc < 0 ? rc : mcpage_bytes_finish(pg, res);
     const mcpage_bytes_window *w = mcpage_bytes_window_get(pg);
@@ -263,47 +261,10 @@ static int read_file_bytes(mcpage_call *call, const json_t *args, mcpage_result 
     return mcpage_bytes_finish(pg, res);
 }
 
-/*
- * Registers `t` with an inputSchema of the family's window parameters
- * (`window`, stolen), plus a required "path" when `need_path`.
- */
-static int add_tool(mcpage_server *srv, mcpage_tool t, json_t *window, bool need_path)
-{
-    json_t *schema = json_pack("{s:s, s:b, s:o}", "type", "object", "additionalProperties", 0,
-                               "properties", window);
-    if (schema && need_path) {
-        json_object_set_new(window, "path",
-                            json_pack("{s:s, s:i, s:s}", "type", "string", "minLength", 1,
-                                      "description", "A path from list_files."));
-        json_object_set_new(schema, "required", json_pack("[s]", "path"));
-    }
-    char *text = schema ? json_dumps(schema, JSON_COMPACT) : NULL;
-    json_decref(schema);
-    t.input_schema = text; /* copied by add_tool */
-    int rc = text ? mcpage_server_add_tool(srv, &t) : MCPAGE_ENOMEM;
-    free(text);
-    return rc;
-}
-
-/* Resolves the root and creates the cursor key and the pager. */
-static int files_open(files_ctx *fx, const char *root)
-{
-    struct stat st;
-    if (realpath(root, fx->root) == NULL || stat(fx->root, &st) != 0 || !S_ISDIR(st.st_mode))
-        return MCPAGE_ENOTFOUND;
-    int rc = mcpage_keyring_new(&fx->kr);
-    if (rc == 0)
-        rc = mcpage_keyring_load(fx->kr, "FILES_CURSOR_KEY", NULL);
-    if (rc == 0)
-        rc = mcpage_pager_new(NULL, fx->kr, &fx->pager);
-    return rc;
-}
-
-static void files_close(files_ctx *fx)
-{
-    mcpage_pager_free(fx->pager);
-    mcpage_keyring_free(fx->kr);
-}
+/* The reading tools' own parameter; the builders add their window's. */
+static const char path_schema[] =
+    "{\"type\":\"object\",\"required\":[\"path\"],\"properties\":{\"path\":"
+    "{\"type\":\"string\",\"minLength\":1,\"description\":\"A path from list_files.\"}}}";
 
 static int files_add_tools(mcpage_server *srv, files_ctx *fx)
 {
@@ -312,52 +273,50 @@ static int files_add_tools(mcpage_server *srv, files_ctx *fx)
     t.description = "Lists the files of the directory, sorted by path, with size and "
                     "modification time. Follow next_cursor to walk them all.";
     t.handler = list_files;
-    int rc = add_tool(srv, t, mcpage_list_schema(fx->pager, &list_spec), false);
+    int rc = mcpage_server_add_list_tool(srv, &t, &list_spec);
     t.name = "read_file";
     t.description = "Reads a text file by lines. Continue with next_start_line.";
     t.handler = read_file;
+    t.input_schema = path_schema;
     if (rc == 0)
-        rc = add_tool(srv, t, mcpage_lines_schema(fx->pager, &lines_spec), true);
+        rc = mcpage_server_add_lines_tool(srv, &t, &lines_spec);
     t.name = "read_file_bytes";
     t.description = "Reads a file's raw bytes (UTF-8 text as text, else base64). Continue "
                     "with next_offset.";
     t.handler = read_file_bytes;
     if (rc == 0)
-        rc = add_tool(srv, t, mcpage_bytes_schema(fx->pager, &bytes_spec), true);
+        rc = mcpage_server_add_bytes_tool(srv, &t, &bytes_spec);
     return rc;
+}
+
+/* Resolves the root, which must be a directory. */
+static int files_open(files_ctx *fx, const char *root)
+{
+    struct stat st;
+    if (realpath(root, fx->root) == NULL || stat(fx->root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "files_server: %s is not a directory\n", root);
+        return MCPAGE_ENOTFOUND;
+    }
+    return 0;
+}
+
+static int files_setup(mcpage_server *srv, int argc, char **argv, void *ud)
+{
+    (void)argc; /* exactly one: min_args = 1 */
+    int rc = files_open(ud, argv[0]);
+    return rc == 0 ? files_add_tools(srv, ud) : rc;
 }
 
 #ifndef FILES_SERVER_NO_MAIN
 int main(int argc, char **argv)
 {
-    bool http = argc == 4 && strcmp(argv[2], "--http") == 0;
-    if (argc != 2 && !http) {
-        fprintf(stderr, "usage: %s DIR [--http PORT]   (MCP on stdio, or HTTP on PORT)\n", argv[0]);
-        return 2;
-    }
-    files_ctx fx = {0};
-    mcpage_server_config cfg;
-    mcpage_server_config_init(&cfg, "files-server", MCPAGE_VERSION_STRING);
-    mcpage_server *srv = NULL;
-    int rc = files_open(&fx, argv[1]);
-    if (rc == 0)
-        rc = mcpage_server_new(&cfg, &srv);
-    if (rc == 0)
-        rc = files_add_tools(srv, &fx);
-    if (rc == 0 && http) { /* Streamable HTTP at http://127.0.0.1:PORT/mcp until SIGTERM */
-        mcpage_http_config hc;
-        mcpage_http_config_init(&hc);
-        hc.port = (uint16_t)atoi(argv[3]);
-        rc = mcpage_serve_http(srv, &hc);
-    } else if (rc == 0) {
-        rc = mcpage_serve_stdio(srv, 0, 1);
-    }
-    if (rc != 0)
-        fprintf(stderr, "files_server: %s: %s\n", argv[1], mcpage_strerror(rc));
-    if (rc != MCPAGE_ESTATE) { /* ESTATE: calls still running; let exit() clean up */
-        mcpage_server_free(srv);
-        files_close(&fx);
-    }
-    return rc == 0 ? 0 : 1;
+    static files_ctx fx;
+    mcpage_program prog = {.name = "files-server",
+                           .version = MCPAGE_VERSION_STRING,
+                           .args_usage = "DIR",
+                           .min_args = 1,
+                           .setup = files_setup,
+                           .user_data = &fx};
+    return mcpage_main(&prog, argc, argv);
 }
 #endif

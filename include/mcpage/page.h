@@ -175,9 +175,27 @@ MCPAGE_API const mcpage_list_window *mcpage_list_window_get(const mcpage_list *p
 MCPAGE_API int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos,
                                int nparts);
 /*
- * The exact total of the walk and the store generation it was counted
- * at. Required before finish (unless rejected). A tool may reuse
- * window->total when its store generation equals window->generation.
+ * A generation names the state of the data a total was counted on: a
+ * number that changes whenever records may have been added or removed (a
+ * store's write counter, a data file's modification time, a version
+ * counter an in-memory source bumps on every change). The cursor carries
+ * the total with its generation, so a later page may skip the count.
+ *
+ * MCPAGE_GENERATION_NONE: the source has no such number (a directory
+ * walked afresh, data counted as cheaply as it is listed, a static table
+ * compiled in). Pass it and count on every page; never reuse a cursor's
+ * total then, since a cursor may come from another process or an
+ * earlier run whose data differed.
+ */
+#define MCPAGE_GENERATION_NONE 0
+
+/*
+ * The exact total of the walk and the generation of the data it was
+ * counted at (see MCPAGE_GENERATION_NONE). Required before finish (unless
+ * rejected). A remembered total may be reused, instead of counting again,
+ * only when window->total >= 0 and window->generation equals the data's
+ * current generation (and that generation is not MCPAGE_GENERATION_NONE):
+ * then pass window->total and the current generation.
  */
 MCPAGE_API void mcpage_list_set_total(mcpage_list *pg, int64_t total, int64_t generation);
 /*

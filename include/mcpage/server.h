@@ -55,6 +55,7 @@
 
 #include <mcpage/cursor.h>
 #include <mcpage/mcpage.h>
+#include <mcpage/page.h>
 #include <mcpage/result.h>
 
 #ifdef __cplusplus
@@ -102,8 +103,13 @@ typedef struct mcpage_server_config {
     int64_t catalog_ttl_ms;  /* 2026-07-28 ttlMs of tools/list, prompts/list, templates, discover */
     int64_t resource_ttl_ms; /* 2026-07-28 ttlMs of resources/list and resources/read */
     bool resources_public;   /* cacheScope "public" for resources (default "private") */
-    mcpage_keyring *keyring; /* borrowed: signs list cursors; NULL = a fresh random key */
-    void *user_data;         /* returned by mcpage_call_server_data() */
+    /* Borrowed: the one key of everything the server signs (tool cursors of
+       its pager, catalog list cursors, HTTP session ids, 2026-07-28
+       requestStates); NULL = a fresh random key for this process. See docs/keys.md. */
+    mcpage_keyring *keyring;
+    void *user_data; /* returned by mcpage_call_server_data() */
+    /* Settings of the server's pager (mcpage_server_pager()), copied; NULL = defaults. */
+    const mcpage_pager_config *pager;
 } mcpage_server_config;
 
 /*
@@ -117,8 +123,20 @@ typedef struct mcpage_server_config {
 MCPAGE_API void mcpage_server_config_init(mcpage_server_config *cfg, const char *name,
                                           const char *version);
 
-/* Creates a server; the configuration is copied. */
+/*
+ * Creates a server; the configuration is copied. The server also makes
+ * its pager, which signs tool cursors with cfg->keyring: one key for
+ * everything the server signs.
+ */
 MCPAGE_API int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out);
+/*
+ * The server's pager (owned by the server): the paging contract's
+ * settings (cfg->pager) with the server's keyring. Handlers reach it with
+ * mcpage_call_pager().
+ */
+MCPAGE_API const mcpage_pager *mcpage_server_pager(const mcpage_server *srv);
+/* The keyring that signs everything the server signs (cfg->keyring, or its own). */
+MCPAGE_API const mcpage_keyring *mcpage_server_keyring(const mcpage_server *srv);
 /*
  * Stops the worker pool (waiting for running calls) and frees the server.
  * Free every session first.
@@ -172,6 +190,35 @@ typedef struct mcpage_tool {
 
 /* Registers a tool. MCPAGE_EEXIST for a duplicate name, MCPAGE_EPARSE for a bad schema. */
 MCPAGE_API int mcpage_server_add_tool(mcpage_server *srv, const mcpage_tool *tool);
+
+/*
+ * Registers a paginating tool with its window, in one call: the
+ * inputSchema is the tool's own (tool->input_schema: an object schema
+ * with the tool's other parameters, or NULL for none) plus the window
+ * parameters the spec describes (as mcpage_list_schema() and its
+ * siblings write them, from the server's pager), with
+ * "additionalProperties": false unless the tool's schema says otherwise.
+ * An invalid window is then answered the same way whichever layer sees
+ * it first: when the runtime's schema check rejects a call, the builder
+ * judges the arguments, and its isError result (the parameter, what is
+ * expected with the range, one valid example call) is the answer.
+ *
+ * `spec` is borrowed and must outlive the server; spec->tool must be the
+ * tool's name. MCPAGE_EINVAL for a spec that names another tool or that
+ * breaks its own rules, or a tool schema that declares a window
+ * parameter itself; else as mcpage_server_add_tool().
+ */
+MCPAGE_API int mcpage_server_add_list_tool(mcpage_server *srv, const mcpage_tool *tool,
+                                           const mcpage_list_spec *spec);
+/* As mcpage_server_add_list_tool(), for a CONTENT-line tool. */
+MCPAGE_API int mcpage_server_add_lines_tool(mcpage_server *srv, const mcpage_tool *tool,
+                                            const mcpage_lines_spec *spec);
+/* As mcpage_server_add_list_tool(), for a CONTENT-byte tool. */
+MCPAGE_API int mcpage_server_add_bytes_tool(mcpage_server *srv, const mcpage_tool *tool,
+                                            const mcpage_bytes_spec *spec);
+/* As mcpage_server_add_list_tool(), for a SPATIAL tool. */
+MCPAGE_API int mcpage_server_add_grid_tool(mcpage_server *srv, const mcpage_tool *tool,
+                                           const mcpage_grid_spec *spec);
 
 /* ------------------------------------------------------------- resources */
 
@@ -326,6 +373,8 @@ MCPAGE_API const json_t *mcpage_call_args(const mcpage_call *call);
 MCPAGE_API void *mcpage_call_data(const mcpage_call *call);
 /* The server's config user_data. */
 MCPAGE_API void *mcpage_call_server_data(const mcpage_call *call);
+/* The server's pager (mcpage_server_pager()), for the page builders. */
+MCPAGE_API const mcpage_pager *mcpage_call_pager(const mcpage_call *call);
 /* True once the client cancelled this request (the response will be dropped). */
 MCPAGE_API bool mcpage_call_cancelled(const mcpage_call *call);
 /*

@@ -80,6 +80,55 @@ static void schema_error_structured(mcpage_result *res, const json_t *args, cons
 }
 
 /*
+ * For a tool registered with its window: when the schema check failed,
+ * the builder judges the arguments too, and its rejection (the
+ * parameter, the expected range, one valid example call) is the answer,
+ * so a bad window gets the same help whichever layer sees it first. True
+ * when the builder rejected the window and wrote `res`; false when it
+ * accepts the window (the schema's complaint is then about the tool's own
+ * parameters) or the tool has no window.
+ */
+static bool window_rejected(const mcpage_call *call, mcpage_result *res)
+{
+    const mcp_tool *t = call->tool;
+    const mcpage_pager *p = call->srv->pager;
+    int rc = 0;
+    switch (t->window) {
+    case MCP_WINDOW_LIST: {
+        mcpage_list *pg = NULL;
+        if ((rc = mcpage_list_begin(p, t->spec, call->args, &pg)) == MCPAGE_PAGE_REJECTED)
+            return mcpage_list_finish(pg, res) == 0;
+        mcpage_list_abort(pg);
+        break;
+    }
+    case MCP_WINDOW_LINES: {
+        mcpage_lines *pg = NULL;
+        if ((rc = mcpage_lines_begin(p, t->spec, call->args, &pg)) == MCPAGE_PAGE_REJECTED)
+            return mcpage_lines_finish(pg, res) == 0;
+        mcpage_lines_abort(pg);
+        break;
+    }
+    case MCP_WINDOW_BYTES: {
+        mcpage_bytes *pg = NULL;
+        if ((rc = mcpage_bytes_begin(p, t->spec, call->args, &pg)) == MCPAGE_PAGE_REJECTED)
+            return mcpage_bytes_finish(pg, res) == 0;
+        mcpage_bytes_abort(pg);
+        break;
+    }
+    case MCP_WINDOW_GRID: {
+        mcpage_grid *pg = NULL;
+        if ((rc = mcpage_grid_begin(p, t->spec, call->args, &pg)) == MCPAGE_PAGE_REJECTED)
+            return mcpage_grid_finish(pg, res) == 0;
+        mcpage_grid_abort(pg);
+        break;
+    }
+    case MCP_WINDOW_NONE:
+        break;
+    }
+    return false;
+}
+
+/*
  * Answers a call that ends otherwise than with its result: a JSON-RPC
  * error the handler chose (mcpage_call_fail), -32021 for a capability the
  * client lacks, or (modern era) an InputRequiredResult with the asks of
@@ -118,12 +167,14 @@ static bool run_tool(mcpage_call *call)
     }
     char why[512];
     if (!schema_validate(tool->input_schema, call->args, true, why, sizeof why)) {
-        mcpage_result_errorf(res,
-                             "Invalid arguments for tool '%s': %s. Fix this argument and call "
-                             "again; the inputSchema of '%s' in tools/list describes every "
-                             "parameter.",
-                             tool->name, why, tool->name);
-        schema_error_structured(res, call->args, why);
+        if (!window_rejected(call, res)) {
+            mcpage_result_errorf(res,
+                                 "Invalid arguments for tool '%s': %s. Fix this argument and call "
+                                 "again; the inputSchema of '%s' in tools/list describes every "
+                                 "parameter.",
+                                 tool->name, why, tool->name);
+            schema_error_structured(res, call->args, why);
+        }
     } else {
         int rc = tool->handler(call, call->args, res);
         if (rc != 0) {

@@ -76,6 +76,10 @@ int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out)
         if (rc != 0)
             goto fail;
     }
+    rc = mcpage_pager_new(cfg->pager, srv->keyring, &srv->pager);
+    if (rc != 0)
+        goto fail;
+    srv->cfg.pager = NULL; /* copied into the pager */
     json_t *empty = json_object();
     if (empty == NULL) {
         rc = MCPAGE_ENOMEM;
@@ -90,6 +94,7 @@ int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out)
     *out = srv;
     return 0;
 fail:
+    mcpage_pager_free(srv->pager);
     if (srv->own_keyring)
         mcpage_keyring_free(srv->keyring);
     mcpage__free(srv->name);
@@ -98,6 +103,16 @@ fail:
     mcpage__free(srv->instructions);
     mcpage__free(srv);
     return rc;
+}
+
+const mcpage_pager *mcpage_server_pager(const mcpage_server *srv)
+{
+    return srv->pager;
+}
+
+const mcpage_keyring *mcpage_server_keyring(const mcpage_server *srv)
+{
+    return srv->keyring;
 }
 
 static void free_tool(mcp_tool *t)
@@ -165,6 +180,7 @@ void mcpage_server_free(mcpage_server *srv)
     mcpage__free(srv->providers);
     mcpage__free(srv->templates);
     mcpage__free(srv->prompts);
+    mcpage_pager_free(srv->pager);
     if (srv->own_keyring)
         mcpage_keyring_free(srv->keyring);
     pthread_cond_destroy(&srv->work_cv);
@@ -238,20 +254,17 @@ static int parse_schema(const char *text, const char *tool, const char *which, j
     return 0;
 }
 
-int mcpage_server_add_tool(mcpage_server *srv, const mcpage_tool *tool)
+/*
+ * Registers `tool` with the parsed inputSchema `in` (stolen, also on
+ * failure; NULL = no arguments) and, for a tool with a window, its family
+ * and spec.
+ */
+static int register_tool(mcpage_server *srv, const mcpage_tool *tool, json_t *in, mcp_window window,
+                         const void *spec)
 {
-    if (tool == NULL || tool->name == NULL || tool->handler == NULL || !valid_tool_name(tool->name))
-        return MCPAGE_EINVAL;
-    int rc = check_open(srv);
-    if (rc != 0)
-        return rc;
-    for (size_t i = 0; i < srv->ntools; i++)
-        if (strcmp(srv->tools[i].name, tool->name) == 0)
-            return MCPAGE_EEXIST;
-    json_t *in = NULL, *out = NULL;
-    if (tool->input_schema) {
-        rc = parse_schema(tool->input_schema, tool->name, "inputSchema", &in);
-    } else {
+    json_t *out = NULL;
+    int rc = 0;
+    if (in == NULL) {
         in = json_pack("{s:s, s:{}}", "type", "object", "properties");
         rc = in ? 0 : MCPAGE_ENOMEM;
     }
@@ -266,7 +279,7 @@ int mcpage_server_add_tool(mcpage_server *srv, const mcpage_tool *tool)
     if (!dup_opt(&t->name, tool->name) || !dup_opt(&t->title, tool->title) ||
         !dup_opt(&t->description, tool->description)) {
         free_tool(t);
-        return MCPAGE_ENOMEM;
+        goto fail;
     }
     t->input_schema = in;
     t->output_schema = out;
@@ -277,12 +290,112 @@ int mcpage_server_add_tool(mcpage_server *srv, const mcpage_tool *tool)
     t->handler = tool->handler;
     t->ud = tool->user_data;
     t->tasks = tool->tasks;
+    t->window = window;
+    t->spec = spec;
     srv->ntools++;
     return 0;
 fail:
     json_decref(in);
     json_decref(out);
     return rc;
+}
+
+/* The checks every registration makes before it parses anything. */
+static int check_tool(mcpage_server *srv, const mcpage_tool *tool)
+{
+    if (tool == NULL || tool->name == NULL || tool->handler == NULL || !valid_tool_name(tool->name))
+        return MCPAGE_EINVAL;
+    int rc = check_open(srv);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i < srv->ntools; i++)
+        if (strcmp(srv->tools[i].name, tool->name) == 0)
+            return MCPAGE_EEXIST;
+    return 0;
+}
+
+int mcpage_server_add_tool(mcpage_server *srv, const mcpage_tool *tool)
+{
+    int rc = check_tool(srv, tool);
+    json_t *in = NULL;
+    if (rc == 0 && tool->input_schema)
+        rc = parse_schema(tool->input_schema, tool->name, "inputSchema", &in);
+    return rc == 0 ? register_tool(srv, tool, in, MCP_WINDOW_NONE, NULL) : rc;
+}
+
+/*
+ * Registers a tool whose inputSchema is its own schema plus `window` (the
+ * window's properties, stolen; NULL when the spec was refused or memory
+ * ran out). `spec_tool` is the name the spec gives the tool.
+ */
+static int add_window_tool(mcpage_server *srv, const mcpage_tool *tool, mcp_window kind,
+                           const void *spec, const char *spec_tool, json_t *window)
+{
+    int rc = check_tool(srv, tool);
+    if (rc == 0 && (window == NULL || spec_tool == NULL || strcmp(spec_tool, tool->name) != 0)) {
+        (void)fprintf(stderr, "mcpage: tool '%s': its window spec is invalid or names tool '%s'\n",
+                      tool->name, spec_tool ? spec_tool : "(none)");
+        rc = MCPAGE_EINVAL;
+    }
+    json_t *in = NULL;
+    if (rc == 0 && tool->input_schema)
+        rc = parse_schema(tool->input_schema, tool->name, "inputSchema", &in);
+    else if (rc == 0 && (in = json_pack("{s:s}", "type", "object")) == NULL)
+        rc = MCPAGE_ENOMEM;
+    json_t *props = in ? json_object_get(in, "properties") : NULL;
+    if (in && props == NULL && json_object_set_new(in, "properties", props = json_object()) != 0)
+        rc = MCPAGE_ENOMEM;
+    const char *name;
+    json_t *prop;
+    json_object_foreach(window, name, prop)
+    {
+        if (rc == 0 && json_object_get(props, name)) {
+            (void)fprintf(stderr,
+                          "mcpage: tool '%s': its schema declares the window parameter "
+                          "'%s' itself\n",
+                          tool->name, name);
+            rc = MCPAGE_EINVAL;
+        }
+        if (rc == 0 && json_object_set(props, name, prop) != 0)
+            rc = MCPAGE_ENOMEM;
+    }
+    if (rc == 0 && json_object_get(in, "additionalProperties") == NULL &&
+        json_object_set_new(in, "additionalProperties", json_false()) != 0)
+        rc = MCPAGE_ENOMEM;
+    json_decref(window);
+    if (rc != 0) {
+        json_decref(in);
+        return rc;
+    }
+    return register_tool(srv, tool, in, kind, spec);
+}
+
+int mcpage_server_add_list_tool(mcpage_server *srv, const mcpage_tool *tool,
+                                const mcpage_list_spec *spec)
+{
+    json_t *w = spec ? mcpage_list_schema(srv->pager, spec) : NULL;
+    return add_window_tool(srv, tool, MCP_WINDOW_LIST, spec, spec ? spec->tool : NULL, w);
+}
+
+int mcpage_server_add_lines_tool(mcpage_server *srv, const mcpage_tool *tool,
+                                 const mcpage_lines_spec *spec)
+{
+    json_t *w = spec ? mcpage_lines_schema(srv->pager, spec) : NULL;
+    return add_window_tool(srv, tool, MCP_WINDOW_LINES, spec, spec ? spec->tool : NULL, w);
+}
+
+int mcpage_server_add_bytes_tool(mcpage_server *srv, const mcpage_tool *tool,
+                                 const mcpage_bytes_spec *spec)
+{
+    json_t *w = spec ? mcpage_bytes_schema(srv->pager, spec) : NULL;
+    return add_window_tool(srv, tool, MCP_WINDOW_BYTES, spec, spec ? spec->tool : NULL, w);
+}
+
+int mcpage_server_add_grid_tool(mcpage_server *srv, const mcpage_tool *tool,
+                                const mcpage_grid_spec *spec)
+{
+    json_t *w = spec ? mcpage_grid_schema(srv->pager, spec) : NULL;
+    return add_window_tool(srv, tool, MCP_WINDOW_GRID, spec, spec ? spec->tool : NULL, w);
 }
 
 int mcpage_server_add_resource(mcpage_server *srv, const mcpage_resource *res)

@@ -68,6 +68,15 @@ typedef struct mcp_cache {
 #define MCP_MAX_WORKERS       256
 #define MCP_CAPS_ENTRY_MAX    1024 /* bytes of JSON kept per client capability (session.c) */
 
+/* The paging family of a tool registered with its window (mcpage_server_add_*_tool). */
+typedef enum mcp_window {
+    MCP_WINDOW_NONE = 0, /* mcpage_server_add_tool: no window the runtime knows of */
+    MCP_WINDOW_LIST,     /* spec is an mcpage_list_spec */
+    MCP_WINDOW_LINES,    /* an mcpage_lines_spec */
+    MCP_WINDOW_BYTES,    /* an mcpage_bytes_spec */
+    MCP_WINDOW_GRID      /* an mcpage_grid_spec */
+} mcp_window;
+
 typedef struct mcp_tool {
     char *name;                /* unique name */
     char *title;               /* or NULL */
@@ -78,6 +87,8 @@ typedef struct mcp_tool {
     mcpage_tool_fn handler;    /* the handler */
     void *ud;                  /* its user data */
     mcpage_task_support tasks; /* may it run as a task */
+    mcp_window window;         /* its window's family, or MCP_WINDOW_NONE */
+    const void *spec;          /* the window's spec (borrowed), or NULL */
 } mcp_tool;
 
 typedef struct mcp_resource {
@@ -165,8 +176,9 @@ struct mcpage_server {
     size_t nprompts, capprompts;
     mcpage_complete_fn complete;              /* completion callback, or NULL */
     void *complete_ud;                        /* its user data */
-    mcpage_keyring *keyring;                  /* signs list cursors */
+    mcpage_keyring *keyring;                  /* signs everything the server signs */
     bool own_keyring;                         /* we created it */
+    mcpage_pager *pager;                      /* the paging contract, signing with keyring */
     uint8_t empty_fp[MCPAGE_FINGERPRINT_LEN]; /* fingerprint of {} for the lists */
     pthread_mutex_t lock;                     /* guards everything below */
     pthread_cond_t work_cv;                   /* signals queued work or stop */

@@ -484,6 +484,11 @@ void *mcpage_call_data(const mcpage_call *call)
     return call->item_ud;
 }
 
+const mcpage_pager *mcpage_call_pager(const mcpage_call *call)
+{
+    return call->srv->pager;
+}
+
 void *mcpage_call_server_data(const mcpage_call *call)
 {
     return call->srv->cfg.user_data;

@@ -44,13 +44,13 @@ static int setup(void **state)
         fprintf(f, ",%d,city%d,c%05d\r\n", r * 3, r % 40, r);
     }
     fclose(f);
-    assert_int_equal(csv_open(&e->cx, e->path), 0);
-    assert_int_equal(e->cx.nrows, 1500);
-    assert_int_equal(e->cx.ncols, 6);
     mcpage_server_config cfg;
     mcpage_server_config_init(&cfg, "csv-test", "0");
     assert_int_equal(mcpage_server_new(&cfg, &e->srv), 0);
-    assert_int_equal(csv_add_tools(e->srv, &e->cx), 0);
+    char *argv[] = {e->path, NULL}; /* what mcpage_main passes: the positional arguments */
+    assert_int_equal(csv_setup(e->srv, 1, argv, &e->cx), 0);
+    assert_int_equal(e->cx.nrows, 1500);
+    assert_int_equal(e->cx.ncols, 6);
     *state = e;
     return 0;
 }

@@ -58,11 +58,11 @@ static int setup(void **state)
         text[i] = (char)(i * 131 % 256);
     write_file(e->dir, "blob.bin", text, 70000);
     free(text);
-    assert_int_equal(files_open(&e->fx, e->dir), 0);
     mcpage_server_config cfg;
     mcpage_server_config_init(&cfg, "files-test", "0");
     assert_int_equal(mcpage_server_new(&cfg, &e->srv), 0);
-    assert_int_equal(files_add_tools(e->srv, &e->fx), 0);
+    char *argv[] = {e->dir, NULL}; /* what mcpage_main passes: the positional arguments */
+    assert_int_equal(files_setup(e->srv, 1, argv, &e->fx), 0);
     *state = e;
     return 0;
 }
@@ -71,7 +71,6 @@ static int teardown(void **state)
 {
     env *e = *state;
     mcpage_server_free(e->srv);
-    files_close(&e->fx);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", e->dir);
     assert_int_equal(system(cmd), 0);

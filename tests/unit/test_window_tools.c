@@ -1,0 +1,190 @@
+/*
+ * Tools declared with their window in one call (mcpage_server_add_list_tool
+ * and its siblings): the inputSchema is the tool's own plus the generated
+ * window parameters, and a window the runtime's schema check rejects is
+ * answered with the page builder's remedy (the parameter, the expected
+ * range, one valid example call), the same answer mcpage_list_begin gives,
+ * before the handler runs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include <mcpage.h>
+
+#include "support/tool_contract.h"
+
+static const char *const item_fields[] = {"id", "name", NULL};
+static const char *const item_ids[] = {"id", NULL};
+
+static const mcpage_list_spec list_spec = {
+    .tool = "list_items",
+    .unit = "items",
+    .default_limit = 20,
+    .max_limit = 100,
+    .fields = item_fields,
+    .id_fields = item_ids,
+};
+static const mcpage_lines_spec lines_spec = {
+    .tool = "read_text", .default_max_lines = 50, .max_max_lines = 500};
+static const mcpage_bytes_spec bytes_spec = {
+    .tool = "read_blob", .default_max_bytes = 1024, .max_max_bytes = 8192};
+static const mcpage_grid_spec grid_spec = {
+    .tool = "read_grid", .default_rows = 10, .max_rows = 100, .default_cols = 5, .max_cols = 50};
+
+static atomic_int handler_runs; /* a rejected window must never reach a handler */
+
+static int not_reached(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    atomic_fetch_add(&handler_runs, 1);
+    return mcpage_result_add_text(res, "handler ran", 11);
+}
+
+static int setup(void **state)
+{
+    mcpage_server_config cfg;
+    mcpage_server_config_init(&cfg, "window-tools", "1.0.0");
+    mcpage_server *srv;
+    assert_int_equal(mcpage_server_new(&cfg, &srv), 0);
+    mcpage_tool t = {.handler = not_reached};
+    t.name = "list_items";
+    assert_int_equal(mcpage_server_add_list_tool(srv, &t, &list_spec), 0);
+    t.name = "read_text";
+    t.input_schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"}},"
+                     "\"required\":[\"name\"]}";
+    assert_int_equal(mcpage_server_add_lines_tool(srv, &t, &lines_spec), 0);
+    t.input_schema = NULL;
+    t.name = "read_blob";
+    assert_int_equal(mcpage_server_add_bytes_tool(srv, &t, &bytes_spec), 0);
+    t.name = "read_grid";
+    assert_int_equal(mcpage_server_add_grid_tool(srv, &t, &grid_spec), 0);
+    *state = srv;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    mcpage_server_free(*state);
+    return 0;
+}
+
+/* Calls `tool` with `args_text` and requires the builder's remedy for `param`. */
+static void expect_remedy(mcpage_server *srv, const char *tool, const char *args_text,
+                          const char *param, const char *range)
+{
+    json_t *args = json_loads(args_text, 0, NULL);
+    assert_non_null(args);
+    int before = atomic_load(&handler_runs);
+    json_t *res = tool_contract_call(srv, tool, args);
+    assert_non_null(res);
+    const json_t *err = json_object_get(json_object_get(res, "structuredContent"), "error");
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    const char *expected = json_string_value(json_object_get(err, "expected"));
+    const char *example = json_string_value(json_object_get(err, "example"));
+    if (!json_is_true(json_object_get(res, "isError")) || expected == NULL || example == NULL ||
+        strstr(expected, range) == NULL || strncmp(example, tool, strlen(tool)) != 0 ||
+        strcmp(json_string_value(json_object_get(err, "param")), param) != 0 ||
+        strstr(text, example) == NULL)
+        fail_msg("%s %s: no builder remedy naming %s with range '%s': %s", tool, args_text, param,
+                 range, json_dumps(res, JSON_COMPACT));
+    assert_int_equal(atomic_load(&handler_runs), before); /* the runtime answered */
+    json_decref(res);
+}
+
+static void bad_list_windows_get_the_builders_remedy(void **state)
+{
+    mcpage_server *srv = *state;
+    expect_remedy(srv, "list_items", "{\"limit\":-1}", "limit", "1 to 100");
+    expect_remedy(srv, "list_items", "{\"limit\":0}", "limit", "1 to 100");
+    expect_remedy(srv, "list_items", "{\"limit\":\"ten\"}", "limit", "1 to 100");
+    expect_remedy(srv, "list_items", "{\"limit\":2.5}", "limit", "1 to 100");
+    expect_remedy(srv, "list_items", "{\"offset\":-3}", "offset", "0");
+    expect_remedy(srv, "list_items", "{\"max_tokens\":10}", "max_tokens", "500");
+    expect_remedy(srv, "list_items", "{\"max_tokens\":\"many\"}", "max_tokens", "500");
+    expect_remedy(srv, "list_items", "{\"cursor\":7}", "cursor", "next_cursor");
+    expect_remedy(srv, "list_items", "{\"fields\":[\"colour\"]}", "fields", "id");
+    expect_remedy(srv, "list_items", "{\"fields\":\"name\"}", "fields", "id");
+}
+
+static void bad_content_windows_get_the_builders_remedy(void **state)
+{
+    mcpage_server *srv = *state;
+    expect_remedy(srv, "read_text", "{\"name\":\"a\",\"start_line\":0}", "start_line", "1");
+    expect_remedy(srv, "read_text", "{\"name\":\"a\",\"start_column\":-1}", "start_column", "1");
+    expect_remedy(srv, "read_text", "{\"name\":\"a\",\"max_lines\":0}", "max_lines", "1 to 500");
+    expect_remedy(srv, "read_blob", "{\"offset\":-1}", "offset", "0");
+    expect_remedy(srv, "read_blob", "{\"max_bytes\":0}", "max_bytes", "1 to 8,192");
+    expect_remedy(srv, "read_blob", "{\"max_bytes\":[1]}", "max_bytes", "1 to 8,192");
+}
+
+static void bad_grid_windows_get_the_builders_remedy(void **state)
+{
+    mcpage_server *srv = *state;
+    expect_remedy(srv, "read_grid", "{\"region\":{\"rows\":0}}", "region.rows", "1 to 100");
+    expect_remedy(srv, "read_grid", "{\"region\":{\"col\":-2}}", "region.col", "0");
+    expect_remedy(srv, "read_grid", "{\"region\":\"A1:B2\"}", "region", "row");
+}
+
+/* The tool's own parameters keep the schema's answer: the builder accepts the window. */
+static void a_bad_own_parameter_keeps_the_schema_answer(void **state)
+{
+    mcpage_server *srv = *state;
+    int before = atomic_load(&handler_runs);
+    json_t *res = tool_contract_call(srv, "read_text", json_pack("{s:i}", "max_lines", 5));
+    assert_true(json_is_true(json_object_get(res, "isError")));
+    const json_t *err = json_object_get(json_object_get(res, "structuredContent"), "error");
+    assert_string_equal(json_string_value(json_object_get(err, "param")), "name");
+    assert_int_equal(atomic_load(&handler_runs), before);
+    json_decref(res);
+    /* A valid window reaches the handler. */
+    res = tool_contract_call(srv, "list_items", json_pack("{s:i}", "limit", 5));
+    assert_int_equal(atomic_load(&handler_runs), before + 1);
+    json_decref(res);
+}
+
+/* The declared schema: the tool's own properties, the window's, no others. */
+static void the_schema_joins_the_tools_and_the_windows(void **state)
+{
+    (void)state;
+    mcpage_server_config cfg;
+    mcpage_server_config_init(&cfg, "window-tools", "1.0.0");
+    mcpage_server *srv;
+    assert_int_equal(mcpage_server_new(&cfg, &srv), 0);
+    mcpage_tool t = {.name = "read_text", .handler = not_reached};
+    t.input_schema = "{\"type\":\"object\",\"properties\":{\"max_lines\":{\"type\":\"integer\"}}}";
+    assert_int_equal(mcpage_server_add_lines_tool(srv, &t, &lines_spec), MCPAGE_EINVAL);
+    t.input_schema = NULL;
+    t.name = "read_other";
+    assert_int_equal(mcpage_server_add_lines_tool(srv, &t, &lines_spec), MCPAGE_EINVAL);
+    t.name = "read_text";
+    assert_int_equal(mcpage_server_add_lines_tool(srv, &t, &lines_spec), 0);
+    assert_int_equal(mcpage_server_add_lines_tool(srv, &t, &lines_spec), MCPAGE_EEXIST);
+    /* Unknown arguments are refused by the schema's additionalProperties. */
+    json_t *res = tool_contract_call(srv, "read_text", json_pack("{s:i}", "colour", 1));
+    assert_true(json_is_true(json_object_get(res, "isError")));
+    json_decref(res);
+    mcpage_server_free(srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(bad_list_windows_get_the_builders_remedy, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_content_windows_get_the_builders_remedy, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(bad_grid_windows_get_the_builders_remedy, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_bad_own_parameter_keeps_the_schema_answer, setup,
+                                        teardown),
+        cmocka_unit_test(the_schema_joins_the_tools_and_the_windows),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
