@@ -23,14 +23,14 @@ extern "C" {
 #endif
 
 #define MCPAGE_VERSION_MAJOR  0
-#define MCPAGE_VERSION_MINOR  1
+#define MCPAGE_VERSION_MINOR  2
 #define MCPAGE_VERSION_PATCH  0
-#define MCPAGE_VERSION_STRING "0.1.0"
+#define MCPAGE_VERSION_STRING "0.2.0"
 /* One number that grows with every release: major * 10000 + minor * 100 + patch. */
 #define MCPAGE_VERSION_NUMBER                                                                      \
     (MCPAGE_VERSION_MAJOR * 10000 + MCPAGE_VERSION_MINOR * 100 + MCPAGE_VERSION_PATCH)
 
-/* The version of the library actually linked, e.g. "0.1.0". */
+/* The version of the library actually linked, e.g. "0.2.0". */
 MCPAGE_API const char *mcpage_version(void);
 
 /*

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The library as a product: `cmake --install` into a temporary prefix, then
-# build both example servers against the INSTALLED library (never the build
+# build the three example servers (minimal, files, csv) against the INSTALLED library (never the build
 # tree) the two ways a C project links a library: with pkg-config (shared,
 # and static with --static) and with a CMake project that calls
 # find_package(mcpage CONFIG REQUIRED) (mcpage::mcpage and
@@ -41,11 +41,15 @@ for f in libmcpage.a libmcpage.so cmake/mcpage/mcpageConfig.cmake \
 done
 soname=$(readelf -d "$libdir/libmcpage.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 major=$(sed -n 's/^#define MCPAGE_VERSION_MAJOR *\([0-9]*\)/\1/p' "$prefix/include/mcpage/mcpage.h")
-[ "$soname" = "libmcpage.so.$major" ] || fail "SONAME is '$soname', expected libmcpage.so.$major"
+minor=$(sed -n 's/^#define MCPAGE_VERSION_MINOR *\([0-9]*\)/\1/p' "$prefix/include/mcpage/mcpage.h")
+want=libmcpage.so.$major # 0.x: a minor release may break the ABI, so it is in the SONAME
+[ "$major" = 0 ] && want=libmcpage.so.0.$minor
+[ "$soname" = "$want" ] || fail "SONAME is '$soname', expected $want"
 [ ! -d "$prefix/include/page" ] && ! find "$prefix/include" -name 'alloc.h' | grep -q . ||
   fail "internal headers were installed"
 
 export PKG_CONFIG_PATH=$libdir/pkgconfig
+examples="minimal files csv"
 version=$(pkg-config --modversion mcpage)
 header_version=$(sed -n 's/^#define MCPAGE_VERSION_STRING *"\(.*\)"/\1/p' "$prefix/include/mcpage/mcpage.h")
 [ "$version" = "$header_version" ] || fail "pkg-config says $version, mcpage.h says $header_version"
@@ -72,36 +76,41 @@ fi
 # libmcpage.so.N and carry the prefix in their run path; static ones have
 # no libmcpage dependency at all.
 check_shared() {
-  readelf -d "$1" | grep -q "NEEDED.*\[libmcpage.so.$major\]" || fail "$1 does not link libmcpage.so"
-  [ "$(ldd "$1" | awk '/libmcpage/ {print $3}')" = "$(readlink -f "$libdir/libmcpage.so.$major")" ] ||
-    [ "$(ldd "$1" | awk '/libmcpage/ {print $3}')" = "$libdir/libmcpage.so.$major" ] ||
+  readelf -d "$1" | grep -q "NEEDED.*\[$want\]" || fail "$1 does not link $want"
+  [ "$(readlink -f "$(ldd "$1" | awk '/libmcpage/ {print $3}')")" = "$(readlink -f "$libdir/$want")" ] ||
     fail "$1 loads $(ldd "$1" | awk '/libmcpage/ {print $3}'), not the installed library"
 }
 check_static() {
   if readelf -d "$1" | grep -q 'NEEDED.*libmcpage'; then fail "$1 should link libmcpage.a"; fi
 }
 
+# --cflags is the include directory and jansson's flags (a public
+# dependency), nothing of the private ones (libmicrohttpd's would bring
+# gnutls' p11-kit directory).
+cflags=$(pkg-config --cflags mcpage)
+[ "$(echo $cflags)" = "$(echo -I"$incdir" $(pkg-config --cflags jansson))" ] ||
+  fail "pkg-config --cflags mcpage is '$cflags': only -I$incdir and jansson's flags belong there"
+
+# The shared builds add no run path of their own: mcpage.pc's Libs carry
+# it, so a prefix the dynamic linker does not search still works.
 step "pkg-config, shared: cc \$(pkg-config --cflags --libs mcpage)"
 mkdir -p "$tmp/pc-shared" "$tmp/pc-static"
-for ex in files csv; do
+for ex in $examples; do
   # shellcheck disable=SC2046
   "$cc" "${san[@]}" -std=c17 -Wall -Wextra -Werror -o "$tmp/pc-shared/${ex}_server" \
-    "$src/examples/$ex/${ex}_server.c" $(pkg-config --cflags --libs mcpage) -Wl,-rpath,"$libdir"
+    "$src/examples/$ex/${ex}_server.c" $(pkg-config --cflags --libs mcpage)
   check_shared "$tmp/pc-shared/${ex}_server"
 done
 
-# libmcpage.a with its direct dependencies as shared libraries: the
-# Requires.private packages and Libs.private. (`pkg-config --static` would
-# also ask for the static closure of those, e.g. gnutls' archives, which a
-# development machine rarely has.)
-step "pkg-config, static: cc ... libmcpage.a \$(pkg-config --libs mcpage <Requires.private>) <Libs.private>"
-private_pkgs=$(pkg-config --print-requires-private mcpage | awk '{print $1}')
-for p in libcrypto libmicrohttpd; do
-  echo "$private_pkgs" | grep -qx "$p" || fail "mcpage.pc lacks $p in Requires.private"
+# libmcpage.a with its dependencies as shared libraries: `pkg-config
+# --static --libs` (Libs.private names them directly, so no static closure
+# of other packages is asked for), with libmcpage.a for -lmcpage.
+step "pkg-config, static: cc ... libmcpage.a \$(pkg-config --static --libs mcpage)"
+for l in -lcrypto -lmicrohttpd; do
+  pkg-config --static --libs mcpage | grep -q -- "$l" || fail "mcpage.pc's static libs lack $l"
 done
-private_libs=$(sed -n 's/^Libs.private: *//p' "$pc")
-static_libs="$libdir/libmcpage.a $(pkg-config --libs mcpage $private_pkgs | sed 's/-lmcpage//') $private_libs"
-for ex in files csv; do
+static_libs="$libdir/libmcpage.a $(pkg-config --static --libs mcpage | sed -e 's/-lmcpage//' -e 's/-Wl,-rpath,[^ ]*//')"
+for ex in $examples; do
   # shellcheck disable=SC2086
   "$cc" "${san[@]}" -std=c17 -Wall -Wextra -Werror -o "$tmp/pc-static/${ex}_server" \
     "$src/examples/$ex/${ex}_server.c" $(pkg-config --cflags mcpage) $static_libs
@@ -145,7 +154,7 @@ for target in mcpage::mcpage mcpage::mcpage_static; do
     fail "find_package did not find the installed package: $(grep mcpage_DIR "$dir/CMakeCache.txt")"
   if grep -q -- "-I$src/include" "$dir/build.ninja"; then fail "the consumer sees the source tree's headers"; fi
   cmake --build "$dir" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "build"; }
-  for ex in files csv; do
+  for ex in $examples; do
     if [ "$target" = mcpage::mcpage ]; then check_shared "$dir/${ex}_server"; else check_static "$dir/${ex}_server"; fi
   done
 done
@@ -153,5 +162,6 @@ done
 for d in pc-shared pc-static cmake-mcpage cmake-mcpage_static; do
   step "SDK client against the $d build"
   EXAMPLES_BIN_DIR=$tmp/$d node "$src/tests/integration/examples_sdk.mjs"
+  EXAMPLES_BIN_DIR=$tmp/$d node "$src/tests/integration/minimal_sdk.mjs"
 done
-echo "ok: installed to a temporary prefix; both examples built 4 ways and served the SDK client"
+echo "ok: installed to a temporary prefix; the three examples built 4 ways and served the SDK clients"
