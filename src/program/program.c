@@ -121,10 +121,12 @@ static int parse_args(const mcpage_program *prog, int argc, char **argv, program
         i += takes;
     }
     int max = prog->max_args > prog->min_args ? prog->max_args : prog->min_args;
-    if (o->nargs < prog->min_args || o->nargs > max) {
-        (void)fprintf(stderr, "%s: expected %s%s\n", prog->name,
-                      prog->args_usage ? prog->args_usage : "no arguments",
-                      o->nargs < prog->min_args ? "" : ", and no more");
+    if (o->nargs < prog->min_args) {
+        (void)fprintf(stderr, "%s: missing %s\n", prog->name, prog->args_usage);
+        return 2;
+    }
+    if (o->nargs > max) {
+        (void)fprintf(stderr, "%s: unexpected argument '%s'\n", prog->name, o->args[max]);
         return 2;
     }
     return 0;
