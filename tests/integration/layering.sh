@@ -5,6 +5,7 @@
 #   page       the contract (builders, cursors, tokens): nothing above it
 #   mcp        the runtime: page
 #   transport  HTTP: page, mcp, libmicrohttpd
+#   program    mcpage_main: page; mcp and transport through the public API
 #   store      the archive store: SQLite, libpq; no protocol
 #   sync       transcripts into the store: store (and SQLite, to read OpenCode)
 #   tools      the archive's MCP tools: store, page/mcp through the public API; no database header
@@ -22,6 +23,7 @@ declare -A may=(
   [page]="page"
   [mcp]="page mcp"
   [transport]="page mcp transport"
+  [program]="page program"
   [store]="page store"
   [sync]="page store sync"
   [tools]="page store tools"
@@ -34,6 +36,7 @@ declare -A libs=(
   [page]=""
   [mcp]=""
   [transport]="microhttpd.h"
+  [program]=""
   [store]="sqlite3.h libpq-fe.h"
   [sync]="sqlite3.h"
   [tools]=""
