@@ -20,7 +20,8 @@
 
 static const char *const severity_names[] = {"error", "warning", "info"};
 
-void check__find(check_ctx *c, check_severity sev, const json_t *request, const char *fmt, ...)
+void check__find(check_ctx *c, check_severity sev, const json_t *request, const char *fix,
+                 const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -39,8 +40,8 @@ void check__find(check_ctx *c, check_severity sev, const json_t *request, const 
     }
     if (json_array_size(c->rep->findings) >= CHECK_FINDINGS_MAX)
         return;
-    json_t *f = json_pack("{s:s, s:s, s:s}", "severity", severity_names[sev], "scope", scope,
-                          "message", msg);
+    json_t *f = json_pack("{s:s, s:s, s:s, s:s}", "severity", severity_names[sev], "scope", scope,
+                          "message", msg, "fix", fix);
     if (f && request)
         json_object_set(f, "request", (json_t *)request);
     json_array_append_new(c->rep->findings, f);
@@ -90,8 +91,9 @@ json_t *check__request(check_ctx *c, const char *method, json_t *params)
     if (rc != 0 && c->probing)
         return NULL; /* a server of the old era may not answer server/discover at all */
     if (rc != 0) {
-        check__find(c, CHECK_ERROR, c->last_request, "%s: %s (checking stopped)", method,
-                    why[0] ? why : mcpage_strerror(rc));
+        check__find(c, CHECK_ERROR, c->last_request,
+                    "answer within --timeout, keep the process running and its stdout open",
+                    "%s: %s (checking stopped)", method, why[0] ? why : mcpage_strerror(rc));
         c->dead = true;
         c->rep->aborted = true;
         return NULL;
@@ -151,6 +153,8 @@ static const json_t *open_session(check_ctx *c, json_t **keep)
         }
         if (res && json_object_get(res, "supportedVersions"))
             check__find(c, CHECK_INFO, NULL,
+                        "to be checked in 2026-07-28, list it in server/discover's "
+                        "supportedVersions",
                         "server/discover does not list " MODERN_VERSION "; checked as %s",
                         LEGACY_VERSION);
         json_decref(r);
@@ -166,7 +170,9 @@ static const json_t *open_session(check_ctx *c, json_t **keep)
     const json_t *res = json_object_get(r, "result");
     if (res == NULL) {
         if (!c->dead)
-            check__find(c, CHECK_ERROR, c->last_request, "initialize failed: %s",
+            check__find(c, CHECK_ERROR, c->last_request,
+                        "answer initialize with protocolVersion, capabilities and serverInfo",
+                        "initialize failed: %s",
                         json_string_value(json_object_get(json_object_get(r, "error"), "message"))
                             ?: "no result");
         json_decref(r);
@@ -201,7 +207,10 @@ static void walk_list(check_ctx *c, const char *method, const char *items_field,
         if (res == NULL) {
             if (!c->dead)
                 check__find(
-                    c, CHECK_ERROR, c->last_request, "page %d: %s", page + 1,
+                    c, CHECK_ERROR, c->last_request,
+                    "answer every page of the list, including ones asked for by a nextCursor "
+                    "this server gave",
+                    "page %d: %s", page + 1,
                     json_string_value(json_object_get(json_object_get(r, "error"), "message"))
                         ?: "no result");
             json_decref(r);
@@ -209,8 +218,9 @@ static void walk_list(check_ctx *c, const char *method, const char *items_field,
         }
         const json_t *items = json_object_get(res, items_field);
         if (!json_is_array(items))
-            check__find(c, CHECK_ERROR, c->last_request, "page %d has no \"%s\" array", page + 1,
-                        items_field);
+            check__find(c, CHECK_ERROR, c->last_request,
+                        "put the page's items in the array the spec names, even when it is empty",
+                        "page %d has no \"%s\" array", page + 1, items_field);
         size_t i;
         const json_t *it;
         json_array_foreach(items, i, it)
@@ -218,6 +228,7 @@ static void walk_list(check_ctx *c, const char *method, const char *items_field,
             const char *k = item_key(it, key_field);
             if (k && json_object_get(seen, k)) {
                 check__find(c, CHECK_ERROR, c->last_request,
+                            "make nextCursor resume after the last item of its page",
                             "page %d repeats %s \"%s\" (an item listed twice)", page + 1, key_field,
                             k);
                 repeated = true;
@@ -232,9 +243,11 @@ static void walk_list(check_ctx *c, const char *method, const char *items_field,
             if (!json_is_integer(json_object_get(res, "ttlMs")) ||
                 !json_is_string(json_object_get(res, "cacheScope")))
                 check__find(c, CHECK_ERROR, c->last_request,
+                            "send ttlMs and cacheScope on every page of a 2026-07-28 list",
                             "page %d lacks ttlMs or cacheScope (required in 2026-07-28)", page + 1);
             else if (first_cache && !json_equal(first_cache, cache))
                 check__find(c, CHECK_ERROR, c->last_request,
+                            "send the first page's ttlMs and cacheScope on every later page",
                             "page %d's ttlMs/cacheScope differ from the first page's", page + 1);
             if (first_cache == NULL)
                 first_cache = json_incref(cache);
@@ -242,17 +255,21 @@ static void walk_list(check_ctx *c, const char *method, const char *items_field,
         }
         const json_t *next = json_object_get(res, "nextCursor");
         if (next && !json_is_string(next)) {
-            check__find(c, CHECK_ERROR, c->last_request, "nextCursor is not a string");
+            check__find(c, CHECK_ERROR, c->last_request,
+                        "send nextCursor as an opaque string, or leave it out on the last page",
+                        "nextCursor is not a string");
             next = NULL;
         }
         if (next && cursor && json_equal(next, cursor)) {
             check__find(c, CHECK_ERROR, c->last_request,
+                        "encode the position after the page's last item in nextCursor",
                         "nextCursor did not advance (the walk would loop)");
             next = NULL;
         }
         if (next && json_array_size(items) == 0)
-            check__find(c, CHECK_WARNING, c->last_request, "page %d is empty but has a nextCursor",
-                        page + 1);
+            check__find(c, CHECK_WARNING, c->last_request,
+                        "leave nextCursor out when nothing follows; fill a page that has one",
+                        "page %d is empty but has a nextCursor", page + 1);
         json_decref(cursor);
         cursor = json_incref((json_t *)next);
         json_decref(r);
@@ -267,10 +284,12 @@ static void walk_list(check_ctx *c, const char *method, const char *items_field,
     const json_t *err = json_object_get(r, "error");
     if (r && err == NULL)
         check__find(c, CHECK_WARNING, c->last_request,
+                    "answer a cursor this server did not issue with JSON-RPC error -32602",
                     "a garbage cursor was answered with a page, not error -32602 (a client "
                     "that sends a stale cursor restarts silently)");
     else if (err && json_integer_value(json_object_get(err, "code")) != -32602)
         check__find(c, CHECK_WARNING, c->last_request,
+                    "use code -32602 (invalid params) for a cursor this server did not issue",
                     "a garbage cursor got error %lld, not -32602 (invalid params)",
                     (long long)json_integer_value(json_object_get(err, "code")));
     json_decref(r);
@@ -309,6 +328,7 @@ int check_run(const check_options *o, check_transport *t, check_report *rep)
     if (t->garbage && *t->garbage > 0) {
         c.scope = "(server)";
         check__find(&c, CHECK_ERROR, NULL,
+                    "write logs to stderr; stdout carries only JSON-RPC messages",
                     "stdout carried %zu line(s) that were not JSON-RPC messages (a client may "
                     "fail on them; log to stderr)",
                     *t->garbage);

@@ -23,12 +23,24 @@ typedef struct check_ctx {
     const json_t *tools;    /* the tools/list items, once walked */
 } check_ctx;
 
-/* Records a finding about c->scope; `request` (may be NULL) is the request that shows it. */
-void check__find(check_ctx *c, check_severity sev, const json_t *request, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/*
+ * Records a finding about c->scope: what is wrong (fmt) and the fix that
+ * removes it (a sentence addressed to the server's author); `request`
+ * (may be NULL) is the request that shows it.
+ */
+void check__find(check_ctx *c, check_severity sev, const json_t *request, const char *fix,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Sends method(params, stolen) and returns the whole reply (new reference), or NULL. */
 json_t *check__request(check_ctx *c, const char *method, json_t *params);
+
+/*
+ * Reports each parameter that `text` (a description or a hint, said in
+ * findings as `where`) names in an unmistakable form but whose tool's
+ * inputSchema lacks; `self` is the tool the text belongs to (check_names.c).
+ */
+void check__names(check_ctx *c, const json_t *request, const char *where, const char *text,
+                  const char *self, const json_t *self_props);
 
 /* Checks every tool of the list (an array of Tool objects). */
 void check__tools(check_ctx *c, const json_t *tools);

@@ -44,6 +44,9 @@ typedef struct tool_ctx {
     check_measure max[CHECK_HOSTS_MAX]; /* the largest page per host */
     check_measure def[CHECK_HOSTS_MAX]; /* the default page (no window arguments) per host */
     size_t raised_chars;                /* _meta["anthropic/maxResultSizeChars"], or 0 */
+    size_t max_budget;                  /* the max_tokens maximum the schema states, or 0 */
+    bool record_too_large;              /* a record too large for any page was reported */
+    bool app_only;                      /* _meta.ui.visibility without "model" (MCP Apps) */
     json_t *walks;                      /* [{by, units, pages, ms}] of the full walks */
 } tool_ctx;
 
@@ -96,7 +99,9 @@ static json_t *call(tool_ctx *t, json_t *extra)
     long max = c->o->max_calls > 0 ? c->o->max_calls : CHECK_DEFAULT_MAX_CALLS;
     if (c->rep->calls >= max) {
         if (!c->rep->aborted)
-            check__find(c, CHECK_WARNING, NULL, "--max-calls %ld reached; checking stopped", max);
+            check__find(c, CHECK_WARNING, NULL,
+                        "raise --max-calls, or check the tools one at a time with --page-size",
+                        "--max-calls %ld reached; checking stopped", max);
         c->rep->aborted = true;
         c->dead = true;
     }
@@ -116,7 +121,10 @@ static json_t *call(tool_ctx *t, json_t *extra)
     json_t *res = json_incref(json_object_get(r, "result"));
     if (r && res == NULL) {
         const json_t *e = json_object_get(r, "error");
-        check__find(c, CHECK_ERROR, c->last_request, "JSON-RPC error %lld instead of a result: %s",
+        check__find(c, CHECK_ERROR, c->last_request,
+                    "answer a tool's failures with an isError result that names the argument "
+                    "and the fix (a JSON-RPC error may never reach the model)",
+                    "JSON-RPC error %lld instead of a result: %s",
                     (long long)json_integer_value(json_object_get(e, "code")),
                     json_string_value(json_object_get(e, "message")) ?: "?");
     }
@@ -156,7 +164,8 @@ static const char *text0(const json_t *res)
         json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
 }
 
-#define FIND(t, sev, ...) check__find((t)->c, sev, (t)->c->last_request, __VA_ARGS__)
+/* A finding about the tool, shown by the last request sent. */
+#define FIND(t, sev, fix, ...) check__find((t)->c, sev, (t)->c->last_request, fix, __VA_ARGS__)
 
 /* ------------------------------------------------------------ the envelope (mcpage's contract) */
 
@@ -192,43 +201,86 @@ static int64_t total_of(const json_t *s)
 }
 
 /* A hint naming a parameter the tool does not accept sends the caller into an error. */
-/* The first `name=` in text whose name the inputSchema lacks (in buf), or NULL. */
-static const char *unknown_param(const tool_ctx *t, const char *text, char *buf, size_t cap)
-{
-    for (const char *p = text; p && *p; p++) {
-        if (*p != '=' || p[1] == '=')
-            continue;
-        const char *b = p;
-        while (b > text && (b[-1] == '_' || (b[-1] >= 'a' && b[-1] <= 'z')))
-            b--;
-        if (b == p ||
-            (b > text && (b[-1] == '.' || b[-1] == '"' || b[-1] == '&' || b[-1] == '?' ||
-                          (b[-1] >= 'A' && b[-1] <= 'Z') || (b[-1] >= '0' && b[-1] <= '9'))))
-            continue; /* not a parameter: part of a URL, a quoted key, an identifier */
-        snprintf(buf, cap, "%.*s", (int)(p - b), b);
-        if (json_object_get(t->props, buf) == NULL)
-            return buf;
-    }
-    return NULL;
-}
-
 static void check_hint(tool_ctx *t, const json_t *s)
 {
-    char name[64];
-    if (unknown_param(t, json_string_value(json_object_get(s, "hint")), name, sizeof name))
-        FIND(t, CHECK_ERROR, "hint names parameter '%s' the inputSchema does not accept", name);
+    check__names(t->c, t->c->last_request, "hint", json_string_value(json_object_get(s, "hint")),
+                 t->name, t->props);
 }
 
-static bool tool_exists(const check_ctx *c, const char *name)
+/* The tool of tools/list called `name`, or NULL. */
+static const json_t *tool_named(const check_ctx *c, const char *name)
 {
     size_t i;
     const json_t *tool;
     json_array_foreach(c->tools, i, tool)
     {
         if (name && strcmp(json_string_value(json_object_get(tool, "name")) ?: "", name) == 0)
-            return true;
+            return tool;
     }
-    return false;
+    return NULL;
+}
+
+/*
+ * A record no page can carry: larger by itself than Claude Code's token
+ * cap, or than the largest max_tokens the tool takes. A record cut to fit
+ * (_truncated) is the remedy, so it is never one. `json` is its JSON text.
+ */
+static void check_record_size(tool_ctx *t, const json_t *record, const char *json, const char *how,
+                              int page, size_t index)
+{
+    if (t->record_too_large || json == NULL || json_object_get(record, "_truncated"))
+        return;
+    const check_host *claude = &check_hosts[0];
+    size_t cap = claude->max_tokens;
+    if (t->max_budget > 0 && t->max_budget < cap)
+        cap = t->max_budget;
+    size_t n = strlen(json);
+    if (n <= cap) /* a token is at least a byte */
+        return;
+    size_t tokens = mcpage__tokens_estimate(json, n);
+    if (tokens <= cap)
+        return;
+    t->record_too_large = true;
+    char over[96];
+    if (cap == claude->max_tokens)
+        snprintf(over, sizeof over, "%s's %zu-token cap", claude->name, cap);
+    else
+        snprintf(over, sizeof over, "the largest max_tokens the tool takes (%zu)", cap);
+    FIND(t, CHECK_ERROR,
+         "cut the record's long fields to fit a page and mark them with _truncated {field, "
+         "read_with} naming a call that reads the rest in windows",
+         "%s page %d, record %zu is about %zu tokens by itself, over %s: no page can carry it "
+         "whole and nothing reads it in parts",
+         how, page, index + 1, tokens, over);
+}
+
+/* The maximum a parameter's schema states: `maximum`, or "maximum N" / "at most N" / "up to N" in
+ * its description; 0 if none. */
+static size_t stated_maximum(const json_t *prop)
+{
+    const json_t *m = json_object_get(prop, "maximum");
+    if (json_is_number(m) && json_number_value(m) >= 1)
+        return (size_t)json_number_value(m);
+    const char *d = json_string_value(json_object_get(prop, "description"));
+    static const char *const marks[] = {"maximum ", "at most ", "up to "};
+    for (size_t i = 0; d && i < sizeof marks / sizeof marks[0]; i++) {
+        const char *p = strstr(d, marks[i]);
+        if (p == NULL)
+            continue;
+        size_t v = 0;
+        bool digits = false;
+        for (p += strlen(marks[i]); (*p >= '0' && *p <= '9') || (*p == ',' && digits); p++) {
+            if (*p == ',')
+                continue;
+            digits = true;
+            if (v > SIZE_MAX / 10 - 10)
+                return 0;
+            v = v * 10 + (size_t)(*p - '0');
+        }
+        if (digits && v > 0)
+            return v;
+    }
+    return 0;
 }
 
 /* A record cut to fit must say which call reads the rest (the contract's _truncated). */
@@ -242,9 +294,24 @@ static void check_truncated(tool_ctx *t, const json_t *record)
     const char *tool = json_string_value(json_object_get(with, "tool"));
     if (tool == NULL)
         FIND(t, CHECK_WARNING,
+             "give _truncated a read_with {tool, arguments} that reads the whole value in windows",
              "a record was cut (_truncated) with no read_with call to read it whole");
-    else if (!tool_exists(t->c, tool))
-        FIND(t, CHECK_ERROR, "_truncated.read_with names tool '%s', which tools/list lacks", tool);
+    else if (!tool_named(t->c, tool))
+        FIND(t, CHECK_ERROR, "name a tool of tools/list in read_with",
+             "_truncated.read_with names tool '%s', which tools/list lacks", tool);
+    else {
+        const json_t *props =
+            json_object_get(json_object_get(tool_named(t->c, tool), "inputSchema"), "properties");
+        const char *k;
+        const json_t *v;
+        json_object_foreach((json_t *)json_object_get(with, "arguments"), k, v)
+        {
+            if (json_object_get(props, k) == NULL)
+                FIND(t, CHECK_ERROR, "pass only arguments the read_with tool takes",
+                     "_truncated.read_with passes argument '%s', which %s's inputSchema lacks", k,
+                     tool);
+        }
+    }
 }
 
 /* The invariants of every page; the structured copy, or NULL when the page is unusable. */
@@ -253,24 +320,32 @@ static const json_t *check_page(tool_ctx *t, const json_t *res, const char *what
     if (res == NULL)
         return NULL;
     if (json_is_true(json_object_get(res, "isError"))) {
-        FIND(t, CHECK_ERROR, "%s: unexpected error: %.200s", what, text0(res) ?: "?");
+        FIND(t, CHECK_ERROR,
+             "accept every window the contract allows; past the end is an empty page, too large "
+             "is clamped",
+             "%s: unexpected error: %.200s", what, text0(res) ?: "?");
         return NULL;
     }
     const json_t *s = sc(res);
     char unit[64];
     if (!json_is_object(s) || !unit_of(s, unit, sizeof unit)) {
-        FIND(t, CHECK_ERROR, "%s: no structuredContent with total_<unit>", what);
+        FIND(t, CHECK_ERROR, "send the envelope on every page: structuredContent with total_<unit>",
+             "%s: no structuredContent with total_<unit>", what);
         return NULL;
     }
     if (!json_is_integer(json_object_get(s, "returned")) ||
         json_integer_value(json_object_get(s, "returned")) < 0)
-        FIND(t, CHECK_ERROR, "%s: returned missing or negative", what);
+        FIND(t, CHECK_ERROR, "send returned: the number of items on the page",
+             "%s: returned missing or negative", what);
     if (!json_is_boolean(json_object_get(s, "has_more")))
-        FIND(t, CHECK_ERROR, "%s: has_more missing or not a boolean", what);
+        FIND(t, CHECK_ERROR, "send has_more as true or false on every page",
+             "%s: has_more missing or not a boolean", what);
     if (text0(res) == NULL)
-        FIND(t, CHECK_ERROR, "%s: no text block first (hosts that show text see nothing)", what);
+        FIND(t, CHECK_ERROR, "put a text block with the page first in content",
+             "%s: no text block first (hosts that show text see nothing)", what);
     if (json_is_true(json_object_get(s, "has_more")) && !json_is_string(json_object_get(s, "hint")))
-        FIND(t, CHECK_ERROR, "%s: has_more without a hint naming the next call", what);
+        FIND(t, CHECK_ERROR, "add a hint naming the call that reads the next page",
+             "%s: has_more without a hint naming the next call", what);
     check_hint(t, s);
     return s;
 }
@@ -282,10 +357,13 @@ static void check_budget(tool_ctx *t, const json_t *res, int64_t budget)
     size_t a = txt ? mcpage__tokens_estimate(txt, strlen(txt)) : 0;
     size_t b = st ? mcpage__tokens_estimate(st, strlen(st)) : 0;
     if ((int64_t)a > budget)
-        FIND(t, CHECK_ERROR, "text copy is %zu tokens, over max_tokens %lld", a, (long long)budget);
+        FIND(t, CHECK_ERROR,
+             "measure the text copy on its final bytes and stop adding records at the budget",
+             "text copy is %zu tokens, over max_tokens %lld", a, (long long)budget);
     if ((int64_t)b > budget)
-        FIND(t, CHECK_ERROR, "structuredContent is %zu tokens, over max_tokens %lld", b,
-             (long long)budget);
+        FIND(t, CHECK_ERROR,
+             "measure the serialized structuredContent and stop adding records at the budget",
+             "structuredContent is %zu tokens, over max_tokens %lld", b, (long long)budget);
     free(st);
 }
 
@@ -297,17 +375,22 @@ static void expect_reject(tool_ctx *t, json_t *extra, const char *param, const c
     if (res == NULL)
         ; /* already reported (JSON-RPC error or transport) */
     else if (!json_is_true(json_object_get(res, "isError")))
-        FIND(t, CHECK_ERROR, "%s was not rejected (an invalid window must be an isError result)",
-             desc);
+        FIND(t, CHECK_ERROR,
+             "reject it with an isError result naming the parameter and the values it takes",
+             "%s was not rejected (an invalid window must be an isError result)", desc);
     else if (!json_is_object(err))
-        FIND(t, CHECK_ERROR, "%s: rejection without the structured error {code, param, ...}", desc);
+        FIND(t, CHECK_ERROR,
+             "add structuredContent {\"error\": {code, param, expected}} to the rejection",
+             "%s: rejection without the structured error {code, param, ...}", desc);
     else if (strcmp(json_string_value(json_object_get(err, "code")) ?: "", code) != 0 ||
              strcmp(json_string_value(json_object_get(err, "param")) ?: "", param) != 0)
-        FIND(t, CHECK_ERROR, "%s: error code/param %s/%s, expected %s/%s", desc,
+        FIND(t, CHECK_ERROR, "name the rejected parameter and the contract's code in error",
+             "%s: error code/param %s/%s, expected %s/%s", desc,
              json_string_value(json_object_get(err, "code")) ?: "-",
              json_string_value(json_object_get(err, "param")) ?: "-", code, param);
     else if (text0(res) == NULL || strstr(text0(res), param) == NULL)
-        FIND(t, CHECK_ERROR, "%s: error text does not name %s", desc, param);
+        FIND(t, CHECK_ERROR, "name the parameter and its valid values in the error text",
+             "%s: error text does not name %s", desc, param);
     free(desc);
     json_decref(res);
 }
@@ -318,8 +401,8 @@ static void expect_clamp(tool_ctx *t, const char *param, json_int_t big)
         return;
     json_t *res = call(t, json_pack("{s:I}", param, big));
     if (res && json_is_true(json_object_get(res, "isError"))) {
-        FIND(t, CHECK_ERROR, "%s=%lld was rejected; an oversized window must be clamped", param,
-             (long long)big);
+        FIND(t, CHECK_ERROR, "lower it to the maximum, set <param>_clamped and say so in the hint",
+             "%s=%lld was rejected; an oversized window must be clamped", param, (long long)big);
         json_decref(res);
         return;
     }
@@ -327,10 +410,11 @@ static void expect_clamp(tool_ctx *t, const char *param, json_int_t big)
     char flag[80];
     snprintf(flag, sizeof flag, "%s_clamped", param);
     if (s && !json_is_true(json_object_get(s, flag)))
-        FIND(t, CHECK_ERROR, "%s=%lld clamped without saying so (no %s)", param, (long long)big,
-             flag);
+        FIND(t, CHECK_ERROR, "set <param>_clamped: true and add a hint clause with the maximum",
+             "%s=%lld clamped without saying so (no %s)", param, (long long)big, flag);
     else if (s && !strstr(json_string_value(json_object_get(s, "hint")) ?: "", param))
-        FIND(t, CHECK_ERROR, "%s clamp has no hint clause naming %s", param, param);
+        FIND(t, CHECK_ERROR, "add a hint clause: '<param> N was lowered to the maximum M.'",
+             "%s clamp has no hint clause naming %s", param, param);
     json_decref(res);
 }
 
@@ -406,10 +490,13 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
         const json_t *items = json_object_get(s, u);
         int64_t returned = json_integer_value(json_object_get(s, "returned"));
         if (!json_is_array(items) || (int64_t)json_array_size(items) != returned)
-            FIND(t, CHECK_ERROR, "%s page %d: items under \"%s\" do not match returned %lld", how,
-                 page, u, (long long)returned);
+            FIND(t, CHECK_ERROR, "set returned to the number of items on the page",
+                 "%s page %d: items under \"%s\" do not match returned %lld", how, page, u,
+                 (long long)returned);
         if (total_of(s) != prev_total)
-            FIND(t, CHECK_ERROR, "%s page %d: total_%s changed from %lld to %lld", how, page, u,
+            FIND(t, CHECK_ERROR,
+                 "count the total once per walk (or say order_may_have_shifted when it moves)",
+                 "%s page %d: total_%s changed from %lld to %lld", how, page, u,
                  (long long)prev_total, (long long)total_of(s));
         prev_total = total_of(s);
         size_t i;
@@ -418,13 +505,17 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
         {
             char *k = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
             if (k && json_object_get(seen, k) && !repeated) {
-                FIND(t, CHECK_ERROR, "%s page %d repeats a record: %.120s", how, page, k);
+                FIND(
+                    t, CHECK_ERROR,
+                    "resume after the last record of the page (a key cursor, or offset + returned)",
+                    "%s page %d repeats a record: %.120s", how, page, k);
                 repeated = true;
             }
             if (k)
                 json_object_set_new(seen, k, json_true());
-            free(k);
             check_truncated(t, r);
+            check_record_size(t, r, k, how, page, i);
+            free(k);
             n++;
         }
         bool more = json_is_true(json_object_get(s, "has_more"));
@@ -432,25 +523,28 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
             break;
         if (!more) {
             if (returned > 0 && total >= 0 && n < total)
-                FIND(t, CHECK_ERROR, "%s page %d: has_more false after %lld of %lld %s", how, page,
-                     (long long)n, (long long)total, u);
+                FIND(t, CHECK_ERROR, "set has_more true while records remain after the page",
+                     "%s page %d: has_more false after %lld of %lld %s", how, page, (long long)n,
+                     (long long)total, u);
             break;
         }
         if (returned == 0) {
-            FIND(t, CHECK_ERROR, "%s page %d: has_more true on an empty page (no progress)", how,
-                 page);
+            FIND(t, CHECK_ERROR, "put at least one record on every page that is not the end",
+                 "%s page %d: has_more true on an empty page (no progress)", how, page);
             break;
         }
         json_t *extra = walk_window(t, "limit");
         if (by_cursor) {
             const char *cur = json_string_value(json_object_get(s, "next_cursor"));
             if (!cur) {
-                FIND(t, CHECK_ERROR, "%s page %d: has_more without next_cursor", how, page);
+                FIND(t, CHECK_ERROR, "send next_cursor whenever has_more is true",
+                     "%s page %d: has_more without next_cursor", how, page);
                 json_decref(extra);
                 break;
             }
             if (used && strcmp(json_string_value(used), cur) == 0) {
                 FIND(t, CHECK_ERROR,
+                     "encode the position after the page's last record in next_cursor",
                      "%s page %d: next_cursor is the cursor of this page (the walk would loop)",
                      how, page);
                 json_decref(extra);
@@ -464,12 +558,14 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
         } else {
             const json_t *off = json_object_get(s, "next_offset");
             if (!json_is_integer(off)) {
-                FIND(t, CHECK_ERROR, "%s page %d: has_more without next_offset", how, page);
+                FIND(t, CHECK_ERROR, "send next_offset whenever has_more is true",
+                     "%s page %d: has_more without next_offset", how, page);
                 json_decref(extra);
                 break;
             }
             if (json_integer_value(off) != n)
-                FIND(t, CHECK_ERROR, "%s page %d: next_offset %lld after %lld records", how, page,
+                FIND(t, CHECK_ERROR, "set next_offset to offset + returned",
+                     "%s page %d: next_offset %lld after %lld records", how, page,
                      (long long)json_integer_value(off), (long long)n);
             json_object_set(extra, "offset", (json_t *)off);
         }
@@ -479,10 +575,13 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
         s = check_page(t, res, how);
     }
     if (page >= CHECK_WALK_MAX_PAGES)
-        FIND(t, CHECK_ERROR, "%s did not end within %d pages", how, CHECK_WALK_MAX_PAGES);
+        FIND(t, CHECK_ERROR, "end the walk: has_more false on the last page",
+             "%s did not end within %d pages", how, CHECK_WALK_MAX_PAGES);
     if (s && !repeated && total >= 0 && n != total)
-        FIND(t, CHECK_ERROR, "%s returned %lld records, total_%s said %lld", how, (long long)n,
-             u ? u : "?", (long long)total);
+        FIND(t, CHECK_ERROR,
+             "make total_<unit> the count a full walk returns, and hand every record once",
+             "%s returned %lld records, total_%s said %lld", how, (long long)n, u ? u : "?",
+             (long long)total);
     if (total_out)
         *total_out = total;
     json_array_append_new(
@@ -501,10 +600,11 @@ static void past_the_end(tool_ctx *t, const char *param, int64_t total, bool wan
     const json_t *ps = check_page(t, pe, "past the end");
     if (ps && (json_integer_value(json_object_get(ps, "returned")) != 0 ||
                json_is_true(json_object_get(ps, "has_more"))))
-        FIND(t, CHECK_ERROR, "past-the-end page (%s=%lld): want returned 0 and has_more false",
-             param, (long long)(total + 5));
+        FIND(t, CHECK_ERROR, "answer a window past the end with an empty page and has_more false",
+             "past-the-end page (%s=%lld): want returned 0 and has_more false", param,
+             (long long)(total + 5));
     else if (ps && want_hint && !json_is_string(json_object_get(ps, "hint")))
-        FIND(t, CHECK_ERROR,
+        FIND(t, CHECK_ERROR, "add a hint naming the call that reads the last page",
              "past-the-end page (%s=%lld) has no hint saying where the last page starts", param,
              (long long)(total + 5));
     json_decref(pe);
@@ -553,18 +653,22 @@ static void contract_content(tool_ctx *t, family f)
         int64_t returned = json_integer_value(json_object_get(s, "returned"));
         sum += returned;
         if (total_of(s) != total)
-            FIND(t, CHECK_ERROR, "walk page %d: the total changed during the walk", page);
+            FIND(t, CHECK_ERROR, "report the same total on every page of a walk",
+                 "walk page %d: the total changed during the walk", page);
         if (!json_is_true(json_object_get(s, "has_more")))
             break;
         const json_t *nx = json_object_get(s, next);
         if (!json_is_integer(nx)) {
-            FIND(t, CHECK_ERROR, "walk page %d: has_more without %s", page, next);
+            FIND(t, CHECK_ERROR, "send the resume field whenever has_more is true",
+                 "walk page %d: has_more without %s", page, next);
             break;
         }
         const json_t *col = json_object_get(s, "next_start_column");
         if (json_integer_value(nx) <= pos && col == NULL) {
-            FIND(t, CHECK_ERROR, "walk page %d: %s %lld does not advance (the walk would loop)",
-                 page, next, (long long)json_integer_value(nx));
+            FIND(t, CHECK_ERROR,
+                 "resume after the page's last unit (or inside a long line by column)",
+                 "walk page %d: %s %lld does not advance (the walk would loop)", page, next,
+                 (long long)json_integer_value(nx));
             break;
         }
         pos = json_integer_value(nx);
@@ -578,11 +682,13 @@ static void contract_content(tool_ctx *t, family f)
         s = check_page(t, res, "walk");
     }
     if (f == FAM_BYTES && s && sum != total)
-        FIND(t, CHECK_ERROR, "byte walk returned %lld bytes, total_bytes said %lld", (long long)sum,
+        FIND(t, CHECK_ERROR, "make next_offset offset + returned and total_bytes the file's size",
+             "byte walk returned %lld bytes, total_bytes said %lld", (long long)sum,
              (long long)total);
     if (f == FAM_LINES && s && total > 0 &&
         json_integer_value(json_object_get(s, "end_line")) != total)
-        FIND(t, CHECK_ERROR, "line walk ended at line %lld, total_lines said %lld",
+        FIND(t, CHECK_ERROR, "make total_lines the last line a walk reaches",
+             "line walk ended at line %lld, total_lines said %lld",
              (long long)json_integer_value(json_object_get(s, "end_line")), (long long)total);
     json_decref(res);
     expect_clamp(t, size, 1000000000);
@@ -600,10 +706,12 @@ static void contract_grid(tool_ctx *t)
     json_t *res = call(t, grid_budget(2000));
     const json_t *s = check_page(t, res, "grid page");
     if (s && !json_is_object(json_object_get(s, "bounds")))
-        FIND(t, CHECK_ERROR, "grid page without bounds");
+        FIND(t, CHECK_ERROR, "send bounds {rows, cols} of the whole grid",
+             "grid page without bounds");
     if (s && json_is_true(json_object_get(s, "has_more")) &&
         !json_is_object(json_object_get(s, "next_regions")))
-        FIND(t, CHECK_ERROR, "grid page has_more without next_regions");
+        FIND(t, CHECK_ERROR, "send next_regions {right, down} whenever has_more is true",
+             "grid page has_more without next_regions");
     json_decref(res);
     expect_clamp(t, "max_tokens", 100000000);
     check_invalid(t, "max_tokens", false);
@@ -642,8 +750,23 @@ static const json_t *generic_items(const json_t *res)
     return NULL;
 }
 
+/* The records of a page without the envelope: each within a page's reach. */
+static void generic_records(tool_ctx *t, const json_t *res, int page)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(generic_items(res), i, r)
+    {
+        char *k = json_dumps(r, JSON_COMPACT | JSON_ENCODE_ANY);
+        check_truncated(t, r);
+        check_record_size(t, r, k, "walk", page, i);
+        free(k);
+    }
+}
+
 static void generic_walk(tool_ctx *t, json_t *first)
 {
+    generic_records(t, first, 1);
     if (!json_object_get(t->props, "cursor") || generic_next(first) == NULL)
         return;
     json_t *seen = json_object();
@@ -657,7 +780,8 @@ static void generic_walk(tool_ctx *t, json_t *first)
         {
             char *k = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
             if (k && json_object_get(seen, k) && !repeated) {
-                FIND(t, CHECK_ERROR, "page %d repeats an item of an earlier page: %.120s", page, k);
+                FIND(t, CHECK_ERROR, "make the next cursor resume after the last item of its page",
+                     "page %d repeats an item of an earlier page: %.120s", page, k);
                 repeated = true;
             }
             if (k)
@@ -665,11 +789,14 @@ static void generic_walk(tool_ctx *t, json_t *first)
             free(k);
         }
         const json_t *nx = generic_next(res);
+        if (page > 1)
+            generic_records(t, res, page);
         if (nx == NULL || repeated)
             break;
         if (prev && json_equal(prev, nx)) {
-            FIND(t, CHECK_ERROR, "page %d: the next cursor did not advance (the walk would loop)",
-                 page);
+            FIND(t, CHECK_ERROR,
+                 "encode the position after the page's last item in the next cursor",
+                 "page %d: the next cursor did not advance (the walk would loop)", page);
             break;
         }
         json_decref(prev);
@@ -678,12 +805,124 @@ static void generic_walk(tool_ctx *t, json_t *first)
         json_decref(res);
         res = n2;
         if (res && json_is_true(json_object_get(res, "isError"))) {
-            FIND(t, CHECK_ERROR, "page %d: the cursor the tool gave was refused: %.200s", page + 1,
+            FIND(t, CHECK_ERROR,
+                 "accept every cursor the tool issued (with the same other arguments)",
+                 "page %d: the cursor the tool gave was refused: %.200s", page + 1,
                  text0(res) ?: "?");
             break;
         }
     }
     json_decref(prev);
+    json_decref(res);
+    json_decref(seen);
+}
+
+/* The first of `names` that s holds as an integer (JSON numbers like 3.0 too), or -1. */
+static int64_t int_field(const json_t *s, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const json_t *v = json_object_get(s, names[i]);
+        if (json_is_integer(v))
+            return json_integer_value(v);
+        if (json_is_real(v) && json_real_value(v) >= 0 && json_real_value(v) < 9e15 &&
+            json_real_value(v) == (double)(int64_t)json_real_value(v))
+            return (int64_t)json_real_value(v);
+    }
+    return -1;
+}
+
+#define FIELD(s, ...)                                                                              \
+    int_field(s, (const char *const[]){__VA_ARGS__},                                               \
+              sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+
+/*
+ * A tool without the envelope that takes `offset` and says hasMore (or
+ * has_more): walked by offset to the end. The next offset is the page's
+ * nextOffset, or its offset plus what it returned (a count field, or its
+ * items); what was walked must reach the total it states, hasMore must
+ * be false only at the end, and no item may come twice.
+ */
+static void generic_offset_walk(tool_ctx *t, const json_t *first)
+{
+    const json_t *s = sc(first);
+    const json_t *more = json_object_get(s, "hasMore") ?: json_object_get(s, "has_more");
+    if (!json_object_get(t->props, "offset") || !json_is_boolean(more) ||
+        json_object_get(t->props, "cursor"))
+        return;
+    int64_t started = now_ms(), sum = 0,
+            total = FIELD(s, "totalBytes", "total_bytes", "total", "totalCount", "total_count",
+                          "totalItems");
+    int64_t pos = FIELD(json_object_get(t->base, "offset") ? t->base : s, "offset");
+    json_t *seen = json_object();
+    json_t *res = json_incref((json_t *)first);
+    int page = 1;
+    for (; res && page < CHECK_WALK_MAX_PAGES; page++) {
+        s = sc(res);
+        more = json_object_get(s, "hasMore") ?: json_object_get(s, "has_more");
+        const json_t *items = generic_items(res);
+        int64_t got = FIELD(s, "byteCount", "count", "returned", "bytesRead");
+        if (got < 0)
+            got = (int64_t)json_array_size(items);
+        sum += got;
+        bool repeated = false;
+        size_t i;
+        const json_t *r;
+        json_array_foreach(items, i, r)
+        {
+            char *k = json_dumps(r, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+            if (k && json_object_get(seen, k))
+                repeated = true;
+            if (k)
+                json_object_set_new(seen, k, json_true());
+            free(k);
+        }
+        if (page > 1)
+            generic_records(t, res, page);
+        if (repeated) {
+            FIND(t, CHECK_ERROR, "make the next offset the page's offset plus what it returned",
+                 "offset walk page %d repeats an item of an earlier page", page);
+            break;
+        }
+        if (!json_is_true(more)) {
+            if (total >= 0 && sum < total && got > 0)
+                FIND(t, CHECK_ERROR, "say hasMore true while anything remains after the page",
+                     "offset walk page %d: hasMore false after %lld of %lld", page, (long long)sum,
+                     (long long)total);
+            break;
+        }
+        if (got <= 0) {
+            FIND(t, CHECK_ERROR, "return something on every page that is not the end",
+                 "offset walk page %d: hasMore true on an empty page (no progress)", page);
+            break;
+        }
+        int64_t next = FIELD(s, "nextOffset", "next_offset");
+        if (next < 0)
+            next = (pos >= 0 ? pos : 0) + got;
+        if (pos >= 0 && next <= pos) {
+            FIND(t, CHECK_ERROR, "resume after the page's last unit",
+                 "offset walk page %d: the next offset %lld does not advance (the walk would "
+                 "loop)",
+                 page, (long long)next);
+            break;
+        }
+        pos = next;
+        json_t *n2 = call(t, json_pack("{s:I}", "offset", (json_int_t)next));
+        json_decref(res);
+        res = n2;
+        if (res && json_is_true(json_object_get(res, "isError"))) {
+            FIND(t, CHECK_ERROR, "accept every offset below the total",
+                 "offset walk page %d (offset %lld) was refused: %.200s", page + 1, (long long)next,
+                 text0(res) ?: "?");
+            json_decref(res);
+            res = NULL;
+        }
+    }
+    if (res && total >= 0 && sum != total)
+        FIND(t, CHECK_ERROR, "make the stated total what a full walk returns",
+             "offset walk returned %lld, the total said %lld", (long long)sum, (long long)total);
+    json_array_append_new(t->walks, json_pack("{s:s, s:I, s:i, s:I}", "by", "offset", "units",
+                                              (json_int_t)sum, "pages", page, "ms",
+                                              (json_int_t)(now_ms() - started)));
     json_decref(res);
     json_decref(seen);
 }
@@ -725,21 +964,49 @@ static void static_checks(tool_ctx *t, const json_t *tool)
     if (d && strlen(d) > CHECK_DESCRIPTION_MAX)
         check__find(
             t->c, CHECK_WARNING, NULL,
+            "put what a model needs in the first 2,048 characters; move the rest to parameter "
+            "descriptions",
             "description is %zu characters; Claude Code cuts it at %d (what follows is never "
             "seen)",
             strlen(d), CHECK_DESCRIPTION_MAX);
+    check__names(t->c, NULL, "description", d, t->name, t->props);
     const char *k;
     const json_t *p;
     json_object_foreach((json_t *)t->props, k, p)
     {
+        char where[96];
+        snprintf(where, sizeof where, "parameter %.64s's description", k);
+        check__names(t->c, NULL, where, json_string_value(json_object_get(p, "description")),
+                     t->name, t->props);
         if (is_window_param(k) && strcmp(k, "cursor") != 0 && json_object_get(p, "maximum"))
             check__find(
                 t->c, CHECK_WARNING, NULL,
+                "drop the schema maximum, state it in the description and clamp larger values",
                 "window parameter %s has a schema maximum: hosts and validators reject larger "
                 "values instead of the server clamping them (state the maximum in the "
                 "description)",
                 k);
     }
+    /* The reverse: a parameter the schema requires but never defines. */
+    size_t i;
+    json_array_foreach(json_object_get(json_object_get(tool, "inputSchema"), "required"), i, p)
+    {
+        if (json_is_string(p) && json_object_get(t->props, json_string_value(p)) == NULL)
+            check__find(t->c, CHECK_ERROR, NULL,
+                        "define it under properties (type and description), or drop it from "
+                        "required",
+                        "inputSchema requires '%.64s' but does not define it (no model can "
+                        "know what to pass)",
+                        json_string_value(p));
+    }
+    t->max_budget = stated_maximum(json_object_get(t->props, "max_tokens"));
+    /* MCP Apps: a tool only the app calls; hosts hide it and its results from the model. */
+    const json_t *vis =
+        json_object_get(json_object_get(json_object_get(tool, "_meta"), "ui"), "visibility");
+    bool model = !json_is_array(vis);
+    json_array_foreach(vis, i, p) model =
+        model || (json_is_string(p) && strcmp(json_string_value(p), "model") == 0);
+    t->app_only = !model;
     const json_t *raised =
         json_object_get(json_object_get(tool, "_meta"), "anthropic/maxResultSizeChars");
     if (json_is_integer(raised) && json_integer_value(raised) > 0)
@@ -756,16 +1023,24 @@ static void default_fit(tool_ctx *t, const json_t *res)
         t->def[h] = m;
         if (strcmp(host->name, "Claude Code") != 0)
             continue; /* the others are in the table */
+        if (t->app_only) {
+            FIND(t, CHECK_INFO, "none: results only the app reads stay out of the model's context",
+                 "app-only (_meta.ui.visibility has no \"model\"): hosts do not show its "
+                 "results to the model, so their size is not held against host limits");
+            continue;
+        }
         if (host->max_tokens && m.tokens > host->max_tokens)
-            FIND(t, CHECK_ERROR,
+            FIND(t, CHECK_ERROR, "page the result: a smaller default page, or a max_tokens budget",
                  "the default page is about %zu tokens: %s refuses results over %zu", m.tokens,
                  host->name, host->max_tokens);
         else if (host->warn_tokens && m.tokens > host->warn_tokens)
-            FIND(t, CHECK_WARNING, "the default page is about %zu tokens: %s warns past %zu",
-                 m.tokens, host->name, host->warn_tokens);
+            FIND(t, CHECK_WARNING, "page the result: a default page under 10,000 tokens",
+                 "the default page is about %zu tokens: %s warns past %zu", m.tokens, host->name,
+                 host->warn_tokens);
         size_t limit = t->raised_chars ? t->raised_chars : host->max_chars;
         if (limit && m.chars > limit)
             FIND(t, CHECK_WARNING,
+                 "page the result, or raise _meta[\"anthropic/maxResultSizeChars\"] in tools/list",
                  "the default page is %zu characters: %s spills results over %zu to a file "
                  "(raise with _meta[\"anthropic/maxResultSizeChars\"] in tools/list)",
                  m.chars, host->name, limit);
@@ -810,9 +1085,10 @@ static void check_tool(check_ctx *c, const json_t *tool)
     const char *need = missing_required(schema, t.base);
     if (!allowed(c, tool, t.name)) {
         check__find(c, CHECK_INFO, NULL,
+                    "annotate read-only tools readOnlyHint: true (or pass --allow to call it)",
                     "not called: not annotated readOnlyHint (--allow %s to call it)", t.name);
     } else if (need) {
-        check__find(c, CHECK_INFO, NULL,
+        check__find(c, CHECK_INFO, NULL, "pass its arguments with --args TOOL=JSON",
                     "not called: needs argument %s (--args '%s={\"%s\": ...}')", need, t.name,
                     need);
     } else {
@@ -821,8 +1097,9 @@ static void check_tool(check_ctx *c, const json_t *tool)
         bool envelope =
             res && !json_is_true(json_object_get(res, "isError")) && claims_envelope(res);
         if (res && json_is_true(json_object_get(res, "isError")))
-            FIND(&t, CHECK_ERROR, "the call with no window arguments failed: %.200s",
-                 text0(res) ?: "?");
+            FIND(&t, CHECK_ERROR,
+                 "give every window parameter a default, so a call without them returns page one",
+                 "the call with no window arguments failed: %.200s", text0(res) ?: "?");
         if (res)
             default_fit(&t, res);
         json_object_set_new(row, "envelope", json_boolean(envelope));
@@ -834,8 +1111,9 @@ static void check_tool(check_ctx *c, const json_t *tool)
                 contract_content(&t, f);
             else if (f == FAM_GRID)
                 contract_grid(&t);
-        } else if (res && f != FAM_NONE) {
+        } else if (res && f != FAM_NONE && !json_is_true(json_object_get(res, "isError"))) {
             generic_walk(&t, res);
+            generic_offset_walk(&t, res);
         }
         json_decref(res);
     }

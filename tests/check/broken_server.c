@@ -37,7 +37,9 @@ typedef enum defect {
     BAD_HINT,         /* the hint names page=, which the tool does not take */
     SCHEMA_MAXIMUM,   /* limit has a schema maximum */
     LONG_DESCRIPTION, /* a description past Claude Code's 2,048 characters */
-    CUT_UNREADABLE    /* a record cut to fit (_truncated) with no call that reads it whole */
+    CUT_UNREADABLE,   /* a record cut to fit (_truncated) with no call that reads it whole */
+    HUGE_RECORD,      /* record 8 is 120,000 characters, whole: no page can carry it */
+    NAMES_MISSING     /* its description tells the model to pass page=2, which it does not take */
 } defect;
 
 /* A window parameter's schema, with or without minimum/maximum. */
@@ -83,6 +85,21 @@ typedef struct broken_tool {
     const char *schema; /* its inputSchema */
 } broken_tool;
 
+/* 120,000 hex characters in lines of 64: past every host's limit (a JSON string, or NULL). */
+static json_t *huge_text(void)
+{
+    size_t n = 120000;
+    char *t = malloc(n + 1);
+    if (t == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        t[i] = i % 65 == 64 ? '\n' : "0123456789abcdef"[(i * 7 + i / 13) % 16];
+    t[n] = '\0';
+    json_t *s = json_stringn(t, n);
+    free(t);
+    return s;
+}
+
 static int list_items(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     const broken_tool *bt = mcpage_call_data(call);
@@ -127,6 +144,8 @@ static int list_items(mcpage_call *call, const json_t *args, mcpage_result *res)
         if (d == CUT_UNREADABLE && i == 3)
             json_object_set_new(rec, "_truncated",
                                 json_pack("{s:s, s:i}", "field", "body", "chars_total", 90000));
+        if (d == HUGE_RECORD && i == 7)
+            json_object_set_new(rec, "body", huge_text());
         json_array_append_new(items, rec);
         n += snprintf(text + n, sizeof text - (size_t)n, "{\"id\":%ld}\n", i);
     }
@@ -160,20 +179,16 @@ static int list_items(mcpage_call *call, const json_t *args, mcpage_result *res)
     return 0;
 }
 
-/* A page of a hundred thousand hex characters: past every host's limit. */
+/* A page of 120,000 hex characters: past every host's limit. */
 static int huge_page(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     (void)call;
     (void)args;
-    size_t n = 120000;
-    char *t = malloc(n + 1);
+    json_t *t = huge_text();
     if (t == NULL)
         return MCPAGE_ENOMEM;
-    for (size_t i = 0; i < n; i++)
-        t[i] = i % 65 == 64 ? '\n' : "0123456789abcdef"[(i * 7 + i / 13) % 16];
-    t[n] = '\0';
-    int rc = mcpage_result_add_text(res, t, n);
-    free(t);
+    int rc = mcpage_result_add_text(res, json_string_value(t), json_string_length(t));
+    json_decref(t);
     return rc;
 }
 
@@ -217,6 +232,9 @@ static int plain_items(mcpage_call *call, const json_t *args, mcpage_result *res
     return 0;
 }
 
+/* Requires a parameter it never defines. */
+#define UNDEFINED_SCHEMA "{\"type\": \"object\", \"properties\": {}, \"required\": [\"filter\"]}"
+
 #define PLAIN_SCHEMA                                                                               \
     "{\"type\": \"object\", \"properties\": {\"cursor\": {\"type\": \"string\"}}, "                \
     "\"additionalProperties\": false}"
@@ -237,6 +255,9 @@ static const broken_tool tools[] = {
     {"schema_maximum", SCHEMA_MAXIMUM, SCHEMA(LIMIT_MAX)},
     {"long_description", LONG_DESCRIPTION, SCHEMA(LIMIT_OK)},
     {"cut_unreadable", CUT_UNREADABLE, SCHEMA(LIMIT_OK)},
+    {"huge_record", HUGE_RECORD, SCHEMA(LIMIT_OK)},
+    {"names_missing", NAMES_MISSING, SCHEMA(LIMIT_OK)},
+    {"requires_undefined", GOOD, UNDEFINED_SCHEMA},
     {"plain_repeats", GOOD, PLAIN_SCHEMA},
     {"plain_stuck", GOOD, PLAIN_SCHEMA},
 };
@@ -275,8 +296,10 @@ static int add_tools(mcpage_server *srv)
     for (size_t i = 0; rc == 0 && i < sizeof tools / sizeof tools[0]; i++) {
         bool plain = strncmp(tools[i].name, "plain_", 6) == 0;
         mcpage_tool t = {.name = tools[i].name,
-                         .description = tools[i].d == LONG_DESCRIPTION
-                                            ? long_description
+                         .description = tools[i].d == LONG_DESCRIPTION ? long_description
+                                        : tools[i].d == NAMES_MISSING
+                                            ? "Lists the ten items; follow next_cursor, or pass "
+                                              "page=2 for the second page."
                                             : "Lists the ten items; follow next_cursor.",
                          .input_schema = tools[i].schema,
                          .read_only = MCPAGE_HINT_TRUE,

