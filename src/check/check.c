@@ -20,6 +20,31 @@
 
 static const char *const severity_names[] = {"error", "warning", "info"};
 
+/*
+ * Replaces each byte that does not belong to a well-formed UTF-8
+ * sequence with '?': a message quotes a server's text cut at a byte
+ * count ("%.200s"), and JSON strings must be valid UTF-8.
+ */
+static void utf8_scrub(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    while (*p) {
+        size_t n = *p < 0x80           ? 1
+                   : (*p >> 5) == 0x6  ? 2
+                   : (*p >> 4) == 0xE  ? 3
+                   : (*p >> 3) == 0x1E ? 4
+                                       : 0;
+        size_t k = 1;
+        while (n > 1 && k < n && (p[k] & 0xC0) == 0x80)
+            k++;
+        if (n == 0 || k < n) {
+            *p++ = '?';
+            continue;
+        }
+        p += n;
+    }
+}
+
 void check__find(check_ctx *c, check_severity sev, const json_t *request, const char *fix,
                  const char *fmt, ...)
 {
@@ -28,6 +53,7 @@ void check__find(check_ctx *c, check_severity sev, const json_t *request, const 
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    utf8_scrub(msg);
     const char *scope = c->scope ? c->scope : "(server)";
     /* The same sentence about the same thing is said once (the first request shows it). */
     size_t i;

@@ -34,6 +34,10 @@ static const char *const prose_window_params[] = {
 
 /* Longest parameter or tool name looked at. */
 #define NAME_MAX_LEN 64
+/* Bytes of a text looked at, and of a sentence looked back over (descriptions past
+ * Claude Code's 2,048-character cut are a finding of their own). */
+#define TEXT_MAX     16384
+#define SENTENCE_MAX 512
 
 static bool is_name_char(char ch)
 {
@@ -74,7 +78,7 @@ static bool find_tool(const check_ctx *c, const char *b, const char *e, const js
 /* Where the sentence holding p starts: after ". ", "! ", "? ", ";" or a newline. */
 static const char *sentence_start(const char *text, const char *p)
 {
-    while (p > text) {
+    for (const char *stop = p - text > SENTENCE_MAX ? p - SENTENCE_MAX : text; p > stop;) {
         char prev = p[-1];
         if (prev == '\n' || prev == ';')
             return p;
@@ -202,7 +206,7 @@ void check__names(check_ctx *c, const json_t *request, const char *where, const 
     if (text == NULL || self == NULL)
         return;
     char name[NAME_MAX_LEN + 1];
-    for (const char *p = text; *p; p++) {
+    for (const char *p = text; *p && p - text < TEXT_MAX; p++) {
         /* A quoted name followed by "parameter" or "argument". */
         if ((strncmp(p, " parameter", 10) == 0 || strncmp(p, " argument", 9) == 0)) {
             const char *b = quoted_before_word(text, p, name, sizeof name);

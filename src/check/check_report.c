@@ -67,7 +67,8 @@ static void print_fit(const check_report *rep, FILE *out)
     }
     fprintf(out, "\nhost fit: each tool's default page (no window arguments) as each host "
                  "shows it\n(t tokens, o200k estimate; c characters; B bytes; L lines; * past "
-                 "that host's limit)\n");
+                 "that host's limit;\n ~ past it, but the tool is app-only: the model never "
+                 "sees its results)\n");
     fprintf(out, "%-*s %-12s %6s", w, "tool", "family", "pages");
     for (size_t h = 0; h < check_host_count; h++)
         fprintf(out, " %14s", check_hosts[h].name);
@@ -98,7 +99,11 @@ static void print_fit(const check_report *rep, FILE *out)
             else
                 snprintf(cell, sizeof cell, "%lldB",
                          (long long)json_integer_value(json_object_get(m, "bytes")));
-            fprintf(out, " %13s%s", cell, json_is_true(json_object_get(m, "fits")) ? " " : "*");
+            /* '~': past the limit, but an app-only tool's results never reach the model. */
+            const char *mark = json_is_true(json_object_get(m, "fits"))       ? " "
+                               : json_is_true(json_object_get(t, "app_only")) ? "~"
+                                                                              : "*";
+            fprintf(out, " %13s%s", cell, mark);
         }
         fprintf(out, "\n");
     }

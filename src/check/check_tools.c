@@ -47,7 +47,8 @@ typedef struct tool_ctx {
     size_t max_budget;                  /* the max_tokens maximum the schema states, or 0 */
     bool record_too_large;              /* a record too large for any page was reported */
     bool app_only;                      /* _meta.ui.visibility without "model" (MCP Apps) */
-    json_t *walks;                      /* [{by, units, pages, ms}] of the full walks */
+    json_t *rpc_error; /* when not NULL, call() keeps a JSON-RPC error here instead of reporting */
+    json_t *walks;     /* [{by, units, pages, ms}] of the full walks */
 } tool_ctx;
 
 static int64_t now_ms(void)
@@ -119,7 +120,9 @@ static json_t *call(tool_ctx *t, json_t *extra)
     json_t *r = check__request(c, "tools/call",
                                json_pack("{s:s, s:o}", "name", t->name, "arguments", args));
     json_t *res = json_incref(json_object_get(r, "result"));
-    if (r && res == NULL) {
+    if (r && res == NULL && t->rpc_error) {
+        json_object_update(t->rpc_error, json_object_get(r, "error"));
+    } else if (r && res == NULL) {
         const json_t *e = json_object_get(r, "error");
         check__find(c, CHECK_ERROR, c->last_request,
                     "answer a tool's failures with an isError result that names the argument "
@@ -927,6 +930,60 @@ static void generic_offset_walk(tool_ctx *t, const json_t *first)
     json_decref(seen);
 }
 
+/* Window sizes a tool without the envelope is probed with, oversized and invalid. */
+static const char *const size_params[] = {
+    "limit",      "per_page", "page_size", "pageSize",  "max_results",
+    "maxResults", "count",    "max_lines", "max_bytes", "max_tokens",
+};
+
+/*
+ * One probe of a plain tool's window size: `oversized` (100,000) should
+ * be clamped, not rejected; an invalid one (-1) should be an isError
+ * result that names the parameter, not a JSON-RPC error. Warnings: the
+ * spec asks for both (SHOULD), the contract is not claimed.
+ */
+static void plain_probe(tool_ctx *t, const char *param, json_int_t v, bool oversized)
+{
+    json_t *err = json_object();
+    t->rpc_error = err;
+    json_t *res = call(t, json_pack("{s:I}", param, v));
+    t->rpc_error = NULL;
+    const char *txt = text0(res);
+    if (json_object_size(err) > 0)
+        FIND(t, CHECK_WARNING,
+             oversized ? "lower an oversized window to the maximum and say so in the result"
+                       : "answer an invalid window with an isError result naming the parameter "
+                         "and the values it takes",
+             "%s=%lld got JSON-RPC error %lld (%.120s), not %s", param, (long long)v,
+             (long long)json_integer_value(json_object_get(err, "code")),
+             json_string_value(json_object_get(err, "message")) ?: "?",
+             oversized ? "a clamped page" : "an isError result the model can read");
+    else if (res && json_is_true(json_object_get(res, "isError")) && oversized)
+        FIND(t, CHECK_WARNING,
+             "lower an oversized window to the maximum and say so in the result (a model "
+             "cannot guess the maximum from an error)",
+             "%s=%lld was rejected instead of clamped: %.160s", param, (long long)v, txt ?: "?");
+    else if (res && json_is_true(json_object_get(res, "isError")) &&
+             (txt == NULL || strstr(txt, param) == NULL))
+        FIND(t, CHECK_WARNING, "name the parameter and the values it takes in the error text",
+             "%s=%lld was rejected with a text that does not name %s: %.160s", param, (long long)v,
+             param, txt ?: "?");
+    json_decref(res);
+    json_decref(err);
+}
+
+static void plain_windows(tool_ctx *t)
+{
+    for (size_t i = 0; i < sizeof size_params / sizeof size_params[0]; i++) {
+        const char *type =
+            json_string_value(json_object_get(json_object_get(t->props, size_params[i]), "type"));
+        if (type == NULL || (strcmp(type, "integer") != 0 && strcmp(type, "number") != 0))
+            continue;
+        plain_probe(t, size_params[i], 100000, true);
+        plain_probe(t, size_params[i], -1, false);
+    }
+}
+
 /* ------------------------------------------------------------ per tool */
 
 static bool allowed(const check_ctx *c, const json_t *tool, const char *name)
@@ -1114,9 +1171,11 @@ static void check_tool(check_ctx *c, const json_t *tool)
         } else if (res && f != FAM_NONE && !json_is_true(json_object_get(res, "isError"))) {
             generic_walk(&t, res);
             generic_offset_walk(&t, res);
+            plain_windows(&t);
         }
         json_decref(res);
     }
+    json_object_set_new(row, "app_only", json_boolean(t.app_only));
     json_object_set_new(row, "calls", json_integer(t.calls));
     json_object_set_new(row, "ms", json_integer(now_ms() - started));
     json_object_set_new(row, "walks", t.walks);

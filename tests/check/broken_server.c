@@ -39,6 +39,7 @@ typedef enum defect {
     LONG_DESCRIPTION, /* a description past Claude Code's 2,048 characters */
     CUT_UNREADABLE,   /* a record cut to fit (_truncated) with no call that reads it whole */
     HUGE_RECORD,      /* record 8 is 120,000 characters, whole: no page can carry it */
+    BAD_READ_WITH,    /* a record cut to fit whose read_with passes an argument the tool lacks */
     NAMES_MISSING     /* its description tells the model to pass page=2, which it does not take */
 } defect;
 
@@ -144,6 +145,11 @@ static int list_items(mcpage_call *call, const json_t *args, mcpage_result *res)
         if (d == CUT_UNREADABLE && i == 3)
             json_object_set_new(rec, "_truncated",
                                 json_pack("{s:s, s:i}", "field", "body", "chars_total", 90000));
+        if (d == BAD_READ_WITH && i == 3)
+            json_object_set_new(rec, "_truncated",
+                                json_pack("{s:s, s:i, s:{s:s, s:{s:i}}}", "field", "body",
+                                          "chars_total", 90000, "read_with", "tool", "good_list",
+                                          "arguments", "record", 3));
         if (d == HUGE_RECORD && i == 7)
             json_object_set_new(rec, "body", huge_text());
         json_array_append_new(items, rec);
@@ -205,11 +211,26 @@ static int not_read_only(mcpage_call *call, const json_t *args, mcpage_result *r
 /*
  * No envelope: {"items": [...], "nextCursor": "p<page>"} over three
  * pages; plain_repeats serves page 1 again as page 2, plain_stuck always
- * hands out the cursor of page 2.
+ * hands out the cursor of page 2. per_page (plain_rejects_big,
+ * plain_rpc_error) changes nothing but is checked: plain_rejects_big
+ * rejects more than 5 instead of clamping, plain_rpc_error answers -1
+ * with a JSON-RPC error; both reject -1 otherwise, naming per_page.
  */
 static int plain_items(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     const broken_tool *bt = mcpage_call_data(call);
+    const json_t *per_page = json_object_get(args, "per_page");
+    if (per_page && json_integer_value(per_page) < 1 && strcmp(bt->name, "plain_rpc_error") == 0)
+        return mcpage_call_fail(call, -32603, "internal error");
+    if (per_page && json_integer_value(per_page) < 1) {
+        mcpage_result_errorf(res, "per_page must be from 1 to 5");
+        return 0;
+    }
+    if (per_page && json_integer_value(per_page) > 5 &&
+        strcmp(bt->name, "plain_rejects_big") == 0) {
+        mcpage_result_errorf(res, "per_page must be from 1 to 5");
+        return 0;
+    }
     const char *cur = json_string_value(json_object_get(args, "cursor"));
     long page = cur && cur[0] == 'p' ? strtol(cur + 1, NULL, 10) : 0;
     if (page < 0 || page > 2)
@@ -234,6 +255,38 @@ static int plain_items(mcpage_call *call, const json_t *args, mcpage_result *res
 
 /* Requires a parameter it never defines. */
 #define UNDEFINED_SCHEMA "{\"type\": \"object\", \"properties\": {}, \"required\": [\"filter\"]}"
+
+/*
+ * Pages by offset without the envelope: {"items", "offset", "count",
+ * "total": 9, "hasMore"}, three items a page; hasMore is false already
+ * on the second page.
+ */
+static int offset_items(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    json_int_t offset = json_integer_value(json_object_get(args, "offset"));
+    if (offset < 0 || offset > 9)
+        offset = 9;
+    json_int_t end = offset + 3 < 9 ? offset + 3 : 9;
+    json_t *items = json_array();
+    for (json_int_t i = offset; i < end; i++)
+        json_array_append_new(items, json_pack("{s:I}", "id", i));
+    json_t *s = json_pack("{s:o, s:I, s:I, s:i, s:b}", "items", items, "offset", offset, "count",
+                          end - offset, "total", 9, "hasMore", end < 6);
+    char *text = json_dumps(s, JSON_COMPACT);
+    mcpage_result_add_text(res, text, strlen(text));
+    free(text);
+    mcpage_result_set_structured(res, s);
+    json_decref(s);
+    return 0;
+}
+
+#define OFFSET_SCHEMA                                                                              \
+    "{\"type\": \"object\", \"properties\": {\"offset\": {\"type\": \"integer\"}}}"
+
+#define PLAIN_SIZE_SCHEMA                                                                          \
+    "{\"type\": \"object\", \"properties\": {\"cursor\": {\"type\": \"string\"}, "                 \
+    "\"per_page\": {\"type\": \"integer\", \"description\": \"items per page, 1 to 5\"}}}"
 
 #define PLAIN_SCHEMA                                                                               \
     "{\"type\": \"object\", \"properties\": {\"cursor\": {\"type\": \"string\"}}, "                \
@@ -260,6 +313,10 @@ static const broken_tool tools[] = {
     {"requires_undefined", GOOD, UNDEFINED_SCHEMA},
     {"plain_repeats", GOOD, PLAIN_SCHEMA},
     {"plain_stuck", GOOD, PLAIN_SCHEMA},
+    {"plain_rejects_big", GOOD, PLAIN_SIZE_SCHEMA},
+    {"plain_rpc_error", GOOD, PLAIN_SIZE_SCHEMA},
+    {"offset_has_more_lies", GOOD, OFFSET_SCHEMA},
+    {"cut_bad_read_with", BAD_READ_WITH, SCHEMA(LIMIT_OK)},
 };
 
 /* Resources that ignore the position: every page starts over (resources/list repeats). */
@@ -303,7 +360,9 @@ static int add_tools(mcpage_server *srv)
                                             : "Lists the ten items; follow next_cursor.",
                          .input_schema = tools[i].schema,
                          .read_only = MCPAGE_HINT_TRUE,
-                         .handler = plain ? plain_items : list_items,
+                         .handler = strncmp(tools[i].name, "offset_", 7) == 0 ? offset_items
+                                    : plain                                   ? plain_items
+                                                                              : list_items,
                          .user_data = (void *)&tools[i]};
         rc = mcpage_server_add_tool(srv, &t);
     }
