@@ -178,9 +178,14 @@ function loadavg() {
 
 // The records of a page: mcpage's from structuredContent, the peer's from
 // its text block (the only copy it sends).
+// mcpage's LIST tools carry records in the column layout (docs/contract.md):
+// "columns" once and one array of values per record; made objects here.
 function records(who, result, key) {
-  if (who === "mcpage") return result.structuredContent?.[key] || [];
-  return JSON.parse(result.content[0].text)[key] || [];
+  if (who !== "mcpage") return JSON.parse(result.content[0].text)[key] || [];
+  const sc = result.structuredContent || {};
+  const rows = sc[key] || [];
+  if (!Array.isArray(sc.columns)) return rows;
+  return rows.map((r) => Object.fromEntries(sc.columns.map((c, i) => [c, r[i]])));
 }
 
 // ---- 1. same records, bytes and tokens ---------------------------------
@@ -276,7 +281,7 @@ async function checks(total) {
     await pp.tool("list_sessions", { limit: 20, offset: seen })
   );
   const rb = records("peer", peerSame.result, "sessions").map((r) => r.session_id);
-  const ra = page.sessions.map((r) => r.session_id);
+  const ra = records("mcpage", { structuredContent: page }, "sessions").map((r) => r.session_id);
   out.list_last_cursor = {
     tool: "list_sessions",
     args,

@@ -104,6 +104,23 @@ MCPAGE_API int mcpage_reject_argument(mcpage_result *res, const char *tool, cons
 /* ------------------------------------------------------------------ LIST */
 
 /*
+ * How a LIST page carries its records (contract 1.1, docs/contract.md).
+ * OBJECTS: each record a JSON object in structuredContent and one compact
+ * JSON object per line in the text copy. COLUMNS: structuredContent has
+ * "columns": [names] and each record as an array of its values in that
+ * order; the text copy has a tab-separated header line of the names, then
+ * one tab-separated line per record (tab, newline, carriage return and
+ * backslash in a value written as \t, \n, \r and \\; null as nothing;
+ * numbers, booleans, arrays and objects as compact JSON). The columns are
+ * the selected fields in the order of the spec's `fields`, the same on
+ * every page of a walk (`fields` is part of the cursor's fingerprint).
+ */
+typedef enum mcpage_list_layout {
+    MCPAGE_LIST_OBJECTS = 0, /* one object per record (default) */
+    MCPAGE_LIST_COLUMNS = 1  /* columns once, a value array per record; needs `fields` */
+} mcpage_list_layout;
+
+/*
  * A LIST tool, described once (usually a static const). All strings are
  * borrowed for the life of the pager's use of the spec.
  */
@@ -131,7 +148,8 @@ typedef struct mcpage_list_spec {
      * Called only for a record too large for the whole budget. May be NULL.
      */
     json_t *(*read_with)(const json_t *record, const char *field, void *ud);
-    void *ud; /* passed to read_with */
+    void *ud;                  /* passed to read_with */
+    mcpage_list_layout layout; /* how records are written (default MCPAGE_LIST_OBJECTS) */
 } mcpage_list_spec;
 
 /* The window a LIST tool queries its store with. Read-only. */
@@ -174,6 +192,19 @@ MCPAGE_API const mcpage_list_window *mcpage_list_window_get(const mcpage_list *p
  */
 MCPAGE_API int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos,
                                int nparts);
+/*
+ * Says one field once per page instead of on every record, for a value
+ * the walk's filter fixes (list_sessions with project=...: every record's
+ * project is the same). Call after begin and before the first add; `field`
+ * must be one of the spec's `fields` other than an identifier. The value
+ * is the first record's; it is written at page level in structuredContent
+ * (`"project": "api"`, next to the records) and as a line `project: api`
+ * after the summary in the text copy, and left out of every record. A
+ * record whose value differs ends the page before it (`stopped_by`
+ * "limit", the walk goes on from it), so a page never hides a difference.
+ * Returns 0, MCPAGE_EINVAL, or MCPAGE_ESTATE after the first add.
+ */
+MCPAGE_API int mcpage_list_share(mcpage_list *pg, const char *field);
 /*
  * A generation names the state of the data a total was counted on: a
  * number that changes whenever records may have been added or removed (a

@@ -23,8 +23,11 @@
 static const char *const list_window[] = {"cursor", "offset", "limit", "max_tokens", NULL};
 
 typedef struct list_rec {
-    char *json;                                  /* projected record, compact JSON */
+    char *json;                                  /* projected record, compact JSON (an array
+                                                    of the column values in COLUMNS) */
     size_t len;                                  /* bytes in json */
+    char *text;                                  /* COLUMNS: its tab-separated text line */
+    size_t tlen;                                 /* bytes in text */
     mcpage_keypart pos[MCPAGE_CURSOR_MAX_PARTS]; /* keyset position (strings owned) */
     int nparts;                                  /* parts in pos */
 } list_rec;
@@ -37,6 +40,11 @@ struct mcpage_list {
     uint8_t fp[MCPAGE_FINGERPRINT_LEN];          /* fingerprint of the non-window arguments */
     const char *sel[LIST_MAX_FIELDS];            /* projected field names (borrowed) */
     int nsel;                                    /* entries in sel; -1: no projection */
+    const char *cols[LIST_MAX_FIELDS];           /* COLUMNS: the column names, in order */
+    int ncols;                                   /* entries in cols */
+    const char *share;                           /* the field said once per page, or NULL */
+    json_t *share_val;                           /* its value (the first record's) */
+    json_t *trunc_notes;                         /* COLUMNS: the cut-field notes of record 0 */
     list_rec *recs;                              /* accepted records in order */
     size_t n;                                    /* records accepted */
     size_t cap;                                  /* records allocated */
@@ -71,8 +79,15 @@ static bool name_in(const char *name, const char *const *list)
     return false;
 }
 
+static bool columns(const mcpage_list *pg)
+{
+    return pg->spec->layout == MCPAGE_LIST_COLUMNS;
+}
+
 static bool selected(const mcpage_list *pg, const char *name)
 {
+    if (pg->share && strcmp(name, pg->share) == 0)
+        return false;
     if (pg->nsel < 0 || name_in(name, pg->spec->id_fields))
         return true;
     for (int i = 0; i < pg->nsel; i++)
@@ -101,6 +116,82 @@ static json_t *project(const mcpage_list *pg, json_t *rec)
     return out;
 }
 
+/* One value of a text line: strings as they are with \t \n \r \\ escaped,
+   null as nothing, anything else as compact JSON. */
+static void tsv_value(tbuf *t, const json_t *v)
+{
+    if (v == NULL || json_is_null(v))
+        return;
+    if (!json_is_string(v)) {
+        tb_json(t, v);
+        return;
+    }
+    const char *p = json_string_value(v), *end = p + json_string_length(v), *run = p;
+    for (; p < end; p++) {
+        const char *esc = *p == '\t'   ? "\\t"
+                          : *p == '\n' ? "\\n"
+                          : *p == '\r' ? "\\r"
+                          : *p == '\\' ? "\\\\"
+                                       : NULL;
+        if (esc == NULL)
+            continue;
+        tb_put(t, run, (size_t)(p - run));
+        tb_put(t, esc, 2);
+        run = p + 1;
+    }
+    tb_put(t, run, (size_t)(end - run));
+}
+
+/*
+ * Serializes a projected record into r->json (and, in COLUMNS, r->text):
+ * an object as given, or the values in column order (a missing field is
+ * null) and their text line.
+ */
+static int serialize(const mcpage_list *pg, const json_t *proj, list_rec *r)
+{
+    jw w;
+    jw_init(&w, LIST_RECORD_MAX);
+    if (!columns(pg)) {
+        jw_json(&w, proj);
+    } else {
+        tbuf t;
+        tb_init(&t);
+        jw_array_begin(&w);
+        for (int i = 0; i < pg->ncols; i++) {
+            const json_t *v = json_object_get(proj, pg->cols[i]);
+            if (v)
+                jw_json(&w, v);
+            else
+                jw_null(&w);
+            if (i > 0)
+                tb_put(&t, "\t", 1);
+            tsv_value(&t, v);
+        }
+        jw_array_end(&w);
+        if (t.err || t.len > LIST_RECORD_MAX) {
+            int err = t.err ? t.err : MCPAGE_ERANGE;
+            tb_free(&t);
+            jw_free(&w);
+            return err;
+        }
+        mcpage__free(r->text);
+        r->tlen = t.len;
+        r->text = t.buf ? t.buf : mcpage__strndup("", 0); /* the line is owned by r */
+        if (r->text == NULL) {
+            jw_free(&w);
+            return MCPAGE_ENOMEM;
+        }
+    }
+    if (w.err) {
+        int err = w.err;
+        jw_free(&w);
+        return err;
+    }
+    mcpage__free(r->json);
+    r->json = jw_take(&w, &r->len);
+    return MCPAGE_OK;
+}
+
 static void free_pos(list_rec *r)
 {
     for (int i = 0; i < r->nparts; i++)
@@ -115,8 +206,11 @@ static void list_free(mcpage_list *pg)
         return;
     for (size_t i = 0; i < pg->n; i++) {
         mcpage__free(pg->recs[i].json);
+        mcpage__free(pg->recs[i].text);
         free_pos(&pg->recs[i]);
     }
+    json_decref(pg->share_val);
+    json_decref(pg->trunc_notes);
     mcpage__free(pg->recs);
     json_decref(pg->first_full);
     json_decref(pg->first_proj);
@@ -150,19 +244,36 @@ static void summary(const mcpage_list *pg, size_t n, const char *stopped, tbuf *
         tb_puts(t, "the end of the list).");
 }
 
-/* Builds the hint for a page of n records; empty when nothing to say. */
-static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cursor, tbuf *t)
+/* The page sizes the caller chose, so the next page has the same; a size
+   equal to its default (which the runtime may have filled in) goes unsaid. */
+static void given_size(const mcpage_list *pg, tbuf *t)
+{
+    if (pg->win.limit != pg->spec->default_limit)
+        page_given_size(&pg->b, t, "limit", pg->win.limit);
+    if (pg->win.max_tokens != pg->b.pager->cfg.default_tokens)
+        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
+}
+
+/*
+ * Builds the hint for a page of n records; empty when nothing to say.
+ * `literal`: the cursor is written out (the text copy); otherwise the
+ * hint points at next_cursor, which structuredContent carries beside it,
+ * instead of repeating its 80-odd characters.
+ */
+static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cursor, bool literal,
+                 tbuf *t)
 {
     char a[32];
     if (has_more) {
         tb_printf(t, "Next page: %s with ", pg->b.tool);
-        if (cursor)
+        if (cursor && literal)
             tb_printf(t, "cursor=\"%s\" (or offset=%lld)", cursor,
                       (long long)(pg->win.offset + (int64_t)n));
+        else if (cursor)
+            tb_puts(t, "cursor=next_cursor"); /* next_offset is beside it too */
         else
             tb_printf(t, "offset=%lld", (long long)(pg->win.offset + (int64_t)n));
-        page_given_size(&pg->b, t, "limit", pg->win.limit);
-        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
+        given_size(pg, t);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     } else if (n == 0 && pg->win.offset > 0 && pg->win.offset >= pg->total) {
@@ -171,8 +282,7 @@ static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cur
         tb_printf(t, "offset %s is past the end of the %s %s; the last page starts at offset ",
                   page_fmt_int(pg->win.offset, a), page_fmt_int(pg->total, b), pg->spec->unit);
         tb_printf(t, "%lld: %s with offset=%lld", (long long)last, pg->b.tool, (long long)last);
-        page_given_size(&pg->b, t, "limit", pg->win.limit);
-        page_given_size(&pg->b, t, "max_tokens", pg->win.max_tokens);
+        given_size(pg, t);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
     }
@@ -187,7 +297,10 @@ static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cur
     }
     if (pg->b.notes.len)
         tb_put(t, pg->b.notes.buf, pg->b.notes.len);
-    if (has_more && pg->spec->narrow_hint)
+    /* Narrowing is news on the first page of a walk, and worth saying only
+       when more than one page remains; later pages would repeat it. */
+    if (has_more && pg->spec->narrow_hint && !pg->win.resume && pg->win.offset == 0 &&
+        pg->total - (int64_t)n > pg->win.limit)
         tb_printf(t, " %s", pg->spec->narrow_hint);
     /* Clauses start with a space; the hint does not. */
     if (t->len && t->buf[0] == ' ' && t->err == 0) {
@@ -226,18 +339,36 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
                   const char *fake_cursor, jw *s, tbuf *t)
 {
     const char *cursor = has_more ? (fake_cursor ? fake_cursor : next_cursor(pg, n)) : NULL;
-    tbuf h;
+    tbuf h, ht;
     tb_init(&h);
-    hint(pg, n, has_more, cursor, &h);
+    tb_init(&ht);
+    hint(pg, n, has_more, cursor, false, &h);
+    hint(pg, n, has_more, cursor, true, &ht);
     char key[96];
+    bool shared = pg->share && pg->share_val && n > 0;
 
     jw_reset(s);
     jw_object_begin(s);
+    if (shared) {
+        jw_key(s, pg->share);
+        jw_json(s, pg->share_val);
+    }
+    if (columns(pg)) {
+        jw_key(s, "columns");
+        jw_array_begin(s);
+        for (int i = 0; i < pg->ncols; i++)
+            jw_string(s, pg->cols[i]);
+        jw_array_end(s);
+    }
     jw_key(s, pg->spec->unit);
     jw_array_begin(s);
     for (size_t i = 0; i < n; i++)
         jw_raw_value(s, pg->recs[i].json, pg->recs[i].len);
     jw_array_end(s);
+    if (columns(pg) && pg->trunc_notes && n > 0) {
+        jw_key(s, "_truncated"); /* record 0's cut fields: an array has no room for them */
+        jw_json(s, pg->trunc_notes);
+    }
     jw_kv_int(s, "returned", (int64_t)n);
     snprintf(key, sizeof key, "total_%s", pg->spec->unit);
     jw_kv_int(s, key, pg->total);
@@ -261,17 +392,30 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     tb_reset(t);
     if (pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES) {
         summary(pg, n, stopped, t);
+        if (shared) {
+            tb_printf(t, "\n%s: ", pg->share);
+            tsv_value(t, pg->share_val);
+        }
+        if (columns(pg) && n > 0) {
+            tb_put(t, "\n", 1);
+            for (int i = 0; i < pg->ncols; i++)
+                tb_printf(t, "%s%s", i ? "\t" : "", pg->cols[i]);
+        }
         for (size_t i = 0; i < n; i++) {
             tb_put(t, "\n", 1);
-            tb_put(t, pg->recs[i].json, pg->recs[i].len);
+            if (columns(pg))
+                tb_put(t, pg->recs[i].text, pg->recs[i].tlen);
+            else
+                tb_put(t, pg->recs[i].json, pg->recs[i].len);
         }
-        if (h.len) {
+        if (ht.len) {
             tb_put(t, "\n", 1);
-            tb_put(t, h.buf, h.len);
+            tb_put(t, ht.buf, ht.len);
         }
     }
-    int err = s->err ? s->err : t->err ? t->err : h.err;
+    int err = s->err ? s->err : t->err ? t->err : h.err ? h.err : ht.err;
     tb_free(&h);
+    tb_free(&ht);
     return err;
 }
 
@@ -281,7 +425,8 @@ static bool spec_ok(const mcpage_list_spec *s)
 {
     if (s == NULL || s->tool == NULL || s->unit == NULL || s->default_limit < 1 ||
         s->max_limit < s->default_limit || s->max_limit > PAGE_MAX_SAFE_INT / 2 ||
-        strlen(s->unit) > 64)
+        strlen(s->unit) > 64 || (s->layout == MCPAGE_LIST_COLUMNS && s->fields == NULL) ||
+        (s->layout != MCPAGE_LIST_OBJECTS && s->layout != MCPAGE_LIST_COLUMNS))
         return false;
     /* Default and identifier fields must be among the valid names. */
     for (const char *const *f = s->default_fields; s->fields && f && *f; f++)
@@ -341,6 +486,33 @@ static int parse_fields(mcpage_list *pg)
             return page_reject(&pg->b, "invalid_argument", "fields", e, expected, example, NULL);
         pg->sel[pg->nsel++] = json_string_value(e);
     }
+    return MCPAGE_OK;
+}
+
+/* COLUMNS: the selected fields in the spec's order (the projection fixes them for the walk). */
+static void set_columns(mcpage_list *pg)
+{
+    pg->ncols = 0;
+    if (!columns(pg))
+        return;
+    for (const char *const *f = pg->spec->fields; *f && pg->ncols < LIST_MAX_FIELDS; f++)
+        if (selected(pg, *f))
+            pg->cols[pg->ncols++] = *f;
+}
+
+int mcpage_list_share(mcpage_list *pg, const char *field)
+{
+    if (pg == NULL || field == NULL || pg->spec->fields == NULL ||
+        !name_in(field, pg->spec->fields) || name_in(field, pg->spec->id_fields))
+        return MCPAGE_EINVAL;
+    if (pg->n > 0 || pg->full)
+        return MCPAGE_ESTATE;
+    if (pg->b.rejected)
+        return MCPAGE_OK;
+    for (const char *const *f = pg->spec->fields; *f; f++)
+        if (strcmp(*f, field) == 0)
+            pg->share = *f; /* the spec's string: lives as long as the spec */
+    set_columns(pg);
     return MCPAGE_OK;
 }
 
@@ -439,6 +611,8 @@ int mcpage_list_begin(const mcpage_pager *p, const mcpage_list_spec *spec, const
         rc = page_max_tokens(&pg->b, &pg->win.max_tokens);
     if (rc == 0)
         rc = parse_fields(pg);
+    if (rc == 0)
+        set_columns(pg);
     if (rc == 0) {
         const char *skip[24];
         size_t k = 0;
@@ -550,6 +724,7 @@ static int exact_check(mcpage_list *pg)
     /* It does not fit: take it back; it starts the next page. */
     list_rec *r = &pg->recs[--pg->n];
     mcpage__free(r->json);
+    mcpage__free(r->text);
     free_pos(r);
     pg->cursor_n = 0;
     pg->has_more = true;
@@ -581,23 +756,57 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
         json_decref(record);
         return MCPAGE_PAGE_FULL;
     }
+    size_t share_tokens = 0, share_chars = 0;
+    if (pg->share) {
+        json_t *v = json_object_get(record, pg->share);
+        if (pg->share_val == NULL) {
+            pg->share_val = v ? json_incref(v) : json_null();
+            /* The page-level value is said in both copies: reserve room for it. */
+            jw w;
+            jw_init(&w, LIST_RECORD_MAX);
+            jw_json(&w, pg->share_val);
+            int err = w.err;
+            share_tokens = err ? 0 : mcpage__tokens_estimate(w.buf, w.len) + 4;
+            share_chars = w.utf16 + strlen(pg->share) * 2 + 8;
+            jw_free(&w);
+            if (err) {
+                json_decref(record);
+                return err;
+            }
+        } else if (!json_equal(v ? v : json_null(), pg->share_val)) {
+            /* A record of another value starts the next page, which says its own. */
+            pg->has_more = true;
+            pg->stopped_by = "limit";
+            pg->full = true;
+            json_decref(record);
+            return MCPAGE_PAGE_FULL;
+        }
+    }
     json_t *proj = project(pg, record);
     if (proj == NULL) {
         json_decref(record);
         return MCPAGE_ENOMEM;
     }
-    jw w;
-    jw_init(&w, LIST_RECORD_MAX);
-    jw_json(&w, proj);
-    if (w.err) {
-        int err = w.err;
-        jw_free(&w);
+    list_rec tmp;
+    memset(&tmp, 0, sizeof tmp);
+    int src = serialize(pg, proj, &tmp);
+    if (src) {
         json_decref(proj);
         json_decref(record);
-        return err;
+        return src;
     }
-    size_t tok = mcpage__tokens_estimate(w.buf, w.len) + 1;
-    size_t chars = w.utf16 + 1;
+    size_t tok = mcpage__tokens_estimate(tmp.json, tmp.len) + 1;
+    size_t chars = 0;
+    jw_measure_utf8(tmp.json, tmp.len, NULL, &chars);
+    chars++;
+    if (tmp.text) {
+        size_t tt = mcpage__tokens_estimate(tmp.text, tmp.tlen) + 1, tc = 0;
+        jw_measure_utf8(tmp.text, tmp.tlen, NULL, &tc);
+        tok = tt > tok ? tt : tok;
+        chars = tc + 1 > chars ? tc + 1 : chars;
+    }
+    pg->reserve_tokens += share_tokens;
+    pg->reserve_chars += share_chars;
     page_over o = PAGE_FITS;
     if (pg->n > 0) {
         if ((int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) > pg->b.max_tokens)
@@ -608,7 +817,8 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
             pg->has_more = true;
             pg->stopped_by = page_over_name(o);
             pg->full = true;
-            jw_free(&w);
+            mcpage__free(tmp.json);
+            mcpage__free(tmp.text);
             json_decref(proj);
             json_decref(record);
             return MCPAGE_PAGE_FULL;
@@ -618,7 +828,8 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
         size_t cap = pg->cap ? pg->cap * 2 : 16;
         list_rec *r = mcpage__realloc(pg->recs, cap * sizeof *r);
         if (r == NULL) {
-            jw_free(&w);
+            mcpage__free(tmp.json);
+            mcpage__free(tmp.text);
             json_decref(proj);
             json_decref(record);
             return MCPAGE_ENOMEM;
@@ -627,15 +838,15 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
         pg->cap = cap;
     }
     list_rec *r = &pg->recs[pg->n];
-    memset(r, 0, sizeof *r);
+    *r = tmp;
     int rc = copy_pos(r, pos, nparts);
     if (rc) {
-        jw_free(&w);
+        mcpage__free(tmp.json);
+        mcpage__free(tmp.text);
         json_decref(proj);
         json_decref(record);
         return rc;
     }
-    r->json = jw_take(&w, &r->len);
     if (pg->n == 0) {
         pg->first_full = record; /* kept: read_with sees the record as given */
         pg->first_proj = proj;
@@ -703,23 +914,18 @@ static int rewrite_first(mcpage_list *pg, cut_field *fields, size_t nf, const si
         }
         tb_puts(&pg->trunc_note, ".");
     }
-    if (json_array_size(notes) == 1)
-        json_object_set(rec, "_truncated", json_array_get(notes, 0));
-    else
-        json_object_set(rec, "_truncated", notes);
+    json_t *note =
+        json_array_size(notes) == 1 ? json_incref(json_array_get(notes, 0)) : json_incref(notes);
     json_decref(notes);
-    jw w;
-    jw_init(&w, LIST_RECORD_MAX);
-    jw_json(&w, rec);
-    json_decref(rec);
-    if (w.err) {
-        int err = w.err;
-        jw_free(&w);
-        return err;
+    if (columns(pg)) {
+        json_decref(pg->trunc_notes); /* said at page level: the record is an array */
+        pg->trunc_notes = note;
+    } else {
+        json_object_set_new(rec, "_truncated", note);
     }
-    mcpage__free(pg->recs[0].json);
-    pg->recs[0].json = jw_take(&w, &pg->recs[0].len);
-    return MCPAGE_OK;
+    int rc = serialize(pg, rec, &pg->recs[0]);
+    json_decref(rec);
+    return rc;
 }
 
 static int compare_cut(const void *a, const void *b)

@@ -21,6 +21,7 @@ static const mcpage_list_spec spec = {
     .narrow_hint =
         "Narrow with name=... (a substring) or source=\"claude\", \"codex\", \"gemini\", "
         "\"copilot\" or \"opencode\".",
+    .layout = MCPAGE_LIST_COLUMNS,
 };
 
 static const char schema[] =
@@ -54,8 +55,8 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
         json_object_set_new(rec, "sources", tools_jstr(p->sources));
         json_object_set_new(rec, "session_count", json_integer(p->session_count));
         json_object_set_new(rec, "message_count", json_integer(p->message_count));
-        json_object_set_new(rec, "first_activity", tools_jstr(p->first_activity));
-        json_object_set_new(rec, "last_activity", tools_jstr(p->last_activity));
+        json_object_set_new(rec, "first_activity", tools_jtime(p->first_activity));
+        json_object_set_new(rec, "last_activity", tools_jtime(p->last_activity));
         rc = tools_list_add(pg, rec, &p->key);
         if (rc == MCPAGE_PAGE_FULL)
             break;
@@ -77,7 +78,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         f.sort = STORE_PROJECTS_SIZE;
         types[0] = STORE_KEY_INT;
     }
-    tools_list_walk walk = {&spec, types, 2, "projects", count, fetch, NULL, &f, call};
+    tools_list_walk walk = {&spec, types, 2, "projects", count, fetch, NULL, &f, call, NULL};
     return tools_list_run(ctx, &walk, args, res);
 }
 
@@ -88,13 +89,15 @@ int tool_list_projects_register(mcpage_server *srv, tools_ctx *ctx)
         .title = "List projects",
         .description =
             "Lists the projects (working directories) in the archive of coding-agent "
-            "conversations, with their sources, session and message counts and first and last "
-            "activity. Sorted by recent activity by default (sort=name or size). Pages of 20 "
+            "conversations. Records come as arrays in the order of `columns` (text copy: a "
+            "tab-separated header, one line per project): name, path, sources, session_count, "
+            "message_count, first_activity, last_activity (UTC, to the minute). Sorted by recent "
+            "activity by default (sort=name or size). Pages of 20 "
             "records by default (limit up to 100) within a 4,000-token budget (max_tokens up to "
             "20,000). Page on with next_cursor (constant cost at any depth) or next_offset (cost "
             "grows with the offset). Use a project name with list_sessions(project=...).",
         .input_schema = schema,
-        .output_schema = TOOLS_LIST_OUTPUT("projects"),
+        .output_schema = TOOLS_LIST_COLUMNS_OUTPUT("projects", ""),
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

@@ -9,9 +9,10 @@
 static const char *const fields[] = {"session_id", "project",           "title",  "started_at",
                                      "ended_at",   "messages",          "source", "model",
                                      "branch",     "parent_session_id", NULL};
-static const char *const default_fields[] = {"session_id", "project",  "title",
-                                             "started_at", "ended_at", "messages",
-                                             "source",     "model",    NULL};
+/* Lean by default (issue 23): end time, model, branch and parent are one
+   `fields` away, and the description says so. */
+static const char *const default_fields[] = {"session_id", "project", "title", "started_at",
+                                             "messages",   "source",  NULL};
 static const char *const id_fields[] = {"session_id", NULL};
 
 /* Any oversized field of a session is read through its transcript. */
@@ -35,6 +36,7 @@ static const mcpage_list_spec spec = {
     .id_fields = id_fields,
     .narrow_hint = "Narrow with project=..., source=..., after=YYYY-MM-DD or before=YYYY-MM-DD.",
     .read_with = read_with,
+    .layout = MCPAGE_LIST_COLUMNS,
 };
 
 static const char schema[] =
@@ -57,8 +59,8 @@ static const char schema[] =
     "\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Record "
     "fields "
     "to return, from: session_id, project, title, started_at, ended_at, messages, source, model, "
-    "branch, parent_session_id (default all but branch and parent_session_id; session_id is "
-    "always kept).\"}," TOOLS_LIST_WINDOW(20, 100) "}}";
+    "branch, parent_session_id (default session_id, project, title, started_at, messages, source; "
+    "session_id is always kept).\"}," TOOLS_LIST_WINDOW(20, 100) "}}";
 
 static int count(store *s, void *ud, int64_t *total)
 {
@@ -75,8 +77,8 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
         json_object_set_new(rec, "session_id", tools_jstr(r->session_id));
         json_object_set_new(rec, "project", tools_jstr(r->project));
         json_object_set_new(rec, "title", tools_jstr(r->title));
-        json_object_set_new(rec, "started_at", tools_jstr(r->started_at));
-        json_object_set_new(rec, "ended_at", tools_jstr(r->ended_at));
+        json_object_set_new(rec, "started_at", tools_jtime(r->started_at));
+        json_object_set_new(rec, "ended_at", tools_jtime(r->ended_at));
         json_object_set_new(rec, "messages", json_integer(r->message_count));
         json_object_set_new(rec, "source", tools_jstr(r->source));
         json_object_set_new(rec, "model", tools_jstr(r->model));
@@ -108,7 +110,8 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     if (sort && strcmp(sort, "oldest") == 0)
         f.order = STORE_OLDEST;
     static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
-    tools_list_walk walk = {&spec, types, 2, "sessions", count, fetch, NULL, &f, call};
+    tools_list_walk walk = {&spec, types, 2,  "sessions", count,
+                            fetch, NULL,  &f, call,       f.project ? "project" : NULL};
     return tools_list_run(ctx, &walk, args, res);
 }
 
@@ -118,16 +121,21 @@ int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx)
         .name = "list_sessions",
         .title = "List sessions",
         .description =
-            "Lists coding-agent sessions (Claude Code and Codex CLI conversations), newest first "
-            "(sort=oldest for the other way), each with session_id, project, title, start and "
-            "end time, message count, source and model. Filters: project, source, after and "
-            "before (UTC dates YYYY-MM-DD, after inclusive, before exclusive), model, branch. "
+            "Lists coding-agent sessions (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, "
+            "OpenCode), newest first (sort=oldest for the other way). Records come as arrays in "
+            "the order of `columns` (text copy: a tab-separated header, one line per session): "
+            "session_id, project, title, started_at (UTC, to the minute), messages, source; "
+            "ended_at, model, branch and parent_session_id via fields=[...]. Filtered by "
+            "project, the page says project once. Filters: project, source, after and before "
+            "(UTC dates YYYY-MM-DD, after inclusive, before exclusive), model, branch. "
             "Pages of 20 records by default (limit up to 100) within a 4,000-token budget "
             "(max_tokens up to 20,000). Page on with next_cursor (same cost at any depth, and no "
             "session repeated or skipped while new ones arrive) or next_offset (cost grows with "
             "the offset). Read one with read_session(session_id=...).",
         .input_schema = schema,
-        .output_schema = TOOLS_LIST_OUTPUT("sessions"),
+        .output_schema = TOOLS_LIST_COLUMNS_OUTPUT(
+            "sessions", "\"project\":{\"type\":\"string\",\"description\":\"The project of "
+                        "every session on the page (filtered by project).\"},"),
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

@@ -17,10 +17,13 @@ static const mcpage_lines_spec spec = {
 };
 
 static const char schema[] =
-    "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session_id\"],"
+    "{\"type\":\"object\",\"additionalProperties\":false,"
     "\"properties\":{"
     "\"session_id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The session, as "
-    "list_sessions or search_conversations gives it.\"},"
+    "list_sessions gives it (this or message_id is required).\"},"
+    "\"message_id\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Instead of "
+    "session_id: the session of this message (a message_id from search_conversations), from "
+    "the message's header line unless start_line is past 1.\"},"
     "\"start_line\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":\"First line "
     "to show, 1-based (default 1). Jumping to any line costs the same.\"},"
     "\"start_column\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":"
@@ -48,9 +51,91 @@ static int on_line(void *ud, const char *line, size_t len)
     return rc == MCPAGE_PAGE_FULL ? 1 : rc;
 }
 
+static int run_window(mcpage_call *call, tools_ctx *ctx, const json_t *args, mcpage_result *res);
+
+/* The session named by session_id, or else by message_id's message. */
+static int session_of(store *s, const json_t *args, store_session *out, mcpage_result *res)
+{
+    if (tools_arg_str(args, "session_id") || !json_is_integer(json_object_get(args, "message_id")))
+        return tools_session_find(s, spec.tool, args, out, res);
+    json_t *a = json_pack("{s:s}", "session_id", "");
+    store_message m;
+    int rc = store_message_get(s, json_integer_value(json_object_get(args, "message_id")), &m);
+    if (rc == 0) {
+        json_object_set_new(a, "session_id", json_string(m.session_id));
+        store_message_clear(&m);
+    }
+    if (rc == MCPAGE_ENOTFOUND)
+        mcpage_reject_argument(res, spec.tool, "message_id", json_object_get(args, "message_id"),
+                               "the message_id of an archived message (search_conversations "
+                               "gives them)",
+                               "message_id=<a message_id from search_conversations>");
+    else if (rc < 0)
+        tools_store_error(res, s, rc, "the message");
+    else
+        rc = tools_session_find(s, spec.tool, a, out, res);
+    json_decref(a);
+    return rc;
+}
+
+/*
+ * The arguments the window is read from: with message_id and start_line
+ * absent or 1, start_line is the message's header line. A new reference,
+ * or NULL after writing the error result.
+ */
+static json_t *window_args(tools_ctx *ctx, const json_t *args, mcpage_result *res)
+{
+    const json_t *mid = json_object_get(args, "message_id");
+    const json_t *sl = json_object_get(args, "start_line");
+    /* The runtime fills in start_line's default 1, so 1 means "not given". */
+    if (!json_is_integer(mid) || (json_is_integer(sl) && json_integer_value(sl) != 1) ||
+        tools_arg_str(args, "session_id"))
+        return json_incref((json_t *)args);
+    store *s = tools_store_get(ctx, res);
+    if (s == NULL)
+        return NULL;
+    store_message m;
+    int64_t line = 0;
+    int rc = store_message_get(s, json_integer_value(mid), &m);
+    if (rc == 0) {
+        rc = transcript_message_line(s, m.session_id, m.ordinal, &line);
+        store_message_clear(&m);
+    }
+    if (rc == MCPAGE_ENOTFOUND)
+        mcpage_reject_argument(res, spec.tool, "message_id", mid,
+                               "the message_id of an archived message (search_conversations "
+                               "gives them)",
+                               "message_id=<a message_id from search_conversations>");
+    else if (rc < 0)
+        tools_store_error(res, s, rc, "the message");
+    tools_store_put(ctx, s);
+    if (rc < 0)
+        return NULL;
+    json_t *a = json_copy((json_t *)args);
+    if (a)
+        json_object_set_new(a, "start_line", json_integer(line));
+    return a;
+}
+
 static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     tools_ctx *ctx = mcpage_call_data(call);
+    if (!tools_arg_str(args, "session_id") && !json_is_integer(json_object_get(args, "message_id")))
+        return mcpage_reject_argument(
+            res, spec.tool, "session_id", json_object_get(args, "session_id"),
+            "session_id (from list_sessions) or message_id (from search_conversations)",
+            "session_id=\"<a session_id from list_sessions>\"");
+    json_t *wargs = window_args(ctx, args, res);
+    if (wargs == NULL)
+        return 0;
+    int rc = run_window(call, ctx, wargs, res);
+    json_decref(wargs);
+    return rc;
+}
+
+static int run_window(mcpage_call *call, tools_ctx *ctx, const json_t *args, mcpage_result *res)
+{
+    (void)call;
     mcpage_lines *pg;
     int rc = mcpage_lines_begin(ctx->pager, &spec, args, &pg);
     if (rc < 0)
@@ -63,7 +148,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         return 0;
     }
     store_session ses;
-    if (tools_session_find(s, spec.tool, args, &ses, res) < 0) {
+    if (session_of(s, args, &ses, res) < 0) {
         mcpage_lines_abort(pg);
         tools_store_put(ctx, s);
         return 0;
@@ -98,8 +183,8 @@ int tool_read_session_register(mcpage_server *srv, tools_ctx *ctx)
             "max_lines (default 200, up to 2,000) within a 4,000-token budget (max_tokens up to "
             "20,000); total_lines is exact and any start_line costs the same. Continue with "
             "next_start_line (and next_start_column inside a very long line). "
-            "search_conversations gives the line of each match. The session's resource link "
-            "follows the page.",
+            "read_session(message_id=...) opens the session of a search_conversations match at "
+            "that message. The session's resource link follows the page.",
         .input_schema = schema,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,

@@ -13,7 +13,12 @@
 
 static const char *const fields[] = {"message_id", "session_id", "project", "role", "timestamp",
                                      "snippet",    "line",       "ordinal", NULL};
-static const char *const id_fields[] = {"message_id", "session_id", "line", NULL};
+/* Lean by default (issue 23): message_id alone identifies a match and is
+   all read_message and read_session(message_id=...) need; session_id,
+   line and ordinal are one `fields` away. */
+static const char *const default_fields[] = {"message_id", "project", "role",
+                                             "timestamp",  "snippet", NULL};
+static const char *const id_fields[] = {"message_id", NULL};
 
 static const mcpage_list_spec spec = {
     .tool = "search_conversations",
@@ -21,12 +26,14 @@ static const mcpage_list_spec spec = {
     .default_limit = 10,
     .max_limit = 50,
     .fields = fields,
+    .default_fields = default_fields,
     .id_fields = id_fields,
     .narrow_hint = "Narrow with more words, project:NAME, role:user or after:YYYY-MM-DD in the "
                    "query.",
     .relevance_order = true,
     .stable_order_hint = "Pass sort=\"newest\" for an order that does not shift.",
     .read_with = tools_read_with_message,
+    .layout = MCPAGE_LIST_COLUMNS,
 };
 
 #define STR_(x) #x
@@ -92,9 +99,9 @@ static const char schema[] =
                                                              "to return, from: message_id, "
                                                              "session_id, project, role, "
                                                              "timestamp, snippet, line, ordinal "
-                                                             "(default all; message_id, session_id "
-                                                             "and line are always "
-                                                             "kept).\"}," TOOLS_LIST_WINDOW(
+                                                             "(default message_id, project, role, "
+                                                             "timestamp, snippet; message_id is "
+                                                             "always kept).\"}," TOOLS_LIST_WINDOW(
                                                                  10, 50) "}}";
 
 /* Longest value of one filter written in the query. */
@@ -268,7 +275,7 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
         json_object_set_new(rec, "session_id", tools_jstr(h->session_id));
         json_object_set_new(rec, "project", tools_jstr(h->project));
         json_object_set_new(rec, "role", tools_jstr(h->role));
-        json_object_set_new(rec, "timestamp", tools_jstr(h->timestamp));
+        json_object_set_new(rec, "timestamp", tools_jtime(h->timestamp));
         json_object_set_new(rec, "snippet", tools_jstr(h->snippet));
         json_object_set_new(rec, "line", json_integer(line));
         json_object_set_new(rec, "ordinal", json_integer(h->ordinal));
@@ -396,7 +403,11 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         types[0] = STORE_KEY_TEXT;
 
     search_walk sw = {&f, args, ctx->query_budget_ms};
-    tools_list_walk walk = {&spec, types, 2, "search matches", count, fetch, on_error, &sw, call};
+    tools_list_walk walk = {&spec,    types,
+                            2,        "search matches",
+                            count,    fetch,
+                            on_error, &sw,
+                            call,     f.project ? "project" : NULL};
     return tools_list_run(ctx, &walk, args, res);
 }
 
@@ -411,15 +422,20 @@ int tool_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
             "filters written in it: project:NAME source:" TOOLS_SOURCE_LIST
             " role:user|assistant|system|"
             "tool tool:NAME after:YYYY-MM-DD before:YYYY-MM-DD has:error (or pass them as "
-            "arguments). Each match has message_id, session_id, project, role, timestamp, a "
-            "snippet with hits in [brackets], and line: where read_session(session_id, "
-            "start_line=line) shows the message. Best match first (sort=newest or oldest for a "
+            "arguments). Matches come as arrays in the order of `columns` (text copy: a "
+            "tab-separated header, one line per match): message_id, project, role, timestamp "
+            "(UTC, to the minute), a snippet with hits in [brackets]; session_id, line (where "
+            "read_session shows it) and ordinal via fields=[...]. Filtered by project, the page "
+            "says project once. read_session(message_id=...) opens the session at the match; "
+            "read_message(message_id=...) reads the whole message. Best match first (sort=newest "
+            "or oldest for a "
             "time order). Pages of 10 matches by default (limit up to 50) within a 4,000-token "
             "budget (max_tokens up to 20,000); total_matches is exact. Page on with next_cursor "
-            "(same cost at any depth) or next_offset (cost grows with the offset). Read a whole "
-            "message with read_message(message_id=...).",
+            "(same cost at any depth) or next_offset (cost grows with the offset).",
         .input_schema = schema,
-        .output_schema = TOOLS_LIST_OUTPUT("matches"),
+        .output_schema = TOOLS_LIST_COLUMNS_OUTPUT(
+            "matches", "\"project\":{\"type\":\"string\",\"description\":\"The project of "
+                       "every match on the page (filtered by project).\"},"),
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

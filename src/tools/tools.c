@@ -312,6 +312,23 @@ json_t *tools_jstr(const char *s)
     return s ? json_string(s) : json_null();
 }
 
+json_t *tools_jtime(const char *ts)
+{
+    if (ts == NULL)
+        return json_null();
+    size_t n = strlen(ts);
+    /* YYYY-MM-DDTHH:MM followed by seconds (and a fraction) and Z. */
+    if (n > 17 && ts[4] == '-' && ts[10] == 'T' && ts[13] == ':' && ts[16] == ':' &&
+        ts[n - 1] == 'Z') {
+        char buf[18];
+        memcpy(buf, ts, 16);
+        buf[16] = 'Z';
+        buf[17] = '\0';
+        return json_string(buf);
+    }
+    return json_string(ts);
+}
+
 json_t *tools_read_with_message(const json_t *record, const char *field, void *ud)
 {
     (void)field;
@@ -427,6 +444,8 @@ int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *ar
             goto fail;
         count_remember(ctx, walk->spec, w->fingerprint, gen, total);
     }
+    if (walk->share && (rc = mcpage_list_share(pg, walk->share)) < 0)
+        goto fail;
     mcpage_list_set_total(pg, total, gen);
     if ((rc = walk->fetch(s, walk->ud, &page, pg)) < 0)
         goto fail;

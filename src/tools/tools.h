@@ -135,6 +135,9 @@ typedef struct tools_list_walk {
     /* Optional: bounds the store's work for this call (ctx->query_budget_ms,
        and the call's cancellation stops it); NULL: unbounded. */
     const mcpage_call *call;
+    /* Optional: a field the call's filter fixes, said once per page
+       (mcpage_list_share), e.g. "project" when filtered by project. */
+    const char *share;
 } tools_list_walk;
 
 /* Runs a LIST tool's call; 0, or a negative status the runtime reports. */
@@ -159,6 +162,12 @@ void tools_session_uri(const char *session_id, char *buf, size_t cap);
 
 /* json_string of s, or json_null when s is NULL. */
 json_t *tools_jstr(const char *s);
+/*
+ * A stored UTC timestamp at the precision people read, to the minute:
+ * "2025-09-27T02:00:00.000Z" becomes "2025-09-27T02:00Z" (still a valid
+ * after=/before= value); anything else as it is; NULL as null.
+ */
+json_t *tools_jtime(const char *ts);
 
 /* read_with for LIST records carrying a message_id: read_message with it. */
 json_t *tools_read_with_message(const json_t *record, const char *field, void *ud);
@@ -188,6 +197,27 @@ json_t *tools_read_with_message(const json_t *record, const char *field, void *u
     "\",\"has_more\"]},{\"required\":[\"error\"]}],"                                               \
     "\"properties\":{\"error\":{\"type\":\"object\"},\"" U                                         \
     "\":{\"type\":\"array\",\"items\":{\"type\":\"object\"}},"                                     \
+    "\"returned\":{\"type\":\"integer\",\"minimum\":0},\"total_" U "\":{\"type\":\"integer\","     \
+    "\"minimum\":0},\"has_more\":{\"type\":\"boolean\"},\"offset\":{\"type\":\"integer\"},"        \
+    "\"limit\":{\"type\":\"integer\"},\"stopped_by\":{\"type\":\"string\"},\"next_offset\":"       \
+    "{\"type\":\"integer\"},\"next_cursor\":{\"type\":\"string\"},\"hint\":{\"type\":"             \
+    "\"string\"}}}"
+
+/*
+ * outputSchema of a LIST tool in the column layout (MCPAGE_LIST_COLUMNS):
+ * "columns" names the values of each record array under U, in order.
+ * SHARED: property fragments (each ending in a comma) for the fields a
+ * page may say once instead of per record, or "".
+ */
+#define TOOLS_LIST_COLUMNS_OUTPUT(U, SHARED)                                                       \
+    "{\"type\":\"object\",\"anyOf\":[{\"required\":[\"columns\",\"" U "\",\"returned\","           \
+    "\"total_" U "\",\"has_more\"]},{\"required\":[\"error\"]}],"                                  \
+    "\"properties\":{\"error\":{\"type\":\"object\"},\"columns\":{\"type\":\"array\","             \
+    "\"items\":{\"type\":\"string\"},\"description\":\"The field of each value of a record, in "   \
+    "order.\"},\"" U "\":{\"type\":\"array\",\"items\":{\"type\":\"array\"},\"description\":"      \
+    "\"One array of values per record, in the order of columns.\"}," SHARED                        \
+    "\"_truncated\":{\"description\":\"The first record's cut fields and the call that reads "     \
+    "each whole.\"},"                                                                              \
     "\"returned\":{\"type\":\"integer\",\"minimum\":0},\"total_" U "\":{\"type\":\"integer\","     \
     "\"minimum\":0},\"has_more\":{\"type\":\"boolean\"},\"offset\":{\"type\":\"integer\"},"        \
     "\"limit\":{\"type\":\"integer\"},\"stopped_by\":{\"type\":\"string\"},\"next_offset\":"       \

@@ -99,9 +99,13 @@ check_broken 2025-11-25
 export MCPAGE_CLAUDE_HOME="$MCPAGE_SOURCE_DIR/examples/archive/claude"
 export MCPAGE_CODEX_HOME="$MCPAGE_SOURCE_DIR/examples/archive/codex"
 "$MCPAGE_BIN" sync --db "$tmp/a.db" >/dev/null 2>&1
-hit=$("$MCPAGE_BIN" call --db "$tmp/a.db" --json search_conversations '{"query": "sqlite3_open_v2", "limit": 1}')
-sid=$(node -e 'const m = JSON.parse(process.argv[1]).structuredContent.matches[0]; console.log(m.session_id)' "$hit")
-mid=$(node -e 'const m = JSON.parse(process.argv[1]).structuredContent.matches[0]; console.log(m.message_id)' "$hit")
+hit=$("$MCPAGE_BIN" call --db "$tmp/a.db" --json search_conversations \
+  '{"query": "sqlite3_open_v2", "limit": 1, "fields": ["session_id"]}')
+# Matches come in the column layout: "columns" names each value of a match.
+col() { node -e 'const s = JSON.parse(process.argv[1]).structuredContent;
+  console.log(s.matches[0][s.columns.indexOf(process.argv[2])])' "$hit" "$1"; }
+sid=$(col session_id)
+mid=$(col message_id)
 for era in 2026-07-28 2025-11-25; do
   "$MCPAGE_BIN" check --json --quiet --warnings-fail --era "$era" --page-size 3 \
     --args 'search_conversations={"query": "sqlite"}' \

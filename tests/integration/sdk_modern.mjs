@@ -119,6 +119,11 @@ async function toolPage(client, tool, base, cursor, rowsOf) {
   return { rows: rowsOf(r.structuredContent), next: r.structuredContent.next_cursor, sc: r.structuredContent };
 }
 
+// The archive's LIST tools send records in the column layout (docs/contract.md):
+// "columns" once, one array of values per record. As objects:
+const rowsOf = (sc, key) =>
+  Array.isArray(sc.columns) ? sc[key].map((r) => Object.fromEntries(sc.columns.map((c, i) => [c, r[i]]))) : sc[key];
+
 // Walks a list tool by cursor to the end: every record once, the total agreed.
 async function walkTool(client, label, tool, base, rowsOf, keyOf, totalOf) {
   const seen = new Set();
@@ -140,8 +145,8 @@ async function walkTool(client, label, tool, base, rowsOf, keyOf, totalOf) {
   return { keys: [...seen], pages, total };
 }
 
-const SESSIONS_WALK = ["list_sessions", { limit: 7 }, (s) => s.sessions, (x) => x.session_id, (s) => s.total_sessions];
-const SEARCH_WALK = ["search_conversations", { query: "the", limit: 9, sort: "newest" }, (s) => s.matches,
+const SESSIONS_WALK = ["list_sessions", { limit: 7 }, (s) => rowsOf(s, "sessions"), (x) => x.session_id, (s) => s.total_sessions];
+const SEARCH_WALK = ["search_conversations", { query: "the", limit: 9, sort: "newest" }, (s) => rowsOf(s, "matches"),
   (x) => String(x.message_id), (s) => s.total_matches];
 
 // Every archive tool, two cursor walks, the resource list, one resource read.
@@ -155,7 +160,7 @@ async function archiveSuite(client, label) {
 
   const projects = await client.callTool({ name: "list_projects", arguments: {} });
   eq(projects.structuredContent.total_projects, PROJECTS, `${label}: list_projects`);
-  out.projects = projects.structuredContent.projects.map((p) => p.project ?? p.name ?? p.path);
+  out.projects = rowsOf(projects.structuredContent, "projects").map((p) => p.project ?? p.name ?? p.path);
 
   const sessions = await walkTool(client, label, ...SESSIONS_WALK);
   eq(sessions.total, SESSIONS, `${label}: ${SESSIONS} sessions`);
@@ -166,8 +171,8 @@ async function archiveSuite(client, label) {
   out.search = search.keys;
 
   const hits = await client.callTool({ name: "search_conversations",
-    arguments: { query: "\"undefined reference\" role:user", limit: 2 } });
-  const m = hits.structuredContent.matches[0];
+    arguments: { query: "\"undefined reference\" role:user", limit: 2, fields: ["session_id", "line", "ordinal"] } });
+  const m = rowsOf(hits.structuredContent, "matches")[0];
   ok(hits.structuredContent.total_matches > 0 && Number.isInteger(m.line), `${label}: search with a filter`);
   const bad = await client.callTool({ name: "search_conversations", arguments: { query: "x role:nobody" } });
   ok(bad.isError && bad.structuredContent.error.code === "invalid_argument", `${label}: bad filter is invalid_argument`);

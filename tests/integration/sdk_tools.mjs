@@ -37,6 +37,11 @@ transport.stderr?.on("data", (d) => (stderr += d));
 const client = new Client({ name: "mcpage-sdk-tools", version: "1.0.0" }, { capabilities: {} });
 
 let checks = 0;
+// The archive's LIST tools send records in the column layout (docs/contract.md):
+// "columns" once, one array of values per record. As objects:
+const rowsOf = (sc, key) =>
+  Array.isArray(sc.columns) ? sc[key].map((r) => Object.fromEntries(sc.columns.map((c, i) => [c, r[i]]))) : sc[key];
+
 function ok(cond, what) {
   assert.ok(cond, what);
   checks++;
@@ -64,7 +69,7 @@ try {
     ok(!r.isError, "list_sessions page");
     const s = r.structuredContent;
     total = s.total_sessions;
-    for (const x of s.sessions) {
+    for (const x of rowsOf(s, "sessions")) {
       ok(!seen.has(x.session_id), "no session twice");
       seen.add(x.session_id);
     }
@@ -76,9 +81,10 @@ try {
   const sid = [...seen][0];
 
   // Search, with a filter in the query; the match points at a line.
-  const hits = await client.callTool({ name: "search_conversations", arguments: { query: "\"undefined reference\" role:user", limit: 2 } });
+  const hits = await client.callTool({ name: "search_conversations", arguments: { query: "\"undefined reference\" role:user", limit: 2,
+    fields: ["session_id", "snippet", "line", "ordinal"] } });
   ok(!hits.isError && hits.structuredContent.total_matches > 0, "search matches");
-  const m = hits.structuredContent.matches[0];
+  const m = rowsOf(hits.structuredContent, "matches")[0];
   ok(Number.isInteger(m.line) && m.line > 2 && m.snippet.includes("["), "match has a line and a marked snippet");
   const bad = await client.callTool({ name: "search_conversations", arguments: { query: "x role:nobody" } });
   ok(bad.isError && bad.structuredContent.error.code === "invalid_argument", "bad filter is an invalid_argument");

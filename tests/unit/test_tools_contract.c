@@ -179,6 +179,21 @@ static void test_remembered_totals_follow_the_store(void **state)
                             "matches") > the);
 }
 
+/* A record's field, as an object or (column layout) an array in the order of sc's columns. */
+static const json_t *field_of(const json_t *sc, const json_t *r, const char *key)
+{
+    if (!json_is_array(r))
+        return json_object_get(r, key);
+    size_t i;
+    const json_t *c;
+    json_array_foreach(json_object_get(sc, "columns"), i, c)
+    {
+        if (strcmp(json_string_value(c), key) == 0)
+            return json_array_get(r, i);
+    }
+    return NULL;
+}
+
 /* Walks `tool` page by page with next_cursor, adding sessions between pages. */
 static void walk_while_syncing(env *e, const char *tool, json_t *args, const char *unit,
                                const char *id_key, int *added)
@@ -200,12 +215,12 @@ static void walk_while_syncing(env *e, const char *tool, json_t *args, const cha
         {
             char key[64];
             snprintf(key, sizeof key, "%s",
-                     json_is_string(json_object_get(r, id_key))
-                         ? json_string_value(json_object_get(r, id_key))
+                     json_is_string(field_of(sc, r, id_key))
+                         ? json_string_value(field_of(sc, r, id_key))
                          : "");
             if (!key[0])
                 snprintf(key, sizeof key, "%lld",
-                         (long long)json_integer_value(json_object_get(r, id_key)));
+                         (long long)json_integer_value(field_of(sc, r, id_key)));
             json_object_set_new(before, key, json_true());
         }
         json_decref(cur);
@@ -234,12 +249,12 @@ static void walk_while_syncing(env *e, const char *tool, json_t *args, const cha
         {
             char key[64];
             snprintf(key, sizeof key, "%s",
-                     json_is_string(json_object_get(r, id_key))
-                         ? json_string_value(json_object_get(r, id_key))
+                     json_is_string(field_of(sc, r, id_key))
+                         ? json_string_value(field_of(sc, r, id_key))
                          : "");
             if (!key[0])
                 snprintf(key, sizeof key, "%lld",
-                         (long long)json_integer_value(json_object_get(r, id_key)));
+                         (long long)json_integer_value(field_of(sc, r, id_key)));
             assert_null(json_object_get(seen, key)); /* never twice */
             json_object_set_new(seen, key, json_true());
         }
@@ -310,9 +325,9 @@ static void test_relevance_walk_discloses_shift(void **state)
 static void test_search_line_points_at_the_message(void **state)
 {
     env *e = *state;
-    json_t *res =
-        tool_contract_call(e->srv, "search_conversations",
-                           json_pack("{s:s, s:i}", "query", "sqlite3_open_v2", "limit", 5));
+    json_t *res = tool_contract_call(e->srv, "search_conversations",
+                                     json_pack("{s:s, s:i, s:[ss]}", "query", "sqlite3_open_v2",
+                                               "limit", 5, "fields", "message_id", "line"));
     const json_t *m = json_object_get(res, "structuredContent");
     size_t i;
     const json_t *r;
@@ -320,9 +335,9 @@ static void test_search_line_points_at_the_message(void **state)
     json_array_foreach(json_object_get(m, "matches"), i, r)
     {
         store_message msg;
-        assert_int_equal(store_message_get(
-                             e->writer, json_integer_value(json_object_get(r, "message_id")), &msg),
-                         0);
+        assert_int_equal(
+            store_message_get(e->writer, json_integer_value(field_of(m, r, "message_id")), &msg),
+            0);
         /* Render the session and find the header of that ordinal. */
         store_session ses;
         assert_int_equal(store_session_get(e->writer, msg.session_id, &ses), 0);
@@ -341,7 +356,17 @@ static void test_search_line_points_at_the_message(void **state)
             }
             line += 2 + nl;
         }
-        assert_int_equal(json_integer_value(json_object_get(r, "line")), line);
+        assert_int_equal(json_integer_value(field_of(m, r, "line")), line);
+        /* read_session(message_id=...) opens the session at that line. */
+        json_t *rs = tool_contract_call(e->srv, "read_session",
+                                        json_pack("{s:I, s:i}", "message_id",
+                                                  json_integer_value(field_of(m, r, "message_id")),
+                                                  "max_lines", 2));
+        const json_t *rsc = json_object_get(rs, "structuredContent");
+        assert_int_equal(json_integer_value(json_object_get(rsc, "start_line")), line);
+        assert_non_null(
+            strstr(json_string_value(json_array_get(json_object_get(rsc, "lines"), 0)), want));
+        json_decref(rs);
         store_messages_free(&all);
         store_session_clear(&ses);
         store_message_clear(&msg);
