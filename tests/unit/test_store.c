@@ -504,6 +504,103 @@ static void snippets_are_cut_around_the_best_matches(void **state)
     free(snip);
 }
 
+/* Every query's snippet with the token map, then cut from the whole text. */
+static void snippets_agree_with_whole_text(store *s, const char *const *queries, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *windowed = snippet_of(s, queries[i]);
+        store_sqlite__snippet_whole = 1;
+        char *whole = snippet_of(s, queries[i]);
+        store_sqlite__snippet_whole = 0;
+        if (strcmp(windowed, whole) != 0)
+            fail_msg("query %s: windowed \"%s\", whole \"%s\"", queries[i], windowed, whole);
+        free(windowed);
+        free(whole);
+    }
+}
+
+static int64_t tokmap_rows(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t n = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM message_tokmap", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/*
+ * A long text's snippet is cut from a window read by its token map
+ * (SQLite): the same string as from the whole text, with words of every
+ * kind (accents, emoji, CJK, punctuation outside ASCII, snake_case,
+ * paths) before and in the window, at the start, deep inside and at the
+ * very end; and a store written before the map existed gets its maps
+ * when a writer opens it.
+ */
+static void long_text_snippets_read_a_window(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    static const char *const w[] = {
+        "émoji🙂", "日本語 テスト", "naïve",     "max_tokens", "path/to/file.c",
+        "c++",        "x—y",           "façade",    "a…b",        "¿qué?",
+        "Ünïcödé",    "привет",        "tab\there", "«quoted»"};
+    size_t cap = 4 << 20, len = 0;
+    char *text = malloc(cap);
+    for (int i = 0; i < 30000; i++)
+        len += (size_t)snprintf(text + len, cap - len, "row%05d: %s %s%s ok\n", i, w[i % 14],
+                                w[(i * 7) % 14], i == 7 || i == 17777 ? " zorilla" : "");
+    snprintf(text + len, cap - len, "the end: ocelot¿");
+    assert_int_equal(store_begin(f->s), 0);
+    store_session_meta m = {.session_id = "long-1", .source = "claude", .source_path = "/dev/null"};
+    assert_int_equal(store_session_put(f->s, &m), 0);
+    store_message msg = {.session_id = "long-1",
+                         .ordinal = 0,
+                         .role = "tool",
+                         .timestamp = "2026-01-01T00:00:00Z",
+                         .text = text};
+    int64_t id = 0;
+    assert_int_equal(store_message_add(f->s, &msg, &id), 0);
+    assert_int_equal(store_session_refresh(f->s, "long-1"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    free(text);
+    /* fill()'s short texts have no map, the long one has */
+    assert_int_equal(tokmap_rows(f->db), 1);
+    static const char *const queries[] = {
+        "row00000",         "row00007",           "zorilla",  "row17777",
+        "row17777 zorilla", "\"row12000 naïve\"", "row29999", "ocelot",
+        "row2999*",         "row00255",           "row00256", "row15000 row15001",
+        "テスト row20000",  "quoted row00013"};
+    snippets_agree_with_whole_text(f->s, queries, sizeof queries / sizeof queries[0]);
+    char *snip = snippet_of(f->s, "ocelot");
+    assert_non_null(strstr(snip, "the end: " STORE_HIT_OPEN "ocelot" STORE_HIT_CLOSE "¿"));
+    free(snip);
+
+    /* A store without maps (schema version 3) gets them from a writer. */
+    store_close(f->s);
+    f->s = NULL;
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DROP TABLE message_tokmap; DROP TRIGGER message_tokmap_ad; "
+                                  "DROP TRIGGER message_tokmap_au; "
+                                  "DELETE FROM schema_version WHERE version = 4;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(tokmap_rows(f->db), -1);
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+    assert_int_equal(tokmap_rows(f->db), 1);
+    snippets_agree_with_whole_text(f->s, queries, sizeof queries / sizeof queries[0]);
+}
+
 static void rejected_queries_have_their_own_error(void **state)
 {
     fixture *f = *state;
@@ -994,6 +1091,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(search_walks_in_every_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
+        cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),
         cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),
         cmocka_unit_test_setup_teardown(query_terms_are_deduplicated_and_capped, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),

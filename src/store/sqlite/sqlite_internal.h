@@ -72,7 +72,15 @@ void store_sqlite__mark_damaged(const sq_conn *c);
 /* 1 when a handle of this process found the connection's file damaged. */
 int store_sqlite__seen_damaged(const sq_conn *c);
 
-/* Registers mcpage_snippet() (sqlite_snippet.c) on db; 0 or -1. */
+/*
+ * Registers mcpage_snippet() and mcpage_tokmap(text) (sqlite_snippet.c)
+ * on db; 0 or -1. mcpage_tokmap() gives a long text's token map for
+ * `message_tokmap` (NULL for a short text).
+ */
 int store_sqlite_snippet_register(sqlite3 *db);
+/* Texts shorter than this many bytes never have a token map. */
+#define SQ_TOKMAP_MIN_BYTES 2047
+/* Tests set this to 1 to cut every snippet from the whole text (no token map). */
+extern int store_sqlite__snippet_whole;
 
 #endif

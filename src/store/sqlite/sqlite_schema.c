@@ -132,6 +132,17 @@ static const char *const migrations[] = {
     "  FROM source_files f;"
     "DROP TABLE source_files;"
     "ALTER TABLE source_files_v2 RENAME TO source_files;",
+    /* version 4: the token map of each long text (sqlite_snippet.c): the
+     * byte offset of every 256th token, so a snippet deep in a megabyte
+     * tool output reads a few kilobytes around its window. Existing texts
+     * get theirs here (one read of every long text, once). */
+    "CREATE TABLE message_tokmap(message_id INTEGER PRIMARY KEY, offsets BLOB NOT NULL);"
+    "INSERT INTO message_tokmap SELECT message_id, m FROM (SELECT message_id,"
+    "  mcpage_tokmap(text) AS m FROM message_text) WHERE m IS NOT NULL;"
+    "CREATE TRIGGER message_tokmap_ad AFTER DELETE ON message_text BEGIN"
+    "  DELETE FROM message_tokmap WHERE message_id = old.message_id; END;"
+    "CREATE TRIGGER message_tokmap_au AFTER UPDATE OF text ON message_text BEGIN"
+    "  DELETE FROM message_tokmap WHERE message_id = old.message_id; END;",
 };
 
 int store_sqlite_schema_latest(void)

@@ -7,9 +7,8 @@
  * from the match positions the index already has (xInst): 1000 for each
  * phrase's first match in the window, 1 for each further one, the window
  * centred on its matches, the first best window winning; then it
- * tokenizes only up to that window's end and stops. A match near the top
- * of a large output now costs what a small message costs. What it gives
- * up is snippet()'s preference for starting at a sentence. The PostgreSQL
+ * tokenizes only up to that window's end and stops. What it gives up is
+ * snippet()'s preference for starting at a sentence. The PostgreSQL
  * backend cuts its snippets by the same rule (pg_text.c), so both mark
  * the same spans. It takes snippet()'s arguments, so the query can fall
  * back to snippet() by name:
@@ -18,6 +17,15 @@
  *
  * Overlapping matches are marked as one span; an ellipsis marks text left
  * out before and after; text between tokens is kept as it is.
+ *
+ * A long text (SNIP_MAP_MIN tokens or more) also has a token map in
+ * `message_tokmap`: the byte offset of every SNIP_MAP_EVERY-th token,
+ * written by the store with the text (mcpage_tokmap()). The snippet then
+ * reads only the bytes from the map entry before its window, with
+ * incremental blob I/O, and tokenizes a few hundred tokens: a match
+ * 500 KB into a tool output no longer reads or tokenizes the 500 KB before
+ * it (0.85 ms to a few microseconds a snippet). A text without a map (a
+ * store written before the map existed) is read whole, as before.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -29,6 +37,19 @@
 #define SNIP_MARK_MAX    16     /* bytes of an open/close/ellipsis string used */
 #define SNIP_PHRASES_MAX 64     /* phrases told apart when scoring (more share a slot) */
 #define SNIP_INST_MAX    100000 /* matches considered (a 1 MiB text has fewer tokens) */
+#define SNIP_MAP_EVERY   256    /* tokens between two token map entries */
+#define SNIP_MAP_MIN     1024   /* tokens from which a text has a token map */
+#define SNIP_CHUNK       4096   /* bytes read first after a map entry (grows by 4x) */
+
+int store_sqlite__snippet_whole;
+
+/* Per connection: the FTS5 API and, once the writer needs it, the table's tokenizer. */
+typedef struct snip_conn {
+    sqlite3 *db;
+    fts5_api *fts5;
+    fts5_tokenizer tk; /* unicode61, for the non-ASCII stretches of a token map */
+    Fts5Tokenizer *tok;
+} snip_conn;
 
 /* One match: tokens [pos, pos + size) match phrase `phrase`. */
 typedef struct snip_inst {
@@ -142,6 +163,98 @@ static int snip_best_start(const snip_inst *in, int n, int want, int ntok)
     return best;
 }
 
+/* 1 for the bytes that are token characters of the table's tokenizer
+ * (unicode61 tokenchars '_'): ASCII letters, digits and '_'. Every other
+ * ASCII byte separates tokens; bytes from 0x80 up are decided by unicode61. */
+static const unsigned char tok_ascii[128] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['_'] = 1, ['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1,
+    ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1,
+    ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1, ['S'] = 1, ['T'] = 1, ['U'] = 1,
+    ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1, ['a'] = 1, ['b'] = 1, ['c'] = 1,
+    ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1,
+    ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1, ['s'] = 1,
+    ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1};
+
+/* An ASCII byte that ends any token. */
+static int ascii_sep(unsigned char c)
+{
+    return c < 0x80 && !tok_ascii[c];
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * Reads the bytes of message `id`'s text from the token map entry before
+ * window `w` up to past its end (or the text's end) into *buf, and
+ * tokenizes them into w. 1 when done that way, 0 when the text must be
+ * read whole (no map, a map that does not reach, an I/O error).
+ */
+static int snip_window_read(const Fts5ExtensionApi *api, Fts5Context *fts, snip_window *w,
+                            unsigned char **buf, int *n)
+{
+    snip_conn *sc = api->xUserData(fts);
+    sqlite3_int64 id = api->xRowid(fts);
+    sqlite3_blob *b = NULL;
+    int k = w->start / SNIP_MAP_EVERY; /* the map entry: token k * SNIP_MAP_EVERY */
+    uint32_t from = 0;
+    if (k > 0) {
+        if (sqlite3_blob_open(sc->db, "main", "message_tokmap", "offsets", id, 0, &b) !=
+            SQLITE_OK) {
+            sqlite3_blob_close(b);
+            return 0;
+        }
+        int entries = sqlite3_blob_bytes(b) / 4;
+        k = k > entries ? entries : k;
+        unsigned char e[4] = {0};
+        int rc = k > 0 ? sqlite3_blob_read(b, e, 4, (k - 1) * 4) : SQLITE_OK;
+        sqlite3_blob_close(b);
+        if (rc != SQLITE_OK)
+            return 0;
+        from = k > 0 ? le32(e) : 0;
+    }
+    if (sqlite3_blob_open(sc->db, "main", "message_text", "text", id, 0, &b) != SQLITE_OK) {
+        sqlite3_blob_close(b);
+        return 0;
+    }
+    int total = sqlite3_blob_bytes(b), ok = 0;
+    if (from > (uint32_t)total) {
+        sqlite3_blob_close(b);
+        return 0;
+    }
+    int left = total - (int)from, len = left < SNIP_CHUNK ? left : SNIP_CHUNK;
+    for (;;) {
+        unsigned char *p = sqlite3_realloc(*buf, len > 0 ? len : 1);
+        if (p == NULL)
+            break;
+        *buf = p;
+        if (sqlite3_blob_read(b, p, len, (int)from) != SQLITE_OK)
+            break;
+        /* Cut after the last ASCII separator unless this is the end of
+         * the text: the tokens before it are the whole text's tokens. */
+        int cut = len;
+        if (len < left)
+            while (cut > 0 && !ascii_sep(p[cut - 1]))
+                cut--;
+        w->next = k * SNIP_MAP_EVERY;
+        w->got = w->stopped = 0;
+        int rc = cut > 0 ? api->xTokenize(fts, (const char *)p, cut, w, snip_token) : SQLITE_OK;
+        if (rc != SQLITE_OK && rc != SQLITE_DONE)
+            break;
+        if (w->stopped || len == left) {
+            *n = cut;
+            ok = 1;
+            break;
+        }
+        len = left / 4 < len ? left : len * 4;
+    }
+    sqlite3_blob_close(b);
+    return ok;
+}
+
 static void snippet_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
                        int nval, sqlite3_value **val)
 {
@@ -156,23 +269,34 @@ static void snippet_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
                *ell = snip_arg(val[3], &nell);
     int want = sqlite3_value_int(val[4]);
     want = want < 1 ? 1 : want > SNIP_TOKENS_MAX ? SNIP_TOKENS_MAX : want;
-    const char *text = NULL;
-    int n = 0, ntok = 0;
-    int rc = api->xColumnText(fts, col, &text, &n);
-    if (rc == SQLITE_OK && api->xColumnSize(fts, col, &ntok) != SQLITE_OK)
+    int ntok = 0;
+    if (api->xColumnSize(fts, col, &ntok) != SQLITE_OK)
         ntok = 0;
     snip_inst *in = NULL;
-    int nin = rc == SQLITE_OK ? snip_matches(api, fts, col, &in) : 0;
-    if (rc != SQLITE_OK || nin < 0) {
-        sqlite3_result_error_code(ctx, rc != SQLITE_OK ? rc : SQLITE_NOMEM);
+    int nin = snip_matches(api, fts, col, &in);
+    if (nin < 0) {
+        sqlite3_result_error_nomem(ctx);
         return;
     }
     snip_window w;
     memset(&w, 0, sizeof w);
     w.start = snip_best_start(in, nin, want, ntok);
     w.end = w.start + want;
-    rc = text && n > 0 ? api->xTokenize(fts, text, n, &w, snip_token) : SQLITE_OK;
+    /* The text: the bytes around the window (a long text with a map), or all of it. */
+    const char *text = NULL;
+    unsigned char *part = NULL;
+    int n = 0, rc = SQLITE_OK;
+    if (col == 0 && ntok >= SNIP_MAP_MIN && !store_sqlite__snippet_whole &&
+        snip_window_read(api, fts, &w, &part, &n)) {
+        text = (const char *)part;
+    } else {
+        w.next = w.got = w.stopped = 0;
+        rc = api->xColumnText(fts, col, &text, &n);
+        if (rc == SQLITE_OK && text && n > 0)
+            rc = api->xTokenize(fts, text, n, &w, snip_token);
+    }
     if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+        sqlite3_free(part);
         sqlite3_free(in);
         sqlite3_result_error_code(ctx, rc);
         return;
@@ -208,6 +332,7 @@ static void snippet_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
         if (w.stopped)
             put(out, ell, nell);
     }
+    sqlite3_free(part);
     sqlite3_free(in);
     int len = sqlite3_str_length(out);
     char *s = sqlite3_str_finish(out);
@@ -216,6 +341,120 @@ static void snippet_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
         return;
     }
     sqlite3_result_text(ctx, s ? s : "", len, s ? sqlite3_free : SQLITE_STATIC);
+}
+
+/* ---- the token map ---------------------------------------------------- */
+
+typedef struct tokmap {
+    int pos;            /* tokens seen */
+    int base;           /* byte offset of the stretch being tokenized */
+    unsigned char *map; /* little-endian uint32 offsets, sqlite3_malloc'd */
+    int len, cap;       /* bytes */
+    int nomem;
+} tokmap;
+
+static void tokmap_token(tokmap *t, int off)
+{
+    if (t->pos > 0 && t->pos % SNIP_MAP_EVERY == 0) {
+        if (t->len + 4 > t->cap) {
+            int cap = t->cap ? t->cap * 2 : 256;
+            unsigned char *m = sqlite3_realloc(t->map, cap);
+            if (m == NULL) {
+                t->nomem = 1;
+                return;
+            }
+            t->map = m;
+            t->cap = cap;
+        }
+        uint32_t v = (uint32_t)off;
+        t->map[t->len++] = (unsigned char)v;
+        t->map[t->len++] = (unsigned char)(v >> 8);
+        t->map[t->len++] = (unsigned char)(v >> 16);
+        t->map[t->len++] = (unsigned char)(v >> 24);
+    }
+    t->pos++;
+}
+
+static int tokmap_cb(void *ud, int flags, const char *tok, int ntok, int from, int to)
+{
+    (void)tok;
+    (void)ntok;
+    (void)to;
+    tokmap *t = ud;
+    if (!(flags & FTS5_TOKEN_COLOCATED))
+        tokmap_token(t, t->base + from);
+    return t->nomem ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/*
+ * The token map of a text: the tokens are the FTS5 table's. ASCII runs
+ * are scanned here (an ASCII separator ends every token); a stretch with
+ * bytes from 0x80, between two ASCII separators, goes to unicode61 itself.
+ */
+static int tokmap_build(snip_conn *sc, const unsigned char *s, int n, tokmap *t)
+{
+    int i = 0;
+    while (i < n && !t->nomem) {
+        if (ascii_sep(s[i])) {
+            i++;
+            continue;
+        }
+        int j = i;
+        while (j < n && s[j] < 0x80 && tok_ascii[s[j]])
+            j++;
+        if (j == n || s[j] < 0x80) { /* an ASCII token */
+            tokmap_token(t, i);
+            i = j;
+            continue;
+        }
+        while (j < n && !ascii_sep(s[j]))
+            j++;
+        if (sc->tok == NULL) {
+            static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
+            void *ud = NULL;
+            if (sc->fts5->xFindTokenizer(sc->fts5, "unicode61", &ud, &sc->tk) != SQLITE_OK ||
+                sc->tk.xCreate(ud, (const char **)args, 4, &sc->tok) != SQLITE_OK)
+                return SQLITE_ERROR;
+        }
+        t->base = i;
+        int rc = sc->tk.xTokenize(sc->tok, t, FTS5_TOKENIZE_DOCUMENT, (const char *)s + i, j - i,
+                                  tokmap_cb);
+        if (rc != SQLITE_OK)
+            return rc;
+        i = j;
+    }
+    return t->nomem ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+/* mcpage_tokmap(text): the text's token map, or NULL under SNIP_MAP_MIN tokens. */
+static void tokmap_fn(sqlite3_context *ctx, int nval, sqlite3_value **val)
+{
+    (void)nval;
+    const unsigned char *s = sqlite3_value_text(val[0]);
+    int n = sqlite3_value_bytes(val[0]);
+    if (s == NULL || n < 2 * SNIP_MAP_MIN - 1) { /* each token and separator a byte at least */
+        sqlite3_result_null(ctx);
+        return;
+    }
+    tokmap t = {0};
+    int rc = tokmap_build(sqlite3_user_data(ctx), s, n, &t);
+    if (rc != SQLITE_OK) {
+        sqlite3_free(t.map);
+        sqlite3_result_error_code(ctx, rc);
+    } else if (t.pos < SNIP_MAP_MIN) {
+        sqlite3_free(t.map);
+        sqlite3_result_null(ctx);
+    } else {
+        sqlite3_result_blob(ctx, t.map, t.len, sqlite3_free);
+    }
+}
+
+static void snip_conn_free(void *p)
+{
+    snip_conn *sc = p;
+    if (sc->tok)
+        sc->tk.xDelete(sc->tok);
+    sqlite3_free(sc);
 }
 
 /* The FTS5 API of a connection (the documented "SELECT fts5(?1)" handshake). */
@@ -236,6 +475,18 @@ int store_sqlite_snippet_register(sqlite3 *db)
     fts5_api *api = fts5_api_of(db);
     if (api == NULL || api->iVersion < 2)
         return -1;
-    return api->xCreateFunction(api, "mcpage_snippet", NULL, snippet_fn, NULL) == SQLITE_OK ? 0
-                                                                                            : -1;
+    snip_conn *sc = sqlite3_malloc(sizeof *sc);
+    if (sc == NULL)
+        return -1;
+    *sc = (snip_conn){.db = db, .fts5 = api};
+    /* The function owns sc (freed when the connection closes); the
+     * tokenizer is created on the first non-ASCII stretch of a map. */
+    if (api->xCreateFunction(api, "mcpage_snippet", sc, snippet_fn, snip_conn_free) != SQLITE_OK) {
+        sqlite3_free(sc);
+        return -1;
+    }
+    return sqlite3_create_function(db, "mcpage_tokmap", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, sc,
+                                   tokmap_fn, NULL, NULL) == SQLITE_OK
+               ? 0
+               : -1;
 }

@@ -1571,6 +1571,20 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
         if (rc < 0)
             return rc;
     }
+    /* A long text's token map, for its snippets (sqlite_snippet.c). */
+    if (m->text && strlen(m->text) >= SQ_TOKMAP_MIN_BYTES) {
+        rc = sq_prep(s,
+                     "INSERT INTO message_tokmap SELECT ?1, m FROM (SELECT mcpage_tokmap(?2) AS m) "
+                     "WHERE m IS NOT NULL",
+                     &st);
+        if (rc < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, *id);
+        sqlite3_bind_text(st, 2, m->text, -1, SQLITE_STATIC);
+        rc = sq_done(s, st, "token map insert");
+        if (rc < 0)
+            return rc;
+    }
     /* The session's count and time span follow each insert, so a sync of
      * one new line does not rescan a long session. */
     rc = sq_prep(s,
