@@ -591,6 +591,7 @@ static void long_text_snippets_read_a_window(void **state)
     assert_int_equal(sqlite3_exec(db,
                                   "DROP TABLE message_tokmap; DROP TRIGGER message_tokmap_ad; "
                                   "DROP TRIGGER message_tokmap_au; "
+                                  "DELETE FROM meta WHERE key IN ('text_deletes', 'store_id'); "
                                   "DELETE FROM schema_version WHERE version = 4;",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -599,6 +600,136 @@ static void long_text_snippets_read_a_window(void **state)
     assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
     assert_int_equal(tokmap_rows(f->db), 1);
     snippets_agree_with_whole_text(f->s, queries, sizeof queries / sizeof queries[0]);
+}
+
+/* Adds `n` messages of `nwords` words (then other counts, up to 42) to session `sid` (created),
+ * ordinals from `first`. */
+static void add_words(store *s, char *sid, int first, int n, int nwords, unsigned seed)
+{
+    assert_int_equal(store_begin(s), 0);
+    store_session_meta m = {.session_id = sid, .source = "claude", .source_path = "/dev/null"};
+    assert_int_equal(store_session_put(s, &m), 0);
+    static const char *const vocab[] = {"alpha", "bravo", "kiwi", "lemon", "mango", "the"};
+    char *text = malloc(64 * 8 + 1);
+    for (int i = 0; i < n; i++) {
+        size_t len = 0;
+        for (int w = 0; w < nwords; w++) {
+            seed = seed * 1103515245u + 12345u;
+            /* lengths and term frequencies spread over rows */
+            int k = (int)((seed >> 16) % (w % 7 == 0 ? 6u : 3u));
+            len += (size_t)sprintf(text + len, "%s ", vocab[k]);
+        }
+        text[len] = '\0';
+        store_message msg = {.session_id = sid,
+                             .ordinal = first + i,
+                             .role = "user",
+                             .timestamp = "2026-02-01T00:00:00Z",
+                             .text = text};
+        int64_t id = 0;
+        assert_int_equal(store_message_add(s, &msg, &id), 0);
+        nwords = nwords % 40 + 3;
+    }
+    free(text);
+    assert_int_equal(store_session_refresh(s, sid), 0);
+    assert_int_equal(store_commit(s), 0);
+}
+
+/* A relevance walk of `query` through the store equals FTS5's own bm25 order and ranks. */
+static void relevance_is_fts5_bm25(store *s, sqlite3 *raw, const char *query, const char *fts,
+                                   int counted)
+{
+    store_search_filter q = {.query = query, .sort = STORE_SEARCH_RELEVANCE};
+    int64_t total = 0;
+    if (counted)
+        assert_int_equal(store_search_count(s, &q, &total), 0);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(raw,
+                                        "SELECT rowid, rank FROM messages_fts WHERE messages_fts "
+                                        "MATCH ? ORDER BY rank, rowid",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+    store_key after;
+    store_page pg = {.limit = 7};
+    store_hits h = {0};
+    size_t i = 0, seen = 0;
+    for (;;) {
+        if (i == h.count) {
+            if (h.count > 0 && h.count < 7)
+                break;
+            if (h.count > 0) {
+                after = h.rows[h.count - 1].key;
+                pg.after = &after;
+            }
+            store_hits_free(&h);
+            assert_int_equal(store_search(s, &q, &pg, &h), 0);
+            i = 0;
+            if (h.count == 0)
+                break;
+        }
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        if (h.rows[i].message_id != sqlite3_column_int64(st, 0) ||
+            h.rows[i].rank != sqlite3_column_double(st, 1))
+            fail_msg("%s row %zu: store %lld %.17g, bm25 %lld %.17g", query, seen,
+                     (long long)h.rows[i].message_id, h.rows[i].rank,
+                     (long long)sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1));
+        i++;
+        seen++;
+    }
+    store_hits_free(&h);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    assert_true(seen > 0);
+    if (counted)
+        assert_int_equal((int64_t)seen, total);
+}
+
+/*
+ * Relevance (SQLite) ranks with mcpage_bm25(), which keeps the index's
+ * row lengths per store generation: every rank is the double FTS5's
+ * bm25() gives, in its order, for one word, several, phrases and
+ * prefixes, counted first or not, and after a sync adds rows, and after
+ * a re-parse deletes rows and reuses their ids with other lengths.
+ */
+static void relevance_ranks_are_bm25(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    add_words(f->s, "rank-1", 0, 120, 5, 7);
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    static const struct {
+        const char *query, *fts;
+    } qs[] = {{"kiwi", "\"kiwi\""},
+              {"the", "\"the\""},
+              {"kiwi lemon", "\"kiwi\" \"lemon\""},
+              {"\"kiwi lemon\"", "\"kiwi lemon\""},
+              {"mang*", "\"mang\"*"},
+              {"alpha", "\"alpha\""}};
+    /* rows in the index: fill()'s 492 and rank-1's 120, then 40 more */
+    static const int64_t loaded[] = {492 + 120, 40, 492 + 120 + 40};
+    for (int round = 0; round < 3; round++) {
+        int64_t before = store_sqlite__rank_rows_loaded;
+        for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+            relevance_is_fts5_bm25(f->s, raw, qs[i].query, qs[i].fts, (int)(i % 2));
+            relevance_is_fts5_bm25(f->s, raw, qs[i].query, qs[i].fts, (int)(1 - i % 2));
+        }
+        /* the lengths are read once a generation: all, then the new rows
+         * only, then all again after rows were deleted */
+        assert_int_equal(store_sqlite__rank_rows_loaded - before, loaded[round]);
+        if (round == 0) { /* a sync appends rows */
+            add_words(f->s, "rank-2", 0, 40, 11, 99);
+        } else if (round == 1) { /* a re-parse: the newest ids deleted and reused */
+            assert_int_equal(store_begin(f->s), 0);
+            assert_int_equal(store_session_reset(f->s, "rank-2"), 0);
+            assert_int_equal(store_commit(f->s), 0);
+            add_words(f->s, "rank-2", 0, 40, 23, 5);
+        }
+    }
+    sqlite3_close(raw);
 }
 
 static void rejected_queries_have_their_own_error(void **state)
@@ -1092,6 +1223,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(relevance_ranks_are_bm25, setup, teardown),
         cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),
         cmocka_unit_test_setup_teardown(query_terms_are_deduplicated_and_capped, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),

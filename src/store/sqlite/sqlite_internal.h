@@ -37,6 +37,7 @@ typedef struct sq_conn {
     int dirty;                     /* rows changed in this transaction */
     int lock_fd;                   /* "<db>-sync.lock" for session locks, or -1 */
     int own_snippet;               /* mcpage_snippet() is registered (else FTS5's snippet()) */
+    int64_t rank_nhit;             /* the ranked query's match count for mcpage_bm25(), or -1 */
     int damaged;                   /* SQLite reported the file corrupt: no more writes */
 } sq_conn;
 
@@ -77,7 +78,17 @@ int store_sqlite__seen_damaged(const sq_conn *c);
  * on db; 0 or -1. mcpage_tokmap() gives a long text's token map for
  * `message_tokmap` (NULL for a short text).
  */
-int store_sqlite_snippet_register(sqlite3 *db);
+int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit);
+/*
+ * Registers mcpage_bm25() (sqlite_rank.c), bm25() with cached row lengths;
+ * 0 or -1. *nhit is the bare match count of the query being ranked while
+ * the store knows it, else -1 (it spares bm25 a count of its own).
+ */
+int store_sqlite_rank_register(fts5_api *api, sqlite3 *db, const int64_t *nhit);
+/* Tests set this to 1 to make mcpage_bm25() read every row length through FTS5. */
+extern int store_sqlite__rank_fts5_lengths;
+/* Row lengths mcpage_bm25() has read so far (tests: once per generation, new rows only). */
+extern int64_t store_sqlite__rank_rows_loaded;
 /* Texts shorter than this many bytes never have a token map. */
 #define SQ_TOKMAP_MIN_BYTES 2047
 /* Tests set this to 1 to cut every snippet from the whole text (no token map). */

@@ -137,12 +137,20 @@ static const char *const migrations[] = {
      * tool output reads a few kilobytes around its window. Existing texts
      * get theirs here (one read of every long text, once). */
     "CREATE TABLE message_tokmap(message_id INTEGER PRIMARY KEY, offsets BLOB NOT NULL);"
+    /* Texts deleted or changed, ever: readers that keep the index's row
+     * lengths (sqlite_rank.c) reload them all when it moves. */
+    "INSERT INTO meta VALUES('text_deletes', 0);"
+    /* and tell stores apart whose files had the same inode (a deleted
+     * file's number is given to a new one) */
+    "INSERT INTO meta VALUES('store_id', random());"
     "INSERT INTO message_tokmap SELECT message_id, m FROM (SELECT message_id,"
     "  mcpage_tokmap(text) AS m FROM message_text) WHERE m IS NOT NULL;"
     "CREATE TRIGGER message_tokmap_ad AFTER DELETE ON message_text BEGIN"
-    "  DELETE FROM message_tokmap WHERE message_id = old.message_id; END;"
+    "  DELETE FROM message_tokmap WHERE message_id = old.message_id;"
+    "  UPDATE meta SET value = value + 1 WHERE key = 'text_deletes'; END;"
     "CREATE TRIGGER message_tokmap_au AFTER UPDATE OF text ON message_text BEGIN"
-    "  DELETE FROM message_tokmap WHERE message_id = old.message_id; END;",
+    "  DELETE FROM message_tokmap WHERE message_id = old.message_id;"
+    "  UPDATE meta SET value = value + 1 WHERE key = 'text_deletes'; END;",
 };
 
 int store_sqlite_schema_latest(void)

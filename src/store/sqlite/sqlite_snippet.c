@@ -470,7 +470,7 @@ static fts5_api *fts5_api_of(sqlite3 *db)
     return api;
 }
 
-int store_sqlite_snippet_register(sqlite3 *db)
+int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit)
 {
     fts5_api *api = fts5_api_of(db);
     if (api == NULL || api->iVersion < 2)
@@ -485,8 +485,8 @@ int store_sqlite_snippet_register(sqlite3 *db)
         sqlite3_free(sc);
         return -1;
     }
-    return sqlite3_create_function(db, "mcpage_tokmap", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, sc,
-                                   tokmap_fn, NULL, NULL) == SQLITE_OK
-               ? 0
-               : -1;
+    if (sqlite3_create_function(db, "mcpage_tokmap", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, sc,
+                                tokmap_fn, NULL, NULL) != SQLITE_OK)
+        return -1;
+    return store_sqlite_rank_register(api, db, rank_nhit);
 }

@@ -75,6 +75,9 @@ static int sq_progress(void *ud)
 }
 
 /* A cached statement for `sql`, reset and with its bindings cleared. */
+/* Relevance: bm25() of the match, lower is better (sqlite_rank.c). */
+#define SQ_BM25 "mcpage_bm25(messages_fts)"
+
 static int sq_prep(store *s, const char *sql, sqlite3_stmt **out)
 {
     sq_conn *c = CONN(s);
@@ -1037,16 +1040,21 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
                 "messages b INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < "
                 "m.ordinal) FROM ");
     sql_add(&q, fts_drives ? "messages_fts CROSS JOIN (" : "(");
+    /* bm25 as mcpage_bm25() computes it (sqlite_rank.c), else FTS5's rank. */
+    int own = CONN(s)->own_snippet;
     /* The inner query: which rows, in which order (four shapes). */
     const char *order, *outer, *cmp;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
     if (relevance && !need_m) {
         /* FTS5 alone: no join while every match is scored. */
-        sql_add(&q, "SELECT messages_fts.rowid AS id, messages_fts.rank AS rk FROM messages_fts "
-                    "WHERE messages_fts MATCH ?");
+        sql_add(&q, own ? "SELECT messages_fts.rowid AS id, " SQ_BM25 " AS rk FROM messages_fts "
+                          "WHERE messages_fts MATCH ?"
+                        : "SELECT messages_fts.rowid AS id, messages_fts.rank AS rk FROM "
+                          "messages_fts WHERE messages_fts MATCH ?");
         sql_text(&q, fts);
-        order = "messages_fts.rank, messages_fts.rowid";
-        cmp = " AND (messages_fts.rank, messages_fts.rowid) > (?, ?)";
+        order = own ? SQ_BM25 ", messages_fts.rowid" : "messages_fts.rank, messages_fts.rowid";
+        cmp = own ? " AND (" SQ_BM25 ", messages_fts.rowid) > (?, ?)"
+                  : " AND (messages_fts.rank, messages_fts.rowid) > (?, ?)";
     } else if (plan != SQ_COLLECT) {
         sql_add(&q, plan == SQ_PROBE
                         ? "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
@@ -1060,14 +1068,16 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         sql_where_text(&q, "m.timestamp < ?", f->before);
         order = cmp = NULL;
     } else {
-        sql_add(&q, relevance ? "SELECT m.message_id AS id, messages_fts.rank AS rk"
-                              : "SELECT m.message_id AS id, 0.0 AS rk");
+        sql_add(&q, !relevance ? "SELECT m.message_id AS id, 0.0 AS rk"
+                    : own      ? "SELECT m.message_id AS id, " SQ_BM25 " AS rk"
+                               : "SELECT m.message_id AS id, messages_fts.rank AS rk");
         sql_add(&q, " FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid");
         if (need_s)
             sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
         search_where(&q, f, fts);
-        order = "messages_fts.rank, m.message_id";
-        cmp = " AND (messages_fts.rank, m.message_id) > (?, ?)";
+        order = own ? SQ_BM25 ", m.message_id" : "messages_fts.rank, m.message_id";
+        cmp = own ? " AND (" SQ_BM25 ", m.message_id) > (?, ?)"
+                  : " AND (messages_fts.rank, m.message_id) > (?, ?)";
     }
     switch (f->sort) {
     case STORE_SEARCH_NEWEST:
@@ -1110,6 +1120,15 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     rc = sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
+    /* bm25 needs the rows holding each phrase: for one phrase, the bare
+     * count this connection may have just made for the page's total. */
+    if (relevance && own) {
+        int64_t version = 0;
+        sq_conn *c = CONN(s);
+        if (c->count_query && strcmp(c->count_query, fts) == 0 && data_version(s, &version) == 0 &&
+            c->count_version == version)
+            c->rank_nhit = c->count_matches;
+    }
     size_t cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_hit *rows = rows_grow(out->rows, out->count, &cap, sizeof *rows);
@@ -1136,6 +1155,7 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
         store_key_set_int(&h->key.part[1], h->message_id);
     }
     sqlite3_reset(st);
+    CONN(s)->rank_nhit = -1;
     if (rc != SQLITE_DONE) {
         store_hits_free(out);
         return sq_search_err(s);
@@ -1143,6 +1163,7 @@ static int sqlite_search(store *s, const store_search_filter *f, const store_pag
     return 0;
 nomem:
     sqlite3_reset(st);
+    CONN(s)->rank_nhit = -1;
     store_hits_free(out);
     return MCPAGE_ENOMEM;
 }
@@ -2009,7 +2030,8 @@ int store_sqlite_open(store *s, const char *path, int flags)
     sqlite3_busy_timeout(c->db, 10000);
     sqlite3_extended_result_codes(c->db, 0);
     sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, s);
-    c->own_snippet = store_sqlite_snippet_register(c->db) == 0;
+    c->rank_nhit = -1;
+    c->own_snippet = store_sqlite_snippet_register(c->db, &c->rank_nhit) == 0;
     s->impl = c;
     s->ops = &sqlite_ops;
     if (writer) {
