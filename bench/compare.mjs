@@ -291,6 +291,31 @@ async function checks(total) {
     pages_walked: pagesWalked,
     walk_ms: +walkMs.toFixed(1),
   };
+  // Search pages past the first: mcpage resumes by its cursor (a keyset
+  // on bm25 rank and id), the peer by offset; the third page must hold
+  // the same records in the same order.
+  for (const [id, query] of [["search_common_page3", cfg.common], ["search_rare_page3", cfg.rare]]) {
+    let sargs = { query, limit: 10 };
+    let sp;
+    let skipped = 0;
+    for (let k = 0; k < 3; k++) {
+      sp = (await m.tool("search_conversations", sargs)).result.structuredContent;
+      if (k === 2 || !sp.has_more) break;
+      skipped += sp.matches.length;
+      sargs = { query, limit: 10, cursor: sp.next_cursor };
+    }
+    const peerPage = await pp.tool("search_conversations", { query, limit: 10, offset: skipped });
+    const sa = sp.matches.map((r) => r.message_id);
+    const sb = records("peer", peerPage.result, "matches").map((r) => r.message_id);
+    out[id] = {
+      tool: "search_conversations",
+      args: sargs,
+      offset: skipped,
+      records: { mcpage: sa.length, peer: sb.length },
+      same_records: sa.length === sb.length && sa.every((x, i) => x === sb[i]),
+    };
+    if (!out[id].same_records) log(`${id}: records differ: mcpage ${sa.slice(0, 3)} vs peer ${sb.slice(0, 3)}`);
+  }
   await Promise.all([m.close(), pp.close(), pc.close()]);
   return out;
 }
@@ -691,6 +716,10 @@ ${tokRows.join("\n")}
 
 Cursor walk: ${lc.pages_walked} pages of 20 in ${fmt(lc.walk_ms)} ms to the last page
 (offset ${lc.offset}); same records as the peer's page at that offset: ${lc.same_records ? "yes" : "NO"}.
+${["search_common_page3", "search_rare_page3"]
+  .filter((k) => pages[k])
+  .map((k) => `${k}: mcpage by cursor, the peer at offset ${pages[k].offset}; same records: ${pages[k].same_records ? "yes" : "NO"}.`)
+  .join("\n")}
 
 ## Targets
 

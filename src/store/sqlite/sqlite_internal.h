@@ -38,6 +38,7 @@ typedef struct sq_conn {
     int lock_fd;                   /* "<db>-sync.lock" for session locks, or -1 */
     int own_snippet;               /* mcpage_snippet() is registered (else FTS5's snippet()) */
     int64_t rank_nhit;             /* the ranked query's match count for mcpage_bm25(), or -1 */
+    void *snip;                    /* the connection's token map state (store_sqlite_tokmap) */
     int damaged;                   /* SQLite reported the file corrupt: no more writes */
 } sq_conn;
 
@@ -74,11 +75,16 @@ void store_sqlite__mark_damaged(const sq_conn *c);
 int store_sqlite__seen_damaged(const sq_conn *c);
 
 /*
- * Registers mcpage_snippet() and mcpage_tokmap(text) (sqlite_snippet.c)
- * on db; 0 or -1. mcpage_tokmap() gives a long text's token map for
- * `message_tokmap` (NULL for a short text).
+ * Registers mcpage_snippet(), mcpage_tokmap(text) and mcpage_bm25()
+ * (sqlite_snippet.c, sqlite_rank.c) on db; 0 or -1. mcpage_tokmap() gives
+ * a long text's token map for `message_tokmap` (NULL for a short text).
+ * *snip (when snip is not NULL) gets the state store_sqlite_tokmap() takes,
+ * owned by the connection.
  */
-int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit);
+int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit, void **snip);
+/* The token map of text[0..n) (sqlite3_malloc'd into *map), or *map NULL
+ * for a text under a thousand tokens; an SQLite result code. */
+int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **map, int *len);
 /*
  * Registers mcpage_bm25() (sqlite_rank.c), bm25() with cached row lengths;
  * 0 or -1. *nhit is the bare match count of the query being ranked while

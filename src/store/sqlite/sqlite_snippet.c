@@ -347,6 +347,7 @@ static void snippet_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
 
 typedef struct tokmap {
     int pos;            /* tokens seen */
+    int next;           /* the next token whose offset goes into the map */
     int base;           /* byte offset of the stretch being tokenized */
     unsigned char *map; /* little-endian uint32 offsets, sqlite3_malloc'd */
     int len, cap;       /* bytes */
@@ -355,24 +356,26 @@ typedef struct tokmap {
 
 static void tokmap_token(tokmap *t, int off)
 {
-    if (t->pos > 0 && t->pos % SNIP_MAP_EVERY == 0) {
-        if (t->len + 4 > t->cap) {
-            int cap = t->cap ? t->cap * 2 : 256;
-            unsigned char *m = sqlite3_realloc(t->map, cap);
-            if (m == NULL) {
-                t->nomem = 1;
-                return;
-            }
-            t->map = m;
-            t->cap = cap;
+    if (t->pos++ != t->next)
+        return;
+    t->next += SNIP_MAP_EVERY;
+    if (t->pos == 1)
+        return; /* token 0 starts the window read from offset 0 */
+    if (t->len + 4 > t->cap) {
+        int cap = t->cap ? t->cap * 2 : 256;
+        unsigned char *m = sqlite3_realloc(t->map, cap);
+        if (m == NULL) {
+            t->nomem = 1;
+            return;
         }
-        uint32_t v = (uint32_t)off;
-        t->map[t->len++] = (unsigned char)v;
-        t->map[t->len++] = (unsigned char)(v >> 8);
-        t->map[t->len++] = (unsigned char)(v >> 16);
-        t->map[t->len++] = (unsigned char)(v >> 24);
+        t->map = m;
+        t->cap = cap;
     }
-    t->pos++;
+    uint32_t v = (uint32_t)off;
+    t->map[t->len++] = (unsigned char)v;
+    t->map[t->len++] = (unsigned char)(v >> 8);
+    t->map[t->len++] = (unsigned char)(v >> 16);
+    t->map[t->len++] = (unsigned char)(v >> 24);
 }
 
 static int tokmap_cb(void *ud, int flags, const char *tok, int ntok, int from, int to)
@@ -386,6 +389,14 @@ static int tokmap_cb(void *ud, int flags, const char *tok, int ntok, int from, i
     return t->nomem ? SQLITE_NOMEM : SQLITE_OK;
 }
 
+/* Byte classes of the scan: an ASCII separator, an ASCII token character, a byte from 0x80. */
+enum { TM_SEP, TM_TOKEN, TM_HIGH };
+
+static unsigned char tm_class(unsigned char c)
+{
+    return c >= 0x80 ? TM_HIGH : tok_ascii[c] ? TM_TOKEN : TM_SEP;
+}
+
 /*
  * The token map of a text: the tokens are the FTS5 table's. ASCII runs
  * are scanned here (an ASCII separator ends every token); a stretch with
@@ -393,21 +404,25 @@ static int tokmap_cb(void *ud, int flags, const char *tok, int ntok, int from, i
  */
 static int tokmap_build(snip_conn *sc, const unsigned char *s, int n, tokmap *t)
 {
+    static unsigned char cls[256];
+    if (cls[0x80] != TM_HIGH) /* filled on first use; every thread writes the same bytes */
+        for (int c = 255; c >= 0; c--)
+            cls[c] = tm_class((unsigned char)c);
     int i = 0;
-    while (i < n && !t->nomem) {
-        if (ascii_sep(s[i])) {
+    while (!t->nomem) {
+        while (i < n && cls[s[i]] == TM_SEP)
             i++;
-            continue;
-        }
+        if (i == n)
+            break;
         int j = i;
-        while (j < n && s[j] < 0x80 && tok_ascii[s[j]])
+        while (j < n && cls[s[j]] == TM_TOKEN)
             j++;
-        if (j == n || s[j] < 0x80) { /* an ASCII token */
+        if (j == n || cls[s[j]] == TM_SEP) { /* an ASCII token */
             tokmap_token(t, i);
             i = j;
             continue;
         }
-        while (j < n && !ascii_sep(s[j]))
+        while (j < n && cls[s[j]] != TM_SEP)
             j++;
         if (sc->tok == NULL) {
             static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
@@ -426,27 +441,48 @@ static int tokmap_build(snip_conn *sc, const unsigned char *s, int n, tokmap *t)
     return t->nomem ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-/* mcpage_tokmap(text): the text's token map, or NULL under SNIP_MAP_MIN tokens. */
+/* The map of s[0..n) into *map (sqlite3_malloc'd; NULL under SNIP_MAP_MIN tokens). */
+static int tokmap_of(snip_conn *sc, const unsigned char *s, int n, unsigned char **map, int *len)
+{
+    *map = NULL;
+    *len = 0;
+    if (s == NULL || n < SQ_TOKMAP_MIN_BYTES)
+        return SQLITE_OK;
+    tokmap t = {0};
+    int rc = tokmap_build(sc, s, n, &t);
+    if (rc != SQLITE_OK || t.pos < SNIP_MAP_MIN) {
+        sqlite3_free(t.map);
+        return rc;
+    }
+    *map = t.map;
+    *len = t.len;
+    return SQLITE_OK;
+}
+
+int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **map, int *len)
+{
+    if (n > INT32_MAX) { /* past what the map's offsets and SQLite's values hold */
+        *map = NULL;
+        *len = 0;
+        return SQLITE_OK;
+    }
+    return tokmap_of(snip, (const unsigned char *)text, (int)n, map, len);
+}
+
+/* mcpage_tokmap(text): the text's token map, or NULL under SNIP_MAP_MIN tokens (the migration). */
 static void tokmap_fn(sqlite3_context *ctx, int nval, sqlite3_value **val)
 {
     (void)nval;
-    const unsigned char *s = sqlite3_value_text(val[0]);
-    int n = sqlite3_value_bytes(val[0]);
-    if (s == NULL || n < 2 * SNIP_MAP_MIN - 1) { /* each token and separator a byte at least */
-        sqlite3_result_null(ctx);
-        return;
-    }
-    tokmap t = {0};
-    int rc = tokmap_build(sqlite3_user_data(ctx), s, n, &t);
-    if (rc != SQLITE_OK) {
-        sqlite3_free(t.map);
+    unsigned char *map = NULL;
+    int len = 0;
+    int rc = tokmap_of(sqlite3_user_data(ctx), sqlite3_value_text(val[0]),
+                       sqlite3_value_bytes(val[0]), &map, &len);
+    if (rc != SQLITE_OK)
         sqlite3_result_error_code(ctx, rc);
-    } else if (t.pos < SNIP_MAP_MIN) {
-        sqlite3_free(t.map);
+    else if (map == NULL)
         sqlite3_result_null(ctx);
-    } else {
-        sqlite3_result_blob(ctx, t.map, t.len, sqlite3_free);
-    }
+    else
+        sqlite3_result_blob(ctx, map, len, sqlite3_free);
 }
 
 static void snip_conn_free(void *p)
@@ -470,7 +506,7 @@ static fts5_api *fts5_api_of(sqlite3 *db)
     return api;
 }
 
-int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit)
+int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit, void **snip)
 {
     fts5_api *api = fts5_api_of(db);
     if (api == NULL || api->iVersion < 2)
@@ -479,6 +515,8 @@ int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit)
     if (sc == NULL)
         return -1;
     *sc = (snip_conn){.db = db, .fts5 = api};
+    if (snip)
+        *snip = sc;
     /* The function owns sc (freed when the connection closes); the
      * tokenizer is created on the first non-ASCII stretch of a map. */
     if (api->xCreateFunction(api, "mcpage_snippet", sc, snippet_fn, snip_conn_free) != SQLITE_OK) {

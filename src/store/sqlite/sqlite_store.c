@@ -418,11 +418,23 @@ static int sqlite_sessions_list(store *s, const store_session_filter *f, const s
 {
     sq_sql q = {0};
     sqlite3_stmt *st = NULL;
-    sql_add(&q, "SELECT " SESSION_COLS " FROM sessions s LEFT JOIN projects p ON p.id = "
-                "s.project_id");
-    session_where(&q, f);
     int newest = f->order != STORE_OLDEST;
-    if (store_page_keyset(pg)) {
+    const char *order =
+        newest ? "s.started_at DESC, s.session_id DESC" : "s.started_at, s.session_id";
+    /* An offset page skips rows of the index alone, then reads its own
+     * rows: SQLite's OFFSET reads every skipped row with its columns and
+     * project (9,760 sessions: 5.5 ms; the index alone: 0.07 ms). */
+    int deferred = !store_page_keyset(pg) && pg->offset > 0;
+    sql_add(&q, deferred ? "SELECT " SESSION_COLS " FROM (SELECT s.sid FROM sessions s"
+                         : "SELECT " SESSION_COLS " FROM sessions s LEFT JOIN projects p ON p.id = "
+                           "s.project_id");
+    session_where(&q, f);
+    if (deferred) {
+        sql_page(&q, order, pg);
+        sql_add(&q, ") k CROSS JOIN sessions s ON s.sid = k.sid LEFT JOIN projects p ON p.id = "
+                    "s.project_id ORDER BY ");
+        sql_add(&q, order);
+    } else if (store_page_keyset(pg)) {
         static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
         int rc = store_key_check(s, pg->after, types, 2);
         if (rc < 0)
@@ -432,8 +444,8 @@ static int sqlite_sessions_list(store *s, const store_session_filter *f, const s
         key_bind(&q, &pg->after->part[0]);
         key_bind(&q, &pg->after->part[1]);
     }
-    sql_page(&q, newest ? "s.started_at DESC, s.session_id DESC" : "s.started_at, s.session_id",
-             pg);
+    if (!deferred)
+        sql_page(&q, order, pg);
     int rc = sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
@@ -1592,19 +1604,27 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
         if (rc < 0)
             return rc;
     }
-    /* A long text's token map, for its snippets (sqlite_snippet.c). */
-    if (m->text && strlen(m->text) >= SQ_TOKMAP_MIN_BYTES) {
-        rc = sq_prep(s,
-                     "INSERT INTO message_tokmap SELECT ?1, m FROM (SELECT mcpage_tokmap(?2) AS m) "
-                     "WHERE m IS NOT NULL",
-                     &st);
-        if (rc < 0)
-            return rc;
-        sqlite3_bind_int64(st, 1, *id);
-        sqlite3_bind_text(st, 2, m->text, -1, SQLITE_STATIC);
-        rc = sq_done(s, st, "token map insert");
-        if (rc < 0)
-            return rc;
+    /* A long text's token map, for its snippets (sqlite_snippet.c). One
+     * row of VALUES: a statement that may need a statement journal (an
+     * INSERT ... SELECT) would make FTS5 flush its pending terms. */
+    size_t tlen = m->text ? strlen(m->text) : 0;
+    if (tlen >= SQ_TOKMAP_MIN_BYTES && CONN(s)->snip) {
+        unsigned char *map = NULL;
+        int maplen = 0;
+        if (store_sqlite_tokmap(CONN(s)->snip, m->text, tlen, &map, &maplen) != SQLITE_OK)
+            return store_fail(s, MCPAGE_ENOMEM, "out of memory mapping a text's tokens");
+        if (map) {
+            rc = sq_prep(s, "INSERT INTO message_tokmap(message_id, offsets) VALUES(?, ?)", &st);
+            if (rc < 0) {
+                sqlite3_free(map);
+                return rc;
+            }
+            sqlite3_bind_int64(st, 1, *id);
+            sqlite3_bind_blob(st, 2, map, maplen, sqlite3_free);
+            rc = sq_done(s, st, "token map insert");
+            if (rc < 0)
+                return rc;
+        }
     }
     /* The session's count and time span follow each insert, so a sync of
      * one new line does not rescan a long session. */
@@ -2031,7 +2051,7 @@ int store_sqlite_open(store *s, const char *path, int flags)
     sqlite3_extended_result_codes(c->db, 0);
     sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, s);
     c->rank_nhit = -1;
-    c->own_snippet = store_sqlite_snippet_register(c->db, &c->rank_nhit) == 0;
+    c->own_snippet = store_sqlite_snippet_register(c->db, &c->rank_nhit, &c->snip) == 0;
     s->impl = c;
     s->ops = &sqlite_ops;
     if (writer) {
