@@ -699,6 +699,9 @@ static void relevance_ranks_are_bm25(void **state)
         return;
     }
     add_words(f->s, "rank-1", 0, 120, 5, 7);
+    /* a query with fewer matches than this reads lengths through FTS5 */
+    int load_matches = store_sqlite__rank_load_matches;
+    store_sqlite__rank_load_matches = 1;
     sqlite3 *raw = NULL;
     assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     static const struct {
@@ -729,6 +732,12 @@ static void relevance_ranks_are_bm25(void **state)
             add_words(f->s, "rank-2", 0, 40, 23, 5);
         }
     }
+    /* the defaults: few matches never load the lengths, and rank the same */
+    store_sqlite__rank_load_matches = load_matches;
+    int64_t before = store_sqlite__rank_rows_loaded;
+    add_words(f->s, "rank-3", 0, 10, 7, 3);
+    relevance_is_fts5_bm25(f->s, raw, "kiwi", "\"kiwi\"", 1);
+    assert_int_equal(store_sqlite__rank_rows_loaded, before);
     sqlite3_close(raw);
 }
 

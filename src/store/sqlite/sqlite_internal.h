@@ -93,6 +93,8 @@ int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **
 int store_sqlite_rank_register(fts5_api *api, sqlite3 *db, const int64_t *nhit);
 /* Tests set this to 1 to make mcpage_bm25() read every row length through FTS5. */
 extern int store_sqlite__rank_fts5_lengths;
+/* Matches from which mcpage_bm25() loads the row lengths (4096; tests lower it). */
+extern int store_sqlite__rank_load_matches;
 /* Row lengths mcpage_bm25() has read so far (tests: once per generation, new rows only). */
 extern int64_t store_sqlite__rank_rows_loaded;
 /* Texts shorter than this many bytes never have a token map. */

@@ -50,6 +50,9 @@ typedef struct dl_snap {
     int64_t cap;     /* entries of len */
 } dl_snap;
 
+/* Matches from which a query loads (or updates) the lengths array: under
+ * it, FTS5's per-row length statement costs less than reading every row's. */
+int store_sqlite__rank_load_matches = 4096;
 int store_sqlite__rank_fts5_lengths;
 int64_t store_sqlite__rank_rows_loaded;
 
@@ -164,9 +167,10 @@ fail:
 
 /*
  * The row lengths at this connection's snapshot, with a reference for the
- * caller, or NULL (then lengths come from FTS5).
+ * caller, or NULL (then lengths come from FTS5). Loads them only when
+ * `may_load`; the loaded ones serve any query.
  */
-static dl_snap *dl_get(sqlite3 *db)
+static dl_snap *dl_get(sqlite3 *db, int may_load)
 {
     int64_t id = 0, gen = 0, deletes = 0;
     struct stat file;
@@ -182,7 +186,7 @@ static dl_snap *dl_get(sqlite3 *db)
         pthread_mutex_unlock(&dl_mu);
         return d;
     }
-    if (same_file && d->gen > gen) { /* an older snapshot than the loaded one */
+    if (!may_load || (same_file && d->gen > gen)) { /* or an older snapshot than the loaded one */
         pthread_mutex_unlock(&dl_mu);
         return NULL;
     }
@@ -243,6 +247,7 @@ static bm25_data *bm25_setup(const Fts5ExtensionApi *api, Fts5Context *fts, int 
     if (*rc == SQLITE_OK)
         b->avgdl = (double)ntoken / (double)nrow;
     const rank_conn *rcn = api->xUserData(fts);
+    sqlite3_int64 fewest = nrow; /* rows holding the rarest phrase: at least the matches */
     for (int i = 0; *rc == SQLITE_OK && i < nphrase; i++) {
         sqlite3_int64 nhit = 0;
         /* One phrase: the rows holding it are the query's matches, which
@@ -254,10 +259,12 @@ static bm25_data *bm25_setup(const Fts5ExtensionApi *api, Fts5Context *fts, int 
         if (*rc == SQLITE_OK) {
             double idf = log(((double)(nrow - nhit) + 0.5) / ((double)nhit + 0.5));
             b->idf[i] = idf <= 0.0 ? 1e-6 : idf;
+            fewest = nhit < fewest ? nhit : fewest;
         }
     }
+    /* Few matches read their lengths through FTS5 rather than load every row's. */
     if (*rc == SQLITE_OK && !store_sqlite__rank_fts5_lengths)
-        b->dl = dl_get(rcn->db);
+        b->dl = dl_get(rcn->db, fewest >= store_sqlite__rank_load_matches);
     if (*rc == SQLITE_OK)
         *rc = api->xSetAuxdata(fts, b, bm25_data_free);
     else
