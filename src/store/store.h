@@ -459,8 +459,10 @@ typedef struct store_session_state {
 int store_session_state_get(store *s, const char *session_id, store_session_state *st);
 /* Deletes a session's messages and raw bytes (before a re-parse). */
 int store_session_reset(store *s, const char *session_id);
-/* Appends one message (message_id and session are set by the store;
- * m->session_id names the session). *id gets the new message id. */
+/* Appends one message (m->session_id names the session). *id gets its
+ * id: m->message_id when > 0 (a message stored again after
+ * store_session_reset keeps the id it had, so a walk by id does not see
+ * it twice; the id must be free), else a new one from the store. */
 int store_message_add(store *s, const store_message *m, int64_t *id);
 /* Appends raw bytes (holding `lines` complete lines) at the session's
  * current raw size. */

@@ -201,6 +201,32 @@ static uint64_t fnv1a(const char *p, size_t n)
     return h;
 }
 
+/*
+ * A stored message's place in its source: the id of the record it came
+ * from and its index among the messages that record expands to. When a
+ * session is stored again, a message at the same place keeps its id, so
+ * a walk by message id that began before the resync goes on after it
+ * without seeing the message twice (a rewound or updated Gemini message,
+ * an OpenCode part updated in place).
+ */
+typedef struct fold_key {
+    char id[SYNC_FOLD_ID_MAX];
+    int64_t k;
+    int64_t message_id; /* 0 once taken */
+} fold_key;
+
+typedef struct fold_keys {
+    fold_key *v; /* sorted by (id, k) */
+    size_t n;
+} fold_keys;
+
+/* A message stored after the others: it gets a new id, which must not
+ * take one a kept message is about to get back. */
+typedef struct fold_later {
+    store_message m; /* its strings are r's */
+    sync_record r;
+} fold_later;
+
 /* What one file's pass works on. */
 typedef struct fold_file {
     const sync_fold_job *job;
@@ -220,6 +246,9 @@ typedef struct fold_file {
     char *first_prompt; /* title candidate */
     char *model;        /* the last model a record named */
     int64_t lines;      /* complete lines in the chunk stored */
+    fold_keys keys;     /* the stored messages' places, when stored again */
+    fold_later *later;  /* messages without a kept id, stored last */
+    size_t nlater, caplater;
 } fold_file;
 
 /* Reads [from, to) of fd into a malloc'd buffer. */
@@ -308,8 +337,9 @@ static int fold_range(fold_file *ff, sync_fold *f, int64_t from, int64_t to, int
     return 0;
 }
 
-/* The records of one entry, as stored. */
-static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal)
+/* The records the line of entry `e` expands to (MCPAGE_EPARSE: none). */
+static int entry_records(const fold_file *ff, const sync_fold_entry *e, sync_record **recs,
+                         size_t *n)
 {
     /* every entry points at a complete line of the content read */
     assert(e->offset >= ff->base && e->length >= 0 && e->offset + e->length < ff->end);
@@ -319,17 +349,218 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
     int rc = sync_utf8_repair(p, (size_t)e->length, &fixed, &fixed_len);
     if (rc < 0)
         return rc;
+    rc = ff->job->fmt->expand(fixed ? fixed : p, fixed ? fixed_len : (size_t)e->length, e->sub,
+                              recs, n);
+    free(fixed);
+    return rc;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const fold_key *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    return c ? c : (x->k > y->k) - (x->k < y->k);
+}
+
+/* The id the message at (id, k) had, taken (each is given back once); 0
+ * when it had none. */
+static int64_t key_take(fold_keys *keys, const char *id, int64_t k)
+{
+    if (!keys->n || !id[0])
+        return 0;
+    fold_key want = {.k = k};
+    snprintf(want.id, sizeof want.id, "%s", id);
+    fold_key *hit = bsearch(&want, keys->v, keys->n, sizeof want, key_cmp);
+    if (!hit)
+        return 0;
+    while (hit > keys->v && key_cmp(hit - 1, &want) == 0)
+        hit--;
+    for (; hit < keys->v + keys->n && key_cmp(hit, &want) == 0; hit++) {
+        if (hit->message_id > 0) {
+            int64_t got = hit->message_id;
+            hit->message_id = 0;
+            return got;
+        }
+    }
+    return 0;
+}
+
+/* Reads the session's stored raw bytes [0, size) (*out malloc'd). */
+static int stored_raw(fold_file *ff, int64_t size, char **out)
+{
+    char *b = malloc((size_t)size + 1);
+    if (!b)
+        return MCPAGE_ENOMEM;
+    for (int64_t at = 0; at < size;) {
+        int64_t max = (int64_t)STORE_RAW_READ_MAX;
+        unsigned char *raw = NULL;
+        size_t n = 0;
+        int64_t total = 0;
+        int rc =
+            store_raw_read(ff->s, ff->sid, at, size - at < max ? size - at : max, &raw, &n, &total);
+        if (rc == 0 && n == 0)
+            rc = MCPAGE_EIO; /* shorter than its recorded size */
+        if (rc < 0) {
+            free(b);
+            return rc;
+        }
+        memcpy(b + at, raw, n);
+        free(raw);
+        at += (int64_t)n;
+    }
+    b[size] = 0;
+    *out = b;
+    return 0;
+}
+
+/*
+ * The places of the session's stored messages (ff->keys): the stored raw
+ * bytes folded and expanded as they were when stored (the session holds
+ * that expansion, in order), matched by ordinal with the stored ids.
+ * When the two do not line up (a store written by another version),
+ * no message keeps its id; the session is still stored right.
+ */
+static int old_keys(fold_file *ff)
+{
+    fold_keys *keys = &ff->keys;
+    int64_t size = ff->st.raw_size, count = ff->st.message_count;
+    if (!ff->session_exists || size <= 0 || size > SYNC_FOLD_READ_MAX || count <= 0)
+        return 0;
+    char *raw = NULL;
+    int rc = stored_raw(ff, size, &raw);
+    if (rc < 0)
+        return rc == MCPAGE_ENOMEM ? rc : 0;
+    fold_file old = *ff;
+    old.buf = raw;
+    old.base = 0;
+    old.len = old.end = size;
+    sync_fold f = {0};
+    int64_t lines = 0;
+    store_messages l = {0};
+    keys->v = calloc((size_t)count, sizeof *keys->v);
+    if (!keys->v) {
+        rc = MCPAGE_ENOMEM;
+        goto out;
+    }
+    if ((rc = fold_range(&old, &f, 0, size, 0, INT64_MAX, &lines)) < 0)
+        goto out;
+    int64_t at = 0;
+    for (size_t i = 0; i < f.n && at <= count; i++) {
+        sync_record *recs = NULL;
+        size_t n = 0;
+        rc = entry_records(&old, &f.v[i], &recs, &n);
+        if (rc == MCPAGE_EPARSE)
+            rc = 0;
+        if (rc < 0)
+            goto out;
+        int64_t k = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (recs[j].kind != SYNC_MESSAGE)
+                continue;
+            if (at < count) {
+                snprintf(keys->v[at].id, sizeof keys->v[at].id, "%s", f.v[i].id);
+                keys->v[at].k = k;
+            }
+            k++;
+            at++;
+        }
+        sync__records_free(recs, n);
+    }
+    if (at != count)
+        goto out;
+    /* the stored ids, by ordinal */
+    for (int64_t from = 0; from < count;) {
+        if ((rc = store_messages_from(ff->s, ff->sid, from, STORE_LIMIT_MAX, &l)) < 0)
+            goto out;
+        if (l.count == 0)
+            goto out;
+        for (size_t j = 0; j < l.count; j++, from++) {
+            if (l.rows[j].ordinal != from || from >= count)
+                goto out;
+            keys->v[from].message_id = l.rows[j].message_id;
+        }
+        store_messages_free(&l);
+        memset(&l, 0, sizeof l);
+    }
+    keys->n = (size_t)count;
+    qsort(keys->v, keys->n, sizeof keys->v[0], key_cmp);
+out:
+    store_messages_free(&l);
+    sync_fold_free(&f);
+    free(raw);
+    if (keys->n == 0) {
+        free(keys->v);
+        keys->v = NULL;
+    }
+    return rc < 0 && rc != MCPAGE_ENOMEM ? 0 : rc;
+}
+
+/* Holds a message that gets a new id until the kept ones are stored;
+ * takes r's strings. */
+static int store_later(fold_file *ff, const store_message *m, sync_record *r)
+{
+    if (ff->nlater == ff->caplater) {
+        size_t cap = ff->caplater ? ff->caplater * 2 : 32;
+        fold_later *v = realloc(ff->later, cap * sizeof *v);
+        if (!v)
+            return MCPAGE_ENOMEM;
+        ff->later = v;
+        ff->caplater = cap;
+    }
+    fold_later *x = &ff->later[ff->nlater++];
+    x->r = *r;
+    memset(r, 0, sizeof *r);
+    x->m = *m;
+    return 0;
+}
+
+static void later_free(fold_file *ff)
+{
+    for (size_t i = 0; i < ff->nlater; i++)
+        sync_record_clear(&ff->later[i].r);
+    free(ff->later);
+    ff->later = NULL;
+    ff->nlater = ff->caplater = 0;
+}
+
+/* Stores the held messages (their new ids after every kept one). */
+static int store_held(fold_file *ff)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ff->nlater; i++) {
+        int64_t id = 0;
+        rc = store_message_add(ff->s, &ff->later[i].m, &id);
+    }
+    later_free(ff);
+    return rc;
+}
+
+/* The tool of a held call (not in the store yet), copied, or NULL. */
+static char *held_call_name(const fold_file *ff, const char *call_id)
+{
+    for (size_t i = ff->nlater; i-- > 0;) {
+        const store_message *m = &ff->later[i].m;
+        if (m->tool_name && m->tool_call_id && strcmp(m->role, "tool") != 0 &&
+            strcmp(m->tool_call_id, call_id) == 0)
+            return sync_short_copy(m->tool_name, 100);
+    }
+    return NULL;
+}
+
+/* The records of one entry, as stored: with the id each had when the
+ * session is stored again (ff->keys), the others held for later. */
+static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal)
+{
     sync_record *recs = NULL;
     size_t n = 0;
-    rc = ff->job->fmt->expand(fixed ? fixed : p, fixed ? fixed_len : (size_t)e->length, e->sub,
-                              &recs, &n);
-    free(fixed);
+    int rc = entry_records(ff, e, &recs, &n);
     if (rc == MCPAGE_EPARSE) {
         /* folded but not expandable: counted once, never stops the file */
         ff->rep->lines_malformed++;
         example(ff->rep, ff->job->path, e->line_no, "record not readable");
         return 0;
     }
+    int64_t k = 0;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         sync_record *r = &recs[i];
         if (r->kind != SYNC_MESSAGE)
@@ -354,6 +585,8 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
                 rc = store_tool_call_name(ff->s, ff->sid, r->call_id, &r->tool_name);
                 if (rc < 0 && rc != MCPAGE_ENOTFOUND)
                     break;
+                if (rc == MCPAGE_ENOTFOUND)
+                    r->tool_name = held_call_name(ff, r->call_id);
                 rc = 0;
             }
         }
@@ -371,8 +604,13 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
             .byte_offset = e->offset,
             .byte_length = e->length,
         };
+        m.message_id = key_take(&ff->keys, e->id, k++);
         int64_t id = 0;
-        if ((rc = store_message_add(ff->s, &m, &id)) < 0)
+        if (ff->keys.n && m.message_id == 0)
+            rc = store_later(ff, &m, r);
+        else
+            rc = store_message_add(ff->s, &m, &id);
+        if (rc < 0)
             break;
         (*ordinal)++;
         ff->rep->messages_added++;
@@ -433,6 +671,8 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
     for (size_t i = from; i < fold->n; i++)
         if ((rc = store_entry(ff, &fold->v[i], &ordinal)) < 0)
             goto fail;
+    if ((rc = store_held(ff)) < 0)
+        goto fail;
     for (int64_t at = raw_from; at < ff->end;) {
         int64_t n = ff->end - at < FOLD_RAW_CHUNK ? ff->end - at : FOLD_RAW_CHUNK;
         const char *p = ff->buf + (at - ff->base);
@@ -486,6 +726,7 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
         goto fail;
     return store_commit(ff->s);
 fail:
+    later_free(ff);
     store_rollback(ff->s);
     return rc;
 }
@@ -635,8 +876,11 @@ static int fold_whole(fold_file *ff, int fd, int *reparsed)
     ff->rep->lines_read += new_lines;
     if (ff->end < ff->total)
         ff->rep->lines_partial++;
-    if (reset && consumed > 0)
+    if (reset && consumed > 0) {
         *reparsed = 1;
+        if ((rc = old_keys(ff)) < 0)
+            goto out_id;
+    }
     rc = store_chunk(ff, &now, reset ? 0 : old.n, reset, reset ? 0 : consumed, 1);
 out_id:
     if (locked)
@@ -691,6 +935,7 @@ static int fold_file_run(store *s, const sync_fold_job *job, const sync_options 
         example(rep, job->path, 0, why);
     }
     free(ff.buf);
+    free(ff.keys.v);
     free(ff.last_ts);
     free(ff.first_prompt);
     free(ff.model);

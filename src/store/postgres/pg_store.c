@@ -1173,7 +1173,9 @@ static int pg_message_add(store *s, const store_message *m, int64_t *id)
         if ((rc = store_pg_flush(s)) < 0)
             return rc;
     }
-    if ((rc = next_message_id(s, id)) < 0)
+    if (m->message_id > 0) /* a message stored again keeps its id */
+        *id = m->message_id;
+    else if ((rc = next_message_id(s, id)) < 0)
         return rc;
     char *tsv = NULL;
     rc = store_pg_tsvector(m->text, &tsv);

@@ -1560,9 +1560,10 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
         return rc;
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s,
-                 "INSERT INTO messages(sid, ordinal, role, timestamp, tool_name, tool_input, "
-                 "is_error, line_no, byte_offset, byte_length, tool_call_id, text_lines) "
-                 "VALUES(?1, ?2, ?3, coalesce(?4, ''), ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                 "INSERT INTO messages(message_id, sid, ordinal, role, timestamp, tool_name, "
+                 "tool_input, is_error, line_no, byte_offset, byte_length, tool_call_id, "
+                 "text_lines) "
+                 "VALUES(?14, ?1, ?2, ?3, coalesce(?4, ''), ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                  &st);
     if (rc < 0)
         return rc;
@@ -1585,6 +1586,10 @@ static int sqlite_message_add(store *s, const store_message *m, int64_t *id)
             lines++;
     }
     sqlite3_bind_int64(st, 13, lines);
+    if (m->message_id > 0) /* a message stored again keeps its id */
+        sqlite3_bind_int64(st, 14, m->message_id);
+    else
+        sqlite3_bind_null(st, 14);
     rc = sq_done(s, st, "message insert");
     if (rc < 0)
         return rc;
