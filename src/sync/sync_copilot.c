@@ -4,20 +4,28 @@
  * sync_fold.c.
  *
  * Events are envelopes {type, id, timestamp, parentId, data}. Stored:
- * user.message {content, attachments}, assistant.message {content,
- * toolRequests [{toolCallId, name, arguments}]} (one message for the
- * text, one per tool call), assistant.reasoning {content},
- * tool.execution_complete {toolCallId, success, result {content},
- * error {message}}, session.error / session.warning / session.info
- * {message}, system.message {content}, abort {reason} and
- * session.compaction_complete {summaryContent}. Facts: session.start
- * {sessionId, selectedModel, context {cwd, branch}}, session.context_changed,
+ * user.message {content, attachments} (always; a title candidate only
+ * without a `source` such as skill-pdf or agent-<id> and not an autopilot
+ * continuation), assistant.message {content, toolRequests [{toolCallId,
+ * name, arguments}]} (one message for the text, one per tool call),
+ * tool.user_requested {toolCallId, toolName, arguments} (a call the user
+ * asked for, role user), tool.execution_start of a call no toolRequests
+ * or user request named before it (else it repeats one: skipped),
+ * assistant.reasoning {content}, tool.execution_complete {toolCallId,
+ * success, result {content}, error {message}}, session.error /
+ * session.warning / session.info {message}, system.message and
+ * system.notification {content}, abort {reason},
+ * session.compaction_complete {summaryContent}, skill.invoked {name,
+ * description}, subagent.started / subagent.failed {agentDisplayName,
+ * agentDescription / error}, session.task_complete {summary} and
+ * session.handoff {summary, context}. Facts: session.start {sessionId,
+ * selectedModel, context {cwd, branch}}, session.context_changed,
  * session.model_change {newModel}, session.title_changed {title}.
  * session.snapshot_rewind {upToEventId} removes that event and every
  * later one (an unknown id removes nothing). Everything else (turn
- * boundaries, deltas, hooks, tool.execution_start, which repeats the
- * assistant's toolRequests) holds no message. Checked against public
- * parsers and the Copilot SDK's event types: see docs/transcripts.md.
+ * boundaries, usage, hooks, permissions, streaming deltas, which are
+ * ephemeral and never written) holds no message. Checked against the
+ * Copilot SDK's generated event types: see docs/transcripts.md.
  */
 #define _GNU_SOURCE /* d_type */
 #include <dirent.h>
@@ -56,6 +64,10 @@ int sync_default_copilot_home(char *buf, size_t n)
 }
 
 /* ---- records --------------------------------------------------------- */
+
+/* A tool.execution_start entry's sub: whether its call was already
+   requested (an assistant's toolRequests, a user's tool.user_requested). */
+enum { CALL_NEW = 0, CALL_REPEATED = 1 };
 
 static void take_context(sync_fold *f, json_t *ctx)
 {
@@ -99,8 +111,28 @@ static int copilot_fold_line(sync_fold *f, const char *line, size_t len, int64_t
                 f->title = sync_short_copy(title, SYNC_TITLE_MAX);
             }
         }
+        /* a call is stored once: from the assistant's toolRequests or the
+           user's request, else from its tool.execution_start */
+        int32_t sub = -1;
+        if (strcmp(type, "assistant.message") == 0) {
+            size_t i;
+            json_t *q;
+            json_array_foreach(json_object_get(data, "toolRequests"), i, q)
+            {
+                if ((rc = sync_fold_seen_add(f, sync_json_str(q, "toolCallId"))) < 0)
+                    break;
+            }
+        } else if (strcmp(type, "tool.user_requested") == 0) {
+            rc = sync_fold_seen_add(f, sync_json_str(data, "toolCallId"));
+        } else if (strcmp(type, "tool.execution_start") == 0) {
+            const char *call = sync_json_str(data, "toolCallId");
+            sub = sync_fold_seen_has(f, call) ? CALL_REPEATED : CALL_NEW;
+            if (rc == 0)
+                rc = sync_fold_seen_add(f, call);
+        }
         /* every event is an entry, so a rewind finds the one it names */
-        rc = sync_fold_push(f, sync_json_str(root, "id"), off, (int64_t)len, line_no, -1);
+        if (rc == 0)
+            rc = sync_fold_push(f, sync_json_str(root, "id"), off, (int64_t)len, line_no, sub);
     }
     json_decref(root);
     return rc;
@@ -139,6 +171,40 @@ static void content_text(json_t *c, sync_text *t)
     }
 }
 
+/* A tool call message: `[tool_use NAME] summary`, its name, input and id. */
+static void set_call(sync_record *r, const char *role, const char *name, const char *id,
+                     json_t *args, const char *ts)
+{
+    char *sum = sync_tool_summary(args);
+    sync_text c = {0};
+    sync_text_adds(&c, "[tool_use ");
+    sync_text_adds(&c, name ? name : "?");
+    sync_text_adds(&c, "] ");
+    sync_text_adds(&c, sum);
+    set_message(r, role, &c, ts);
+    r->tool_name = sync_short_copy(name ? name : "?", 100);
+    r->tool_input = sum;
+    r->call_id = short_or_null(id, 100);
+}
+
+/* `[label] a` then `b` on the next line (each when present): a system
+   note of an event that is not a conversation message. */
+static void set_note(sync_record *r, const char *role, const char *label, const char *a,
+                     const char *b, const char *ts)
+{
+    sync_text t = {0};
+    sync_text_adds(&t, label);
+    if (a && *a) {
+        sync_text_adds(&t, " ");
+        sync_text_adds(&t, a);
+    }
+    if (b && *b) {
+        sync_text_adds(&t, "\n");
+        sync_text_adds(&t, b);
+    }
+    set_message(r, role, &t, ts);
+}
+
 static size_t expand_assistant(json_t *data, const char *ts, sync_record *r)
 {
     size_t k = 0;
@@ -160,26 +226,14 @@ static size_t expand_assistant(json_t *data, const char *ts, sync_record *r)
     free(t.buf);
     for (size_t i = 0; i < nreq; i++) {
         json_t *q = json_array_get(reqs, i);
-        const char *name = sync_json_str(q, "name");
-        const char *id = sync_json_str(q, "toolCallId");
-        char *sum = sync_tool_summary(json_object_get(q, "arguments"));
-        sync_text c = {0};
-        sync_text_adds(&c, "[tool_use ");
-        sync_text_adds(&c, name ? name : "?");
-        sync_text_adds(&c, "] ");
-        sync_text_adds(&c, sum);
-        set_message(&r[k], "assistant", &c, ts);
-        r[k].tool_name = sync_short_copy(name ? name : "?", 100);
-        r[k].tool_input = sum;
-        r[k].call_id = short_or_null(id, 100);
-        k++;
+        set_call(&r[k++], "assistant", sync_json_str(q, "name"), sync_json_str(q, "toolCallId"),
+                 json_object_get(q, "arguments"), ts);
     }
     return k;
 }
 
 static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)
 {
-    (void)sub;
     *out = NULL;
     *n = 0;
     json_t *root = json_loadb(line, len, 0, NULL);
@@ -203,7 +257,11 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
     sync_text t = {0};
     if (strcmp(type, "user.message") == 0) {
         content_text(json_object_get(data, "content"), &t);
-        r[0].is_prompt = t.len > 0;
+        /* kept whatever its origin; a title only when a person typed it
+           (no `source` such as skill-pdf or agent-<id>, no autopilot) */
+        const char *origin = sync_json_str(data, "source");
+        r[0].is_prompt = t.len > 0 && (!origin || !*origin || strcmp(origin, "user") == 0) &&
+                         !json_is_true(json_object_get(data, "isAutopilotContinuation"));
         size_t i;
         json_t *a;
         json_array_foreach(json_object_get(data, "attachments"), i, a)
@@ -221,6 +279,30 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
         set_message(&r[k++], "user", &t, ts);
     } else if (strcmp(type, "assistant.message") == 0) {
         k = expand_assistant(data, ts, r);
+    } else if (strcmp(type, "tool.user_requested") == 0 ||
+               (strcmp(type, "tool.execution_start") == 0 && sub == CALL_NEW)) {
+        /* a call the user asked for, or one no toolRequests named */
+        int user = strcmp(type, "tool.user_requested") == 0;
+        set_call(&r[k++], user ? "user" : "assistant", sync_json_str(data, "toolName"),
+                 sync_json_str(data, "toolCallId"), json_object_get(data, "arguments"), ts);
+    } else if (strcmp(type, "skill.invoked") == 0) {
+        set_note(&r[k++], "system", "[skill]", sync_json_str(data, "name"),
+                 sync_json_str(data, "description"), ts);
+    } else if (strcmp(type, "subagent.started") == 0) {
+        set_note(&r[k++], "system", "[subagent]", sync_json_str(data, "agentDisplayName"),
+                 sync_json_str(data, "agentDescription"), ts);
+    } else if (strcmp(type, "subagent.failed") == 0) {
+        set_note(&r[k], "system", "[subagent failed]", sync_json_str(data, "agentDisplayName"),
+                 sync_json_str(data, "error"), ts);
+        r[k++].is_error = 1;
+    } else if (strcmp(type, "system.notification") == 0) {
+        content_text(json_object_get(data, "content"), &t);
+        set_message(&r[k++], "system", &t, ts);
+    } else if (strcmp(type, "session.task_complete") == 0 && sync_json_str(data, "summary")) {
+        set_note(&r[k++], "assistant", "[task complete]", sync_json_str(data, "summary"), NULL, ts);
+    } else if (strcmp(type, "session.handoff") == 0) {
+        set_note(&r[k++], "system", "[handoff]", sync_json_str(data, "summary"),
+                 sync_json_str(data, "context"), ts);
     } else if (strcmp(type, "assistant.reasoning") == 0) {
         sync_text_adds(&t, "[thinking] ");
         content_text(json_object_get(data, "content"), &t);

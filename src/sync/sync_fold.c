@@ -62,6 +62,57 @@ long sync_fold_find(const sync_fold *f, const char *id)
     return -1;
 }
 
+/* Names are kept as 64-bit hashes in an open-addressed table (0 = free):
+ * a false "seen" needs two names with one hash. */
+static uint64_t name_hash(const char *name)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+static size_t seen_slot(const uint64_t *t, size_t cap, uint64_t h)
+{
+    size_t i = (size_t)h & (cap - 1);
+    while (t[i] && t[i] != h)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+int sync_fold_seen_add(sync_fold *f, const char *name)
+{
+    if (!name || !*name)
+        return 0;
+    if ((f->nseen + 1) * 2 > f->capseen) {
+        size_t cap = f->capseen ? f->capseen * 2 : 64;
+        uint64_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return MCPAGE_ENOMEM;
+        for (size_t i = 0; i < f->capseen; i++)
+            if (f->seen[i])
+                t[seen_slot(t, cap, f->seen[i])] = f->seen[i];
+        free(f->seen);
+        f->seen = t;
+        f->capseen = cap;
+    }
+    uint64_t h = name_hash(name);
+    size_t i = seen_slot(f->seen, f->capseen, h);
+    if (!f->seen[i]) {
+        f->seen[i] = h;
+        f->nseen++;
+    }
+    return 0;
+}
+
+int sync_fold_seen_has(const sync_fold *f, const char *name)
+{
+    if (!name || !*name || !f->capseen)
+        return 0;
+    uint64_t h = name_hash(name);
+    return f->seen[seen_slot(f->seen, f->capseen, h)] == h;
+}
+
 void sync_fold_set(char **slot, const char *val)
 {
     if (!val || !*val)
@@ -84,6 +135,7 @@ void sync_fold_free(sync_fold *f)
     free(f->model);
     free(f->branch);
     free(f->parent);
+    free(f->seen);
     memset(f, 0, sizeof *f);
 }
 

@@ -43,6 +43,8 @@ typedef struct sync_fold {
     char *model;      /* the last model named by a facts line, or NULL */
     char *branch;     /* git branch, or NULL */
     char *parent;     /* the parent session, or NULL */
+    uint64_t *seen;   /* hashes of names a format remembers (sync_fold_seen_add) */
+    size_t nseen, capseen;
 } sync_fold;
 
 /* Appends an entry; MCPAGE_ENOMEM. */
@@ -50,6 +52,11 @@ int sync_fold_push(sync_fold *f, const char *id, int64_t off, int64_t len, int64
                    int32_t sub);
 /* Index of the entry with `id`, searched from the newest; -1 when absent. */
 long sync_fold_find(const sync_fold *f, const char *id);
+/* Remembers a name (e.g. a tool call id already requested) for the rest
+ * of the fold; MCPAGE_ENOMEM. NULL or "" is ignored. */
+int sync_fold_seen_add(sync_fold *f, const char *name);
+/* 1 when the fold remembers `name`. */
+int sync_fold_seen_has(const sync_fold *f, const char *name);
 /* Replaces *slot with a copy of val (NULL or "" leave it). */
 void sync_fold_set(char **slot, const char *val);
 void sync_fold_free(sync_fold *f);

@@ -75,7 +75,7 @@ static void golden_home_syncs_as_expected(void **state)
     assert_int_equal(rep.files_seen, 2);
     assert_int_equal(rep.files_failed, 0);
     assert_int_equal(rep.sessions_added, 2);
-    assert_int_equal(rep.messages_added, 14);
+    assert_int_equal(rep.messages_added, 26);
     assert_int_equal(rep.lines_malformed, 1); /* the torn line, counted with its place */
     assert_non_null(strstr(rep.examples[0], "/events.jsonl:10: "));
     assert_int_equal(rep.lines_partial, 1); /* the older session is still being written */
@@ -88,6 +88,18 @@ static void golden_home_syncs_as_expected(void **state)
                                 "call=toolu_vrtx_02EfGh err=1"));
     assert_non_null(strstr(got, "title=Index accounts(owner_id)"));
     assert_non_null(strstr(got, "model=gpt-5 branch=fix/accounts-500"));
+    /* a call the user asked for is theirs, once (its execution_start
+       repeats it); a call only execution_start names is stored */
+    const char *u = strstr(got, "[tool_use bash] git status --short");
+    assert_non_null(u);
+    assert_null(strstr(u + 1, "[tool_use bash] git status --short"));
+    assert_non_null(strstr(got, "13 user 2026-11-21T10:03:01.000Z tool=bash"));
+    assert_non_null(strstr(got, "assistant 2026-11-21T10:03:02.000Z tool=view"));
+    /* text a skill injected is kept, as are the newer event kinds */
+    assert_non_null(
+        strstr(got, "user 2026-11-21T10:03:03.100Z tool=- input=- call=- err=0 line=29"));
+    assert_non_null(strstr(got, "err=1 line=31 at=7221+246 | [subagent failed] Explore"));
+    assert_non_null(strstr(got, "[task complete] Wrote migrations/0008_owner_index.sql"));
     /* the older session's project comes from workspace.yaml */
     assert_non_null(strstr(got, "project pixel-garden /home/ada/src/pixel-garden copilot"));
 
@@ -159,6 +171,34 @@ static void events_expand_to_messages(void **state)
                                            why, sizeof why),
                      0);
     assert_int_equal(fold.n, 1);
+    /* t1 was requested: its execution_start repeats it; t9 was not */
+    line = "{\"type\":\"tool.execution_start\",\"id\":\"e6\",\"data\":{\"toolCallId\":\"t1\","
+           "\"toolName\":\"bash\",\"arguments\":{\"command\":\"make test\"}}}";
+    assert_int_equal(sync__fold_parse_line(&sync__copilot_format, &fold, line, strlen(line), &r, &n,
+                                           why, sizeof why),
+                     0);
+    assert_int_equal(n, 0);
+    line = "{\"type\":\"tool.execution_start\",\"id\":\"e7\",\"data\":{\"toolCallId\":\"t9\","
+           "\"toolName\":\"grep\",\"arguments\":{\"pattern\":\"TODO\"}}}";
+    assert_int_equal(sync__fold_parse_line(&sync__copilot_format, &fold, line, strlen(line), &r, &n,
+                                           why, sizeof why),
+                     0);
+    assert_int_equal(n, 1);
+    assert_string_equal(r[0].role, "assistant");
+    assert_string_equal(r[0].text, "[tool_use grep] TODO");
+    assert_string_equal(r[0].call_id, "t9");
+    sync__records_free(r, n);
+    /* a prompt a skill injected is kept, but is no title */
+    line = "{\"type\":\"user.message\",\"id\":\"e8\",\"data\":{\"content\":\"use pdftotext\","
+           "\"source\":\"skill-pdf\"}}";
+    assert_int_equal(sync__fold_parse_line(&sync__copilot_format, &fold, line, strlen(line), &r, &n,
+                                           why, sizeof why),
+                     0);
+    assert_int_equal(n, 1);
+    assert_string_equal(r[0].role, "user");
+    assert_string_equal(r[0].text, "use pdftotext");
+    assert_int_equal(r[0].is_prompt, 0);
+    sync__records_free(r, n);
     assert_int_equal(sync__fold_parse_line(&sync__copilot_format, &fold, "{\"data\":{}}", 11, &r,
                                            &n, why, sizeof why),
                      MCPAGE_EPARSE);
