@@ -1015,10 +1015,11 @@ int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
     rep->copilot_found = opt->copilot_home && is_dir(opt->copilot_home, "session-state");
     struct stat osb;
     char odb[SYNC_PATH_MAX];
-    rep->opencode_found = opt->opencode_home &&
-                          (is_dir(opt->opencode_home, "storage/session") ||
-                           (snprintf(odb, sizeof odb, "%s/opencode.db", opt->opencode_home) > 0 &&
-                            stat(odb, &osb) == 0));
+    rep->opencode_found =
+        opt->opencode_home &&
+        (is_dir(opt->opencode_home, "storage/session") || is_dir(opt->opencode_home, "project") ||
+         (snprintf(odb, sizeof odb, "%s/opencode.db", opt->opencode_home) > 0 &&
+          stat(odb, &osb) == 0));
     if (opt->gemini_home && (rc = sync__gemini_discover(&js, opt->gemini_home, s)) < 0)
         goto out;
     if (opt->copilot_home && (rc = sync__copilot_discover(&js, opt->copilot_home)) < 0)

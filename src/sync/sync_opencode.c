@@ -27,6 +27,14 @@
  * file's text}}; a part file has no time of its own, its row's
  * time_created is its message's) and read with the same rules; when the database holds
  * the same session (1.2 migrates the files into it), the database wins.
+ * OpenCode's first storage (until mid-2025) kept them per project, under
+ * DATA/project/<folder>/storage (or DATA/storage): session/info/<id>.json
+ * (no directory: the project is the assistant messages' path.cwd, else
+ * the folder's name), session/message/<id>/<msg>.json and
+ * session/part/<id>/<msg>/<part>.json; its oldest messages (V1) hold their
+ * parts inline, read as the V2 parts OpenCode migrates them to. A session
+ * a newer layout also holds (OpenCode copies them on upgrade) is read
+ * there.
  *
  * Column and JSON names from the opencode sources (session.sql.ts,
  * message-v2.ts): see docs/transcripts.md.
@@ -237,7 +245,17 @@ static int opencode_fold_line(sync_fold *f, const char *line, size_t len, int64_
     }
     if (is_message) {
         const char *role = sync_json_str(data, "role");
-        sync_fold_set(&f->model, sync_json_str(data, "modelID"));
+        /* V1 messages (before mid-2025) keep these under metadata.assistant */
+        json_t *v1 = json_object_get(json_object_get(data, "metadata"), "assistant");
+        const char *model = sync_json_str(data, "modelID");
+        sync_fold_set(&f->model, model ? model : sync_json_str(v1, "modelID"));
+        /* the project, for sessions whose record names no directory */
+        json_t *where = json_object_get(data, "path");
+        if (!json_is_object(where))
+            where = json_object_get(v1, "path");
+        const char *cwd = sync_json_str(where, "cwd");
+        if (!f->cwd)
+            sync_fold_set(&f->cwd, cwd && *cwd ? cwd : sync_json_str(where, "root"));
         rc = sync_fold_push(f, sync_json_str(row, "id"), off, (int64_t)len, line_no,
                             role_code(role));
     } else if (data) {
@@ -365,6 +383,63 @@ static size_t expand_part(json_t *data, int32_t sub, char *ts, sync_record *r)
     return 0;
 }
 
+/* An assistant turn that failed: the error is its message. */
+static size_t error_record(json_t *e, char *ts, sync_record *r)
+{
+    json_t *ed = json_object_get(e, "data");
+    sync_text t = {0};
+    sync_text_adds(&t, "[error] ");
+    sync_text_adds(&t, sync_json_str(e, "name"));
+    if (sync_json_str(ed, "message")) {
+        sync_text_adds(&t, ": ");
+        sync_text_adds(&t, sync_json_str(ed, "message"));
+    }
+    message_record(r, "system", &t, ts);
+    r->is_error = 1;
+    return 1;
+}
+
+/*
+ * A V1 message's inline part (OpenCode before mid-2025: the AI SDK's
+ * UIMessage parts) as the V2 part it migrates to (message-v2.ts fromV1):
+ * text, reasoning, file {mediaType, filename, url} and tool-invocation
+ * {toolInvocation {state, toolCallId, toolName, args, result}}, whose
+ * times are in the message's metadata.tool[callId].
+ */
+static json_t *v1_part(json_t *part, json_t *metadata)
+{
+    const char *type = sync_json_str(part, "type");
+    if (!type)
+        return NULL;
+    if (strcmp(type, "text") == 0)
+        return json_pack("{s:s,s:O*}", "type", "text", "text", json_object_get(part, "text"));
+    if (strcmp(type, "reasoning") == 0) {
+        json_t *t = json_object_get(part, "reasoning");
+        return json_pack("{s:s,s:O*}", "type", "reasoning", "text",
+                         json_is_string(t) ? t : json_object_get(part, "text"));
+    }
+    if (strcmp(type, "file") == 0)
+        return json_pack("{s:s,s:O*,s:O*,s:O*}", "type", "file", "mime",
+                         json_object_get(part, "mediaType"), "filename",
+                         json_object_get(part, "filename"), "url", json_object_get(part, "url"));
+    if (strcmp(type, "tool-invocation") != 0)
+        return NULL; /* step-start, source: bookkeeping */
+    json_t *inv = json_object_get(part, "toolInvocation");
+    const char *call = sync_json_str(inv, "toolCallId");
+    const char *state = sync_json_str(inv, "state");
+    json_t *result = json_object_get(inv, "result");
+    json_t *meta = call ? json_object_get(json_object_get(metadata, "tool"), call) : NULL;
+    char *out = json_is_string(result) || !result ? NULL : json_dumps(result, JSON_COMPACT);
+    json_t *st = json_pack("{s:s,s:O*,s:O*,s:O*}", "status",
+                           state && strcmp(state, "result") == 0 ? "completed" : "running", "input",
+                           json_object_get(inv, "args"), "output", out ? json_string(out) : result,
+                           "time", json_object_get(meta, "time"));
+    free(out);
+    return json_pack("{s:s,s:O*,s:O*,s:o*}", "type", "tool", "tool",
+                     json_object_get(inv, "toolName"), "callID", json_object_get(inv, "toolCallId"),
+                     "state", st);
+}
+
 static int opencode_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)
 {
     *out = NULL;
@@ -377,7 +452,11 @@ static int opencode_expand(const char *line, size_t len, int32_t sub, sync_recor
         return MCPAGE_EPARSE;
     }
     json_t *data = row_data(row);
-    sync_record *r = calloc(2, sizeof *r);
+    json_t *inline_parts = json_object_get(data, "parts"); /* a V1 message */
+    size_t nparts = json_is_array(inline_parts) ? json_array_size(inline_parts) : 0;
+    if (nparts > 10000)
+        nparts = 10000;
+    sync_record *r = calloc(2 + 2 * nparts, sizeof *r);
     if (!r) {
         json_decref(data);
         json_decref(root);
@@ -389,20 +468,20 @@ static int opencode_expand(const char *line, size_t len, int32_t sub, sync_recor
         free(ts); /* a row whose data is not JSON: its raw line keeps it */
     } else if (strcmp(table, "part") == 0) {
         k = expand_part(data, sub, ts, r);
-    } else if (strcmp(table, "message") == 0 && json_is_object(json_object_get(data, "error"))) {
-        /* an assistant turn that failed: the error is its message */
-        json_t *e = json_object_get(data, "error");
-        json_t *ed = json_object_get(e, "data");
-        sync_text t = {0};
-        sync_text_adds(&t, "[error] ");
-        sync_text_adds(&t, sync_json_str(e, "name"));
-        if (sync_json_str(ed, "message")) {
-            sync_text_adds(&t, ": ");
-            sync_text_adds(&t, sync_json_str(ed, "message"));
+    } else if (strcmp(table, "message") == 0 && nparts > 0) {
+        json_t *metadata = json_object_get(data, "metadata");
+        for (size_t i = 0; i < nparts; i++) {
+            json_t *p2 = v1_part(json_array_get(inline_parts, i), metadata);
+            if (p2)
+                k += expand_part(p2, sub, ts ? sync_short_copy(ts, 64) : NULL, r + k);
+            json_decref(p2);
         }
-        message_record(r, "system", &t, ts);
-        r->is_error = 1;
-        k = 1;
+        json_t *e = json_object_get(metadata, "error");
+        if (json_is_object(e))
+            k += error_record(e, sync_short_copy(ts, 64), r + k);
+        free(ts);
+    } else if (strcmp(table, "message") == 0 && json_is_object(json_object_get(data, "error"))) {
+        k = error_record(json_object_get(data, "error"), ts, r);
     } else {
         free(ts);
     }
@@ -621,12 +700,35 @@ static char *file_id(const char *name)
     return id;
 }
 
-static int render_parts(FILE *w, const char *storage, const char *msg_id, const char *sid,
-                        int64_t created)
+/*
+ * Where a session's record files are, by layout: since mid-2025
+ * message/<sessionID>/ and part/<messageID>/ under DATA/storage; before
+ * that (OpenCode's first storage, per project) session/message/<sessionID>/
+ * and session/part/<sessionID>/<messageID>/ under
+ * DATA/project/<folder>/storage (or DATA/storage).
+ */
+typedef enum { TREE_V2 = 0, TREE_OLDEST } tree_layout;
+
+static int message_dir(char *buf, size_t n, const char *storage, tree_layout lay, const char *sid)
+{
+    int k = snprintf(buf, n, lay == TREE_OLDEST ? "%s/session/message/%s" : "%s/message/%s",
+                     storage, sid);
+    return k < 0 || (size_t)k >= n ? MCPAGE_ERANGE : 0;
+}
+
+static int part_dir(char *buf, size_t n, const char *storage, tree_layout lay, const char *sid,
+                    const char *mid)
+{
+    int k = lay == TREE_OLDEST ? snprintf(buf, n, "%s/session/part/%s/%s", storage, sid, mid)
+                               : snprintf(buf, n, "%s/part/%s", storage, mid);
+    return k < 0 || (size_t)k >= n ? MCPAGE_ERANGE : 0;
+}
+
+static int render_parts(FILE *w, const char *storage, tree_layout lay, const char *msg_id,
+                        const char *sid, int64_t created)
 {
     char dir[SYNC_PATH_MAX];
-    int k = snprintf(dir, sizeof dir, "%s/part/%s", storage, msg_id);
-    if (k < 0 || (size_t)k >= sizeof dir)
+    if (part_dir(dir, sizeof dir, storage, lay, sid, msg_id) < 0)
         return MCPAGE_ERANGE;
     rec_file *parts = NULL;
     size_t n = 0;
@@ -647,15 +749,23 @@ static int render_parts(FILE *w, const char *storage, const char *msg_id, const 
     return rc;
 }
 
-static int opencode_json_load(const sync_fold_job *job, char **out, size_t *len, char *why,
-                              size_t whylen)
+/* time.created of a message (V1 messages keep it in metadata), or 0. */
+static int64_t message_created(json_t *m)
+{
+    json_t *c = json_object_get(json_object_get(m, "time"), "created");
+    if (!json_is_integer(c))
+        c = json_object_get(json_object_get(json_object_get(m, "metadata"), "time"), "created");
+    return json_is_integer(c) ? json_integer_value(c) : 0;
+}
+
+static int tree_load(const sync_fold_job *job, tree_layout lay, char **out, size_t *len, char *why,
+                     size_t whylen)
 {
     *out = NULL;
     *len = 0;
-    const char *storage = job->db; /* DATA/storage */
+    const char *storage = job->db; /* the storage folder */
     char dir[SYNC_PATH_MAX];
-    int k = snprintf(dir, sizeof dir, "%s/message/%s", storage, job->session_id);
-    if (k < 0 || (size_t)k >= sizeof dir)
+    if (message_dir(dir, sizeof dir, storage, lay, job->session_id) < 0)
         return MCPAGE_ERANGE;
     rec_file *msgs = NULL;
     size_t n = 0;
@@ -670,8 +780,7 @@ static int opencode_json_load(const sync_fold_job *job, char **out, size_t *len,
         snprintf(path, sizeof path, "%s/%s", dir, msgs[i].name);
         texts[i] = read_small(path, &lens[i]);
         json_t *m = texts[i] ? json_loads(texts[i], 0, NULL) : NULL;
-        json_t *created = json_object_get(json_object_get(m, "time"), "created");
-        msgs[i].created = json_is_integer(created) ? json_integer_value(created) : 0;
+        msgs[i].created = message_created(m);
         json_decref(m);
     }
     /* sort the texts with their files */
@@ -698,12 +807,12 @@ static int opencode_json_load(const sync_fold_job *job, char **out, size_t *len,
             continue; /* vanished or too large: the next sync sees it changed */
         char *id = file_id(msgs[i].name);
         char file[SYNC_PATH_MAX + 300];
-        snprintf(file, sizeof file, "message/%s/%s", job->session_id, msgs[i].name);
+        snprintf(file, sizeof file, "%s/%s", dir + strlen(storage) + 1, msgs[i].name);
         rc = id ? render_file(w, "message", id, NULL, NULL, job->session_id, file, texts[i],
                               lens[i], msgs[i].created)
                 : MCPAGE_ENOMEM;
         if (rc == 0)
-            rc = render_parts(w, storage, id, job->session_id, msgs[i].created);
+            rc = render_parts(w, storage, lay, id, job->session_id, msgs[i].created);
         free(id);
     }
     for (size_t i = 0; texts && i < n; i++)
@@ -723,12 +832,33 @@ static int opencode_json_load(const sync_fold_job *job, char **out, size_t *len,
     return 0;
 }
 
+static int opencode_json_load(const sync_fold_job *job, char **out, size_t *len, char *why,
+                              size_t whylen)
+{
+    return tree_load(job, TREE_V2, out, len, why, whylen);
+}
+
+static int opencode_oldest_load(const sync_fold_job *job, char **out, size_t *len, char *why,
+                                size_t whylen)
+{
+    return tree_load(job, TREE_OLDEST, out, len, why, whylen);
+}
+
 const sync_fold_format sync__opencode_json_format = {
     .source = "opencode",
     .fold_line = opencode_fold_line,
     .expand = opencode_expand,
     .convert = NULL,
     .load = opencode_json_load,
+};
+
+/* OpenCode's first storage: the same records in other folders. */
+static const sync_fold_format opencode_oldest_format = {
+    .source = "opencode",
+    .fold_line = opencode_fold_line,
+    .expand = opencode_expand,
+    .convert = NULL,
+    .load = opencode_oldest_load,
 };
 
 /* A folder's record files: their bytes plus count, and the newest mtime. */
@@ -761,6 +891,88 @@ static int in_db(const sync_fold_jobs *js, size_t from, const char *id)
     return 0;
 }
 
+/*
+ * One session file of a JSON tree as a job: its facts, and as its change
+ * identity the session file, its message files and their part files.
+ * `fallback_cwd`: a project name when the session names no directory.
+ */
+static int tree_session(sync_fold_jobs *js, const char *storage, tree_layout lay, const char *path,
+                        const char *fallback_cwd, size_t db_from)
+{
+    struct stat sb;
+    size_t len = 0;
+    char *text = stat(path, &sb) == 0 ? read_small(path, &len) : NULL;
+    json_t *info = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    const char *id = sync_json_str(info, "id");
+    if (!id || strlen(id) > STORE_ID_MAX || in_db(js, db_from, id)) {
+        json_decref(info);
+        return 0;
+    }
+    sync_fold_job j = {.fmt = lay == TREE_OLDEST ? &opencode_oldest_format
+                                                 : &sync__opencode_json_format};
+    j.path = sync_short_copy(path, SYNC_PATH_MAX + 600);
+    j.db = sync_short_copy(storage, SYNC_PATH_MAX);
+    j.session_id = sync_short_copy(id, STORE_ID_MAX);
+    const char *v = sync_json_str(info, "directory");
+    if (!v || !*v)
+        v = fallback_cwd;
+    j.cwd = v && *v ? sync_short_copy(v, SYNC_PATH_MAX) : NULL;
+    v = sync_json_str(info, "parentID");
+    j.parent = v && *v ? sync_short_copy(v, STORE_ID_MAX) : NULL;
+    v = sync_json_str(info, "title");
+    j.title = v && *v ? sync_short_copy(v, SYNC_TITLE_MAX) : NULL;
+    json_decref(info);
+    j.size = (int64_t)sb.st_size + 1;
+    j.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    j.inode = (int64_t)sb.st_ino;
+    char dir[SYNC_PATH_MAX + 300];
+    rec_file *msgs = NULL;
+    size_t nm = 0;
+    if (j.session_id && message_dir(dir, sizeof dir, storage, lay, j.session_id) == 0)
+        tree_identity(dir, &j.size, &j.mtime_ns, &msgs, &nm);
+    for (size_t m = 0; m < nm; m++) {
+        rec_file *parts = NULL;
+        size_t np = 0;
+        char *mid = file_id(msgs[m].name);
+        if (mid && part_dir(dir, sizeof dir, storage, lay, j.session_id, mid) == 0)
+            tree_identity(dir, &j.size, &j.mtime_ns, &parts, &np);
+        free(mid);
+        rec_free(parts, np);
+    }
+    rec_free(msgs, nm);
+    if (!j.path || !j.db || !j.session_id) {
+        free(j.path);
+        free(j.db);
+        free(j.session_id);
+        free(j.cwd);
+        free(j.parent);
+        free(j.title);
+        return MCPAGE_ENOMEM;
+    }
+    return sync__fold_jobs_add(js, &j);
+}
+
+/* The session files of one folder. */
+static int tree_sessions(sync_fold_jobs *js, const char *storage, tree_layout lay,
+                         const char *folder, const char *fallback_cwd, size_t db_from)
+{
+    rec_file *files = NULL;
+    size_t nf = 0;
+    if (list_json(folder, &files, &nf) < 0)
+        return 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < nf; i++) {
+        char path[SYNC_PATH_MAX + 600];
+        snprintf(path, sizeof path, "%s/%s", folder, files[i].name);
+        rc = tree_session(js, storage, lay, path, fallback_cwd, db_from);
+    }
+    rec_free(files, nf);
+    return rc;
+}
+
+/* storage/session/<projectID>/<sessionID>.json (the oldest layout's
+   session/info, session/message and session/part folders aside). */
 static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from)
 {
     char storage[SYNC_PATH_MAX], sessions[SYNC_PATH_MAX + 20];
@@ -774,70 +986,43 @@ static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_fro
     int rc = 0;
     struct dirent *pe;
     while (rc == 0 && (pe = readdir(d))) {
-        if (pe->d_name[0] == '.')
+        if (pe->d_name[0] == '.' || strcmp(pe->d_name, "info") == 0 ||
+            strcmp(pe->d_name, "message") == 0 || strcmp(pe->d_name, "part") == 0)
             continue;
         char proj[SYNC_PATH_MAX + 300];
         snprintf(proj, sizeof proj, "%s/%s", sessions, pe->d_name);
-        rec_file *files = NULL;
-        size_t nf = 0;
-        if (list_json(proj, &files, &nf) < 0)
+        rc = tree_sessions(js, storage, TREE_V2, proj, NULL, db_from);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* OpenCode's first storage: <storage>/session/info/<sessionID>.json, in
+   DATA/storage and in each DATA/project/<folder>/storage (the folder
+   names the project when no message names its directory). Sessions the
+   newer layouts hold too (OpenCode copies them on upgrade) are skipped. */
+static int oldest_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from)
+{
+    char storage[SYNC_PATH_MAX], info[SYNC_PATH_MAX + 40];
+    int k = snprintf(storage, sizeof storage, "%s/storage", data_dir);
+    if (k < 0 || (size_t)k >= sizeof storage)
+        return 0;
+    snprintf(info, sizeof info, "%s/session/info", storage);
+    int rc = tree_sessions(js, storage, TREE_OLDEST, info, NULL, db_from);
+    char projects[SYNC_PATH_MAX + 20];
+    snprintf(projects, sizeof projects, "%s/project", data_dir);
+    DIR *d = rc == 0 ? opendir(projects) : NULL;
+    if (!d)
+        return rc;
+    struct dirent *pe;
+    while (rc == 0 && (pe = readdir(d))) {
+        if (pe->d_name[0] == '.')
             continue;
-        for (size_t i = 0; rc == 0 && i < nf; i++) {
-            char path[SYNC_PATH_MAX + 600];
-            snprintf(path, sizeof path, "%s/%s", proj, files[i].name);
-            struct stat sb;
-            size_t len = 0;
-            char *text = stat(path, &sb) == 0 ? read_small(path, &len) : NULL;
-            json_t *info = text ? json_loads(text, 0, NULL) : NULL;
-            free(text);
-            const char *id = sync_json_str(info, "id");
-            if (!id || strlen(id) > STORE_ID_MAX || in_db(js, db_from, id)) {
-                json_decref(info);
-                continue;
-            }
-            sync_fold_job j = {.fmt = &sync__opencode_json_format};
-            j.path = sync_short_copy(path, SYNC_PATH_MAX + 600);
-            j.db = sync_short_copy(storage, SYNC_PATH_MAX);
-            j.session_id = sync_short_copy(id, STORE_ID_MAX);
-            const char *v = sync_json_str(info, "directory");
-            j.cwd = v && *v ? sync_short_copy(v, SYNC_PATH_MAX) : NULL;
-            v = sync_json_str(info, "parentID");
-            j.parent = v && *v ? sync_short_copy(v, STORE_ID_MAX) : NULL;
-            v = sync_json_str(info, "title");
-            j.title = v && *v ? sync_short_copy(v, SYNC_TITLE_MAX) : NULL;
-            json_decref(info);
-            /* identity: the session file, its messages and their parts */
-            j.size = (int64_t)sb.st_size + 1;
-            j.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
-            j.inode = (int64_t)sb.st_ino;
-            char dir[SYNC_PATH_MAX + 300];
-            rec_file *msgs = NULL;
-            size_t nm = 0;
-            snprintf(dir, sizeof dir, "%s/message/%s", storage, j.session_id ? j.session_id : "");
-            tree_identity(dir, &j.size, &j.mtime_ns, &msgs, &nm);
-            for (size_t m = 0; m < nm; m++) {
-                rec_file *parts = NULL;
-                size_t np = 0;
-                char *mid = file_id(msgs[m].name);
-                snprintf(dir, sizeof dir, "%s/part/%s", storage, mid ? mid : "");
-                free(mid);
-                tree_identity(dir, &j.size, &j.mtime_ns, &parts, &np);
-                rec_free(parts, np);
-            }
-            rec_free(msgs, nm);
-            if (!j.path || !j.db || !j.session_id) {
-                free(j.path);
-                free(j.db);
-                free(j.session_id);
-                free(j.cwd);
-                free(j.parent);
-                free(j.title);
-                rc = MCPAGE_ENOMEM;
-                break;
-            }
-            rc = sync__fold_jobs_add(js, &j);
-        }
-        rec_free(files, nf);
+        k = snprintf(storage, sizeof storage, "%s/%s/storage", projects, pe->d_name);
+        if (k < 0 || (size_t)k >= sizeof storage)
+            continue;
+        snprintf(info, sizeof info, "%s/session/info", storage);
+        rc = tree_sessions(js, storage, TREE_OLDEST, info, pe->d_name, db_from);
     }
     closedir(d);
     return rc;
@@ -849,5 +1034,7 @@ int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_repor
     int rc = db_discover(js, data_dir, rep);
     if (rc == 0)
         rc = json_discover(js, data_dir, from);
+    if (rc == 0)
+        rc = oldest_discover(js, data_dir, from);
     return rc;
 }

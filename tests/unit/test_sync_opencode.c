@@ -297,6 +297,84 @@ static void json_storage_tree_before_1_2(void **state)
     free(d);
 }
 
+/*
+ * OpenCode's first storage (before mid-2025): per project under
+ * DATA/project/<folder>/storage (or DATA/storage), session/info/<id>.json
+ * without a directory, session/message/<id>/ and session/part/<id>/<msg>/;
+ * the oldest messages (V1) hold their parts inline with their times in
+ * `metadata` (tests/data/opencode/oldest, our own files in those shapes).
+ */
+static void oldest_storage_layout(void **state)
+{
+    fx *f = *state;
+    char tree[700], cmd[1600];
+    snprintf(tree, sizeof tree, "%s/opencode/oldest", MCPAGE_TEST_DATA);
+    snprintf(cmd, sizeof cmd, "rm -f '%s' && cp -r '%s'/* '%s'", f->ocdb, tree, f->data);
+    assert_int_equal(system(cmd), 0);
+    sync_report rep;
+    sync_opencode(f, &rep);
+    assert_int_equal(rep.files_seen, 3);
+    assert_int_equal(rep.files_failed, 0);
+    assert_int_equal(rep.lines_malformed, 0);
+    assert_int_equal(rep.messages_added, 12);
+    char *d = ts_dump(f->db, 80);
+    /* the project comes from the assistant's path (V2) or metadata (V1) */
+    assert_non_null(strstr(d, "project kiln /home/ada/src/kiln opencode sessions=2 messages=10"));
+    assert_non_null(strstr(d, "project notes /home/ada/src/notes opencode sessions=1"));
+    /* V1: every inline part, with its message's time */
+    assert_non_null(strstr(d, "session ses_first0 source=opencode project=kiln "
+                              "title=Why is the kiln build slow? start=2025-06-15T15:06:41.000Z"));
+    assert_non_null(strstr(d, "model=claude-sonnet-4"));
+    assert_non_null(strstr(d, "0 user 2025-06-15T15:06:41.000Z tool=- input=- call=- err=0 "));
+    assert_non_null(strstr(d, "| Why is the kiln build slow? See the profile."));
+    assert_non_null(strstr(d, "user 2025-06-15T15:06:41.000Z tool=- input=- call=- err=0 line=1 "
+                              "at=0+"));
+    assert_non_null(strstr(d, "| [image: image/png]"));
+    assert_non_null(strstr(d, "| [thinking] The profile shows the linker."));
+    assert_non_null(strstr(d, "assistant 2025-06-15T15:06:42.000Z tool=bash input=make -j1 V=1 | "
+                              "tail -3 call=toolu_first_1 err=0"));
+    assert_non_null(strstr(d, "tool 2025-06-15T15:07:29.000Z tool=bash input=- "
+                              "call=toolu_first_1 err=0"));
+    assert_non_null(strstr(d, "| ld: 41 s in LTO"));
+    assert_non_null(strstr(d, "| Link-time optimisation takes 41 s"));
+    /* V2 messages in the old folders */
+    assert_non_null(strstr(d, "tool=edit input=- call=call_edit_1 err=1"));
+    assert_non_null(strstr(d, "| The Makefile sets -flto only in CFLAGS_RELEASE now."));
+    assert_non_null(strstr(d, "model=gpt-4.1"));
+    assert_non_null(strstr(d, "| Outline the release notes for 0.4"));
+    free(d);
+
+    /* a part written later is appended; nothing else moves */
+    int64_t first = ts_message_id(f->db, "ses_first1", 0);
+    char part[900];
+    snprintf(part, sizeof part,
+             "%s/project/home-ada-src-kiln/storage/session/part/ses_first1/msg_f2/prt_f4.json",
+             f->data);
+    ts_put(part, "w",
+           "{\"id\":\"prt_f4\",\"sessionID\":\"ses_first1\",\"messageID\":\"msg_f2\","
+           "\"type\":\"text\",\"text\":\"Rebuilt in 9 s.\"}\n");
+    sync_opencode(f, &rep);
+    assert_int_equal(rep.files_read, 1);
+    assert_int_equal(rep.files_reparsed, 0);
+    assert_int_equal(rep.messages_added, 1);
+    assert_int_equal(ts_message_id(f->db, "ses_first1", 0), first);
+    sync_opencode(f, &rep);
+    assert_int_equal(rep.files_unchanged, 3);
+
+    /* OpenCode copies them to the newer layout on upgrade: read there once */
+    snprintf(
+        cmd, sizeof cmd,
+        "set -e; cd '%s'; mkdir -p storage/session/prj_kiln storage/message/ses_first1 "
+        "storage/part/msg_f1; cp project/home-ada-src-kiln/storage/session/info/ses_first1.json "
+        "storage/session/prj_kiln/; cp project/home-ada-src-kiln/storage/session/message/"
+        "ses_first1/msg_f1.json storage/message/ses_first1/; cp project/home-ada-src-kiln/"
+        "storage/session/part/ses_first1/msg_f1/prt_f1.json storage/part/msg_f1/",
+        f->data);
+    assert_int_equal(system(cmd), 0);
+    sync_opencode(f, &rep);
+    assert_int_equal(rep.files_seen, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +382,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rows_added_while_opencode_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(changed_and_deleted_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(json_storage_tree_before_1_2, setup, teardown),
+        cmocka_unit_test_setup_teardown(oldest_storage_layout, setup, teardown),
     };
     return TB_RUN_GROUPS(tests);
 }
