@@ -25,15 +25,6 @@
 
 /* ---- default paths --------------------------------------------------- */
 
-static const char *home_dir(void)
-{
-    const char *h = getenv("HOME");
-    if (h && *h)
-        return h;
-    struct passwd *pw = getpwuid(getuid());
-    return pw ? pw->pw_dir : "/";
-}
-
 static int fmt_path(char *buf, size_t n, const char *a, const char *b)
 {
     int k = snprintf(buf, n, "%s%s", a, b);
@@ -47,7 +38,7 @@ int sync_default_claude_home(char *buf, size_t n)
         e = getenv("CLAUDE_CONFIG_DIR");
     if (e && *e)
         return fmt_path(buf, n, e, "");
-    return fmt_path(buf, n, home_dir(), "/.claude");
+    return fmt_path(buf, n, sync_home_dir(), "/.claude");
 }
 
 int sync_default_codex_home(char *buf, size_t n)
@@ -57,7 +48,7 @@ int sync_default_codex_home(char *buf, size_t n)
         e = getenv("CODEX_HOME");
     if (e && *e)
         return fmt_path(buf, n, e, "");
-    return fmt_path(buf, n, home_dir(), "/.codex");
+    return fmt_path(buf, n, sync_home_dir(), "/.codex");
 }
 
 int sync_default_db(char *buf, size_t n)
@@ -68,7 +59,7 @@ int sync_default_db(char *buf, size_t n)
     e = getenv("XDG_DATA_HOME");
     if (e && *e)
         return fmt_path(buf, n, e, "/mcpage/archive.db");
-    return fmt_path(buf, n, home_dir(), "/.local/share/mcpage/archive.db");
+    return fmt_path(buf, n, sync_home_dir(), "/.local/share/mcpage/archive.db");
 }
 
 int sync_make_parent_dirs(const char *path)

@@ -53,12 +53,7 @@ int sync_default_copilot_home(char *buf, size_t n)
     if (e && *e) {
         k = snprintf(buf, n, "%s", e);
     } else {
-        const char *h = getenv("HOME");
-        if (!h || !*h) {
-            struct passwd *pw = getpwuid(getuid());
-            h = pw ? pw->pw_dir : "/";
-        }
-        k = snprintf(buf, n, "%s/.copilot", h);
+        k = snprintf(buf, n, "%s/.copilot", sync_home_dir());
     }
     return (k < 0 || (size_t)k >= n) ? MCPAGE_ERANGE : 0;
 }
@@ -404,6 +399,32 @@ static char *workspace_cwd(const char *dir)
     return cwd;
 }
 
+/* session-state/<id>/events.jsonl, with workspace.yaml beside it. */
+static int session_entry(void *ud, const struct dirent *e, char *dir)
+{
+    sync_fold_jobs *js = ud;
+    char path[SYNC_PATH_MAX];
+    int k = snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    struct stat sb;
+    if (strlen(e->d_name) > STORE_ID_MAX || k < 0 || (size_t)k >= sizeof path ||
+        stat(path, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        free(dir);
+        return 0;
+    }
+    sync_fold_job j = {.fmt = &sync__copilot_format};
+    j.path = sync_short_copy(path, SYNC_PATH_MAX);
+    j.session_id = sync_short_copy(e->d_name, STORE_ID_MAX);
+    j.cwd = workspace_cwd(dir);
+    free(dir);
+    if (!j.path || !j.session_id) {
+        free(j.path);
+        free(j.session_id);
+        free(j.cwd);
+        return MCPAGE_ENOMEM;
+    }
+    return sync__fold_jobs_add(js, &j);
+}
+
 int sync__copilot_discover(sync_fold_jobs *js, const char *home)
 {
     char root[SYNC_PATH_MAX];
@@ -411,33 +432,5 @@ int sync__copilot_discover(sync_fold_jobs *js, const char *home)
     if (k < 0 || (size_t)k >= sizeof root)
         return MCPAGE_ERANGE;
     DIR *d = opendir(root);
-    if (!d)
-        return 0;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.' || strlen(e->d_name) > STORE_ID_MAX)
-            continue;
-        char dir[SYNC_PATH_MAX], path[SYNC_PATH_MAX];
-        int a = snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
-        int b = snprintf(path, sizeof path, "%s/%s/events.jsonl", root, e->d_name);
-        struct stat sb;
-        if (a < 0 || b < 0 || (size_t)b >= sizeof path || stat(path, &sb) < 0 ||
-            !S_ISREG(sb.st_mode))
-            continue;
-        sync_fold_job j = {.fmt = &sync__copilot_format};
-        j.path = sync_short_copy(path, SYNC_PATH_MAX);
-        j.session_id = sync_short_copy(e->d_name, STORE_ID_MAX);
-        j.cwd = workspace_cwd(dir);
-        if (!j.path || !j.session_id) {
-            free(j.path);
-            free(j.session_id);
-            free(j.cwd);
-            rc = MCPAGE_ENOMEM;
-            break;
-        }
-        rc = sync__fold_jobs_add(js, &j);
-    }
-    closedir(d);
-    return rc;
+    return d ? sync_dir_each(d, root, session_entry, js) : 0;
 }

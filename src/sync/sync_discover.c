@@ -31,43 +31,12 @@ typedef struct walk {
     size_t rootlen;
 } walk;
 
-char *sync_dup(const char *src)
-{
-    if (!src)
-        return NULL;
-    size_t n = strlen(src);
-    char *d = malloc(n + 1);
-    if (d)
-        memcpy(d, src, n + 1);
-    return d;
-}
-
-char *sync_join(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la + lb + 2 > SYNC_PATH_MAX)
-        return NULL;
-    char *p = malloc(la + lb + 2);
-    if (!p)
-        return NULL;
-    memcpy(p, a, la);
-    p[la] = '/';
-    memcpy(p + la + 1, b, lb + 1);
-    return p;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
 static char *stem(const char *name)
 {
     size_t n = strlen(name);
-    if (ends_with(name, ".jsonl"))
+    if (sync_ends_with(name, ".jsonl"))
         n -= 6;
-    else if (ends_with(name, ".json"))
+    else if (sync_ends_with(name, ".json"))
         n -= 5;
     if (n > STORE_ID_MAX - 40)
         n = STORE_ID_MAX - 40;
@@ -103,15 +72,9 @@ static int jobs_add(sync_jobs *js, sync_job *j)
         job_free(j);
         return MCPAGE_ERANGE;
     }
-    if (js->n == js->cap) {
-        size_t cap = js->cap ? js->cap * 2 : 256;
-        sync_job *v = realloc(js->v, cap * sizeof *v);
-        if (!v) {
-            job_free(j);
-            return MCPAGE_ENOMEM;
-        }
-        js->v = v;
-        js->cap = cap;
+    if (sync_grow((void **)&js->v, &js->cap, js->n, sizeof *js->v, 256) < 0) {
+        job_free(j);
+        return MCPAGE_ENOMEM;
     }
     js->v[js->n++] = *j;
     return 0;
@@ -201,84 +164,86 @@ static int entry_kind(walk *w, const struct dirent *e, const char *path, char **
     return kind;
 }
 
+/* Where a folder's entries go: the walk and what the folder is. */
+typedef struct place {
+    walk *w;
+    const char *name;   /* Claude: the project directory's name */
+    const char *parent; /* Claude sub-agents: their session */
+    int depth;          /* Codex: levels below sessions/ */
+} place;
+
 /* <session>/subagents/agent-*.jsonl under one Claude project directory. */
-static int claude_subagents(walk *w, const char *sessdir, const char *parent, const char *projdir)
+static int claude_subagent(void *ud, const struct dirent *e, char *path)
 {
-    char *sub = sync_join(sessdir, "subagents");
-    if (!sub)
-        return MCPAGE_ENOMEM;
-    DIR *d = open_dir(w, sub);
-    int rc = 0;
-    if (!d)
-        goto done;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".jsonl"))
-            continue;
-        sync_job j = {.source = SRC_CLAUDE, .subagent = 1};
-        char *st = stem(e->d_name);
-        char id[STORE_ID_MAX + 1];
-        snprintf(id, sizeof id, "%.100s:%.90s", parent, st ? st : "");
-        free(st);
-        j.path = sync_join(sub, e->d_name);
-        j.session_id = sync_dup(id);
-        j.parent = sync_dup(parent);
-        j.project_dir = sync_dup(projdir);
-        if (!j.path || !j.session_id || !j.parent || !j.project_dir) {
-            job_free(&j);
-            rc = MCPAGE_ENOMEM;
-            break;
-        }
-        if (entry_kind(w, e, j.path, &j.real) != ENTRY_FILE) {
-            job_free(&j);
-            continue;
-        }
-        rc = jobs_add(w->js, &j);
+    const place *at = ud;
+    if (!sync_ends_with(e->d_name, ".jsonl")) {
+        free(path);
+        return 0;
     }
-    closedir(d);
-done:
-    free(sub);
+    sync_job j = {.source = SRC_CLAUDE, .subagent = 1, .path = path};
+    char *st = stem(e->d_name);
+    char id[STORE_ID_MAX + 1];
+    snprintf(id, sizeof id, "%.100s:%.90s", at->parent, st ? st : "");
+    free(st);
+    j.session_id = sync_dup(id);
+    j.parent = sync_dup(at->parent);
+    j.project_dir = sync_dup(at->name);
+    if (!j.session_id || !j.parent || !j.project_dir) {
+        job_free(&j);
+        return MCPAGE_ENOMEM;
+    }
+    if (entry_kind(at->w, e, j.path, &j.real) != ENTRY_FILE) {
+        job_free(&j);
+        return 0;
+    }
+    return jobs_add(at->w->js, &j);
+}
+
+/* One entry of a Claude project directory: a session, an older
+   agent-<id>.jsonl beside them, or a session's folder of sub-agents. */
+static int claude_entry(void *ud, const struct dirent *e, char *path)
+{
+    const place *at = ud;
+    char *real = NULL;
+    int kind = entry_kind(at->w, e, path, &real);
+    if (kind == ENTRY_FILE && sync_ends_with(e->d_name, ".jsonl")) {
+        sync_job j = {.source = SRC_CLAUDE, .path = path, .real = real};
+        j.session_id = stem(e->d_name);
+        j.project_dir = sync_dup(at->name);
+        j.subagent = strncmp(e->d_name, "agent-", 6) == 0;
+        j.bare_agent = j.subagent;
+        if (!j.session_id || !j.project_dir) {
+            job_free(&j);
+            return MCPAGE_ENOMEM;
+        }
+        return jobs_add(at->w->js, &j);
+    }
+    int rc = 0;
+    if (kind == ENTRY_DIR) {
+        char *sub = sync_join(path, "subagents");
+        DIR *d = sub ? open_dir(at->w, sub) : NULL;
+        place in = {.w = at->w, .name = at->name, .parent = e->d_name};
+        rc = !sub ? MCPAGE_ENOMEM : d ? sync_dir_each(d, sub, claude_subagent, &in) : 0;
+        free(sub);
+    }
+    free(real);
+    free(path);
     return rc;
 }
 
-/* The files of one Claude project directory. */
-static int claude_project(walk *w, const char *proj, const char *projname)
+/* One Claude project directory. */
+static int claude_project(void *ud, const struct dirent *e, char *path)
 {
-    DIR *pd = open_dir(w, proj);
-    if (!pd)
-        return 0;
+    const place *at = ud;
+    char *real = NULL;
     int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(pd))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *path = sync_join(proj, e->d_name);
-        if (!path) {
-            rc = MCPAGE_ENOMEM;
-            break;
-        }
-        char *real = NULL;
-        int kind = entry_kind(w, e, path, &real);
-        if (kind == ENTRY_FILE && ends_with(e->d_name, ".jsonl")) {
-            sync_job j = {.source = SRC_CLAUDE, .path = path, .real = real};
-            j.session_id = stem(e->d_name);
-            j.project_dir = sync_dup(projname);
-            j.subagent = strncmp(e->d_name, "agent-", 6) == 0;
-            j.bare_agent = j.subagent;
-            if (!j.session_id || !j.project_dir) {
-                job_free(&j);
-                rc = MCPAGE_ENOMEM;
-                break;
-            }
-            rc = jobs_add(w->js, &j);
-        } else {
-            if (kind == ENTRY_DIR)
-                rc = claude_subagents(w, path, e->d_name, projname);
-            free(real);
-            free(path);
-        }
+    if (entry_kind(at->w, e, path, &real) == ENTRY_DIR) {
+        DIR *d = open_dir(at->w, path);
+        place in = {.w = at->w, .name = e->d_name};
+        rc = d ? sync_dir_each(d, path, claude_entry, &in) : 0;
     }
-    closedir(pd);
+    free(real);
+    free(path);
     return rc;
 }
 
@@ -289,26 +254,11 @@ static int discover_claude(walk *w, const char *home)
         return MCPAGE_ENOMEM;
     DIR *d = open_dir(w, root);
     int rc = 0;
-    if (!d)
-        goto done;
-    w->rep->claude_found = 1;
-    struct dirent *pe;
-    while (rc == 0 && (pe = readdir(d))) {
-        if (pe->d_name[0] == '.')
-            continue;
-        char *proj = sync_join(root, pe->d_name);
-        if (!proj) {
-            rc = MCPAGE_ENOMEM;
-            break;
-        }
-        char *real = NULL;
-        if (entry_kind(w, pe, proj, &real) == ENTRY_DIR)
-            rc = claude_project(w, proj, pe->d_name);
-        free(real);
-        free(proj);
+    if (d) {
+        w->rep->claude_found = 1;
+        place at = {.w = w};
+        rc = sync_dir_each(d, root, claude_project, &at);
     }
-    closedir(d);
-done:
     free(root);
     return rc;
 }
@@ -326,6 +276,30 @@ static char *codex_session_id(const char *name)
     return s;
 }
 
+static int discover_codex_dir(walk *w, const char *dir, int depth);
+
+/* One entry under sessions/: a rollout, or a folder (YYYY/MM/DD). */
+static int codex_entry(void *ud, const struct dirent *e, char *path)
+{
+    const place *at = ud;
+    char *real = NULL;
+    int kind = entry_kind(at->w, e, path, &real);
+    int legacy = strncmp(e->d_name, "rollout-", 8) == 0 && sync_ends_with(e->d_name, ".json");
+    if (kind == ENTRY_FILE && (sync_ends_with(e->d_name, ".jsonl") || legacy)) {
+        sync_job j = {.source = SRC_CODEX, .path = path, .real = real, .legacy = legacy};
+        j.session_id = codex_session_id(e->d_name);
+        if (!j.session_id) {
+            job_free(&j);
+            return MCPAGE_ENOMEM;
+        }
+        return jobs_add(at->w->js, &j);
+    }
+    int rc = kind == ENTRY_DIR ? discover_codex_dir(at->w, path, at->depth + 1) : 0;
+    free(real);
+    free(path);
+    return rc;
+}
+
 static int discover_codex_dir(walk *w, const char *dir, int depth)
 {
     if (depth > SYNC_DEPTH_MAX)
@@ -335,37 +309,8 @@ static int discover_codex_dir(walk *w, const char *dir, int depth)
         return 0;
     if (depth == 0)
         w->rep->codex_found = 1;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *path = sync_join(dir, e->d_name);
-        if (!path) {
-            rc = MCPAGE_ENOMEM;
-            break;
-        }
-        char *real = NULL;
-        int kind = entry_kind(w, e, path, &real);
-        int legacy = strncmp(e->d_name, "rollout-", 8) == 0 && ends_with(e->d_name, ".json");
-        if (kind == ENTRY_FILE && (ends_with(e->d_name, ".jsonl") || legacy)) {
-            sync_job j = {.source = SRC_CODEX, .path = path, .real = real, .legacy = legacy};
-            j.session_id = codex_session_id(e->d_name);
-            if (!j.session_id) {
-                job_free(&j);
-                rc = MCPAGE_ENOMEM;
-                break;
-            }
-            rc = jobs_add(w->js, &j);
-        } else {
-            if (kind == ENTRY_DIR)
-                rc = discover_codex_dir(w, path, depth + 1);
-            free(real);
-            free(path);
-        }
-    }
-    closedir(d);
-    return rc;
+    place at = {.w = w, .depth = depth};
+    return sync_dir_each(d, dir, codex_entry, &at);
 }
 
 static int job_cmp(const void *a, const void *b)

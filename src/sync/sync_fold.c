@@ -24,6 +24,7 @@
 #include <mcpage/mcpage.h>
 
 #include "sync/sync_fold.h"
+#include "sync/sync_internal.h"
 
 #define FOLD_HEAD_MAX    4096    /* bytes hashed to detect a rewritten file (as sync.c) */
 #define FOLD_FILES_MAX   1000000 /* folded files in one pass */
@@ -35,14 +36,8 @@
 int sync_fold_push(sync_fold *f, const char *id, int64_t off, int64_t len, int64_t line_no,
                    int32_t sub)
 {
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 64;
-        sync_fold_entry *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return MCPAGE_ENOMEM;
-        f->v = v;
-        f->cap = cap;
-    }
+    if (sync_grow((void **)&f->v, &f->cap, f->n, sizeof *f->v, 64) < 0)
+        return MCPAGE_ENOMEM;
     sync_fold_entry *e = &f->v[f->n++];
     snprintf(e->id, sizeof e->id, "%s", id ? id : "");
     e->offset = off;
@@ -62,13 +57,21 @@ long sync_fold_find(const sync_fold *f, const char *id)
     return -1;
 }
 
+static uint64_t fnv1a(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
 /* Names are kept as 64-bit hashes in an open-addressed table (0 = free):
  * a false "seen" needs two names with one hash. */
 static uint64_t name_hash(const char *name)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * 1099511628211ull;
+    uint64_t h = fnv1a(name, strlen(name));
     return h ? h : 1;
 }
 
@@ -206,15 +209,9 @@ int sync__fold_jobs_add(sync_fold_jobs *js, sync_fold_job *j)
         job_free(j);
         return MCPAGE_ERANGE;
     }
-    if (js->n == js->cap) {
-        size_t cap = js->cap ? js->cap * 2 : 64;
-        sync_fold_job *v = realloc(js->v, cap * sizeof *v);
-        if (!v) {
-            job_free(j);
-            return MCPAGE_ENOMEM;
-        }
-        js->v = v;
-        js->cap = cap;
+    if (sync_grow((void **)&js->v, &js->cap, js->n, sizeof *js->v, 64) < 0) {
+        job_free(j);
+        return MCPAGE_ENOMEM;
     }
     js->v[js->n++] = *j;
     return 0;
@@ -234,24 +231,6 @@ static int job_cmp(const void *a, const void *b)
 }
 
 /* ---- one file ---------------------------------------------------------- */
-
-static void example(sync_report *rep, const char *path, int64_t line, const char *why)
-{
-    if (rep->nexamples >= SYNC_EXAMPLES_MAX)
-        return;
-    snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%s:%lld: %s", path,
-             (long long)line, why);
-}
-
-static uint64_t fnv1a(const char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 /*
  * A stored message's place in its source: the id of the record it came
@@ -362,7 +341,7 @@ static int fold_range(fold_file *ff, sync_fold *f, int64_t from, int64_t to, int
                 ff->rep->lines_too_long++;
                 char why[96];
                 snprintf(why, sizeof why, "line longer than %zu bytes skipped", line_max);
-                example(ff->rep, ff->job->path, line_no, why);
+                sync_example(ff->rep, ff->job->path, line_no, why);
             }
             at += (int64_t)len + 1;
             continue;
@@ -379,7 +358,7 @@ static int fold_range(fold_file *ff, sync_fold *f, int64_t from, int64_t to, int
         if (rc == MCPAGE_EPARSE) {
             if (counted) {
                 ff->rep->lines_malformed++;
-                example(ff->rep, ff->job->path, line_no, why[0] ? why : "malformed line");
+                sync_example(ff->rep, ff->job->path, line_no, why[0] ? why : "malformed line");
             }
         } else if (rc < 0) {
             return rc;
@@ -551,14 +530,8 @@ out:
  * takes r's strings. */
 static int store_later(fold_file *ff, const store_message *m, sync_record *r)
 {
-    if (ff->nlater == ff->caplater) {
-        size_t cap = ff->caplater ? ff->caplater * 2 : 32;
-        fold_later *v = realloc(ff->later, cap * sizeof *v);
-        if (!v)
-            return MCPAGE_ENOMEM;
-        ff->later = v;
-        ff->caplater = cap;
-    }
+    if (sync_grow((void **)&ff->later, &ff->caplater, ff->nlater, sizeof *ff->later, 32) < 0)
+        return MCPAGE_ENOMEM;
     fold_later *x = &ff->later[ff->nlater++];
     x->r = *r;
     memset(r, 0, sizeof *r);
@@ -609,7 +582,7 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
     if (rc == MCPAGE_EPARSE) {
         /* folded but not expandable: counted once, never stops the file */
         ff->rep->lines_malformed++;
-        example(ff->rep, ff->job->path, e->line_no, "record not readable");
+        sync_example(ff->rep, ff->job->path, e->line_no, "record not readable");
         return 0;
     }
     int64_t k = 0;
@@ -793,7 +766,7 @@ static int load_whole(fold_file *ff, int fd)
         int rc = ff->job->fmt->load(ff->job, &ff->buf, &n, why, sizeof why);
         if (rc == MCPAGE_EPARSE) {
             ff->rep->lines_malformed++;
-            example(ff->rep, ff->job->path, 0, why[0] ? why : "not readable");
+            sync_example(ff->rep, ff->job->path, 0, why[0] ? why : "not readable");
         }
         ff->len = (int64_t)n;
         ff->rep->bytes_read += ff->len;
@@ -817,7 +790,7 @@ static int load_whole(fold_file *ff, int fd)
     free(raw);
     if (rc == MCPAGE_EPARSE) {
         ff->rep->lines_malformed++;
-        example(ff->rep, ff->job->path, 1, why[0] ? why : "not a session document");
+        sync_example(ff->rep, ff->job->path, 1, why[0] ? why : "not a session document");
     }
     ff->len = (int64_t)n;
     return rc;
@@ -984,7 +957,7 @@ static int fold_file_run(store *s, const sync_fold_job *job, const sync_options 
         snprintf(why, sizeof why, "file not synced: %s%s%s", mcpage_strerror(rc),
                  rc == MCPAGE_ERANGE ? " (larger than the read limit)" : "",
                  rc == MCPAGE_ESTORE ? store_errmsg(s) : "");
-        example(rep, job->path, 0, why);
+        sync_example(rep, job->path, 0, why);
     }
     free(ff.buf);
     free(ff.keys.v);

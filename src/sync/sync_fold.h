@@ -20,6 +20,7 @@
 #include "store/store.h"
 #include "sync/sync.h"
 #include "sync/sync_parse.h"
+#include "sync/sync_walk.h"
 
 #define SYNC_FOLD_READ_MAX (256 << 20) /* largest file read (it is read whole) */
 #define SYNC_FOLD_ID_MAX   96          /* bytes of a record id kept (longer ids are cut) */

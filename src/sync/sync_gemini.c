@@ -44,15 +44,6 @@
 
 /* ---- default home ---------------------------------------------------- */
 
-static const char *home_dir(void)
-{
-    const char *h = getenv("HOME");
-    if (h && *h)
-        return h;
-    struct passwd *pw = getpwuid(getuid());
-    return pw ? pw->pw_dir : "/";
-}
-
 int sync_default_gemini_home(char *buf, size_t n)
 {
     const char *e = getenv("MCPAGE_GEMINI_HOME");
@@ -62,7 +53,7 @@ int sync_default_gemini_home(char *buf, size_t n)
     else if ((e = getenv("GEMINI_CLI_HOME")) && *e)
         k = snprintf(buf, n, "%s/.gemini", e);
     else
-        k = snprintf(buf, n, "%s/.gemini", home_dir());
+        k = snprintf(buf, n, "%s/.gemini", sync_home_dir());
     return (k < 0 || (size_t)k >= n) ? MCPAGE_ERANGE : 0;
 }
 
@@ -458,38 +449,6 @@ typedef struct gemini_map {
     json_t *hashes;   /* {sha256 hex: path} of archived projects, loaded on first need */
 } gemini_map;
 
-static char *path_join(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la + lb + 2 > SYNC_PATH_MAX)
-        return NULL;
-    char *p = malloc(la + lb + 2);
-    if (!p)
-        return NULL;
-    memcpy(p, a, la);
-    p[la] = '/';
-    memcpy(p + la + 1, b, lb + 1);
-    return p;
-}
-
-static int is_dir_entry(const struct dirent *e, const char *path, int want_dir)
-{
-    if (e->d_type == DT_REG)
-        return !want_dir;
-    if (e->d_type == DT_DIR)
-        return want_dir;
-    struct stat sb;
-    if (stat(path, &sb) < 0)
-        return 0;
-    return want_dir ? S_ISDIR(sb.st_mode) : S_ISREG(sb.st_mode);
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
 static void sha256_hex(const char *s, char out[65])
 {
     unsigned char md[EVP_MAX_MD_SIZE];
@@ -513,7 +472,7 @@ static int is_hash_name(const char *name)
 /* The first line of <dir>/.project_root, trimmed; NULL when absent. */
 static char *read_project_root(const char *dir)
 {
-    char *p = path_join(dir, ".project_root");
+    char *p = sync_join(dir, ".project_root");
     FILE *fp = p ? fopen(p, "r") : NULL;
     free(p);
     if (!fp)
@@ -602,75 +561,80 @@ static int add_job(sync_fold_jobs *js, char *path, const char *parent, const cha
     return sync__fold_jobs_add(js, &j);
 }
 
+/* Where a folder's entries go. */
+typedef struct chats_at {
+    sync_fold_jobs *js;
+    gemini_map *m;
+    const char *cwd;    /* the project the folder's chats belong to */
+    const char *parent; /* sub-agent chats: the parent session */
+    size_t dirs;        /* tmp/ folders seen */
+} chats_at;
+
 /* chats/<parentId>/<id>.jsonl: a sub-agent's chats. */
-static int discover_subagents(sync_fold_jobs *js, const char *dir, const char *parent,
-                              const char *cwd)
+static int subagent_entry(void *ud, const struct dirent *e, char *path)
 {
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".jsonl"))
-            continue;
-        char *p = path_join(dir, e->d_name);
-        if (!p) {
-            rc = MCPAGE_ENOMEM;
-            break;
-        }
-        if (is_dir_entry(e, p, 0))
-            rc = add_job(js, p, parent, cwd, 0);
-        else
-            free(p);
-    }
-    closedir(d);
-    return rc;
+    const chats_at *at = ud;
+    if (sync_ends_with(e->d_name, ".jsonl") && sync_entry_is(e, path, 0))
+        return add_job(at->js, path, at->parent, at->cwd, 0);
+    free(path);
+    return 0;
 }
 
-static int discover_chats(sync_fold_jobs *js, const char *chats, const char *cwd)
+static int chats_entry(void *ud, const struct dirent *e, char *path)
 {
-    DIR *d = opendir(chats);
-    if (!d)
-        return 0;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *p = path_join(chats, e->d_name);
-        if (!p) {
-            rc = MCPAGE_ENOMEM;
-            break;
-        }
-        int session = strncmp(e->d_name, "session-", 8) == 0;
-        if (is_dir_entry(e, p, 1)) {
-            rc = discover_subagents(js, p, e->d_name, cwd);
-            free(p);
-        } else if (session && ends_with(e->d_name, ".jsonl") && is_dir_entry(e, p, 0)) {
-            rc = add_job(js, p, NULL, cwd, 0);
-        } else if (session && ends_with(e->d_name, ".json") && is_dir_entry(e, p, 0)) {
-            /* migrated: Gemini CLI continues it in <name>.jsonl */
-            char migrated[SYNC_PATH_MAX];
-            struct stat sb;
-            int k = snprintf(migrated, sizeof migrated, "%sl", p);
-            if (k > 0 && (size_t)k < sizeof migrated && stat(migrated, &sb) == 0)
-                free(p);
-            else
-                rc = add_job(js, p, NULL, cwd, 1);
-        } else {
-            free(p);
-        }
+    const chats_at *at = ud;
+    int session = strncmp(e->d_name, "session-", 8) == 0;
+    if (sync_entry_is(e, path, 1)) {
+        DIR *d = opendir(path);
+        chats_at in = {.js = at->js, .cwd = at->cwd, .parent = e->d_name};
+        int rc = d ? sync_dir_each(d, path, subagent_entry, &in) : 0;
+        free(path);
+        return rc;
     }
-    closedir(d);
+    if (session && sync_ends_with(e->d_name, ".jsonl") && sync_entry_is(e, path, 0))
+        return add_job(at->js, path, NULL, at->cwd, 0);
+    if (session && sync_ends_with(e->d_name, ".json") && sync_entry_is(e, path, 0)) {
+        /* migrated: Gemini CLI continues it in <name>.jsonl */
+        char migrated[SYNC_PATH_MAX];
+        struct stat sb;
+        int k = snprintf(migrated, sizeof migrated, "%sl", path);
+        if (!(k > 0 && (size_t)k < sizeof migrated && stat(migrated, &sb) == 0))
+            return add_job(at->js, path, NULL, at->cwd, 1);
+    }
+    free(path);
+    return 0;
+}
+
+/* tmp/<folder>: its chats/, under the project the folder stands for. */
+static int folder_entry(void *ud, const struct dirent *e, char *dir)
+{
+    chats_at *at = ud;
+    if (at->dirs++ >= GEMINI_DIRS_MAX) {
+        free(dir);
+        return 1;
+    }
+    char *chats = sync_join(dir, "chats");
+    struct stat sb;
+    int rc = 0;
+    if (!chats) {
+        rc = MCPAGE_ENOMEM;
+    } else if (stat(chats, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        char *cwd = project_of(at->m, dir, e->d_name);
+        DIR *d = cwd ? opendir(chats) : NULL;
+        chats_at in = {.js = at->js, .cwd = cwd};
+        rc = !cwd ? MCPAGE_ENOMEM : d ? sync_dir_each(d, chats, chats_entry, &in) : 0;
+        free(cwd);
+    }
+    free(chats);
+    free(dir);
     return rc;
 }
 
 int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s)
 {
     gemini_map m = {.s = s};
-    char *reg = path_join(home, "projects.json");
-    char *tmp = path_join(home, "tmp");
+    char *reg = sync_join(home, "projects.json");
+    char *tmp = sync_join(home, "tmp");
     int rc = 0;
     if (!reg || !tmp) {
         rc = MCPAGE_ENOMEM;
@@ -685,27 +649,9 @@ int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s)
         m.registry = NULL;
     }
     DIR *d = opendir(tmp);
-    if (!d)
-        goto out;
-    struct dirent *e;
-    size_t dirs = 0;
-    while (rc == 0 && (e = readdir(d)) && dirs++ < GEMINI_DIRS_MAX) {
-        if (e->d_name[0] == '.')
-            continue;
-        char *dir = path_join(tmp, e->d_name);
-        char *chats = dir ? path_join(dir, "chats") : NULL;
-        struct stat sb;
-        if (!dir || !chats) {
-            rc = MCPAGE_ENOMEM;
-        } else if (stat(chats, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-            char *cwd = project_of(&m, dir, e->d_name);
-            rc = cwd ? discover_chats(js, chats, cwd) : MCPAGE_ENOMEM;
-            free(cwd);
-        }
-        free(chats);
-        free(dir);
-    }
-    closedir(d);
+    chats_at at = {.js = js, .m = &m};
+    if (d)
+        rc = sync_dir_each(d, tmp, folder_entry, &at);
 out:
     json_decref(m.registry);
     json_decref(m.hashes);

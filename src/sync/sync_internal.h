@@ -16,6 +16,7 @@
 
 #include "store/store.h"
 #include "sync/sync.h"
+#include "sync/sync_walk.h"
 
 #define SYNC_BLOCK     (1024 * 1024)      /* read size */
 #define SYNC_FILES_MAX (10 * 1000 * 1000) /* transcript files in one pass */
@@ -54,8 +55,6 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
 
 /* Shared helpers. */
 void sync_example(sync_report *rep, const char *path, int64_t line, const char *why);
-char *sync_dup(const char *src);
-char *sync_join(const char *a, const char *b);
 /* 1 when the file has not changed for SYNC_SETTLED_SECONDS. */
 int sync_settled(const struct stat *sb);
 

@@ -69,12 +69,7 @@ int sync_default_opencode_home(char *buf, size_t n)
     } else if ((e = getenv("XDG_DATA_HOME")) && *e) {
         k = snprintf(buf, n, "%s/opencode", e);
     } else {
-        const char *h = getenv("HOME");
-        if (!h || !*h) {
-            struct passwd *pw = getpwuid(getuid());
-            h = pw ? pw->pw_dir : "/";
-        }
-        k = snprintf(buf, n, "%s/.local/share/opencode", h);
+        k = snprintf(buf, n, "%s/.local/share/opencode", sync_home_dir());
     }
     return (k < 0 || (size_t)k >= n) ? MCPAGE_ERANGE : 0;
 }
@@ -622,14 +617,9 @@ static int list_json(const char *dir, rec_file **out, size_t *n)
             rc = MCPAGE_ERANGE;
             break;
         }
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            rec_file *v = realloc(*out, cap * sizeof *v);
-            if (!v) {
-                rc = MCPAGE_ENOMEM;
-                break;
-            }
-            *out = v;
+        if (sync_grow((void **)out, &cap, *n, sizeof **out, 16) < 0) {
+            rc = MCPAGE_ENOMEM;
+            break;
         }
         (*out)[*n].name = sync_short_copy(e->d_name, 255);
         (*out)[*n].created = 0;
@@ -971,61 +961,62 @@ static int tree_sessions(sync_fold_jobs *js, const char *storage, tree_layout la
     return rc;
 }
 
-/* storage/session/<projectID>/<sessionID>.json (the oldest layout's
+/* Where a folder's entries go. */
+typedef struct tree_at {
+    sync_fold_jobs *js;
+    size_t db_from; /* the jobs from here on are the database's */
+    const char *data_dir;
+} tree_at;
+
+/* storage/session/<projectID>/: its session files (the oldest layout's
    session/info, session/message and session/part folders aside). */
-static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from)
+static int project_entry(void *ud, const struct dirent *e, char *path)
 {
-    char storage[SYNC_PATH_MAX], sessions[SYNC_PATH_MAX + 20];
-    int k = snprintf(storage, sizeof storage, "%s/storage", data_dir);
-    if (k < 0 || (size_t)k >= sizeof storage)
-        return 0;
-    snprintf(sessions, sizeof sessions, "%s/session", storage);
-    DIR *d = opendir(sessions);
-    if (!d)
-        return 0;
+    const tree_at *at = ud;
     int rc = 0;
-    struct dirent *pe;
-    while (rc == 0 && (pe = readdir(d))) {
-        if (pe->d_name[0] == '.' || strcmp(pe->d_name, "info") == 0 ||
-            strcmp(pe->d_name, "message") == 0 || strcmp(pe->d_name, "part") == 0)
-            continue;
-        char proj[SYNC_PATH_MAX + 300];
-        snprintf(proj, sizeof proj, "%s/%s", sessions, pe->d_name);
-        rc = tree_sessions(js, storage, TREE_V2, proj, NULL, db_from);
+    if (strcmp(e->d_name, "info") != 0 && strcmp(e->d_name, "message") != 0 &&
+        strcmp(e->d_name, "part") != 0) {
+        char storage[SYNC_PATH_MAX];
+        snprintf(storage, sizeof storage, "%s/storage", at->data_dir);
+        rc = tree_sessions(at->js, storage, TREE_V2, path, NULL, at->db_from);
     }
-    closedir(d);
+    free(path);
     return rc;
 }
 
-/* OpenCode's first storage: <storage>/session/info/<sessionID>.json, in
-   DATA/storage and in each DATA/project/<folder>/storage (the folder
-   names the project when no message names its directory). Sessions the
-   newer layouts hold too (OpenCode copies them on upgrade) are skipped. */
-static int oldest_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from)
+/* DATA/project/<folder>/storage/session/info/: OpenCode's first storage. */
+static int first_storage_entry(void *ud, const struct dirent *e, char *path)
 {
+    const tree_at *at = ud;
     char storage[SYNC_PATH_MAX], info[SYNC_PATH_MAX + 40];
-    int k = snprintf(storage, sizeof storage, "%s/storage", data_dir);
+    int k = snprintf(storage, sizeof storage, "%s/storage", path);
+    free(path);
     if (k < 0 || (size_t)k >= sizeof storage)
         return 0;
     snprintf(info, sizeof info, "%s/session/info", storage);
-    int rc = tree_sessions(js, storage, TREE_OLDEST, info, NULL, db_from);
-    char projects[SYNC_PATH_MAX + 20];
-    snprintf(projects, sizeof projects, "%s/project", data_dir);
-    DIR *d = rc == 0 ? opendir(projects) : NULL;
-    if (!d)
-        return rc;
-    struct dirent *pe;
-    while (rc == 0 && (pe = readdir(d))) {
-        if (pe->d_name[0] == '.')
-            continue;
-        k = snprintf(storage, sizeof storage, "%s/%s/storage", projects, pe->d_name);
-        if (k < 0 || (size_t)k >= sizeof storage)
-            continue;
-        snprintf(info, sizeof info, "%s/session/info", storage);
-        rc = tree_sessions(js, storage, TREE_OLDEST, info, pe->d_name, db_from);
-    }
-    closedir(d);
-    return rc;
+    return tree_sessions(at->js, storage, TREE_OLDEST, info, e->d_name, at->db_from);
+}
+
+static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from)
+{
+    char storage[SYNC_PATH_MAX], dir[SYNC_PATH_MAX + 40];
+    int k = snprintf(storage, sizeof storage, "%s/storage", data_dir);
+    if (k < 0 || (size_t)k >= sizeof storage)
+        return 0;
+    tree_at at = {.js = js, .db_from = db_from, .data_dir = data_dir};
+    snprintf(dir, sizeof dir, "%s/session", storage);
+    DIR *d = opendir(dir);
+    int rc = d ? sync_dir_each(d, dir, project_entry, &at) : 0;
+    /* OpenCode's first storage (sessions the layouts above hold too, as
+       OpenCode copies them on upgrade, are skipped): DATA/storage, and
+       per project DATA/project/<folder>/storage, the folder naming the
+       project when no message names its directory */
+    snprintf(dir, sizeof dir, "%s/session/info", storage);
+    if (rc == 0)
+        rc = tree_sessions(js, storage, TREE_OLDEST, dir, NULL, db_from);
+    snprintf(dir, sizeof dir, "%s/project", data_dir);
+    d = rc == 0 ? opendir(dir) : NULL;
+    return d ? sync_dir_each(d, dir, first_storage_entry, &at) : rc;
 }
 
 int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep)
@@ -1034,7 +1025,5 @@ int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_repor
     int rc = db_discover(js, data_dir, rep);
     if (rc == 0)
         rc = json_discover(js, data_dir, from);
-    if (rc == 0)
-        rc = oldest_discover(js, data_dir, from);
     return rc;
 }

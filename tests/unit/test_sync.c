@@ -27,6 +27,7 @@
 #include "store/store.h"
 #include "sync/sync.h"
 #include "support/store_backends.h"
+#include "support/sync_support.h"
 
 typedef struct fx {
     char dir[256];
@@ -39,8 +40,7 @@ typedef struct fx {
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/mcpage-test-sync-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (!f || ts_fixture_dir(f->dir, sizeof f->dir, "sync") < 0)
         return -1;
     snprintf(f->claude, sizeof f->claude, "%s/claude", f->dir);
     snprintf(f->codex, sizeof f->codex, "%s/codex", f->dir);
@@ -51,18 +51,6 @@ static int setup(void **state)
     if (system(cmd) != 0)
         return -1;
     *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    tb_cleanup();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
-        return -1;
-    free(f);
     return 0;
 }
 
@@ -1418,33 +1406,40 @@ static void concurrent_syncs_equal_one_clean_sync(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(append_reads_only_new_lines, setup, teardown),
-        cmocka_unit_test_setup_teardown(partial_last_line_waits, setup, teardown),
-        cmocka_unit_test_setup_teardown(truncate_and_replace_reparse, setup, teardown),
-        cmocka_unit_test_setup_teardown(deleted_and_renamed_files_keep_sessions, setup, teardown),
+        cmocka_unit_test_setup_teardown(append_reads_only_new_lines, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(partial_last_line_waits, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(truncate_and_replace_reparse, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(deleted_and_renamed_files_keep_sessions, setup,
+                                        ts_fixture_drop),
         cmocka_unit_test_setup_teardown(long_malformed_and_invalid_lines_are_counted, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(codex_rollout_session_id_and_facts, setup, teardown),
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(codex_rollout_session_id_and_facts, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(codex_forks_untimed_items_and_claude_titles, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(codex_legacy_json_rollouts, setup, teardown),
-        cmocka_unit_test_setup_teardown(codex_archived_rollouts_are_read_on, setup, teardown),
-        cmocka_unit_test_setup_teardown(sample_archive_syncs, setup, teardown),
-        cmocka_unit_test_setup_teardown(killed_sync_resumes_to_the_same_store, setup, teardown),
-        cmocka_unit_test_setup_teardown(concurrent_syncs_equal_one_clean_sync, setup, teardown),
-        cmocka_unit_test_setup_teardown(transcript_cases_sync_as_expected, setup, teardown),
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(codex_legacy_json_rollouts, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(codex_archived_rollouts_are_read_on, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(sample_archive_syncs, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(killed_sync_resumes_to_the_same_store, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(concurrent_syncs_equal_one_clean_sync, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(transcript_cases_sync_as_expected, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(transcript_cases_sync_the_same_line_by_line, setup,
-                                        teardown),
+                                        ts_fixture_drop),
         cmocka_unit_test_setup_teardown(unterminated_last_line_is_taken_and_read_on, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(two_files_with_one_session_are_read_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(bare_agent_ids_do_not_collide, setup, teardown),
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(two_files_with_one_session_are_read_once, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(bare_agent_ids_do_not_collide, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(links_out_of_the_agent_folder_are_not_followed, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(unreadable_folders_and_files_are_reported, setup, teardown),
-        cmocka_unit_test_setup_teardown(codex_sessions_without_cwd_get_a_project, setup, teardown),
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(unreadable_folders_and_files_are_reported, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(codex_sessions_without_cwd_get_a_project, setup,
+                                        ts_fixture_drop),
         cmocka_unit_test_setup_teardown(sync_without_agent_folders_says_where_it_looked, setup,
-                                        teardown),
+                                        ts_fixture_drop),
     };
     return TB_RUN_GROUPS(tests);
 }

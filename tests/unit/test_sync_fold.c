@@ -36,8 +36,7 @@ typedef struct fx {
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/mcpage-test-fold-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (!f || ts_fixture_dir(f->dir, sizeof f->dir, "fold") < 0)
         return -1;
     snprintf(f->gemini, sizeof f->gemini, "%s/gemini", f->dir);
     snprintf(f->copilot, sizeof f->copilot, "%s/copilot", f->dir);
@@ -50,18 +49,6 @@ static int setup(void **state)
     snprintf(src, sizeof src, "%s/examples/archive/opencode", MCPAGE_SOURCE_DIR);
     ts_copy_tree(src, f->opencode);
     *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    tb_cleanup();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
-        return -1;
-    free(f);
     return 0;
 }
 
@@ -544,10 +531,12 @@ static void walk_while_sessions_are_stored_again(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(killed_sync_resumes_to_the_same_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(killed_sync_resumes_to_the_same_store, setup,
+                                        ts_fixture_drop),
         cmocka_unit_test_setup_teardown(five_agents_in_one_directory_are_one_project, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(walk_while_sessions_are_stored_again, setup, teardown),
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(walk_while_sessions_are_stored_again, setup,
+                                        ts_fixture_drop),
     };
     return TB_RUN_GROUPS(tests);
 }

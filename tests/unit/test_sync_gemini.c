@@ -36,8 +36,7 @@ typedef struct fx {
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/mcpage-test-gemini-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (!f || ts_fixture_dir(f->dir, sizeof f->dir, "gemini") < 0)
         return -1;
     snprintf(f->home, sizeof f->home, "%s/gemini", f->dir);
     snprintf(f->chats, sizeof f->chats, "%s/tmp/app/chats", f->home);
@@ -49,18 +48,6 @@ static int setup(void **state)
     if (system(cmd) != 0)
         return -1;
     *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    tb_cleanup();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
-        return -1;
-    free(f);
     return 0;
 }
 
@@ -456,11 +443,11 @@ static void project_folders_map_to_paths(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(golden_home_syncs_as_expected, setup, teardown),
+        cmocka_unit_test_setup_teardown(golden_home_syncs_as_expected, setup, ts_fixture_drop),
         cmocka_unit_test(records_expand_to_messages),
-        cmocka_unit_test_setup_teardown(append_update_rewind_and_delete, setup, teardown),
-        cmocka_unit_test_setup_teardown(documents_and_their_migration, setup, teardown),
-        cmocka_unit_test_setup_teardown(project_folders_map_to_paths, setup, teardown),
+        cmocka_unit_test_setup_teardown(append_update_rewind_and_delete, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(documents_and_their_migration, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(project_folders_map_to_paths, setup, ts_fixture_drop),
     };
     return TB_RUN_GROUPS(tests);
 }

@@ -53,8 +53,7 @@ static void exec_sql(const char *path, const char *sql)
 static int setup(void **state)
 {
     fx *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/mcpage-test-opencode-XXXXXX");
-    if (!mkdtemp(f->dir))
+    if (!f || ts_fixture_dir(f->dir, sizeof f->dir, "opencode") < 0)
         return -1;
     snprintf(f->data, sizeof f->data, "%s/opencode", f->dir);
     snprintf(f->ocdb, sizeof f->ocdb, "%s/opencode.db", f->data);
@@ -71,18 +70,6 @@ static int setup(void **state)
     exec_sql(f->ocdb, sql);
     free(sql);
     *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fx *f = *state;
-    tb_cleanup();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
-        return -1;
-    free(f);
     return 0;
 }
 
@@ -378,11 +365,11 @@ static void oldest_storage_layout(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(database_syncs_as_expected, setup, teardown),
-        cmocka_unit_test_setup_teardown(rows_added_while_opencode_writes, setup, teardown),
-        cmocka_unit_test_setup_teardown(changed_and_deleted_rows, setup, teardown),
-        cmocka_unit_test_setup_teardown(json_storage_tree_before_1_2, setup, teardown),
-        cmocka_unit_test_setup_teardown(oldest_storage_layout, setup, teardown),
+        cmocka_unit_test_setup_teardown(database_syncs_as_expected, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(rows_added_while_opencode_writes, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(changed_and_deleted_rows, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(json_storage_tree_before_1_2, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(oldest_storage_layout, setup, ts_fixture_drop),
     };
     return TB_RUN_GROUPS(tests);
 }

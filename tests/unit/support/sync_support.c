@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "store/store.h"
+#include "support/store_backends.h"
 #include "support/sync_support.h"
 
 typedef struct dbuf {
@@ -140,6 +141,23 @@ int64_t ts_message_id(const char *db, const char *sid, int64_t ordinal)
     }
     store_close(s);
     return id;
+}
+
+int ts_fixture_dir(char *dir, size_t n, const char *tag)
+{
+    int k = snprintf(dir, n, "/tmp/mcpage-test-%s-XXXXXX", tag);
+    return k > 0 && (size_t)k < n && mkdtemp(dir) ? 0 : -1;
+}
+
+int ts_fixture_drop(void **state)
+{
+    char *dir = *state; /* the fixture's first member */
+    tb_cleanup();
+    char cmd[400];
+    int k = snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    int rc = k > 0 && (size_t)k < sizeof cmd && system(cmd) == 0 ? 0 : -1;
+    free(*state);
+    return rc;
 }
 
 void ts_put(const char *path, const char *mode, const char *text)

@@ -5,6 +5,7 @@
 #ifndef MCPAGE_TEST_SYNC_SUPPORT_H
 #define MCPAGE_TEST_SYNC_SUPPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sync/sync.h"
@@ -20,6 +21,13 @@ void ts_sync(const char *db, const char *gemini, const char *copilot, sync_repor
 char *ts_dump(const char *db, int text_max);
 /* Message `ordinal`'s id in a session, or -1. */
 int64_t ts_message_id(const char *db, const char *sid, int64_t ordinal);
+/* A fixture's temporary folder: /tmp/mcpage-test-<tag>-XXXXXX made in
+   dir (n bytes); -1 when it cannot be made. */
+int ts_fixture_dir(char *dir, size_t n, const char *tag);
+/* A cmocka teardown for a malloc'd fixture whose first member is its
+   ts_fixture_dir folder: drops the test stores (tb_cleanup), removes the
+   folder and frees the fixture. */
+int ts_fixture_drop(void **state);
 /* Writes (mode "w") or appends ("a") text to a file. */
 void ts_put(const char *path, const char *mode, const char *text);
 /* Copies a directory tree (cp -r src dst). */
