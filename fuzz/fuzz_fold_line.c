@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for the folded transcript formats (Gemini CLI, GitHub
- * Copilot CLI, OpenCode's rendered rows): the first input byte picks the
- * format (bits 0-1: Gemini, Copilot, OpenCode, Gemini) and whether the rest
+ * Copilot CLI, OpenCode's and Cursor's rendered rows): the first input
+ * byte picks the format (bits 0-1: Gemini, Copilot, OpenCode, Cursor) and
+ * whether the rest
  * is a whole Gemini session document read through its JSON Lines
  * conversion (bit 2); the rest is split into lines, each repaired
  * to UTF-8 and folded into one fold as sync does for one file (updates,
@@ -66,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     static const sync_fold_format *const fmts[] = {&sync__gemini_format, &sync__copilot_format,
-                                                   &sync__opencode_format, &sync__gemini_format};
+                                                   &sync__opencode_format, &sync__cursor_format};
     const sync_fold_format *fmt = fmts[data[0] & 3];
     const char *p = (const char *)data + 1;
     size_t len = size - 1;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the bundled sample archive (examples/archive/claude, codex, gemini, copilot,
-opencode).
+opencode, cursor).
 
 Deterministic: the same script always writes the same bytes. Four projects,
 tens of sessions in both formats, realistic content (prompts, assistant
@@ -8,7 +8,8 @@ text, tool calls and results, thinking, images, non-ASCII text, code) and
 the hard cases sync must survive: a ~2.5 MB tool output, a malformed line,
 a partial last line, invalid UTF-8, bookkeeping lines and a sub-agent.
 
-    python3 examples/archive/generate.py   # rewrites claude/, codex/, gemini/, copilot/
+    python3 examples/archive/generate.py   # rewrites claude/, codex/, gemini/, copilot/,
+                                           # opencode/, cursor/
 """
 import hashlib, json, os, random, shutil, uuid
 from datetime import datetime, timedelta, timezone
@@ -426,13 +427,78 @@ def write_agents2():
             n += 1
     return n
 
+rng3 = random.Random(20261216)
+
+def cursor_chat(path, cwd, t, n_turns, chat_id, hard=False):
+    """A Cursor agent CLI chat: chats/<md5 of cwd>/<id>/store.db, tables
+    meta (key "0": hex-encoded JSON) and blobs (id = SHA-256 of data):
+    messages as JSON, protobuf tree nodes naming their children by hash
+    (field 1) and, on the root, the workspace URI (field 9)."""
+    import sqlite3, urllib.parse
+    def field(n, payload):
+        assert len(payload) < 16384
+        ln = len(payload)
+        return bytes([n << 3 | 2]) + (bytes([ln]) if ln < 128 else bytes([ln & 0x7f | 0x80, ln >> 7])) + payload
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.exists(path):
+        os.remove(path)
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB)")
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    def blob(data):
+        h = hashlib.sha256(data).digest()
+        db.execute("INSERT OR IGNORE INTO blobs (id, data) VALUES (?, ?)", (h.hex(), data))
+        return h
+    kids = [blob(dump({"role": "system", "content": "You are an AI coding assistant, powered by GPT-5. You operate in Cursor."}).encode())]
+    for turn in range(n_turns):
+        q = rng3.choice(PROMPTS)
+        kids.append(blob(dump({"role": "user", "content": "<user_info>\nOS Version: linux 6.8\nWorkspace Path: %s\n</user_info>\n\n<user_query>\n%s\n</user_query>" % (cwd, q)}).encode()))
+        call = "toolu_" + uuid.UUID(int=rng3.getrandbits(128), version=4).hex[:24]
+        f = rng3.choice(FILES)
+        kids.append(blob(dump({"id": "1", "role": "assistant", "content": [
+            {"type": "reasoning", "text": "Read %s before changing it." % f, "signature": "c2ln"},
+            {"type": "text", "text": "Let me look at %s." % f},
+            {"type": "tool-call", "toolCallId": call, "toolName": "Read", "args": {"path": cwd + "/" + f},
+             "providerOptions": {"cursor": {"rawToolCallArgs": dump({"path": cwd + "/" + f})}}}]}).encode()))
+        failed = hard and turn == 0
+        result = "Error: file not found" if failed else [{"type": "text", "text": "1: import decimal\n2: def to_cents(x): ..."}]
+        kids.append(blob(dump({"role": "tool", "id": call, "content": [
+            {"type": "tool-result", "toolName": "Read", "toolCallId": call, "result": result, "isError": failed}]}).encode()))
+        kids.append(blob(dump({"id": "1", "role": "assistant", "content": [{"type": "text", "text": rng3.choice(ANSWERS)}]}).encode()))
+        if hard and turn == 0:
+            kids.append(blob(dump({"role": "user", "content": [{"type": "text", "text": "<attached_files>\n%s\n</attached_files>" % f}]}).encode()))
+    # the first turns under one node, the rest under the root, as cursor-agent's tree grows
+    node = blob(b"".join(field(1, k) for k in kids[:4]))
+    children = [node] + kids[4:]
+    if hard:
+        children.append(bytes.fromhex("ab" * 32))  # a blob the tree names but the database lacks
+    root = blob(b"".join(field(1, k) for k in children) + field(9, ("file://" + urllib.parse.quote(cwd)).encode()))
+    meta = {"agentId": chat_id, "latestRootBlobId": root.hex(), "name": rng3.choice(PROMPTS)[:40],
+            "mode": "auto-run", "createdAt": int(t.timestamp() * 1000), "lastUsedModel": "gpt-5"}
+    db.execute("INSERT INTO meta (key, value) VALUES ('0', ?)", (dump(meta).encode().hex(),))
+    db.commit()
+    db.close()
+
+def write_cursor():
+    """Cursor agent CLI (~/.cursor) chats."""
+    n = 0
+    t = T0 + timedelta(days=8)
+    for pi, cwd in enumerate([PROJECTS[0][0], PROJECTS[1][0]]):
+        for si in range(2):
+            t += timedelta(hours=rng3.randint(3, 40))
+            chat_id = str(uuid.UUID(int=rng3.getrandbits(128), version=4))
+            path = os.path.join(HERE, "cursor", "chats", hashlib.md5(cwd.encode()).hexdigest(), chat_id, "store.db")
+            cursor_chat(path, cwd, t, rng3.randint(1, 3), chat_id, hard=(pi == 0 and si == 0))
+            n += 1
+    return n
+
 def write(path, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(data)
 
 def main():
-    for d in ("claude", "codex", "gemini", "copilot", "opencode"):
+    for d in ("claude", "codex", "gemini", "copilot", "opencode", "cursor"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
     t = T0
     n = 0
@@ -462,6 +528,7 @@ def main():
             write(os.path.join(HERE, "codex", "sessions", t.strftime("%Y"), t.strftime("%m"), t.strftime("%d"), name), data)
             n += 1
     n += write_agents2()
+    n += write_cursor()
     print("wrote %d transcripts" % n)
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ static void usage(FILE *out)
         "  --no-sync         serve the archive as it is: no sync on start or while running\n"
         "  --sync-interval S sync again every S seconds while serving (default 60)\n"
         "  --claude-home DIR, --codex-home DIR, --gemini-home DIR, --copilot-home DIR,\n"
-        "  --opencode-home DIR\n"
+        "  --opencode-home DIR, --cursor-home DIR\n"
         "                    where sync reads transcripts (as mcpage sync)\n"
         "  -h, --help        this text\n\n"
         "environment:\n"
@@ -80,6 +80,8 @@ typedef struct serve_sync {
     const char *copilot_arg;      /* --copilot-home, or NULL */
     char opencode[SYNC_PATH_MAX]; /* OpenCode's data directory */
     const char *opencode_arg;     /* --opencode-home, or NULL */
+    char cursor[SYNC_PATH_MAX];   /* Cursor's directory */
+    const char *cursor_arg;       /* --cursor-home, or NULL */
 } serve_sync;
 
 static void sync_once(serve_sync *ss, bool verbose)
@@ -141,7 +143,9 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
         (ss->copilot_arg ? snprintf(ss->copilot, sizeof ss->copilot, "%s", ss->copilot_arg) < 0
                          : sync_default_copilot_home(ss->copilot, sizeof ss->copilot) < 0) ||
         (ss->opencode_arg ? snprintf(ss->opencode, sizeof ss->opencode, "%s", ss->opencode_arg) < 0
-                          : sync_default_opencode_home(ss->opencode, sizeof ss->opencode) < 0)) {
+                          : sync_default_opencode_home(ss->opencode, sizeof ss->opencode) < 0) ||
+        (ss->cursor_arg ? snprintf(ss->cursor, sizeof ss->cursor, "%s", ss->cursor_arg) < 0
+                        : sync_default_cursor_home(ss->cursor, sizeof ss->cursor) < 0)) {
         (void)fprintf(stderr, "mcpage serve: a source path is too long\n");
         return 1;
     }
@@ -158,6 +162,7 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
     ss->opt.gemini_home = ss->gemini;
     ss->opt.copilot_home = ss->copilot;
     ss->opt.opencode_home = ss->opencode;
+    ss->opt.cursor_home = ss->cursor;
     sync_once(ss, true);
     pthread_mutex_init(&ss->mu, NULL);
     pthread_cond_init(&ss->cv, NULL);
@@ -182,6 +187,7 @@ int cli_cmd_serve(int argc, char **argv)
          inflight = MCPAGE_DEFAULT_MAX_INFLIGHT, interval = 60;
     const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
     const char *gemini_arg = NULL, *copilot_arg = NULL, *opencode_arg = NULL;
+    const char *cursor_arg = NULL;
     bool no_sync = false;
     cli_http_opts http = {.session_max_age = -1};
     for (int i = 1; i < argc; i++) {
@@ -227,6 +233,8 @@ int cli_cmd_serve(int argc, char **argv)
             copilot_arg = argv[++i];
         } else if (v && strcmp(a, "--opencode-home") == 0) {
             opencode_arg = argv[++i];
+        } else if (v && strcmp(a, "--cursor-home") == 0) {
+            cursor_arg = argv[++i];
         } else {
             (void)fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n",
                           a);
@@ -242,6 +250,7 @@ int cli_cmd_serve(int argc, char **argv)
     ss.gemini_arg = gemini_arg;
     ss.copilot_arg = copilot_arg;
     ss.opencode_arg = opencode_arg;
+    ss.cursor_arg = cursor_arg;
     if (!no_sync && sync_start(&ss, arc.db, claude_arg, codex_arg) != 0) {
         sync_stop(&ss);
         cli_archive_close(&arc);

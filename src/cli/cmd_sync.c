@@ -21,16 +21,18 @@ static void sync_usage(FILE *out)
 {
     fprintf(out, "usage: mcpage sync [--store URL | --db FILE] [--claude-home DIR]\n"
                  "                   [--codex-home DIR] [--gemini-home DIR] [--copilot-home DIR]\n"
-                 "                   [--opencode-home DIR] [--no-claude] [--no-codex]\n"
-                 "                   [--no-gemini] [--no-copilot] [--no-opencode]\n"
+                 "                   [--opencode-home DIR] [--cursor-home DIR] [--no-claude]\n"
+                 "                   [--no-codex] [--no-gemini] [--no-copilot] [--no-opencode]\n"
+                 "                   [--no-cursor]\n"
                  "                   [--hostname NAME] [--json] [--quiet] [--rebuild]\n\n"
                  "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
                  "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl, archived ones in\n"
                  "DIR/archived_sessions, 2025's rollout-*.json), Gemini CLI chats\n"
                  "(DIR/tmp/*/chats/session-*.jsonl, older session-*.json, sub-agents in\n"
                  "chats/<parent>/) and GitHub Copilot CLI sessions\n"
-                 "(DIR/session-state/<id>/events.jsonl) and OpenCode sessions (DIR/opencode.db,\n"
-                 "read-only) into the archive.\n"
+                 "(DIR/session-state/<id>/events.jsonl), OpenCode sessions (DIR/opencode.db,\n"
+                 "read-only) and Cursor agent CLI chats (DIR/chats/*/*/store.db, read-only)\n"
+                 "into the archive.\n"
                  "Files already read are skipped or read from where the last sync stopped;\n"
                  "sessions whose files were deleted stay in the archive.\n\n"
                  "  --store URL        a shared store: postgres://user@host/db (env\n"
@@ -49,8 +51,10 @@ static void sync_usage(FILE *out)
                  "                     COPILOT_HOME; default ~/.copilot)\n"
                  "  --opencode-home DIR OpenCode's data directory (env MCPAGE_OPENCODE_HOME;\n"
                  "                     default $XDG_DATA_HOME/opencode, ~/.local/share/opencode)\n"
-                 "  --no-claude, --no-codex, --no-gemini, --no-copilot, --no-opencode\n"
-                 "                     skip one source\n"
+                 "  --cursor-home DIR  Cursor's directory (env MCPAGE_CURSOR_HOME; default\n"
+                 "                     ~/.cursor)\n"
+                 "  --no-claude, --no-codex, --no-gemini, --no-copilot, --no-opencode,\n"
+                 "  --no-cursor        skip one source\n"
                  "  --hostname NAME    the machine recorded on sessions and source files\n"
                  "                     (env MCPAGE_HOSTNAME; default gethostname())\n"
                  "  --json             print the report as one JSON object on stdout\n"
@@ -112,6 +116,7 @@ static void print_json(const sync_report *r, const char *db)
     json_object_set_new(o, "gemini_found", json_boolean(r->gemini_found));
     json_object_set_new(o, "copilot_found", json_boolean(r->copilot_found));
     json_object_set_new(o, "opencode_found", json_boolean(r->opencode_found));
+    json_object_set_new(o, "cursor_found", json_boolean(r->cursor_found));
     json_object_set_new(o, "sessions_added", json_integer(r->sessions_added));
     json_object_set_new(o, "messages_added", json_integer(r->messages_added));
     json_object_set_new(o, "bytes_read", json_integer(r->bytes_read));
@@ -126,7 +131,7 @@ static void print_json(const sync_report *r, const char *db)
 
 /* Nothing to read at all: where sync looked and how to point it elsewhere. */
 static void no_folder_help(const char *claude, const char *codex, const char *gemini,
-                           const char *copilot, const char *opencode)
+                           const char *copilot, const char *opencode, const char *cursor)
 {
     fprintf(stderr, "mcpage sync: no agent folder found. Looked for:\n");
     if (claude)
@@ -140,9 +145,12 @@ static void no_folder_help(const char *claude, const char *codex, const char *ge
     if (opencode)
         fprintf(stderr, "  OpenCode sessions in %s/opencode.db and %s/storage\n", opencode,
                 opencode);
+    if (cursor)
+        fprintf(stderr, "  Cursor agent CLI chats in %s/chats\n", cursor);
     fprintf(stderr, "Point sync elsewhere with --claude-home DIR (env MCPAGE_CLAUDE_HOME or\n"
                     "CLAUDE_CONFIG_DIR) and --codex-home DIR (env MCPAGE_CODEX_HOME or "
-                    "CODEX_HOME); likewise --gemini-home, --copilot-home and --opencode-home.\n");
+                    "CODEX_HOME); likewise --gemini-home, --copilot-home, --opencode-home and\n"
+                    "--cursor-home.\n");
 }
 
 /* Renames `from` to `to` when `from` exists; 0, or -1 with errno. */
@@ -239,6 +247,9 @@ int cli_cmd_sync(int argc, char **argv)
 {
     char db[SYNC_PATH_MAX], claude[SYNC_PATH_MAX], codex[SYNC_PATH_MAX];
     char gemini[SYNC_PATH_MAX], copilot[SYNC_PATH_MAX], opencode[SYNC_PATH_MAX];
+    char cursor[SYNC_PATH_MAX];
+    const char *cursor_arg = NULL;
+    int no_cursor = 0;
     const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
     const char *gemini_arg = NULL, *copilot_arg = NULL, *opencode_arg = NULL;
     int no_gemini = 0, no_copilot = 0, no_opencode = 0;
@@ -265,6 +276,10 @@ int cli_cmd_sync(int argc, char **argv)
             no_copilot = 1;
         } else if (strcmp(a, "--no-opencode") == 0) {
             no_opencode = 1;
+        } else if (strcmp(a, "--no-cursor") == 0) {
+            no_cursor = 1;
+        } else if (i + 1 < argc && strcmp(a, "--cursor-home") == 0) {
+            cursor_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--opencode-home") == 0) {
             opencode_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--gemini-home") == 0) {
@@ -299,7 +314,9 @@ int cli_cmd_sync(int argc, char **argv)
         (copilot_arg ? snprintf(copilot, sizeof copilot, "%s", copilot_arg) < 0
                      : sync_default_copilot_home(copilot, sizeof copilot) < 0) ||
         (opencode_arg ? snprintf(opencode, sizeof opencode, "%s", opencode_arg) < 0
-                      : sync_default_opencode_home(opencode, sizeof opencode) < 0)) {
+                      : sync_default_opencode_home(opencode, sizeof opencode) < 0) ||
+        (cursor_arg ? snprintf(cursor, sizeof cursor, "%s", cursor_arg) < 0
+                    : sync_default_cursor_home(cursor, sizeof cursor) < 0)) {
         fprintf(stderr, "mcpage sync: a path is too long\n");
         return 2;
     }
@@ -316,6 +333,7 @@ int cli_cmd_sync(int argc, char **argv)
         .gemini_home = no_gemini ? NULL : gemini,
         .copilot_home = no_copilot ? NULL : copilot,
         .opencode_home = no_opencode ? NULL : opencode,
+        .cursor_home = no_cursor ? NULL : cursor,
         .hostname = host_arg && *host_arg ? host_arg : NULL,
         .progress = draw_bar,
         .progress_ud = &bar,
@@ -362,10 +380,10 @@ int cli_cmd_sync(int argc, char **argv)
             fprintf(stderr, "  %s\n", rep.examples[i]);
     }
     if (!json && !rep.claude_found && !rep.codex_found && !rep.gemini_found && !rep.copilot_found &&
-        !rep.opencode_found)
+        !rep.opencode_found && !rep.cursor_found)
         no_folder_help(no_claude ? NULL : claude, no_codex ? NULL : codex,
                        no_gemini ? NULL : gemini, no_copilot ? NULL : copilot,
-                       no_opencode ? NULL : opencode);
+                       no_opencode ? NULL : opencode, no_cursor ? NULL : cursor);
     if (aside[0] && !quiet)
         fprintf(stderr,
                 "mcpage sync: rebuilt %s from the transcripts; the previous file is kept as %s "

@@ -42,6 +42,7 @@ typedef struct sync_options {
     const char *gemini_home;   /* e.g. ~/.gemini; NULL = skip Gemini CLI */
     const char *copilot_home;  /* e.g. ~/.copilot; NULL = skip GitHub Copilot CLI */
     const char *opencode_home; /* e.g. ~/.local/share/opencode; NULL = skip OpenCode */
+    const char *cursor_home;   /* e.g. ~/.cursor; NULL = skip Cursor's agent CLI */
 } sync_options;
 
 typedef struct sync_report {
@@ -66,6 +67,7 @@ typedef struct sync_report {
     int gemini_found;   /* GEMINI_HOME/tmp could be listed */
     int copilot_found;  /* COPILOT_HOME/session-state could be listed */
     int opencode_found; /* OPENCODE_HOME/opencode.db or storage/session exists */
+    int cursor_found;   /* CURSOR_HOME/chats could be listed */
     double seconds;
     int nexamples;
     char examples[SYNC_EXAMPLES_MAX][SYNC_EXAMPLE_LEN]; /* "path:line: why" */
@@ -89,6 +91,8 @@ int sync_default_copilot_home(char *buf, size_t n);
 /* MCPAGE_OPENCODE_HOME, else $XDG_DATA_HOME/opencode, else
  * ~/.local/share/opencode. */
 int sync_default_opencode_home(char *buf, size_t n);
+/* MCPAGE_CURSOR_HOME, else ~/.cursor. */
+int sync_default_cursor_home(char *buf, size_t n);
 /* Creates the parent directories of a file path (mode 0700). */
 int sync_make_parent_dirs(const char *path);
 

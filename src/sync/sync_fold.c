@@ -999,6 +999,9 @@ int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
         goto out;
     if (opt->opencode_home && (rc = sync__opencode_discover(&js, opt->opencode_home, rep)) < 0)
         goto out;
+    rep->cursor_found = opt->cursor_home && is_dir(opt->cursor_home, "chats");
+    if (opt->cursor_home && (rc = sync__cursor_discover(&js, opt->cursor_home)) < 0)
+        goto out;
     if (js.n == 0)
         goto out;
     qsort(js.v, js.n, sizeof js.v[0], job_cmp);

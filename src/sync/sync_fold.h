@@ -116,10 +116,13 @@ extern const sync_fold_format sync__gemini_format;
 extern const sync_fold_format sync__copilot_format;
 extern const sync_fold_format sync__opencode_format;
 extern const sync_fold_format sync__opencode_json_format;
+extern const sync_fold_format sync__cursor_format;
 
 /* Discovery per format: appends the files under the agent's home. */
 int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s);
 int sync__copilot_discover(sync_fold_jobs *js, const char *home);
+/* Cursor's agent CLI: one job per chat database under CURSOR_HOME/chats. */
+int sync__cursor_discover(sync_fold_jobs *js, const char *home);
 /* OpenCode: one job per session of DATA/opencode.db; a database that
  * cannot be opened is counted as a failed file in `rep`. */
 int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep);

@@ -264,23 +264,10 @@ static int opencode_fold_line(sync_fold *f, const char *line, size_t len, int64_
     return rc;
 }
 
-/* Milliseconds since the epoch as an ISO 8601 UTC time (*out owned). */
+/* A JSON number of milliseconds since the epoch as ISO 8601 (owned). */
 static char *iso_ms(json_t *v)
 {
-    if (!json_is_integer(v) && !json_is_real(v))
-        return NULL;
-    double ms = json_number_value(v);
-    if (ms <= 0 || ms > 253402300799999.0)
-        return NULL;
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
-    if (!gmtime_r(&secs, &tm))
-        return NULL;
-    char buf[96];
-    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)((int64_t)ms % 1000));
-    return sync_short_copy(buf, sizeof buf);
+    return json_is_number(v) ? sync_iso_ms(json_number_value(v)) : NULL;
 }
 
 static void message_record(sync_record *r, const char *role, sync_text *t, char *ts)

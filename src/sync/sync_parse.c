@@ -3,9 +3,11 @@
  * invalid UTF-8, real transcripts contain some), bounded text assembly,
  * short single-line copies and tool-input summaries.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mcpage/mcpage.h>
 
@@ -195,6 +197,21 @@ char *sync_short_copy(const char *s, size_t max)
         n--;
     o[n] = 0;
     return o;
+}
+
+char *sync_iso_ms(double ms)
+{
+    if (!(ms > 0 && ms <= 253402300799999.0))
+        return NULL;
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&secs, &tm))
+        return NULL;
+    char buf[96];
+    snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+             (int)((int64_t)ms % 1000));
+    return sync_short_copy(buf, sizeof buf);
 }
 
 const char *sync_json_str(json_t *obj, const char *key)

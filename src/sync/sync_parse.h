@@ -132,6 +132,9 @@ char *sync_text_finish(sync_text *t);
 char *sync_short_copy(const char *s, size_t max);
 /* A one-line summary of a tool's input (object or JSON string). */
 char *sync_tool_summary(json_t *input);
+/* Milliseconds since the epoch as ISO 8601 UTC with milliseconds
+ * (malloc'd), or NULL when not after 1970 and before 10000. */
+char *sync_iso_ms(double ms);
 /* String value of a key, or NULL. */
 const char *sync_json_str(json_t *obj, const char *key);
 void sync_tool_ids_put(sync_tool_ids *ids, const char *id, const char *name);

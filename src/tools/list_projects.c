@@ -20,7 +20,7 @@ static const mcpage_list_spec spec = {
     .id_fields = id_fields,
     .narrow_hint =
         "Narrow with name=... (a substring) or source=\"claude\", \"codex\", \"gemini\", "
-        "\"copilot\" or \"opencode\".",
+        "\"copilot\", \"opencode\" or \"cursor\".",
     .layout = MCPAGE_LIST_COLUMNS,
 };
 

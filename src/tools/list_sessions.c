@@ -45,7 +45,7 @@ static const char schema[] =
     "as list_projects shows it, or its full path).\"},"
     "\"source\":{\"type\":\"string\"," TOOLS_SOURCE_ENUM ",\"description\":\"Only "
     "sessions of this agent: claude (Claude Code), codex (Codex CLI), gemini (Gemini CLI), "
-    "copilot (GitHub Copilot CLI) or opencode (OpenCode).\"},"
+    "copilot (GitHub Copilot CLI), opencode (OpenCode) or cursor (Cursor's agent CLI).\"},"
     "\"after\":{\"type\":\"string\",\"description\":\"Only sessions started at or after this UTC "
     "date or time: YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ.\"},"
     "\"before\":{\"type\":\"string\",\"description\":\"Only sessions started before this UTC date "

@@ -202,8 +202,9 @@ static bool parse_query(const char *q, parsed_query *out)
             memcpy(out->project, val, sizeof val);
         } else if (strncmp(tok, "source:", 7) == 0) {
             if (!tools_source_known(val)) {
-                out->why =
-                    "source:claude, source:codex, source:gemini, source:copilot or source:opencode";
+                out->why = "source:claude, source:codex, source:gemini, source:copilot, "
+                           "source:opencode or "
+                           "source:cursor";
                 return false;
             }
             memcpy(out->source, val, sizeof val);

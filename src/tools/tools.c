@@ -139,7 +139,8 @@ int tools_store_error(mcpage_result *res, store *s, int rc, const char *what)
 
 int tools_source_known(const char *name)
 {
-    static const char *const names[] = {"claude", "codex", "gemini", "copilot", "opencode"};
+    static const char *const names[] = {"claude",  "codex",    "gemini",
+                                        "copilot", "opencode", "cursor"};
     for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i]) == 0)
             return 1;

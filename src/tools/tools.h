@@ -227,8 +227,9 @@ json_t *tools_read_with_message(const json_t *record, const char *field, void *u
 /* The agents the archive holds (the store's session source names), as a
  * JSON-schema enum, and in words for descriptions. sync_fold.c and sync.c
  * write these names. */
-#define TOOLS_SOURCE_ENUM "\"enum\":[\"claude\",\"codex\",\"gemini\",\"copilot\",\"opencode\"]"
-#define TOOLS_SOURCE_LIST "claude|codex|gemini|copilot|opencode"
+#define TOOLS_SOURCE_ENUM                                                                          \
+    "\"enum\":[\"claude\",\"codex\",\"gemini\",\"copilot\",\"opencode\",\"cursor\"]"
+#define TOOLS_SOURCE_LIST "claude|codex|gemini|copilot|opencode|cursor"
 /* 1 when `name` is one of the source names above. */
 int tools_source_known(const char *name);
 

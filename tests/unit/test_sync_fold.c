@@ -1,9 +1,10 @@
 /*
  * Tests for the folded sources' sync (src/sync/sync_fold.c) as a whole:
  * a sync killed at random moments resumes to exactly the store of a
- * clean run (the sample archive's Gemini CLI, Copilot CLI and OpenCode
- * sessions, then the same files grown, rewound and rewritten), and
- * sessions of five agents working in one directory make one project. Run on SQLite
+ * clean run (the sample archive's Gemini CLI, Copilot CLI, OpenCode and
+ * Cursor sessions, then the same files grown, rewound and rewritten), and
+ * sessions of six agents working in one directory make one project. Run
+ * on SQLite
  * here and on PostgreSQL by test_sync_fold_pg.c.
  */
 #include <setjmp.h>
@@ -31,6 +32,7 @@ typedef struct fx {
     char gemini[300];
     char copilot[300];
     char opencode[300];
+    char cursor[300];
 } fx;
 
 static int setup(void **state)
@@ -41,6 +43,7 @@ static int setup(void **state)
     snprintf(f->gemini, sizeof f->gemini, "%s/gemini", f->dir);
     snprintf(f->copilot, sizeof f->copilot, "%s/copilot", f->dir);
     snprintf(f->opencode, sizeof f->opencode, "%s/opencode", f->dir);
+    snprintf(f->cursor, sizeof f->cursor, "%s/cursor", f->dir);
     char src[600];
     snprintf(src, sizeof src, "%s/examples/archive/gemini", MCPAGE_SOURCE_DIR);
     ts_copy_tree(src, f->gemini);
@@ -48,6 +51,8 @@ static int setup(void **state)
     ts_copy_tree(src, f->copilot);
     snprintf(src, sizeof src, "%s/examples/archive/opencode", MCPAGE_SOURCE_DIR);
     ts_copy_tree(src, f->opencode);
+    snprintf(src, sizeof src, "%s/examples/archive/cursor", MCPAGE_SOURCE_DIR);
+    ts_copy_tree(src, f->cursor);
     *state = f;
     return 0;
 }
@@ -67,6 +72,7 @@ static void child_sync(const char *db, const fx *f)
     sync_options o = {.gemini_home = f->gemini,
                       .copilot_home = f->copilot,
                       .opencode_home = f->opencode,
+                      .cursor_home = f->cursor,
                       .hostname = "test"};
     sync_report r;
     int rc = sync_run(s, &o, &r);
@@ -130,8 +136,9 @@ static void change_files(const fx *f)
 /* The sample's files again, as the sample has them. */
 static void restore_files(const fx *f)
 {
-    char cmd[1000], src[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s'", f->gemini, f->copilot, f->opencode);
+    char cmd[1400], src[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s' '%s' '%s'", f->gemini, f->copilot, f->opencode,
+             f->cursor);
     assert_int_equal(system(cmd), 0);
     snprintf(src, sizeof src, "%s/examples/archive/gemini", MCPAGE_SOURCE_DIR);
     ts_copy_tree(src, f->gemini);
@@ -139,6 +146,8 @@ static void restore_files(const fx *f)
     ts_copy_tree(src, f->copilot);
     snprintf(src, sizeof src, "%s/examples/archive/opencode", MCPAGE_SOURCE_DIR);
     ts_copy_tree(src, f->opencode);
+    snprintf(src, sizeof src, "%s/examples/archive/cursor", MCPAGE_SOURCE_DIR);
+    ts_copy_tree(src, f->cursor);
 }
 
 /*
@@ -198,7 +207,7 @@ static void killed_sync_resumes_to_the_same_store(void **state)
     assert_true(kills > 0);
 }
 
-static void five_agents_in_one_directory_are_one_project(void **state)
+static void six_agents_in_one_directory_are_one_project(void **state)
 {
     fx *f = *state;
     char db[1200], claude[600], codex[600];
@@ -212,17 +221,18 @@ static void five_agents_in_one_directory_are_one_project(void **state)
                       .gemini_home = f->gemini,
                       .copilot_home = f->copilot,
                       .opencode_home = f->opencode,
+                      .cursor_home = f->cursor,
                       .hostname = "test"};
     sync_report rep;
     assert_int_equal(sync_run(s, &o, &rep), 0);
-    assert_int_equal(rep.files_seen, 65);
+    assert_int_equal(rep.files_seen, 69);
     assert_int_equal(rep.files_failed, 0);
-    assert_int_equal(rep.lines_malformed, 4);
+    assert_int_equal(rep.lines_malformed, 5);
     assert_int_equal(rep.lines_partial, 2);
     store_close(s);
     char *d = ts_dump(db, 40);
     assert_non_null(strstr(d, "project ledger-api /home/ada/src/ledger-api "
-                              "claude,codex,copilot,gemini,opencode sessions=22"));
+                              "claude,codex,copilot,cursor,gemini,opencode sessions=24"));
     assert_non_null(strstr(d, "project mcpage /home/ada/src/mcpage claude,copilot sessions=11"));
     free(d);
 
@@ -236,6 +246,9 @@ static void five_agents_in_one_directory_are_one_project(void **state)
     assert_int_equal(store_sessions_count(s, &sf, &n), 0);
     assert_int_equal(n, 6);
     sf.source = "opencode";
+    assert_int_equal(store_sessions_count(s, &sf, &n), 0);
+    assert_int_equal(n, 4);
+    sf.source = "cursor";
     assert_int_equal(store_sessions_count(s, &sf, &n), 0);
     assert_int_equal(n, 4);
     store_project_filter pf = {.source = "gemini"};
@@ -533,7 +546,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(killed_sync_resumes_to_the_same_store, setup,
                                         ts_fixture_drop),
-        cmocka_unit_test_setup_teardown(five_agents_in_one_directory_are_one_project, setup,
+        cmocka_unit_test_setup_teardown(six_agents_in_one_directory_are_one_project, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(walk_while_sessions_are_stored_again, setup,
                                         ts_fixture_drop),
