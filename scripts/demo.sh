@@ -16,7 +16,7 @@ call() { step "mcpage call $*"; "$bin" call --db "$db" "$@"; }
 step "mcpage sync --db $db (the bundled sample archive)"
 "$bin" sync --db "$db" --claude-home examples/archive/claude --codex-home examples/archive/codex \
     --gemini-home examples/archive/gemini --copilot-home examples/archive/copilot \
-    --opencode-home examples/archive/opencode
+    --opencode-home examples/archive/opencode --cursor-home examples/archive/cursor
 
 call list_projects '{"limit": 3}'
 call list_sessions '{"limit": 3}'
@@ -39,11 +39,12 @@ if "$bin" call --list --db "$db" | grep -q '^read_session'; then
 fi
 call get_session_summary "{\"session_id\": \"$session\"}"
 
-# Five agents, one archive: the same project's Gemini CLI and Copilot CLI sessions.
+# Six agents, one archive: the same project's Gemini CLI and Copilot CLI sessions.
 call list_sessions '{"limit": 2, "project": "ledger-api", "source": "gemini"}'
 call search_conversations '{"query": "rounding rule source:gemini", "limit": 2}'
 call list_sessions '{"limit": 2, "source": "copilot"}'
 call list_sessions '{"limit": 2, "source": "opencode"}'
+call list_sessions '{"limit": 2, "source": "cursor"}'
 
 # A window the server lowers to its maximum is disclosed, never silent.
 step "mcpage call --json list_projects '{\"limit\": 1000, \"fields\": [\"name\"]}'  (limit_clamped, projected)"

@@ -147,41 +147,6 @@ static void set_message(sync_record *r, const char *role, sync_text *t, const ch
     r->timestamp = short_or_null(ts, 64);
 }
 
-/* Text of a result's content: a string, or blocks with text. */
-static void content_text(json_t *c, sync_text *t)
-{
-    if (json_is_string(c)) {
-        sync_text_adds(t, json_string_value(c));
-        return;
-    }
-    size_t i;
-    json_t *b;
-    json_array_foreach(c, i, b)
-    {
-        const char *text = json_is_string(b) ? json_string_value(b) : sync_json_str(b, "text");
-        if (text) {
-            sync_text_sep(t);
-            sync_text_adds(t, text);
-        }
-    }
-}
-
-/* A tool call message: `[tool_use NAME] summary`, its name, input and id. */
-static void set_call(sync_record *r, const char *role, const char *name, const char *id,
-                     json_t *args, const char *ts)
-{
-    char *sum = sync_tool_summary(args);
-    sync_text c = {0};
-    sync_text_adds(&c, "[tool_use ");
-    sync_text_adds(&c, name ? name : "?");
-    sync_text_adds(&c, "] ");
-    sync_text_adds(&c, sum);
-    set_message(r, role, &c, ts);
-    r->tool_name = sync_short_copy(name ? name : "?", 100);
-    r->tool_input = sum;
-    r->call_id = short_or_null(id, 100);
-}
-
 /* `[label] a` then `b` on the next line (each when present): a system
    note of an event that is not a conversation message. */
 static void set_note(sync_record *r, const char *role, const char *label, const char *a,
@@ -221,8 +186,8 @@ static size_t expand_assistant(json_t *data, const char *ts, sync_record *r)
     free(t.buf);
     for (size_t i = 0; i < nreq; i++) {
         json_t *q = json_array_get(reqs, i);
-        set_call(&r[k++], "assistant", sync_json_str(q, "name"), sync_json_str(q, "toolCallId"),
-                 json_object_get(q, "arguments"), ts);
+        sync_record_call(&r[k++], "assistant", sync_json_str(q, "name"),
+                         sync_json_str(q, "toolCallId"), json_object_get(q, "arguments"), ts);
     }
     return k;
 }
@@ -251,7 +216,7 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
     size_t k = 0;
     sync_text t = {0};
     if (strcmp(type, "user.message") == 0) {
-        content_text(json_object_get(data, "content"), &t);
+        sync_text_content(&t, json_object_get(data, "content"));
         /* kept whatever its origin; a title only when a person typed it
            (no `source` such as skill-pdf or agent-<id>, no autopilot) */
         const char *origin = sync_json_str(data, "source");
@@ -278,8 +243,8 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
                (strcmp(type, "tool.execution_start") == 0 && sub == CALL_NEW)) {
         /* a call the user asked for, or one no toolRequests named */
         int user = strcmp(type, "tool.user_requested") == 0;
-        set_call(&r[k++], user ? "user" : "assistant", sync_json_str(data, "toolName"),
-                 sync_json_str(data, "toolCallId"), json_object_get(data, "arguments"), ts);
+        sync_record_call(&r[k++], user ? "user" : "assistant", sync_json_str(data, "toolName"),
+                         sync_json_str(data, "toolCallId"), json_object_get(data, "arguments"), ts);
     } else if (strcmp(type, "skill.invoked") == 0) {
         set_note(&r[k++], "system", "[skill]", sync_json_str(data, "name"),
                  sync_json_str(data, "description"), ts);
@@ -291,7 +256,7 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
                  sync_json_str(data, "error"), ts);
         r[k++].is_error = 1;
     } else if (strcmp(type, "system.notification") == 0) {
-        content_text(json_object_get(data, "content"), &t);
+        sync_text_content(&t, json_object_get(data, "content"));
         set_message(&r[k++], "system", &t, ts);
     } else if (strcmp(type, "session.task_complete") == 0 && sync_json_str(data, "summary")) {
         set_note(&r[k++], "assistant", "[task complete]", sync_json_str(data, "summary"), NULL, ts);
@@ -300,12 +265,12 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
                  sync_json_str(data, "context"), ts);
     } else if (strcmp(type, "assistant.reasoning") == 0) {
         sync_text_adds(&t, "[thinking] ");
-        content_text(json_object_get(data, "content"), &t);
+        sync_text_content(&t, json_object_get(data, "content"));
         set_message(&r[k++], "assistant", &t, ts);
     } else if (strcmp(type, "tool.execution_complete") == 0) {
         json_t *result = json_object_get(data, "result");
         json_t *error = json_object_get(data, "error");
-        content_text(json_object_get(result, "content"), &t);
+        sync_text_content(&t, json_object_get(result, "content"));
         if (json_is_string(error))
             sync_text_adds(&t, json_string_value(error));
         else if (sync_json_str(error, "message")) {
@@ -330,7 +295,7 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
         r[k].is_error = err;
         k++;
     } else if (strcmp(type, "system.message") == 0) {
-        content_text(json_object_get(data, "content"), &t);
+        sync_text_content(&t, json_object_get(data, "content"));
         set_message(&r[k++], "system", &t, ts);
     } else if (strcmp(type, "session.compaction_complete") == 0 &&
                sync_json_str(data, "summaryContent")) {

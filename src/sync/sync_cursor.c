@@ -359,28 +359,6 @@ static int cursor_fold_line(sync_fold *f, const char *line, size_t len, int64_t 
     return rc;
 }
 
-/* Text of a content value: a string, or the text of its text blocks. */
-static void content_text(json_t *c, sync_text *t)
-{
-    if (json_is_string(c)) {
-        sync_text_adds(t, json_string_value(c));
-        return;
-    }
-    size_t i;
-    json_t *b;
-    json_array_foreach(c, i, b)
-    {
-        const char *type = sync_json_str(b, "type");
-        const char *text = sync_json_str(b, "text");
-        if (type && strcmp(type, "image") == 0)
-            text = "[image]";
-        if (text) {
-            sync_text_sep(t);
-            sync_text_adds(t, text);
-        }
-    }
-}
-
 static void set_message(sync_record *r, const char *role, sync_text *t, const char *ts)
 {
     r->kind = SYNC_MESSAGE;
@@ -393,7 +371,7 @@ static void set_message(sync_record *r, const char *role, sync_text *t, const ch
 static size_t expand_user(json_t *content, const char *ts, sync_record *r)
 {
     sync_text all = {0};
-    content_text(content, &all);
+    sync_text_content(&all, content);
     char *text = sync_text_finish(&all);
     if (!text)
         return 0;
@@ -450,19 +428,8 @@ static size_t expand_assistant(json_t *content, const char *ts, sync_record *r, 
         const char *type = sync_json_str(b, "type");
         if (k >= max || !type || strcmp(type, "tool-call") != 0)
             continue;
-        const char *name = sync_json_str(b, "toolName");
-        char *sum = sync_tool_summary(json_object_get(b, "args"));
-        sync_text c = {0};
-        sync_text_adds(&c, "[tool_use ");
-        sync_text_adds(&c, name ? name : "?");
-        sync_text_adds(&c, "] ");
-        sync_text_adds(&c, sum);
-        set_message(&r[k], "assistant", &c, ts);
-        r[k].tool_name = sync_short_copy(name ? name : "?", 100);
-        r[k].tool_input = sum;
-        const char *call = sync_json_str(b, "toolCallId");
-        r[k].call_id = call ? sync_short_copy(call, 100) : NULL;
-        k++;
+        sync_record_call(&r[k++], "assistant", sync_json_str(b, "toolName"),
+                         sync_json_str(b, "toolCallId"), json_object_get(b, "args"), ts);
     }
     return k;
 }
@@ -479,7 +446,7 @@ static size_t expand_tool(json_t *content, const char *ts, sync_record *r, size_
         sync_text t = {0};
         json_t *res = json_object_get(b, "result");
         if (json_is_string(res) || json_is_array(res)) {
-            content_text(res, &t);
+            sync_text_content(&t, res);
         } else if (res && !json_is_null(res)) {
             char *dump = json_dumps(res, JSON_COMPACT);
             sync_text_adds(&t, dump);
@@ -540,7 +507,7 @@ static int cursor_expand(const char *line, size_t len, int32_t sub, sync_record 
         k = expand_tool(content, ts, r, max);
     } else {
         sync_text t = {0};
-        content_text(content, &t);
+        sync_text_content(&t, content);
         set_message(&r[k++], "system", &t, ts);
     }
     json_decref(msg);

@@ -290,16 +290,9 @@ static size_t expand_tool(json_t *data, char *ts, sync_record *r)
     const char *call = sync_json_str(data, "callID");
     json_t *state = json_object_get(data, "state");
     const char *status = sync_json_str(state, "status");
-    char *sum = sync_tool_summary(json_object_get(state, "input"));
+    sync_record_call(&r[0], "assistant", tool, call, json_object_get(state, "input"), ts);
+    free(ts);
     sync_text t = {0};
-    sync_text_adds(&t, "[tool_use ");
-    sync_text_adds(&t, tool ? tool : "?");
-    sync_text_adds(&t, "] ");
-    sync_text_adds(&t, sum);
-    message_record(&r[0], "assistant", &t, ts);
-    r[0].tool_name = sync_short_copy(tool ? tool : "?", 100);
-    r[0].tool_input = sum;
-    r[0].call_id = call ? sync_short_copy(call, 100) : NULL;
     int done = status && (strcmp(status, "completed") == 0 || strcmp(status, "error") == 0);
     if (!done)
         return 1;

@@ -199,6 +199,45 @@ char *sync_short_copy(const char *s, size_t max)
     return o;
 }
 
+void sync_record_call(sync_record *r, const char *role, const char *name, const char *call_id,
+                      json_t *args, const char *ts)
+{
+    char *sum = sync_tool_summary(args);
+    sync_text c = {0};
+    sync_text_adds(&c, "[tool_use ");
+    sync_text_adds(&c, name ? name : "?");
+    sync_text_adds(&c, "] ");
+    sync_text_adds(&c, sum);
+    r->kind = SYNC_MESSAGE;
+    r->role = role;
+    r->text = sync_text_finish(&c);
+    r->timestamp = ts && *ts ? sync_short_copy(ts, 64) : NULL;
+    r->tool_name = sync_short_copy(name ? name : "?", 100);
+    r->tool_input = sum;
+    r->call_id = call_id && *call_id ? sync_short_copy(call_id, 100) : NULL;
+}
+
+void sync_text_content(sync_text *t, json_t *content)
+{
+    if (json_is_string(content)) {
+        sync_text_adds(t, json_string_value(content));
+        return;
+    }
+    size_t i;
+    json_t *b;
+    json_array_foreach(content, i, b)
+    {
+        const char *type = sync_json_str(b, "type");
+        const char *text = json_is_string(b) ? json_string_value(b) : sync_json_str(b, "text");
+        if (type && strcmp(type, "image") == 0)
+            text = "[image]";
+        if (text) {
+            sync_text_sep(t);
+            sync_text_adds(t, text);
+        }
+    }
+}
+
 char *sync_iso_ms(double ms)
 {
     if (!(ms > 0 && ms <= 253402300799999.0))

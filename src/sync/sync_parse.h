@@ -132,6 +132,14 @@ char *sync_text_finish(sync_text *t);
 char *sync_short_copy(const char *s, size_t max);
 /* A one-line summary of a tool's input (object or JSON string). */
 char *sync_tool_summary(json_t *input);
+/* A tool call as a message: text `[tool_use NAME] summary`, its tool
+ * name, input summary (of `args`) and call id, role `role`, time a copy
+ * of `ts` (NULL or "" = none). */
+void sync_record_call(sync_record *r, const char *role, const char *name, const char *call_id,
+                      json_t *args, const char *ts);
+/* Adds the text of a content value: a string, or its blocks (strings,
+ * objects with `text`, images as `[image]`), one after another. */
+void sync_text_content(sync_text *t, json_t *content);
 /* Milliseconds since the epoch as ISO 8601 UTC with milliseconds
  * (malloc'd), or NULL when not after 1970 and before 10000. */
 char *sync_iso_ms(double ms);
