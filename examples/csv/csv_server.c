@@ -96,19 +96,19 @@ static int csv_row(const csv_ctx *cx, int64_t row, json_t **cells, int ncols)
     return 0;
 }
 
+/* The runtime began the page from `args`; the handler fills it, and the runtime finishes it. */
 static int list_rows(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     csv_ctx *cx = mcpage_call_data(call);
-    mcpage_list *pg;
-    int rc = mcpage_list_begin(mcpage_call_pager(call), &cx->list, args, &pg);
-    if (rc != 0) /* negative: an error; MCPAGE_PAGE_REJECTED: finish writes why */
-        return rc < 0 ? rc : mcpage_list_finish(pg, res);
+    mcpage_list *pg = mcpage_call_list(call);
     const mcpage_list_window *w = mcpage_list_window_get(pg);
+    (void)args, (void)res;
     mcpage_list_set_total(pg, cx->nrows, MCPAGE_GENERATION_NONE); /* counted in memory */
     json_t *cells[MAX_COLUMNS];
     /* Keyset: the row after the cursor's, found without a scan. */
     int64_t row = w->resume ? w->after[0].i + 1 : w->offset;
-    for (rc = 0; row < cx->nrows && rc == 0; row++) {
+    int rc = 0;
+    for (; row < cx->nrows && rc == 0; row++) {
         if ((rc = csv_row(cx, row, cells, cx->ncols)) < 0)
             break;
         json_t *rec = json_pack("{s:I}", "row", (json_int_t)row);
@@ -117,11 +117,7 @@ static int list_rows(mcpage_call *call, const json_t *args, mcpage_result *res)
         mcpage_keypart pos = {.i = row};
         rc = mcpage_list_add(pg, rec, &pos, 1);
     }
-    if (rc < 0) {
-        mcpage_list_abort(pg);
-        return rc;
-    }
-    return mcpage_list_finish(pg, res);
+    return rc; /* 0 or MCPAGE_PAGE_FULL: the page is done; negative: it is dropped */
 }
 
 static const mcpage_grid_spec grid_spec = {
@@ -142,14 +138,13 @@ static const char *column_name(void *ud, bool is_row, int64_t index)
 static int read_cells(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     csv_ctx *cx = mcpage_call_data(call);
-    mcpage_grid *pg;
-    int rc = mcpage_grid_begin(mcpage_call_pager(call), &grid_spec, args, &pg);
-    if (rc != 0)
-        return rc < 0 ? rc : mcpage_grid_finish(pg, res);
+    mcpage_grid *pg = mcpage_call_grid(call);
+    (void)args, (void)res;
     mcpage_grid_set_bounds(pg, cx->nrows, cx->ncols);
     mcpage_grid_set_labels(pg, column_name, cx);
     const mcpage_region *r = &mcpage_grid_window_get(pg)->region;
     json_t *cells[MAX_COLUMNS];
+    int rc = 0;
     for (int64_t row = r->row; row < r->row + r->rows && rc == 0; row++) {
         int upto = (int)(r->col + r->cols);
         if ((rc = csv_row(cx, row, cells, upto)) < 0)
@@ -161,11 +156,7 @@ static int read_cells(mcpage_call *call, const json_t *args, mcpage_result *res)
                 rc = mcpage_grid_add(pg, cells[c]);
         }
     }
-    if (rc < 0) {
-        mcpage_grid_abort(pg);
-        return rc;
-    }
-    return mcpage_grid_finish(pg, res);
+    return rc;
 }
 
 static const char *const row_only[] = {"row", NULL};

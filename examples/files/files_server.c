@@ -8,16 +8,14 @@
  *   read_file        CONTENT-line: a file's text, by lines.
  *   read_file_bytes  CONTENT-byte: a file's raw bytes.
  *
- * Usage: files_server DIR [--http PORT] [--key-file PATH]   (MCP over
- * stdio, or Streamable HTTP on 127.0.0.1:PORT; --help lists the options)
+ * Usage: files_server DIR [--http PORT] [--key-file PATH]   (--help for all)
  */
 #ifndef _XOPEN_SOURCE
-#define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: realpath, pread, strdup */
+#define _XOPEN_SOURCE 700 /* POSIX 2008 with XSI: nftw, realpath, pread, strdup */
 #endif
-#include <dirent.h>
-#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +27,6 @@
 #include <mcpage.h>
 
 #define MAX_FILES 100000     /* list_files refuses larger trees */
-#define MAX_DEPTH 16         /* and deeper ones */
 #define MAX_TEXT  (64 << 20) /* read_file reads at most 64 MiB */
 
 typedef struct files_ctx {
@@ -37,14 +34,23 @@ typedef struct files_ctx {
 } files_ctx;
 
 typedef struct path_list {
-    char **v;   /* paths relative to the root */
-    size_t n;   /* paths in use */
-    size_t cap; /* paths allocated */
+    char **v;    /* paths relative to the root */
+    size_t n;    /* paths in use */
+    size_t cap;  /* paths allocated */
+    size_t skip; /* bytes of "root/" before each relative path */
 } path_list;
 
-/* Appends a copy of `path`; -1 when out of memory or past MAX_FILES. */
-static int paths_add(path_list *l, const char *path)
+/* nftw passes no context, and each worker thread walks for its own call. */
+static _Thread_local path_list *walking;
+
+/* nftw's visitor: keeps regular files outside hidden names; -1 past MAX_FILES. */
+static int visit(const char *path, const struct stat *st, int type, struct FTW *at)
 {
+    path_list *l = walking;
+    const char *rel = path + l->skip;
+    (void)st, (void)at;
+    if (type != FTW_F || rel[0] == '.' || strstr(rel, "/.") != NULL)
+        return 0; /* directories, links, unreadable entries, hidden files */
     if (l->n == l->cap) {
         char **v = l->n < MAX_FILES ? realloc(l->v, (l->cap + 256) * sizeof *v) : NULL;
         if (v == NULL)
@@ -52,37 +58,23 @@ static int paths_add(path_list *l, const char *path)
         l->v = v;
         l->cap += 256;
     }
-    return (l->v[l->n] = strdup(path)) ? (int)(++l->n, 0) : -1;
-}
-
-/* Collects the regular files under root/rel (depth-first, unsorted). */
-static int walk(const char *root, const char *rel, int depth, path_list *out)
-{
-    char dir[PATH_MAX * 2], path[PATH_MAX], full[PATH_MAX * 2];
-    snprintf(dir, sizeof dir, "%s/%s", root, rel);
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return depth == 0 ? -1 : 0; /* an unreadable subdirectory is skipped */
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        struct stat st;
-        int n = snprintf(path, sizeof path, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
-        snprintf(full, sizeof full, "%s/%s", root, path);
-        if (e->d_name[0] == '.' || n < 0 || (size_t)n >= sizeof path || lstat(full, &st) != 0)
-            continue; /* ".", "..", hidden files, overlong paths, vanished entries */
-        if (S_ISDIR(st.st_mode) && depth < MAX_DEPTH)
-            rc = walk(root, path, depth + 1, out);
-        else if (S_ISREG(st.st_mode))
-            rc = paths_add(out, path);
-    }
-    closedir(d);
-    return rc;
+    return (l->v[l->n] = strdup(rel)) ? (int)(++l->n, 0) : -1;
 }
 
 static int by_path(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Collects the regular files under the root, sorted by path. */
+static int walk(const char *root, path_list *out)
+{
+    out->skip = strlen(root) + 1;
+    walking = out;
+    int rc = nftw(root, visit, 16, FTW_PHYS); /* FTW_PHYS: symlinks are not followed */
+    if (rc == 0)
+        qsort(out->v, out->n, sizeof *out->v, by_path);
+    return rc;
 }
 
 static void paths_free(path_list *l)
@@ -105,41 +97,35 @@ static const mcpage_list_spec list_spec = {
     .narrow_hint = "Pass fields=[\"path\"] for shorter records.",
 };
 
+/* The runtime began the page from `args`; the handler fills it, and the runtime finishes it. */
 static int list_files(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     files_ctx *fx = mcpage_call_data(call);
-    mcpage_list *pg;
-    int rc = mcpage_list_begin(mcpage_call_pager(call), &list_spec, args, &pg);
-    if (rc != 0) /* negative: an error; MCPAGE_PAGE_REJECTED: finish writes why */
-        return rc < 0 ? rc : mcpage_list_finish(pg, res);
+    mcpage_list *pg = mcpage_call_list(call);
     const mcpage_list_window *w = mcpage_list_window_get(pg);
     path_list all = {0};
-    if (walk(fx->root, "", 0, &all) != 0) {
+    (void)args;
+    if (walk(fx->root, &all) != 0) {
         paths_free(&all);
-        mcpage_list_abort(pg);
         return mcpage_result_errorf(res, "cannot list %s (more than %d files?)", fx->root,
                                     MAX_FILES);
     }
-    qsort(all.v, all.n, sizeof *all.v, by_path);
     mcpage_list_set_total(pg, (int64_t)all.n, MCPAGE_GENERATION_NONE); /* counted each page */
     /* The keyset: resume strictly after the cursor's path; else skip `offset`. */
-    size_t i = (size_t)w->offset;
-    if (w->resume) {
-        const mcpage_keypart *k = &w->after[0];
-        for (i = 0; i < all.n; i++) {
-            size_t len = strlen(all.v[i]);
-            int c = memcmp(all.v[i], k->s, len < k->len ? len : k->len);
-            if (c > 0 || (c == 0 && len > k->len))
-                break;
-        }
-    }
-    for (rc = 0; i < all.n && rc == 0; i++) {
+    char after[MCPAGE_CURSOR_MAX_STR_BYTES + 1] = "";
+    if (w->resume)
+        snprintf(after, sizeof after, "%.*s", (int)w->after[0].len, w->after[0].s);
+    size_t i = w->resume ? 0 : (size_t)w->offset;
+    while (w->resume && i < all.n && strcmp(all.v[i], after) <= 0)
+        i++;
+    int rc = 0;
+    for (; i < all.n && rc == 0; i++) {
         char full[PATH_MAX * 2], when[32];
         struct stat st;
+        struct tm tm;
         snprintf(full, sizeof full, "%s/%s", fx->root, all.v[i]);
         if (stat(full, &st) != 0)
             continue; /* removed since the walk */
-        struct tm tm;
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&st.st_mtime, &tm));
         json_t *rec = json_pack("{s:s, s:I, s:s}", "path", all.v[i], "size", (json_int_t)st.st_size,
                                 "modified", when);
@@ -147,11 +133,7 @@ static int list_files(mcpage_call *call, const json_t *args, mcpage_result *res)
         rc = mcpage_list_add(pg, rec, &pos, 1);
     }
     paths_free(&all);
-    if (rc < 0) {
-        mcpage_list_abort(pg);
-        return rc;
-    }
-    return mcpage_list_finish(pg, res);
+    return rc; /* 0 or MCPAGE_PAGE_FULL: the page is done; negative: it is dropped */
 }
 
 /*
@@ -199,16 +181,11 @@ static const mcpage_lines_spec lines_spec = {
 
 static int read_file(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
-    files_ctx *fx = mcpage_call_data(call);
-    mcpage_lines *pg;
-    int rc = mcpage_lines_begin(mcpage_call_pager(call), &lines_spec, args, &pg);
-    if (rc != 0)
-        return rc < 0 ? rc : mcpage_lines_finish(pg, res);
+    mcpage_lines *pg = mcpage_call_lines(call);
     size_t len = 0;
     int64_t size = 0;
-    char *text = read_inside(fx, args, 0, MAX_TEXT + 1, &len, &size, res);
-    if (text == NULL || size > MAX_TEXT) {
-        mcpage_lines_abort(pg);
+    char *text = read_inside(mcpage_call_data(call), args, 0, MAX_TEXT + 1, &len, &size, res);
+    if (text == NULL || size > MAX_TEXT) { /* an error result: the runtime drops the page */
         free(text);
         return text ? mcpage_result_errorf(res, "file over %d bytes: use read_file_bytes", MAX_TEXT)
                     : 0;
@@ -219,6 +196,7 @@ static int read_file(mcpage_call *call, const json_t *args, mcpage_result *res)
         total += *p == '\n' || p + 1 == end;
     mcpage_lines_set_total(pg, total);
     int64_t want = mcpage_lines_window_get(pg)->start_line, no = 1;
+    int rc = 0;
     for (const char *p = text; p < end && rc == 0; no++) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *stop = nl ? nl : end;
@@ -227,11 +205,7 @@ static int read_file(mcpage_call *call, const json_t *args, mcpage_result *res)
         p = stop + 1;
     }
     free(text);
-    if (rc < 0) {
-        mcpage_lines_abort(pg);
-        return rc;
-    }
-    return mcpage_lines_finish(pg, res);
+    return rc;
 }
 
 static const mcpage_bytes_spec bytes_spec = {
@@ -242,23 +216,15 @@ static const mcpage_bytes_spec bytes_spec = {
 
 static int read_file_bytes(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
-    files_ctx *fx = mcpage_call_data(call);
-    mcpage_bytes *pg;
-    int rc = mcpage_bytes_begin(mcpage_call_pager(call), &bytes_spec, args, &pg);
-    if (rc != 0)
-        return rc < 0 ? rc : mcpage_bytes_finish(pg, res);
+    mcpage_bytes *pg = mcpage_call_bytes(call);
     const mcpage_bytes_window *w = mcpage_bytes_window_get(pg);
     size_t len = 0;
     int64_t size = 0;
-    char *buf = read_inside(fx, args, w->offset, w->max_bytes, &len, &size, res);
-    if (buf)
-        rc = mcpage_bytes_set(pg, buf, len, size);
+    char *buf =
+        read_inside(mcpage_call_data(call), args, w->offset, w->max_bytes, &len, &size, res);
+    int rc = buf ? mcpage_bytes_set(pg, buf, len, size) : 0; /* no buffer: `res` says why */
     free(buf);
-    if (buf == NULL || rc < 0) {
-        mcpage_bytes_abort(pg);
-        return buf ? rc : 0;
-    }
-    return mcpage_bytes_finish(pg, res);
+    return rc;
 }
 
 /* The reading tools' own parameter; the builders add their window's. */

@@ -16,25 +16,21 @@ static const mcpage_list_spec spec = {
     .max_limit = 1000,
 };
 
+/* The runtime began the page from `args` and finishes it into `res`. */
 static int list_numbers(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
-    mcpage_list *pg;
-    int rc = mcpage_list_begin(mcpage_call_pager(call), &spec, args, &pg);
-    if (rc != 0) /* negative: an error; MCPAGE_PAGE_REJECTED: finish writes why */
-        return rc < 0 ? rc : mcpage_list_finish(pg, res);
+    (void)args, (void)res;
+    mcpage_list *pg = mcpage_call_list(call);
     const mcpage_list_window *w = mcpage_list_window_get(pg);
     mcpage_list_set_total(pg, COUNT, MCPAGE_GENERATION_NONE);
     /* The keyset: resume after the cursor's number, else skip `offset`. */
     int64_t n = w->resume ? w->after[0].i + 1 : w->offset + 1;
-    for (rc = 0; n <= COUNT && rc == 0; n++) {
+    int rc = 0;
+    for (; n <= COUNT && rc == 0; n++) {
         mcpage_keypart pos = {.i = n};
         rc = mcpage_list_add(pg, json_pack("{s:I, s:I}", "n", n, "square", n * n), &pos, 1);
     }
-    if (rc < 0) {
-        mcpage_list_abort(pg);
-        return rc;
-    }
-    return mcpage_list_finish(pg, res);
+    return rc; /* 0 or MCPAGE_PAGE_FULL: the page is done; negative: it is dropped */
 }
 
 static int setup(mcpage_server *srv, int argc, char **argv, void *ud)

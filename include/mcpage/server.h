@@ -203,6 +203,17 @@ MCPAGE_API int mcpage_server_add_tool(mcpage_server *srv, const mcpage_tool *too
  * judges the arguments, and its isError result (the parameter, what is
  * expected with the range, one valid example call) is the answer.
  *
+ * The runtime runs the page around the handler: it begins the page from
+ * the call's arguments before the handler runs (a window the builder
+ * rejects is answered with that isError result, and the handler does not
+ * run); the handler takes the open page with mcpage_call_list() (or
+ * mcpage_call_lines(), _bytes(), _grid()), queries its data with the
+ * window, adds units and sets the total, and returns 0 (or
+ * MCPAGE_PAGE_FULL); the runtime then finishes the page into the result.
+ * When the handler returns a negative status or writes an error result
+ * itself (mcpage_result_errorf()), the page is dropped. The handler must
+ * not begin or finish a page of its own.
+ *
  * `spec` is borrowed and must outlive the server; spec->tool must be the
  * tool's name. MCPAGE_EINVAL for a spec that names another tool or that
  * breaks its own rules, or a tool schema that declares a window
@@ -375,6 +386,16 @@ MCPAGE_API void *mcpage_call_data(const mcpage_call *call);
 MCPAGE_API void *mcpage_call_server_data(const mcpage_call *call);
 /* The server's pager (mcpage_server_pager()), for the page builders. */
 MCPAGE_API const mcpage_pager *mcpage_call_pager(const mcpage_call *call);
+/*
+ * The page the runtime began for a tool registered with its window
+ * (mcpage_server_add_list_tool() and its siblings), open while the
+ * handler runs and finished by the runtime after it; NULL for a tool of
+ * another family or without a window.
+ */
+MCPAGE_API mcpage_list *mcpage_call_list(mcpage_call *call);
+MCPAGE_API mcpage_lines *mcpage_call_lines(mcpage_call *call);
+MCPAGE_API mcpage_bytes *mcpage_call_bytes(mcpage_call *call);
+MCPAGE_API mcpage_grid *mcpage_call_grid(mcpage_call *call);
 /* True once the client cancelled this request (the response will be dropped). */
 MCPAGE_API bool mcpage_call_cancelled(const mcpage_call *call);
 /*

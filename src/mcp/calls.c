@@ -80,52 +80,123 @@ static void schema_error_structured(mcpage_result *res, const json_t *args, cons
 }
 
 /*
- * For a tool registered with its window: when the schema check failed,
- * the builder judges the arguments too, and its rejection (the
- * parameter, the expected range, one valid example call) is the answer,
- * so a bad window gets the same help whichever layer sees it first. True
- * when the builder rejected the window and wrote `res`; false when it
- * accepts the window (the schema's complaint is then about the tool's own
- * parameters) or the tool has no window.
+ * Begins the page of a tool registered with its window, from the call's
+ * arguments, into call->page. MCPAGE_PAGE_REJECTED when the builder
+ * rejected the window: `res` then holds its answer (the parameter, the
+ * expected range, one valid example call) and no page is open. 0 with the
+ * page open (or for a tool without a window), or a negative status.
  */
-static bool window_rejected(const mcpage_call *call, mcpage_result *res)
+static int page_open(mcpage_call *call, mcpage_result *res)
 {
     const mcp_tool *t = call->tool;
     const mcpage_pager *p = call->srv->pager;
     int rc = 0;
     switch (t->window) {
-    case MCP_WINDOW_LIST: {
-        mcpage_list *pg = NULL;
-        if ((rc = mcpage_list_begin(p, t->spec, call->args, &pg)) == MCPAGE_PAGE_REJECTED)
-            return mcpage_list_finish(pg, res) == 0;
-        mcpage_list_abort(pg);
+    case MCP_WINDOW_LIST:
+        rc = mcpage_list_begin(p, t->spec, call->args, &call->page.list);
+        if (rc == MCPAGE_PAGE_REJECTED && mcpage_list_finish(call->page.list, res) != 0)
+            rc = MCPAGE_ENOMEM;
         break;
-    }
-    case MCP_WINDOW_LINES: {
-        mcpage_lines *pg = NULL;
-        if ((rc = mcpage_lines_begin(p, t->spec, call->args, &pg)) == MCPAGE_PAGE_REJECTED)
-            return mcpage_lines_finish(pg, res) == 0;
-        mcpage_lines_abort(pg);
+    case MCP_WINDOW_LINES:
+        rc = mcpage_lines_begin(p, t->spec, call->args, &call->page.lines);
+        if (rc == MCPAGE_PAGE_REJECTED && mcpage_lines_finish(call->page.lines, res) != 0)
+            rc = MCPAGE_ENOMEM;
         break;
-    }
-    case MCP_WINDOW_BYTES: {
-        mcpage_bytes *pg = NULL;
-        if ((rc = mcpage_bytes_begin(p, t->spec, call->args, &pg)) == MCPAGE_PAGE_REJECTED)
-            return mcpage_bytes_finish(pg, res) == 0;
-        mcpage_bytes_abort(pg);
+    case MCP_WINDOW_BYTES:
+        rc = mcpage_bytes_begin(p, t->spec, call->args, &call->page.bytes);
+        if (rc == MCPAGE_PAGE_REJECTED && mcpage_bytes_finish(call->page.bytes, res) != 0)
+            rc = MCPAGE_ENOMEM;
         break;
-    }
-    case MCP_WINDOW_GRID: {
-        mcpage_grid *pg = NULL;
-        if ((rc = mcpage_grid_begin(p, t->spec, call->args, &pg)) == MCPAGE_PAGE_REJECTED)
-            return mcpage_grid_finish(pg, res) == 0;
-        mcpage_grid_abort(pg);
+    case MCP_WINDOW_GRID:
+        rc = mcpage_grid_begin(p, t->spec, call->args, &call->page.grid);
+        if (rc == MCPAGE_PAGE_REJECTED && mcpage_grid_finish(call->page.grid, res) != 0)
+            rc = MCPAGE_ENOMEM;
         break;
-    }
     case MCP_WINDOW_NONE:
         break;
     }
-    return false;
+    if (rc != 0) /* rejected (finish freed the page) or failed (begin left none) */
+        memset(&call->page, 0, sizeof call->page);
+    return rc;
+}
+
+/*
+ * Ends the page page_open began, after the handler returned `rc`: writes
+ * it into `res` when the handler succeeded (0, or MCPAGE_PAGE_FULL: it
+ * stopped at a full page), else drops it (a negative status, or an error
+ * result the handler wrote itself). Returns the call's status.
+ */
+static int page_close(mcpage_call *call, int rc, mcpage_result *res)
+{
+    bool keep = rc >= 0 && !mcpage_result_is_error(res);
+    if (rc > 0)
+        rc = 0;
+    switch (call->tool->window) {
+    case MCP_WINDOW_LIST:
+        if (keep)
+            rc = mcpage_list_finish(call->page.list, res);
+        else
+            mcpage_list_abort(call->page.list);
+        break;
+    case MCP_WINDOW_LINES:
+        if (keep)
+            rc = mcpage_lines_finish(call->page.lines, res);
+        else
+            mcpage_lines_abort(call->page.lines);
+        break;
+    case MCP_WINDOW_BYTES:
+        if (keep)
+            rc = mcpage_bytes_finish(call->page.bytes, res);
+        else
+            mcpage_bytes_abort(call->page.bytes);
+        break;
+    case MCP_WINDOW_GRID:
+        if (keep)
+            rc = mcpage_grid_finish(call->page.grid, res);
+        else
+            mcpage_grid_abort(call->page.grid);
+        break;
+    case MCP_WINDOW_NONE:
+        break;
+    }
+    memset(&call->page, 0, sizeof call->page);
+    return rc;
+}
+
+mcpage_list *mcpage_call_list(mcpage_call *call)
+{
+    return call->tool && call->tool->window == MCP_WINDOW_LIST ? call->page.list : NULL;
+}
+
+mcpage_lines *mcpage_call_lines(mcpage_call *call)
+{
+    return call->tool && call->tool->window == MCP_WINDOW_LINES ? call->page.lines : NULL;
+}
+
+mcpage_bytes *mcpage_call_bytes(mcpage_call *call)
+{
+    return call->tool && call->tool->window == MCP_WINDOW_BYTES ? call->page.bytes : NULL;
+}
+
+mcpage_grid *mcpage_call_grid(mcpage_call *call)
+{
+    return call->tool && call->tool->window == MCP_WINDOW_GRID ? call->page.grid : NULL;
+}
+
+/*
+ * Runs a tool's handler on arguments the schema accepted. For a tool
+ * registered with its window the runtime runs the page around it: the
+ * builder judges the window first (a rejected window never reaches the
+ * handler), and the page the handler filled is finished after it.
+ */
+static int run_handler(mcpage_call *call, mcpage_result *res)
+{
+    int rc = page_open(call, res);
+    if (rc == MCPAGE_PAGE_REJECTED)
+        return 0;
+    if (rc == 0)
+        rc = page_close(call, call->tool->handler(call, call->args, res), res);
+    return rc;
 }
 
 /*
@@ -167,7 +238,11 @@ static bool run_tool(mcpage_call *call)
     }
     char why[512];
     if (!schema_validate(tool->input_schema, call->args, true, why, sizeof why)) {
-        if (!window_rejected(call, res)) {
+        /* The builder judges the window too: a bad window gets its remedy, not ours. */
+        int judged = page_open(call, res);
+        if (judged == 0)
+            page_close(call, MCPAGE_ECANCELED, res); /* it accepts the window: drop the page */
+        if (judged != MCPAGE_PAGE_REJECTED) {
             mcpage_result_errorf(res,
                                  "Invalid arguments for tool '%s': %s. Fix this argument and call "
                                  "again; the inputSchema of '%s' in tools/list describes every "
@@ -176,7 +251,7 @@ static bool run_tool(mcpage_call *call)
             schema_error_structured(res, call->args, why);
         }
     } else {
-        int rc = tool->handler(call, call->args, res);
+        int rc = run_handler(call, res);
         if (rc != 0) {
             if (mcpage_result_block_count(res) == 0)
                 mcpage_result_errorf(res, "Tool '%s' failed: %s", tool->name, mcpage_strerror(rc));

@@ -159,6 +159,12 @@ struct mcpage_call {
     struct mcp_task *task;    /* the task this call became, or NULL */
     int fail_code;            /* mcpage_call_fail: a JSON-RPC error instead of a result, or 0 */
     char *fail_message;       /* its message (owned) */
+    union {                   /* the page the runtime began for a window tool (calls.c) */
+        mcpage_list *list;    /* tool->window == MCP_WINDOW_LIST */
+        mcpage_lines *lines;  /* MCP_WINDOW_LINES */
+        mcpage_bytes *bytes;  /* MCP_WINDOW_BYTES */
+        mcpage_grid *grid;    /* MCP_WINDOW_GRID */
+    } page;                   /* all NULL outside the handler */
 };
 
 struct mcpage_server {

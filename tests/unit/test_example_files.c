@@ -4,6 +4,7 @@
  * the example registers is found through tools/list and checked on real
  * calls over a generated directory.
  */
+#define _XOPEN_SOURCE 700 /* before any system header: the example uses nftw */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -4,7 +4,9 @@
  * window parameters, and a window the runtime's schema check rejects is
  * answered with the page builder's remedy (the parameter, the expected
  * range, one valid example call), the same answer mcpage_list_begin gives,
- * before the handler runs.
+ * before the handler runs. The runtime runs the page around the handler:
+ * it begins it (a window the builder rejects never reaches the handler),
+ * hands it over with mcpage_call_list(), and finishes or drops it after.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -48,6 +50,37 @@ static int not_reached(mcpage_call *call, const json_t *args, mcpage_result *res
     return mcpage_result_add_text(res, "handler ran", 11);
 }
 
+/* A LIST tool on the runtime-run page: the numbers 1 to 50; "fail" and "refuse" misbehave. */
+static const mcpage_list_spec count_spec = {
+    .tool = "count", .unit = "numbers", .default_limit = 10, .max_limit = 20};
+
+static int count(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    atomic_fetch_add(&handler_runs, 1);
+    mcpage_list *pg = mcpage_call_list(call);
+    if (pg == NULL || mcpage_call_lines(call) != NULL || mcpage_call_grid(call) != NULL)
+        return MCPAGE_ESTATE;
+    if (json_is_true(json_object_get(args, "fail")))
+        return MCPAGE_EIO; /* the page is dropped: the result names the status */
+    if (json_is_true(json_object_get(args, "refuse")))
+        return mcpage_result_errorf(res, "refused"); /* an error result of its own */
+    const mcpage_list_window *w = mcpage_list_window_get(pg);
+    mcpage_list_set_total(pg, 50, MCPAGE_GENERATION_NONE);
+    int rc = 0;
+    for (int64_t n = w->resume ? w->after[0].i + 1 : w->offset + 1; n <= 50 && rc == 0; n++) {
+        mcpage_keypart pos = {.i = n};
+        rc = mcpage_list_add(pg, json_pack("{s:I}", "n", (json_int_t)n), &pos, 1);
+    }
+    return rc; /* MCPAGE_PAGE_FULL is success */
+}
+
+static int no_window(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)args;
+    bool none = mcpage_call_list(call) == NULL && mcpage_call_bytes(call) == NULL;
+    return mcpage_result_add_text(res, none ? "none" : "page", 4);
+}
+
 static int setup(void **state)
 {
     mcpage_server_config cfg;
@@ -66,6 +99,13 @@ static int setup(void **state)
     assert_int_equal(mcpage_server_add_bytes_tool(srv, &t, &bytes_spec), 0);
     t.name = "read_grid";
     assert_int_equal(mcpage_server_add_grid_tool(srv, &t, &grid_spec), 0);
+    t.name = "count";
+    t.handler = count;
+    t.input_schema = "{\"type\":\"object\",\"properties\":{\"fail\":{\"type\":\"boolean\"},"
+                     "\"refuse\":{\"type\":\"boolean\"}}}";
+    assert_int_equal(mcpage_server_add_list_tool(srv, &t, &count_spec), 0);
+    mcpage_tool plain = {.name = "plain", .handler = no_window};
+    assert_int_equal(mcpage_server_add_tool(srv, &plain), 0);
     *state = srv;
     return 0;
 }
@@ -151,6 +191,57 @@ static void a_bad_own_parameter_keeps_the_schema_answer(void **state)
     json_decref(res);
 }
 
+/* The runtime begins, hands over and finishes the page; a walk by cursor sees every number once. */
+static void the_runtime_runs_the_page_around_the_handler(void **state)
+{
+    mcpage_server *srv = *state;
+    int seen = 0, pages = 0;
+    json_t *args = json_pack("{s:i}", "limit", 20);
+    for (;;) {
+        json_t *res = tool_contract_call(srv, "count", args);
+        const json_t *sc = json_object_get(res, "structuredContent");
+        assert_false(json_is_true(json_object_get(res, "isError")));
+        assert_int_equal(json_integer_value(json_object_get(sc, "total_numbers")), 50);
+        const json_t *nums = json_object_get(sc, "numbers");
+        for (size_t i = 0; i < json_array_size(nums); i++)
+            assert_int_equal(json_integer_value(json_object_get(json_array_get(nums, i), "n")),
+                             ++seen);
+        pages++;
+        const char *next = json_string_value(json_object_get(sc, "next_cursor"));
+        args = next ? json_pack("{s:i, s:s}", "limit", 20, "cursor", next) : NULL;
+        json_decref(res);
+        if (args == NULL)
+            break;
+    }
+    assert_int_equal(seen, 50);
+    assert_int_equal(pages, 3);
+    /* A cursor the builder refuses (the schema accepts any string): the handler never runs. */
+    int before = atomic_load(&handler_runs);
+    expect_remedy(srv, "count", "{\"cursor\":\"c1.forged\"}", "cursor", "next_cursor");
+    assert_int_equal(atomic_load(&handler_runs), before);
+    /* A failing handler: the page is dropped, the status named. */
+    json_t *res = tool_contract_call(srv, "count", json_pack("{s:b}", "fail", 1));
+    assert_true(json_is_true(json_object_get(res, "isError")));
+    assert_null(json_object_get(res, "structuredContent"));
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    assert_non_null(strstr(text, mcpage_strerror(MCPAGE_EIO)));
+    json_decref(res);
+    /* An error result of the handler's own is kept, without a page. */
+    res = tool_contract_call(srv, "count", json_pack("{s:b}", "refuse", 1));
+    assert_true(json_is_true(json_object_get(res, "isError")));
+    text = json_string_value(
+        json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    assert_string_equal(text, "refused");
+    json_decref(res);
+    /* A tool without a window gets no page. */
+    res = tool_contract_call(srv, "plain", NULL);
+    text = json_string_value(
+        json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    assert_string_equal(text, "none");
+    json_decref(res);
+}
+
 /* The declared schema: the tool's own properties, the window's, no others. */
 static void the_schema_joins_the_tools_and_the_windows(void **state)
 {
@@ -183,6 +274,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(bad_grid_windows_get_the_builders_remedy, setup, teardown),
         cmocka_unit_test_setup_teardown(a_bad_own_parameter_keeps_the_schema_answer, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(the_runtime_runs_the_page_around_the_handler, setup,
                                         teardown),
         cmocka_unit_test(the_schema_joins_the_tools_and_the_windows),
     };
