@@ -9,7 +9,10 @@
 set -euo pipefail
 src=${MCPAGE_SOURCE_DIR:?}
 bin=${MCPAGE_BINARY_DIR:?}
-lib=$(find "$bin/src" -maxdepth 1 -name 'libmcpage.so.*.*.*' -type f | head -n 1)
+# The library the build links now: libmcpage.so points at it (a build tree
+# may still hold the file of an earlier version, libmcpage.so.0.1.0).
+lib=$(readlink -f "$bin/src/libmcpage.so" 2>/dev/null || true)
+[ -f "$lib" ] || lib=
 [ -n "$lib" ] || { echo "FAIL: no libmcpage.so.X.Y.Z under $bin/src (build the debug preset)"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
