@@ -1,7 +1,7 @@
 /*
  * The checker's output: findings grouped by what they are about (the
- * server, a protocol list, a tool), each with its fix and the request
- * that shows it so it can be sent again by hand, then the host-fit table: the largest
+ * server, a protocol list, a tool), one line each with its fix, then the
+ * request that shows it so it can be sent again by hand; then the host-fit table: the largest
  * page each tool returned, measured on the copy each host shows.
  */
 #include <stdio.h>
@@ -12,11 +12,10 @@
 
 static void print_finding(const json_t *f, FILE *out)
 {
-    fprintf(out, "  %-7s %s\n", json_string_value(json_object_get(f, "severity")),
-            json_string_value(json_object_get(f, "message")));
+    /* One line per finding: what is wrong; fix: what removes it. */
     const char *fix = json_string_value(json_object_get(f, "fix"));
-    if (fix)
-        fprintf(out, "          fix: %s\n", fix);
+    fprintf(out, "  %-7s %s%s%s\n", json_string_value(json_object_get(f, "severity")),
+            json_string_value(json_object_get(f, "message")), fix ? "; fix: " : "", fix ? fix : "");
     const json_t *req = json_object_get(f, "request");
     if (req == NULL)
         return;

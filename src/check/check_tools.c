@@ -502,6 +502,7 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
                  "%s page %d: total_%s changed from %lld to %lld", how, page, u,
                  (long long)prev_total, (long long)total_of(s));
         prev_total = total_of(s);
+        check_truncated(t, s); /* the column layout says a cut record's note once per page */
         size_t i;
         const json_t *r;
         json_array_foreach(items, i, r)

@@ -208,6 +208,18 @@ static int not_read_only(mcpage_call *call, const json_t *args, mcpage_result *r
     exit(3);
 }
 
+/* A result without the envelope: s (stolen) as structuredContent and, as JSON, the text. */
+static int json_result(mcpage_result *res, json_t *s)
+{
+    char *text = json_dumps(s, JSON_COMPACT);
+    int rc = text ? mcpage_result_add_text(res, text, strlen(text)) : MCPAGE_ENOMEM;
+    free(text);
+    if (rc == 0)
+        rc = mcpage_result_set_structured(res, s);
+    json_decref(s);
+    return rc;
+}
+
 /*
  * No envelope: {"items": [...], "nextCursor": "p<page>"} over three
  * pages; plain_repeats serves page 1 again as page 2, plain_stuck always
@@ -245,12 +257,7 @@ static int plain_items(mcpage_call *call, const json_t *args, mcpage_result *res
         snprintf(c, sizeof c, "p%ld", strcmp(bt->name, "plain_stuck") == 0 ? 1 : page + 1);
         json_object_set_new(s, "nextCursor", json_string(c));
     }
-    char *text = json_dumps(s, JSON_COMPACT);
-    mcpage_result_add_text(res, text, strlen(text));
-    free(text);
-    mcpage_result_set_structured(res, s);
-    json_decref(s);
-    return 0;
+    return json_result(res, s);
 }
 
 /* Requires a parameter it never defines. */
@@ -273,12 +280,7 @@ static int offset_items(mcpage_call *call, const json_t *args, mcpage_result *re
         json_array_append_new(items, json_pack("{s:I}", "id", i));
     json_t *s = json_pack("{s:o, s:I, s:I, s:i, s:b}", "items", items, "offset", offset, "count",
                           end - offset, "total", 9, "hasMore", end < 6);
-    char *text = json_dumps(s, JSON_COMPACT);
-    mcpage_result_add_text(res, text, strlen(text));
-    free(text);
-    mcpage_result_set_structured(res, s);
-    json_decref(s);
-    return 0;
+    return json_result(res, s);
 }
 
 #define OFFSET_SCHEMA                                                                              \
