@@ -133,6 +133,11 @@ static void named_parameters_the_tool_lacks(void **state)
     ONE("list_sessions", "Next page: list_sessions with cursor=\"c1.x\" (or skip=20).",
         "parameter 'skip'");
     ONE("get-resource-links", "Returns links; max_results=5 at most.", "'max_results'");
+    /* The quoted piece starts inside a character: the finding is kept, the piece valid UTF-8. */
+    ONE("list_sessions",
+        "\xe2\x89\x88\xe2\x89\x88\xe2\x89\x88\xe2\x89\x88\xe2\x89\x88\xe2\x89\x88\xe2\x89\x88"
+        "\xe2\x89\x88\xe2\x89\x88\xe2\x89\x88x pass page=2.",
+        "(\"...??\xe2\x89\x88");
 }
 
 int main(void)
