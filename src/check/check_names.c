@@ -10,7 +10,8 @@
  * - a call: `TOOL(name=..., other)` where TOOL is in tools/list: each
  *   argument against TOOL's inputSchema; `TOOL with name=...` (or
  *   `name: ...`), and any later `name=` in the same sentence, against
- *   TOOL's; a call of something that is not a tool is not looked into;
+ *   TOOL's; a call of something that is not a tool is not looked into,
+ *   and a tool merely mentioned earlier in the sentence governs nothing;
  * - `name=value` with no tool before it in the sentence, when name is a
  *   window parameter (cursor, offset, limit, page, ...) or the form opens
  *   a `code span`: against the tool itself;
@@ -96,7 +97,7 @@ typedef struct target {
     const json_t *props; /* that tool's properties */
     bool inside_call;    /* TOOL(...) holds it */
     bool after_with;     /* it follows "TOOL with " directly */
-    bool explicit_tool;  /* a tool named before it in the sentence */
+    bool explicit_tool;  /* TOOL( or "TOOL with" before it in the sentence */
     bool unknown_call;   /* inside f(...) where f is not a tool: not a parameter */
 } target;
 
@@ -134,7 +135,7 @@ static void find_target(const check_ctx *c, const char *text, const char *b, con
             return;
         }
     }
-    /* The nearest tool name before b in the sentence. */
+    /* The nearest tool name before b in the sentence, when it opens "TOOL with ...". */
     for (const char *p = b; p > s;) {
         while (p > s && !is_tool_char(p[-1]))
             p--;
@@ -146,6 +147,8 @@ static void find_target(const check_ctx *c, const char *text, const char *b, con
         const json_t *props = NULL;
         if (!find_tool(c, p, e, &props))
             continue;
+        if (strncmp(e, " with ", 6) != 0)
+            return; /* "(where read_session shows it) and ordinal via fields=[...]": prose */
         tg->tool = p;
         tg->tool_len = (size_t)(e - p);
         tg->props = props;

@@ -112,6 +112,10 @@ static void real_prose_is_not_a_parameter(void **state)
     NONE("list_sessions", "read_session: reads one session; when a==b or page == 2.");
     NONE("list_sessions", "Next page: list_sessions with cursor=\"c1.ab+cd=\" (or offset=20).");
     NONE("list_sessions", "Call get-resource-links for links.");
+    /* A tool mentioned in passing governs nothing (mcpage's search description, 2026-12-03). */
+    NONE("list_sessions", "a snippet with hits in [brackets]; session_id, line (where "
+                          "read_session shows it) and ordinal via fields=[...].");
+    NONE("list_sessions", "As read_session does, page with offset=20.");
 }
 
 /* The forms that name a parameter, reported against the right tool. */
