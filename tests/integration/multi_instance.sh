@@ -69,7 +69,17 @@ done
 front=$(free_port)
 "$src/scripts/nginx-front.sh" --upstream-header "$work" "$front" "${ports[@]}"
 
+cat >"$work/records.mjs" <<'EOF'
+// A page's records as objects: the record array is the one that is not
+// "columns"; in the column layout each record is an array in that order.
+export function records(sc) {
+  const [, rows = []] = Object.entries(sc).find(([k, v]) => k !== 'columns' && Array.isArray(v)) || [];
+  if (!Array.isArray(sc.columns)) return rows;
+  return rows.map(r => Object.fromEntries(sc.columns.map((c, i) => [c, r[i]])));
+}
+EOF
 cat >"$work/client.mjs" <<'EOF'
+import {records} from './records.mjs';
 // A bare JSON-RPC-over-HTTP client holding ONE MCP session, whichever
 // endpoint each request goes to (the session id is signed: any instance
 // with the key accepts it).
@@ -109,8 +119,7 @@ async function page(ep, tool, args) {
   if (res.isError) throw new Error(`${tool}: ${JSON.stringify(res.content).slice(0, 300)}`);
   upstreams.push(lastUpstream);
   const sc = res.structuredContent || {};
-  const rows = Object.values(sc).find(Array.isArray) || [];
-  return {rows, next: sc.next_cursor || null};
+  return {rows: records(sc), next: sc.next_cursor || null};
 }
 // Walk a LIST tool, page k on endpoint k % n; on a failed call, wait and
 // retry the same cursor, in the same session, on the next endpoint (the
@@ -244,6 +253,7 @@ NODE_NO_WARNINGS=1 node "$work/delete.mjs" "${direct[@]}"
 #    the client's capabilities in _meta and the headers), so nginx sends
 #    it round robin; the cursor carries the walk from instance to instance
 cat >"$work/modern.mjs" <<'EOF'
+import {records} from './records.mjs';
 const [mode, ep] = process.argv.slice(2);
 const meta = {'io.modelcontextprotocol/protocolVersion': '2026-07-28',
               'io.modelcontextprotocol/clientCapabilities': {},
@@ -271,7 +281,7 @@ do {
   if (!msg || msg.error || msg.result.isError) throw new Error(`${tool}: ${text.slice(0, 300)}`);
   if (msg.result.resultType !== 'complete') throw new Error(`${tool}: resultType ${msg.result.resultType}`);
   const sc = msg.result.structuredContent;
-  for (const row of Object.values(sc).find(Array.isArray)) seen.push(keyOf(row));
+  for (const row of records(sc)) seen.push(keyOf(row));
   cursor = sc.next_cursor || null;
   pages++;
 } while (cursor && pages < 1000);
