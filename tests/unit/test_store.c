@@ -702,6 +702,10 @@ static void relevance_ranks_are_bm25(void **state)
     /* a query with fewer matches than this reads lengths through FTS5 */
     int load_matches = store_sqlite__rank_load_matches;
     store_sqlite__rank_load_matches = 1;
+    /* and lengths come in slices: queries rank with some rows' lengths
+     * from the array and the rest from FTS5 until all are read */
+    int64_t load_slice = store_sqlite__rank_load_slice;
+    store_sqlite__rank_load_slice = 250;
     sqlite3 *raw = NULL;
     assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     static const struct {
@@ -720,8 +724,8 @@ static void relevance_ranks_are_bm25(void **state)
             relevance_is_fts5_bm25(f->s, raw, qs[i].query, qs[i].fts, (int)(i % 2));
             relevance_is_fts5_bm25(f->s, raw, qs[i].query, qs[i].fts, (int)(1 - i % 2));
         }
-        /* the lengths are read once a generation: all, then the new rows
-         * only, then all again after rows were deleted */
+        /* the lengths are read once a generation: all (in slices), then
+         * the new rows only, then all again after rows were deleted */
         assert_int_equal(store_sqlite__rank_rows_loaded - before, loaded[round]);
         if (round == 0) { /* a sync appends rows */
             add_words(f->s, "rank-2", 0, 40, 11, 99);
@@ -734,6 +738,7 @@ static void relevance_ranks_are_bm25(void **state)
     }
     /* the defaults: few matches never load the lengths, and rank the same */
     store_sqlite__rank_load_matches = load_matches;
+    store_sqlite__rank_load_slice = load_slice;
     int64_t before = store_sqlite__rank_rows_loaded;
     add_words(f->s, "rank-3", 0, 10, 7, 3);
     relevance_is_fts5_bm25(f->s, raw, "kiwi", "\"kiwi\"", 1);

@@ -95,6 +95,8 @@ int store_sqlite_rank_register(fts5_api *api, sqlite3 *db, const int64_t *nhit);
 extern int store_sqlite__rank_fts5_lengths;
 /* Matches from which mcpage_bm25() loads the row lengths (4096; tests lower it). */
 extern int store_sqlite__rank_load_matches;
+/* Row lengths one query adds to the array at most (2^19; tests lower it). */
+extern int64_t store_sqlite__rank_load_slice;
 /* Row lengths mcpage_bm25() has read so far (tests: once per generation, new rows only). */
 extern int64_t store_sqlite__rank_rows_loaded;
 /* Texts shorter than this many bytes never have a token map. */

@@ -30,14 +30,18 @@
 
 #include "store/sqlite/sqlite_internal.h"
 
-/* Row lengths by rowid at one generation of one file. Immutable once
- * published; freed when the last query using it lets go. */
 /* What the store tells the function about the query being ranked (user data). */
 typedef struct rank_conn {
     sqlite3 *db;
     const int64_t *nhit; /* the query's bare match count, or -1 */
 } rank_conn;
 
+/*
+ * Row lengths by rowid, read at one generation of one file. Valid for any
+ * snapshot with the same text-delete count (rows are only appended in
+ * between), for the rows it covers. Immutable once published; freed when
+ * the last query using it lets go.
+ */
 typedef struct dl_snap {
     int refs;  /* the cache's reference and each query's */
     dev_t dev; /* the file */
@@ -45,7 +49,8 @@ typedef struct dl_snap {
     int64_t id;      /* meta 'store_id' */
     int64_t gen;     /* meta 'generation' it was read at */
     int64_t deletes; /* meta 'text_deletes' it was read at */
-    int64_t max_id;  /* largest rowid read */
+    int64_t max_id;  /* largest rowid read: rows past it are asked of FTS5 */
+    int complete;    /* every row of generation `gen` was read */
     uint32_t *len;   /* len[rowid]: tokens of the row (0 for no row) */
     int64_t cap;     /* entries of len */
 } dl_snap;
@@ -53,6 +58,10 @@ typedef struct dl_snap {
 /* Matches from which a query loads (or updates) the lengths array: under
  * it, FTS5's per-row length statement costs less than reading every row's. */
 int store_sqlite__rank_load_matches = 4096;
+/* Rows one query reads into the array at most: a fresh process's first
+ * queries each read a slice (about 0.5G instructions, 170 ms at idle, for
+ * 2^19), so no one call pays for a million rows under its budget. */
+int64_t store_sqlite__rank_load_slice = (int64_t)1 << 19;
 int store_sqlite__rank_fts5_lengths;
 int64_t store_sqlite__rank_rows_loaded;
 
@@ -112,7 +121,8 @@ static uint64_t get_varint(const unsigned char *p, int n)
     return v;
 }
 
-/* Reads the rows after `from->max_id` (all of them when from is NULL) into a new snapshot. */
+/* Reads up to a slice of rows after `from->max_id` (from the first when
+ * from is NULL) into a new snapshot. */
 static dl_snap *dl_load(sqlite3 *db, const dl_snap *from, const struct stat *file, int64_t id,
                         int64_t gen, int64_t deletes)
 {
@@ -140,12 +150,17 @@ static dl_snap *dl_load(sqlite3 *db, const dl_snap *from, const struct stat *fil
         memcpy(d->len, from->len, (size_t)kept * sizeof *d->len);
     memset(d->len + kept, 0, (size_t)(d->cap - kept) * sizeof *d->len);
     d->max_id = from ? from->max_id : 0;
-    rc = sqlite3_prepare_v2(db, "SELECT id, sz FROM messages_fts_docsize WHERE id > ?", -1, &st,
-                            NULL);
+    rc = sqlite3_prepare_v2(db,
+                            "SELECT id, sz FROM messages_fts_docsize WHERE id > ? ORDER BY id "
+                            "LIMIT ?",
+                            -1, &st, NULL);
     if (rc != SQLITE_OK)
         goto fail;
     sqlite3_bind_int64(st, 1, from ? from->max_id : INT64_MIN);
+    sqlite3_bind_int64(st, 2, store_sqlite__rank_load_slice);
+    int64_t read = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        read++;
         int64_t row = sqlite3_column_int64(st, 0);
         if (row < 0 || row >= d->cap)
             break;
@@ -158,6 +173,7 @@ static dl_snap *dl_load(sqlite3 *db, const dl_snap *from, const struct stat *fil
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         goto fail;
+    d->complete = read < store_sqlite__rank_load_slice;
     return d;
 fail:
     sqlite3_free(d->len);
@@ -180,19 +196,20 @@ static dl_snap *dl_get(sqlite3 *db, int may_load)
         return NULL;
     pthread_mutex_lock(&dl_mu);
     dl_snap *d = dl_latest;
-    int same_file = d && d->dev == file.st_dev && d->ino == file.st_ino && d->id == id;
-    if (same_file && d->gen == gen && d->deletes == deletes) {
+    int usable =
+        d && d->dev == file.st_dev && d->ino == file.st_ino && d->id == id && d->deletes == deletes;
+    /* Every row this snapshot holds is there, or the query may not load more. */
+    if (usable && ((d->complete && d->gen >= gen) || !may_load)) {
         d->refs++;
         pthread_mutex_unlock(&dl_mu);
         return d;
     }
-    if (!may_load || (same_file && d->gen > gen)) { /* or an older snapshot than the loaded one */
+    if (!may_load) {
         pthread_mutex_unlock(&dl_mu);
         return NULL;
     }
     /* Loaded under the lock: readers of one file would all load the same rows. */
-    dl_snap *n =
-        dl_load(db, same_file && d->deletes == deletes ? d : NULL, &file, id, gen, deletes);
+    dl_snap *n = dl_load(db, usable ? d : NULL, &file, id, gen, deletes);
     if (n) {
         n->refs++; /* the caller's */
         dl_latest = n;
