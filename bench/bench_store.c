@@ -8,6 +8,11 @@
  *   bench_store query SPEC [--reps R]               latency table (ms)
  *   bench_store load SPEC --procs P --seconds T     pages per second
  *   bench_store hostile SPEC                        one run of each hostile query (ms)
+ *   bench_store sql FILE COUNT SQL                  an SQL statement on an SQLite store with
+ *                                                   the store's own functions (mcpage_bm25,
+ *                                                   mcpage_snippet), run COUNT times (ms);
+ *                                                   under callgrind, COUNT 1 and 2 give one
+ *                                                   warm run's instructions
  *
  * The generator writes through the store API (store_message_add), not
  * through transcripts: 1,000,000 messages of 20-60 words from a fixed
@@ -24,6 +29,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "store/sqlite/sqlite_internal.h"
 #include "store/store.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -432,11 +438,49 @@ static int hostile(const char *spec)
     return 0;
 }
 
+/* `sql`: SQL on the file with the store's functions, stepped `count` times. */
+static int sql_runs(const char *file, int count, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t nhit = -1; /* mcpage_bm25 counts each phrase's rows itself */
+    if (sqlite3_open_v2(file, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        store_sqlite_snippet_register(db, &nhit, NULL) != 0 ||
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "bench_store sql: %s\n", db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return 1;
+    }
+    double best = 0, sum = 0;
+    int64_t rows = 0;
+    for (int i = 0; i < count; i++) {
+        double t0 = now_ms();
+        rows = 0;
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            rows++;
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE) {
+            fprintf(stderr, "bench_store sql: %s\n", sqlite3_errmsg(db));
+            break;
+        }
+        double ms = now_ms() - t0;
+        best = i == 0 || ms < best ? ms : best;
+        sum += ms;
+    }
+    printf("%" PRId64 " rows; best %.3f ms, mean %.3f ms over %d runs\n", rows, best, sum / count,
+           count);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: bench_store fill|query|load|hostile SPEC [--messages N] [--seed S] "
-                        "[--reps R] [--procs P] [--seconds T]\n");
+                        "[--reps R] [--procs P] [--seconds T]\n"
+                        "       bench_store sql FILE COUNT SQL\n");
         return 2;
     }
     int64_t messages = 1000000;
@@ -464,5 +508,7 @@ int main(int argc, char **argv)
         return load(argv[2], procs, seconds);
     if (strcmp(argv[1], "hostile") == 0)
         return hostile(argv[2]);
+    if (strcmp(argv[1], "sql") == 0 && argc == 5 && atoi(argv[3]) > 0)
+        return sql_runs(argv[2], atoi(argv[3]), argv[4]);
     return 2;
 }
