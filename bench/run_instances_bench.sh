@@ -31,7 +31,7 @@ stop_all() {
 }
 trap 'stop_all; rm -rf "$work"' EXIT
 # One key for all instances: it signs cursors and session ids.
-export MCPAGE_CURSOR_KEY=${MCPAGE_CURSOR_KEY:-62656e63682d696e7374616e6365732d6b65792d303132333435363738396162}
+export MCPAGE_KEY=${MCPAGE_KEY:-62656e63682d696e7374616e6365732d6b65792d303132333435363738396162}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done; return 1; }
 

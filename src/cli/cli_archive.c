@@ -7,6 +7,7 @@
 #include "store/store.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, const char *db_arg)
@@ -17,9 +18,13 @@ int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, con
         fprintf(stderr, "%s: the archive path or URL is too long\n", who);
         return rc;
     }
-    /* A server store (postgres://) has no directory: its key file sits in
-     * the default data directory. Instances on several machines must share
-     * one key through MCPAGE_CURSOR_KEY (docs/scale-out.md). */
+    /* The key, as every mcpage program loads it (docs/keys.md): MCPAGE_KEY
+     * (MCPAGE_CURSOR_KEY, its older name, still read), else the key file:
+     * MCPAGE_KEY_FILE, or one beside a SQLite archive. A server store
+     * (postgres://) has no directory: its key file sits in the default data
+     * directory, so instances on several machines share one MCPAGE_KEY
+     * (docs/scale-out.md). */
+    const char *env = getenv(MCPAGE_KEY_ENV) ? MCPAGE_KEY_ENV : CLI_KEY_ENV_OLD;
     char keydir[SYNC_PATH_MAX];
     if (store_spec_is_url(a->db) ? sync_default_db(keydir, sizeof keydir) < 0
                                  : snprintf(keydir, sizeof keydir, "%s", a->db) < 0) {
@@ -30,15 +35,18 @@ int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, con
         sync_make_parent_dirs(keydir);
     char key[SYNC_PATH_MAX + 32];
     const char *slash = strrchr(keydir, '/');
-    if (slash)
+    const char *key_file = getenv(MCPAGE_KEY_FILE_ENV);
+    if (key_file && key_file[0])
+        snprintf(key, sizeof key, "%s", key_file);
+    else if (slash)
         snprintf(key, sizeof key, "%.*s/%s", (int)(slash - keydir), keydir, CLI_KEY_FILE);
     else
         snprintf(key, sizeof key, "%s", CLI_KEY_FILE);
     rc = mcpage_keyring_new(&a->kr);
     if (rc == 0)
-        rc = mcpage_keyring_load(a->kr, "MCPAGE_CURSOR_KEY", key);
+        rc = mcpage_keyring_load(a->kr, env, key);
     if (rc != 0) {
-        fprintf(stderr, "%s: cursor key (%s or env MCPAGE_CURSOR_KEY): %s\n", who, key,
+        fprintf(stderr, "%s: the signing key (env %s, or the key file %s): %s\n", who, env, key,
                 mcpage_strerror(rc));
         cli_archive_close(a);
         return rc;

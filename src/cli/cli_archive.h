@@ -7,6 +7,7 @@
 #define MCPAGE_CLI_ARCHIVE_H
 
 #include <mcpage/page.h>
+#include <mcpage/program.h>
 #include <mcpage/server.h>
 
 #include "sync/sync.h"
@@ -14,6 +15,8 @@
 
 /* The cursor key file, beside the archive. */
 #define CLI_KEY_FILE "cursor.key"
+/* The key's older variable, still read when MCPAGE_KEY is not set. */
+#define CLI_KEY_ENV_OLD "MCPAGE_CURSOR_KEY"
 
 typedef struct cli_archive {
     char db[SYNC_PATH_MAX]; /* the archive's path or postgres:// URL */

@@ -41,9 +41,11 @@ static void usage(FILE *out)
         "                    where sync reads transcripts (as mcpage sync)\n"
         "  -h, --help        this text\n\n"
         "environment:\n"
-        "  MCPAGE_CURSOR_KEY hex key (32-128 digits) signing cursors and HTTP session ids;\n"
-        "                    without it the key in cursor.key beside the archive (created\n"
-        "                    once, mode 0600). Instances sharing a store must share the key\n",
+        "  MCPAGE_KEY        hex key (32-128 digits) signing cursors and HTTP session ids\n"
+        "                    (MCPAGE_CURSOR_KEY, its older name, is still read); without it\n"
+        "                    the key file MCPAGE_KEY_FILE, else cursor.key beside the archive\n"
+        "                    (created once, mode 0600). Instances sharing a store must share\n"
+        "                    the key\n",
         MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
     cli_http_usage(out);
 }

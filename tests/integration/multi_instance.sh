@@ -50,7 +50,7 @@ trap cleanup EXIT
 pgenv=$("$src/scripts/pg-test-server.sh" start) || { echo "multi_instance: cannot start a private PostgreSQL"; exit 1; }
 eval "$pgenv"
 url=$MCPAGE_TEST_PG
-export MCPAGE_CURSOR_KEY=${MCPAGE_CURSOR_KEY:-6d756c74692d696e7374616e63652d746573742d6b65792d3031323334353637}
+export MCPAGE_KEY=${MCPAGE_KEY:-6d756c74692d696e7374616e63652d746573742d6b65792d3031323334353637}
 
 "$bin" sync --quiet --store "$url" --claude-home "$src/examples/archive/claude" \
   --codex-home "$src/examples/archive/codex" --hostname ci
