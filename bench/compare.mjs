@@ -305,7 +305,7 @@ async function checks(total) {
       sargs = { query, limit: 10, cursor: sp.next_cursor };
     }
     const peerPage = await pp.tool("search_conversations", { query, limit: 10, offset: skipped });
-    const sa = sp.matches.map((r) => r.message_id);
+    const sa = records("mcpage", { structuredContent: sp }, "matches").map((r) => r.message_id);
     const sb = records("peer", peerPage.result, "matches").map((r) => r.message_id);
     out[id] = {
       tool: "search_conversations",
