@@ -59,6 +59,7 @@ int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, con
         cli_archive_close(a);
         return rc;
     }
+    a->tools.export_dir = getenv("MCPAGE_EXPORT_DIR"); /* export_session's folder, if any */
     a->tools_ready = true;
     return 0;
 }

@@ -36,6 +36,8 @@ static void usage(FILE *out)
         "~/.local/share/mcpage/archive.db)\n"
         "  --no-sync         serve the archive as it is: no sync on start or while running\n"
         "  --sync-interval S sync again every S seconds while serving (default 60)\n"
+        "  --export-dir DIR  offer the export_session tool, writing into DIR (env\n"
+        "                    MCPAGE_EXPORT_DIR; without either, no tool writes anything)\n"
         "  --claude-home DIR, --codex-home DIR, --gemini-home DIR, --copilot-home DIR,\n"
         "  --opencode-home DIR, --cursor-home DIR\n"
         "                    where sync reads transcripts (as mcpage sync)\n"
@@ -190,6 +192,7 @@ int cli_cmd_serve(int argc, char **argv)
     const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
     const char *gemini_arg = NULL, *copilot_arg = NULL, *opencode_arg = NULL;
     const char *cursor_arg = NULL;
+    const char *export_dir = NULL;
     bool no_sync = false;
     cli_http_opts http = {.session_max_age = -1};
     for (int i = 1; i < argc; i++) {
@@ -237,6 +240,8 @@ int cli_cmd_serve(int argc, char **argv)
             opencode_arg = argv[++i];
         } else if (v && strcmp(a, "--cursor-home") == 0) {
             cursor_arg = argv[++i];
+        } else if (v && strcmp(a, "--export-dir") == 0) {
+            export_dir = argv[++i];
         } else {
             (void)fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n",
                           a);
@@ -246,6 +251,8 @@ int cli_cmd_serve(int argc, char **argv)
     cli_archive arc;
     if (cli_archive_open(&arc, "mcpage serve", store_arg, db_arg) != 0)
         return 1;
+    if (export_dir)
+        arc.tools.export_dir = export_dir;
     serve_sync ss;
     memset(&ss, 0, sizeof ss);
     ss.interval = interval;

@@ -24,5 +24,6 @@ int cli_cmd_stats(int argc, char **argv);
 int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_call(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
+int cli_cmd_export(int argc, char **argv);
 
 #endif

@@ -15,6 +15,7 @@ static const cli_command commands[] = {
     {"serve", "serve MCP on stdin/stdout", cli_cmd_serve},
     {"call", "run one archive tool and print its result", cli_cmd_call},
     {"check", "check any MCP server's paging and host fit", cli_cmd_check},
+    {"export", "write sessions as Markdown, HTML or JSON Lines", cli_cmd_export},
 };
 
 static const size_t command_count = sizeof commands / sizeof commands[0];

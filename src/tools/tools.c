@@ -347,7 +347,7 @@ int tools_register_all(mcpage_server *srv, tools_ctx *ctx)
         tool_search_conversations_register, tool_read_session_register,
         tool_read_message_register,         tool_read_raw_register,
         tool_activity_map_register,         tool_get_session_summary_register,
-        tools_resources_register,
+        tools_resources_register,           tool_export_session_register,
     };
     for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
         int rc = regs[i](srv, ctx);

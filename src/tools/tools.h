@@ -52,6 +52,7 @@ typedef struct tools_ctx {
     tools_count counts[TOOLS_COUNT_CACHE]; /* totals of recent first pages */
     uint64_t clock;                        /* ticks once per cache use */
     int64_t query_budget_ms;               /* work one list call may do (tests lower it) */
+    const char *export_dir; /* export_session's folder (borrowed), or NULL: no tool */
 } tools_ctx;
 
 /* Sets up `ctx` for the store `db`; `pager` is borrowed. */
@@ -247,6 +248,7 @@ int tool_read_message_register(mcpage_server *srv, tools_ctx *ctx);
 int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx);
 int tool_activity_map_register(mcpage_server *srv, tools_ctx *ctx);
 int tool_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx);
+int tool_export_session_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_resources_register(mcpage_server *srv, tools_ctx *ctx);
 
 #endif

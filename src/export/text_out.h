@@ -1,0 +1,52 @@
+/*
+ * Writing transcript text for people: a counting writer over a FILE and
+ * the escapes every rendering of a transcript needs (exports and the
+ * browser view). Transcripts hold HTML, scripts, terminal escapes and
+ * bytes that are not UTF-8; whatever the mode, what leaves here is valid
+ * UTF-8 with every control character except tab and newline shown as its
+ * visible Unicode picture (ESC as U+241B), C1 controls and bytes that are
+ * not UTF-8 as U+FFFD, and a CR before a newline dropped.
+ *
+ * No dependency on the store, the runtime or a socket.
+ */
+#ifndef MCPAGE_EXPORT_TEXT_OUT_H
+#define MCPAGE_EXPORT_TEXT_OUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* A writer that counts what it wrote; the first error sticks. */
+typedef struct text_out {
+    FILE *f;       /* where bytes go (borrowed) */
+    int64_t bytes; /* bytes written so far */
+    int64_t lines; /* newlines written so far */
+    int err;       /* 0, or the first error (MCPAGE_EIO) */
+} text_out;
+
+void text_out_init(text_out *o, FILE *f);
+/* Bytes as they are (counted). */
+void text_out_write(text_out *o, const char *p, size_t n);
+void text_out_puts(text_out *o, const char *s);
+void text_out_printf(text_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Text for an HTML element or a quoted attribute: & < > " ' escaped. */
+void text_out_html(text_out *o, const char *s, size_t n);
+/* Text as is, made safe (controls shown, bad UTF-8 replaced): fenced code. */
+void text_out_plain(text_out *o, const char *s, size_t n);
+/*
+ * Markdown prose: kept as written (it is usually Markdown already), but
+ * raw HTML neutralised: outside code fences and inline code spans `<` is
+ * written `&lt;`, so a message holding <script> shows it instead of
+ * running it in a viewer that passes HTML through. A fence the text
+ * leaves open is closed at its end, so the next message is not swallowed.
+ */
+void text_out_markdown(text_out *o, const char *s, size_t n);
+/* The longest run of backticks in s: a fence one longer encloses it. */
+size_t text_longest_backticks(const char *s, size_t n);
+
+/* The stylesheet of every HTML page and export (one copy, one hash). */
+extern const char text_css[];
+/* "'sha256-...'" of text_css, for a Content-Security-Policy style-src. */
+const char *text_css_csp_hash(void);
+
+#endif
