@@ -11,6 +11,7 @@ packages=(
   libcmocka-dev gcovr libcurl4-openssl-dev  # libcurl: the HTTP transport of mcpage check
   libpq-dev postgresql nginx-light
   python3  # free loopback ports in tests/integration/multi_instance.sh
+  chromium  # headless, for the browser view's test (tests/integration/ui_browser.mjs)
 )
 
 missing=()

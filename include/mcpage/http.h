@@ -62,6 +62,29 @@ typedef struct mcpage_http_ended {
     void *ud; /* passed to each */
 } mcpage_http_ended;
 
+/*
+ * A request for a page served beside /mcp (mcpage_http_config.page): a
+ * GET or HEAD to any path but /mcp and /health that passed the Host,
+ * Origin and token checks.
+ */
+typedef struct mcpage_http_page_req {
+    const char *method; /* "GET" or "HEAD" */
+    const char *path;   /* the path, percent-decoded: "/", "/session" */
+    /* A query argument, percent-decoded, or NULL when absent. */
+    const char *(*arg)(const struct mcpage_http_page_req *req, const char *name);
+    void *conn; /* private: the transport's connection, for arg */
+} mcpage_http_page_req;
+
+/* The page's answer, filled by mcpage_http_config.page. */
+typedef struct mcpage_http_page {
+    unsigned status;          /* HTTP status; 0 = 200 */
+    const char *content_type; /* e.g. "text/html; charset=utf-8" (kept until sent) */
+    char *body;               /* the page's bytes, or NULL = empty */
+    size_t len;               /* bytes of body */
+    char *headers;            /* "Name: value\n" lines added to the answer, or NULL */
+    void (*release)(void *p); /* frees body and headers once copied (e.g. free), or NULL */
+} mcpage_http_page;
+
 typedef struct mcpage_http_config {
     const char *host;                 /* numeric IPv4/IPv6 address to bind; default "127.0.0.1" */
     uint16_t port;                    /* 0 = any free port (mcpage_http_port() tells which) */
@@ -93,6 +116,18 @@ typedef struct mcpage_http_config {
                                    headers, else the connection is closed (default 30) */
     unsigned request_timeout_s; /* a POSTed request unanswered this long is cancelled and
                                    answered with an error (default 300; 0 = never) */
+    /*
+     * Optional pages beside /mcp (mcpage serve's browser view): a GET or
+     * HEAD to another path is answered by `page` (called on a polling
+     * thread: keep it short) after the Host and Origin checks and the
+     * bearer token, which a browser may also carry in the HttpOnly cookie
+     * set by visiting any page with ?token=TOKEN once. Every answer gets
+     * nosniff, no-referrer, no framing and no-store headers, and a
+     * Content-Security-Policy of default-src 'none' unless `page` sends
+     * its own. Return 0, or non-zero for a 500. NULL: other paths are 404.
+     */
+    int (*page)(void *ud, const mcpage_http_page_req *req, mcpage_http_page *out);
+    void *page_ud; /* passed to page */
 } mcpage_http_config;
 
 /* Fills `cfg` with the defaults above. */

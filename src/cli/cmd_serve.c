@@ -194,7 +194,7 @@ int cli_cmd_serve(int argc, char **argv)
     const char *cursor_arg = NULL;
     const char *export_dir = NULL;
     bool no_sync = false;
-    cli_http_opts http = {.session_max_age = -1};
+    cli_http_opts http = {.session_max_age = -1, .ui = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;

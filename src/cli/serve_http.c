@@ -4,6 +4,8 @@
  */
 #include "cli/serve_http.h"
 
+#include "ui/ui.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,12 @@ void cli_http_usage(FILE *out)
         "                          (default 86400)\n"
         "  --max-connections N     open TCP connections (default 2048)\n"
         "  --heartbeat SECONDS     SSE keep-alive comment period (default 15)\n"
+        "  --no-ui                 no browser view (docs/ui.md): by default a bound loopback\n"
+        "                          address also serves read-only pages at / (projects,\n"
+        "                          sessions, search, transcripts, the activity map)\n"
+        "  --ui                    serve the browser view on a non-loopback address too\n"
+        "                          (use --auth-token-file; a browser logs in once with\n"
+        "                          /?token=TOKEN and keeps an HttpOnly cookie)\n"
         "GET /health answers 200 while the store answers, else 503 with the reason.\n"
         "Bound to loopback, requests whose Host is not localhost, 127.0.0.1 or [::1]\n"
         "get 403 (DNS rebinding protection).\n");
@@ -115,6 +123,9 @@ int cli_http_parse(cli_http_opts *o, int argc, char **argv, int *i)
         ok = num(a, v, 1, 1000000, &o->max_connections);
     } else if (strcmp(a, "--heartbeat") == 0) {
         ok = num(a, v, 1, 3600, &o->heartbeat);
+    } else if (strcmp(a, "--no-ui") == 0 || strcmp(a, "--ui") == 0) {
+        o->ui = strcmp(a, "--ui") == 0;
+        return 1; /* takes no value */
     } else {
         return 0;
     }
@@ -181,6 +192,14 @@ int cli_http_serve(mcpage_server *srv, const cli_http_opts *o,
         hc.max_connections = (unsigned)o->max_connections;
     if (o->heartbeat)
         hc.heartbeat_ms = (unsigned)o->heartbeat * 1000;
+    /* The browser view: on a loopback address unless --no-ui, elsewhere only with --ui. */
+    ui_ctx ui = {.srv = srv};
+    bool loopback = strncmp(o->host, "127.", 4) == 0 || strcmp(o->host, "::1") == 0 ||
+                    strcmp(o->host, "localhost") == 0;
+    if (o->ui == 1 || (o->ui < 0 && loopback)) {
+        hc.page = ui_page;
+        hc.page_ud = &ui;
+    }
     char *token = NULL;
     if (o->token_file) {
         token = read_token(o->token_file);

@@ -25,6 +25,7 @@ typedef struct cli_http_opts {
     long session_max_age;                     /* --session-max-age seconds, -1 = default */
     long max_connections;                     /* --max-connections, 0 = default */
     long heartbeat;                           /* --heartbeat seconds, 0 = default */
+    int ui;                                   /* --ui 1, --no-ui 0, -1 = on when loopback */
 } cli_http_opts;
 
 /*

@@ -134,6 +134,8 @@ static enum MHD_Result route_headers(mcpage_http *h, struct MHD_Connection *c, h
         return ret;
     if (strcmp(url, "/health") == 0)
         return handle_health(h, c, method);
+    if (strcmp(url, "/mcp") != 0 && h->cfg.page)
+        return http_page(h, c, url, method); /* pages beside /mcp (http_page.c) */
     if (strcmp(url, "/mcp") != 0)
         return http_fail(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
                          "Not Found: the MCP endpoint is /mcp");

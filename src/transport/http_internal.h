@@ -222,6 +222,13 @@ bool http_check_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_
 /* The MCP endpoint: the Host names this server (DNS rebinding). */
 bool http_check_host(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
 bool http_check_auth(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+/* The bearer token `tok` is the server's (constant time). */
+bool http_token_matches(const mcpage_http *h, const char *tok);
+/* An Authorization header value carries the token, or none is required. */
+bool http_auth_header_ok(const mcpage_http *h, const char *authz);
+/* http_page.c: a GET or HEAD to a path other than /mcp and /health, with cfg.page set. */
+enum MHD_Result http_page(mcpage_http *h, struct MHD_Connection *c, const char *url,
+                          const char *method);
 bool http_check_version(struct MHD_Connection *c, enum MHD_Result *ret);
 bool http_check_post_headers(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
 

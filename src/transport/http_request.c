@@ -186,7 +186,15 @@ static bool origin_ok(const mcpage_http *h, const char *origin)
     return n > 0 && loopback_name(rest, n);
 }
 
-static bool auth_ok(const mcpage_http *h, const char *authz)
+bool http_token_matches(const mcpage_http *h, const char *tok)
+{
+    /* Hash both sides so the comparison takes the same time whatever the length. */
+    uint8_t got[SHA256_DIGEST_LENGTH];
+    SHA256((const unsigned char *)tok, strlen(tok), got);
+    return CRYPTO_memcmp(got, h->token_hash, sizeof got) == 0;
+}
+
+bool http_auth_header_ok(const mcpage_http *h, const char *authz)
 {
     if (!h->auth)
         return true;
@@ -195,10 +203,7 @@ static bool auth_ok(const mcpage_http *h, const char *authz)
     const char *tok = authz + 7;
     while (*tok == ' ')
         tok++;
-    /* Hash both sides so the comparison takes the same time whatever the length. */
-    uint8_t got[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)tok, strlen(tok), got);
-    return CRYPTO_memcmp(got, h->token_hash, sizeof got) == 0;
+    return http_token_matches(h, tok);
 }
 
 static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -242,7 +247,7 @@ bool http_check_host(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Re
 
 bool http_check_auth(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
 {
-    if (auth_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
+    if (http_auth_header_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
         return true;
     *ret = http_fail(c, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST,
                      "Unauthorized: send Authorization: Bearer TOKEN with the server's token");

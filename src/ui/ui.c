@@ -1,0 +1,181 @@
+/*
+ * The browser view's routing and page frame (ui.h): which path is which
+ * page, the document every page writes into, the Content-Security-Policy
+ * that lets only our one stylesheet in.
+ */
+#include "ui/ui.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui/ui_internal.h"
+
+/* The policy of every page: nothing but our stylesheet, forms to ourselves. */
+static void csp_header(char *buf, size_t cap)
+{
+    (void)snprintf(buf, cap,
+                   "Content-Security-Policy: default-src 'none'; style-src %s; base-uri 'none'; "
+                   "form-action 'self'; frame-ancestors 'none'\n",
+                   text_css_csp_hash());
+}
+
+const char *ui_arg(const ui_doc *d, const char *name)
+{
+    const char *v = d->req->arg(d->req, name);
+    return v && v[0] ? v : NULL;
+}
+
+long long ui_arg_int(const ui_doc *d, const char *name, long long dflt)
+{
+    const char *v = ui_arg(d, name);
+    if (v == NULL)
+        return dflt;
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    return *end == '\0' && n >= 0 ? n : dflt;
+}
+
+void ui_raw(ui_doc *d, const char *s)
+{
+    text_out_puts(&d->o, s);
+}
+
+void ui_rawf(ui_doc *d, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        text_out_write(&d->o, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+void ui_text(ui_doc *d, const char *s)
+{
+    if (s == NULL)
+        s = "-";
+    text_out_html(&d->o, s, strlen(s));
+}
+
+void ui_time(ui_doc *d, const char *ts)
+{
+    char buf[17];
+    if (ts == NULL || strlen(ts) < 16 || ts[10] != 'T') {
+        ui_text(d, ts);
+        return;
+    }
+    memcpy(buf, ts, 16);
+    buf[10] = ' ';
+    buf[16] = '\0';
+    ui_text(d, buf);
+}
+
+void ui_url(ui_doc *d, const char *s)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        unsigned char c = *p;
+        char enc[4] = {(char)c, 0, 0, 0};
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '-' || c == '_' || c == '.' || c == '~';
+        if (!plain) {
+            enc[0] = '%';
+            enc[1] = hex[c >> 4];
+            enc[2] = hex[c & 15];
+        }
+        text_out_puts(&d->o, enc);
+    }
+}
+
+void ui_begin(ui_doc *d, const char *title, const char *q)
+{
+    ui_raw(d, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+    ui_text(d, title);
+    ui_raw(d, " \xC2\xB7 mcpage</title>\n<style>");
+    ui_raw(d, text_css);
+    ui_raw(d, "</style></head>\n<body>\n<nav class=\"top\"><a href=\"/\"><b>mcpage</b></a>"
+              "<a href=\"/map\">activity</a>"
+              "<form action=\"/search\" method=\"get\" role=\"search\">"
+              "<input type=\"search\" name=\"q\" aria-label=\"Search the archive\" "
+              "placeholder=\"words, &quot;phrases&quot;, prefix*, project:NAME, role:tool\" "
+              "value=\"");
+    ui_text(d, q ? q : "");
+    ui_raw(d, "\"><button>Search</button></form></nav>\n<main>\n");
+}
+
+void ui_error(ui_doc *d, unsigned status, const char *what, const char *text)
+{
+    d->status = status;
+    ui_raw(d, "<h1>");
+    ui_text(d, what);
+    ui_raw(d, "</h1>\n<pre class=\"err\">");
+    ui_text(d, text);
+    ui_raw(d, "</pre>\n");
+}
+
+const json_t *ui_tool(ui_doc *d, const char *tool, json_t *args, json_t **res)
+{
+    char err[600];
+    *res = ui_call_tool(d->srv, tool, args, err, sizeof err);
+    json_decref(args);
+    if (*res == NULL) {
+        ui_error(d, 500, tool, err);
+        return NULL;
+    }
+    const json_t *sc = json_object_get(*res, "structuredContent");
+    if (json_is_true(json_object_get(*res, "isError")) || !json_is_object(sc)) {
+        const json_t *c0 = json_array_get(json_object_get(*res, "content"), 0);
+        const char *param = ui_str(json_object_get(sc, "error"), "param", "");
+        ui_error(d, strcmp(param, "session_id") == 0 ? 404 : 400, tool,
+                 ui_str(c0, "text", "the tool failed"));
+        return NULL;
+    }
+    return sc;
+}
+
+/* The pages by path. */
+static const struct {
+    const char *path;
+    void (*render)(ui_doc *d);
+} routes[] = {
+    {"/", ui_page_projects},       {"/sessions", ui_page_sessions}, {"/search", ui_page_search},
+    {"/session", ui_page_session}, {"/map", ui_page_map},
+};
+
+int ui_page(void *ud, const mcpage_http_page_req *req, mcpage_http_page *out)
+{
+    ui_ctx *ctx = ud;
+    ui_doc d = {.status = 200, .srv = ctx->srv, .req = req};
+    d.f = open_memstream(&d.buf, &d.len);
+    if (d.f == NULL)
+        return MCPAGE_ENOMEM;
+    text_out_init(&d.o, d.f);
+    size_t i = 0;
+    while (i < sizeof routes / sizeof routes[0] && strcmp(routes[i].path, req->path) != 0)
+        i++;
+    if (i < sizeof routes / sizeof routes[0]) {
+        routes[i].render(&d);
+    } else {
+        ui_begin(&d, "Not found", NULL);
+        ui_error(&d, 404, "Not found",
+                 "No page here. The pages are /, /sessions, /search, /session and /map.");
+    }
+    ui_raw(&d, "</main></body></html>\n");
+    int err = d.o.err;
+    if (fclose(d.f) != 0 || err) {
+        free(d.buf);
+        return MCPAGE_EIO;
+    }
+    char csp[300];
+    csp_header(csp, sizeof csp);
+    out->status = d.status;
+    out->content_type = "text/html; charset=utf-8";
+    out->body = d.buf;
+    out->len = d.len;
+    out->release = free;
+    out->headers = strdup(csp);
+    return out->headers ? 0 : MCPAGE_ENOMEM;
+}
