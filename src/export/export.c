@@ -256,7 +256,8 @@ static void html_value(text_out *o, const char *s)
         text_out_html(o, s, strlen(s));
 }
 
-static void html_head(text_out *o, const store_session *ses)
+/* A self-contained document up to its heading: our stylesheet, allowed by its hash only. */
+static void html_open(text_out *o, const char *title)
 {
     text_out_puts(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -264,12 +265,18 @@ static void html_head(text_out *o, const store_session *ses)
                      "style-src ");
     text_out_puts(o, text_css_csp_hash());
     text_out_puts(o, "\">\n<meta name=\"referrer\" content=\"no-referrer\">\n<title>");
-    html_value(o, ses->title ? ses->title : ses->session_id);
+    html_value(o, title);
     text_out_puts(o, "</title>\n<style>");
     text_out_puts(o, text_css);
     text_out_puts(o, "</style></head>\n<body><main>\n<h1 dir=\"auto\">");
-    html_value(o, ses->title ? ses->title : ses->session_id);
-    text_out_puts(o, "</h1>\n<table class=\"meta\">\n<tr><th>Session</th><td><code>");
+    html_value(o, title);
+    text_out_puts(o, "</h1>\n");
+}
+
+static void html_head(text_out *o, const store_session *ses)
+{
+    html_open(o, ses->title ? ses->title : ses->session_id);
+    text_out_puts(o, "<table class=\"meta\">\n<tr><th>Session</th><td><code>");
     html_value(o, ses->session_id);
     text_out_puts(o, "</code></td></tr>\n<tr><th>Project</th><td dir=\"auto\">");
     html_value(o, ses->project);
@@ -490,18 +497,8 @@ static void md_index(text_out *o, const char *heading, const export_index_entry 
 
 static void html_index(text_out *o, const char *heading, const export_index_entry *e, size_t n)
 {
-    text_out_puts(o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-                     "style-src ");
-    text_out_puts(o, text_css_csp_hash());
-    text_out_puts(o, "\">\n<title>");
-    html_value(o, heading);
-    text_out_puts(o, "</title>\n<style>");
-    text_out_puts(o, text_css);
-    text_out_puts(o, "</style></head>\n<body><main>\n<h1 dir=\"auto\">");
-    html_value(o, heading);
-    text_out_printf(o, "</h1>\n<p class=\"meta\">%zu sessions, newest first.</p>\n", n);
+    html_open(o, heading);
+    text_out_printf(o, "<p class=\"meta\">%zu sessions, newest first.</p>\n", n);
     text_out_puts(o, "<table><tr><th>started</th><th>project</th><th>agent</th><th>messages</th>"
                      "<th>session</th></tr>\n");
     for (size_t i = 0; i < n; i++) {

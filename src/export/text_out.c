@@ -152,6 +152,27 @@ void text_out_plain(text_out *o, const char *s, size_t n)
     write_safe(o, s, n, false);
 }
 
+size_t text_percent_encode(char *buf, size_t cap, const char *s, const char *keep)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 <= cap; p++) {
+        unsigned char c = *p;
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '-' || c == '_' || c == '.' || c == '~' || (keep && strchr(keep, c));
+        if (plain) {
+            buf[o++] = (char)c;
+        } else {
+            buf[o++] = '%';
+            buf[o++] = hex[c >> 4];
+            buf[o++] = hex[c & 15];
+        }
+    }
+    if (cap > 0)
+        buf[o] = '\0';
+    return o;
+}
+
 size_t text_longest_backticks(const char *s, size_t n)
 {
     size_t best = 0, run = 0;

@@ -41,6 +41,12 @@ void text_out_plain(text_out *o, const char *s, size_t n);
  * leaves open is closed at its end, so the next message is not swallowed.
  */
 void text_out_markdown(text_out *o, const char *s, size_t n);
+/*
+ * s percent-encoded into buf (NUL-terminated, cut at a whole escape when
+ * cap is short): every byte but [A-Za-z0-9-._~] and those in `keep`
+ * (e.g. "/" for a path). Returns the length written.
+ */
+size_t text_percent_encode(char *buf, size_t cap, const char *s, const char *keep);
 /* The longest run of backticks in s: a fence one longer encloses it. */
 size_t text_longest_backticks(const char *s, size_t n);
 

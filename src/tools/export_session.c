@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "export/export.h"
+#include "export/text_out.h"
 #include "tools/tools.h"
 
 static const char schema[] =
@@ -57,21 +58,8 @@ static int make_dirs(const char *dir)
 /* file:// and the absolute path, percent-encoded where a URI needs it. */
 static void file_uri(const char *path, char *buf, size_t cap)
 {
-    static const char hex[] = "0123456789ABCDEF";
     size_t o = (size_t)snprintf(buf, cap, "file://");
-    for (const unsigned char *p = (const unsigned char *)path; *p && o + 4 < cap; p++) {
-        unsigned char c = *p;
-        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                     c == '-' || c == '_' || c == '.' || c == '~' || c == '/';
-        if (plain) {
-            buf[o++] = (char)c;
-        } else {
-            buf[o++] = '%';
-            buf[o++] = hex[c >> 4];
-            buf[o++] = hex[c & 15];
-        }
-    }
-    buf[o] = '\0';
+    text_percent_encode(buf + o, cap - o, path, "/");
 }
 
 /* The result: a sentence, the facts, and the link to the file. */

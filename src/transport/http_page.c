@@ -1,14 +1,15 @@
 /*
  * Pages beside /mcp (mcpage_http_config.page): what the transport does
  * for them before and after the embedder's handler. The same Host check
- * as /mcp (the Origin check ran for every path already), GET and HEAD
- * only, and the same bearer token, which a browser cannot send as a
- * header: visiting any page with ?token=TOKEN once checks it and answers
- * 303 to the same path with an HttpOnly, SameSite=Strict cookie holding
- * a value derived from the token (never the token), accepted from then
- * on. Every answer carries nosniff, no-referrer, no framing and
- * no-store, and a Content-Security-Policy (default-src 'none' unless the
- * handler sends its own).
+ * as /mcp (the Origin check ran for every path already); GET and HEAD
+ * only (another method is 404, as any path but /mcp was before pages);
+ * the same bearer token, which a browser cannot send as a header:
+ * visiting any page with ?token=TOKEN once checks it and answers 303 to
+ * the same path with an HttpOnly, SameSite=Strict cookie holding a value
+ * derived from the token (never the token), accepted from then on.
+ * Every answer carries nosniff, no-referrer, no framing and no-store,
+ * and a Content-Security-Policy (default-src 'none' unless the handler
+ * sends its own).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,8 +110,6 @@ static enum MHD_Result page_queue(struct MHD_Connection *c, unsigned status, con
     MHD_add_response_header(r, "Cache-Control", "no-store");
     if (status == MHD_HTTP_UNAUTHORIZED)
         MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"mcp\"");
-    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(r, "Allow", "GET, HEAD");
     enum MHD_Result ok = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ok;
@@ -162,10 +161,11 @@ enum MHD_Result http_page(mcpage_http *h, struct MHD_Connection *c, const char *
     enum MHD_Result ret = MHD_NO;
     if (!http_check_host(h, c, &ret))
         return ret;
+    /* Pages are read only: another method is what it was before pages, a 404 for /mcp's
+       clients (a POST to a wrong path) */
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        return page_queue(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
-                          "Method Not Allowed: pages take GET\n",
-                          strlen("Method Not Allowed: pages take GET\n"), NULL);
+        return http_fail(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
+                         "Not Found: the MCP endpoint is /mcp (the pages beside it take GET)");
     if (!page_auth(h, c, url, &ret))
         return ret;
     mcpage_http_page_req req = {.method = method, .path = url, .arg = page_arg, .conn = c};

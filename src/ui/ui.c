@@ -74,18 +74,15 @@ void ui_time(ui_doc *d, const char *ts)
 
 void ui_url(ui_doc *d, const char *s)
 {
-    static const char hex[] = "0123456789ABCDEF";
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        unsigned char c = *p;
-        char enc[4] = {(char)c, 0, 0, 0};
-        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                     c == '-' || c == '_' || c == '.' || c == '~';
-        if (!plain) {
-            enc[0] = '%';
-            enc[1] = hex[c >> 4];
-            enc[2] = hex[c & 15];
-        }
-        text_out_puts(&d->o, enc);
+    char buf[3 * 1024 + 1];
+    const char *p = s ? s : "";
+    while (*p) { /* in pieces that fit the buffer whole */
+        size_t n = strlen(p) < 1024 ? strlen(p) : 1024;
+        char piece[1025];
+        memcpy(piece, p, n);
+        piece[n] = '\0';
+        text_out_write(&d->o, buf, text_percent_encode(buf, sizeof buf, piece, NULL));
+        p += n;
     }
 }
 

@@ -11,8 +11,10 @@
 
 #include "ui/ui_internal.h"
 
-/* Lines shown before a search hit, so it is read in context. */
-#define UI_HIT_CONTEXT 10
+/* Lines shown before a search hit: the blank line ending the message
+   before it. More would risk the budget ending the page before the hit
+   (a long line before it), and "Previous lines" is one click away. */
+#define UI_HIT_CONTEXT 1
 
 /* "21–40 of 66 sessions" from a LIST page's envelope. */
 static void list_summary(ui_doc *d, const json_t *sc, const char *unit)

@@ -15,7 +15,7 @@
 //   <svg onload> runs nothing: no dialog, no console message, no
 //   window.__pwned, no script or img element, the text shown as text;
 // - the transport's checks: 401 without the token or cookie, 403 for a
-//   foreign Host or Origin, 405 for POST, a strict CSP on every page,
+//   foreign Host or Origin, 404 for POST, a strict CSP on every page,
 //   /mcp still served, --no-ui gives 404 at /.
 // Without chromium it skips (exit 77) with a message, except in CI
 // (CI=true), where chromium is installed by scripts/install-deps.sh and
@@ -130,7 +130,7 @@ try {
   r = await raw(base, "/", { headers: { Cookie: jar, Origin: "http://evil.example" } });
   assert.equal(r.status, 403, "a foreign Origin: 403");
   r = await raw(base, "/", { method: "POST", headers: { Cookie: jar }, body: "x" });
-  assert.equal(r.status, 405, "POST to a page: 405");
+  assert.equal(r.status, 404, "POST to a page: 404, as before pages");
   r = await raw(base, "/mcp", { method: "POST", headers: { "Content-Type": "application/json",
     Accept: "application/json, text/event-stream", Authorization: "Bearer " + TOKEN },
   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25",
