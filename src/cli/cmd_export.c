@@ -4,7 +4,7 @@
  * of a project or a query are chosen by the archive's own tools
  * (list_sessions, search_conversations) called in-process, so the query
  * syntax and filters are the agent's; the files are written by
- * src/export/. A file appears only whole (temp file, then rename); a
+ * src/tools/export.c. A file appears only whole (temp file, then rename); a
  * folder appears only complete (built under a temporary name, renamed at
  * the end, removed on failure).
  */
@@ -19,7 +19,7 @@
 
 #include "cli/cli_archive.h"
 #include "cli/commands.h"
-#include "export/export.h"
+#include "tools/export.h"
 #include "ui/ui_call.h"
 
 /* Most sessions one folder export takes (--max-sessions). */

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "export/export.h"
-#include "export/text_out.h"
+#include "tools/export.h"
+#include "tools/text_out.h"
 #include "tools/tools.h"
 
 static const char schema[] =

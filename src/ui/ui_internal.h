@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "export/text_out.h"
+#include "tools/text_out.h"
 #include "ui/ui.h"
 #include "ui/ui_call.h"
 

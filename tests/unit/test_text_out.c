@@ -1,5 +1,5 @@
 /*
- * The escapes of transcript text (src/export/text_out.c), shared by the
+ * The escapes of transcript text (src/tools/text_out.c), shared by the
  * exports and the browser view: HTML specials, control characters as
  * pictures, bytes that are not UTF-8, Markdown prose with raw HTML,
  * fences left open, percent-encoding, the stylesheet's CSP hash.
@@ -15,7 +15,7 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
-#include "export/text_out.h"
+#include "tools/text_out.h"
 
 typedef void (*escape_fn)(text_out *o, const char *s, size_t n);
 

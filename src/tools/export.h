@@ -5,8 +5,8 @@
  * and the export_session tool. Reads the store; writes a FILE, or a file
  * by temp file and rename, so a failed export leaves nothing behind.
  */
-#ifndef MCPAGE_EXPORT_EXPORT_H
-#define MCPAGE_EXPORT_EXPORT_H
+#ifndef MCPAGE_TOOLS_EXPORT_H
+#define MCPAGE_TOOLS_EXPORT_H
 
 #include <stdint.h>
 #include <stdio.h>

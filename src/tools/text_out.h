@@ -9,8 +9,8 @@
  *
  * No dependency on the store, the runtime or a socket.
  */
-#ifndef MCPAGE_EXPORT_TEXT_OUT_H
-#define MCPAGE_EXPORT_TEXT_OUT_H
+#ifndef MCPAGE_TOOLS_TEXT_OUT_H
+#define MCPAGE_TOOLS_TEXT_OUT_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * of any length is exported in bounded memory; the JSON Lines form copies
  * the stored raw bytes in chunks.
  */
-#include "export/export.h"
+#include "tools/export.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "export/text_out.h"
+#include "tools/text_out.h"
 
 /* Messages read per store call. */
 #define EXPORT_BATCH 200

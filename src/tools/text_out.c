@@ -2,7 +2,7 @@
  * The counting writer and the transcript escapes (text_out.h), and the
  * one stylesheet of the HTML renderings.
  */
-#include "export/text_out.h"
+#include "tools/text_out.h"
 
 #include <pthread.h>
 #include <stdarg.h>
