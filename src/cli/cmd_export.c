@@ -307,6 +307,10 @@ static int export_each(const export_opts *o, store *s, const json_t *ids, const 
         *done = i + 1;
         e[i].file = strdup(name);
         e[i].ses = &sess[i];
+        if (e[i].file == NULL) {
+            (void)fprintf(stderr, "\nmcpage export: out of memory\n");
+            return 1;
+        }
         bytes += e[i].stats.bytes;
         time_t now = time(NULL);
         if (!o->quiet && (now != last || i + 1 == n)) {
