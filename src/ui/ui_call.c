@@ -111,6 +111,11 @@ json_t *ui_records(const json_t *structured, const char *noun)
     return out;
 }
 
+const char *ui_rec_str(const json_t *rec, const json_t *page, const char *key, const char *dflt)
+{
+    return ui_str(rec, key, ui_str(page, key, dflt));
+}
+
 const char *ui_str(const json_t *obj, const char *key, const char *dflt)
 {
     const char *v = json_string_value(json_object_get(obj, key));

@@ -38,6 +38,11 @@ json_t *ui_call_tool(mcpage_server *srv, const char *name, const json_t *args, c
  */
 json_t *ui_records(const json_t *structured, const char *noun);
 
+/*
+ * A record's string field, or the page's own when the page says it once
+ * for all its records (contract 1.1: the filter's project), or `dflt`.
+ */
+const char *ui_rec_str(const json_t *rec, const json_t *page, const char *key, const char *dflt);
 /* A string field of an object, or `dflt` when absent or not a string. */
 const char *ui_str(const json_t *obj, const char *key, const char *dflt);
 /* An integer field, or `dflt`. */

@@ -104,16 +104,16 @@ void ui_page_projects(ui_doc *d)
             bool first = true;
             ui_raw(d, "<tr><td dir=\"auto\">");
             href_begin(d, "/sessions");
-            href_arg(d, &first, "project", ui_str(r, "name", ""));
+            href_arg(d, &first, "project", ui_rec_str(r, sc, "name", ""));
             ui_raw(d, "\">");
-            ui_text(d, ui_str(r, "name", NULL));
+            ui_text(d, ui_rec_str(r, sc, "name", NULL));
             ui_raw(d, "</a></td><td class=\"opt\">");
-            ui_text(d, ui_str(r, "sources", NULL));
+            ui_text(d, ui_rec_str(r, sc, "sources", NULL));
             ui_rawf(
                 d,
                 "</td><td class=\"num\">%lld</td><td class=\"num opt\">%lld</td><td class=\"t\">",
                 ui_int(r, "session_count", 0), ui_int(r, "message_count", 0));
-            ui_time(d, ui_str(r, "last_activity", NULL));
+            ui_time(d, ui_rec_str(r, sc, "last_activity", NULL));
             ui_raw(d, "</td></tr>\n");
         }
         json_decref(recs);
@@ -152,22 +152,22 @@ void ui_page_sessions(ui_doc *d)
         json_array_foreach(recs, i, r)
         {
             bool first = true;
-            const char *title = ui_str(r, "title", NULL);
+            const char *title = ui_rec_str(r, sc, "title", NULL);
             ui_raw(d, "<tr><td class=\"t\">");
-            ui_time(d, ui_str(r, "started_at", NULL));
+            ui_time(d, ui_rec_str(r, sc, "started_at", NULL));
             ui_raw(d, "</td><td dir=\"auto\">");
             href_begin(d, "/session");
-            href_arg(d, &first, "id", ui_str(r, "session_id", ""));
+            href_arg(d, &first, "id", ui_rec_str(r, sc, "session_id", ""));
             ui_raw(d, "\">");
-            ui_text(d, title ? title : ui_str(r, "session_id", NULL));
+            ui_text(d, title ? title : ui_rec_str(r, sc, "session_id", NULL));
             ui_raw(d, "</a>");
             if (!project) {
                 ui_raw(d, " <span class=\"mute\">");
-                ui_text(d, ui_str(r, "project", NULL));
+                ui_text(d, ui_rec_str(r, sc, "project", NULL));
                 ui_raw(d, "</span>");
             }
             ui_raw(d, "</td><td class=\"opt\">");
-            ui_text(d, ui_str(r, "source", NULL));
+            ui_text(d, ui_rec_str(r, sc, "source", NULL));
             ui_rawf(d, "</td><td class=\"num\">%lld</td></tr>\n", ui_int(r, "messages", 0));
         }
         json_decref(recs);
@@ -196,21 +196,21 @@ static void search_form(ui_doc *d, const char *q, const char *sort)
               "has:error.</p>\n");
 }
 
-static void search_hit(ui_doc *d, const json_t *r)
+static void search_hit(ui_doc *d, const json_t *sc, const json_t *r)
 {
     long long line = ui_int(r, "line", 1);
     long long from = line > UI_HIT_CONTEXT ? line - UI_HIT_CONTEXT : 1;
     bool first = true;
     char buf[32];
     ui_raw(d, "<li class=\"msg\"><header>");
-    ui_text(d, ui_str(r, "project", NULL));
+    ui_text(d, ui_rec_str(r, sc, "project", NULL));
     ui_raw(d, " \xC2\xB7 ");
-    ui_text(d, ui_str(r, "role", NULL));
+    ui_text(d, ui_rec_str(r, sc, "role", NULL));
     ui_raw(d, " \xC2\xB7 ");
-    ui_time(d, ui_str(r, "timestamp", NULL));
+    ui_time(d, ui_rec_str(r, sc, "timestamp", NULL));
     ui_raw(d, " \xC2\xB7 ");
     href_begin(d, "/session");
-    href_arg(d, &first, "id", ui_str(r, "session_id", ""));
+    href_arg(d, &first, "id", ui_rec_str(r, sc, "session_id", ""));
     (void)snprintf(buf, sizeof buf, "%lld", from);
     href_arg(d, &first, "line", buf);
     (void)snprintf(buf, sizeof buf, "%lld", line);
@@ -219,7 +219,7 @@ static void search_hit(ui_doc *d, const json_t *r)
             "#L%lld\" class=\"hit\">line %lld</a></header>\n<div class=\"text\" "
             "dir=\"auto\">",
             line, line);
-    ui_text(d, ui_str(r, "snippet", NULL));
+    ui_text(d, ui_rec_str(r, sc, "snippet", NULL));
     ui_raw(d, "</div></li>\n");
 }
 
@@ -245,7 +245,7 @@ void ui_page_search(ui_doc *d)
         json_t *recs = ui_records(sc, "matches");
         size_t i;
         const json_t *r;
-        json_array_foreach(recs, i, r) search_hit(d, r);
+        json_array_foreach(recs, i, r) search_hit(d, sc, r);
         json_decref(recs);
         ui_raw(d, "</ol>\n");
         list_pager(d, sc, "/search", "q", q, "sort", sort);

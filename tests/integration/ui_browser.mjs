@@ -220,6 +220,11 @@ try {
   }
   assert.equal(hits, mtotal, "the search walk saw every match once");
 
+  // a filter's project, said once at page level by the tool (contract 1.1), shows on every hit
+  await go(`${base}/search?q=${encodeURIComponent("project:ledger-api error")}`);
+  const heads = await page.$$eval("ol.hits > li > header", (hs) => hs.map((h) => h.textContent));
+  assert.ok(heads.length > 0 && heads.every((h) => h.startsWith("ledger-api · ")), heads.join("\n"));
+
   // a hit jumps to its line
   await go(`${base}/search?q=${encodeURIComponent('"long tool output" role:tool')}`);
   const hitHref = await page.$eval("a.hit", (a) => a.href);
