@@ -144,8 +144,14 @@ try {
     executablePath: chromium,
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
+    // Chromium starts in 1.6 s on an idle machine, but took over 30 s beside an ASan
+    // suite on a loaded 2-core one: generous limits, the test still ends in under a minute
+    timeout: 180000,
+    protocolTimeout: 180000,
   });
   const page = await browser.newPage();
+  page.setDefaultTimeout(120000);
+  page.setDefaultNavigationTimeout(120000);
   const events = [];
   page.on("dialog", async (d) => { events.push("dialog: " + d.message()); await d.dismiss(); });
   // (the 404 of the deliberate error page, and of the favicon Chromium asks for, are not events)
