@@ -502,12 +502,12 @@ int mcpage_grid_add(mcpage_grid *pg, json_t *value)
             }
         }
     }
-    bool fits = (int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) <= pg->b.max_tokens &&
+    bool fits = (int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) <= pg->b.meter_tokens &&
                 (int64_t)(pg->sum_chars + chars + pg->reserve_chars) <= pg->b.max_chars;
     if (!fits && pg->n > 0) {
         pg->full = true;
         pg->stopped_early = true;
-        pg->stopped_by = (int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) > pg->b.max_tokens
+        pg->stopped_by = (int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) > pg->b.meter_tokens
                              ? "max_tokens"
                              : "max_chars";
         jw_free(&w);

@@ -55,6 +55,8 @@ typedef struct page_base {
     json_t *args;                         /* the call's arguments (a reference), or NULL */
     const char *const *window;            /* names of this family's window parameters */
     int64_t max_tokens;                   /* the token budget of each copy */
+    int64_t meter_tokens;                 /* what the estimate of a copy may reach: max_tokens
+                                             less the margin (page_meter_tokens) */
     int64_t max_chars;                    /* the char ceiling of each copy */
     bool rejected;                        /* the window was invalid: error holds why */
     json_t *error;                        /* the structuredContent of the rejection */
@@ -82,6 +84,16 @@ void page_base_free(page_base *b);
 int page_int_param(page_base *b, const json_t *obj, const char *name, const char *label,
                    const char *flag, int64_t def, int64_t min, int64_t clamp, const char *example,
                    int64_t *out);
+/*
+ * The margin between the token estimate and max_tokens, in percent. The
+ * estimator undercounts o200k by up to 5% on short pieces and by 1-3% on
+ * whole pages of escaped JSON and numbered code (docs/tokens.md), so a
+ * copy is closed when its estimate reaches max_tokens less this share:
+ * every copy then fits in o200k too (tests/integration/tokens_budget.mjs).
+ */
+#define PAGE_TOKENS_MARGIN_PCT 4
+/* The estimate a copy may reach under a budget of max_tokens. */
+int64_t page_meter_tokens(int64_t max_tokens);
 /* Parses max_tokens against the pager's limits. */
 int page_max_tokens(page_base *b, int64_t *out);
 /*

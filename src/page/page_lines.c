@@ -302,7 +302,7 @@ static void frag_cost(const char *s, size_t n, size_t *tokens, size_t *chars)
 static bool frag_fits(const mcpage_lines *pg, size_t tokens, size_t chars, page_over *why)
 {
     *why = PAGE_FITS;
-    if ((int64_t)(pg->sum_tokens + tokens + pg->reserve_tokens) > pg->b.max_tokens)
+    if ((int64_t)(pg->sum_tokens + tokens + pg->reserve_tokens) > pg->b.meter_tokens)
         *why = PAGE_OVER_TOKENS;
     else if ((int64_t)(pg->sum_chars + chars + pg->reserve_chars) > pg->b.max_chars)
         *why = PAGE_OVER_CHARS;

@@ -809,7 +809,7 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
     pg->reserve_chars += share_chars;
     page_over o = PAGE_FITS;
     if (pg->n > 0) {
-        if ((int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) > pg->b.max_tokens)
+        if ((int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) > pg->b.meter_tokens)
             o = PAGE_OVER_TOKENS;
         else if ((int64_t)(pg->sum_chars + chars + pg->reserve_chars) > pg->b.max_chars)
             o = PAGE_OVER_CHARS;

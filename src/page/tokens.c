@@ -341,13 +341,21 @@ size_t mcpage__tokens_estimate(const char *s, size_t n)
             }
             if (newline)
                 total += COST_PIECE;
-            /* The last space joins a following word or punctuation run, not digits. */
-            size_t left = spaces;
-            if (j < n && spaces && !(p[j] < 0x80 && ascii_class[p[j]] == B_DIGIT))
-                left--;
+            /* The last blank joins a following word (a space or a tab) or
+             * punctuation run (a space only); never digits. One that does
+             * not join stands alone after the others: "   104\t-" is
+             * "  ", " ", "104", "\t", "-" (read_session's line numbers). */
+            bool joins = false;
+            if (j < n && spaces) {
+                uint8_t next = p[j] < 0x80 ? ascii_class[p[j]] : B_WIDE;
+                joins = next == B_PUNCT ? p[j - 1] == ' ' : next != B_DIGIT;
+            }
+            size_t left = joins ? spaces - 1 : spaces;
             if (left)
                 total += COST_PIECE + left * SPACE_PER_CHAR;
-            after_space = spaces > 0 && j < n && p[j] < 0x80 && ascii_class[p[j]] == B_PUNCT;
+            if (!joins && spaces >= 2 && j < n)
+                total += COST_PIECE;
+            after_space = joins && p[j] < 0x80 && ascii_class[p[j]] == B_PUNCT;
             i = j;
             break;
         }

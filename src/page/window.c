@@ -164,6 +164,7 @@ int page_base_init(page_base *b, const mcpage_pager *p, const char *tool, const 
     b->tool = tool;
     b->window = window;
     b->max_tokens = p->cfg.default_tokens;
+    b->meter_tokens = page_meter_tokens(b->max_tokens);
     b->max_chars = p->cfg.max_chars;
     tb_init(&b->notes);
     if (args && !json_is_null(args)) {
@@ -373,14 +374,22 @@ int page_max_tokens(page_base *b, int64_t *out)
     const mcpage_pager_config *c = &b->pager->cfg;
     int rc = page_int_param(b, b->args, "max_tokens", "max_tokens", "max_tokens_clamped",
                             c->default_tokens, c->min_tokens, c->max_tokens, NULL, out);
-    if (rc == MCPAGE_OK)
+    if (rc == MCPAGE_OK) {
         b->max_tokens = *out;
+        b->meter_tokens = page_meter_tokens(*out);
+    }
     return rc;
+}
+
+int64_t page_meter_tokens(int64_t max_tokens)
+{
+    /* Rounded up: the margin is never less than its share. */
+    return max_tokens - (max_tokens * PAGE_TOKENS_MARGIN_PCT + 99) / 100;
 }
 
 page_over page_measure(const page_base *b, const char *s, size_t n)
 {
-    if ((int64_t)mcpage__tokens_estimate(s, n) > b->max_tokens)
+    if ((int64_t)mcpage__tokens_estimate(s, n) > b->meter_tokens)
         return PAGE_OVER_TOKENS;
     size_t units = 0;
     jw_measure_utf8(s, n, NULL, &units);

@@ -401,5 +401,216 @@ if (import.meta.url === \`file://\${process.argv[1]}\`) {
   files["transcript.jsonl"] = lines.join("\n") + "\n";
 }
 
+// ---- What transcripts are made of (issue 23): code in more languages, CSS,
+// paths, shell and test output, diffs, JSON tool payloads, and the
+// numbered transcript view read_session and read_message show. Written
+// here, varied by the seeded PRNG.
+const ident = () => pick(["page", "cursor", "budget", "record", "window", "session", "token", "query",
+  "store", "index", "limit", "offset", "buffer", "reader", "writer", "state", "config", "entry"]);
+const cap = (w) => w[0].toUpperCase() + w.slice(1);
+const camel = () => ident() + cap(ident());
+const snake = () => `${ident()}_${ident()}`;
+const dirs = ["src", "lib", "tests", "internal", "pkg", "app", "components", "crates", "cmd", "scripts", "docs"];
+const exts = [".c", ".h", ".rs", ".go", ".ts", ".tsx", ".py", ".js", ".css", ".md", ".json", ".toml", ".yaml", ".sh"];
+const relPath = () => Array.from({ length: 1 + int(4) }, () => pick([...dirs, ident(), snake(), camel()])).join("/") +
+  "/" + pick([snake(), camel(), ident(), ident() + "-" + ident()]) + pick(exts);
+const absPath = () => pick(["/home/dev/src/", "/Users/maria/work/", "/workspace/", "C:\\Users\\dev\\repos\\"]) +
+  pick(["mcpage", "api-server", "web-app", "ledger", "infra"]) + "/" + relPath();
+{
+  // Rust
+  let rs = "";
+  for (let i = 0; i < 14; i++) {
+    const t = cap(camel()), f = snake();
+    rs += `/// Returns the ${ident()} of the ${ident()}, or an error when it is ${pick(["empty", "too large", "stale"])}.
+pub fn ${f}(&mut self, ${ident()}: &${t}, max: usize) -> Result<Option<Vec<u8>>, ${t}Error> {
+    let mut out = Vec::with_capacity(max.min(${int(4096)}));
+    for (i, item) in self.${snake()}.iter().enumerate().take(max) {
+        if item.len() > ${int(512)} {
+            return Err(${t}Error::TooLarge { index: i, len: item.len() });
+        }
+        out.extend_from_slice(&item[..]);
+    }
+    match self.${ident()}.get(&${int(100)}) {
+        Some(v) if !v.is_empty() => Ok(Some(out)),
+        Some(_) | None => Ok(None),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ${t} {
+    pub ${snake()}: Option<String>,
+    pub ${snake()}: HashMap<String, u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ${ident()}s: Vec<${t}Entry>,
+}
+
+impl<'a> Iterator for ${t}Iter<'a> {
+    type Item = &'a ${t};
+    fn next(&mut self) -> Option<Self::Item> { self.inner.next().map(|(_, v)| v) }
+}
+
+`;
+  }
+  files["code.rs"] = rs;
+  // Go
+  let go = "package " + ident() + "\n\nimport (\n\t\"context\"\n\t\"errors\"\n\t\"fmt\"\n\t\"net/http\"\n\t\"time\"\n)\n\n";
+  for (let i = 0; i < 14; i++) {
+    const T = cap(camel());
+    go += `// ${T} holds the ${ident()} state of one ${ident()}.
+type ${T} struct {
+	${camel()}   string            \`json:"${snake()}"\`
+	${camel()} int64             \`json:"${snake()},omitempty"\`
+	${camel()}    map[string][]byte \`json:"-"\`
+	mu        sync.Mutex
+}
+
+func (s *${T}) ${T[0]}${camel()}(ctx context.Context, r *http.Request) (*${T}, error) {
+	ctx, cancel := context.WithTimeout(ctx, ${1 + int(30)}*time.Second)
+	defer cancel()
+	if err := r.ParseForm(); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", r.URL.Path, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range r.Form {
+		if len(v) == 0 || len(v[0]) > ${int(1024)} {
+			return nil, errors.New("${ident()} " + k + " is empty or too long")
+		}
+	}
+	return s, nil
+}
+
+`;
+  }
+  files["code.go"] = go;
+  // TypeScript / TSX
+  let ts = "";
+  for (let i = 0; i < 14; i++) {
+    const C = cap(camel());
+    ts += `export interface ${C}Props {
+  ${camel()}: string;
+  ${camel()}?: number | null;
+  on${C}Change: (next: ${C}State) => void;
+}
+
+export function ${C}({ ${camel()}, on${C}Change }: ${C}Props): JSX.Element {
+  const [${ident()}, set${C}] = useState<${C}State | undefined>(undefined);
+  useEffect(() => {
+    const ctrl = new AbortController();
+    fetch(\`/api/${ident()}s?limit=\${${int(100)}}\`, { signal: ctrl.signal })
+      .then((r) => r.json() as Promise<${C}State>)
+      .then((s) => { set${C}(s); on${C}Change(s); })
+      .catch((e: unknown) => console.error("${snake()}", e));
+    return () => ctrl.abort();
+  }, [${camel()}]);
+  return <div className="${ident()}-${ident()}">{${ident()}?.items.map((x) => <Row key={x.id} {...x} />)}</div>;
+}
+
+`;
+  }
+  files["code.ts"] = ts;
+  // Shell
+  let sh = "#!/usr/bin/env bash\nset -euo pipefail\n";
+  for (let i = 0; i < 30; i++) {
+    const v = snake().toUpperCase();
+    sh += `${v}=\${${v}:-${absPath()}}
+if [ ! -d "$${v}" ]; then
+  echo "${ident()}: $${v} missing; run scripts/${snake()}.sh first" >&2
+  exit ${1 + int(3)}
+fi
+for f in "$${v}"/*${pick(exts)}; do
+  [ -e "$f" ] || continue
+  grep -q '${ident()}' "$f" && sed -i 's/${ident()}_v1/${ident()}_v2/g' "$f"
+done
+find . -name '*${pick(exts)}' -newer "$${v}" -print0 | xargs -0 -r clang-format -i
+`;
+  }
+  files["code.sh"] = sh;
+  // CSS
+  let css = "";
+  for (let i = 0; i < 60; i++) {
+    css += `.${ident()}-${ident()}${pick(["", ":hover", " > li", ".is-active", "::before", " .icon"])} {
+  display: ${pick(["flex", "grid", "block", "inline-flex", "none"])};
+  margin: ${int(24)}px ${int(16)}px;
+  padding: ${int(8)}px ${int(12)}px ${int(8)}px;
+  color: #${hex(6)};
+  background-color: rgba(${int(256)}, ${int(256)}, ${int(256)}, 0.${1 + int(9)});
+  border: 1px solid var(--${ident()}-${ident()}, #${hex(3)});
+  font: ${pick(["400", "600", "bold"])} ${10 + int(10)}px/${(1 + R()).toFixed(2)} ${pick(["Inter", "system-ui", "'SF Mono'", "Menlo"])}, sans-serif;
+  transition: ${pick(["opacity", "transform", "all"])} ${int(400)}ms ease-in-out;
+}
+`;
+  }
+  files["style.css"] = css;
+  // Paths: find, ls -la, grep -n
+  let paths = "";
+  for (let i = 0; i < 400; i++) {
+    const k = i % 3;
+    if (k === 0) paths += "./" + relPath() + "\n";
+    else if (k === 1) paths += `-rw-r--r--  1 dev  staff  ${int(200000)} ${pick(["Jan", "Feb", "Nov", "Dec"])} ${1 + int(28)} ${pad(int(24), 2)}:${pad(int(60), 2)} ${relPath()}\n`;
+    else paths += `${relPath()}:${1 + int(900)}:    ${pick([`if (${snake()} == NULL)`, `return ${snake()}(${ident()});`, `import { ${camel()} } from "./${ident()}";`, `fn ${snake()}() {`])}\n`;
+  }
+  files["paths.txt"] = paths;
+  // Shell and test output: compilers, test runners, package managers
+  let out = "";
+  for (let i = 0; i < 45; i++) {
+    const f = relPath();
+    out += pick([
+      `${f}:${1 + int(800)}:${1 + int(60)}: error: implicit declaration of function '${snake()}' [-Wimplicit-function-declaration]\n  ${int(800)} |     ${snake()}(${ident()}, ${int(64)});\n      |     ^~~~~~~~~~~\n`,
+      `error[E0${200 + int(600)}]: mismatched types\n  --> ${f}:${1 + int(400)}:${1 + int(40)}\n   |\n${int(400)} |         let ${ident()}: u32 = ${snake()}.len();\n   |                         ^^^^^^^^^^^^ expected \`u32\`, found \`usize\`\n`,
+      `FAILED tests/test_${snake()}.py::test_${snake()} - AssertionError: assert ${int(1000)} == ${int(1000)}\n`,
+      `--- FAIL: Test${camel()} (0.${pad(int(100), 2)}s)\n    ${ident()}_test.go:${int(300)}: got "${ident()}", want "${ident()}"\n`,
+      `npm WARN deprecated ${ident()}-${ident()}@${int(5)}.${int(20)}.${int(10)}: use @${ident()}/${ident()} instead\n`,
+      `${pad(1 + int(99), 2)}/${pad(100, 3)} Test #${1 + int(99)}: unit.${snake()} ${".".repeat(20 + int(10))}   Passed    ${(R() * 3).toFixed(2)} sec\n`,
+      `  ✓ ${ident()} ${ident()} returns ${ident()} when ${ident()} is empty (${int(50)} ms)\n  ✗ ${ident()} rejects a ${ident()} over the limit\n    Expected: ${int(100)}\n    Received: ${int(100)}\n`,
+      `[${pad(int(24), 2)}:${pad(int(60), 2)}:${pad(int(60), 2)}] ${pick(["INFO", "WARN", "ERROR"])} ${snake()}: ${sentence(6)} (took ${int(900)}ms, id=${hex(12)})\n`,
+      `Compiling ${ident()}-${ident()} v0.${int(10)}.${int(20)} (${absPath().replace(/\/[^/]*$/, "")})\n   Finished \`test\` profile [unoptimized + debuginfo] target(s) in ${(R() * 60).toFixed(2)}s\n`,
+    ]);
+  }
+  files["shell.txt"] = out;
+  // Unified diffs
+  let diff = "";
+  for (let i = 0; i < 16; i++) {
+    const f = relPath(), a = 1 + int(500);
+    diff += `diff --git a/${f} b/${f}\nindex ${hex(7)}..${hex(7)} 100644\n--- a/${f}\n+++ b/${f}\n@@ -${a},7 +${a},9 @@ ${pick(["static int", "fn", "func", "export function", "def"])} ${snake()}(${ident()})\n`;
+    for (let k = 0; k < 7; k++) {
+      const mark = pick([" ", " ", " ", "-", "+", "+"]);
+      diff += `${mark}    ${pick([`if (${snake()} > ${int(4096)}) return ${pick(["-1", "NULL", "err", "None"])};`, `${camel()} = ${snake()}(${ident()}, ${ident()}.${ident()});`, `// ${sentence(5 + int(6))}`, `for (size_t i = 0; i < ${snake()}; i++) {`, `}`, `assert_int_equal(${snake()}, ${int(1000)});`])}\n`;
+    }
+  }
+  files["diff.patch"] = diff;
+  // JSON tool payloads: tool inputs and results carrying code as escaped strings.
+  const payloads = [];
+  const codeBits = [files["code.rs"], files["code.go"], files["code.ts"], files["style.css"], files["code.sh"]];
+  for (let i = 0; i < 40; i++) {
+    const src = pick(codeBits);
+    const off = int(Math.max(1, src.length - 1200));
+    const piece = src.slice(off, off + 200 + int(900));
+    payloads.push(JSON.stringify(pick([
+      { type: "tool_use", id: "toolu_" + hex(24), name: "Edit", input: { file_path: absPath(), old_string: piece.slice(0, piece.length >> 1), new_string: piece } },
+      { type: "tool_use", id: "toolu_" + hex(24), name: "Write", input: { file_path: absPath(), content: piece } },
+      { tool_use_id: "toolu_" + hex(24), type: "tool_result", content: [{ type: "text", text: piece }], is_error: R() < 0.2 },
+      { type: "function_call", name: "shell", arguments: JSON.stringify({ command: ["bash", "-lc", `rg -n '${ident()}' ${relPath()}`], workdir: absPath(), timeout_ms: 10000 * (1 + int(12)) }), call_id: "call_" + hex(22) },
+    ])));
+  }
+  files["tool_payload.jsonl"] = payloads.join("\n") + "\n";
+  // The same lines as a JSON string (what read_raw's structuredContent
+  // carries: escapes escaped again), cut into lines at the old line ends.
+  files["raw_escaped.txt"] = payloads.map((l) => JSON.stringify(l + "\n")).join("\n") + "\n";
+  // The numbered transcript view: what read_session and read_message show.
+  let view = "", line = 1;
+  const num = (t) => t.split("\n").map((l) => `${String(line++).padStart(6)}\t${l}`).join("\n") + "\n";
+  view += num(`# Session ${uuid()} (claude, project mcpage, ${isoRand()})`);
+  const bodies = [() => sentence(8 + int(30)) + ".", () => pick(codeBits).slice(0, 300 + int(700)),
+    () => files["shell.txt"].slice(int(3000), 3000 + int(900)), () => files["diff.patch"].slice(int(2000), 2000 + int(800)),
+    () => files["paths.txt"].slice(int(5000), 5000 + int(600))];
+  for (let i = 0; i < 40; i++) {
+    const role = pick(["user", "assistant", "tool"]);
+    view += num(`### [${i + 1}] ${role} ${isoRand()}${role === "tool" ? " tool=" + pick(["Bash", "Read", "Edit", "Grep"]) : ""}`);
+    view += num(pick(bodies)() + "\n");
+  }
+  files["numbered.txt"] = view;
+}
+
 for (const [name, text] of Object.entries(files)) writeFileSync(join(out, name), text);
 console.log(Object.keys(files).map((f) => `${f} ${Buffer.byteLength(files[f])}`).join("\n"));
