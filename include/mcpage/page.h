@@ -89,6 +89,11 @@ MCPAGE_API int mcpage_pager_new(const mcpage_pager_config *cfg, const mcpage_key
                                 mcpage_pager **out);
 MCPAGE_API void mcpage_pager_free(mcpage_pager *p);
 MCPAGE_API const mcpage_keyring *mcpage_pager_keyring(const mcpage_pager *p);
+/*
+ * The pager's settings, e.g. max_chars for a tool's
+ * mcpage_tool.max_result_chars (no copy of a page is longer).
+ */
+MCPAGE_API const mcpage_pager_config *mcpage_pager_settings(const mcpage_pager *p);
 
 /*
  * Writes an invalid-argument result in the contract's error shape for an

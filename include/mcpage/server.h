@@ -186,6 +186,11 @@ typedef struct mcpage_tool {
     mcpage_tool_fn handler;    /* required */
     void *user_data;           /* returned by mcpage_call_data() */
     mcpage_task_support tasks; /* task support (default MCPAGE_TASKS_NONE) */
+    /* When > 0, tools/list declares _meta["anthropic/maxResultSizeChars"]:
+       Claude Code keeps a result up to this many characters inline instead
+       of saving it to a file past 50,000 (it honours up to 500,000). A
+       paging tool passes its pager's max_chars, the ceiling of each copy. */
+    int64_t max_result_chars;
 } mcpage_tool;
 
 /* Registers a tool. MCPAGE_EEXIST for a duplicate name, MCPAGE_EPARSE for a bad schema. */

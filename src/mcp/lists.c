@@ -212,6 +212,12 @@ void mcp_list_tools(mcpage_session *s, const json_t *id, const json_t *params)
             jw_json(&w, t->output_schema);
         }
         write_hints(&w, t);
+        if (t->max_result_chars > 0) {
+            jw_key(&w, "_meta");
+            jw_object_begin(&w);
+            jw_kv_int(&w, "anthropic/maxResultSizeChars", t->max_result_chars);
+            jw_object_end(&w);
+        }
         jw_object_end(&w);
     }
     jw_array_end(&w);

@@ -290,6 +290,7 @@ static int register_tool(mcpage_server *srv, const mcpage_tool *tool, json_t *in
     t->handler = tool->handler;
     t->ud = tool->user_data;
     t->tasks = tool->tasks;
+    t->max_result_chars = tool->max_result_chars > 0 ? tool->max_result_chars : 0;
     t->window = window;
     t->spec = spec;
     srv->ntools++;

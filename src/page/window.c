@@ -60,6 +60,11 @@ const mcpage_keyring *mcpage_pager_keyring(const mcpage_pager *p)
     return p ? p->kr : NULL;
 }
 
+const mcpage_pager_config *mcpage_pager_settings(const mcpage_pager *p)
+{
+    return p ? &p->cfg : NULL;
+}
+
 /* ------------------------------------------------------------- tbuf */
 
 void tb_init(tbuf *t)

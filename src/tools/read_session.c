@@ -191,6 +191,7 @@ int tool_read_session_register(mcpage_server *srv, tools_ctx *ctx)
         .open_world = MCPAGE_HINT_FALSE,
         .handler = run,
         .user_data = ctx,
+        .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
     return mcpage_server_add_tool(srv, &t);
 }
