@@ -456,6 +456,9 @@ void page_same_args(const page_base *b, tbuf *t)
 void page_given_size(const page_base *b, tbuf *t, const char *name, int64_t used)
 {
     const json_t *v = b->args ? json_object_get(b->args, name) : NULL;
+    /* The runtime may fill in a default the caller never gave: unsaid. */
+    if (strcmp(name, "max_tokens") == 0 && used == b->pager->cfg.default_tokens)
+        return;
     if (v && !json_is_null(v))
         tb_printf(t, ", %s=%lld", name, (long long)used);
 }
