@@ -1,11 +1,12 @@
 /*
  * Signed cursors (see <mcpage/cursor.h>) and the keyring that signs them.
  *
- * Wire form: "c1." followed by the unpadded URL-safe base64 of
+ * Wire form: "c2." followed by the unpadded URL-safe base64 of
  *
- *   version (1 byte, = 1)
+ *   version (1 byte, = 2; version 1 had a 4-byte tool hash and a 12-byte tag)
  *   kid (1 byte)
- *   tool hash (4 bytes: SHA-256 of the tool name)
+ *   tool hash (2 bytes: SHA-256 of the tool name; the tag covers the name's
+ *              use, this only tells "another tool" from "damaged")
  *   args fingerprint (8 bytes)
  *   offset            varint
  *   total + 1         varint (total is -1 when unknown)
@@ -17,7 +18,8 @@
  *     0x02 zigzag varint         an ISO-8601 UTC timestamp "YYYY-MM-DDTHH:MM:SS.mmmZ" (ms)
  *     0x03 zigzag varint         the same without milliseconds (s)
  *     0x04 varint length, bytes  any other string
- *   tag (12 bytes: HMAC-SHA256 of everything above, truncated)
+ *   tag (8 bytes: HMAC-SHA256 of everything above, truncated to 64 bits;
+ *        forging one takes about 2^63 calls to the server, see docs/contract.md)
  *
  * Varints are LEB128 and must be minimal, so every cursor has exactly one
  * encoding. Decoding checks, in order: the shape (malformed), the key id
@@ -47,11 +49,11 @@
 #include "page/jw.h"
 #include "page/seal.h"
 
-#define CURSOR_VERSION  1
-#define CURSOR_PREFIX   "c1."
+#define CURSOR_VERSION  2
+#define CURSOR_PREFIX   "c2."
 #define PREFIX_LEN      3
-#define TOOL_HASH_LEN   4
-#define TAG_LEN         12
+#define TOOL_HASH_LEN   2
+#define TAG_LEN         8
 #define HEADER_LEN      (2 + TOOL_HASH_LEN + MCPAGE_FINGERPRINT_LEN)
 #define EPOCH_BASE      INT64_C(1700000000)
 #define MAX_PAYLOAD     300 /* bytes of payload + tag; base64 of it fits MAX_LEN */

@@ -70,7 +70,7 @@ static void round_trip_keeps_every_field(void **state)
     int n = encode(kr, "list_sessions", fp_a, &c, text);
     assert_true(n > 3);
     assert_int_equal((size_t)n, strlen(text));
-    assert_memory_equal(text, "c1.", 3);
+    assert_memory_equal(text, "c2.", 3);
     for (int i = 0; i < n; i++)
         assert_true(strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.",
                            text[i]) != NULL);
@@ -345,22 +345,22 @@ static void garbage_empty_and_huge_strings_are_malformed(void **state)
     (void)state;
     mcpage_keyring *kr = ring_with(1, key_a);
     const char *junk[] = {"",
-                          "c1.",
+                          "c2.",
                           "c1",
                           "c2.AAAA",
-                          "c1.!!!!",
+                          "c2.!!!!",
                           "null",
-                          "c1.AAAAAAAAAAAAAAAAAAAA",
-                          "c1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+                          "c2.AAAAAAAAAAAAAAAAAAAA",
+                          "c2.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
                           "20",
-                          "c1.\xff\xfe"};
+                          "c2.\xff\xfe"};
     for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
         assert_int_equal(decode_str(kr, "t", fp_a, junk[i], strlen(junk[i])),
                          MCPAGE_CURSOR_MALFORMED);
     size_t big = 10 * 1024;
     char *huge = malloc(big);
     assert_non_null(huge);
-    memcpy(huge, "c1.", 3);
+    memcpy(huge, "c2.", 3);
     memset(huge + 3, 'A', big - 3);
     assert_int_equal(decode_str(kr, "t", fp_a, huge, big), MCPAGE_CURSOR_MALFORMED);
     free(huge);
@@ -369,7 +369,7 @@ static void garbage_empty_and_huge_strings_are_malformed(void **state)
     for (int i = 0; i < 2000; i++) {
         char t[MCPAGE_CURSOR_MAX_LEN];
         size_t n = (size_t)(rand() % (MCPAGE_CURSOR_MAX_LEN - 3)) + 3;
-        memcpy(t, "c1.", 3);
+        memcpy(t, "c2.", 3);
         for (size_t k = 3; k < n; k++)
             t[k] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"[rand() % 64];
         mcpage_cursor_status s = decode_str(kr, "t", fp_a, t, n);
@@ -410,7 +410,7 @@ static void fingerprint_ignores_key_order_and_window_params(void **state)
     static const char *const skip[] = {"cursor", "offset", "limit", "max_tokens", NULL};
     uint8_t a[8], b[8], c[8], d[8];
     fp("{\"project\":\"api\",\"q\":{\"b\":1,\"a\":[2,{\"y\":1,\"x\":2}]}}", skip, a);
-    fp("{\"limit\":5,\"q\":{\"a\":[2,{\"x\":2,\"y\":1}],\"b\":1},\"cursor\":\"c1.x\","
+    fp("{\"limit\":5,\"q\":{\"a\":[2,{\"x\":2,\"y\":1}],\"b\":1},\"cursor\":\"c2.x\","
        "\"project\":\"api\",\"offset\":3,\"max_tokens\":900}",
        skip, b);
     assert_memory_equal(a, b, 8);
