@@ -13,7 +13,7 @@ static const mcpage_lines_spec spec = {
     .tool = "read_session",
     .default_max_lines = 200,
     .max_max_lines = 2000,
-    .narrow_hint = "search_conversations gives the line of each match; start there.",
+    .narrow_hint = "Pass message_id=... of a search_conversations match to start at it.",
 };
 
 static const char schema[] =
