@@ -13,19 +13,10 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { rng } from "./tokens-reference.mjs";
+
 const here = dirname(fileURLToPath(import.meta.url));
 const corpusDir = join(here, "..", "data", "tokens");
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export function writeTranscripts(claudeHome, { sessions = 6, messages = 48, seed = 23 } = {}) {
   const R = rng(seed);

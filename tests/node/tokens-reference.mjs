@@ -17,7 +17,8 @@ const refPath = join(dir, "reference.json");
 const CHUNKS = 200;
 const enc = getEncoding("o200k_base");
 
-function rng(seed) {
+// mulberry32, seeded (also used by real-transcripts.mjs).
+export function rng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
