@@ -200,7 +200,7 @@ try {
     for (const id of ids) { assert.ok(!seen.has(id), `session ${id} twice in the walk`); seen.add(id); }
     const next = await nextHref();
     if (!next) break;
-    assert.match(next, /cursor=c1\./, "Next page carries the signed cursor");
+    assert.match(next, /cursor=c2\./, "Next page carries the signed cursor");
     await page.click("a[rel=next]");
     await page.waitForSelector("nav.pager");
   }
