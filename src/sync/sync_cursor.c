@@ -124,20 +124,31 @@ static int read_varint(const unsigned char *p, size_t n, size_t *at, uint64_t *v
 }
 
 /* One chat being rendered. */
-typedef struct chat {
+typedef struct chat chat;
+struct chat {
     sqlite3 *db;
     sqlite3_stmt *get; /* SELECT data FROM blobs WHERE id = ? */
-    FILE *w;           /* the rendering */
+    /* a blob's bytes (*data malloc'd), MCPAGE_ENOTFOUND, or an error */
+    int (*fetch)(chat *c, const char *id, unsigned char **data, size_t *n);
+    FILE *w; /* the rendering */
     json_int_t created;
     char *workspace; /* the root's workspace path (owned), or NULL */
     size_t nodes;
-} chat;
+};
 
 static int emit_message(chat *c, const char *id, const unsigned char *data, size_t n)
 {
+    /* bytes that are not UTF-8 become U+FFFD: JSON text holds no others */
+    char *fixed = NULL;
+    size_t fixed_len = 0;
+    if (sync_utf8_repair((const char *)data, n, &fixed, &fixed_len) < 0)
+        return MCPAGE_ENOMEM;
     json_t *row = json_pack("{s:s,s:I}", "id", id, "time_created", c->created);
     if (row)
-        json_object_set_new(row, "data", json_stringn_nocheck((const char *)data, n));
+        json_object_set_new(
+            row, "data",
+            json_stringn_nocheck(fixed ? fixed : (const char *)data, fixed ? fixed_len : n));
+    free(fixed);
     json_t *line = row ? json_pack("{s:s,s:o}", "table", "blobs", "row", row) : NULL;
     int ok = line && json_dumpf(line, c->w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
              fputc('\n', c->w) != EOF;
@@ -195,25 +206,51 @@ static int walk_node(chat *c, const char *id, const unsigned char *p, size_t n, 
     return rc;
 }
 
-static int walk_blob(chat *c, const char *id, int depth)
+/* A blob from the database (a copy: the statement is reused below). */
+static int db_fetch(chat *c, const char *id, unsigned char **data, size_t *n)
 {
-    if (depth > CURSOR_DEPTH_MAX || ++c->nodes > CURSOR_NODES_MAX)
-        return 0;
     sqlite3_reset(c->get);
     sqlite3_bind_text(c->get, 1, id, -1, SQLITE_TRANSIENT);
     int step = sqlite3_step(c->get);
     if (step != SQLITE_ROW)
-        return step == SQLITE_DONE ? emit_missing(c, id) : MCPAGE_EIO;
-    size_t n = (size_t)sqlite3_column_bytes(c->get, 0);
+        return step == SQLITE_DONE ? MCPAGE_ENOTFOUND : MCPAGE_EIO;
+    *n = (size_t)sqlite3_column_bytes(c->get, 0);
     const unsigned char *d = sqlite3_column_blob(c->get, 0);
-    if (!d || n == 0)
-        return emit_missing(c, id);
-    unsigned char *copy = malloc(n); /* the statement is reused below */
-    if (!copy)
+    if (!d || *n == 0)
+        return MCPAGE_ENOTFOUND;
+    if (!(*data = malloc(*n)))
         return MCPAGE_ENOMEM;
-    memcpy(copy, d, n);
-    int rc = copy[0] == '{' ? emit_message(c, id, copy, n) : walk_node(c, id, copy, n, depth);
-    free(copy);
+    memcpy(*data, d, *n);
+    return 0;
+}
+
+static int walk_blob(chat *c, const char *id, int depth)
+{
+    if (depth > CURSOR_DEPTH_MAX || ++c->nodes > CURSOR_NODES_MAX)
+        return 0;
+    unsigned char *d = NULL;
+    size_t n = 0;
+    int rc = c->fetch(c, id, &d, &n);
+    if (rc == MCPAGE_ENOTFOUND)
+        return emit_missing(c, id);
+    if (rc < 0)
+        return rc;
+    rc = d[0] == '{' ? emit_message(c, id, d, n) : walk_node(c, id, d, n, depth);
+    free(d);
+    return rc;
+}
+
+static int none_fetch(chat *c, const char *id, unsigned char **data, size_t *n)
+{
+    (void)c, (void)id, (void)data, (void)n;
+    return MCPAGE_ENOTFOUND;
+}
+
+int sync__cursor_render_node(const unsigned char *p, size_t n, FILE *w, char **workspace)
+{
+    chat c = {.fetch = none_fetch, .w = w};
+    int rc = walk_node(&c, "root", p, n, 0);
+    *workspace = c.workspace;
     return rc;
 }
 
@@ -254,7 +291,7 @@ static int cursor_load(const sync_fold_job *job, char **out, size_t *len, char *
 {
     *out = NULL;
     *len = 0;
-    chat c = {0};
+    chat c = {.fetch = db_fetch};
     if (sqlite3_open_v2(job->db, &c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         sqlite3_close(c.db);

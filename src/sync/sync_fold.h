@@ -15,6 +15,7 @@
 #define MCPAGE_SYNC_FOLD_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "store/store.h"
@@ -121,6 +122,10 @@ extern const sync_fold_format sync__cursor_format;
 /* Discovery per format: appends the files under the agent's home. */
 int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s);
 int sync__copilot_discover(sync_fold_jobs *js, const char *home);
+/* For tests and fuzzing: a Cursor tree node's bytes rendered as sync
+ * renders them (every child blob missing), into w; *workspace gets the
+ * workspace a root names (owned), or NULL. */
+int sync__cursor_render_node(const unsigned char *p, size_t n, FILE *w, char **workspace);
 /* Cursor's agent CLI: one job per chat database under CURSOR_HOME/chats. */
 int sync__cursor_discover(sync_fold_jobs *js, const char *home);
 /* OpenCode: one job per session of DATA/opencode.db; a database that
