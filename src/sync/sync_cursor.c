@@ -138,17 +138,9 @@ struct chat {
 
 static int emit_message(chat *c, const char *id, const unsigned char *data, size_t n)
 {
-    /* bytes that are not UTF-8 become U+FFFD: JSON text holds no others */
-    char *fixed = NULL;
-    size_t fixed_len = 0;
-    if (sync_utf8_repair((const char *)data, n, &fixed, &fixed_len) < 0)
-        return MCPAGE_ENOMEM;
     json_t *row = json_pack("{s:s,s:I}", "id", id, "time_created", c->created);
-    if (row)
-        json_object_set_new(
-            row, "data",
-            json_stringn_nocheck(fixed ? fixed : (const char *)data, fixed ? fixed_len : n));
-    free(fixed);
+    if (row) /* bytes that are not UTF-8 become U+FFFD */
+        json_object_set_new(row, "data", sync_json_text((const char *)data, n));
     json_t *line = row ? json_pack("{s:s,s:o}", "table", "blobs", "row", row) : NULL;
     int ok = line && json_dumpf(line, c->w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
              fputc('\n', c->w) != EOF;
@@ -280,7 +272,7 @@ static json_t *read_meta(sqlite3 *db)
                 json_object_update(meta, o);
             json_decref(o);
         } else if (!json_object_get(meta, key)) {
-            json_object_set_new(meta, key, json_stringn_nocheck(v, n));
+            json_object_set_new(meta, key, sync_json_text(v, n));
         }
     }
     sqlite3_finalize(st);

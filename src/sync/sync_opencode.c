@@ -109,8 +109,8 @@ static int render_row(FILE *w, const char *table, sqlite3_stmt *st)
             v = json_null();
             break;
         default: /* text (and blobs, kept as their bytes' text) */
-            v = json_stringn_nocheck((const char *)sqlite3_column_text(st, i),
-                                     (size_t)sqlite3_column_bytes(st, i));
+            v = sync_json_text((const char *)sqlite3_column_text(st, i),
+                               (size_t)sqlite3_column_bytes(st, i));
             break;
         }
         if (!v || json_object_set_new(row, name, v) < 0) {
@@ -653,7 +653,7 @@ static int render_file(FILE *w, const char *table, const char *id, const char *o
     if (created > 0)
         json_object_set_new(row, "time_created", json_integer(created));
     json_object_set_new(row, "file", json_string(file));
-    json_object_set_new(row, "data", json_stringn_nocheck(text, len));
+    json_object_set_new(row, "data", sync_json_text(text, len));
     json_t *line = json_pack("{s:s,s:o}", "table", table, "row", row);
     int ok = line && json_dumpf(line, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
              fputc('\n', w) != EOF;

@@ -253,6 +253,17 @@ char *sync_iso_ms(double ms)
     return sync_short_copy(buf, sizeof buf);
 }
 
+json_t *sync_json_text(const char *p, size_t n)
+{
+    char *fixed = NULL;
+    size_t fixed_len = 0;
+    if (sync_utf8_repair(p, n, &fixed, &fixed_len) < 0)
+        return NULL;
+    json_t *v = json_stringn_nocheck(fixed ? fixed : p, fixed ? fixed_len : n);
+    free(fixed);
+    return v;
+}
+
 const char *sync_json_str(json_t *obj, const char *key)
 {
     json_t *v = json_object_get(obj, key);

@@ -7,7 +7,8 @@
  * a message added is appended while the messages before keep their ids; a
  * write transaction another connection holds open neither blocks sync nor
  * shows; an edited chat is stored again with its unchanged messages' ids;
- * a blob the tree names but the database lacks is counted with its place.
+ * a blob the tree names but the database lacks is counted with its place;
+ * a message whose bytes are not UTF-8 is kept.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -76,10 +77,9 @@ static void put_blob(sqlite3 *h, const void *data, size_t n, char id[65], unsign
 {
     sha256_hex(data, n, id, raw);
     sqlite3_stmt *st = NULL;
-    assert_int_equal(
-        sqlite3_prepare_v2(h, "INSERT OR IGNORE INTO blobs(id, data) VALUES(?1, ?2)", -1, &st,
-                           NULL),
-        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, "INSERT OR IGNORE INTO blobs(id, data) VALUES(?1, ?2)",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
     sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
     sqlite3_bind_blob(st, 2, data, (int)n, SQLITE_TRANSIENT);
     assert_int_equal(sqlite3_step(st), SQLITE_DONE);
@@ -142,7 +142,8 @@ static void write_tree(sqlite3 *h, size_t n, const char *extra, int missing)
     for (size_t i = 0; meta[i]; i++)
         snprintf(hex + 2 * i, 3, "%02x", (unsigned char)meta[i]);
     sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(h, "INSERT OR REPLACE INTO meta(key, value) VALUES('0', ?1)",
+    assert_int_equal(sqlite3_prepare_v2(h,
+                                        "INSERT OR REPLACE INTO meta(key, value) VALUES('0', ?1)",
                                         -1, &st, NULL),
                      SQLITE_OK);
     sqlite3_bind_text(st, 1, hex, -1, SQLITE_TRANSIENT);
@@ -215,8 +216,9 @@ static void chat_reads_as_messages(void **state)
     assert_non_null(strstr(d, "| Why does the balance endpoint round twice?\n"));
     assert_non_null(strstr(d, "| [thinking] Look at the money helpers first.\\nLet me read the "
                               "helper.\n"));
-    assert_non_null(strstr(d, "3 assistant 2026-01-19T22:45:46.153Z tool=Read "
-                              "input=/home/ada/src/ledger api/src/money.py call=toolu_01Read err=0"));
+    assert_non_null(strstr(d,
+                           "3 assistant 2026-01-19T22:45:46.153Z tool=Read "
+                           "input=/home/ada/src/ledger api/src/money.py call=toolu_01Read err=0"));
     assert_non_null(strstr(d, "4 tool 2026-01-19T22:45:46.153Z tool=Read input=- "
                               "call=toolu_01Read err=0"));
     assert_non_null(strstr(d, "| def to_cents(x): return round(round(x, 2) * 100)"));
@@ -289,14 +291,34 @@ static void edited_chat_keeps_ids_and_missing_blobs_count(void **state)
     free(d);
 }
 
+/* A message whose bytes are not UTF-8 (Latin-1 typed into a prompt): kept,
+   the bad byte as U+FFFD, and the chat with it. */
+static void message_not_utf8_is_kept(void **state)
+{
+    fx *f = *state;
+    sqlite3 *w = open_chat(f);
+    write_tree(w, 5, "{\"role\":\"user\",\"content\":\"<user_query>caf\xe9 au lait</user_query>\"}",
+               0);
+    sqlite3_close(w);
+    sync_report rep;
+    sync_cursor(f, &rep);
+    assert_int_equal(rep.files_failed, 0);
+    assert_int_equal(rep.messages_added, 7);
+    char *d = ts_dump(f->db, 120);
+    assert_non_null(strstr(d, "6 user 2026-01-19T22:45:46.153Z"));
+    assert_non_null(strstr(d, "| caf\xef\xbf\xbd au lait\n"));
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(chat_reads_as_messages, setup, ts_fixture_drop),
-        cmocka_unit_test_setup_teardown(added_message_appends_and_writers_are_not_waited_for,
-                                        setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(added_message_appends_and_writers_are_not_waited_for, setup,
+                                        ts_fixture_drop),
         cmocka_unit_test_setup_teardown(edited_chat_keeps_ids_and_missing_blobs_count, setup,
                                         ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(message_not_utf8_is_kept, setup, ts_fixture_drop),
     };
     return TB_RUN_GROUPS(tests);
 }

@@ -348,6 +348,20 @@ static void oldest_storage_layout(void **state)
     sync_opencode(f, &rep);
     assert_int_equal(rep.files_unchanged, 3);
 
+    /* a part file holding bytes that are not UTF-8 (Latin-1): read, as U+FFFD */
+    snprintf(part, sizeof part,
+             "%s/project/home-ada-src-kiln/storage/session/part/ses_first1/msg_f2/prt_f5.json",
+             f->data);
+    ts_put(part, "w",
+           "{\"id\":\"prt_f5\",\"sessionID\":\"ses_first1\",\"messageID\":\"msg_f2\","
+           "\"type\":\"text\",\"text\":\"D\xe9j\xe0 fait.\"}\n");
+    sync_opencode(f, &rep);
+    assert_int_equal(rep.files_failed, 0);
+    assert_int_equal(rep.messages_added, 1);
+    d = ts_dump(f->db, 80);
+    assert_non_null(strstr(d, "| D\xef\xbf\xbdj\xef\xbf\xbd fait.\n"));
+    free(d);
+
     /* OpenCode copies them to the newer layout on upgrade: read there once */
     snprintf(
         cmd, sizeof cmd,
