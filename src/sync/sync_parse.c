@@ -259,7 +259,26 @@ json_t *sync_json_text(const char *p, size_t n)
     size_t fixed_len = 0;
     if (sync_utf8_repair(p, n, &fixed, &fixed_len) < 0)
         return NULL;
-    json_t *v = json_stringn_nocheck(fixed ? fixed : p, fixed ? fixed_len : n);
+    const char *t = fixed ? fixed : p;
+    size_t tn = fixed ? fixed_len : n;
+    char *nonul = NULL;
+    if (memchr(t, 0, tn)) {
+        /* a NUL would be written as \u0000, which readers reject */
+        size_t k = 0;
+        nonul = tn <= (SIZE_MAX - 1) / 3 ? malloc(tn * 3 + 1) : NULL;
+        for (size_t i = 0; nonul && i < tn; i++) {
+            if (t[i]) {
+                nonul[k++] = t[i];
+            } else {
+                memcpy(nonul + k, "\xEF\xBF\xBD", 3);
+                k += 3;
+            }
+        }
+        t = nonul;
+        tn = k;
+    }
+    json_t *v = t ? json_stringn_nocheck(t, tn) : NULL;
+    free(nonul);
     free(fixed);
     return v;
 }

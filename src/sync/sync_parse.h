@@ -143,9 +143,9 @@ void sync_text_content(sync_text *t, json_t *content);
 /* Milliseconds since the epoch as ISO 8601 UTC with milliseconds
  * (malloc'd), or NULL when not after 1970 and before 10000. */
 char *sync_iso_ms(double ms);
-/* A JSON string of n bytes, those that are not UTF-8 as U+FFFD (JSON
- * text holds no others: jansson cannot write them); NULL when out of
- * memory. */
+/* A JSON string of n bytes, those that are not UTF-8 and NULs as U+FFFD
+ * (jansson cannot write the first, readers reject the second); NULL when
+ * out of memory. */
 json_t *sync_json_text(const char *p, size_t n);
 /* String value of a key, or NULL. */
 const char *sync_json_str(json_t *obj, const char *key);
