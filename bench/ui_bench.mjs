@@ -67,9 +67,11 @@ async function call(name, args) {
   return { ms: res.ms, result: msg.result };
 }
 
-const first = await call("search_conversations", { query: QUERY, sort: "newest", limit: 1 });
+const first = await call("search_conversations", { query: QUERY, sort: "newest", limit: 1, fields: ["session_id"] });
 if (first.result.isError) throw new Error(`no match of ${QUERY}: ${first.result.content[0].text}`);
-const session = first.result.structuredContent.matches[0].session_id;
+// a record as an object, from either layout (objects, or "columns" + arrays)
+const sc0 = first.result.structuredContent, m0 = sc0.matches[0];
+const session = Array.isArray(m0) ? m0[sc0.columns.indexOf("session_id")] : m0.session_id;
 const summary = (await call("get_session_summary", { session_id: session })).result.structuredContent;
 
 async function measure(fn) {
