@@ -242,6 +242,13 @@ static int choose_sessions(const export_opts *o, cli_archive *arc, json_t *ids)
 
 /* ------------------------------------------------------------ a folder */
 
+/* dir/name into out; false when it does not fit (nothing this command makes is that long). */
+static bool path_join(char *out, size_t cap, const char *dir, const char *name)
+{
+    int n = snprintf(out, cap, "%s/%s", dir, name);
+    return n >= 0 && (size_t)n < cap;
+}
+
 /* Removes a folder this command made and everything in it (one level). */
 static void remove_tree(const char *dir)
 {
@@ -252,8 +259,8 @@ static void remove_tree(const char *dir)
         while ((e = readdir(d)) != NULL) {
             if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
                 continue;
-            (void)snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            (void)unlink(path);
+            if (path_join(path, sizeof path, dir, e->d_name))
+                (void)unlink(path);
         }
         closedir(d);
     }
@@ -268,7 +275,10 @@ static int write_index(const export_opts *o, const char *tmpdir, const export_in
         (void)snprintf(heading, sizeof heading, "Sessions of project %s", o->project);
     else
         (void)snprintf(heading, sizeof heading, "Sessions matching %s", o->query);
-    (void)snprintf(path, sizeof path, "%s/%s", tmpdir, export_index_name(o->fmt));
+    if (!path_join(path, sizeof path, tmpdir, export_index_name(o->fmt))) {
+        (void)fprintf(stderr, "mcpage export: the folder's path is too long: %s\n", tmpdir);
+        return MCPAGE_ERANGE;
+    }
     FILE *f = fopen(path, "wb");
     int rc = f ? export_index_write(f, o->fmt, heading, e, n) : MCPAGE_EIO;
     if (f && fclose(f) != 0 && rc == 0)
@@ -292,7 +302,10 @@ static int export_each(const export_opts *o, store *s, const json_t *ids, const 
         const char *id = json_string_value(json_array_get(ids, i));
         char name[256], path[4400], err[600];
         export_file_name(id, o->fmt, name, sizeof name);
-        (void)snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+        if (!path_join(path, sizeof path, tmpdir, name)) {
+            (void)fprintf(stderr, "\nmcpage export: the folder's path is too long: %s\n", tmpdir);
+            return 1;
+        }
         int rc = store_session_get(s, id, &sess[i]);
         if (rc < 0) {
             (void)fprintf(stderr, "\nmcpage export: %s: %s\n", id, store_errmsg(s));
@@ -345,7 +358,12 @@ static int export_many(const export_opts *o, cli_archive *arc, store *s)
         return 1;
     }
     char tmpdir[4400];
-    (void)snprintf(tmpdir, sizeof tmpdir, "%s.part-XXXXXX", dir);
+    int tn = snprintf(tmpdir, sizeof tmpdir, "%s.part-XXXXXX", dir);
+    if (tn < 0 || (size_t)tn >= sizeof tmpdir) {
+        (void)fprintf(stderr, "mcpage export: the output folder's path is too long: %s\n", dir);
+        json_decref(ids);
+        return 1;
+    }
     export_index_entry *e = calloc(n, sizeof *e);
     store_session *sess = calloc(n, sizeof *sess);
     int status = 1;

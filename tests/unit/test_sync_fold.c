@@ -440,7 +440,7 @@ static void walk_add(walk_rows *w, const store_hit *h)
 static const walk_row *walk_find(const walk_rows *w, int64_t id, const char *who)
 {
     for (size_t i = 0; i < w->n; i++)
-        if (id ? w->v[i].id == id : strcmp(w->v[i].who, who) == 0)
+        if (id ? w->v[i].id == id : (who != NULL && strcmp(w->v[i].who, who) == 0))
             return &w->v[i];
     return NULL;
 }
