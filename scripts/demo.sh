@@ -27,16 +27,18 @@ call list_sessions "{\"limit\": 3, \"cursor\": \"$cursor\"}"
 
 call search_conversations '{"query": "\"undefined reference\" role:user", "limit": 3}'
 
-# The first match names the session and the line where read_session shows it.
-session=$("$bin" call --db "$db" --field matches search_conversations \
-    '{"query": "\"undefined reference\" role:user", "limit": 1, "fields": ["session_id"]}' |
-    sed -n 's/.*"session_id":"\([^"]*\)".*/\1/p')
-line=$("$bin" call --db "$db" --field matches search_conversations \
-    '{"query": "\"undefined reference\" role:user", "limit": 1}' |
-    sed -n 's/.*"line":\([0-9]*\).*/\1/p')
-if "$bin" call --list --db "$db" | grep -q '^read_session'; then
-    call read_session "{\"session_id\": \"$session\", \"start_line\": $line, \"max_lines\": 12}"
+# The first match: read_session opens its session at its message, and its
+# session_id names the session (a match is [message_id, session_id] in the
+# order of the page's "columns").
+match=$("$bin" call --db "$db" --field matches search_conversations \
+    '{"query": "\"undefined reference\" role:user", "limit": 1, "fields": ["session_id"]}')
+message=$(sed -n 's/^\[\[\([0-9]*\),.*/\1/p' <<<"$match")
+session=$(sed -n 's/^\[\[[0-9]*,"\([^"]*\)".*/\1/p' <<<"$match")
+if [ -z "$message" ] || [ -z "$session" ]; then
+    echo "demo: the first match did not name its message and session: $match" >&2
+    exit 1
 fi
+call read_session "{\"message_id\": $message, \"max_lines\": 12}"
 call get_session_summary "{\"session_id\": \"$session\"}"
 
 # Six agents, one archive: the same project's Gemini CLI and Copilot CLI sessions.
