@@ -72,7 +72,8 @@ static int walk(const char *root, path_list *out)
     out->skip = strlen(root) + 1;
     walking = out;
     int rc = nftw(root, visit, 16, FTW_PHYS); /* FTW_PHYS: symlinks are not followed */
-    if (rc == 0 && out->n > 0) /* an empty directory has no vector to sort */
+    /* An empty directory has no vector to sort. */
+    if (rc == 0 && out->n > 0)
         qsort(out->v, out->n, sizeof *out->v, by_path);
     return rc;
 }

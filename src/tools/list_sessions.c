@@ -122,7 +122,8 @@ int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx)
         .title = "List sessions",
         .description =
             "Lists coding-agent sessions (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, "
-            "OpenCode, Cursor's agent CLI), newest first (sort=oldest for the other way). Records come as arrays in "
+            "OpenCode, Cursor's agent CLI), newest first (sort=oldest for the other way). Records "
+            "come as arrays in "
             "the order of `columns` (text copy: a tab-separated header, one line per session): "
             "session_id, project, title, started_at (UTC, to the minute), messages, source; "
             "ended_at, model, branch and parent_session_id via fields=[...]. Filtered by "
