@@ -42,13 +42,117 @@ typedef struct sq_conn {
     int damaged;                   /* SQLite reported the file corrupt: no more writes */
 } sq_conn;
 
+#define CONN(s) ((sq_conn *)(s)->impl)
+
+/* ---- shared by the backend's files (sqlite_store.c) ------------------ */
+
+/* The failure of the statement that just failed: the budget's, a damaged
+ * or read-only store's, else MCPAGE_ESTORE with "what: SQLite's message". */
+int sq_err(store *s, const char *what);
+/* The same for a search statement: MCPAGE_EPARSE "search query rejected". */
+int sq_search_err(store *s);
+/* A cached statement for `sql`, reset and with its bindings cleared. */
+int sq_prep(store *s, const char *sql, sqlite3_stmt **out);
+/* Runs SQL text without parameters or rows (sqlite3_exec). */
+int sq_exec(store *s, const char *sql);
+/* Runs a statement that returns no rows. */
+int sq_done(store *s, sqlite3_stmt *st, const char *what);
+/* Binds text, or NULL for a NULL `v`. */
+void sq_bind_text(sqlite3_stmt *st, int i, const char *v);
+/* Column i as a malloc'd string; NULL for NULL, and for '' when `opt`. */
+int sq_col_dup(sqlite3_stmt *st, int i, int opt, char **out);
+/* Grows a row array by one zeroed row; `cap` tracks its capacity. */
+void *sq_rows_grow(void *rows, size_t count, size_t *cap, size_t elem);
+/* A damaged store takes no more writes: the failure, or 0. */
+int sq_refuse_damaged(store *s);
+
+/* One parameter of a generated statement. */
+typedef struct sq_bind {
+    int type; /* STORE_KEY_INT, _REAL or _TEXT */
+    int64_t i;
+    double r;
+    const char *s;
+} sq_bind;
+
+/* A statement built piece by piece with its parameters (fixed size:
+ * past SQ_SQL_MAX or SQ_BIND_MAX it overflows and sql_prepare fails). */
+typedef struct sq_sql {
+    char text[SQ_SQL_MAX];
+    size_t len;
+    int overflow;
+    sq_bind binds[SQ_BIND_MAX];
+    int nbind;
+} sq_sql;
+
+void sql_add(sq_sql *q, const char *part);
+/* Drops a " WHERE 1" begun at `mark` that no condition followed. */
+void sql_where_end(sq_sql *q, size_t mark);
+void sql_text(sq_sql *q, const char *v);
+void sql_int(sq_sql *q, int64_t v);
+/* Adds " AND <cond>" binding one text value when `v` is set. */
+void sql_where_text(sq_sql *q, const char *cond, const char *v);
+/* The cached statement of q with its parameters bound. */
+int sql_prepare(store *s, sq_sql *q, sqlite3_stmt **st);
+/* Binds one part of a keyset position. */
+void sq_key_bind(sq_sql *q, const store_key_part *p);
+/* Adds ORDER BY, the page's LIMIT and its OFFSET (when not keyset). */
+void sql_page(sq_sql *q, const char *order, const store_page *pg);
+/* Runs a count(*) built in q: *n, or the failure (`status_on_error`
+ * MCPAGE_EPARSE: a search the engine rejected). */
+int sq_count_query(store *s, sq_sql *q, int64_t *n, int status_on_error);
+
+/* ---- the operations of store_ops ------------------------------------- */
+
+/* Reads (sqlite_read.c). */
+int sqlite_projects_list(store *s, const store_project_filter *f, const store_page *pg,
+                         store_projects *out);
+int sqlite_projects_count(store *s, const store_project_filter *f, int64_t *n);
+int sqlite_sessions_list(store *s, const store_session_filter *f, const store_page *pg,
+                         store_sessions *out);
+int sqlite_sessions_count(store *s, const store_session_filter *f, int64_t *n);
+int sqlite_session_get(store *s, const char *id, store_session *out);
+int sqlite_messages_from(store *s, const char *id, int64_t from, int64_t limit,
+                         store_messages *out);
+int sqlite_text_lines(store *s, const char *id, int64_t before, store_text_lines *out);
+int sqlite_message_get(store *s, int64_t id, store_message *out);
+int sqlite_raw_read(store *s, const char *id, int64_t offset, int64_t length, unsigned char **buf,
+                    size_t *n, int64_t *total);
+int sqlite_session_summary(store *s, const char *id, store_session_summary *out);
+int sqlite_activity(store *s, const store_activity_filter *f, size_t max_rows, store_activity *out);
+int sqlite_generation(store *s, int64_t *gen);
+int sqlite_stats(store *s, store_stats *out);
+/* A session's row id and raw size (raw_size may be NULL); MCPAGE_ENOTFOUND. */
+int sq_session_sid(store *s, const char *id, int64_t *sid, int64_t *raw_size);
+
+/* Search (sqlite_search.c). */
+int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out);
+int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n);
+
+/* Writes (sqlite_write.c). */
+int sqlite_begin(store *s);
+int sqlite_commit(store *s);
+int sqlite_rollback(store *s);
+int sqlite_project_ensure(store *s, const char *path, const char *name, int64_t *id);
+int sqlite_session_put(store *s, const store_session_meta *m);
+int sqlite_session_state(store *s, const char *id, store_session_state *out);
+int sqlite_session_reset(store *s, const char *id);
+int sqlite_message_add(store *s, const store_message *m, int64_t *id);
+int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_t n, int64_t lines);
+int sqlite_session_refresh(store *s, const char *id);
+int sqlite_tool_call_name(store *s, const char *id, const char *call_id, char **name);
+int sqlite_source_get(store *s, const char *hostname, const char *path, store_source *out);
+int sqlite_sources_all(store *s, const char *hostname, size_t max_rows, store_sources *out);
+int sqlite_source_put(store *s, const store_source *src);
+int sqlite_session_lock(store *s, const char *id);
+int sqlite_session_unlock(store *s, const char *id);
+
 int store_sqlite_schema_latest(void);
 int store_sqlite_schema_version(sqlite3 *db, int *version);
 int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen);
 /*
  * Tests set this to force a newest/oldest search plan where one applies:
  * 1 collect and sort, 2 probe per row, 3 test rows against the matches;
- * 0 (the default) lets the cost model choose (sqlite_store.c).
+ * 0 (the default) lets the cost model choose (sqlite_search.c).
  */
 extern int store_sqlite__force_plan;
 /*

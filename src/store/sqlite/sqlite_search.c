@@ -1,0 +1,440 @@
+/*
+ * The SQLite backend's full-text search: user syntax turned into an FTS5
+ * query, the newest/oldest plans and their cost model, relevance pages
+ * ranked by mcpage_bm25() (sqlite_rank.c) with snippets from
+ * mcpage_snippet() (sqlite_snippet.c), and exact match counts.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_internal.h"
+
+/* ---- search --------------------------------------------------------- */
+
+/* Relevance: bm25() of the match, lower is better (sqlite_rank.c). */
+#define SQ_BM25 "mcpage_bm25(messages_fts)"
+
+static int is_word_byte(unsigned char c)
+{
+    return isalnum(c) || c == '_' || c >= 0x80;
+}
+
+/*
+ * The cost model of newest/oldest search plans, in microseconds, fitted
+ * on a million-message archive (docs/store.md has the figures): probing
+ * the FTS index for one row costs SQ_PROBE_US per plain term (a phrase or
+ * prefix term weighs SQ_PROBE_HEAVY terms); collecting the matches into
+ * a set costs SQ_SET_US per match and testing a row against it
+ * SQ_ROW_US; joining and sorting every match costs SQ_SORT_US per match.
+ */
+#define SQ_PROBE_US    120.0
+#define SQ_PROBE_HEAVY 15
+#define SQ_SET_US      0.25
+#define SQ_ROW_US      3.0
+#define SQ_SORT_US     1.5
+
+/* How a newest/oldest search finds its page. */
+typedef enum sq_plan {
+    SQ_COLLECT = 0, /* join every match, sort by time, take the page */
+    SQ_PROBE,       /* walk the time index, probe the FTS index per row */
+    SQ_MEMBER       /* collect the matching rowids once, walk the time index testing them */
+} sq_plan;
+
+/*
+ * Turns user syntax into an FTS5 query: every word and every "quoted
+ * phrase" becomes one quoted FTS5 string (embedded quotes doubled), so
+ * no user character can be read as FTS5 syntax; a trailing `*` on a word
+ * becomes a prefix query. Terms without any word character (`++`) are
+ * dropped; a query left with no terms is rejected.
+ */
+/* What a query's terms cost to evaluate (fts_query_build). */
+typedef struct sq_terms {
+    int weight;   /* probe cost in plain-token units (SQ_PROBE_HEAVY a phrase or prefix) */
+    int prefixes; /* prefix terms (`axo*`) */
+    int phrases;  /* terms of several tokens (`"a b"`, `foo-bar`) */
+} sq_terms;
+
+static int fts_query_build(store *s, const char *in, char *out, size_t cap, sq_terms *cost)
+{
+    size_t o = 0;
+    int terms = 0;
+    if (cost)
+        memset(cost, 0, sizeof *cost);
+    const char *p = in, *start, *end;
+    int prefix;
+    while (store_query_term(&p, &start, &end, &prefix)) {
+        int wordy = 0;
+        for (const char *c = start; c < end; c++)
+            if (is_word_byte((unsigned char)*c))
+                wordy = 1;
+        if (!wordy)
+            continue;
+        if (cost) {
+            /* A term of several tokens (a phrase: `"a b"`, `foo-bar`) or a
+             * prefix makes FTS5 read position lists or expand terms on
+             * every probe: it weighs far more than one plain token. */
+            int tokens = 0, in_word = 0;
+            for (const char *c = start; c < end; c++) {
+                int w = is_word_byte((unsigned char)*c);
+                tokens += w && !in_word;
+                in_word = w;
+            }
+            cost->weight += (prefix || tokens > 1) ? SQ_PROBE_HEAVY : 1;
+            cost->prefixes += prefix;
+            cost->phrases += tokens > 1;
+        }
+        /* room for: space, quote, doubled content, quote, star, NUL */
+        size_t need = 4 + 2 * (size_t)(end - start);
+        if (o + need >= cap)
+            return store_fail(s, MCPAGE_EPARSE, "search query too long");
+        if (terms++)
+            out[o++] = ' ';
+        out[o++] = '"';
+        for (const char *c = start; c < end; c++) {
+            if (*c == '"')
+                out[o++] = '"';
+            out[o++] = *c;
+        }
+        out[o++] = '"';
+        if (prefix)
+            out[o++] = '*';
+    }
+    out[o] = 0;
+    if (!terms)
+        return store_fail(s, MCPAGE_EPARSE,
+                          "search query has no words to search for; give words or "
+                          "\"quoted phrases\"");
+    return 0;
+}
+
+static void search_where(sq_sql *q, const store_search_filter *f, const char *fts)
+{
+    sql_add(q, " WHERE messages_fts MATCH ?");
+    sql_text(q, fts);
+    if (f->project && *f->project) {
+        sql_add(q, " AND s.project_id IN (SELECT id FROM projects WHERE name = ? OR path = ?)");
+        sql_text(q, f->project);
+        sql_text(q, f->project);
+    }
+    sql_where_text(q, "s.source = ?", f->source);
+    sql_where_text(q, "m.role = ?", f->role);
+    sql_where_text(q, "m.tool_name = ?", f->tool);
+    sql_where_text(q, "m.timestamp >= ?", f->after);
+    sql_where_text(q, "m.timestamp < ?", f->before);
+    if (f->has_error > 0)
+        sql_add(q, " AND m.is_error = 1");
+    else if (f->has_error < 0)
+        sql_add(q, " AND m.is_error = 0");
+}
+
+/* A number that moves whenever the database may have changed: commits
+ * by other connections (data_version) and this one's own changes. */
+static int data_version(store *s, int64_t *v)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s, "PRAGMA data_version", &st);
+    if (rc < 0)
+        return rc;
+    rc = sqlite3_step(st);
+    int64_t dv = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return sq_err(s, "data version");
+    *v = (dv << 32) ^ sqlite3_total_changes64(CONN(s)->db);
+    return 0;
+}
+
+/* The bare match count of `fts` (remembered for the connection's last
+ * query until the database changes), and in *us how long counting took:
+ * one enumeration. */
+static int fts_matches(store *s, const char *fts, int64_t *n, double *us)
+{
+    sq_conn *c = CONN(s);
+    int64_t version = 0;
+    int vrc = data_version(s, &version);
+    if (vrc < 0)
+        return vrc;
+    if (c->count_query && strcmp(c->count_query, fts) == 0 && c->count_version == version) {
+        *n = c->count_matches;
+        if (us)
+            *us = c->count_us;
+        return 0;
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s, "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ?", &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, fts);
+    double t0 = store_now_us();
+    rc = sqlite3_step(st);
+    double took = store_now_us() - t0;
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return sq_search_err(s);
+    free(c->count_query);
+    c->count_query = store_strdup(fts);
+    c->count_matches = *n;
+    c->count_us = took;
+    c->count_version = version;
+    if (us)
+        *us = took;
+    return 0;
+}
+
+/*
+ * The cheapest plan for a newest/oldest page of `fts` (whose terms weigh
+ * `weight`, fts_query_build). Walking the time index stops after the
+ * page, so it reads about (offset + limit) x messages / matches rows; it
+ * wins when matches are dense, probing per row when probes are cheap
+ * (plain terms matching a large share of messages) and testing rows
+ * against the collected matches when they are not (phrases, prefixes,
+ * middling shares). Sparse matches are collected and sorted. Filters
+ * other than dates thin the matches in ways the counts do not show: they
+ * keep the collect plan.
+ */
+int store_sqlite__force_plan;
+int store_sqlite__force_outer;
+
+static int choose_plan(store *s, const store_search_filter *f, const store_page *pg,
+                       const char *fts, const sq_terms *cost, sq_plan *plan, int64_t *nmatches)
+{
+    *plan = SQ_COLLECT;
+    *nmatches = -1;
+    if (f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST)
+        return 0;
+    if ((f->project && *f->project) || (f->source && *f->source) || (f->role && *f->role) ||
+        (f->tool && *f->tool) || f->has_error)
+        return 0;
+    int64_t matches = 0;
+    double enum_us = 0;
+    int rc = fts_matches(s, fts, &matches, &enum_us);
+    if (rc < 0)
+        return rc;
+    *nmatches = matches;
+    if (store_sqlite__force_plan > 0 && store_sqlite__force_plan <= SQ_MEMBER + 1) {
+        *plan = (sq_plan)(store_sqlite__force_plan - 1);
+        return 0;
+    }
+    if (matches == 0)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    rc = sq_prep(s, "SELECT coalesce(max(message_id), 0) FROM messages", &st);
+    if (rc < 0)
+        return rc;
+    int64_t total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    double want = (double)((store_page_keyset(pg) ? 0 : pg->offset) + pg->limit);
+    double rows = want * (double)total / (double)matches; /* rows a time walk reads */
+    /* FTS5 evaluates a prefix by merging the doclists of every term it
+     * expands to, for each probe as for the count: a prefix probe costs
+     * about one enumeration, which the count just timed ("pa*" on 1M
+     * messages: 190 ms a probe, 230 ms the count). */
+    double per_probe = SQ_PROBE_US * (cost->weight > 0 ? cost->weight : 1);
+    if (cost->prefixes > 0 && enum_us > per_probe)
+        per_probe = enum_us;
+    double probe = rows * per_probe;
+    double member = (double)matches * SQ_SET_US + rows * SQ_ROW_US;
+    double collect = (double)matches * SQ_SORT_US;
+    if (probe <= member && probe < collect)
+        *plan = SQ_PROBE;
+    else if (member < collect)
+        *plan = SQ_MEMBER;
+    return 0;
+}
+
+int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out)
+{
+    char fts[2 * STORE_QUERY_MAX + 16];
+    sq_terms cost;
+    int rc = fts_query_build(s, f->query, fts, sizeof fts, &cost);
+    if (rc < 0)
+        return rc;
+    /*
+     * The inner query picks the page (filters, keyset, order, limit);
+     * only its rows get a snippet, computed by the outer query. bm25 is
+     * computed only for relevance order.
+     */
+    sq_sql q = {0};
+    sqlite3_stmt *st = NULL;
+    int relevance = f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST;
+    int need_s = (f->project && *f->project) || (f->source && *f->source);
+    int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
+                 (f->after && *f->after) || (f->before && *f->before) || f->has_error;
+    sq_plan plan = SQ_COLLECT;
+    int64_t matches = -1;
+    if ((rc = choose_plan(s, f, pg, fts, &cost, &plan, &matches)) < 0)
+        return rc;
+    /* The outer query gives the page's rows their snippets (below), one
+     * FTS5 probe per row. A prefix probe costs about one enumeration of
+     * the matches (choose_plan), so with a prefix, enumerating them once
+     * and keeping the page's rows is cheaper (axo* on 1M messages, newest:
+     * 100 to 30 ms). Not with a phrase: enumerating checks positions in
+     * every row holding all its words, where a probe checks one row
+     * ("kernel panic": 58 to 78-100 ms); bench_store query. */
+    int fts_drives = cost.prefixes > 0 && cost.phrases == 0;
+    if (store_sqlite__force_outer)
+        fts_drives = store_sqlite__force_outer > 0;
+    /* The snippet is cut around the first match (sqlite_snippet.c), not scored over the text. */
+    sql_add(&q, CONN(s)->own_snippet ? "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                                       "mcpage_snippet("
+                                     : "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                                       "snippet(");
+    sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
+                "m.ordinal, h.rk, "
+                /* what precedes the hit in its session: its transcript line */
+                "(SELECT count(*) FROM messages b INDEXED BY messages_lines WHERE b.sid = m.sid "
+                "AND b.ordinal < m.ordinal), (SELECT coalesce(sum(b.text_lines), 0) FROM "
+                "messages b INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < "
+                "m.ordinal) FROM ");
+    sql_add(&q, fts_drives ? "messages_fts CROSS JOIN (" : "(");
+    /* bm25 as mcpage_bm25() computes it (sqlite_rank.c), else FTS5's rank. */
+    int own = CONN(s)->own_snippet;
+    /* The inner query: which rows, in which order (four shapes). */
+    const char *order, *outer, *cmp;
+    store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
+    if (relevance && !need_m) {
+        /* FTS5 alone: no join while every match is scored. */
+        sql_add(&q, own ? "SELECT messages_fts.rowid AS id, " SQ_BM25 " AS rk FROM messages_fts "
+                          "WHERE messages_fts MATCH ?"
+                        : "SELECT messages_fts.rowid AS id, messages_fts.rank AS rk FROM "
+                          "messages_fts WHERE messages_fts MATCH ?");
+        sql_text(&q, fts);
+        order = own ? SQ_BM25 ", messages_fts.rowid" : "messages_fts.rank, messages_fts.rowid";
+        cmp = own ? " AND (" SQ_BM25 ", messages_fts.rowid) > (?, ?)"
+                  : " AND (messages_fts.rank, messages_fts.rowid) > (?, ?)";
+    } else if (plan != SQ_COLLECT) {
+        sql_add(&q, plan == SQ_PROBE
+                        ? "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
+                          "messages_time WHERE EXISTS (SELECT 1 FROM messages_fts WHERE "
+                          "messages_fts MATCH ? AND messages_fts.rowid = m.message_id)"
+                        : "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
+                          "messages_time WHERE m.message_id IN (SELECT rowid FROM messages_fts "
+                          "WHERE messages_fts MATCH ?)");
+        sql_text(&q, fts);
+        sql_where_text(&q, "m.timestamp >= ?", f->after);
+        sql_where_text(&q, "m.timestamp < ?", f->before);
+        order = cmp = NULL;
+    } else {
+        sql_add(&q, !relevance ? "SELECT m.message_id AS id, 0.0 AS rk"
+                    : own      ? "SELECT m.message_id AS id, " SQ_BM25 " AS rk"
+                               : "SELECT m.message_id AS id, messages_fts.rank AS rk");
+        sql_add(&q, " FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid");
+        if (need_s)
+            sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
+        search_where(&q, f, fts);
+        order = own ? SQ_BM25 ", m.message_id" : "messages_fts.rank, m.message_id";
+        cmp = own ? " AND (" SQ_BM25 ", m.message_id) > (?, ?)"
+                  : " AND (messages_fts.rank, m.message_id) > (?, ?)";
+    }
+    switch (f->sort) {
+    case STORE_SEARCH_NEWEST:
+        order = "m.timestamp DESC, m.message_id DESC";
+        outer = "m.timestamp DESC, h.id DESC";
+        cmp = " AND (m.timestamp, m.message_id) < (?, ?)";
+        break;
+    case STORE_SEARCH_OLDEST:
+        order = "m.timestamp, m.message_id";
+        outer = "m.timestamp, h.id";
+        cmp = " AND (m.timestamp, m.message_id) > (?, ?)";
+        break;
+    default:
+        outer = "h.rk, h.id";
+        types[0] = STORE_KEY_REAL;
+        break;
+    }
+    if (store_page_keyset(pg)) {
+        rc = store_key_check(s, pg->after, types, 2);
+        if (rc < 0)
+            return rc;
+        sql_add(&q, cmp);
+        sq_key_bind(&q, &pg->after->part[0]);
+        sq_key_bind(&q, &pg->after->part[1]);
+    }
+    sql_page(&q, order, pg);
+    /* The outer query: the page's rows get their columns and a snippet.
+     * CROSS JOIN fixes the loop order: the page outside (one index probe
+     * per row), or the matches outside (fts_drives). */
+    /* (With the matches outside, messages comes after the page too, or
+     * every match would be looked up in it: "er*", 485k matches, 220 to
+     * 60 ms.) */
+    sql_add(&q, fts_drives ? ") h ON h.id = messages_fts.rowid CROSS JOIN messages m "
+                           : ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
+                             "JOIN messages m ");
+    sql_add(&q, "ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
+                "LEFT JOIN projects p ON p.id = s.project_id WHERE messages_fts MATCH ? ORDER BY ");
+    sql_text(&q, fts);
+    sql_add(&q, outer);
+    rc = sql_prepare(s, &q, &st);
+    if (rc < 0)
+        return rc;
+    /* bm25 needs the rows holding each phrase: for one phrase, the bare
+     * count this connection may have just made for the page's total. */
+    if (relevance && own) {
+        int64_t version = 0;
+        sq_conn *c = CONN(s);
+        if (c->count_query && strcmp(c->count_query, fts) == 0 && data_version(s, &version) == 0 &&
+            c->count_version == version)
+            c->rank_nhit = c->count_matches;
+    }
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_hit *rows = sq_rows_grow(out->rows, out->count, &cap, sizeof *rows);
+        if (!rows)
+            goto nomem;
+        out->rows = rows;
+        store_hit *h = &rows[out->count++];
+        h->message_id = sqlite3_column_int64(st, 0);
+        if (sq_col_dup(st, 1, 0, &h->session_id) || sq_col_dup(st, 2, 1, &h->project) ||
+            sq_col_dup(st, 3, 0, &h->role) || sq_col_dup(st, 4, 1, &h->timestamp) ||
+            sq_col_dup(st, 5, 0, &h->snippet))
+            goto nomem;
+        h->ordinal = sqlite3_column_int64(st, 6);
+        h->rank = sqlite3_column_double(st, 7);
+        h->before_count = sqlite3_column_int64(st, 8);
+        h->before_lines = sqlite3_column_int64(st, 9);
+        h->key.nparts = 2;
+        if (f->sort == STORE_SEARCH_RELEVANCE) {
+            h->key.part[0].type = STORE_KEY_REAL;
+            h->key.part[0].r = h->rank;
+        } else {
+            store_key_set_text(&h->key.part[0], (const char *)sqlite3_column_text(st, 4));
+        }
+        store_key_set_int(&h->key.part[1], h->message_id);
+    }
+    sqlite3_reset(st);
+    CONN(s)->rank_nhit = -1;
+    if (rc != SQLITE_DONE) {
+        store_hits_free(out);
+        return sq_search_err(s);
+    }
+    return 0;
+nomem:
+    sqlite3_reset(st);
+    CONN(s)->rank_nhit = -1;
+    store_hits_free(out);
+    return MCPAGE_ENOMEM;
+}
+
+int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n)
+{
+    char fts[2 * STORE_QUERY_MAX + 16];
+    int rc = fts_query_build(s, f->query, fts, sizeof fts, NULL);
+    if (rc < 0)
+        return rc;
+    /* Join only what the filters read: a bare count is a doclist scan. */
+    int need_s = (f->project && *f->project) || (f->source && *f->source);
+    int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
+                 (f->after && *f->after) || (f->before && *f->before) || f->has_error;
+    if (!need_m) /* the bare count the plan choice also needs: counted once */
+        return fts_matches(s, fts, n, NULL);
+    sq_sql q = {0};
+    sql_add(&q, "SELECT count(*) FROM messages_fts");
+    if (need_m)
+        sql_add(&q, " JOIN messages m ON m.message_id = messages_fts.rowid");
+    if (need_s)
+        sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
+    search_where(&q, f, fts);
+    return sq_count_query(s, &q, n, MCPAGE_EPARSE);
+}

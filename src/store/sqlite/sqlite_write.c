@@ -1,0 +1,544 @@
+/*
+ * The SQLite backend's writes (what sync calls): transactions and the
+ * generation, projects, sessions, messages with their text, FTS rows and
+ * token maps, raw chunks, source files, and session claims (byte locks
+ * on "<db>-sync.lock").
+ */
+#define _GNU_SOURCE /* F_OFD_SETLKW */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_internal.h"
+
+/* ---- transactions --------------------------------------------------- */
+
+int sqlite_begin(store *s)
+{
+    sq_conn *c = CONN(s);
+    if (c->in_tx)
+        return store_fail(s, MCPAGE_ESTATE, "a transaction is already open");
+    int rc = sq_refuse_damaged(s);
+    if (rc < 0)
+        return rc;
+    rc = sq_exec(s, "BEGIN IMMEDIATE");
+    if (rc < 0)
+        return rc;
+    c->in_tx = 1;
+    c->dirty = 0;
+    return 0;
+}
+
+int sqlite_commit(store *s)
+{
+    sq_conn *c = CONN(s);
+    if (!c->in_tx)
+        return store_fail(s, MCPAGE_ESTATE, "no transaction is open");
+    if (c->dirty) {
+        int rc = sq_exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'generation'");
+        if (rc < 0)
+            return rc;
+    }
+    int rc = sq_exec(s, "COMMIT");
+    if (rc < 0)
+        return rc;
+    c->in_tx = 0;
+    c->dirty = 0;
+    return 0;
+}
+
+int sqlite_rollback(store *s)
+{
+    sq_conn *c = CONN(s);
+    if (!c->in_tx)
+        return 0;
+    c->in_tx = 0;
+    c->dirty = 0;
+    return sq_exec(s, "ROLLBACK");
+}
+
+#define NEED_TX()                                                                                  \
+    do {                                                                                           \
+        if (!CONN(s)->in_tx)                                                                       \
+            return store_fail(s, MCPAGE_ESTATE, "writes need a transaction");                      \
+    } while (0)
+
+/* ---- writes --------------------------------------------------------- */
+
+int sqlite_project_ensure(store *s, const char *path, const char *name, int64_t *id)
+{
+    NEED_TX();
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s, "SELECT id FROM projects WHERE path = ?", &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, path);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        return 0;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE)
+        return sq_err(s, "project");
+    rc = sq_prep(s, "INSERT INTO projects(path, name) VALUES(?, ?)", &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, path);
+    sq_bind_text(st, 2, name);
+    rc = sq_done(s, st, "project insert");
+    if (rc < 0)
+        return rc;
+    *id = sqlite3_last_insert_rowid(CONN(s)->db);
+    CONN(s)->dirty = 1;
+    return 0;
+}
+
+int sqlite_session_put(store *s, const store_session_meta *m)
+{
+    NEED_TX();
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "INSERT INTO sessions(session_id, source, project_id, title, model, "
+                     "git_branch, parent_session_id, source_path, hostname, head_hash, head_len) "
+                     "VALUES(?1, coalesce(?2, ''), coalesce(?3, 0), ?4, ?5, ?6, ?7, ?8, ?9, "
+                     "coalesce(?10, 0), coalesce(?11, 0)) "
+                     "ON CONFLICT(session_id) DO UPDATE SET "
+                     "source = coalesce(?2, source), project_id = coalesce(?3, project_id), "
+                     "title = coalesce(?4, title), model = coalesce(?5, model), "
+                     "git_branch = coalesce(?6, git_branch), "
+                     "parent_session_id = coalesce(?7, parent_session_id), "
+                     "source_path = coalesce(?8, source_path), hostname = coalesce(?9, hostname), "
+                     "head_hash = coalesce(?10, head_hash), head_len = coalesce(?11, head_len)",
+                     &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, m->session_id);
+    sq_bind_text(st, 2, m->source);
+    if (m->project_id > 0)
+        sqlite3_bind_int64(st, 3, m->project_id);
+    sq_bind_text(st, 4, m->title);
+    sq_bind_text(st, 5, m->model);
+    sq_bind_text(st, 6, m->git_branch);
+    sq_bind_text(st, 7, m->parent_session_id);
+    sq_bind_text(st, 8, m->source_path);
+    sq_bind_text(st, 9, m->hostname);
+    if (m->head_len > 0) {
+        sqlite3_bind_int64(st, 10, (int64_t)m->head_hash);
+        sqlite3_bind_int64(st, 11, m->head_len);
+    }
+    rc = sq_done(s, st, "session upsert");
+    if (rc == 0)
+        CONN(s)->dirty = 1;
+    return rc;
+}
+
+int sqlite_session_state(store *s, const char *id, store_session_state *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "SELECT raw_size, raw_lines, head_hash, head_len, message_count, project_id, "
+                     "coalesce(title, '') <> '' FROM sessions WHERE session_id = ?",
+                     &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->raw_size = sqlite3_column_int64(st, 0);
+        out->raw_lines = sqlite3_column_int64(st, 1);
+        out->head_hash = (uint64_t)sqlite3_column_int64(st, 2);
+        out->head_len = sqlite3_column_int64(st, 3);
+        out->message_count = sqlite3_column_int64(st, 4);
+        out->project_id = sqlite3_column_int64(st, 5);
+        out->has_title = sqlite3_column_int(st, 6);
+        sqlite3_reset(st);
+        return 0;
+    }
+    sqlite3_reset(st);
+    if (rc == SQLITE_DONE)
+        return MCPAGE_ENOTFOUND;
+    return sq_err(s, "session state");
+}
+
+int sqlite_session_reset(store *s, const char *id)
+{
+    NEED_TX();
+    int64_t sid = 0;
+    int rc = sq_session_sid(s, id, &sid, NULL);
+    if (rc == MCPAGE_ENOTFOUND)
+        return 0;
+    if (rc < 0)
+        return rc;
+    static const char *const sqls[] = {
+        "DELETE FROM message_text WHERE message_id IN (SELECT message_id FROM messages WHERE "
+        "sid = ?)",
+        "DELETE FROM messages WHERE sid = ?",
+        "DELETE FROM session_days WHERE sid = ?",
+        "DELETE FROM raw_chunks WHERE sid = ?",
+        ("UPDATE sessions SET raw_size = 0, raw_lines = 0, head_hash = 0, head_len = 0, "
+         "message_count = 0, title = NULL, started_at = '', ended_at = '' WHERE sid = ?"),
+    };
+    for (size_t i = 0; i < sizeof sqls / sizeof sqls[0]; i++) {
+        sqlite3_stmt *st = NULL;
+        rc = sq_prep(s, sqls[i], &st);
+        if (rc < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, sid);
+        rc = sq_done(s, st, "session reset");
+        if (rc < 0)
+            return rc;
+    }
+    CONN(s)->dirty = 1;
+    return 0;
+}
+
+int sqlite_message_add(store *s, const store_message *m, int64_t *id)
+{
+    NEED_TX();
+    int64_t sid = 0;
+    int rc = sq_session_sid(s, m->session_id, &sid, NULL);
+    if (rc < 0)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = sq_prep(s,
+                 "INSERT INTO messages(message_id, sid, ordinal, role, timestamp, tool_name, "
+                 "tool_input, is_error, line_no, byte_offset, byte_length, tool_call_id, "
+                 "text_lines) "
+                 "VALUES(?14, ?1, ?2, ?3, coalesce(?4, ''), ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                 &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sqlite3_bind_int64(st, 2, m->ordinal);
+    sq_bind_text(st, 3, m->role);
+    sq_bind_text(st, 4, m->timestamp);
+    sq_bind_text(st, 6, m->tool_name);
+    sq_bind_text(st, 7, m->tool_input);
+    sqlite3_bind_int(st, 8, m->is_error ? 1 : 0);
+    sqlite3_bind_int64(st, 9, m->line_no);
+    sqlite3_bind_int64(st, 10, m->byte_offset);
+    sqlite3_bind_int64(st, 11, m->byte_length);
+    sq_bind_text(st, 12, m->tool_call_id);
+    /* Lines of the text as store_message_text_lines() defines them. */
+    int64_t lines = 0;
+    if (m->text && m->text[0]) {
+        lines = 1;
+        for (const char *p = strchr(m->text, '\n'); p; p = strchr(p + 1, '\n'))
+            lines++;
+    }
+    sqlite3_bind_int64(st, 13, lines);
+    if (m->message_id > 0) /* a message stored again keeps its id */
+        sqlite3_bind_int64(st, 14, m->message_id);
+    else
+        sqlite3_bind_null(st, 14);
+    rc = sq_done(s, st, "message insert");
+    if (rc < 0)
+        return rc;
+    *id = sqlite3_last_insert_rowid(CONN(s)->db);
+    CONN(s)->dirty = 1;
+    for (int k = 0; k < 2; k++) {
+        rc =
+            sq_prep(s,
+                    k == 0 ? "INSERT INTO message_text(message_id, text) VALUES(?, coalesce(?, ''))"
+                           : "INSERT INTO messages_fts(rowid, text) VALUES(?, coalesce(?, ''))",
+                    &st);
+        if (rc < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, *id);
+        sq_bind_text(st, 2, m->text);
+        rc = sq_done(s, st, "text insert");
+        if (rc < 0)
+            return rc;
+    }
+    /* A long text's token map, for its snippets (sqlite_snippet.c). One
+     * row of VALUES: a statement that may need a statement journal (an
+     * INSERT ... SELECT) would make FTS5 flush its pending terms. */
+    size_t tlen = m->text ? strlen(m->text) : 0;
+    if (tlen >= SQ_TOKMAP_MIN_BYTES && CONN(s)->snip) {
+        unsigned char *map = NULL;
+        int maplen = 0;
+        if (store_sqlite_tokmap(CONN(s)->snip, m->text, tlen, &map, &maplen) != SQLITE_OK)
+            return store_fail(s, MCPAGE_ENOMEM, "out of memory mapping a text's tokens");
+        if (map) {
+            rc = sq_prep(s, "INSERT INTO message_tokmap(message_id, offsets) VALUES(?, ?)", &st);
+            if (rc < 0) {
+                sqlite3_free(map);
+                return rc;
+            }
+            sqlite3_bind_int64(st, 1, *id);
+            sqlite3_bind_blob(st, 2, map, maplen, sqlite3_free);
+            rc = sq_done(s, st, "token map insert");
+            if (rc < 0)
+                return rc;
+        }
+    }
+    /* The session's count and time span follow each insert, so a sync of
+     * one new line does not rescan a long session. */
+    rc = sq_prep(s,
+                 "UPDATE sessions SET message_count = message_count + 1, "
+                 "started_at = CASE WHEN ?1 <> '' AND (started_at = '' OR ?1 < started_at) "
+                 "THEN ?1 ELSE started_at END, "
+                 "ended_at = CASE WHEN ?1 > ended_at THEN ?1 ELSE ended_at END WHERE sid = ?2",
+                 &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_text(st, 1, m->timestamp ? m->timestamp : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 2, sid);
+    rc = sq_done(s, st, "session counts");
+    if (rc < 0)
+        return rc;
+    if (m->timestamp && strlen(m->timestamp) >= 10) {
+        rc = sq_prep(s,
+                     "INSERT INTO session_days(sid, day, messages) VALUES(?, substr(?, 1, 10), 1) "
+                     "ON CONFLICT(sid, day) DO UPDATE SET messages = messages + 1",
+                     &st);
+        if (rc < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, sid);
+        sq_bind_text(st, 2, m->timestamp);
+        rc = sq_done(s, st, "session days");
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_t n, int64_t lines)
+{
+    NEED_TX();
+    int64_t sid = 0;
+    int64_t size = 0;
+    int rc = sq_session_sid(s, id, &sid, &size);
+    if (rc < 0)
+        return rc;
+    size_t done = 0;
+    while (done < n) {
+        size_t take = n - done;
+        if (take > SQ_RAW_CHUNK)
+            take = SQ_RAW_CHUNK;
+        sqlite3_stmt *st = NULL;
+        rc = sq_prep(s, "INSERT INTO raw_chunks(sid, offset, data) VALUES(?, ?, ?)", &st);
+        if (rc < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, sid);
+        sqlite3_bind_int64(st, 2, size + (int64_t)done);
+        sqlite3_bind_blob(st, 3, data + done, (int)take, SQLITE_STATIC);
+        rc = sq_done(s, st, "raw insert");
+        if (rc < 0)
+            return rc;
+        done += take;
+    }
+    sqlite3_stmt *st = NULL;
+    rc = sq_prep(s,
+                 "UPDATE sessions SET raw_size = raw_size + ?, raw_lines = raw_lines + ? "
+                 "WHERE sid = ?",
+                 &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, (int64_t)n);
+    sqlite3_bind_int64(st, 2, lines);
+    sqlite3_bind_int64(st, 3, sid);
+    rc = sq_done(s, st, "raw size");
+    if (rc == 0 && n)
+        CONN(s)->dirty = 1;
+    return rc;
+}
+
+int sqlite_session_refresh(store *s, const char *id)
+{
+    NEED_TX();
+    int64_t sid = 0;
+    int rc = sq_session_sid(s, id, &sid, NULL);
+    if (rc < 0)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = sq_prep(s, "SELECT project_id FROM sessions WHERE sid = ?", &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    int64_t project = 0;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        project = sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return sq_err(s, "session refresh");
+    if (project <= 0)
+        return 0;
+    rc = sq_prep(s,
+                 "UPDATE projects SET "
+                 "session_count = (SELECT count(*) FROM sessions WHERE project_id = ?1), "
+                 "message_count = (SELECT coalesce(sum(message_count), 0) FROM sessions WHERE "
+                 "project_id = ?1), "
+                 "first_activity = coalesce((SELECT min(started_at) FROM sessions WHERE "
+                 "project_id = ?1 AND started_at <> ''), ''), "
+                 "last_activity = coalesce((SELECT max(ended_at) FROM sessions WHERE "
+                 "project_id = ?1 AND ended_at <> ''), ''), "
+                 "sources = coalesce((SELECT group_concat(source, ',') FROM (SELECT DISTINCT "
+                 "source FROM sessions WHERE project_id = ?1 ORDER BY source)), '') "
+                 "WHERE id = ?1",
+                 &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, project);
+    return sq_done(s, st, "project refresh");
+}
+
+int sqlite_tool_call_name(store *s, const char *id, const char *call_id, char **name)
+{
+    int64_t sid = 0;
+    int rc = sq_session_sid(s, id, &sid, NULL);
+    if (rc < 0)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    rc = sq_prep(s,
+                 "SELECT tool_name FROM messages WHERE sid = ? AND tool_call_id = ? AND "
+                 "role = 'assistant' AND tool_name IS NOT NULL LIMIT 1",
+                 &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sid);
+    sq_bind_text(st, 2, call_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        rc = sq_col_dup(st, 0, 0, name);
+        sqlite3_reset(st);
+        return rc;
+    }
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? MCPAGE_ENOTFOUND : sq_err(s, "tool call");
+}
+
+int sqlite_source_get(store *s, const char *hostname, const char *path, store_source *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "SELECT hostname, path, session_id, size, inode, mtime_ns, consumed FROM "
+                     "source_files WHERE hostname = ? AND path = ?",
+                     &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, hostname);
+    sq_bind_text(st, 2, path);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        if (sq_col_dup(st, 0, 0, &out->hostname) || sq_col_dup(st, 1, 0, &out->path) ||
+            sq_col_dup(st, 2, 0, &out->session_id)) {
+            sqlite3_reset(st);
+            store_source_clear(out);
+            return MCPAGE_ENOMEM;
+        }
+        out->size = sqlite3_column_int64(st, 3);
+        out->inode = sqlite3_column_int64(st, 4);
+        out->mtime_ns = sqlite3_column_int64(st, 5);
+        out->consumed = sqlite3_column_int64(st, 6);
+        sqlite3_reset(st);
+        return 0;
+    }
+    sqlite3_reset(st);
+    if (rc == SQLITE_DONE)
+        return MCPAGE_ENOTFOUND;
+    return sq_err(s, "source");
+}
+
+int sqlite_sources_all(store *s, const char *hostname, size_t max_rows, store_sources *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "SELECT path, session_id, size, inode, mtime_ns, consumed FROM source_files "
+                     "WHERE hostname = ? ORDER BY path",
+                     &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, hostname);
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (out->count >= max_rows) {
+            sqlite3_reset(st);
+            store_sources_free(out);
+            return store_fail(s, MCPAGE_ERANGE, "more than %zu source files", max_rows);
+        }
+        store_source *rows = sq_rows_grow(out->rows, out->count, &cap, sizeof *rows);
+        if (!rows)
+            goto nomem;
+        out->rows = rows;
+        store_source *r = &rows[out->count++];
+        if (sq_col_dup(st, 0, 0, &r->path) || sq_col_dup(st, 1, 0, &r->session_id))
+            goto nomem;
+        r->size = sqlite3_column_int64(st, 2);
+        r->inode = sqlite3_column_int64(st, 3);
+        r->mtime_ns = sqlite3_column_int64(st, 4);
+        r->consumed = sqlite3_column_int64(st, 5);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        store_sources_free(out);
+        return sq_err(s, "sources");
+    }
+    return 0;
+nomem:
+    sqlite3_reset(st);
+    store_sources_free(out);
+    return MCPAGE_ENOMEM;
+}
+
+int sqlite_source_put(store *s, const store_source *src)
+{
+    NEED_TX();
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "INSERT OR REPLACE INTO source_files(hostname, path, session_id, size, "
+                     "inode, mtime_ns, consumed) VALUES(?, ?, ?, ?, ?, ?, ?)",
+                     &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, src->hostname ? src->hostname : "");
+    sq_bind_text(st, 2, src->path);
+    sq_bind_text(st, 3, src->session_id);
+    sqlite3_bind_int64(st, 4, src->size);
+    sqlite3_bind_int64(st, 5, src->inode);
+    sqlite3_bind_int64(st, 6, src->mtime_ns);
+    sqlite3_bind_int64(st, 7, src->consumed);
+    return sq_done(s, st, "source put");
+}
+
+/* ---- session locks, ping --------------------------------------------- */
+
+/* Session claims are byte-range locks on "<db>-sync.lock", one byte per
+ * session (by hash), open-file-description locks so two handles of one
+ * process exclude each other as two processes do. */
+static int session_lock_op(store *s, const char *id, short type)
+{
+    sq_conn *c = CONN(s);
+    if (c->lock_fd < 0) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s-sync.lock", c->path);
+        c->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (c->lock_fd < 0)
+            return store_fail(s, MCPAGE_EIO, "cannot open %s", path);
+    }
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    struct flock fl = {
+        .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)(h & 0x3FFFFFFF), .l_len = 1};
+    while (fcntl(c->lock_fd, F_OFD_SETLKW, &fl) < 0) {
+        if (errno != EINTR)
+            return store_fail(s, MCPAGE_EIO, "session lock failed");
+    }
+    return 0;
+}
+
+int sqlite_session_lock(store *s, const char *id)
+{
+    return session_lock_op(s, id, F_WRLCK);
+}
+
+int sqlite_session_unlock(store *s, const char *id)
+{
+    return session_lock_op(s, id, F_UNLCK);
+}
