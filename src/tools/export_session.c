@@ -2,11 +2,14 @@
  * export_session (not paged: it writes a file and says where): one
  * session exported as Markdown, HTML or its original JSON Lines into the
  * configured export folder (`mcpage serve --export-dir`, env
- * MCPAGE_EXPORT_DIR), answered with a resource_link to the file (path,
- * size, line count, format), never with the text itself: for hosts that
- * spill large results to files, and for people who want the file. The
- * tool is registered only when a folder is configured, so a server
- * without one writes nothing anywhere.
+ * MCPAGE_EXPORT_DIR), answered with a resource_link, never with the text
+ * itself: for hosts that spill large results to files, and for people who
+ * want the file. The link points at the export's resource,
+ * mcpage://export/{session_id}.{format} (export_resource.c), which reads
+ * the same file back in pieces, so a host that cannot open files can
+ * still read it; structuredContent gives the file's path too. The tool
+ * and the resource are registered only when a folder is configured, so a
+ * server without one writes nothing anywhere.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,9 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tools/export.h"
-#include "tools/text_out.h"
-#include "tools/tools.h"
+#include "tools/export_session.h"
 
 static const char schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session_id\"],"
@@ -55,24 +56,35 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
-/* file:// and the absolute path, percent-encoded where a URI needs it. */
-static void file_uri(const char *path, char *buf, size_t cap)
+int export_target(const tools_ctx *ctx, const char *session_id, export_format fmt, char *path,
+                  size_t cap, char *err, size_t errcap)
 {
-    size_t o = (size_t)snprintf(buf, cap, "file://");
-    text_percent_encode(buf + o, cap - o, path, "/");
+    char dir[PATH_MAX], name[256];
+    if (make_dirs(ctx->export_dir) < 0 || realpath(ctx->export_dir, dir) == NULL) {
+        (void)snprintf(err, errcap, "the export folder %s cannot be created: %s", ctx->export_dir,
+                       strerror(errno));
+        return MCPAGE_EIO;
+    }
+    export_file_name(session_id, fmt, name, sizeof name);
+    if (snprintf(path, cap, "%s/%s", dir, name) >= (int)cap) {
+        (void)snprintf(err, errcap, "the export folder's path is too long");
+        return MCPAGE_ERANGE;
+    }
+    return 0;
 }
 
 /* The result: a sentence, the facts, and the link to the file. */
 static int answer(mcpage_result *res, const char *id, export_format fmt, const char *path,
                   const export_stats *st)
 {
-    char uri[TOOLS_PATH_MAX * 3 + 16], text[TOOLS_PATH_MAX + 600], desc[600];
-    file_uri(path, uri, sizeof uri);
+    char uri[TOOLS_PATH_MAX * 3 + 16], text[TOOLS_PATH_MAX * 4 + 600], desc[600];
+    export_resource_uri(id, fmt, uri, sizeof uri);
     const char *ext = export_format_ext(fmt);
     (void)snprintf(text, sizeof text,
                    "Exported session %s as %s to %s (%lld bytes, %lld lines). Open the file with "
-                   "your file tools; read_session(session_id=\"%s\") pages the same transcript.",
-                   id, ext, path, (long long)st->bytes, (long long)st->lines, id);
+                   "your file tools, or read the resource %s: in pieces, each naming the next. "
+                   "read_session(session_id=\"%s\") pages the same transcript.",
+                   id, ext, path, (long long)st->bytes, (long long)st->lines, uri, id);
     (void)snprintf(desc, sizeof desc,
                    "Session %s exported as %s: %lld bytes, %lld lines, %lld messages.", id, ext,
                    (long long)st->bytes, (long long)st->lines, (long long)st->messages);
@@ -107,13 +119,9 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         return mcpage_reject_argument(res, "export_session", "format",
                                       json_object_get(args, "format"), "md, html or jsonl",
                                       "format=\"md\"");
-    char dir[PATH_MAX], path[TOOLS_PATH_MAX], name[256], err[600];
-    if (make_dirs(ctx->export_dir) < 0 || realpath(ctx->export_dir, dir) == NULL)
-        return mcpage_result_errorf(res, "The export folder %s cannot be created: %s.",
-                                    ctx->export_dir, strerror(errno));
-    export_file_name(id, fmt, name, sizeof name);
-    if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
-        return mcpage_result_errorf(res, "The export folder's path is too long.");
+    char path[TOOLS_PATH_MAX], err[600];
+    if (export_target(ctx, id, fmt, path, sizeof path, err, sizeof err) < 0)
+        return mcpage_result_errorf(res, "Exporting session %s failed: %s.", id, err);
     store *s = tools_store_get(ctx, res);
     if (s == NULL)
         return 0;
@@ -135,16 +143,21 @@ int tool_export_session_register(mcpage_server *srv, tools_ctx *ctx)
 {
     if (ctx->export_dir == NULL || ctx->export_dir[0] == '\0')
         return 0; /* no folder configured: no tool that writes */
+    int rc = export_resource_register(srv, ctx);
+    if (rc < 0)
+        return rc;
     mcpage_tool t = {
         .name = "export_session",
         .title = "Export a session to a file",
         .description =
             "Writes one archived session to a file in the server's export folder and returns "
-            "a resource_link to it (path, size in bytes, line count, format), never the text: "
-            "format md (Markdown, tool calls and results folded, default), html (one "
-            "self-contained file) or jsonl (the original JSON Lines). Use it to hand a whole "
-            "transcript to a person or to your file tools; to read it yourself, page it with "
-            "read_session. Writing the same session and format again replaces the file.",
+            "a resource_link to it (size in bytes, line count, format; the file's path in "
+            "structuredContent), never the text: format md (Markdown, tool calls and results "
+            "folded, default), html (one self-contained file) or jsonl (the original JSON "
+            "Lines). The link's resource, mcpage://export/ID.FORMAT, reads the file in pieces, "
+            "each naming the next. Use it to hand a whole transcript to a person or to your "
+            "file tools; to read it yourself, page it with read_session. Writing the same "
+            "session and format again replaces the file.",
         .input_schema = schema,
         .output_schema = output_schema,
         .read_only = MCPAGE_HINT_FALSE,

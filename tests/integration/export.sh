@@ -141,7 +141,8 @@ grep -qF "role:user, role:assistant" "$tmp/err" || fail "bad query said $(cat "$
 [ ! -e "$tmp/bad" ] || fail "a folder for a bad query"
 "$MCPAGE_BIN" export --db "$db" "$hard" --format pdf 2>/dev/null && fail "--format pdf accepted"
 
-# The export_session tool: only with an export folder; a link, never the text.
+# The export_session tool: only with an export folder; a link to its resource
+# (export_resource.mjs reads it in pieces), never the text.
 "$MCPAGE_BIN" call --db "$db" --list | grep -q '^export_session' && fail "export_session without a folder"
 MCPAGE_EXPORT_DIR=$tmp/exports "$MCPAGE_BIN" call --db "$db" --json export_session \
   "{\"session_id\": \"$hard\", \"format\": \"html\"}" >"$tmp/tool.json" || fail "export_session: $(cat "$tmp/tool.json")"
@@ -154,7 +155,8 @@ node -e '
   if (sc.path !== process.argv[2] + "/" + process.argv[3] + ".html") bad.push("path " + sc.path);
   if (sc.size !== data.length || link.size !== data.length) bad.push("size");
   if (sc.lines !== lines || !link.description.includes(lines + " lines")) bad.push("lines");
-  if (link.uri !== "file://" + sc.path || link.mimeType !== "text/html" || sc.format !== "html") bad.push("link");
+  if (link.uri !== "mcpage://export/" + process.argv[3] + ".html" || sc.uri !== link.uri ||
+      link.mimeType !== "text/html" || sc.format !== "html") bad.push("link");
   if (JSON.stringify(r).includes("__pwned")) bad.push("the text came back");
   if (bad.length) { console.error(bad.join(", ")); process.exit(1); }
 ' "$tmp/tool.json" "$(realpath "$tmp/exports")" "$hard" || fail "export_session answered $(cat "$tmp/tool.json")"
