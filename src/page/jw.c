@@ -154,6 +154,14 @@ void jw_measure_utf8(const char *s, size_t n, size_t *codepoints, size_t *utf16)
     const unsigned char *p = (const unsigned char *)s;
     size_t cps = 0, units = 0;
     for (size_t i = 0; i < n;) {
+        /* Eight ASCII bytes at a time: each is one code point and one unit. */
+        uint64_t word;
+        if (n - i >= 8 && (memcpy(&word, p + i, 8), (word & UINT64_C(0x8080808080808080)) == 0)) {
+            cps += 8;
+            units += 8;
+            i += 8;
+            continue;
+        }
         uint32_t cp;
         size_t len = p[i] < 0x80 ? 1 : utf8_decode(p + i, n - i, &cp);
         if (len == 0)
@@ -197,6 +205,21 @@ size_t jw_utf8_floor(const char *s, size_t n)
     return n;
 }
 
+/* Bytes repeated in each of a word's eight lanes. */
+#define LANES(b) (UINT64_C(0x0101010101010101) * (b))
+/* Nonzero when some byte of x is zero (may also flag bytes past the first zero). */
+#define HAS_ZERO(x) (((x)-LANES(1)) & ~(x)&LANES(0x80))
+
+/* True when the 8 bytes at p are all printable ASCII other than '"' and '\\'. */
+static inline bool plain8(const unsigned char *p)
+{
+    uint64_t x;
+    memcpy(&x, p, 8);
+    uint64_t special = (x & LANES(0x80)) | ((x - LANES(0x20)) & ~x & LANES(0x80)) |
+                       HAS_ZERO(x ^ LANES('"')) | HAS_ZERO(x ^ LANES('\\'));
+    return special == 0;
+}
+
 static void put_escaped(jw *w, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -206,6 +229,8 @@ static void put_escaped(jw *w, const char *s, size_t n)
     while (i < n && w->err == 0) {
         /* Copy a run of plain ASCII in one go. */
         size_t run = i;
+        while (n - run >= 8 && plain8(p + run))
+            run += 8;
         while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
             run++;
         if (run > i) {
@@ -422,17 +447,22 @@ void jw_null(jw *w)
         put_ascii(w, "null", 4);
 }
 
-void jw_raw_value(jw *w, const char *json, size_t n)
+void jw_raw_value_counted(jw *w, const char *json, size_t n, size_t codepoints, size_t units)
 {
     if (!before_value(w) || !reserve(w, n))
         return;
     memcpy(w->buf + w->len, json, n);
     w->len += n;
     w->buf[w->len] = '\0';
+    w->codepoints += codepoints;
+    w->utf16 += units;
+}
+
+void jw_raw_value(jw *w, const char *json, size_t n)
+{
     size_t cps, units;
     jw_measure_utf8(json, n, &cps, &units);
-    w->codepoints += cps;
-    w->utf16 += units;
+    jw_raw_value_counted(w, json, n, cps, units);
 }
 
 void jw_json(jw *w, const json_t *v)

@@ -64,6 +64,8 @@ void jw_null(jw *w);
 void jw_json(jw *w, const json_t *v);
 /* Writes `n` bytes of JSON the caller vouches for, as one value. */
 void jw_raw_value(jw *w, const char *json, size_t n);
+/* The same, for bytes whose code points and UTF-16 units the caller has counted. */
+void jw_raw_value_counted(jw *w, const char *json, size_t n, size_t codepoints, size_t units);
 
 /* Convenience: key and value in one call. */
 void jw_kv_string(jw *w, const char *key, const char *s);

@@ -110,6 +110,8 @@ void page_note_clamp(page_base *b, const char *flag, const char *label, const js
 
 /* Checks one copy against the budget. */
 page_over page_measure(const page_base *b, const char *s, size_t n);
+/* The same verdict for a copy already measured: its token estimate and UTF-16 units. */
+page_over page_verdict(const page_base *b, size_t tokens, size_t units);
 /*
  * Checks both copies of a page, the structured one and the text one
  * (unless the text is the structured copy); the worse verdict governs.

@@ -6,6 +6,7 @@
  * exactly on their final bytes, dropping trailing records (or cutting the
  * only record's longest fields) until each copy fits on its own.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,8 +27,15 @@ typedef struct list_rec {
     char *json;                                  /* projected record, compact JSON (an array
                                                     of the column values in COLUMNS) */
     size_t len;                                  /* bytes in json */
+    size_t cps;                                  /* code points in json */
+    size_t units;                                /* UTF-16 units in json */
+    tokens_part jpart;                           /* json's token scan, for the page's */
     char *text;                                  /* COLUMNS: its tab-separated text line */
     size_t tlen;                                 /* bytes in text */
+    size_t tunits;                               /* UTF-16 units in text */
+    tokens_part tpart;                           /* text's token scan, for the page's */
+    size_t at_s;                                 /* where render put json in the structured copy */
+    size_t at_t;                                 /* where render put its line in the text copy */
     mcpage_keypart pos[MCPAGE_CURSOR_MAX_PARTS]; /* keyset position (strings owned) */
     int nparts;                                  /* parts in pos */
 } list_rec;
@@ -188,8 +196,30 @@ static int serialize(const mcpage_list *pg, const json_t *proj, list_rec *r)
         return err;
     }
     mcpage__free(r->json);
+    r->cps = w.codepoints;
+    r->units = w.utf16;
     r->json = jw_take(&w, &r->len);
     return MCPAGE_OK;
+}
+
+/*
+ * Scans a serialized record for the running estimate: *tok and *chars
+ * (when not NULL) are what the larger of its copies adds to a page; the
+ * scans are kept for measuring the page (copy_tokens).
+ */
+static void scan_record(list_rec *r, size_t *tok, size_t *chars)
+{
+    size_t jt = mcpage__tokens_part(r->json, r->len, &r->jpart) + 1, jc = r->units + 1;
+    if (r->text) {
+        size_t tt = mcpage__tokens_part(r->text, r->tlen, &r->tpart) + 1;
+        jw_measure_utf8(r->text, r->tlen, NULL, &r->tunits);
+        jt = tt > jt ? tt : jt;
+        jc = r->tunits + 1 > jc ? r->tunits + 1 : jc;
+    }
+    if (tok)
+        *tok = jt;
+    if (chars)
+        *chars = jc;
 }
 
 static void free_pos(list_rec *r)
@@ -335,6 +365,70 @@ static const char *next_cursor(mcpage_list *pg, size_t n)
  * Writes both copies of a page of the first n records. `fake_cursor`,
  * when set, stands in for the real one (estimating the envelope).
  */
+/*
+ * The token estimate of one copy of a page of n records as render wrote
+ * it (`text`: the text copy, else the structured one), and in *units its
+ * UTF-16 units: the records' middles were scanned when they were added,
+ * so only what lies around them is scanned here. Exactly what estimating
+ * the whole copy gives (asserted in debug builds); where a record's edge
+ * would change a piece of the page, the whole copy is scanned instead.
+ */
+static size_t copy_tokens(const mcpage_list *pg, size_t n, bool text, const char *buf, size_t len,
+                          size_t *units)
+{
+    tokens_sum sum = {0};
+    size_t pos = 0, upos = 0, u = 0, tokens;
+    bool lines = text && columns(pg);
+    for (size_t i = 0; i < n; i++) {
+        const list_rec *r = &pg->recs[i];
+        const tokens_part *part = lines ? &r->tpart : &r->jpart;
+        size_t at = text ? r->at_t : r->at_s;
+        size_t from = at + part->from, to = at + part->to;
+        if (!mcpage__tokens_cut_ok(buf, len, from) || !mcpage__tokens_cut_ok(buf, len, to)) {
+            tokens = mcpage__tokens_estimate(buf, len);
+            jw_measure_utf8(buf, len, NULL, units);
+            return tokens;
+        }
+        mcpage__tokens_scan(buf + pos, from - pos, &sum);
+        sum.cost += part->sum.cost;
+        sum.ascii_cost += part->sum.ascii_cost;
+        sum.accented += part->sum.accented;
+        sum.words += part->sum.words;
+        pos = to;
+        if (text) {
+            size_t gap = 0;
+            jw_measure_utf8(buf + upos, at - upos, NULL, &gap);
+            u += gap + (lines ? r->tunits : r->units);
+            upos = at + (lines ? r->tlen : r->len);
+        }
+    }
+    mcpage__tokens_scan(buf + pos, len - pos, &sum);
+    tokens = mcpage__tokens_total(&sum, len);
+    assert(tokens == mcpage__tokens_estimate(buf, len));
+    if (text) {
+        size_t gap = 0;
+        jw_measure_utf8(buf + upos, len - upos, NULL, &gap);
+        u += gap;
+#ifndef NDEBUG
+        size_t whole = 0;
+        jw_measure_utf8(buf, len, NULL, &whole);
+        assert(u == whole);
+#endif
+    }
+    *units = u; /* the structured copy's: the writer counted them */
+    return tokens;
+}
+
+/* page_measure_copies for a page of n records that render just wrote. */
+static page_over measure_copies(const mcpage_list *pg, size_t n, const jw *s, const tbuf *t)
+{
+    size_t units;
+    page_over o = page_verdict(&pg->b, copy_tokens(pg, n, false, s->buf, s->len, &units), s->utf16);
+    if (o != PAGE_FITS || pg->b.pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
+        return o;
+    return page_verdict(&pg->b, copy_tokens(pg, n, true, t->buf, t->len, &units), units);
+}
+
 static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
                   const char *fake_cursor, jw *s, tbuf *t)
 {
@@ -362,8 +456,11 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     }
     jw_key(s, pg->spec->unit);
     jw_array_begin(s);
-    for (size_t i = 0; i < n; i++)
-        jw_raw_value(s, pg->recs[i].json, pg->recs[i].len);
+    for (size_t i = 0; i < n; i++) {
+        list_rec *r = &pg->recs[i];
+        jw_raw_value_counted(s, r->json, r->len, r->cps, r->units);
+        r->at_s = s->len - r->len;
+    }
     jw_array_end(s);
     if (columns(pg) && pg->trunc_notes && n > 0) {
         jw_key(s, "_truncated"); /* record 0's cut fields: an array has no room for them */
@@ -402,11 +499,13 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
                 tb_printf(t, "%s%s", i ? "\t" : "", pg->cols[i]);
         }
         for (size_t i = 0; i < n; i++) {
+            list_rec *r = &pg->recs[i];
             tb_put(t, "\n", 1);
+            r->at_t = t->len;
             if (columns(pg))
-                tb_put(t, pg->recs[i].text, pg->recs[i].tlen);
+                tb_put(t, r->text, r->tlen);
             else
-                tb_put(t, pg->recs[i].json, pg->recs[i].len);
+                tb_put(t, r->json, r->len);
         }
         if (ht.len) {
             tb_put(t, "\n", 1);
@@ -701,16 +800,15 @@ static int exact_check(mcpage_list *pg)
     jw_init(&s, 0);
     tb_init(&t);
     int rc = render(pg, pg->n, true, "max_tokens", NULL, &s, &t);
-    page_over o = rc == 0 ? page_measure_copies(&pg->b, &s, &t) : PAGE_FITS;
+    page_over o = rc == 0 ? measure_copies(pg, pg->n, &s, &t) : PAGE_FITS;
     if (rc == 0 && o == PAGE_FITS) {
         /* Recalibrate the reserve on what the envelope really costs, with a
            little room for longer numbers, so the estimate alone carries
            the page further and the next check comes only near the end. */
-        size_t st = mcpage__tokens_estimate(s.buf, s.len), su = s.utf16, tt = 0, tu = 0;
-        if (pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES) {
-            tt = mcpage__tokens_estimate(t.buf, t.len);
-            jw_measure_utf8(t.buf, t.len, NULL, &tu);
-        }
+        size_t su = s.utf16, tt = 0, tu = 0;
+        size_t st = copy_tokens(pg, pg->n, false, s.buf, s.len, &tu);
+        if (pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES)
+            tt = copy_tokens(pg, pg->n, true, t.buf, t.len, &tu);
         size_t mt = st > tt ? st : tt, mu = su > tu ? su : tu;
         pg->reserve_tokens = (mt > pg->sum_tokens ? mt - pg->sum_tokens : 0) + 8;
         pg->reserve_chars = (mu > pg->sum_chars ? mu - pg->sum_chars : 0) + 24;
@@ -782,7 +880,9 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
             return MCPAGE_PAGE_FULL;
         }
     }
-    json_t *proj = project(pg, record);
+    /* In COLUMNS the record is written field by field from the selected
+       columns, so only the first record (kept for cutting) is projected. */
+    json_t *proj = columns(pg) && pg->n > 0 ? json_incref(record) : project(pg, record);
     if (proj == NULL) {
         json_decref(record);
         return MCPAGE_ENOMEM;
@@ -795,16 +895,8 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
         json_decref(record);
         return src;
     }
-    size_t tok = mcpage__tokens_estimate(tmp.json, tmp.len) + 1;
-    size_t chars = 0;
-    jw_measure_utf8(tmp.json, tmp.len, NULL, &chars);
-    chars++;
-    if (tmp.text) {
-        size_t tt = mcpage__tokens_estimate(tmp.text, tmp.tlen) + 1, tc = 0;
-        jw_measure_utf8(tmp.text, tmp.tlen, NULL, &tc);
-        tok = tt > tok ? tt : tok;
-        chars = tc + 1 > chars ? tc + 1 : chars;
-    }
+    size_t tok, chars;
+    scan_record(&tmp, &tok, &chars);
     pg->reserve_tokens += share_tokens;
     pg->reserve_chars += share_chars;
     page_over o = PAGE_FITS;
@@ -924,6 +1016,8 @@ static int rewrite_first(mcpage_list *pg, cut_field *fields, size_t nf, const si
         json_object_set_new(rec, "_truncated", note);
     }
     int rc = serialize(pg, rec, &pg->recs[0]);
+    if (rc == 0)
+        scan_record(&pg->recs[0], NULL, NULL);
     json_decref(rec);
     return rc;
 }
@@ -994,7 +1088,7 @@ static int cut_first(mcpage_list *pg, bool has_more, const char *stopped, jw *s,
             rc = render(pg, 1, has_more, stopped, NULL, s, t);
         if (rc)
             goto done;
-        if (page_measure_copies(&pg->b, s, t) != PAGE_FITS)
+        if (measure_copies(pg, 1, s, t) != PAGE_FITS)
             continue; /* even empty it does not fit: cut the next field too */
         while (lo < hi) {
             size_t mid = lo + (hi - lo + 1) / 2;
@@ -1004,7 +1098,7 @@ static int cut_first(mcpage_list *pg, bool has_more, const char *stopped, jw *s,
                 rc = render(pg, 1, has_more, stopped, NULL, s, t);
             if (rc)
                 goto done;
-            if (page_measure_copies(&pg->b, s, t) == PAGE_FITS)
+            if (measure_copies(pg, 1, s, t) == PAGE_FITS)
                 lo = mid;
             else
                 hi = mid - 1;
@@ -1052,7 +1146,7 @@ int mcpage_list_finish(mcpage_list *pg, mcpage_result *res)
         rc = render(pg, n, has_more, stopped, NULL, &s, &t);
         if (rc)
             goto done;
-        page_over o = page_measure_copies(&pg->b, &s, &t);
+        page_over o = measure_copies(pg, n, &s, &t);
         if (o == PAGE_FITS || n == 0)
             break;
         if (n > 1) {

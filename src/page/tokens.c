@@ -177,7 +177,6 @@ static size_t finish_run(run *r, size_t *ascii_cost, size_t *accented, size_t *w
         *accented += r->accented;
         *words += r->pieces;
     }
-    *r = (run){0};
     return cost;
 }
 
@@ -235,14 +234,14 @@ static size_t punct_cost(size_t len)
     return COST_PIECE + extra * PUNCT_PER_CHAR;
 }
 
-size_t mcpage__tokens_estimate(const char *s, size_t n)
+void mcpage__tokens_scan(const char *s, size_t n, tokens_sum *sum)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t total = n ? COST_EDGES : 0; /* hundredths of a token */
-    size_t ascii_cost = 0;             /* cost of plain ASCII words, for the foreign surcharge */
-    size_t accented = 0;               /* words with accented letters */
-    size_t words = 0;                  /* all words */
-    bool after_space = false;          /* the previous piece was whitespace ending in a space */
+    size_t total = 0;         /* hundredths of a token */
+    size_t ascii_cost = 0;    /* cost of plain ASCII words, for the foreign surcharge */
+    size_t accented = 0;      /* words with accented letters */
+    size_t words = 0;         /* all words */
+    bool after_space = false; /* the previous piece was whitespace ending in a space */
     size_t i = 0;
 
     while (i < n) {
@@ -250,6 +249,33 @@ size_t mcpage__tokens_estimate(const char *s, size_t n)
         uint8_t cls = char_class(p, i, n, &len);
         bool spaced = after_space;
         after_space = false;
+        if (cls == B_LOWER || cls == B_DIGIT) {
+            /* Most runs are one lowercase word or one number standing
+               alone: charged here as finish_run would, without a run. */
+            size_t j = i + 1, vowels = cls == B_LOWER ? VOWEL(p[i] - 'a') : 0;
+            if (cls == B_LOWER)
+                while (j < n && (unsigned)(p[j] - 'a') < 26u)
+                    vowels += VOWEL(p[j++] - 'a');
+            else
+                while (j < n && (unsigned)(p[j] - '0') < 10u)
+                    j++;
+            if (j == n || (p[j] < 0x80 && ascii_class[p[j]] > B_DIGIT)) {
+                size_t chars = j - i;
+                if (cls == B_DIGIT) {
+                    total += (chars + 2) / 3 * COST_PIECE;
+                } else if (chars >= 3 && vowels == 0) {
+                    total += RAND_BASE + chars * RAND_PER_LETTER; /* no vowel: an identifier */
+                } else {
+                    size_t extra = chars > WORD_FREE_LEN ? chars - WORD_FREE_LEN : 0;
+                    size_t cost = COST_PIECE + extra * WORD_PER_LETTER;
+                    total += cost;
+                    ascii_cost += cost;
+                    words++;
+                }
+                i = j;
+                continue;
+            }
+        }
         if (is_alnum_class(cls)) {
             /* An alphanumeric run: words, digit groups, identifiers. */
             run r = {0};
@@ -373,9 +399,92 @@ size_t mcpage__tokens_estimate(const char *s, size_t n)
             break;
         }
     }
+    sum->cost += total;
+    sum->ascii_cost += ascii_cost;
+    sum->accented += accented;
+    sum->words += words;
+}
+
+size_t mcpage__tokens_total(const tokens_sum *sum, size_t n)
+{
+    size_t total = sum->cost + (n ? COST_EDGES : 0);
     /* One word in twenty with an accent: French, German, Spanish... whose
      * plain words also split more than English ones. */
-    if (accented > 0 && accented * 20 >= words)
-        total += ascii_cost * FOREIGN_PERCENT / 100;
+    if (sum->accented > 0 && sum->accented * 20 >= sum->words)
+        total += sum->ascii_cost * FOREIGN_PERCENT / 100;
     return (total + 99) / 100;
+}
+
+size_t mcpage__tokens_estimate(const char *s, size_t n)
+{
+    tokens_sum sum = {0};
+    mcpage__tokens_scan(s, n, &sum);
+    return mcpage__tokens_total(&sum, n);
+}
+
+/*
+ * Whether the scan of s[0..n) cuts a piece at `at` that depends on nothing
+ * past it, and starts the next one afresh, so that s[0..at) and s[at..n)
+ * scanned apart make exactly the pieces of s. The byte before the cut and
+ * the one after decide it (and, after punctuation, whether its run is a
+ * single mark that would join the following word):
+ *   - a letter or digit (or the end of any character of two bytes or more):
+ *     the run ends there when the next byte is ASCII and not a letter or
+ *     digit;
+ *   - punctuation: the run ends when the next byte is neither punctuation
+ *     nor a newline (newlines join the run before them), and it is not a
+ *     single mark joining a following word;
+ *   - a newline: the blanks end when the next byte is not a blank, and
+ *     end without a space, so nothing joins the next piece;
+ *   - a space or tab: never (the last blank joins what follows).
+ * The byte after the cut must not continue a character.
+ */
+bool mcpage__tokens_cut_ok(const char *s, size_t n, size_t at)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    if (at == 0 || at >= n)
+        return true;
+    unsigned char a = p[at - 1], x = p[at];
+    if ((x & 0xC0) == 0x80)
+        return false;
+    uint8_t next = x < 0x80 ? ascii_class[x] : B_WIDE; /* B_WIDE: any non-ASCII character */
+    if (a >= 0x80)
+        return x < 0x80 && next > B_DIGIT;
+    switch (ascii_class[a]) {
+    case B_LOWER:
+    case B_UPPER:
+    case B_DIGIT:
+        return x < 0x80 && next > B_DIGIT;
+    case B_PUNCT:
+        if (next == B_PUNCT || next == B_NL)
+            return false;
+        /* A single mark joins a following letter or any non-ASCII character. */
+        if (at >= 2 && p[at - 2] < 0x80 && ascii_class[p[at - 2]] == B_PUNCT)
+            return true;
+        return next == B_DIGIT || next == B_SPACE;
+    case B_NL:
+        return next != B_SPACE && next != B_NL;
+    default:
+        return false;
+    }
+}
+
+size_t mcpage__tokens_part(const char *s, size_t n, tokens_part *part)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t from = 0, to = n;
+    while (from < n && p[from] < 0x80 && ascii_class[p[from]] == B_PUNCT)
+        from++;
+    while (to > from && p[to - 1] < 0x80 && ascii_class[p[to - 1]] == B_PUNCT)
+        to--;
+    part->from = from;
+    part->to = to;
+    part->sum = (tokens_sum){0};
+    mcpage__tokens_scan(s + from, to - from, &part->sum);
+    if (!mcpage__tokens_cut_ok(s, n, from) || !mcpage__tokens_cut_ok(s, n, to))
+        return mcpage__tokens_estimate(s, n); /* a mark joining the word after it, say */
+    tokens_sum whole = part->sum;
+    mcpage__tokens_scan(s, from, &whole);
+    mcpage__tokens_scan(s + to, n - to, &whole);
+    return mcpage__tokens_total(&whole, n);
 }

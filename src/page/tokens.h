@@ -9,10 +9,47 @@
 #ifndef MCPAGE_PAGE_TOKENS_H
 #define MCPAGE_PAGE_TOKENS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Estimated tokens of n bytes of UTF-8 (never less than the true count by more than the documented
  * bound). */
 size_t mcpage__tokens_estimate(const char *s, size_t n);
+
+/*
+ * The estimate in parts, so a page made of records already scanned can be
+ * estimated without scanning them again. mcpage__tokens_estimate(s, n) is
+ * mcpage__tokens_total of mcpage__tokens_scan(s, n) exactly; where
+ * mcpage__tokens_cut_ok(s, n, at) holds, the sums of s[0..at) and s[at..n)
+ * scanned apart add up to the sums of s scanned whole.
+ */
+typedef struct tokens_sum {
+    size_t cost;       /* the pieces, in hundredths of a token */
+    size_t ascii_cost; /* of which plain ASCII words (the foreign surcharge's base) */
+    size_t accented;   /* words with accented letters */
+    size_t words;      /* all words */
+} tokens_sum;
+
+/* Adds the pieces of s[0..n) to *sum. */
+void mcpage__tokens_scan(const char *s, size_t n, tokens_sum *sum);
+/* The estimate of a text of n bytes whose pieces add up to *sum. */
+size_t mcpage__tokens_total(const tokens_sum *sum, size_t n);
+/* True when cutting s[0..n) at `at` changes none of its pieces. */
+bool mcpage__tokens_cut_ok(const char *s, size_t n, size_t at);
+
+/*
+ * A record scanned once for a page that will hold it. The punctuation at
+ * its ends runs into the page's punctuation around it, so what the page
+ * reuses is the middle: the sums of s[from..to), past the leading run of
+ * punctuation and before the trailing one.
+ */
+typedef struct tokens_part {
+    tokens_sum sum; /* the pieces of s[from..to) */
+    size_t from;    /* bytes of leading punctuation */
+    size_t to;      /* where the trailing punctuation starts */
+} tokens_part;
+
+/* Returns mcpage__tokens_estimate(s, n) and fills *part. */
+size_t mcpage__tokens_part(const char *s, size_t n, tokens_part *part);
 
 #endif

@@ -392,6 +392,15 @@ int64_t page_meter_tokens(int64_t max_tokens)
     return max_tokens - (max_tokens * PAGE_TOKENS_MARGIN_PCT + 99) / 100;
 }
 
+page_over page_verdict(const page_base *b, size_t tokens, size_t units)
+{
+    if ((int64_t)tokens > b->meter_tokens)
+        return PAGE_OVER_TOKENS;
+    if ((int64_t)units > b->max_chars)
+        return PAGE_OVER_CHARS;
+    return PAGE_FITS;
+}
+
 page_over page_measure(const page_base *b, const char *s, size_t n)
 {
     if ((int64_t)mcpage__tokens_estimate(s, n) > b->meter_tokens)

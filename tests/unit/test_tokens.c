@@ -146,12 +146,95 @@ static void estimate_keeps_bounds_on_every_class_and_chunk(void **state)
     assert_int_equal(failures, 0);
 }
 
+static bool sums_equal(const tokens_sum *a, const tokens_sum *b)
+{
+    return a->cost == b->cost && a->ascii_cost == b->ascii_cost && a->accented == b->accented &&
+           a->words == b->words;
+}
+
+/* Every cut of s[0..n) that mcpage__tokens_cut_ok allows splits the sums exactly. */
+static int check_cuts(const char *s, size_t n, size_t *allowed)
+{
+    tokens_sum whole = {0};
+    mcpage__tokens_scan(s, n, &whole);
+    assert_int_equal(mcpage__tokens_total(&whole, n), mcpage__tokens_estimate(s, n));
+    tokens_part part;
+    assert_int_equal(mcpage__tokens_part(s, n, &part), mcpage__tokens_estimate(s, n));
+    assert_true(part.from <= part.to && part.to <= n);
+    int bad = 0;
+    for (size_t at = 1; at < n; at++) {
+        if (!mcpage__tokens_cut_ok(s, n, at))
+            continue;
+        (*allowed)++;
+        tokens_sum split = {0};
+        mcpage__tokens_scan(s, at, &split);
+        mcpage__tokens_scan(s + at, n - at, &split);
+        if (!sums_equal(&split, &whole)) {
+            if (bad++ < 5)
+                printf("  cut at %zu of \"%.*s\" changes the pieces\n", at, (int)n, s);
+        }
+    }
+    return bad;
+}
+
+static void estimate_adds_up_across_allowed_cuts(void **state)
+{
+    (void)state;
+    size_t allowed = 0;
+    int bad = 0;
+    /* The edges of records in a page: where copy_tokens cuts. */
+    static const char *const pages[] = {
+        "{\"sessions\":[[\"8a01e9c9-8c8e\",\"naïve\",12],[\"x y \",null]],\"returned\":2}",
+        "20 of 372 sessions.\nsession_id\ttitle\n8a01\tdonnées \n\t7\nab.\n  x\nNext page.",
+        "[{\"a\":\"b\"}]\n{\"c\":1}\n[\"🙂\",\"日本\"],[true]",
+    };
+    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++)
+        bad += check_cuts(pages[i], strlen(pages[i]), &allowed);
+    /* Random strings over the characters whose pieces depend on their neighbours. */
+    static const char *const alphabet[] = {"a",  "Z", "e",    "3",    " ",       "\t", "\n",
+                                           "\r", "-", "[",    "\"",   ",",       "é",  "Ω",
+                                           "日", "→", "🙂", "\xff", "\xe2\x82"};
+    const size_t na = sizeof alphabet / sizeof alphabet[0];
+    uint32_t seed = 18;
+    char buf[128];
+    for (int k = 0; k < 20000; k++) {
+        size_t n = 0, parts = 1 + (seed = seed * 1103515245u + 12345u) % 24;
+        for (size_t j = 0; j < parts; j++) {
+            seed = seed * 1103515245u + 12345u;
+            const char *c = alphabet[(seed >> 16) % na];
+            memcpy(buf + n, c, strlen(c));
+            n += strlen(c);
+        }
+        bad += check_cuts(buf, n, &allowed);
+    }
+    /* Real text: a stretch of every corpus file. */
+    json_error_t jerr;
+    json_t *ref = json_load_file(MCPAGE_TEST_DATA "/tokens/reference.json", 0, &jerr);
+    assert_non_null(ref);
+    const char *name;
+    json_t *entry;
+    json_object_foreach(ref, name, entry)
+    {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tokens/%s", MCPAGE_TEST_DATA, name);
+        size_t len = 0;
+        char *text = read_file(path, &len);
+        assert_non_null(text);
+        bad += check_cuts(text, len < 1500 ? len : 1500, &allowed);
+        free(text);
+    }
+    json_decref(ref);
+    assert_int_equal(bad, 0);
+    assert_true(allowed > 50000); /* the check allows cuts, not only refuses them */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(estimate_counts_pieces_plus_edge_allowance),
         cmocka_unit_test(estimate_survives_invalid_utf8_and_truncation),
         cmocka_unit_test(estimate_keeps_bounds_on_every_class_and_chunk),
+        cmocka_unit_test(estimate_adds_up_across_allowed_cuts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
