@@ -129,6 +129,17 @@ static int head_hash(int fd, int64_t n, uint64_t *h)
     return 0;
 }
 
+#define SYNC_BATCH_LINES 5000               /* lines per transaction (default) */
+#define SYNC_BATCH_BYTES (32 * 1024 * 1024) /* bytes per transaction (default) */
+
+/* The pass around one file: its progress and the batch limits. */
+typedef struct sync_pass {
+    int64_t files_done, files_total; /* for progress */
+    int64_t *bytes_done;             /* bytes read in this pass, updated as lines are read */
+    int64_t bytes_total;
+    int64_t batch_lines, batch_bytes; /* a batch is committed when it reaches either */
+} sync_pass;
+
 typedef struct file_state {
     const sync_job *job;
     const sync_options *opt;
@@ -223,11 +234,77 @@ static int open_batch(file_state *f)
     return 0;
 }
 
-/* Writes the batch's raw bytes, session facts and offsets, and commits. */
+/* Appends the batch's raw bytes, [committed, consumed) of the file, to
+ * the session's raw copy (its line count with the last piece). */
+static int put_raw_bytes(file_state *f)
+{
+    unsigned char *buf = malloc(SYNC_BLOCK);
+    if (!buf)
+        return MCPAGE_ENOMEM;
+    int rc = 0;
+    for (int64_t at = f->committed; at < f->consumed && rc == 0;) {
+        size_t want = (size_t)(f->consumed - at);
+        if (want > SYNC_BLOCK)
+            want = SYNC_BLOCK;
+        ssize_t got = pread(f->fd, buf, want, at);
+        if (got != (ssize_t)want) {
+            rc = MCPAGE_EIO;
+            break;
+        }
+        int64_t lines = (at + (int64_t)want >= f->consumed) ? f->lines : 0;
+        rc = store_raw_append(f->s, f->job->session_id, buf, want, lines);
+        at += (int64_t)want;
+    }
+    free(buf);
+    return rc;
+}
+
+/* Writes the session facts the batch saw (and the head hash while the
+ * file's first SYNC_HEAD_MAX bytes are not all hashed yet). */
+static int put_session_facts(file_state *f)
+{
+    store_session_meta m = {.session_id = f->job->session_id};
+    int rc;
+    if (f->st.head_len < SYNC_HEAD_MAX && f->consumed > f->st.head_len) {
+        int64_t n = f->consumed < SYNC_HEAD_MAX ? f->consumed : SYNC_HEAD_MAX;
+        if ((rc = head_hash(f->fd, n, &m.head_hash)) < 0)
+            return rc;
+        m.head_len = n;
+        f->st.head_len = n;
+        f->st.head_hash = m.head_hash;
+    }
+    m.model = f->model;
+    m.git_branch = f->branch;
+    m.title = f->title;
+    m.parent_session_id = f->parent;
+    m.project_id = f->new_project_id;
+    if ((rc = store_session_put(f->s, &m)) < 0)
+        return rc;
+    return store_session_refresh(f->s, f->job->session_id);
+}
+
+/* Records the file's state: until the file is done, its size is recorded
+ * as the consumed offset so that the next run does not skip it. */
+static int put_source_record(file_state *f, int at_eof)
+{
+    const struct stat *sb = &f->sb;
+    store_source src = {
+        .hostname = (char *)f->opt->hostname,
+        .path = f->job->path,
+        .session_id = f->job->session_id,
+        .size = at_eof ? (int64_t)sb->st_size : f->consumed,
+        .inode = (int64_t)sb->st_ino,
+        .mtime_ns = at_eof ? (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec : 0,
+        .consumed = f->consumed,
+    };
+    return store_source_put(f->s, &src);
+}
+
+/* The batch commit: the batch's raw bytes, session facts and offsets,
+ * then the commit, in the transaction that holds its messages. */
 static int commit_batch(file_state *f, int at_eof)
 {
-    int rc = 0;
-    unsigned char *buf = NULL;
+    int rc;
     if (!f->in_tx) {
         if (f->consumed == f->committed && !at_eof)
             return 0;
@@ -235,59 +312,12 @@ static int commit_batch(file_state *f, int at_eof)
             return rc;
         f->in_tx = 1;
     }
-    if (f->consumed > f->committed) {
-        buf = malloc(SYNC_BLOCK);
-        if (!buf)
-            return MCPAGE_ENOMEM;
-        for (int64_t at = f->committed; at < f->consumed;) {
-            size_t want = (size_t)(f->consumed - at);
-            if (want > SYNC_BLOCK)
-                want = SYNC_BLOCK;
-            ssize_t got = pread(f->fd, buf, want, at);
-            if (got != (ssize_t)want) {
-                rc = MCPAGE_EIO;
-                goto out;
-            }
-            int64_t lines = (at + (int64_t)want >= f->consumed) ? f->lines : 0;
-            rc = store_raw_append(f->s, f->job->session_id, buf, want, lines);
-            if (rc < 0)
-                goto out;
-            at += (int64_t)want;
-        }
-        store_session_meta m = {.session_id = f->job->session_id};
-        if (f->st.head_len < SYNC_HEAD_MAX && f->consumed > f->st.head_len) {
-            int64_t n = f->consumed < SYNC_HEAD_MAX ? f->consumed : SYNC_HEAD_MAX;
-            if ((rc = head_hash(f->fd, n, &m.head_hash)) < 0)
-                goto out;
-            m.head_len = n;
-            f->st.head_len = n;
-            f->st.head_hash = m.head_hash;
-        }
-        m.model = f->model;
-        m.git_branch = f->branch;
-        m.title = f->title;
-        m.parent_session_id = f->parent;
-        m.project_id = f->new_project_id;
-        if ((rc = store_session_put(f->s, &m)) < 0)
-            goto out;
-        if ((rc = store_session_refresh(f->s, f->job->session_id)) < 0)
-            goto out;
-    }
-    store_source src = {
-        .hostname = (char *)f->opt->hostname,
-        .path = f->job->path,
-        .session_id = f->job->session_id,
-        /* Until the file is done, record the offset as its size so the
-         * next run does not skip it. */
-        .size = at_eof ? (int64_t)f->sb.st_size : f->consumed,
-        .inode = (int64_t)f->sb.st_ino,
-        .mtime_ns = at_eof ? (int64_t)f->sb.st_mtim.tv_sec * 1000000000 + f->sb.st_mtim.tv_nsec : 0,
-        .consumed = f->consumed,
-    };
-    if ((rc = store_source_put(f->s, &src)) < 0)
-        goto out;
-    if ((rc = store_commit(f->s)) < 0)
-        goto out;
+    if (f->consumed > f->committed &&
+        ((rc = put_raw_bytes(f)) < 0 || (rc = put_session_facts(f)) < 0))
+        return rc;
+    if ((rc = put_source_record(f, at_eof)) < 0 || (rc = store_commit(f->s)) < 0)
+        return rc;
+
     f->in_tx = 0;
     f->committed = f->consumed;
     f->lines = 0;
@@ -297,9 +327,7 @@ static int commit_batch(file_state *f, int at_eof)
     free(f->parent);
     f->model = f->branch = f->title = f->parent = NULL;
     f->new_project_id = 0;
-out:
-    free(buf);
-    return rc;
+    return 0;
 }
 
 static int ensure_project(file_state *f, const char *cwd)
@@ -427,12 +455,12 @@ done:
     return rc;
 }
 
-static void report_progress(file_state *f, int64_t files_done, int64_t files_total,
-                            int64_t *bytes_done, int64_t bytes_total)
+static void report_progress(file_state *f, const sync_pass *pass)
 {
     if (!f->opt->progress)
         return;
-    sync_progress p = {files_done, files_total, *bytes_done, bytes_total, f->job->path};
+    sync_progress p = {pass->files_done, pass->files_total, *pass->bytes_done, pass->bytes_total,
+                       f->job->path};
     f->opt->progress(f->opt->progress_ud, &p);
 }
 
@@ -536,18 +564,248 @@ static int open_source(file_state *f)
     return 0;
 }
 
-/* Reads the new part of one file. */
+/*
+ * The resume decision: where reading starts. A file read before continues
+ * at the session's consumed offset unless it was replaced (another inode),
+ * truncated (shorter than that offset) or rewritten (its first bytes hash
+ * differently): then the session is read again from byte 0.
+ */
+static int decide_resume(file_state *f, const store_source *src, int found, size_t line_max)
+{
+    f->consumed = f->st.raw_size;
+    if (f->consumed > 0) {
+        uint64_t h = 0;
+        if (found && src->inode != (int64_t)f->sb.st_ino)
+            f->reparse = 1; /* replaced */
+        else if (f->size < f->consumed)
+            f->reparse = 1; /* truncated */
+        else if (f->st.head_len > 0 &&
+                 (head_hash(f->fd, f->st.head_len, &h) < 0 || h != f->st.head_hash))
+            f->reparse = 1; /* rewritten */
+    }
+
+    if (f->reparse) {
+        f->rep->files_reparsed++;
+        memset(&f->st, 0, sizeof f->st);
+        f->consumed = 0;
+    } else {
+        f->rep->files_read++;
+        f->has_title = f->st.has_title;
+        f->project_id = f->st.project_id;
+    }
+    f->committed = f->consumed;
+    f->line_no = f->st.raw_lines;
+    f->next_ordinal = f->st.message_count;
+
+    if (f->consumed > 0)
+        return read_on_state(f, line_max);
+    return 0;
+}
+
+/*
+ * A legacy Codex rollout (one JSON document) is read through its JSONL
+ * form: f->fd and f->size become that form's. 1 when the document does
+ * not parse (counted as malformed; nothing to store, the next sync tries
+ * again), else 0 or a failure.
+ */
+static int open_legacy(file_state *f)
+{
+    char why[160];
+    int jfd = -1;
+    int rc = codex_legacy_jsonl(f->fd, f->size, &jfd, why, sizeof why);
+    if (rc == MCPAGE_EPARSE) {
+        f->rep->lines_malformed++;
+        sync_example(f->rep, f->job->path, 1, why);
+        return 1;
+    }
+    if (rc < 0)
+        return rc;
+    close(f->fd);
+    f->fd = jfd;
+    struct stat jsb;
+    if (fstat(f->fd, &jsb) < 0)
+        return MCPAGE_EIO;
+    f->size = (int64_t)jsb.st_size;
+    return 0;
+}
+
+/*
+ * The line reader: the file streamed in SYNC_BLOCK reads, each complete
+ * line gathered in `buf` (a line may span blocks and grow the buffer up
+ * to line_max; a longer one is skipped without holding it).
+ */
+typedef struct line_reader {
+    char *buf;          /* the line so far (owned) */
+    size_t len, cap;    /* its length and buf's size */
+    size_t line_max;    /* longer lines are skipped */
+    int skipping;       /* the line so far is over line_max: its bytes are dropped */
+    int64_t line_start; /* file offset of the line's first byte */
+} line_reader;
+
+/* Adds seg bytes of the current line (dropped once it is too long). */
+static int reader_add(line_reader *lr, const unsigned char *seg, size_t n)
+{
+    if (lr->skipping)
+        return 0;
+    if (lr->len + n > lr->line_max) {
+        lr->skipping = 1;
+        lr->len = 0;
+        return 0;
+    }
+    if (lr->len + n + 1 > lr->cap) {
+        size_t ncap = lr->cap ? lr->cap : 4096;
+        while (ncap < lr->len + n + 1)
+            ncap *= 2;
+        char *nb = realloc(lr->buf, ncap);
+        if (!nb)
+            return MCPAGE_ENOMEM;
+        lr->buf = nb;
+        lr->cap = ncap;
+    }
+    memcpy(lr->buf + lr->len, seg, n);
+    lr->len += n;
+    return 0;
+}
+
+/* Commits when the batch is full (lines or bytes), then reports progress. */
+static int commit_if_full(file_state *f, const sync_pass *pass)
+{
+    if (f->lines < pass->batch_lines && f->consumed - f->committed < pass->batch_bytes)
+        return 0;
+    int rc = commit_batch(f, 0);
+    if (rc == 0)
+        report_progress(f, pass);
+    return rc;
+}
+
+/* A complete line of the reader ends at file offset line_end (after its newline). */
+static int end_line(file_state *f, line_reader *lr, int64_t line_end, const sync_pass *pass)
+{
+    int rc;
+    if (f->pending_nl) {
+        /* the newline of the line stored without it: no line */
+        f->pending_nl = 0;
+        f->consumed = line_end;
+        lr->line_start = line_end;
+        return 0;
+    }
+    if (!f->in_tx && (rc = open_batch(f)) < 0)
+        return rc;
+
+    if (lr->skipping) {
+        f->line_no++;
+        f->rep->lines_too_long++;
+        char why[96];
+        snprintf(why, sizeof why, "line longer than %zu bytes skipped", lr->line_max);
+        sync_example(f->rep, f->job->path, f->line_no, why);
+        lr->skipping = 0;
+    } else if ((rc = handle_line(f, lr->buf ? lr->buf : "", lr->len, lr->line_start)) < 0) {
+        return rc;
+    }
+
+    lr->len = 0;
+    f->rep->lines_read++;
+    f->lines++;
+    f->consumed = line_end;
+    lr->line_start = line_end;
+    return commit_if_full(f, pass);
+}
+
+/* Reads and handles every complete line from f->consumed to the end. */
+static int read_lines(file_state *f, line_reader *lr, const sync_pass *pass)
+{
+    unsigned char *block = malloc(SYNC_BLOCK);
+    if (!block)
+        return MCPAGE_ENOMEM;
+    int rc = 0;
+    lr->line_start = f->consumed;
+    for (int64_t pos = f->consumed; pos < f->size && rc == 0;) {
+        size_t want = (size_t)(f->size - pos < SYNC_BLOCK ? f->size - pos : SYNC_BLOCK);
+        ssize_t got = pread(f->fd, block, want, pos);
+        if (got <= 0) {
+            if (got < 0) {
+                f->sys_errno = errno;
+                rc = MCPAGE_EIO;
+            }
+            break;
+        }
+        f->rep->bytes_read += got;
+        *pass->bytes_done += got;
+
+        for (size_t i = 0; i < (size_t)got && rc == 0;) {
+            unsigned char *nl = memchr(block + i, '\n', (size_t)got - i);
+            size_t seg = nl ? (size_t)(nl - (block + i)) : (size_t)got - i;
+            if ((rc = reader_add(lr, block + i, seg)) < 0)
+                break;
+            i += seg;
+            if (!nl)
+                break;
+            i++; /* the newline */
+            rc = end_line(f, lr, pos + (int64_t)i, pass);
+        }
+        pos += got;
+    }
+    free(block);
+    return rc;
+}
+
+/* A last line without its newline: a line once the file has settled and
+ * it is a whole JSON object, else it waits for the next sync. */
+static int finish_last_line(file_state *f, line_reader *lr)
+{
+    if (f->consumed >= f->size)
+        return 0;
+    if (lr->skipping || !lr->buf || f->job->legacy || !sync_settled(&f->sb) ||
+        !complete_object(lr->buf, lr->len)) {
+        f->rep->lines_partial++;
+        return 0;
+    }
+    int rc;
+    if (!f->in_tx && (rc = open_batch(f)) < 0)
+        return rc;
+    if ((rc = handle_line(f, lr->buf, lr->len, lr->line_start)) < 0)
+        return rc;
+    f->rep->lines_read++;
+    f->rep->lines_unterminated++;
+    f->lines++;
+    f->consumed = f->size;
+    return 0;
+}
+
+/* Rolls a failed file back and names it in the report. */
+static void report_failure(file_state *f, int rc)
+{
+    if (f->in_tx)
+        store_rollback(f->s);
+    f->rep->files_failed++;
+    char why[240];
+    const char *detail = f->sys_errno ? strerror(f->sys_errno) : store_errmsg(f->s);
+    snprintf(why, sizeof why, "file not synced: %s%s%s%s", mcpage_strerror(rc),
+             detail && *detail ? " (" : "", detail ? detail : "", detail && *detail ? ")" : "");
+    sync_example(f->rep, f->job->path, f->line_no, why);
+}
+
+/* Reads the new part of one file: open, claim the session, decide where
+ * to resume, read the lines in batches, commit the last batch. */
 int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep,
               int64_t files_done, int64_t files_total, int64_t *bytes_done, int64_t bytes_total)
 {
     file_state f = {.job = job, .opt = opt, .rep = rep, .s = s, .fd = -1};
+    sync_pass pass = {
+        .files_done = files_done,
+        .files_total = files_total,
+        .bytes_done = bytes_done,
+        .bytes_total = bytes_total,
+        .batch_lines = opt->batch_lines > 0 ? opt->batch_lines : SYNC_BATCH_LINES,
+        .batch_bytes = opt->batch_bytes > 0 ? opt->batch_bytes : SYNC_BATCH_BYTES,
+    };
+    line_reader lr = {.line_max = opt->line_max ? opt->line_max : SYNC_LINE_MAX_DEFAULT};
     store_source src = {0};
-    char *lb = NULL;
-    unsigned char *block = NULL;
-    int rc = 0;
     int locked = 0;
-    if ((rc = open_source(&f)) < 0)
+    int rc = open_source(&f);
+    if (rc < 0)
         goto out;
+
     /* claim the session: another sync process (another machine, same
      * store) waits here, then continues from what this one stored */
     if ((rc = store_session_lock(s, job->session_id)) < 0)
@@ -560,178 +818,26 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
     f.session_exists = rc == 0;
     rc = 0;
     f.size = (int64_t)f.sb.st_size;
-    if (job->legacy) {
-        char why[160];
-        int jfd = -1;
-        rc = codex_legacy_jsonl(f.fd, f.size, &jfd, why, sizeof why);
-        if (rc == MCPAGE_EPARSE) {
-            rep->lines_malformed++;
-            sync_example(rep, job->path, 1, why);
-            rc = 0;
-            goto out; /* nothing to store; the next sync tries again */
-        }
-        if (rc < 0)
-            goto out;
-        close(f.fd);
-        f.fd = jfd;
-        struct stat jsb;
-        if (fstat(f.fd, &jsb) < 0) {
-            rc = MCPAGE_EIO;
-            goto out;
-        }
-        f.size = (int64_t)jsb.st_size;
-    }
-    f.consumed = f.st.raw_size;
-    if (f.consumed > 0) {
-        uint64_t h = 0;
-        if (found && src.inode != (int64_t)f.sb.st_ino)
-            f.reparse = 1; /* replaced */
-        else if (f.size < f.consumed)
-            f.reparse = 1; /* truncated */
-        else if (f.st.head_len > 0 &&
-                 (head_hash(f.fd, f.st.head_len, &h) < 0 || h != f.st.head_hash))
-            f.reparse = 1; /* rewritten */
-    }
-    if (f.reparse) {
-        rep->files_reparsed++;
-        memset(&f.st, 0, sizeof f.st);
-        f.consumed = 0;
-    } else {
-        rep->files_read++;
-        f.has_title = f.st.has_title;
-        f.project_id = f.st.project_id;
-    }
-    f.committed = f.consumed;
-    f.line_no = f.st.raw_lines;
-    f.next_ordinal = f.st.message_count;
-    size_t line_max = opt->line_max ? opt->line_max : SYNC_LINE_MAX_DEFAULT;
-    if (f.consumed > 0 && (rc = read_on_state(&f, line_max)) < 0)
+    if (job->legacy && (rc = open_legacy(&f)) != 0) {
+        rc = rc > 0 ? 0 : rc;
         goto out;
+    }
 
-    int64_t batch_lines = opt->batch_lines > 0 ? opt->batch_lines : 5000;
-    int64_t batch_bytes = opt->batch_bytes > 0 ? opt->batch_bytes : 32 * 1024 * 1024;
-    block = malloc(SYNC_BLOCK);
-    if (!block) {
-        rc = MCPAGE_ENOMEM;
+    if ((rc = decide_resume(&f, &src, found, lr.line_max)) < 0 ||
+        (rc = read_lines(&f, &lr, &pass)) < 0 || (rc = finish_last_line(&f, &lr)) < 0)
         goto out;
-    }
-    size_t lcap = 0, llen = 0;
-    int skipping = 0;
-    int64_t line_start = f.consumed;
-    int64_t pos = f.consumed;
-    int64_t end = f.size;
-    while (pos < end) {
-        size_t want = (size_t)(end - pos < SYNC_BLOCK ? end - pos : SYNC_BLOCK);
-        ssize_t got = pread(f.fd, block, want, pos);
-        if (got <= 0) {
-            if (got < 0) {
-                f.sys_errno = errno;
-                rc = MCPAGE_EIO;
-                goto out;
-            }
-            break;
-        }
-        rep->bytes_read += got;
-        *bytes_done += got;
-        size_t i = 0;
-        while (i < (size_t)got) {
-            unsigned char *nl = memchr(block + i, '\n', (size_t)got - i);
-            size_t seg = nl ? (size_t)(nl - (block + i)) : (size_t)got - i;
-            if (!skipping) {
-                if (llen + seg > line_max) {
-                    skipping = 1;
-                    llen = 0;
-                } else {
-                    if (llen + seg + 1 > lcap) {
-                        size_t ncap = lcap ? lcap : 4096;
-                        while (ncap < llen + seg + 1)
-                            ncap *= 2;
-                        char *nb = realloc(lb, ncap);
-                        if (!nb) {
-                            rc = MCPAGE_ENOMEM;
-                            goto out;
-                        }
-                        lb = nb;
-                        lcap = ncap;
-                    }
-                    memcpy(lb + llen, block + i, seg);
-                    llen += seg;
-                }
-            }
-            i += seg;
-            if (!nl)
-                break;
-            i++; /* the newline */
-            int64_t line_end = pos + (int64_t)i;
-            if (f.pending_nl) {
-                /* the newline of the line stored without it: no line */
-                f.pending_nl = 0;
-                f.consumed = line_end;
-                line_start = line_end;
-                continue;
-            }
-            if (!f.in_tx && (rc = open_batch(&f)) < 0)
-                goto out;
-            if (skipping) {
-                f.line_no++;
-                rep->lines_too_long++;
-                char why[96];
-                snprintf(why, sizeof why, "line longer than %zu bytes skipped", line_max);
-                sync_example(rep, job->path, f.line_no, why);
-                skipping = 0;
-            } else if ((rc = handle_line(&f, lb ? lb : "", llen, line_start)) < 0) {
-                goto out;
-            }
-            llen = 0;
-            rep->lines_read++;
-            f.lines++;
-            f.consumed = line_end;
-            line_start = line_end;
-            if (f.lines >= batch_lines || f.consumed - f.committed >= batch_bytes) {
-                if ((rc = commit_batch(&f, 0)) < 0)
-                    goto out;
-                report_progress(&f, files_done, files_total, bytes_done, bytes_total);
-            }
-        }
-        pos += got;
-    }
-    if (f.consumed < end) {
-        /* a last line without its newline: a line once the file has
-           settled and it is a whole JSON object, else it waits */
-        if (skipping || !lb || job->legacy || !sync_settled(&f.sb) || !complete_object(lb, llen)) {
-            rep->lines_partial++;
-        } else {
-            if (!f.in_tx && (rc = open_batch(&f)) < 0)
-                goto out;
-            if ((rc = handle_line(&f, lb, llen, line_start)) < 0)
-                goto out;
-            rep->lines_read++;
-            rep->lines_unterminated++;
-            f.lines++;
-            f.consumed = end;
-        }
-    }
     rc = commit_batch(&f, 1);
     job->project_id = f.session_exists ? f.project_id : -1;
 out:
-    if (rc < 0) {
-        if (f.in_tx)
-            store_rollback(s);
-        rep->files_failed++;
-        char why[240];
-        const char *detail = f.sys_errno ? strerror(f.sys_errno) : store_errmsg(s);
-        snprintf(why, sizeof why, "file not synced: %s%s%s%s", mcpage_strerror(rc),
-                 detail && *detail ? " (" : "", detail ? detail : "", detail && *detail ? ")" : "");
-        sync_example(rep, job->path, f.line_no, why);
-    }
+    if (rc < 0)
+        report_failure(&f, rc);
     free(f.model);
     free(f.branch);
     free(f.title);
     free(f.parent);
     free(f.meta_id);
     free(f.last_ts);
-    free(lb);
-    free(block);
+    free(lr.buf);
     store_source_clear(&src);
     if (locked)
         store_session_unlock(s, job->session_id);
