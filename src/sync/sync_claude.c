@@ -18,6 +18,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "sync/sync_json.h"
 #include "sync/sync_parse.h"
 
 /* User-side text that Claude Code itself writes: not a prompt. */
@@ -214,7 +215,7 @@ int sync_claude_parse_line(const char *line, size_t len, sync_tool_ids *ids, syn
 {
     memset(r, 0, sizeof *r);
     json_error_t err;
-    json_t *root = json_loadb(line, len, 0, &err);
+    json_t *root = sync_json_loadb(line, len, 0, &err);
     if (!json_is_object(root)) {
         snprintf(why, whylen, "%s", root ? "not a JSON object" : err.text);
         json_decref(root);

@@ -22,6 +22,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "sync/sync_json.h"
 #include "sync/sync_parse.h"
 
 static char *dup_nonempty(const char *s)
@@ -215,7 +216,7 @@ static void add_output(json_t *p, sync_tool_ids *ids, sync_text *t, sync_record 
     if (!s)
         return;
     /* exec output is often {"output": "...", "metadata": {"exit_code": N}} */
-    json_t *inner = (s[0] == '{') ? json_loads(s, 0, NULL) : NULL;
+    json_t *inner = (s[0] == '{') ? sync_json_loadb(s, strlen(s), 0, NULL) : NULL;
     if (json_is_object(inner) && json_is_string(json_object_get(inner, "output"))) {
         sync_text_adds(t, sync_json_str(inner, "output"));
         json_t *code = json_object_get(json_object_get(inner, "metadata"), "exit_code");
@@ -279,7 +280,7 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
 {
     memset(r, 0, sizeof *r);
     json_error_t err;
-    json_t *root = json_loadb(line, len, 0, &err);
+    json_t *root = sync_json_loadb(line, len, 0, &err);
     if (!json_is_object(root)) {
         snprintf(why, whylen, "%s", root ? "not a JSON object" : err.text);
         json_decref(root);

@@ -41,6 +41,7 @@
 #include <mcpage/mcpage.h>
 
 #include "sync/sync_fold.h"
+#include "sync/sync_json.h"
 
 #define COPILOT_YAML_MAX 65536 /* bytes of workspace.yaml read */
 
@@ -74,7 +75,7 @@ static int copilot_fold_line(sync_fold *f, const char *line, size_t len, int64_t
                              int64_t line_no, char *why, size_t whylen)
 {
     json_error_t err;
-    json_t *root = json_loadb(line, len, 0, &err);
+    json_t *root = sync_json_loadb(line, len, 0, &err);
     const char *type = sync_json_str(root, "type");
     if (!json_is_object(root) || !type) {
         snprintf(why, whylen, "%s",
@@ -196,7 +197,7 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
 {
     *out = NULL;
     *n = 0;
-    json_t *root = json_loadb(line, len, 0, NULL);
+    json_t *root = sync_json_loadb(line, len, 0, NULL);
     const char *type = sync_json_str(root, "type");
     if (!json_is_object(root) || !type) {
         json_decref(root);

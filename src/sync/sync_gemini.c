@@ -37,6 +37,7 @@
 #include <mcpage/mcpage.h>
 
 #include "sync/sync_fold.h"
+#include "sync/sync_json.h"
 
 #define GEMINI_ROOT_MAX 4096 /* bytes of a .project_root file read */
 #define GEMINI_PROJECTS 100  /* store pages of projects matched against a hash folder */
@@ -111,7 +112,7 @@ static int gemini_fold_line(sync_fold *f, const char *line, size_t len, int64_t 
                             int64_t line_no, char *why, size_t whylen)
 {
     json_error_t err;
-    json_t *root = json_loadb(line, len, 0, &err);
+    json_t *root = sync_json_loadb(line, len, 0, &err);
     if (!json_is_object(root)) {
         snprintf(why, whylen, "%s", root ? "not a JSON object" : err.text);
         json_decref(root);
@@ -370,7 +371,7 @@ static int gemini_expand(const char *line, size_t len, int32_t sub, sync_record 
 {
     *out = NULL;
     *n = 0;
-    json_t *root = json_loadb(line, len, 0, NULL);
+    json_t *root = sync_json_loadb(line, len, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
         return MCPAGE_EPARSE;

@@ -11,6 +11,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "sync/sync_json.h"
 #include "sync/sync_parse.h"
 
 void sync_record_clear(sync_record *r)
@@ -30,8 +31,7 @@ void sync_record_clear(sync_record *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid. */
-static size_t utf8_seq(const unsigned char *p, size_t avail)
+size_t sync_utf8_seq(const unsigned char *p, size_t avail)
 {
     unsigned char c = p[0];
     if (c < 0x80)
@@ -70,7 +70,13 @@ int sync_utf8_repair(const char *in, size_t len, char **out, size_t *outlen)
     *outlen = 0;
     size_t i = 0;
     while (i < len) {
-        size_t n = utf8_seq(p + i, len - i);
+        /* ASCII eight bytes at a time: most of a transcript */
+        uint64_t w;
+        while (len - i >= 8 && (memcpy(&w, p + i, 8), (w & 0x8080808080808080ull) == 0))
+            i += 8;
+        if (i == len)
+            break;
+        size_t n = sync_utf8_seq(p + i, len - i);
         if (!n)
             break;
         i += n;
@@ -86,7 +92,7 @@ int sync_utf8_repair(const char *in, size_t len, char **out, size_t *outlen)
     memcpy(o, in, i);
     size_t w = i;
     while (i < len) {
-        size_t n = utf8_seq(p + i, len - i);
+        size_t n = sync_utf8_seq(p + i, len - i);
         if (n) {
             memcpy(o + w, p + i, n);
             w += n;
@@ -301,7 +307,7 @@ char *sync_tool_summary(json_t *input)
     if (json_is_string(input)) {
         /* Codex passes arguments as a JSON string. */
         const char *txt = json_string_value(input);
-        parsed = json_loads(txt, JSON_DECODE_ANY, NULL);
+        parsed = sync_json_loadb(txt, strlen(txt), JSON_DECODE_ANY, NULL);
         if (!json_is_object(parsed)) {
             json_decref(parsed);
             return sync_short_copy(txt, SYNC_TOOL_INPUT_MAX);

@@ -108,6 +108,9 @@ int sync_claude_parse_line(const char *line, size_t len, sync_tool_ids *ids, syn
 int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
                           char *why, size_t whylen);
 
+/* Length of the valid UTF-8 sequence at p (1..4, avail bytes there), or
+ * 0 when invalid (overlong, a surrogate, past U+10FFFF, cut short). */
+size_t sync_utf8_seq(const unsigned char *p, size_t avail);
 /* When `in` is not valid UTF-8, a malloc'd copy with each bad sequence
  * replaced by U+FFFD (in *out, length *outlen); else *out = NULL. */
 int sync_utf8_repair(const char *in, size_t len, char **out, size_t *outlen);
