@@ -843,25 +843,3 @@ int store_query_term(const char **p, const char **start, const char **end, int *
     *p = c;
     return 1;
 }
-
-void store_project_order(store_project_sort sort, const char **order, const char **cmp,
-                         store_key_type types[2])
-{
-    types[0] = STORE_KEY_TEXT;
-    types[1] = STORE_KEY_INT;
-    switch (sort) {
-    case STORE_PROJECTS_NAME:
-        *order = "p.name, p.id";
-        *cmp = " AND (p.name, p.id) > (?, ?)";
-        break;
-    case STORE_PROJECTS_SIZE:
-        *order = "p.message_count DESC, p.id DESC";
-        *cmp = " AND (p.message_count, p.id) < (?, ?)";
-        types[0] = STORE_KEY_INT;
-        break;
-    default:
-        *order = "p.last_activity DESC, p.id DESC";
-        *cmp = " AND (p.last_activity, p.id) < (?, ?)";
-        break;
-    }
-}

@@ -79,13 +79,7 @@ void store_key_set_text(store_key_part *p, const char *v);
 void store_key_set_int(store_key_part *p, int64_t v);
 /* True when the page resumes after a keyset position (else it uses its offset). */
 int store_page_keyset(const store_page *pg);
-/*
- * The projects list's total order, the same on every backend: the ORDER
- * BY clause, the keyset comparison to append after WHERE (two `?`), and
- * the part types of a position.
- */
-void store_project_order(store_project_sort sort, const char **order, const char **cmp,
-                         store_key_type types[2]);
+
 /*
  * The search syntax every backend accepts, one term at a time: words and
  * "quoted phrases" separated by white space; a word of two or more

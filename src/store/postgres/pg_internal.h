@@ -11,8 +11,6 @@
 
 #include "store/store_backend.h"
 
-#define PG_SQL_MAX         4096          /* bytes of one generated statement */
-#define PG_BIND_MAX        16            /* parameters of one generated statement */
 #define PG_RAW_CHUNK       (1024 * 1024) /* bytes of one stored raw chunk */
 #define PG_URL_MAX         2048          /* bytes of a postgres:// URL */
 #define PG_POOL_URLS       16            /* distinct URLs one process pools */

@@ -20,90 +20,40 @@
 #include <string.h>
 
 #include "store/postgres/pg_internal.h"
+#include "store/store_sql.h"
 
 #define CONN(s) ((pg_conn *)(s)->impl)
 
-/* ---- the SQL builder ------------------------------------------------ */
+/* ---- the shared SQL (store_sql.h) ---------------------------------- */
 
-typedef struct pq_sql {
-    char text[PG_SQL_MAX];         /* the statement, '?' turned into $n */
-    size_t len;                    /* bytes in text */
-    int overflow;                  /* text or parameters ran out of room */
-    const char *vals[PG_BIND_MAX]; /* parameter values (text) */
-    char nums[PG_BIND_MAX][32];    /* storage of numeric parameters */
-    int n;                         /* parameters bound */
-    int placeholders;              /* '?' seen so far */
-} pq_sql;
+static const store_sql_dialect pg_dialect = {
+    .numbered = 1,      /* $1, $2, ... */
+    .quote = '"',       /* "timestamp", "offset" */
+    .true_sql = "true", /* WHERE true */
+    .find = "strpos",   /* strpos(haystack, needle) */
+};
 
-/* Appends SQL; each '?' becomes the next $n. */
-static void q_add(pq_sql *q, const char *part)
-{
-    for (const char *p = part; *p; p++) {
-        char tmp[16];
-        const char *src = p;
-        size_t n = 1;
-        if (*p == '?') {
-            snprintf(tmp, sizeof tmp, "$%d", ++q->placeholders);
-            src = tmp;
-            n = strlen(tmp);
-        }
-        if (q->len + n + 1 > sizeof q->text) {
-            q->overflow = 1;
-            return;
-        }
-        memcpy(q->text + q->len, src, n);
-        q->len += n;
-        q->text[q->len] = 0;
-    }
-}
-
-static void q_text(pq_sql *q, const char *v)
-{
-    if (q->n >= PG_BIND_MAX) {
-        q->overflow = 1;
-        return;
-    }
-    q->vals[q->n++] = v;
-}
-
-static void q_int(pq_sql *q, int64_t v)
-{
-    if (q->n >= PG_BIND_MAX) {
-        q->overflow = 1;
-        return;
-    }
-    snprintf(q->nums[q->n], sizeof q->nums[0], "%" PRId64, v);
-    q->vals[q->n] = q->nums[q->n];
-    q->n++;
-}
-
-static void q_real(pq_sql *q, double v)
-{
-    if (q->n >= PG_BIND_MAX) {
-        q->overflow = 1;
-        return;
-    }
-    snprintf(q->nums[q->n], sizeof q->nums[0], "%.17g", v);
-    q->vals[q->n] = q->nums[q->n];
-    q->n++;
-}
-
-static void q_where_text(pq_sql *q, const char *cond, const char *v)
-{
-    if (!v || !*v)
-        return;
-    q_add(q, " AND ");
-    q_add(q, cond);
-    q_text(q, v);
-}
-
-static PGresult *q_run(store *s, pq_sql *q)
+/* Runs a built statement, its parameters as text (numbers formatted
+ * here); NULL with the failure recorded on `s`. */
+static PGresult *q_run(store *s, const store_sql *q)
 {
     if (q->overflow) {
         store_fail(s, MCPAGE_ERANGE, "generated statement too long");
         return NULL;
     }
-    return store_pg_exec(s, q->text, q->n, q->vals, NULL, NULL, 0);
+    const char *vals[STORE_SQL_PARAMS];
+    char nums[STORE_SQL_PARAMS][32];
+    for (int i = 0; i < q->nparams; i++) {
+        const store_sql_param *p = &q->params[i];
+        vals[i] = p->s;
+        if (p->type == STORE_KEY_INT)
+            snprintf(nums[i], sizeof nums[i], "%" PRId64, p->i);
+        else if (p->type == STORE_KEY_REAL)
+            snprintf(nums[i], sizeof nums[i], "%.17g", p->r);
+        if (p->type != STORE_KEY_TEXT)
+            vals[i] = nums[i];
+    }
+    return store_pg_exec(s, q->text, q->nparams, vals, NULL, NULL, 0);
 }
 
 /* One statement with up to 16 text parameters, by value list. */
@@ -117,39 +67,41 @@ static int64_t num(const PGresult *r, int row, int col)
     return PQgetisnull(r, row, col) ? 0 : strtoll(PQgetvalue(r, row, col), NULL, 10);
 }
 
+/* One row of a result, for the shared row decoders (pg_sql_row). */
+typedef struct pg_at {
+    const PGresult *r;
+    int row;
+} pg_at;
+
+static const char *at_text(void *res, int col)
+{
+    const pg_at *a = res;
+    return PQgetisnull(a->r, a->row, col) ? NULL : PQgetvalue(a->r, a->row, col);
+}
+
+static int64_t at_int64(void *res, int col)
+{
+    const pg_at *a = res;
+    return num(a->r, a->row, col);
+}
+
+static double at_real(void *res, int col)
+{
+    const pg_at *a = res;
+    return strtod(PQgetvalue(a->r, a->row, col), NULL);
+}
+
+static store_sql_row pg_sql_row(pg_at *at)
+{
+    return (store_sql_row){.text = at_text, .int64 = at_int64, .real = at_real, .res = at};
+}
+
 /* Column as a malloc'd string; NULL for NULL, and for '' when `opt`. */
 static int col_dup(const PGresult *r, int row, int col, int opt, char **out)
 {
-    *out = NULL;
-    if (PQgetisnull(r, row, col))
-        return opt ? 0 : ((*out = store_strdup("")) ? 0 : MCPAGE_ENOMEM);
-    const char *t = PQgetvalue(r, row, col);
-    if (opt && !*t)
-        return 0;
-    *out = store_strdup(t);
-    return *out ? 0 : MCPAGE_ENOMEM;
-}
-
-static void key_bind(pq_sql *q, const store_key_part *p)
-{
-    if (p->type == STORE_KEY_INT)
-        q_int(q, p->i);
-    else if (p->type == STORE_KEY_REAL)
-        q_real(q, p->r);
-    else
-        q_text(q, p->s);
-}
-
-static void q_page(pq_sql *q, const char *order, const store_page *pg)
-{
-    q_add(q, " ORDER BY ");
-    q_add(q, order);
-    q_add(q, " LIMIT ?");
-    q_int(q, pg->limit);
-    if (!store_page_keyset(pg)) {
-        q_add(q, " OFFSET ?");
-        q_int(q, pg->offset);
-    }
+    pg_at at = {r, row};
+    store_sql_row sr = pg_sql_row(&at);
+    return store_sql_col_dup(&sr, col, opt, out);
 }
 
 /* A zeroed array of n rows; NULL for none (as the SQLite backend leaves
@@ -161,32 +113,19 @@ static void *rows_alloc(int n, size_t elem)
 
 /* ---- projects ------------------------------------------------------- */
 
-static void project_where(pq_sql *q, const store_project_filter *f)
-{
-    q_add(q, " WHERE true");
-    q_where_text(q, "strpos(lower(p.name), lower(?)) > 0", f->name_contains);
-    q_where_text(q, "strpos(',' || p.sources || ',', ',' || ? || ',') > 0", f->source);
-}
-
 static int pg_projects_list(store *s, const store_project_filter *f, const store_page *pg,
                             store_projects *out)
 {
-    pq_sql q = {0};
-    q_add(&q, "SELECT p.id, p.name, p.path, p.sources, p.session_count, p.message_count, "
-              "p.first_activity, p.last_activity FROM projects p");
-    project_where(&q, f);
+    store_sql q = {.d = &pg_dialect};
+    store_sql_add(&q, "SELECT " STORE_SQL_PROJECT_COLS " FROM projects p");
+    store_sql_project_where(&q, f);
     const char *order, *cmp;
     store_key_type types[2];
     store_project_order(f->sort, &order, &cmp, types);
-    if (store_page_keyset(pg)) {
-        int rc = store_key_check(s, pg->after, types, 2);
-        if (rc < 0)
-            return rc;
-        q_add(&q, cmp);
-        key_bind(&q, &pg->after->part[0]);
-        key_bind(&q, &pg->after->part[1]);
-    }
-    q_page(&q, order, pg);
+    int rc = store_sql_after(s, &q, pg, cmp, types);
+    if (rc < 0)
+        return rc;
+    store_sql_page(&q, order, pg);
     PGresult *r = q_run(s, &q);
     if (!r)
         return MCPAGE_ESTORE;
@@ -195,22 +134,10 @@ static int pg_projects_list(store *s, const store_project_filter *f, const store
     if (n > 0 && !out->rows)
         goto nomem;
     for (int i = 0; i < n; i++) {
-        store_project *p = &out->rows[out->count++];
-        p->id = num(r, i, 0);
-        if (col_dup(r, i, 1, 0, &p->name) || col_dup(r, i, 2, 0, &p->path) ||
-            col_dup(r, i, 3, 0, &p->sources) || col_dup(r, i, 6, 1, &p->first_activity) ||
-            col_dup(r, i, 7, 1, &p->last_activity))
+        pg_at at = {r, i};
+        store_sql_row row = pg_sql_row(&at);
+        if (store_sql_project_row(&row, f->sort, &out->rows[out->count++]) < 0)
             goto nomem;
-        p->session_count = num(r, i, 4);
-        p->message_count = num(r, i, 5);
-        p->key.nparts = 2;
-        if (f->sort == STORE_PROJECTS_NAME)
-            store_key_set_text(&p->key.part[0], p->name);
-        else if (f->sort == STORE_PROJECTS_SIZE)
-            store_key_set_int(&p->key.part[0], p->message_count);
-        else
-            store_key_set_text(&p->key.part[0], PQgetvalue(r, i, 7));
-        store_key_set_int(&p->key.part[1], p->id);
     }
     PQclear(r);
     return 0;
@@ -220,7 +147,7 @@ nomem:
     return MCPAGE_ENOMEM;
 }
 
-static int count_query(store *s, pq_sql *q, int64_t *n)
+static int count_query(store *s, store_sql *q, int64_t *n)
 {
     PGresult *r = q_run(s, q);
     if (!r)
@@ -232,72 +159,27 @@ static int count_query(store *s, pq_sql *q, int64_t *n)
 
 static int pg_projects_count(store *s, const store_project_filter *f, int64_t *n)
 {
-    pq_sql q = {0};
-    q_add(&q, "SELECT count(*) FROM projects p");
-    project_where(&q, f);
+    store_sql q = {.d = &pg_dialect};
+    store_sql_add(&q, "SELECT count(*) FROM projects p");
+    store_sql_project_where(&q, f);
     return count_query(s, &q, n);
 }
 
 /* ---- sessions ------------------------------------------------------- */
 
-#define SESSION_COLS                                                                               \
-    "s.session_id, s.source, s.project_id, p.name, s.title, s.started_at, s.ended_at, s.model, "   \
-    "s.git_branch, s.message_count, s.parent_session_id, s.source_path, s.hostname, s.raw_size"
-
-static int session_row(const PGresult *r, int i, store_session *row)
-{
-    if (col_dup(r, i, 0, 0, &row->session_id) || col_dup(r, i, 1, 0, &row->source) ||
-        col_dup(r, i, 3, 1, &row->project) || col_dup(r, i, 4, 1, &row->title) ||
-        col_dup(r, i, 5, 1, &row->started_at) || col_dup(r, i, 6, 1, &row->ended_at) ||
-        col_dup(r, i, 7, 1, &row->model) || col_dup(r, i, 8, 1, &row->git_branch) ||
-        col_dup(r, i, 10, 1, &row->parent_session_id) || col_dup(r, i, 11, 1, &row->source_path) ||
-        col_dup(r, i, 12, 1, &row->hostname))
-        return MCPAGE_ENOMEM;
-    row->project_id = num(r, i, 2);
-    row->message_count = num(r, i, 9);
-    row->raw_size = num(r, i, 13);
-    row->key.nparts = 2;
-    store_key_set_text(&row->key.part[0], PQgetvalue(r, i, 5));
-    store_key_set_text(&row->key.part[1], row->session_id);
-    return 0;
-}
-
-static void session_where(pq_sql *q, const store_session_filter *f)
-{
-    q_add(q, " WHERE true");
-    if (f->project && *f->project) {
-        q_add(q, " AND s.project_id IN (SELECT id FROM projects WHERE name = ? OR path = ?)");
-        q_text(q, f->project);
-        q_text(q, f->project);
-    }
-    q_where_text(q, "s.source = ?", f->source);
-    q_where_text(q, "s.started_at >= ?", f->after);
-    q_where_text(q, "s.started_at < ?", f->before);
-    q_where_text(q, "s.model = ?", f->model);
-    q_where_text(q, "s.git_branch = ?", f->branch);
-    if (f->without_project)
-        q_add(q, " AND s.project_id = 0");
-}
-
 static int pg_sessions_list(store *s, const store_session_filter *f, const store_page *pg,
                             store_sessions *out)
 {
-    pq_sql q = {0};
-    q_add(&q, "SELECT " SESSION_COLS " FROM sessions s LEFT JOIN projects p ON p.id = "
-              "s.project_id");
-    session_where(&q, f);
-    int newest = f->order != STORE_OLDEST;
-    if (store_page_keyset(pg)) {
-        static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
-        int rc = store_key_check(s, pg->after, types, 2);
-        if (rc < 0)
-            return rc;
-        q_add(&q, newest ? " AND (s.started_at, s.session_id) < (?, ?)"
-                         : " AND (s.started_at, s.session_id) > (?, ?)");
-        key_bind(&q, &pg->after->part[0]);
-        key_bind(&q, &pg->after->part[1]);
-    }
-    q_page(&q, newest ? "s.started_at DESC, s.session_id DESC" : "s.started_at, s.session_id", pg);
+    store_sql q = {.d = &pg_dialect};
+    store_sql_add(&q, "SELECT " STORE_SQL_SESSION_COLS " FROM " STORE_SQL_SESSION_FROM);
+    store_sql_session_where(&q, f);
+    const char *order, *cmp;
+    store_key_type types[2];
+    store_session_order(f->order != STORE_OLDEST, &order, &cmp, types);
+    int rc = store_sql_after(s, &q, pg, cmp, types);
+    if (rc < 0)
+        return rc;
+    store_sql_page(&q, order, pg);
     PGresult *r = q_run(s, &q);
     if (!r)
         return MCPAGE_ESTORE;
@@ -305,9 +187,12 @@ static int pg_sessions_list(store *s, const store_session_filter *f, const store
     out->rows = rows_alloc(n, sizeof *out->rows);
     if (n > 0 && !out->rows)
         goto nomem;
-    for (int i = 0; i < n; i++)
-        if (session_row(r, i, &out->rows[out->count++]) < 0)
+    for (int i = 0; i < n; i++) {
+        pg_at at = {r, i};
+        store_sql_row row = pg_sql_row(&at);
+        if (store_sql_session_row(&row, &out->rows[out->count++]) < 0)
             goto nomem;
+    }
     PQclear(r);
     return 0;
 nomem:
@@ -318,9 +203,9 @@ nomem:
 
 static int pg_sessions_count(store *s, const store_session_filter *f, int64_t *n)
 {
-    pq_sql q = {0};
-    q_add(&q, "SELECT count(*) FROM sessions s");
-    session_where(&q, f);
+    store_sql q = {.d = &pg_dialect};
+    store_sql_add(&q, "SELECT count(*) FROM sessions s");
+    store_sql_session_where(&q, f);
     return count_query(s, &q, n);
 }
 
@@ -328,8 +213,8 @@ static int pg_session_get(store *s, const char *id, store_session *out)
 {
     const char *v[] = {id};
     PGresult *r = run(s,
-                      "SELECT " SESSION_COLS " FROM sessions s LEFT JOIN projects p ON p.id = "
-                      "s.project_id WHERE s.session_id = $1",
+                      "SELECT " STORE_SQL_SESSION_COLS " FROM " STORE_SQL_SESSION_FROM
+                      " WHERE s.session_id = $1",
                       1, v);
     if (!r)
         return MCPAGE_ESTORE;
@@ -337,7 +222,9 @@ static int pg_session_get(store *s, const char *id, store_session *out)
     if (PQntuples(r) == 0) {
         rc = store_fail(s, MCPAGE_ENOTFOUND, "no session '%s'", id);
     } else {
-        rc = session_row(r, 0, out);
+        pg_at at = {r, 0};
+        store_sql_row row = pg_sql_row(&at);
+        rc = store_sql_session_row(&row, out);
         if (rc < 0)
             store_session_clear(out);
     }
@@ -350,22 +237,6 @@ static int pg_session_get(store *s, const char *id, store_session *out)
 #define MESSAGE_COLS                                                                               \
     "m.message_id, s.session_id, m.ordinal, m.role, m.\"timestamp\", m.text, m.tool_name, "        \
     "m.tool_input, m.is_error, m.line_no, m.byte_offset, m.byte_length, m.tool_call_id"
-
-static int message_row(const PGresult *r, int i, store_message *m)
-{
-    m->message_id = num(r, i, 0);
-    if (col_dup(r, i, 1, 0, &m->session_id) || col_dup(r, i, 3, 0, &m->role) ||
-        col_dup(r, i, 4, 1, &m->timestamp) || col_dup(r, i, 5, 0, &m->text) ||
-        col_dup(r, i, 6, 1, &m->tool_name) || col_dup(r, i, 7, 1, &m->tool_input) ||
-        col_dup(r, i, 12, 1, &m->tool_call_id))
-        return MCPAGE_ENOMEM;
-    m->ordinal = num(r, i, 2);
-    m->is_error = (int)num(r, i, 8);
-    m->line_no = num(r, i, 9);
-    m->byte_offset = num(r, i, 10);
-    m->byte_length = num(r, i, 11);
-    return 0;
-}
 
 static int pg_messages_from(store *s, const char *id, int64_t from, int64_t limit,
                             store_messages *out)
@@ -384,9 +255,12 @@ static int pg_messages_from(store *s, const char *id, int64_t from, int64_t limi
     out->rows = rows_alloc(n, sizeof *out->rows);
     if (n > 0 && !out->rows)
         goto nomem;
-    for (int i = 0; i < n; i++)
-        if (message_row(r, i, &out->rows[out->count++]) < 0)
+    for (int i = 0; i < n; i++) {
+        pg_at at = {r, i};
+        store_sql_row row = pg_sql_row(&at);
+        if (store_sql_message_row(&row, &out->rows[out->count++]) < 0)
             goto nomem;
+    }
     PQclear(r);
     return 0;
 nomem:
@@ -438,7 +312,9 @@ static int pg_message_get(store *s, int64_t id, store_message *out)
     if (PQntuples(r) == 0) {
         rc = store_fail(s, MCPAGE_ENOTFOUND, "no message %" PRId64, id);
     } else {
-        rc = message_row(r, 0, out);
+        pg_at at = {r, 0};
+        store_sql_row row = pg_sql_row(&at);
+        rc = store_sql_message_row(&row, out);
         if (rc < 0)
             store_message_clear(out);
     }
@@ -516,20 +392,9 @@ static int pg_raw_read(store *s, const char *id, int64_t offset, int64_t length,
     for (int i = 0; i < PQntuples(r); i++) {
         if (PQgetlength(r, i, 0) != 8)
             break;
-        int64_t at = (int64_t)be64(PQgetvalue(r, i, 0));
         const unsigned char *data = (const unsigned char *)PQgetvalue(r, i, 1);
-        int64_t len = PQgetlength(r, i, 1);
-        if (at > filled)
-            break; /* a gap: should not happen, stop at what is contiguous */
-        int64_t from = filled - at;
-        if (from >= len)
-            continue;
-        int64_t take = len - from;
-        if (filled + take > end)
-            take = end - filled;
-        memcpy(out + (filled - offset), data + from, (size_t)take);
-        filled += take;
-        if (filled >= end)
+        if (!store_raw_take(out, offset, end, &filled, (int64_t)be64(PQgetvalue(r, i, 0)), data,
+                            PQgetlength(r, i, 1)))
             break;
     }
     PQclear(r);
@@ -610,24 +475,6 @@ fail:
 
 /* ---- search --------------------------------------------------------- */
 
-static void search_where(pq_sql *q, const store_search_filter *f)
-{
-    if (f->project && *f->project) {
-        q_add(q, " AND s.project_id IN (SELECT id FROM projects WHERE name = ? OR path = ?)");
-        q_text(q, f->project);
-        q_text(q, f->project);
-    }
-    q_where_text(q, "s.source = ?", f->source);
-    q_where_text(q, "m.role = ?", f->role);
-    q_where_text(q, "m.tool_name = ?", f->tool);
-    q_where_text(q, "m.\"timestamp\" >= ?", f->after);
-    q_where_text(q, "m.\"timestamp\" < ?", f->before);
-    if (f->has_error > 0)
-        q_add(q, " AND m.is_error = 1");
-    else if (f->has_error < 0)
-        q_add(q, " AND m.is_error = 0");
-}
-
 static int query_prepare(store *s, const char *in, pg_query *pq, char **tsq)
 {
     char err[200] = "";
@@ -649,19 +496,20 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
     int rc = query_prepare(s, f->query, &pq, &tsq);
     if (rc < 0)
         return rc;
-    pq_sql q = {0};
+    store_sql q = {.d = &pg_dialect};
     /* relevance: -ts_rank so lower is better, as bm25 in the SQLite backend */
     /* The page (t), then what precedes each of its hits in its session
      * (x: the hit's transcript line), for the page's rows only. */
-    q_add(&q, "SELECT t.*, x.bc, x.bl FROM (SELECT * FROM (SELECT m.message_id, s.session_id, "
-              "p.name, m.role, m.\"timestamp\" AS ts, m.text, m.ordinal, "
-              "(-ts_rank(m.tsv, q.q))::float8 AS rank, m.sid AS msid "
-              "FROM (SELECT ?::tsquery AS q) q JOIN messages m ON m.tsv @@ q.q "
-              "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id "
-              "WHERE true");
-    q_text(&q, tsq);
-    search_where(&q, f);
-    q_add(&q, ") t WHERE true");
+    store_sql_add(&q,
+                  "SELECT t.*, x.bc, x.bl FROM (SELECT * FROM (SELECT m.message_id, s.session_id, "
+                  "p.name, m.role, m.\"timestamp\" AS ts, m.text, m.ordinal, "
+                  "(-ts_rank(m.tsv, q.q))::float8 AS rank, m.sid AS msid "
+                  "FROM (SELECT ?::tsquery AS q) q JOIN messages m ON m.tsv @@ q.q "
+                  "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id "
+                  "WHERE true");
+    store_sql_text(&q, tsq);
+    store_sql_search_and(&q, f);
+    store_sql_add(&q, ") t WHERE true");
     const char *order;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
     const char *cmp;
@@ -680,19 +528,14 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
         types[0] = STORE_KEY_REAL;
         break;
     }
-    if (store_page_keyset(pg)) {
-        rc = store_key_check(s, pg->after, types, 2);
-        if (rc < 0)
-            goto out;
-        q_add(&q, cmp);
-        key_bind(&q, &pg->after->part[0]);
-        key_bind(&q, &pg->after->part[1]);
-    }
-    q_page(&q, order, pg);
-    q_add(&q, ") t LEFT JOIN LATERAL (SELECT count(*) AS bc, coalesce(sum(b.text_lines), 0) AS bl "
-              "FROM messages b WHERE b.sid = t.msid AND b.ordinal < t.ordinal) x ON true "
-              "ORDER BY ");
-    q_add(&q, order);
+    if ((rc = store_sql_after(s, &q, pg, cmp, types)) < 0)
+        goto out;
+    store_sql_page(&q, order, pg);
+    store_sql_add(
+        &q, ") t LEFT JOIN LATERAL (SELECT count(*) AS bc, coalesce(sum(b.text_lines), 0) AS bl "
+            "FROM messages b WHERE b.sid = t.msid AND b.ordinal < t.ordinal) x ON true "
+            "ORDER BY ");
+    store_sql_add(&q, order);
     PGresult *r = q_run(s, &q);
     if (!r) {
         rc = MCPAGE_ESTORE;
@@ -704,23 +547,13 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
         goto nomem;
     for (int i = 0; i < n; i++) {
         store_hit *h = &out->rows[out->count++];
-        h->message_id = num(r, i, 0);
-        if (col_dup(r, i, 1, 0, &h->session_id) || col_dup(r, i, 2, 1, &h->project) ||
-            col_dup(r, i, 3, 0, &h->role) || col_dup(r, i, 4, 1, &h->timestamp) ||
+        pg_at at = {r, i};
+        store_sql_row row = pg_sql_row(&at);
+        if (store_sql_hit_row(&row, f->sort, h) < 0 ||
             store_pg_snippet(PQgetvalue(r, i, 5), &pq, &h->snippet) < 0)
             goto nomem;
-        h->ordinal = num(r, i, 6);
-        h->rank = strtod(PQgetvalue(r, i, 7), NULL);
         h->before_count = num(r, i, 9);
         h->before_lines = num(r, i, 10);
-        h->key.nparts = 2;
-        if (f->sort == STORE_SEARCH_RELEVANCE) {
-            h->key.part[0].type = STORE_KEY_REAL;
-            h->key.part[0].r = h->rank;
-        } else {
-            store_key_set_text(&h->key.part[0], PQgetvalue(r, i, 4));
-        }
-        store_key_set_int(&h->key.part[1], h->message_id);
     }
     PQclear(r);
     rc = 0;
@@ -742,11 +575,11 @@ static int pg_search_count(store *s, const store_search_filter *f, int64_t *n)
     int rc = query_prepare(s, f->query, &pq, &tsq);
     if (rc < 0)
         return rc;
-    pq_sql q = {0};
-    q_add(&q, "SELECT count(*) FROM messages m JOIN sessions s ON s.sid = m.sid "
-              "WHERE m.tsv @@ ?::tsquery");
-    q_text(&q, tsq);
-    search_where(&q, f);
+    store_sql q = {.d = &pg_dialect};
+    store_sql_add(&q, "SELECT count(*) FROM messages m JOIN sessions s ON s.sid = m.sid "
+                      "WHERE m.tsv @@ ?::tsquery");
+    store_sql_text(&q, tsq);
+    store_sql_search_and(&q, f);
     rc = count_query(s, &q, n);
     free(tsq);
     store_pg_query_free(&pq);
@@ -758,7 +591,7 @@ static int pg_search_count(store *s, const store_search_filter *f, int64_t *n)
 static int pg_activity(store *s, const store_activity_filter *f, size_t max_rows,
                        store_activity *out)
 {
-    pq_sql q = {0};
+    store_sql q = {.d = &pg_dialect};
     const char *bucket;
     switch (f->bucket) {
     case STORE_BUCKET_WEEK:
@@ -771,20 +604,21 @@ static int pg_activity(store *s, const store_activity_filter *f, size_t max_rows
         bucket = "substr(m.\"timestamp\", 1, 10)";
         break;
     }
-    q_add(&q, "SELECT p.id, p.name, ");
-    q_add(&q, bucket);
-    q_add(&q, " COLLATE \"C\" AS b, count(*) FROM messages m JOIN sessions s ON s.sid = m.sid "
-              "JOIN projects p ON p.id = s.project_id WHERE m.\"timestamp\" <> ''");
+    store_sql_add(&q, "SELECT p.id, p.name, ");
+    store_sql_add(&q, bucket);
+    store_sql_add(&q,
+                  " COLLATE \"C\" AS b, count(*) FROM messages m JOIN sessions s ON s.sid = m.sid "
+                  "JOIN projects p ON p.id = s.project_id WHERE m.\"timestamp\" <> ''");
     if (f->project && *f->project) {
-        q_add(&q, " AND (p.name = ? OR p.path = ?)");
-        q_text(&q, f->project);
-        q_text(&q, f->project);
+        store_sql_add(&q, " AND (p.name = ? OR p.path = ?)");
+        store_sql_text(&q, f->project);
+        store_sql_text(&q, f->project);
     }
-    q_where_text(&q, "s.source = ?", f->source);
-    q_where_text(&q, "m.\"timestamp\" >= ?", f->after);
-    q_where_text(&q, "m.\"timestamp\" < ?", f->before);
-    q_add(&q, " GROUP BY b, p.id ORDER BY b NULLS FIRST, p.id LIMIT ?");
-    q_int(&q, (int64_t)max_rows + 1);
+    store_sql_where_text(&q, "s.source = ?", f->source);
+    store_sql_where_text(&q, "m.\"timestamp\" >= ?", f->after);
+    store_sql_where_text(&q, "m.\"timestamp\" < ?", f->before);
+    store_sql_add(&q, " GROUP BY b, p.id ORDER BY b NULLS FIRST, p.id LIMIT ?");
+    store_sql_int(&q, (int64_t)max_rows + 1);
     PGresult *r = q_run(s, &q);
     if (!r)
         return MCPAGE_ESTORE;

@@ -8,10 +8,9 @@
 #include <sqlite3.h>
 
 #include "store/store_backend.h"
+#include "store/store_sql.h"
 
 #define SQ_CACHE_MAX 48            /* prepared statements kept per connection */
-#define SQ_SQL_MAX   4096          /* bytes of one generated statement */
-#define SQ_BIND_MAX  16            /* parameters of one generated statement */
 #define SQ_RAW_CHUNK (1024 * 1024) /* bytes of one stored raw chunk */
 #define SQ_PATH_MAX  4097          /* bytes of a store path, NUL included */
 /* Virtual machine steps between two budget checks (store_budget_set):
@@ -66,40 +65,15 @@ void *sq_rows_grow(void *rows, size_t count, size_t *cap, size_t elem);
 /* A damaged store takes no more writes: the failure, or 0. */
 int sq_refuse_damaged(store *s);
 
-/* One parameter of a generated statement. */
-typedef struct sq_bind {
-    int type; /* STORE_KEY_INT, _REAL or _TEXT */
-    int64_t i;
-    double r;
-    const char *s;
-} sq_bind;
-
-/* A statement built piece by piece with its parameters (fixed size:
- * past SQ_SQL_MAX or SQ_BIND_MAX it overflows and sql_prepare fails). */
-typedef struct sq_sql {
-    char text[SQ_SQL_MAX];
-    size_t len;
-    int overflow;
-    sq_bind binds[SQ_BIND_MAX];
-    int nbind;
-} sq_sql;
-
-void sql_add(sq_sql *q, const char *part);
-/* Drops a " WHERE 1" begun at `mark` that no condition followed. */
-void sql_where_end(sq_sql *q, size_t mark);
-void sql_text(sq_sql *q, const char *v);
-void sql_int(sq_sql *q, int64_t v);
-/* Adds " AND <cond>" binding one text value when `v` is set. */
-void sql_where_text(sq_sql *q, const char *cond, const char *v);
+/* The SQLite spelling of the shared SQL (store_sql.h). */
+extern const store_sql_dialect sq_dialect;
 /* The cached statement of q with its parameters bound. */
-int sql_prepare(store *s, sq_sql *q, sqlite3_stmt **st);
-/* Binds one part of a keyset position. */
-void sq_key_bind(sq_sql *q, const store_key_part *p);
-/* Adds ORDER BY, the page's LIMIT and its OFFSET (when not keyset). */
-void sql_page(sq_sql *q, const char *order, const store_page *pg);
+int sq_sql_prepare(store *s, store_sql *q, sqlite3_stmt **st);
+/* A statement's current row as the shared row decoders read it. */
+store_sql_row sq_row(sqlite3_stmt *st);
 /* Runs a count(*) built in q: *n, or the failure (`status_on_error`
  * MCPAGE_EPARSE: a search the engine rejected). */
-int sq_count_query(store *s, sq_sql *q, int64_t *n, int status_on_error);
+int sq_count_query(store *s, store_sql *q, int64_t *n, int status_on_error);
 
 /* ---- the operations of store_ops ------------------------------------- */
 

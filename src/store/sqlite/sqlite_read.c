@@ -14,34 +14,21 @@
 
 /* ---- projects ------------------------------------------------------- */
 
-static void project_where(sq_sql *q, const store_project_filter *f)
-{
-    sql_add(q, " WHERE 1");
-    sql_where_text(q, "instr(lower(p.name), lower(?)) > 0", f->name_contains);
-    sql_where_text(q, "instr(',' || p.sources || ',', ',' || ? || ',') > 0", f->source);
-}
-
 int sqlite_projects_list(store *s, const store_project_filter *f, const store_page *pg,
                          store_projects *out)
 {
-    sq_sql q = {0};
+    store_sql q = {.d = &sq_dialect};
     sqlite3_stmt *st = NULL;
-    sql_add(&q, "SELECT p.id, p.name, p.path, p.sources, p.session_count, p.message_count, "
-                "p.first_activity, p.last_activity FROM projects p");
-    project_where(&q, f);
+    store_sql_add(&q, "SELECT " STORE_SQL_PROJECT_COLS " FROM projects p");
+    store_sql_project_where(&q, f);
     const char *order, *cmp;
     store_key_type types[2];
     store_project_order(f->sort, &order, &cmp, types);
-    if (store_page_keyset(pg)) {
-        int rc = store_key_check(s, pg->after, types, 2);
-        if (rc < 0)
-            return rc;
-        sql_add(&q, cmp);
-        sq_key_bind(&q, &pg->after->part[0]);
-        sq_key_bind(&q, &pg->after->part[1]);
-    }
-    sql_page(&q, order, pg);
-    int rc = sql_prepare(s, &q, &st);
+    int rc = store_sql_after(s, &q, pg, cmp, types);
+    if (rc < 0)
+        return rc;
+    store_sql_page(&q, order, pg);
+    rc = sq_sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
     size_t cap = 0;
@@ -50,22 +37,9 @@ int sqlite_projects_list(store *s, const store_project_filter *f, const store_pa
         if (!rows)
             goto nomem;
         out->rows = rows;
-        store_project *p = &rows[out->count++];
-        p->id = sqlite3_column_int64(st, 0);
-        if (sq_col_dup(st, 1, 0, &p->name) || sq_col_dup(st, 2, 0, &p->path) ||
-            sq_col_dup(st, 3, 0, &p->sources) || sq_col_dup(st, 6, 1, &p->first_activity) ||
-            sq_col_dup(st, 7, 1, &p->last_activity))
+        store_sql_row r = sq_row(st);
+        if (store_sql_project_row(&r, f->sort, &rows[out->count++]) < 0)
             goto nomem;
-        p->session_count = sqlite3_column_int64(st, 4);
-        p->message_count = sqlite3_column_int64(st, 5);
-        p->key.nparts = 2;
-        if (f->sort == STORE_PROJECTS_NAME)
-            store_key_set_text(&p->key.part[0], p->name);
-        else if (f->sort == STORE_PROJECTS_SIZE)
-            store_key_set_int(&p->key.part[0], p->message_count);
-        else
-            store_key_set_text(&p->key.part[0], (const char *)sqlite3_column_text(st, 7));
-        store_key_set_int(&p->key.part[1], p->id);
     }
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
@@ -81,88 +55,44 @@ nomem:
 
 int sqlite_projects_count(store *s, const store_project_filter *f, int64_t *n)
 {
-    sq_sql q = {0};
-    sql_add(&q, "SELECT count(*) FROM projects p");
-    project_where(&q, f);
-    sql_where_end(&q, strlen("SELECT count(*) FROM projects p"));
+    store_sql q = {.d = &sq_dialect};
+    store_sql_add(&q, "SELECT count(*) FROM projects p");
+    store_sql_project_where(&q, f);
+    store_sql_where_end(&q, strlen("SELECT count(*) FROM projects p"));
     return sq_count_query(s, &q, n, MCPAGE_ESTORE);
 }
 
 /* ---- sessions ------------------------------------------------------- */
 
-#define SESSION_COLS                                                                               \
-    "s.session_id, s.source, s.project_id, p.name, s.title, s.started_at, s.ended_at, s.model, "   \
-    "s.git_branch, s.message_count, s.parent_session_id, s.source_path, s.hostname, s.raw_size"
-
-static int session_row(sqlite3_stmt *st, store_session *r)
-{
-    if (sq_col_dup(st, 0, 0, &r->session_id) || sq_col_dup(st, 1, 0, &r->source) ||
-        sq_col_dup(st, 3, 1, &r->project) || sq_col_dup(st, 4, 1, &r->title) ||
-        sq_col_dup(st, 5, 1, &r->started_at) || sq_col_dup(st, 6, 1, &r->ended_at) ||
-        sq_col_dup(st, 7, 1, &r->model) || sq_col_dup(st, 8, 1, &r->git_branch) ||
-        sq_col_dup(st, 10, 1, &r->parent_session_id) || sq_col_dup(st, 11, 1, &r->source_path) ||
-        sq_col_dup(st, 12, 1, &r->hostname))
-        return MCPAGE_ENOMEM;
-    r->project_id = sqlite3_column_int64(st, 2);
-    r->message_count = sqlite3_column_int64(st, 9);
-    r->raw_size = sqlite3_column_int64(st, 13);
-    r->key.nparts = 2;
-    store_key_set_text(&r->key.part[0], (const char *)sqlite3_column_text(st, 5));
-    store_key_set_text(&r->key.part[1], r->session_id);
-    return 0;
-}
-
-static void session_where(sq_sql *q, const store_session_filter *f)
-{
-    sql_add(q, " WHERE 1");
-    if (f->project && *f->project) {
-        sql_add(q, " AND s.project_id IN (SELECT id FROM projects WHERE name = ? OR path = ?)");
-        sql_text(q, f->project);
-        sql_text(q, f->project);
-    }
-    sql_where_text(q, "s.source = ?", f->source);
-    sql_where_text(q, "s.started_at >= ?", f->after);
-    sql_where_text(q, "s.started_at < ?", f->before);
-    sql_where_text(q, "s.model = ?", f->model);
-    sql_where_text(q, "s.git_branch = ?", f->branch);
-    if (f->without_project)
-        sql_add(q, " AND s.project_id = 0");
-}
-
 int sqlite_sessions_list(store *s, const store_session_filter *f, const store_page *pg,
                          store_sessions *out)
 {
-    sq_sql q = {0};
+    store_sql q = {.d = &sq_dialect};
     sqlite3_stmt *st = NULL;
-    int newest = f->order != STORE_OLDEST;
-    const char *order =
-        newest ? "s.started_at DESC, s.session_id DESC" : "s.started_at, s.session_id";
+    const char *order, *cmp;
+    store_key_type types[2];
+    store_session_order(f->order != STORE_OLDEST, &order, &cmp, types);
     /* An offset page skips rows of the index alone, then reads its own
      * rows: SQLite's OFFSET reads every skipped row with its columns and
      * project (9,760 sessions: 5.5 ms; the index alone: 0.07 ms). */
     int deferred = !store_page_keyset(pg) && pg->offset > 0;
-    sql_add(&q, deferred ? "SELECT " SESSION_COLS " FROM (SELECT s.sid FROM sessions s"
-                         : "SELECT " SESSION_COLS " FROM sessions s LEFT JOIN projects p ON p.id = "
-                           "s.project_id");
-    session_where(&q, f);
+    store_sql_add(&q, deferred ? "SELECT " STORE_SQL_SESSION_COLS
+                                 " FROM (SELECT s.sid FROM sessions s"
+                               : "SELECT " STORE_SQL_SESSION_COLS " FROM " STORE_SQL_SESSION_FROM);
+    store_sql_session_where(&q, f);
     if (deferred) {
-        sql_page(&q, order, pg);
-        sql_add(&q, ") k CROSS JOIN sessions s ON s.sid = k.sid LEFT JOIN projects p ON p.id = "
-                    "s.project_id ORDER BY ");
-        sql_add(&q, order);
-    } else if (store_page_keyset(pg)) {
-        static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
-        int rc = store_key_check(s, pg->after, types, 2);
+        store_sql_page(&q, order, pg);
+        store_sql_add(&q,
+                      ") k CROSS JOIN sessions s ON s.sid = k.sid LEFT JOIN projects p ON p.id = "
+                      "s.project_id ORDER BY ");
+        store_sql_add(&q, order);
+    } else {
+        int rc = store_sql_after(s, &q, pg, cmp, types);
         if (rc < 0)
             return rc;
-        sql_add(&q, newest ? " AND (s.started_at, s.session_id) < (?, ?)"
-                           : " AND (s.started_at, s.session_id) > (?, ?)");
-        sq_key_bind(&q, &pg->after->part[0]);
-        sq_key_bind(&q, &pg->after->part[1]);
+        store_sql_page(&q, order, pg);
     }
-    if (!deferred)
-        sql_page(&q, order, pg);
-    int rc = sql_prepare(s, &q, &st);
+    int rc = sq_sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
     size_t cap = 0;
@@ -171,7 +101,8 @@ int sqlite_sessions_list(store *s, const store_session_filter *f, const store_pa
         if (!rows)
             goto nomem;
         out->rows = rows;
-        if (session_row(st, &rows[out->count++]) < 0)
+        store_sql_row r = sq_row(st);
+        if (store_sql_session_row(&r, &rows[out->count++]) < 0)
             goto nomem;
     }
     sqlite3_reset(st);
@@ -188,10 +119,10 @@ nomem:
 
 int sqlite_sessions_count(store *s, const store_session_filter *f, int64_t *n)
 {
-    sq_sql q = {0};
-    sql_add(&q, "SELECT count(*) FROM sessions s");
-    session_where(&q, f);
-    sql_where_end(&q, strlen("SELECT count(*) FROM sessions s"));
+    store_sql q = {.d = &sq_dialect};
+    store_sql_add(&q, "SELECT count(*) FROM sessions s");
+    store_sql_session_where(&q, f);
+    store_sql_where_end(&q, strlen("SELECT count(*) FROM sessions s"));
     return sq_count_query(s, &q, n, MCPAGE_ESTORE);
 }
 
@@ -199,15 +130,16 @@ int sqlite_session_get(store *s, const char *id, store_session *out)
 {
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
-                     "SELECT " SESSION_COLS " FROM sessions s LEFT JOIN projects p ON p.id = "
-                     "s.project_id WHERE s.session_id = ?",
+                     "SELECT " STORE_SQL_SESSION_COLS " FROM " STORE_SQL_SESSION_FROM
+                     " WHERE s.session_id = ?",
                      &st);
     if (rc < 0)
         return rc;
     sq_bind_text(st, 1, id);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        rc = session_row(st, out);
+        store_sql_row r = sq_row(st);
+        rc = store_sql_session_row(&r, out);
         sqlite3_reset(st);
         if (rc < 0)
             store_session_clear(out);
@@ -224,22 +156,6 @@ int sqlite_session_get(store *s, const char *id, store_session *out)
 #define MESSAGE_COLS                                                                               \
     "m.message_id, s.session_id, m.ordinal, m.role, m.timestamp, t.text, m.tool_name, "            \
     "m.tool_input, m.is_error, m.line_no, m.byte_offset, m.byte_length, m.tool_call_id"
-
-static int message_row(sqlite3_stmt *st, store_message *m)
-{
-    m->message_id = sqlite3_column_int64(st, 0);
-    if (sq_col_dup(st, 1, 0, &m->session_id) || sq_col_dup(st, 3, 0, &m->role) ||
-        sq_col_dup(st, 4, 1, &m->timestamp) || sq_col_dup(st, 5, 0, &m->text) ||
-        sq_col_dup(st, 6, 1, &m->tool_name) || sq_col_dup(st, 7, 1, &m->tool_input) ||
-        sq_col_dup(st, 12, 1, &m->tool_call_id))
-        return MCPAGE_ENOMEM;
-    m->ordinal = sqlite3_column_int64(st, 2);
-    m->is_error = sqlite3_column_int(st, 8);
-    m->line_no = sqlite3_column_int64(st, 9);
-    m->byte_offset = sqlite3_column_int64(st, 10);
-    m->byte_length = sqlite3_column_int64(st, 11);
-    return 0;
-}
 
 int sqlite_messages_from(store *s, const char *id, int64_t from, int64_t limit, store_messages *out)
 {
@@ -260,7 +176,8 @@ int sqlite_messages_from(store *s, const char *id, int64_t from, int64_t limit, 
         if (!rows)
             goto nomem;
         out->rows = rows;
-        if (message_row(st, &rows[out->count++]) < 0)
+        store_sql_row r = sq_row(st);
+        if (store_sql_message_row(&r, &rows[out->count++]) < 0)
             goto nomem;
     }
     sqlite3_reset(st);
@@ -327,7 +244,8 @@ int sqlite_message_get(store *s, int64_t id, store_message *out)
     sqlite3_bind_int64(st, 1, id);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        rc = message_row(st, out);
+        store_sql_row r = sq_row(st);
+        rc = store_sql_message_row(&r, out);
         sqlite3_reset(st);
         if (rc < 0)
             store_message_clear(out);
@@ -388,20 +306,9 @@ int sqlite_raw_read(store *s, const char *id, int64_t offset, int64_t length, un
     sqlite3_bind_int64(st, 3, end);
     int64_t filled = offset;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t at = sqlite3_column_int64(st, 0);
         const unsigned char *data = sqlite3_column_blob(st, 1);
-        int64_t len = sqlite3_column_bytes(st, 1);
-        if (at > filled)
-            break; /* a gap: should not happen, stop at what is contiguous */
-        int64_t from = filled - at;
-        if (from >= len)
-            continue;
-        int64_t take = len - from;
-        if (filled + take > end)
-            take = end - filled;
-        memcpy(out + (filled - offset), data + from, (size_t)take);
-        filled += take;
-        if (filled >= end)
+        if (!store_raw_take(out, offset, end, &filled, sqlite3_column_int64(st, 0), data,
+                            sqlite3_column_bytes(st, 1)))
             break;
     }
     sqlite3_reset(st);
@@ -494,7 +401,7 @@ fail:
 
 int sqlite_activity(store *s, const store_activity_filter *f, size_t max_rows, store_activity *out)
 {
-    sq_sql q = {0};
+    store_sql q = {.d = &sq_dialect};
     sqlite3_stmt *st = NULL;
     const char *bucket;
     switch (f->bucket) {
@@ -509,21 +416,21 @@ int sqlite_activity(store *s, const store_activity_filter *f, size_t max_rows, s
         break;
     }
     /* Whole days: after and before compare with the date part. */
-    sql_add(&q, "SELECT p.id, p.name, ");
-    sql_add(&q, bucket);
-    sql_add(&q, " AS b, sum(d.messages) FROM session_days d JOIN sessions s ON s.sid = d.sid "
-                "JOIN projects p ON p.id = s.project_id WHERE 1");
-    sql_where_text(&q, "d.day >= substr(?, 1, 10)", f->after);
-    sql_where_text(&q, "d.day < substr(?, 1, 10)", f->before);
+    store_sql_add(&q, "SELECT p.id, p.name, ");
+    store_sql_add(&q, bucket);
+    store_sql_add(&q, " AS b, sum(d.messages) FROM session_days d JOIN sessions s ON s.sid = d.sid "
+                      "JOIN projects p ON p.id = s.project_id WHERE 1");
+    store_sql_where_text(&q, "d.day >= substr(?, 1, 10)", f->after);
+    store_sql_where_text(&q, "d.day < substr(?, 1, 10)", f->before);
     if (f->project && *f->project) {
-        sql_add(&q, " AND (p.name = ? OR p.path = ?)");
-        sql_text(&q, f->project);
-        sql_text(&q, f->project);
+        store_sql_add(&q, " AND (p.name = ? OR p.path = ?)");
+        store_sql_text(&q, f->project);
+        store_sql_text(&q, f->project);
     }
-    sql_where_text(&q, "s.source = ?", f->source);
-    sql_add(&q, " GROUP BY b, p.id ORDER BY b, p.id LIMIT ?");
-    sql_int(&q, (int64_t)max_rows + 1);
-    int rc = sql_prepare(s, &q, &st);
+    store_sql_where_text(&q, "s.source = ?", f->source);
+    store_sql_add(&q, " GROUP BY b, p.id ORDER BY b, p.id LIMIT ?");
+    store_sql_int(&q, (int64_t)max_rows + 1);
+    int rc = sq_sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
     size_t cap = 0;

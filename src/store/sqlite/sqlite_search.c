@@ -108,24 +108,11 @@ static int fts_query_build(store *s, const char *in, char *out, size_t cap, sq_t
     return 0;
 }
 
-static void search_where(sq_sql *q, const store_search_filter *f, const char *fts)
+static void search_where(store_sql *q, const store_search_filter *f, const char *fts)
 {
-    sql_add(q, " WHERE messages_fts MATCH ?");
-    sql_text(q, fts);
-    if (f->project && *f->project) {
-        sql_add(q, " AND s.project_id IN (SELECT id FROM projects WHERE name = ? OR path = ?)");
-        sql_text(q, f->project);
-        sql_text(q, f->project);
-    }
-    sql_where_text(q, "s.source = ?", f->source);
-    sql_where_text(q, "m.role = ?", f->role);
-    sql_where_text(q, "m.tool_name = ?", f->tool);
-    sql_where_text(q, "m.timestamp >= ?", f->after);
-    sql_where_text(q, "m.timestamp < ?", f->before);
-    if (f->has_error > 0)
-        sql_add(q, " AND m.is_error = 1");
-    else if (f->has_error < 0)
-        sql_add(q, " AND m.is_error = 0");
+    store_sql_add(q, " WHERE messages_fts MATCH ?");
+    store_sql_text(q, fts);
+    store_sql_search_and(q, f);
 }
 
 /* A number that moves whenever the database may have changed: commits
@@ -256,7 +243,7 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
      * only its rows get a snippet, computed by the outer query. bm25 is
      * computed only for relevance order.
      */
-    sq_sql q = {0};
+    store_sql q = {.d = &sq_dialect};
     sqlite3_stmt *st = NULL;
     int relevance = f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST;
     int need_s = (f->project && *f->project) || (f->source && *f->source);
@@ -277,18 +264,20 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
     if (store_sqlite__force_outer)
         fts_drives = store_sqlite__force_outer > 0;
     /* The snippet is cut around the first match (sqlite_snippet.c), not scored over the text. */
-    sql_add(&q, CONN(s)->own_snippet ? "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
-                                       "mcpage_snippet("
-                                     : "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
-                                       "snippet(");
-    sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
-                "m.ordinal, h.rk, "
-                /* what precedes the hit in its session: its transcript line */
-                "(SELECT count(*) FROM messages b INDEXED BY messages_lines WHERE b.sid = m.sid "
-                "AND b.ordinal < m.ordinal), (SELECT coalesce(sum(b.text_lines), 0) FROM "
-                "messages b INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < "
-                "m.ordinal) FROM ");
-    sql_add(&q, fts_drives ? "messages_fts CROSS JOIN (" : "(");
+    store_sql_add(&q, CONN(s)->own_snippet
+                          ? "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                            "mcpage_snippet("
+                          : "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                            "snippet(");
+    store_sql_add(&q,
+                  "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
+                  "m.ordinal, h.rk, "
+                  /* what precedes the hit in its session: its transcript line */
+                  "(SELECT count(*) FROM messages b INDEXED BY messages_lines WHERE b.sid = m.sid "
+                  "AND b.ordinal < m.ordinal), (SELECT coalesce(sum(b.text_lines), 0) FROM "
+                  "messages b INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < "
+                  "m.ordinal) FROM ");
+    store_sql_add(&q, fts_drives ? "messages_fts CROSS JOIN (" : "(");
     /* bm25 as mcpage_bm25() computes it (sqlite_rank.c), else FTS5's rank. */
     int own = CONN(s)->own_snippet;
     /* The inner query: which rows, in which order (four shapes). */
@@ -296,33 +285,36 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
     if (relevance && !need_m) {
         /* FTS5 alone: no join while every match is scored. */
-        sql_add(&q, own ? "SELECT messages_fts.rowid AS id, " SQ_BM25 " AS rk FROM messages_fts "
-                          "WHERE messages_fts MATCH ?"
-                        : "SELECT messages_fts.rowid AS id, messages_fts.rank AS rk FROM "
-                          "messages_fts WHERE messages_fts MATCH ?");
-        sql_text(&q, fts);
+        store_sql_add(&q, own ? "SELECT messages_fts.rowid AS id, " SQ_BM25
+                                " AS rk FROM messages_fts "
+                                "WHERE messages_fts MATCH ?"
+                              : "SELECT messages_fts.rowid AS id, messages_fts.rank AS rk FROM "
+                                "messages_fts WHERE messages_fts MATCH ?");
+        store_sql_text(&q, fts);
         order = own ? SQ_BM25 ", messages_fts.rowid" : "messages_fts.rank, messages_fts.rowid";
         cmp = own ? " AND (" SQ_BM25 ", messages_fts.rowid) > (?, ?)"
                   : " AND (messages_fts.rank, messages_fts.rowid) > (?, ?)";
     } else if (plan != SQ_COLLECT) {
-        sql_add(&q, plan == SQ_PROBE
-                        ? "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
-                          "messages_time WHERE EXISTS (SELECT 1 FROM messages_fts WHERE "
-                          "messages_fts MATCH ? AND messages_fts.rowid = m.message_id)"
-                        : "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
-                          "messages_time WHERE m.message_id IN (SELECT rowid FROM messages_fts "
-                          "WHERE messages_fts MATCH ?)");
-        sql_text(&q, fts);
-        sql_where_text(&q, "m.timestamp >= ?", f->after);
-        sql_where_text(&q, "m.timestamp < ?", f->before);
+        store_sql_add(&q,
+                      plan == SQ_PROBE
+                          ? "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
+                            "messages_time WHERE EXISTS (SELECT 1 FROM messages_fts WHERE "
+                            "messages_fts MATCH ? AND messages_fts.rowid = m.message_id)"
+                          : "SELECT m.message_id AS id, 0.0 AS rk FROM messages m INDEXED BY "
+                            "messages_time WHERE m.message_id IN (SELECT rowid FROM messages_fts "
+                            "WHERE messages_fts MATCH ?)");
+        store_sql_text(&q, fts);
+        store_sql_where_text(&q, "m.timestamp >= ?", f->after);
+        store_sql_where_text(&q, "m.timestamp < ?", f->before);
         order = cmp = NULL;
     } else {
-        sql_add(&q, !relevance ? "SELECT m.message_id AS id, 0.0 AS rk"
-                    : own      ? "SELECT m.message_id AS id, " SQ_BM25 " AS rk"
-                               : "SELECT m.message_id AS id, messages_fts.rank AS rk");
-        sql_add(&q, " FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid");
+        store_sql_add(&q, !relevance ? "SELECT m.message_id AS id, 0.0 AS rk"
+                          : own      ? "SELECT m.message_id AS id, " SQ_BM25 " AS rk"
+                                     : "SELECT m.message_id AS id, messages_fts.rank AS rk");
+        store_sql_add(&q,
+                      " FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid");
         if (need_s)
-            sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
+            store_sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
         search_where(&q, f, fts);
         order = own ? SQ_BM25 ", m.message_id" : "messages_fts.rank, m.message_id";
         cmp = own ? " AND (" SQ_BM25 ", m.message_id) > (?, ?)"
@@ -344,29 +336,24 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
         types[0] = STORE_KEY_REAL;
         break;
     }
-    if (store_page_keyset(pg)) {
-        rc = store_key_check(s, pg->after, types, 2);
-        if (rc < 0)
-            return rc;
-        sql_add(&q, cmp);
-        sq_key_bind(&q, &pg->after->part[0]);
-        sq_key_bind(&q, &pg->after->part[1]);
-    }
-    sql_page(&q, order, pg);
+    if ((rc = store_sql_after(s, &q, pg, cmp, types)) < 0)
+        return rc;
+    store_sql_page(&q, order, pg);
     /* The outer query: the page's rows get their columns and a snippet.
      * CROSS JOIN fixes the loop order: the page outside (one index probe
      * per row), or the matches outside (fts_drives). */
     /* (With the matches outside, messages comes after the page too, or
      * every match would be looked up in it: "er*", 485k matches, 220 to
      * 60 ms.) */
-    sql_add(&q, fts_drives ? ") h ON h.id = messages_fts.rowid CROSS JOIN messages m "
-                           : ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
-                             "JOIN messages m ");
-    sql_add(&q, "ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
-                "LEFT JOIN projects p ON p.id = s.project_id WHERE messages_fts MATCH ? ORDER BY ");
-    sql_text(&q, fts);
-    sql_add(&q, outer);
-    rc = sql_prepare(s, &q, &st);
+    store_sql_add(&q, fts_drives ? ") h ON h.id = messages_fts.rowid CROSS JOIN messages m "
+                                 : ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
+                                   "JOIN messages m ");
+    store_sql_add(
+        &q, "ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
+            "LEFT JOIN projects p ON p.id = s.project_id WHERE messages_fts MATCH ? ORDER BY ");
+    store_sql_text(&q, fts);
+    store_sql_add(&q, outer);
+    rc = sq_sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
     /* bm25 needs the rows holding each phrase: for one phrase, the bare
@@ -385,23 +372,11 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
             goto nomem;
         out->rows = rows;
         store_hit *h = &rows[out->count++];
-        h->message_id = sqlite3_column_int64(st, 0);
-        if (sq_col_dup(st, 1, 0, &h->session_id) || sq_col_dup(st, 2, 1, &h->project) ||
-            sq_col_dup(st, 3, 0, &h->role) || sq_col_dup(st, 4, 1, &h->timestamp) ||
-            sq_col_dup(st, 5, 0, &h->snippet))
+        store_sql_row r = sq_row(st);
+        if (store_sql_hit_row(&r, f->sort, h) < 0 || sq_col_dup(st, 5, 0, &h->snippet) < 0)
             goto nomem;
-        h->ordinal = sqlite3_column_int64(st, 6);
-        h->rank = sqlite3_column_double(st, 7);
         h->before_count = sqlite3_column_int64(st, 8);
         h->before_lines = sqlite3_column_int64(st, 9);
-        h->key.nparts = 2;
-        if (f->sort == STORE_SEARCH_RELEVANCE) {
-            h->key.part[0].type = STORE_KEY_REAL;
-            h->key.part[0].r = h->rank;
-        } else {
-            store_key_set_text(&h->key.part[0], (const char *)sqlite3_column_text(st, 4));
-        }
-        store_key_set_int(&h->key.part[1], h->message_id);
     }
     sqlite3_reset(st);
     CONN(s)->rank_nhit = -1;
@@ -429,12 +404,12 @@ int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n)
                  (f->after && *f->after) || (f->before && *f->before) || f->has_error;
     if (!need_m) /* the bare count the plan choice also needs: counted once */
         return fts_matches(s, fts, n, NULL);
-    sq_sql q = {0};
-    sql_add(&q, "SELECT count(*) FROM messages_fts");
+    store_sql q = {.d = &sq_dialect};
+    store_sql_add(&q, "SELECT count(*) FROM messages_fts");
     if (need_m)
-        sql_add(&q, " JOIN messages m ON m.message_id = messages_fts.rowid");
+        store_sql_add(&q, " JOIN messages m ON m.message_id = messages_fts.rowid");
     if (need_s)
-        sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
+        store_sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
     search_where(&q, f, fts);
     return sq_count_query(s, &q, n, MCPAGE_EPARSE);
 }
