@@ -72,7 +72,7 @@ typedef struct mcpage_http_page_req {
     const char *path;   /* the path, percent-decoded: "/", "/session" */
     /* A query argument, percent-decoded, or NULL when absent. */
     const char *(*arg)(const struct mcpage_http_page_req *req, const char *name);
-    void *conn; /* private: the transport's connection, for arg */
+    void *conn; /* private: the transport's copy of the request, for arg */
 } mcpage_http_page_req;
 
 /* The page's answer, filled by mcpage_http_config.page. */
@@ -118,8 +118,9 @@ typedef struct mcpage_http_config {
                                    answered with an error (default 300; 0 = never) */
     /*
      * Optional pages beside /mcp (mcpage serve's browser view): a GET or
-     * HEAD to another path is answered by `page` (called on a polling
-     * thread: keep it short) after the Host and Origin checks and the
+     * HEAD to another path is answered by `page` (called on a worker of
+     * the server's pool, like a tool call, while the connection waits
+     * without holding a polling thread) after the Host and Origin checks and the
      * bearer token, which a browser may also carry in the HttpOnly cookie
      * set by visiting any page with ?token=TOKEN once. Every answer gets
      * nosniff, no-referrer, no framing and no-store headers, and a

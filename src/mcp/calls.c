@@ -488,6 +488,8 @@ bool mcp_call_run(mcpage_call *call)
     case CALL_PROMPT:
         run_prompt(call);
         break;
+    case CALL_JOB: /* not a request: the worker runs it (server.c) */
+        break;
     }
     return false;
 }

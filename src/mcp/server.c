@@ -513,10 +513,33 @@ int mcpage_server_set_completion(mcpage_server *srv, mcpage_complete_fn fn, void
     return 0;
 }
 
+/* The server whose worker this thread is, or NULL (mcp_server_submit). */
+static _Thread_local const mcpage_server *worker_of;
+
+/* Runs a call or job taken off the queue on this worker, then frees its slot. */
+static void run_queued(mcpage_server *srv, mcpage_call *call)
+{
+    bool job = call->kind == CALL_JOB, parked = false;
+    if (job)
+        call->job(call->job_ud);
+    else
+        parked = mcp_call_run(call);
+    /* Free the server slot before the session learns the call ended, so
+     * a client that saw the response may send the next call at once. */
+    pthread_mutex_lock(&srv->lock);
+    srv->inflight--;
+    pthread_mutex_unlock(&srv->lock);
+    if (job)
+        mcpage__free(call);
+    else if (!parked) /* a parked task's call waits in its task for tasks/update */
+        mcp_call_finish(call);
+}
+
 /* A worker: takes calls off the queue until the server stops and the queue is empty. */
 static void *worker_main(void *arg)
 {
     mcpage_server *srv = arg;
+    worker_of = srv;
     pthread_mutex_lock(&srv->lock);
     for (;;) {
         while (srv->queue_head == NULL && !srv->stopping)
@@ -528,14 +551,7 @@ static void *worker_main(void *arg)
         if (srv->queue_head == NULL)
             srv->queue_tail = NULL;
         pthread_mutex_unlock(&srv->lock);
-        bool parked = mcp_call_run(call);
-        /* Free the server slot before the session learns the call ended, so
-         * a client that saw the response may send the next call at once. */
-        pthread_mutex_lock(&srv->lock);
-        srv->inflight--;
-        pthread_mutex_unlock(&srv->lock);
-        if (!parked) /* a parked task's call waits in its task for tasks/update */
-            mcp_call_finish(call);
+        run_queued(srv, call);
         pthread_mutex_lock(&srv->lock);
     }
     pthread_mutex_unlock(&srv->lock);
@@ -573,6 +589,11 @@ out:
 
 int mcp_server_submit(mcpage_server *srv, mcpage_call *call)
 {
+    if (worker_of == srv && call->kind != CALL_JOB) { /* from a worker: run it here */
+        if (!mcp_call_run(call))
+            mcp_call_finish(call);
+        return 0;
+    }
     pthread_mutex_lock(&srv->lock);
     if (srv->stopping || srv->nthreads == 0 || srv->inflight >= srv->cfg.max_inflight) {
         pthread_mutex_unlock(&srv->lock);
@@ -588,6 +609,24 @@ int mcp_server_submit(mcpage_server *srv, mcpage_call *call)
     pthread_cond_signal(&srv->work_cv);
     pthread_mutex_unlock(&srv->lock);
     return 0;
+}
+
+int mcp_server_run(mcpage_server *srv, void (*fn)(void *ud), void *ud)
+{
+    int rc = mcp_server_freeze(srv); /* the pool starts with the first session, or here */
+    if (rc != 0)
+        return rc;
+    mcpage_call *call = mcpage__calloc(1, sizeof *call);
+    if (call == NULL)
+        return MCPAGE_ENOMEM;
+    call->kind = CALL_JOB;
+    call->srv = srv;
+    call->job = fn;
+    call->job_ud = ud;
+    rc = mcp_server_submit(srv, call);
+    if (rc != 0)
+        mcpage__free(call);
+    return rc;
 }
 
 const json_t *mcp_tool_input_schema(const mcpage_server *srv, const char *name)

@@ -130,8 +130,8 @@ typedef struct mcp_prompt {
     void *ud;                                    /* its user data */
 } mcp_prompt;
 
-/* What a queued call does. */
-typedef enum mcp_call_kind { CALL_TOOL, CALL_READ, CALL_PROMPT } mcp_call_kind;
+/* What a queued call does. CALL_JOB: other work on the pool, mcp_server_run. */
+typedef enum mcp_call_kind { CALL_TOOL, CALL_READ, CALL_PROMPT, CALL_JOB } mcp_call_kind;
 
 struct mcpage_call {
     mcpage_call *next;  /* server queue link */
@@ -158,6 +158,8 @@ struct mcpage_call {
     int round;                /* 1, or n when retried with the verified state of round n-1 */
     mcpage_server *srv;       /* the server (calls outlive their session once they are tasks) */
     struct mcp_task *task;    /* the task this call became, or NULL */
+    void (*job)(void *ud);    /* CALL_JOB: what to run (no session, no id) */
+    void *job_ud;             /* its argument */
     int fail_code;            /* mcpage_call_fail: a JSON-RPC error instead of a result, or 0 */
     char *fail_message;       /* its message (owned) */
     union {                   /* the page the runtime began for a window tool (calls.c) */
@@ -238,8 +240,22 @@ typedef struct mcp_outreq {
 /* Most requests to the client one session may have waiting at once. */
 #define MCP_MAX_OUTREQS 64
 
-/* server.c: queues a call (takes ownership); MCPAGE_ERANGE when the server is full. */
+/*
+ * server.c: queues a call (takes ownership); MCPAGE_ERANGE when the server
+ * is full. A call submitted from one of this server's workers (an
+ * in-process client waiting there, such as a page being rendered) runs at
+ * once on that thread instead: queued, it could wait behind the very
+ * callers that wait for it, until every worker waits.
+ */
 int mcp_server_submit(mcpage_server *srv, mcpage_call *call);
+/*
+ * server.c: runs fn(ud) on a worker of the pool (starting it and freezing
+ * the registry, as a first session does), queued behind the calls already
+ * waiting and counted against max_inflight like them (the HTTP transport
+ * renders pages this way). 0, or MCPAGE_ERANGE when the server is full or
+ * stopping (fn will not run), MCPAGE_ENOMEM.
+ */
+int mcp_server_run(mcpage_server *srv, void (*fn)(void *ud), void *ud);
 /* server.c: the parsed inputSchema of a registered tool, or NULL (read-only after freeze). */
 const json_t *mcp_tool_input_schema(const mcpage_server *srv, const char *name);
 /* server.c: starts the pool and freezes the registry. */

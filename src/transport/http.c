@@ -135,7 +135,7 @@ static enum MHD_Result route_headers(mcpage_http *h, struct MHD_Connection *c, h
     if (strcmp(url, "/health") == 0)
         return handle_health(h, c, method);
     if (strcmp(url, "/mcp") != 0 && h->cfg.page)
-        return http_page(h, c, url, method); /* pages beside /mcp (http_page.c) */
+        return http_page(h, c, rq, url, method); /* pages beside /mcp (http_page.c) */
     if (strcmp(url, "/mcp") != 0)
         return http_fail(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
                          "Not Found: the MCP endpoint is /mcp");
@@ -172,6 +172,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         *con_cls = rq;
     }
+    if (rq->page) /* resumed: its page was rendered on a worker */
+        return http_page_finish(c, rq);
     if (rq->waiting)
         return http_session_finish_wait(c, rq);
     if (!rq->started) {
@@ -210,6 +212,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
             http_transient_done(cls, rq->hs);
         http_session_unref(rq->hs);
     }
+    http_page_release(cls, rq);
     http_body_release(cls, rq);
     mcpage__free(rq);
 }
@@ -452,11 +455,13 @@ void mcpage_http_stop(mcpage_http *h, int grace_ms)
         n = hs->next;
         http_session_end(hs); /* wakes every suspended connection: they end */
     }
+    http_pages_stop(h, deadline);
     /* Let the polling threads process the resumptions before the daemon stops. */
     usleep(50 * 1000);
     MHD_stop_daemon(h->d);
     if (ls != MHD_INVALID_SOCKET)
         close(ls);
+    http_pages_wait(h);
     http_free(h);
 }
 

@@ -68,6 +68,7 @@
 
 typedef struct http_session http_session;
 typedef struct http_conn http_conn;
+typedef struct http_page_job http_page_job; /* a page rendered on a worker (http_page.c) */
 
 /* A session ended by DELETE: its id stays refused here until it would expire anyway. */
 typedef struct http_tombstone {
@@ -168,6 +169,7 @@ struct mcpage_http {
     atomic_bool ended_down;                   /* the shared record failed last time */
     _Atomic size_t buffered;                  /* body bytes reserved by requests right now */
     bool external;                            /* the caller runs the daemon (MHD_run): fuzzing */
+    http_page_job *pages;                     /* pages being rendered or answered (h->lock) */
 };
 
 /* The per-request state libmicrohttpd keeps for us (con_cls). */
@@ -182,6 +184,7 @@ typedef struct http_req {
     http_session *hs;      /* session referenced, or NULL */
     http_stream *st;       /* json stream awaited, or NULL */
     bool new_session;      /* this request created hs (initialize) */
+    http_page_job *page;   /* a page: rendered on a worker while the connection waits */
 } http_req;
 
 /* A POSTed JSON-RPC message, parsed once and checked as an envelope. */
@@ -226,9 +229,27 @@ bool http_check_auth(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Re
 bool http_token_matches(const mcpage_http *h, const char *tok);
 /* An Authorization header value carries the token, or none is required. */
 bool http_auth_header_ok(const mcpage_http *h, const char *authz);
-/* http_page.c: a GET or HEAD to a path other than /mcp and /health, with cfg.page set. */
-enum MHD_Result http_page(mcpage_http *h, struct MHD_Connection *c, const char *url,
+/*
+ * http_page.c: a GET or HEAD to a path other than /mcp and /health, with
+ * cfg.page set. The checks run here; the handler runs on a worker of the
+ * server's pool (mcp_server_run) while the connection is suspended, as a
+ * POST waits for its answer, so a slow page holds no polling thread.
+ */
+enum MHD_Result http_page(mcpage_http *h, struct MHD_Connection *c, http_req *rq, const char *url,
                           const char *method);
+/* The connection of a page was resumed: sends what the handler answered. */
+enum MHD_Result http_page_finish(struct MHD_Connection *c, http_req *rq);
+/* The request is over (libmicrohttpd completed it): lets go of its page. */
+void http_page_release(mcpage_http *h, http_req *rq);
+/*
+ * mcpage_http_stop, before the daemon stops: waits until `deadline`
+ * (monotonic ms) for the pages being rendered, then resumes every page
+ * connection still suspended (answered 503), since the daemon must not
+ * stop with suspended connections.
+ */
+void http_pages_stop(mcpage_http *h, int64_t deadline);
+/* After the daemon stopped: waits until no worker holds a page (they need h). */
+void http_pages_wait(mcpage_http *h);
 bool http_check_version(struct MHD_Connection *c, enum MHD_Result *ret);
 bool http_check_post_headers(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
 

@@ -10,6 +10,15 @@
  * Every answer carries nosniff, no-referrer, no framing and no-store,
  * and a Content-Security-Policy (default-src 'none' unless the handler
  * sends its own).
+ *
+ * The checks run on the polling thread; the handler does not. Like a
+ * POST waiting for its answer, the connection is suspended and the page
+ * is rendered on a worker of the server's pool (mcp_server_run), which
+ * resumes the connection when done; libmicrohttpd then calls on_request
+ * again and http_page_finish sends the page. So a slow page (a broad
+ * relevance search) holds a worker, never a polling thread, and the
+ * other connections of that thread go on. The handler gets a copy of
+ * the path and the query arguments: it never touches the connection.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +27,8 @@
 
 #include <openssl/crypto.h>
 
+#include "page/alloc.h"
+#include "page/invariant.h"
 #include "transport/http_internal.h"
 
 /* The cookie's name. */
@@ -37,9 +48,37 @@ static const char login_page[] =
     "address bar.</p><p>Programs send <code>Authorization: Bearer TOKEN</code> instead.</p>"
     "</body></html>";
 
+/* A page handed to a worker; shared by the connection and the worker until both let go. */
+struct http_page_job {
+    http_page_job *next;      /* h->pages link */
+    mcpage_http *h;           /* the endpoint */
+    struct MHD_Connection *c; /* the connection waiting for the page */
+    mcpage_http_page_req req; /* what the handler reads (req.conn points at this job) */
+    char *path;               /* a copy of the path */
+    json_t *args;             /* copies of the query arguments, the first of each name */
+    mcpage_http_page out;     /* the handler's answer */
+    int rc;                   /* the handler's status */
+    bool done;                /* the handler returned (h->lock) */
+    bool suspended;           /* c is suspended until done (h->lock) */
+    bool abandoned;           /* the endpoint stops: no rendering, the connection answered */
+    int refs;                 /* the connection's and the worker's (h->lock) */
+};
+
 static const char *page_arg(const mcpage_http_page_req *req, const char *name)
 {
-    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+    const http_page_job *job = req->conn;
+    return json_string_value(json_object_get(job->args, name));
+}
+
+/* Copies one query argument (libmicrohttpd decoded it); the first of a name wins, as lookup. */
+static enum MHD_Result copy_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    (void)kind;
+    json_t *args = cls;
+    if (key && value && json_object_get(args, key) == NULL)
+        json_object_set_new(args, key, json_stringn_nocheck(value, strlen(value)));
+    return MHD_YES;
 }
 
 /* The cookie's value: hex SHA-256 of a label and the token's hash. */
@@ -155,7 +194,94 @@ static void page_release(mcpage_http_page *out)
     }
 }
 
-enum MHD_Result http_page(mcpage_http *h, struct MHD_Connection *c, const char *url,
+static void page_job_free(http_page_job *job)
+{
+    page_release(&job->out);
+    json_decref(job->args);
+    mcpage__free(job->path);
+    mcpage__free(job);
+}
+
+/* Drops one reference (h->lock held); true when it was the last: unlinked, free it. */
+static bool page_job_unref(mcpage_http *h, http_page_job *job)
+{
+    MCPAGE_ASSERT_LOCKED(&h->lock);
+    if (--job->refs > 0)
+        return false;
+    for (http_page_job **p = &h->pages; *p; p = &(*p)->next) {
+        if (*p == job) {
+            *p = job->next;
+            break;
+        }
+    }
+    pthread_cond_broadcast(&h->cv); /* http_pages_wait */
+    return true;
+}
+
+/* On a worker: renders the page, then wakes its connection. */
+static void page_job_run(void *ud)
+{
+    http_page_job *job = ud;
+    mcpage_http *h = job->h;
+    pthread_mutex_lock(&h->lock);
+    bool skip = job->abandoned;
+    pthread_mutex_unlock(&h->lock);
+    int rc = skip ? MCPAGE_ECANCELED : h->cfg.page(h->cfg.page_ud, &job->req, &job->out);
+    pthread_mutex_lock(&h->lock);
+    job->rc = rc;
+    job->done = true;
+    if (job->suspended) {
+        job->suspended = false;
+        MHD_resume_connection(job->c);
+    }
+    bool last = page_job_unref(h, job);
+    pthread_mutex_unlock(&h->lock);
+    if (last)
+        page_job_free(job);
+}
+
+/* Sends a rendered page (or the error its handler returned). */
+static enum MHD_Result page_answer(struct MHD_Connection *c, http_page_job *job)
+{
+    pthread_mutex_lock(&job->h->lock); /* the worker may still be rendering an abandoned page */
+    bool done = job->done;
+    pthread_mutex_unlock(&job->h->lock);
+    if (!done)
+        return page_queue(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+                          "Service Unavailable: the server is stopping\n",
+                          strlen("Service Unavailable: the server is stopping\n"), NULL);
+    if (job->rc != 0)
+        return page_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+                          "Internal Server Error\n", strlen("Internal Server Error\n"), NULL);
+    const mcpage_http_page *out = &job->out;
+    return page_queue(c, out->status ? out->status : MHD_HTTP_OK, out->content_type,
+                      out->body ? out->body : "", out->body ? out->len : 0, out->headers);
+}
+
+/* A page job for the request: copies of what the handler reads. */
+static http_page_job *page_job_new(mcpage_http *h, struct MHD_Connection *c, const char *url,
+                                   const char *method)
+{
+    http_page_job *job = mcpage__calloc(1, sizeof *job);
+    if (job == NULL)
+        return NULL;
+    job->h = h;
+    job->c = c;
+    job->path = mcpage__strdup(url);
+    job->args = json_object();
+    if (job->path == NULL || job->args == NULL) {
+        page_job_free(job);
+        return NULL;
+    }
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, copy_arg, job->args);
+    job->req.method = strcmp(method, "HEAD") == 0 ? "HEAD" : "GET";
+    job->req.path = job->path;
+    job->req.arg = page_arg;
+    job->req.conn = job;
+    return job;
+}
+
+enum MHD_Result http_page(mcpage_http *h, struct MHD_Connection *c, http_req *rq, const char *url,
                           const char *method)
 {
     enum MHD_Result ret = MHD_NO;
@@ -168,17 +294,85 @@ enum MHD_Result http_page(mcpage_http *h, struct MHD_Connection *c, const char *
                          "Not Found: the MCP endpoint is /mcp (the pages beside it take GET)");
     if (!page_auth(h, c, url, &ret))
         return ret;
-    mcpage_http_page_req req = {.method = method, .path = url, .arg = page_arg, .conn = c};
-    mcpage_http_page out;
-    memset(&out, 0, sizeof out);
-    int rc = h->cfg.page(h->cfg.page_ud, &req, &out);
-    if (rc != 0) {
-        page_release(&out);
+    http_page_job *job = page_job_new(h, c, url, method);
+    if (job == NULL)
         return page_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
                           "Internal Server Error\n", strlen("Internal Server Error\n"), NULL);
+    pthread_mutex_lock(&h->lock);
+    job->refs = 2; /* the connection's (http_page_release) and the worker's */
+    job->next = h->pages;
+    h->pages = job;
+    bool stopping = job->abandoned = h->stopping; /* a keep-alive request while stopping */
+    pthread_mutex_unlock(&h->lock);
+    rq->page = job;
+    if (stopping || mcp_server_run(h->srv, page_job_run, job) != 0) {
+        pthread_mutex_lock(&h->lock);
+        job->refs--;           /* no worker will hold it */
+        job->done = !stopping; /* nothing renders it: stop need not wait for it */
+        pthread_mutex_unlock(&h->lock);
+        if (stopping) /* 503: the server is stopping */
+            return page_answer(c, job);
+        return page_queue(c, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8",
+                          "Service Unavailable: every worker is busy; retry in a moment\n",
+                          strlen("Service Unavailable: every worker is busy; retry in a moment\n"),
+                          "Retry-After: 1\n");
     }
-    ret = page_queue(c, out.status ? out.status : MHD_HTTP_OK, out.content_type,
-                     out.body ? out.body : "", out.body ? out.len : 0, out.headers);
-    page_release(&out); /* libmicrohttpd copied the body */
-    return ret;
+    pthread_mutex_lock(&h->lock);
+    /* Answered now when already rendered, or when stopping began (the daemon must not stop
+       with a suspended connection); else page_job_run or http_pages_stop resumes it. */
+    bool now = job->done || job->abandoned;
+    if (!now) {
+        job->suspended = true;
+        MHD_suspend_connection(c);
+    }
+    pthread_mutex_unlock(&h->lock);
+    return now ? page_answer(c, job) : MHD_YES;
+}
+
+enum MHD_Result http_page_finish(struct MHD_Connection *c, http_req *rq)
+{
+    return page_answer(c, rq->page);
+}
+
+void http_page_release(mcpage_http *h, http_req *rq)
+{
+    http_page_job *job = rq->page;
+    if (job == NULL)
+        return;
+    rq->page = NULL;
+    pthread_mutex_lock(&h->lock);
+    bool last = page_job_unref(h, job);
+    pthread_mutex_unlock(&h->lock);
+    if (last)
+        page_job_free(job);
+}
+
+void http_pages_stop(mcpage_http *h, int64_t deadline)
+{
+    pthread_mutex_lock(&h->lock);
+    for (;;) {
+        bool rendering = false;
+        for (http_page_job *job = h->pages; job; job = job->next)
+            rendering = rendering || !job->done;
+        long left = (long)(deadline - http_now_ms());
+        if (!rendering || left <= 0)
+            break;
+        (void)http_wait_tick(h, left < 50 ? left : 50);
+    }
+    for (http_page_job *job = h->pages; job; job = job->next) {
+        job->abandoned = true; /* a handler not yet started will not start */
+        if (job->suspended) {  /* answered 503 by page_answer */
+            job->suspended = false;
+            MHD_resume_connection(job->c);
+        }
+    }
+    pthread_mutex_unlock(&h->lock);
+}
+
+void http_pages_wait(mcpage_http *h)
+{
+    pthread_mutex_lock(&h->lock);
+    while (h->pages)
+        pthread_cond_wait(&h->cv, &h->lock);
+    pthread_mutex_unlock(&h->lock);
 }
