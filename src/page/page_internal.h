@@ -14,6 +14,7 @@
 
 #include <mcpage/page.h>
 
+#include "page/fmt.h"
 #include "page/jw.h"
 
 /* The largest integer a window parameter may carry (JavaScript's safe range). */
@@ -131,9 +132,6 @@ void page_same_args(const page_base *b, tbuf *t);
  * size the caller chose; `used` is the value after clamping.
  */
 void page_given_size(const page_base *b, tbuf *t, const char *name, int64_t used);
-
-/* Formats v with thousands separators ("1,240"). */
-const char *page_fmt_int(int64_t v, char buf[32]);
 
 /*
  * Writes a finished page: content[0] is `text` (or the structured bytes

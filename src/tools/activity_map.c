@@ -37,17 +37,7 @@ static const char schema[] =
     "\"after\":{\"type\":\"string\",\"description\":\"Only messages at or after this UTC date "
     "(YYYY-MM-DD).\"},"
     "\"before\":{\"type\":\"string\",\"description\":\"Only messages before this UTC date "
-    "(YYYY-MM-DD).\"},"
-    "\"region\":{\"type\":\"object\",\"additionalProperties\":false,\"description\":\"The "
-    "rectangle to show, 0-based: row (project index, most active first), col (bucket index, "
-    "oldest first), rows (default 10, maximum 100) and cols (default 12, maximum 60); larger "
-    "sizes are lowered and flagged region_clamped. Continue with next_regions.right or .down.\","
-    "\"properties\":{\"row\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},"
-    "\"col\":{\"type\":\"integer\",\"minimum\":0,\"default\":0},"
-    "\"rows\":{\"type\":\"integer\",\"minimum\":1,\"default\":10,\"description\":\"Rows (maximum "
-    "100).\"},"
-    "\"cols\":{\"type\":\"integer\",\"minimum\":1,\"default\":12,\"description\":\"Columns "
-    "(maximum 60).\"}}}," TOOLS_MAX_TOKENS "}}";
+    "(YYYY-MM-DD).\"}}}";
 
 /* One project's row. */
 typedef struct act_row {
@@ -179,7 +169,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
                : b && strcmp(b, "month") == 0 ? STORE_BUCKET_MONTH
                                               : STORE_BUCKET_WEEK;
     mcpage_grid *pg;
-    int rc = mcpage_grid_begin(ctx->pager, &spec, args, &pg);
+    int rc = mcpage_grid_begin(mcpage_call_pager(call), &spec, args, &pg);
     if (rc < 0)
         return rc;
     if (rc == MCPAGE_PAGE_REJECTED)
@@ -230,20 +220,36 @@ done:
     return rc < 0 ? rc : 0;
 }
 
+/*
+ * Registered with mcpage_server_add_tool(), not _add_grid_tool(): its
+ * row and column labels live in the grid it builds per call, which must
+ * outlive the page's finish. The window's schema still comes from the
+ * spec.
+ */
 int tool_activity_map_register(mcpage_server *srv, tools_ctx *ctx)
 {
+    const mcpage_pager *p = mcpage_server_pager(srv);
+    char dr[PAGE_FMT_INT_CAP], dc[PAGE_FMT_INT_CAP], mr[PAGE_FMT_INT_CAP], mc[PAGE_FMT_INT_CAP];
+    char budget[128], desc[900];
+    (void)snprintf(
+        desc, sizeof desc,
+        "Maps archived activity as a grid: rows are projects (most messages first), columns "
+        "are days, weeks (default) or months (bucket=day|week|month) from the first to the "
+        "last active one, each cell the number of messages. row_labels (project names) and "
+        "col_labels (bucket start dates) come with the page. Navigate by region {row, col, "
+        "rows, cols} (0-based; default %s rows x %s columns, maximum %s x %s) within %s, "
+        "following next_regions.right or .down. Filters: project, source, after, before.",
+        page_fmt_int(spec.default_rows, dr), page_fmt_int(spec.default_cols, dc),
+        page_fmt_int(spec.max_rows, mr), page_fmt_int(spec.max_cols, mc),
+        tools_budget_words(p, budget, sizeof budget));
+    char *in = tools_schema_with_window(schema, mcpage_grid_schema(p, &spec));
+    if (in == NULL)
+        return MCPAGE_ENOMEM;
     mcpage_tool t = {
         .name = "activity_map",
         .title = "Activity map",
-        .description =
-            "Maps archived activity as a grid: rows are projects (most messages first), columns "
-            "are days, weeks (default) or months (bucket=day|week|month) from the first to the "
-            "last active one, each cell the number of messages. row_labels (project names) and "
-            "col_labels (bucket start dates) come with the page. Navigate by region {row, col, "
-            "rows, cols} (0-based; default 10 rows x 12 columns, maximum 100 x 60) within a "
-            "4,000-token budget (max_tokens up to 20,000), following next_regions.right or "
-            ".down. Filters: project, source, after, before.",
-        .input_schema = schema,
+        .description = desc,
+        .input_schema = in,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,
@@ -251,5 +257,7 @@ int tool_activity_map_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    return mcpage_server_add_tool(srv, &t);
+    int rc = mcpage_server_add_tool(srv, &t);
+    free(in);
+    return rc;
 }

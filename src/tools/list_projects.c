@@ -32,11 +32,7 @@ static const char schema[] =
     "projects with sessions from this agent.\"},"
     "\"sort\":{\"type\":\"string\",\"enum\":[\"recent\",\"name\",\"size\"],\"default\":\"recent\","
     "\"description\":\"recent: last activity first (default); name: A-Z; size: most messages "
-    "first.\"},"
-    "\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Record "
-    "fields "
-    "to return, from: name, path, sources, session_count, message_count, first_activity, "
-    "last_activity (default all; name is always kept).\"}," TOOLS_LIST_WINDOW(20, 100) "}}";
+    "first.\"}}}";
 
 static int count(store *s, void *ud, int64_t *total)
 {
@@ -79,23 +75,27 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         types[0] = STORE_KEY_INT;
     }
     tools_list_walk walk = {&spec, types, 2, "projects", count, fetch, NULL, &f, call, NULL};
-    return tools_list_run(ctx, &walk, args, res);
+    return tools_list_run(ctx, &walk, res);
 }
 
 int tool_list_projects_register(mcpage_server *srv, tools_ctx *ctx)
 {
+    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1000];
+    (void)snprintf(
+        desc, sizeof desc,
+        "Lists the projects (working directories) in the archive of coding-agent "
+        "conversations. Records come as arrays in the order of `columns` (text copy: a "
+        "tab-separated header, one line per project): name, path, sources, session_count, "
+        "message_count, first_activity, last_activity (UTC, to the minute). Sorted by recent "
+        "activity by default (sort=name or size). Pages of %s records by default (limit up to "
+        "%s) within %s. Page on with next_cursor (constant cost at any depth) or next_offset "
+        "(cost grows with the offset). Use a project name with list_sessions(project=...).",
+        page_fmt_int(spec.default_limit, d), page_fmt_int(spec.max_limit, m),
+        tools_budget_words(mcpage_server_pager(srv), budget, sizeof budget));
     mcpage_tool t = {
         .name = "list_projects",
         .title = "List projects",
-        .description =
-            "Lists the projects (working directories) in the archive of coding-agent "
-            "conversations. Records come as arrays in the order of `columns` (text copy: a "
-            "tab-separated header, one line per project): name, path, sources, session_count, "
-            "message_count, first_activity, last_activity (UTC, to the minute). Sorted by recent "
-            "activity by default (sort=name or size). Pages of 20 "
-            "records by default (limit up to 100) within a 4,000-token budget (max_tokens up to "
-            "20,000). Page on with next_cursor (constant cost at any depth) or next_offset (cost "
-            "grows with the offset). Use a project name with list_sessions(project=...).",
+        .description = desc,
         .input_schema = schema,
         .output_schema = TOOLS_LIST_COLUMNS_OUTPUT("projects", ""),
         .read_only = MCPAGE_HINT_TRUE,
@@ -105,5 +105,5 @@ int tool_list_projects_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    return mcpage_server_add_tool(srv, &t);
+    return mcpage_server_add_list_tool(srv, &t, &spec);
 }

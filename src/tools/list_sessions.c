@@ -55,12 +55,7 @@ static const char schema[] =
     "\"branch\":{\"type\":\"string\",\"description\":\"Only sessions on this git branch "
     "(exact).\"},"
     "\"sort\":{\"type\":\"string\",\"enum\":[\"newest\",\"oldest\"],\"default\":\"newest\","
-    "\"description\":\"newest: latest start first (default); oldest: earliest first.\"},"
-    "\"fields\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"Record "
-    "fields "
-    "to return, from: session_id, project, title, started_at, ended_at, messages, source, model, "
-    "branch, parent_session_id (default session_id, project, title, started_at, messages, source; "
-    "session_id is always kept).\"}," TOOLS_LIST_WINDOW(20, 100) "}}";
+    "\"description\":\"newest: latest start first (default); oldest: earliest first.\"}}}";
 
 static int count(store *s, void *ud, int64_t *total)
 {
@@ -112,27 +107,30 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     static const store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_TEXT};
     tools_list_walk walk = {&spec, types, 2,  "sessions", count,
                             fetch, NULL,  &f, call,       f.project ? "project" : NULL};
-    return tools_list_run(ctx, &walk, args, res);
+    return tools_list_run(ctx, &walk, res);
 }
 
 int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx)
 {
+    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1400];
+    (void)snprintf(
+        desc, sizeof desc,
+        "Lists coding-agent sessions (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, "
+        "OpenCode, Cursor's agent CLI), newest first (sort=oldest for the other way). Records "
+        "come as arrays in the order of `columns` (text copy: a tab-separated header, one line "
+        "per session): session_id, project, title, started_at (UTC, to the minute), messages, "
+        "source; ended_at, model, branch and parent_session_id via fields=[...]. Filtered by "
+        "project, the page says project once. Filters: project, source, after and before (UTC "
+        "dates YYYY-MM-DD, after inclusive, before exclusive), model, branch. Pages of %s records "
+        "by default (limit up to %s) within %s. Page on with next_cursor (same cost at any depth, "
+        "and no session repeated or skipped while new ones arrive) or next_offset (cost grows "
+        "with the offset). Read one with read_session(session_id=...).",
+        page_fmt_int(spec.default_limit, d), page_fmt_int(spec.max_limit, m),
+        tools_budget_words(mcpage_server_pager(srv), budget, sizeof budget));
     mcpage_tool t = {
         .name = "list_sessions",
         .title = "List sessions",
-        .description =
-            "Lists coding-agent sessions (Claude Code, Codex CLI, Gemini CLI, Copilot CLI, "
-            "OpenCode, Cursor's agent CLI), newest first (sort=oldest for the other way). Records "
-            "come as arrays in "
-            "the order of `columns` (text copy: a tab-separated header, one line per session): "
-            "session_id, project, title, started_at (UTC, to the minute), messages, source; "
-            "ended_at, model, branch and parent_session_id via fields=[...]. Filtered by "
-            "project, the page says project once. Filters: project, source, after and before "
-            "(UTC dates YYYY-MM-DD, after inclusive, before exclusive), model, branch. "
-            "Pages of 20 records by default (limit up to 100) within a 4,000-token budget "
-            "(max_tokens up to 20,000). Page on with next_cursor (same cost at any depth, and no "
-            "session repeated or skipped while new ones arrive) or next_offset (cost grows with "
-            "the offset). Read one with read_session(session_id=...).",
+        .description = desc,
         .input_schema = schema,
         .output_schema = TOOLS_LIST_COLUMNS_OUTPUT(
             "sessions", "\"project\":{\"type\":\"string\",\"description\":\"The project of "
@@ -144,5 +142,5 @@ int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    return mcpage_server_add_tool(srv, &t);
+    return mcpage_server_add_list_tool(srv, &t, &spec);
 }

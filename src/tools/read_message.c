@@ -19,16 +19,7 @@ static const char schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"message_id\"],"
     "\"properties\":{"
     "\"message_id\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"The message, as "
-    "search_conversations gives it.\"},"
-    "\"start_line\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":\"First line "
-    "to show, 1-based (default 1).\"},"
-    "\"start_column\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":"
-    "\"Character "
-    "of start_line to begin at, 1-based (default 1): pass next_start_column to continue a line "
-    "too long for one page.\"},"
-    "\"max_lines\":{\"type\":\"integer\",\"minimum\":1,\"default\":200,\"description\":\"Lines per "
-    "page (default 200, maximum 2000; a larger value is lowered to 2000 and flagged "
-    "max_lines_clamped).\"}," TOOLS_MAX_TOKENS "}}";
+    "search_conversations gives it.\"}}}";
 
 /* Line 1 is a header naming the message; the text follows from line 2. */
 static int64_t count_lines(const char *t)
@@ -45,34 +36,26 @@ static int64_t count_lines(const char *t)
 static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     tools_ctx *ctx = mcpage_call_data(call);
-    json_int_t id = json_integer_value(json_object_get(args, "message_id"));
-    mcpage_lines *pg;
-    int rc = mcpage_lines_begin(ctx->pager, &spec, args, &pg);
-    if (rc < 0)
-        return rc;
-    if (rc == MCPAGE_PAGE_REJECTED)
-        return mcpage_lines_finish(pg, res);
+    mcpage_lines *pg = mcpage_call_lines(call);
+    if (pg == NULL)
+        return MCPAGE_ESTATE; /* registered without its window: a bug */
     store *s = tools_store_get(ctx, res);
-    if (s == NULL) {
-        mcpage_lines_abort(pg);
+    if (s == NULL)
         return 0;
-    }
+    json_int_t id = json_integer_value(json_object_get(args, "message_id"));
     store_message m;
-    rc = store_message_get(s, id, &m);
-    if (rc < 0) {
-        mcpage_lines_abort(pg);
-        if (rc == MCPAGE_ENOTFOUND)
-            mcpage_reject_argument(res, spec.tool, "message_id",
-                                   json_object_get(args, "message_id"),
-                                   "the message_id of an archived message (search_conversations "
-                                   "gives them)",
-                                   "message_id=<a message_id from search_conversations>");
-        else
-            tools_store_error(res, s, rc, "the message");
-        tools_store_put(ctx, s);
-        return 0;
-    }
+    int rc = store_message_get(s, id, &m);
+    if (rc == MCPAGE_ENOTFOUND)
+        mcpage_reject_argument(res, spec.tool, "message_id", json_object_get(args, "message_id"),
+                               "the message_id of an archived message (search_conversations "
+                               "gives them)",
+                               "message_id=<a message_id from search_conversations>");
+    else if (rc < 0)
+        tools_store_error(res, s, rc, "the message");
     tools_store_put(ctx, s);
+    if (rc < 0)
+        return 0;
+
     const char *text = m.text ? m.text : "";
     mcpage_lines_set_total(pg, count_lines(text));
     const mcpage_lines_window *w = mcpage_lines_window_get(pg);
@@ -89,6 +72,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
                               : (size_t)hn < sizeof head ? (size_t)hn
                                                          : sizeof head - 1);
     line++;
+
     const char *t = text;
     while (rc == 0 && *text) {
         const char *nl = strchr(t, '\n');
@@ -101,25 +85,25 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         t = nl + 1;
     }
     store_message_clear(&m);
-    if (rc < 0) {
-        mcpage_lines_abort(pg);
-        return rc;
-    }
-    return mcpage_lines_finish(pg, res);
+    return rc < 0 ? rc : 0;
 }
 
 int tool_read_message_register(mcpage_server *srv, tools_ctx *ctx)
 {
+    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[800];
+    (void)snprintf(
+        desc, sizeof desc,
+        "Reads one archived message's full text, however long, in line windows: line 1 is a "
+        "header (`### [ordinal] role timestamp in session ID`), its text follows. Windowed by "
+        "start_line (1-based, default 1) and max_lines (default %s, up to %s) within %s; "
+        "continue with next_start_line (and next_start_column inside a very long line). Texts "
+        "longer than 1 MiB were cut when archived; read_raw has the original bytes.",
+        page_fmt_int(spec.default_max_lines, d), page_fmt_int(spec.max_max_lines, m),
+        tools_budget_words(mcpage_server_pager(srv), budget, sizeof budget));
     mcpage_tool t = {
         .name = "read_message",
         .title = "Read one message",
-        .description =
-            "Reads one archived message's full text, however long, in line windows: line 1 is a "
-            "header (`### [ordinal] role timestamp in session ID`), its text follows. Windowed "
-            "by start_line (1-based, default 1) and max_lines (default 200, up to 2,000) within a "
-            "4,000-token budget (max_tokens up to 20,000); continue with next_start_line (and "
-            "next_start_column inside a very long line). Texts longer than 1 MiB were cut when "
-            "archived; read_raw has the original bytes.",
+        .description = desc,
         .input_schema = schema,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
@@ -128,5 +112,5 @@ int tool_read_message_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    return mcpage_server_add_tool(srv, &t);
+    return mcpage_server_add_lines_tool(srv, &t, &spec);
 }

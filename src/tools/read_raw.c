@@ -20,20 +20,14 @@ static const char schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"session_id\"],"
     "\"properties\":{"
     "\"session_id\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The session, as "
-    "list_sessions gives it.\"},"
-    "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"default\":0,\"description\":\"First byte, "
-    "0-based (default 0). Any offset costs the same.\"},"
-    "\"max_bytes\":{\"type\":\"integer\",\"minimum\":1,\"default\":8192,\"description\":\"Bytes "
-    "per "
-    "page (default 8192, maximum 65536; a larger value is lowered to 65536 and flagged "
-    "max_bytes_clamped).\"}," TOOLS_MAX_TOKENS "}}";
+    "list_sessions gives it.\"}}}";
 
 static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     tools_ctx *ctx = mcpage_call_data(call);
     const char *id = tools_arg_str(args, "session_id");
     mcpage_bytes *pg;
-    int rc = mcpage_bytes_begin(ctx->pager, &spec, args, &pg);
+    int rc = mcpage_bytes_begin(mcpage_call_pager(call), &spec, args, &pg);
     if (rc < 0)
         return rc;
     if (rc == MCPAGE_PAGE_REJECTED)
@@ -76,26 +70,39 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     return rc;
 }
 
+/*
+ * Registered with mcpage_server_add_tool(), not _add_bytes_tool(): it
+ * adds the session's resource link after the page, which a page the
+ * runtime finishes cannot carry. The window's schema still comes from
+ * the spec.
+ */
 int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx)
 {
+    const mcpage_pager *p = mcpage_server_pager(srv);
+    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1400];
+    (void)snprintf(
+        desc, sizeof desc,
+        "Reads the original transcript bytes of one archived session (the JSON Lines file "
+        "the agent wrote, kept whole in the archive; for a session an agent kept as one JSON "
+        "document rewritten at each save, older Gemini CLI and Codex CLI ones, the JSON "
+        "Lines that document stands for: its facts, then one message per line; for OpenCode, "
+        "whose sessions live in a SQLite database, a faithful JSON Lines rendering of the "
+        "session's message and part rows, one row per line with every column; for Cursor's "
+        "agent CLI, a database of blobs per chat, its facts then each message blob's JSON in "
+        "the chat's order, one per line) by byte offset: offset (default 0) and max_bytes "
+        "(default %s, up to %s) within %s. UTF-8 text comes as text, never cut inside a "
+        "character; other bytes as base64 (encoding says which). total_bytes is exact; "
+        "continue with next_offset. Use it to check what read_session shows against the source.",
+        page_fmt_int(spec.default_max_bytes, d), page_fmt_int(spec.max_max_bytes, m),
+        tools_budget_words(p, budget, sizeof budget));
+    char *in = tools_schema_with_window(schema, mcpage_bytes_schema(p, &spec));
+    if (in == NULL)
+        return MCPAGE_ENOMEM;
     mcpage_tool t = {
         .name = "read_raw",
         .title = "Read a session's original bytes",
-        .description =
-            "Reads the original transcript bytes of one archived session (the JSON Lines file "
-            "the agent wrote, kept whole in the archive; for a session an agent kept as one JSON "
-            "document rewritten at each save, older Gemini CLI and Codex CLI ones, the JSON "
-            "Lines that document stands for: its facts, then one message per line; for OpenCode, "
-            "whose sessions live in a SQLite database, a faithful JSON Lines rendering of the "
-            "session's message and part rows, one row per line with every column; for Cursor's "
-            "agent CLI, a database of blobs per chat, its facts then each message blob's JSON in "
-            "the chat's order, one per line) by byte "
-            "offset: offset (default 0) and "
-            "max_bytes (default 8,192, up to 65,536) within a 4,000-token budget (max_tokens up "
-            "to 20,000). UTF-8 text comes as text, never cut inside a character; other bytes as "
-            "base64 (encoding says which). total_bytes is exact; continue with next_offset. Use "
-            "it to check what read_session shows against the source.",
-        .input_schema = schema,
+        .description = desc,
+        .input_schema = in,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,
@@ -103,5 +110,7 @@ int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    return mcpage_server_add_tool(srv, &t);
+    int rc = mcpage_server_add_tool(srv, &t);
+    free(in);
+    return rc;
 }

@@ -4,6 +4,7 @@
  * max_lines within the token budget; a long line continues with
  * next_start_column. The session's resource link follows the page.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tools/tools.h"
@@ -23,16 +24,7 @@ static const char schema[] =
     "list_sessions gives it (this or message_id is required).\"},"
     "\"message_id\":{\"type\":\"integer\",\"minimum\":1,\"description\":\"Instead of "
     "session_id: the session of this message (a message_id from search_conversations), from "
-    "the message's header line unless start_line is past 1.\"},"
-    "\"start_line\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":\"First line "
-    "to show, 1-based (default 1). Jumping to any line costs the same.\"},"
-    "\"start_column\":{\"type\":\"integer\",\"minimum\":1,\"default\":1,\"description\":"
-    "\"Character "
-    "of start_line to begin at, 1-based (default 1): pass next_start_column to continue a line "
-    "too long for one page.\"},"
-    "\"max_lines\":{\"type\":\"integer\",\"minimum\":1,\"default\":200,\"description\":\"Lines per "
-    "page (default 200, maximum 2000; a larger value is lowered to 2000 and flagged "
-    "max_lines_clamped).\"}," TOOLS_MAX_TOKENS "}}";
+    "the message's header line unless start_line is past 1.\"}}}";
 
 typedef struct walk_state {
     mcpage_lines *pg; /* the page being built */
@@ -135,9 +127,8 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 
 static int run_window(mcpage_call *call, tools_ctx *ctx, const json_t *args, mcpage_result *res)
 {
-    (void)call;
     mcpage_lines *pg;
-    int rc = mcpage_lines_begin(ctx->pager, &spec, args, &pg);
+    int rc = mcpage_lines_begin(mcpage_call_pager(call), &spec, args, &pg);
     if (rc < 0)
         return rc;
     if (rc == MCPAGE_PAGE_REJECTED)
@@ -170,22 +161,36 @@ static int run_window(mcpage_call *call, tools_ctx *ctx, const json_t *args, mcp
     return rc;
 }
 
+/*
+ * Registered with mcpage_server_add_tool(), not _add_lines_tool(): it
+ * begins its own page, from a start_line that message_id may move, and
+ * adds the session's resource link after the page. The window's schema
+ * still comes from the spec.
+ */
 int tool_read_session_register(mcpage_server *srv, tools_ctx *ctx)
 {
+    const mcpage_pager *p = mcpage_server_pager(srv);
+    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1200];
+    (void)snprintf(
+        desc, sizeof desc,
+        "Reads one archived session as a transcript with stable line numbers: line 1 names "
+        "the session, then each message starts with a header line `### [ordinal] role "
+        "timestamp [tool=NAME] [error]` followed by its text (tool calls as `[tool_use NAME] "
+        "summary`) and a blank line. Windowed by start_line (1-based, default 1) and "
+        "max_lines (default %s, up to %s) within %s; total_lines is exact and any start_line "
+        "costs the same. Continue with next_start_line (and next_start_column inside a very "
+        "long line). read_session(message_id=...) opens the session of a search_conversations "
+        "match at that message. The session's resource link follows the page.",
+        page_fmt_int(spec.default_max_lines, d), page_fmt_int(spec.max_max_lines, m),
+        tools_budget_words(p, budget, sizeof budget));
+    char *in = tools_schema_with_window(schema, mcpage_lines_schema(p, &spec));
+    if (in == NULL)
+        return MCPAGE_ENOMEM;
     mcpage_tool t = {
         .name = "read_session",
         .title = "Read a session transcript",
-        .description =
-            "Reads one archived session as a transcript with stable line numbers: line 1 names "
-            "the session, then each message starts with a header line `### [ordinal] role "
-            "timestamp [tool=NAME] [error]` followed by its text (tool calls as `[tool_use NAME] "
-            "summary`) and a blank line. Windowed by start_line (1-based, default 1) and "
-            "max_lines (default 200, up to 2,000) within a 4,000-token budget (max_tokens up to "
-            "20,000); total_lines is exact and any start_line costs the same. Continue with "
-            "next_start_line (and next_start_column inside a very long line). "
-            "read_session(message_id=...) opens the session of a search_conversations match at "
-            "that message. The session's resource link follows the page.",
-        .input_schema = schema,
+        .description = desc,
+        .input_schema = in,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,
@@ -193,5 +198,7 @@ int tool_read_session_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    return mcpage_server_add_tool(srv, &t);
+    int rc = mcpage_server_add_tool(srv, &t);
+    free(in);
+    return rc;
 }

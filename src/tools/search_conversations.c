@@ -39,6 +39,14 @@ static const mcpage_list_spec spec = {
 #define STR_(x) #x
 #define STR(x)  STR_(x)
 
+/* The query's limits in the words of its schema. */
+#define QUERY_BYTES    STR(STORE_QUERY_MAX)
+#define QUERY_TERMS    STR(STORE_QUERY_TERMS_MAX)
+#define QUERY_PREFIXES STR(STORE_QUERY_PREFIXES_MAX)
+#define QUERY_LIMITS                                                                               \
+    "At most " QUERY_BYTES " bytes, " QUERY_TERMS " different words and phrases, " QUERY_PREFIXES  \
+    " of them prefixes."
+
 static const char schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"query\"],"
     "\"properties\":{"
@@ -47,62 +55,25 @@ static const char schema[] =
     "the query: project:NAME source:" TOOLS_SOURCE_LIST
     " role:user|assistant|system|tool tool:NAME "
     "after:YYYY-MM-DD before:YYYY-MM-DD has:error. Example: \\\"retry budget\\\" role:user "
-    "after:2025-09-01. At most 4096 bytes, " STR(
-        STORE_QUERY_TERMS_MAX) " different words and "
-                               "phrases, " STR(
-                                   STORE_QUERY_PREFIXES_MAX) " of them prefixes.\"},"
-                                                             "\"project\":{\"type\":\"string\","
-                                                             "\"description\":\"Only messages of "
-                                                             "this project (name or "
-                                                             "path); same as project: in the "
-                                                             "query.\"},"
-                                                             "\"source\":{\"type\":"
-                                                             "\"string\"," TOOLS_SOURCE_ENUM ","
-                                                             "\"description\":\"Only this "
-                                                             "agent's sessions.\"},"
-                                                             "\"role\":{\"type\":\"string\","
-                                                             "\"enum\":[\"user\",\"assistant\","
-                                                             "\"system\",\"tool\"],"
-                                                             "\"description\":\"Only messages of "
-                                                             "this role (tool = tool results).\"},"
-                                                             "\"tool\":{\"type\":\"string\","
-                                                             "\"description\":\"Only tool calls "
-                                                             "and results of this tool, "
-                                                             "e.g. Bash.\"},"
-                                                             "\"after\":{\"type\":\"string\","
-                                                             "\"description\":\"Only messages at "
-                                                             "or after this UTC date or "
-                                                             "time (YYYY-MM-DD or "
-                                                             "YYYY-MM-DDTHH:MM:SSZ).\"},"
-                                                             "\"before\":{\"type\":\"string\","
-                                                             "\"description\":\"Only messages "
-                                                             "before this UTC date or "
-                                                             "time.\"},"
-                                                             "\"has_error\":{\"type\":\"boolean\","
-                                                             "\"description\":\"true: only tool "
-                                                             "results flagged as "
-                                                             "errors (same as has:error).\"},"
-                                                             "\"sort\":{\"type\":\"string\","
-                                                             "\"enum\":[\"relevance\",\"newest\","
-                                                             "\"oldest\"],\"default\":"
-                                                             "\"relevance\",\"description\":"
-                                                             "\"relevance: best match first "
-                                                             "(default; the order may shift "
-                                                             "when new messages arrive mid-walk, "
-                                                             "and the page then says "
-                                                             "order_may_have_shifted); newest "
-                                                             "or oldest: by time, stable.\"},"
-                                                             "\"fields\":{\"type\":\"array\","
-                                                             "\"items\":{\"type\":\"string\"},"
-                                                             "\"description\":\"Record "
-                                                             "fields "
-                                                             "to return, from: message_id, "
-                                                             "session_id, project, role, "
-                                                             "timestamp, snippet, line, ordinal "
-                                                             "(default message_id, project, role, "
-                                                             "timestamp, snippet; message_id is "
-                                                             "always kept).\"}," TOOLS_LIST_WINDOW(
-                                                                 10, 50) "}}";
+    "after:2025-09-01. " QUERY_LIMITS "\"},"
+    "\"project\":{\"type\":\"string\",\"description\":\"Only messages of this project (name or "
+    "path); same as project: in the query.\"},"
+    "\"source\":{\"type\":\"string\"," TOOLS_SOURCE_ENUM ",\"description\":\"Only this agent's "
+    "sessions.\"},"
+    "\"role\":{\"type\":\"string\",\"enum\":[\"user\",\"assistant\",\"system\",\"tool\"],"
+    "\"description\":\"Only messages of this role (tool = tool results).\"},"
+    "\"tool\":{\"type\":\"string\",\"description\":\"Only tool calls and results of this tool, "
+    "e.g. Bash.\"},"
+    "\"after\":{\"type\":\"string\",\"description\":\"Only messages at or after this UTC date or "
+    "time (YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ).\"},"
+    "\"before\":{\"type\":\"string\",\"description\":\"Only messages before this UTC date or "
+    "time.\"},"
+    "\"has_error\":{\"type\":\"boolean\",\"description\":\"true: only tool results flagged as "
+    "errors (same as has:error).\"},"
+    "\"sort\":{\"type\":\"string\",\"enum\":[\"relevance\",\"newest\",\"oldest\"],\"default\":"
+    "\"relevance\",\"description\":\"relevance: best match first (default; the order may shift "
+    "when new messages arrive mid-walk, and the page then says order_may_have_shifted); newest "
+    "or oldest: by time, stable.\"}}}";
 
 /* Longest value of one filter written in the query. */
 #define FILTER_MAX 256
@@ -365,13 +336,13 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     const char *q = json_string_value(json_object_get(args, "query"));
     parsed_query pq;
     if (q == NULL || strlen(q) > STORE_QUERY_MAX)
-        return reject_query(res, args, "a query of at most 4096 bytes");
+        return reject_query(res, args, "a query of at most " QUERY_BYTES " bytes");
     if (!parse_query(q, &pq)) {
         char why[600];
         if (pq.why)
             snprintf(why, sizeof why, "the filter %s to be %s", pq.bad, pq.why);
         else
-            snprintf(why, sizeof why, "a query of at most 4096 bytes");
+            snprintf(why, sizeof why, "a query of at most " QUERY_BYTES " bytes");
         return reject_query(res, args, why);
     }
     if (!pq.text[0])
@@ -409,30 +380,33 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
                             count,    fetch,
                             on_error, &sw,
                             call,     f.project ? "project" : NULL};
-    return tools_list_run(ctx, &walk, args, res);
+    return tools_list_run(ctx, &walk, res);
 }
 
 int tool_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
 {
+    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1600];
+    (void)snprintf(
+        desc, sizeof desc,
+        "Full-text search over every message of every archived coding-agent session. The "
+        "query takes words and \"quoted phrases\" (all required; word* for a prefix) and "
+        "filters written in it: project:NAME source:" TOOLS_SOURCE_LIST
+        " role:user|assistant|system|tool tool:NAME after:YYYY-MM-DD before:YYYY-MM-DD has:error "
+        "(or pass them as arguments). Matches come as arrays in the order of `columns` (text "
+        "copy: a tab-separated header, one line per match): message_id, project, role, timestamp "
+        "(UTC, to the minute), a snippet with hits in [brackets]. Add session_id, line or "
+        "ordinal with fields=[...]. Filtered by project, the page says project once. "
+        "read_session(message_id=...) opens the session at the match (at its line); "
+        "read_message(message_id=...) reads the whole message. Best match first (sort=newest "
+        "or oldest for a time order). Pages of %s matches by default (limit up to %s) within "
+        "%s; total_matches is exact. Page on with next_cursor (same cost at any depth) or "
+        "next_offset (cost grows with the offset).",
+        page_fmt_int(spec.default_limit, d), page_fmt_int(spec.max_limit, m),
+        tools_budget_words(mcpage_server_pager(srv), budget, sizeof budget));
     mcpage_tool t = {
         .name = "search_conversations",
         .title = "Search conversations",
-        .description =
-            "Full-text search over every message of every archived coding-agent session. The "
-            "query takes words and \"quoted phrases\" (all required; word* for a prefix) and "
-            "filters written in it: project:NAME source:" TOOLS_SOURCE_LIST
-            " role:user|assistant|system|"
-            "tool tool:NAME after:YYYY-MM-DD before:YYYY-MM-DD has:error (or pass them as "
-            "arguments). Matches come as arrays in the order of `columns` (text copy: a "
-            "tab-separated header, one line per match): message_id, project, role, timestamp "
-            "(UTC, to the minute), a snippet with hits in [brackets]. Add session_id, line or "
-            "ordinal with fields=[...]. Filtered by project, the page says project once. "
-            "read_session(message_id=...) opens the session at the match (at its line); "
-            "read_message(message_id=...) reads the whole message. Best match first (sort=newest "
-            "or oldest for a "
-            "time order). Pages of 10 matches by default (limit up to 50) within a 4,000-token "
-            "budget (max_tokens up to 20,000); total_matches is exact. Page on with next_cursor "
-            "(same cost at any depth) or next_offset (cost grows with the offset).",
+        .description = desc,
         .input_schema = schema,
         .output_schema = TOOLS_LIST_COLUMNS_OUTPUT(
             "matches", "\"project\":{\"type\":\"string\",\"description\":\"The project of "
@@ -444,5 +418,5 @@ int tool_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    return mcpage_server_add_tool(srv, &t);
+    return mcpage_server_add_list_tool(srv, &t, &spec);
 }

@@ -340,6 +340,27 @@ json_t *tools_read_with_message(const json_t *record, const char *field, void *u
     return json_pack("{s:s, s:{s:O}}", "tool", "read_message", "arguments", "message_id", id);
 }
 
+const char *tools_budget_words(const mcpage_pager *p, char *buf, size_t cap)
+{
+    const mcpage_pager_config *c = mcpage_pager_settings(p);
+    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP];
+    (void)snprintf(buf, cap, "a %s-token budget (max_tokens up to %s)",
+                   page_fmt_int(c->default_tokens, d), page_fmt_int(c->max_tokens, m));
+    return buf;
+}
+
+char *tools_schema_with_window(const char *own, json_t *window)
+{
+    json_t *s = own ? json_loads(own, 0, NULL) : NULL;
+    json_t *props = json_object_get(s, "properties");
+    char *text = NULL;
+    if (json_is_object(props) && json_is_object(window) && json_object_update(props, window) == 0)
+        text = json_dumps(s, JSON_COMPACT);
+    json_decref(window);
+    json_decref(s);
+    return text;
+}
+
 int tools_register_all(mcpage_server *srv, tools_ctx *ctx)
 {
     int (*const regs[])(mcpage_server *, tools_ctx *) = {
@@ -412,25 +433,19 @@ static int call_cancelled(void *ud)
     return mcpage_call_cancelled(ud);
 }
 
-int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *args,
-                   mcpage_result *res)
+int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, mcpage_result *res)
 {
-    mcpage_list *pg;
-    int rc = mcpage_list_begin(ctx->pager, walk->spec, args, &pg);
-    if (rc < 0)
-        return rc;
-    if (rc == MCPAGE_PAGE_REJECTED)
-        return mcpage_list_finish(pg, res);
+    mcpage_list *pg = mcpage_call_list(walk->call);
+    if (pg == NULL)
+        return MCPAGE_ESTATE; /* registered without its window: a bug */
     store *s = tools_store_get(ctx, res);
-    if (s == NULL) {
-        mcpage_list_abort(pg);
+    if (s == NULL)
         return 0;
-    }
-    if (walk->call)
-        store_budget_set(s, ctx->query_budget_ms, call_cancelled, (void *)walk->call);
+    store_budget_set(s, ctx->query_budget_ms, call_cancelled, walk->call);
     const mcpage_list_window *w = mcpage_list_window_get(pg);
     store_key after;
     int64_t gen = 0, total = w->total;
+    int rc;
     if (!tools_key_from_window(w, walk->key_types, walk->nkeys, &after)) {
         rc = MCPAGE_EPARSE;
         goto fail;
@@ -438,6 +453,7 @@ int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *ar
     store_page page = {.after = w->resume ? &after : NULL, .offset = w->offset, .limit = w->fetch};
     if ((rc = store_generation(s, &gen)) < 0)
         goto fail;
+
     /* The exact total is counted once per (arguments, generation) and rides in the cursor. */
     if ((total < 0 || w->generation != gen) &&
         !count_recall(ctx, walk->spec, w->fingerprint, gen, &total)) {
@@ -448,12 +464,12 @@ int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *ar
     if (walk->share && (rc = mcpage_list_share(pg, walk->share)) < 0)
         goto fail;
     mcpage_list_set_total(pg, total, gen);
+
     if ((rc = walk->fetch(s, walk->ud, &page, pg)) < 0)
         goto fail;
     tools_store_put(ctx, s);
-    return mcpage_list_finish(pg, res);
+    return 0;
 fail:
-    mcpage_list_abort(pg);
     if (walk->on_error == NULL || !walk->on_error(s, walk->ud, rc, res))
         tools_store_error(res, s, rc, walk->what);
     tools_store_put(ctx, s);

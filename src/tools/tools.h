@@ -23,6 +23,7 @@
 #include <mcpage/page.h>
 #include <mcpage/server.h>
 
+#include "page/fmt.h"
 #include "store/store.h"
 
 /* Idle read-only handles kept for reuse; more are opened and closed on demand. */
@@ -115,10 +116,12 @@ bool tools_key_from_window(const mcpage_list_window *w, const store_key_type *ty
                            store_key *out);
 
 /*
- * One LIST walk over the store: what a LIST tool differs in. The shared
- * run (tools_list_run) does the rest the same way for every such tool:
- * window, store handle, keyset position from the cursor, the exact total
- * counted once per (arguments, generation), the page, the finish.
+ * One LIST walk over the store: what a LIST tool differs in. The tool
+ * is registered with mcpage_server_add_list_tool(), so the runtime
+ * begins the page from the call's window and finishes it; the shared run
+ * (tools_list_run) does the rest the same way for every such tool: store
+ * handle, keyset position from the cursor, the exact total counted once
+ * per (arguments, generation), the records.
  */
 typedef struct tools_list_walk {
     const mcpage_list_spec *spec;    /* the tool's LIST spec */
@@ -133,17 +136,20 @@ typedef struct tools_list_walk {
     /* Optional: writes the result for a failed store call (true when it did). */
     bool (*on_error)(store *s, void *ud, int rc, mcpage_result *res);
     void *ud; /* the tool's filter, passed to the callbacks */
-    /* Optional: bounds the store's work for this call (ctx->query_budget_ms,
-       and the call's cancellation stops it); NULL: unbounded. */
-    const mcpage_call *call;
+    /* The call: its open page (mcpage_call_list), and its cancellation,
+       which with ctx->query_budget_ms bounds the store's work. */
+    mcpage_call *call;
     /* Optional: a field the call's filter fixes, said once per page
        (mcpage_list_share), e.g. "project" when filtered by project. */
     const char *share;
 } tools_list_walk;
 
-/* Runs a LIST tool's call; 0, or a negative status the runtime reports. */
-int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, const json_t *args,
-                   mcpage_result *res);
+/*
+ * Fills the call's page; 0 (a store failure is an error result in `res`,
+ * and the runtime then drops the page), or a negative status the runtime
+ * reports.
+ */
+int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, mcpage_result *res);
 /* Adds a record (reference stolen) at its store position; mcpage_list_add's result. */
 int tools_list_add(mcpage_list *pg, json_t *rec, const store_key *key);
 
@@ -173,19 +179,25 @@ json_t *tools_jtime(const char *ts);
 /* read_with for LIST records carrying a message_id: read_message with it. */
 json_t *tools_read_with_message(const json_t *record, const char *field, void *ud);
 
-/* ---- inputSchema fragments for the window parameters ---------------- */
+/* ---- descriptions and schemas from the window specs ------------------- */
+/* A description states a spec's numbers with page_fmt_int (page/fmt.h),
+   the form the builders' clamp clauses use. */
 
-/* The LIST window: limit (default D, maximum M), offset, cursor, max_tokens. */
-#define TOOLS_LIST_WINDOW(D, M)                                                                    \
-    "\"limit\":{\"type\":\"integer\",\"minimum\":1,\"default\":" #D ",\"description\":\"Records "  \
-    "per page (default " #D ", maximum " #M "; a larger value is lowered to " #M " and flagged "   \
-    "limit_clamped).\"},"                                                                          \
-    "\"offset\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Records to skip from the "   \
-    "start (default 0). Costs a scan of the skipped records: for deep pages follow next_cursor, "  \
-    "which costs the same at any depth.\"},"                                                       \
-    "\"cursor\":{\"type\":\"string\",\"description\":\"next_cursor from the previous page: "       \
-    "resumes right after its last record. Pass the same other arguments with it; it wins over "    \
-    "offset.\"}," TOOLS_MAX_TOKENS
+/*
+ * The token budget in a tool description's words, from the pager the
+ * builders clamp with: "a 4,000-token budget (max_tokens up to 20,000)".
+ */
+const char *tools_budget_words(const mcpage_pager *p, char *buf, size_t cap);
+/*
+ * The inputSchema text of a tool that begins its own page (it reshapes
+ * the window's arguments or adds a block after the page, which the
+ * runtime's one-call registration cannot): `own`, the tool's object
+ * schema, with the window's properties `window` (stolen; as
+ * mcpage_lines_schema() and its siblings write them) merged in. NULL
+ * when out of memory, `own` is not an object schema or `window` is NULL;
+ * free() the text.
+ */
+char *tools_schema_with_window(const char *own, json_t *window);
 
 /*
  * outputSchema of a LIST tool's page: the contract's invariants, typed.
@@ -233,11 +245,6 @@ json_t *tools_read_with_message(const json_t *record, const char *field, void *u
 #define TOOLS_SOURCE_LIST "claude|codex|gemini|copilot|opencode|cursor"
 /* 1 when `name` is one of the source names above. */
 int tools_source_known(const char *name);
-
-#define TOOLS_MAX_TOKENS                                                                           \
-    "\"max_tokens\":{\"type\":\"integer\",\"minimum\":500,\"default\":4000,\"description\":"       \
-    "\"Token budget of the page, each copy measured on its own (default 4000, minimum 500, "       \
-    "maximum 20000; a larger value is lowered to 20000 and flagged max_tokens_clamped).\"}"
 
 /* The tool registrations, one per file. */
 int tool_list_projects_register(mcpage_server *srv, tools_ctx *ctx);

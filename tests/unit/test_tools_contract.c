@@ -542,6 +542,139 @@ static void test_huge_window_values_are_clamped(void **state)
     json_decref(r);
 }
 
+/* The maximum a window parameter's schema states in its description ("at most 2,000"), or -1. */
+static int64_t stated_maximum(const json_t *prop)
+{
+    const char *d = json_string_value(json_object_get(prop, "description"));
+    const char *p = d ? strstr(d, "at most ") : NULL;
+    if (p == NULL)
+        return -1;
+    int64_t v = 0;
+    for (p += strlen("at most "); (*p >= '0' && *p <= '9') || *p == ','; p++)
+        if (*p != ',')
+            v = v * 10 + (*p - '0');
+    return v;
+}
+
+/* True when `text` names `v` as people read it ("20,000"), as a whole number. */
+static bool states_number(const char *text, int64_t v)
+{
+    char n[PAGE_FMT_INT_CAP];
+    page_fmt_int(v, n);
+    size_t len = strlen(n);
+    for (const char *p = strstr(text, n); p; p = strstr(p + 1, n)) {
+        bool starts = p == text || !((p[-1] >= '0' && p[-1] <= '9') || p[-1] == ',');
+        const char *e = p + len;
+        bool ends = !(*e >= '0' && *e <= '9') && !(*e == ',' && e[1] >= '0' && e[1] <= '9');
+        if (starts && ends)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Calls `tool` with one window size one past its stated maximum (`path`:
+ * the parameter, or region's member) and checks the builder lowers it
+ * to exactly that maximum and says so.
+ */
+static void check_clamp(env *e, const char *tool, const char *param, const char *member,
+                        int64_t max)
+{
+    json_t *args = base_args(tool, e);
+    if (args == NULL)
+        args = json_object();
+    if (member)
+        json_object_set_new(args, param, json_pack("{s:I}", member, (json_int_t)(max + 1)));
+    else
+        json_object_set_new(args, param, json_integer(max + 1));
+    json_t *r = tool_contract_call(e->srv, tool, args);
+    const json_t *sc = json_object_get(r, "structuredContent");
+    if (json_is_true(json_object_get(r, "isError")))
+        fail_msg("%s %s=%lld: %s", tool, member ? member : param, (long long)(max + 1),
+                 json_string_value(
+                     json_object_get(json_array_get(json_object_get(r, "content"), 0), "text")));
+    char flag[64], clause[128], a[PAGE_FMT_INT_CAP], b[PAGE_FMT_INT_CAP];
+    snprintf(flag, sizeof flag, "%s_clamped", param);
+    snprintf(clause, sizeof clause, "%s%s%s %s was lowered to the maximum %s.", param,
+             member ? "." : "", member ? member : "", page_fmt_int(max + 1, a),
+             page_fmt_int(max, b));
+    const char *hint = json_string_value(json_object_get(sc, "hint"));
+    if (!json_is_true(json_object_get(sc, flag)) || hint == NULL || !strstr(hint, clause))
+        fail_msg("%s: expected %s and \"%s\" in the hint, got %s", tool, flag, clause,
+                 hint ? hint : "no hint");
+    if (strcmp(param, "limit") == 0)
+        assert_int_equal(json_integer_value(json_object_get(sc, "limit")), max);
+    json_decref(r);
+}
+
+/*
+ * One window size of `tool` (`param`, or region's `member`): its schema
+ * default and stated maximum, the same two numbers in the tool's
+ * description, and the clamp. False when the schema has no such size.
+ */
+static bool check_size(env *e, const char *tool, const char *desc, const json_t *prop,
+                       const char *param, const char *member)
+{
+    if (prop == NULL)
+        return false;
+    const char *what = member ? member : param;
+    int64_t def = json_integer_value(json_object_get(prop, "default"));
+    int64_t max = stated_maximum(prop);
+    if (def < 1 || max < def)
+        fail_msg("%s %s: schema default %lld, stated maximum %lld", tool, what, (long long)def,
+                 (long long)max);
+    if (!states_number(desc, def) || !states_number(desc, max))
+        fail_msg("%s: the description does not state %s's default %lld and maximum %lld: %s", tool,
+                 what, (long long)def, (long long)max, desc);
+    check_clamp(e, tool, param, member, max);
+    return true;
+}
+
+/*
+ * One number, one place: for every window size of every tool in
+ * tools/list, the default and the maximum its inputSchema states are the
+ * ones its description states, and the ones the builder applies (a value
+ * one past the maximum is lowered to it; an omitted limit is the
+ * default).
+ */
+static void test_schema_description_and_clamp_agree(void **state)
+{
+    env *e = *state;
+    static const char *const sizes[] = {"limit", "max_lines", "max_bytes", "max_tokens"};
+    json_t *tools = tool_contract_list(e->srv);
+    int checked = 0, windowed = 0;
+    size_t i;
+    const json_t *t;
+    json_array_foreach(tools, i, t)
+    {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        const char *desc = json_string_value(json_object_get(t, "description"));
+        const json_t *props = json_object_get(json_object_get(t, "inputSchema"), "properties");
+        const json_t *region = json_object_get(json_object_get(props, "region"), "properties");
+        if (json_object_get(props, "max_tokens") == NULL)
+            continue; /* no window */
+        windowed++;
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+            checked += check_size(e, name, desc, json_object_get(props, sizes[k]), sizes[k], NULL);
+        checked += check_size(e, name, desc, json_object_get(region, "rows"), "region", "rows");
+        checked += check_size(e, name, desc, json_object_get(region, "cols"), "region", "cols");
+
+        const json_t *limit = json_object_get(props, "limit");
+        if (limit) {
+            json_t *args = base_args(name, e);
+            json_t *r = tool_contract_call(e->srv, name, args ? args : json_object());
+            const json_t *sc = json_object_get(r, "structuredContent");
+            assert_int_equal(json_integer_value(json_object_get(sc, "limit")),
+                             json_integer_value(json_object_get(limit, "default")));
+            json_decref(r);
+        }
+    }
+    fprintf(stderr, "numbers: %d window sizes of %d windowed tools agree\n", checked, windowed);
+    assert_true(windowed >= 7);
+    assert_true(checked >= 15);
+    json_decref(tools);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -553,6 +686,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_query_filters_equal_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_queries_are_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_huge_window_values_are_clamped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_schema_description_and_clamp_agree, setup, teardown),
     };
     return TB_RUN_GROUPS(tests);
 }

@@ -98,3 +98,34 @@ json_t *tool_contract_call(mcpage_server *srv, const char *tool, json_t *args)
     capture_free(c);
     return res;
 }
+
+json_t *tool_contract_list(mcpage_server *srv)
+{
+    capture *c = capture_on(srv);
+    capture_init(c);
+    json_t *tools = json_array();
+    json_t *cursor = NULL;
+    do {
+        json_t *params = cursor ? json_pack("{s:O}", "cursor", cursor) : json_object();
+        json_t *req = json_pack("{s:s, s:i, s:s, s:o}", "jsonrpc", "2.0", "id", 3, "method",
+                                "tools/list", "params", params);
+        char *txt = json_dumps(req, JSON_COMPACT);
+        json_decref(req);
+        json_decref(cursor);
+        cursor = NULL;
+        capture_clear(c);
+        capture_send(c, txt);
+        free(txt);
+        json_t *m;
+        while ((m = capture_take(c)) != NULL) {
+            const json_t *r = json_object_get(m, "result");
+            if (json_integer_value(json_object_get(m, "id")) == 3 && r) {
+                json_array_extend(tools, json_object_get(r, "tools"));
+                cursor = json_incref(json_object_get(r, "nextCursor"));
+            }
+            json_decref(m);
+        }
+    } while (cursor);
+    capture_free(c);
+    return tools;
+}

@@ -41,4 +41,7 @@ void tool_contract_check(mcpage_server *srv, const tool_contract_opts *o,
 /* Calls one tool through a session of `srv`; returns the CallToolResult (new reference). */
 json_t *tool_contract_call(mcpage_server *srv, const char *tool, json_t *args);
 
+/* The tools of `srv`'s tools/list, every page (a new array). */
+json_t *tool_contract_list(mcpage_server *srv);
+
 #endif
