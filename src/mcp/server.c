@@ -49,9 +49,10 @@ int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out)
 {
     *out = NULL;
     if (cfg == NULL || cfg->name == NULL || cfg->version == NULL || cfg->page_size == 0 ||
-        cfg->page_size > 10000 || cfg->max_message < 1024 || cfg->max_depth < 1 ||
-        cfg->max_depth > 1000 || cfg->max_inflight == 0 || cfg->workers < 1 ||
-        cfg->workers > MCP_MAX_WORKERS || cfg->catalog_ttl_ms < 0 || cfg->resource_ttl_ms < 0)
+        cfg->page_size > MCP_MAX_PAGE_SIZE || cfg->max_message < MCP_MIN_MESSAGE ||
+        cfg->max_depth < 1 || cfg->max_depth > MCP_MAX_DEPTH || cfg->max_inflight == 0 ||
+        cfg->workers < 1 || cfg->workers > MCP_MAX_WORKERS || cfg->catalog_ttl_ms < 0 ||
+        cfg->resource_ttl_ms < 0)
         return MCPAGE_EINVAL;
     mcpage_server *srv = mcpage__calloc(1, sizeof *srv);
     if (srv == NULL)

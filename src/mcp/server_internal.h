@@ -66,7 +66,10 @@ typedef struct mcp_cache {
 #define MCP_MAX_ID_BYTES      256    /* longest string request id we accept */
 #define MCP_ID_TEXT_MAX       (MCP_MAX_ID_BYTES * 6 + 3) /* its JSON text, escaped, plus NUL */
 #define MCP_MAX_WORKERS       256
-#define MCP_CAPS_ENTRY_MAX    1024 /* bytes of JSON kept per client capability (session.c) */
+#define MCP_MAX_PAGE_SIZE     10000 /* mcpage_server_config.page_size: catalog items per page */
+#define MCP_MIN_MESSAGE       1024  /* mcpage_server_config.max_message: smallest accepted */
+#define MCP_MAX_DEPTH         1000  /* mcpage_server_config.max_depth: deepest nesting accepted */
+#define MCP_CAPS_ENTRY_MAX    1024  /* bytes of JSON kept per client capability (session.c) */
 
 /* The paging family of a tool registered with its window (mcpage_server_add_*_tool). */
 typedef enum mcp_window {
