@@ -16,6 +16,7 @@
 #include <mcpage/mcpage.h>
 
 #include "check/check.h"
+#include "page/dbuf.h"
 
 struct check_http {
     CURL *curl;               /* one handle, reused (keep-alive) */
@@ -24,13 +25,6 @@ struct check_http {
     char session[256];        /* Mcp-Session-Id (2025-11-25), or "" */
     char version[32];         /* the version initialize agreed, or "" */
 };
-
-/* A response body being received. */
-typedef struct body {
-    char *p;         /* bytes */
-    size_t len, cap; /* used, allocated */
-    bool too_big;    /* over CHECK_MESSAGE_MAX: the transfer was stopped */
-} body;
 
 /* The response headers the checker reads. */
 typedef struct heads {
@@ -85,28 +79,13 @@ void check_http_stop(check_http *h)
     free(h);
 }
 
+/* Appends to the response body (a dbuf of at most CHECK_MESSAGE_MAX bytes). */
 static size_t on_body(char *data, size_t size, size_t n, void *ud)
 {
-    body *b = ud;
+    dbuf *b = ud;
     size_t len = size * n;
-    if (b->len + len > CHECK_MESSAGE_MAX) {
-        b->too_big = true;
-        return 0; /* stops the transfer */
-    }
-    if (b->len + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->len + len + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL)
-            return 0;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, len);
-    b->len += len;
-    b->p[b->len] = '\0';
-    return len;
+    dbuf_put(b, data, len);
+    return b->err ? 0 : len; /* 0 stops the transfer: too long, or out of memory */
 }
 
 /* Copies a header's value (trimmed) into dst when its name matches. */
@@ -133,14 +112,14 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
 }
 
 /* The reply with `id` among the events of an SSE body (a new reference), or NULL. */
-static json_t *reply_from_sse(const body *b, const json_t *id)
+static json_t *reply_from_sse(const dbuf *b, const json_t *id)
 {
     json_t *found = NULL;
     char *data = malloc(b->len + 1);
     size_t dl = 0;
     if (data == NULL)
         return NULL;
-    const char *p = b->p, *end = b->p + b->len;
+    const char *p = b->buf, *end = b->buf + b->len;
     while (p < end && found == NULL) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *le = nl ? nl : end;
@@ -222,7 +201,8 @@ static int http_exchange(void *ud, const json_t *msg, int timeout_ms, json_t **r
     char *txt = json_dumps(msg, JSON_COMPACT);
     if (txt == NULL)
         return MCPAGE_ENOMEM;
-    body b = {0};
+    dbuf b;
+    dbuf_init(&b, CHECK_MESSAGE_MAX);
     heads hd = {{0}, {0}};
     struct curl_slist *l = headers_for(h, msg);
     CURL *c = h->curl;
@@ -244,7 +224,7 @@ static int http_exchange(void *ud, const json_t *msg, int timeout_ms, json_t **r
     free(txt);
     int rc = 0;
     const json_t *id = json_object_get(msg, "id");
-    if (b.too_big) {
+    if (b.err == MCPAGE_ERANGE) {
         snprintf(why, why_len, "a response longer than %zu bytes", CHECK_MESSAGE_MAX);
         rc = MCPAGE_ERANGE;
     } else if (cc != CURLE_OK) {
@@ -257,7 +237,7 @@ static int http_exchange(void *ud, const json_t *msg, int timeout_ms, json_t **r
         if (strncasecmp(hd.content_type, "text/event-stream", 17) == 0)
             *reply = reply_from_sse(&b, id);
         else if (b.len)
-            *reply = json_loadb(b.p, b.len, 0, NULL);
+            *reply = json_loadb(b.buf, b.len, 0, NULL);
         /* An HTTP error without a JSON-RPC body is the transport's failure. */
         if (!json_is_object(*reply)) {
             json_decref(*reply);
@@ -272,7 +252,7 @@ static int http_exchange(void *ud, const json_t *msg, int timeout_ms, json_t **r
         json_string_value(json_object_get(json_object_get(*reply, "result"), "protocolVersion"));
     if (method && strcmp(method, "initialize") == 0 && v)
         snprintf(h->version, sizeof h->version, "%s", v);
-    free(b.p);
+    dbuf_free(&b);
     return rc;
 }
 

@@ -21,12 +21,17 @@
 #include <mcpage/mcpage.h>
 
 #include "check/check.h"
+#include "page/alloc.h"
+#include "page/dbuf.h"
+
+/* Bytes of room the reader keeps free before each read(). */
+#define STDIO_READ_ROOM ((size_t)65536)
 
 struct check_stdio {
     pid_t pid;      /* the child */
     int to;         /* its stdin */
     int from;       /* its stdout */
-    char *buf;      /* bytes read and not yet consumed */
+    char *buf;      /* bytes read and not yet consumed (dbuf_grow) */
     size_t len;     /* bytes in buf */
     size_t cap;     /* allocated */
     size_t garbage; /* lines that were not a JSON object */
@@ -123,7 +128,7 @@ void check_stdio_stop(check_stdio *c)
         }
     }
     close(c->from);
-    free(c->buf);
+    mcpage__free(c->buf);
     free(c);
 }
 
@@ -187,14 +192,12 @@ static int read_line(check_stdio *c, int64_t deadline, char **line, size_t *n, c
             continue;
         if (pr <= 0)
             continue;
-        if (c->cap - c->len < 65536) {
-            size_t cap = c->cap ? c->cap * 2 : 131072;
-            char *b = realloc(c->buf, cap);
-            if (b == NULL)
-                return MCPAGE_ENOMEM;
-            c->buf = b;
-            c->cap = cap;
-        }
+        void *buf = c->buf;
+        int rc = dbuf_grow(&buf, &c->cap, c->len + STDIO_READ_ROOM, 1, 2 * STDIO_READ_ROOM,
+                           CHECK_MESSAGE_MAX + STDIO_READ_ROOM);
+        if (rc != 0)
+            return rc;
+        c->buf = buf;
         ssize_t r = read(c->from, c->buf + c->len, c->cap - c->len);
         if (r < 0 && errno == EINTR)
             continue;

@@ -14,6 +14,7 @@
 #include "mcp/schema.h"
 #include "mcp/server_internal.h"
 #include "page/alloc.h"
+#include "page/dbuf.h"
 
 void mcpage_server_config_init(mcpage_server_config *cfg, const char *name, const char *version)
 {
@@ -197,16 +198,8 @@ void mcpage_server_free(mcpage_server *srv)
 /* Grows a registry vector by one slot; returns the new slot zeroed, or NULL. */
 static void *grow(void **vec, const size_t *n, size_t *cap, size_t elem)
 {
-    if (*n >= MCP_MAX_ITEMS)
+    if (dbuf_grow(vec, cap, *n + 1, elem, 8, MCP_MAX_ITEMS) != 0)
         return NULL;
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 8;
-        void *nv = mcpage__realloc(*vec, ncap * elem);
-        if (nv == NULL)
-            return NULL;
-        *vec = nv;
-        *cap = ncap;
-    }
     void *slot = (char *)*vec + *n * elem;
     memset(slot, 0, elem);
     return slot;

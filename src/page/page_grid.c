@@ -5,10 +5,12 @@
  * by dropping whole rows (at least one row stays, or part of it: at least
  * one cell). The resume field is structured: next_regions {right, down}.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "page/alloc.h"
+#include "page/dbuf.h"
 #include "page/page_internal.h"
 
 /* A cell's JSON is refused past this size. */
@@ -446,14 +448,12 @@ const mcpage_grid_window *mcpage_grid_window_get(const mcpage_grid *pg)
 
 static int push_cell(mcpage_grid *pg, jw *w)
 {
-    if (pg->n == pg->cap) {
-        size_t cap = pg->cap ? pg->cap * 2 : 64;
-        grid_cell *c = mcpage__realloc(pg->cells, cap * sizeof *c);
-        if (c == NULL)
-            return MCPAGE_ENOMEM;
-        pg->cells = c;
-        pg->cap = cap;
-    }
+    /* no maximum of its own: the page's budget ends it first */
+    void *cells = pg->cells;
+    int rc = dbuf_grow(&cells, &pg->cap, pg->n + 1, sizeof *pg->cells, 64, SIZE_MAX);
+    if (rc != 0)
+        return rc;
+    pg->cells = cells;
     grid_cell *c = &pg->cells[pg->n++];
     c->json = jw_take(w, &c->len);
     return c->json ? MCPAGE_OK : MCPAGE_ENOMEM;

@@ -8,10 +8,12 @@
  * The text copy numbers its lines like `cat -n`: the number right-aligned
  * in six columns, a tab, the line.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "page/alloc.h"
+#include "page/dbuf.h"
 #include "page/page_internal.h"
 
 /* Exact measurements per page when the running estimate says "full". */
@@ -423,14 +425,12 @@ int mcpage_lines_add(mcpage_lines *pg, const char *line, size_t len)
         cut = keep < rest_len;
         frag_cost(rest, keep, &tok, &chars);
     }
-    if (pg->n == pg->cap) {
-        size_t cap = pg->cap ? pg->cap * 2 : 64;
-        line_frag *f = mcpage__realloc(pg->frags, cap * sizeof *f);
-        if (f == NULL)
-            return MCPAGE_ENOMEM;
-        pg->frags = f;
-        pg->cap = cap;
-    }
+    /* no maximum of its own: the page's budget ends it first */
+    void *frags = pg->frags;
+    int grown = dbuf_grow(&frags, &pg->cap, pg->n + 1, sizeof *pg->frags, 64, SIZE_MAX);
+    if (grown != 0)
+        return grown;
+    pg->frags = frags;
     line_frag *f = &pg->frags[pg->n];
     memset(f, 0, sizeof *f);
     f->text = mcpage__strndup(rest, keep);

@@ -11,6 +11,7 @@
 
 #include "page/alloc.h"
 #include "page/base64.h"
+#include "page/dbuf.h"
 #include "page/result_internal.h"
 
 /* Caps that keep one result from growing without bound. */
@@ -74,22 +75,14 @@ static int push_block(mcpage_result *r, jw *w, char *text, size_t tlen)
         mcpage__free(text);
         return err;
     }
-    if (r->count == RESULT_MAX_BLOCKS) {
+    void *blocks = r->blocks;
+    int rc = dbuf_grow(&blocks, &r->cap, r->count + 1, sizeof *r->blocks, 4, RESULT_MAX_BLOCKS);
+    if (rc != 0) {
         jw_free(w);
         mcpage__free(text);
-        return MCPAGE_ERANGE;
+        return rc;
     }
-    if (r->count == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 4;
-        block *b = mcpage__realloc(r->blocks, cap * sizeof *b);
-        if (b == NULL) {
-            jw_free(w);
-            mcpage__free(text);
-            return MCPAGE_ENOMEM;
-        }
-        r->blocks = b;
-        r->cap = cap;
-    }
+    r->blocks = blocks;
     block *b = &r->blocks[r->count++];
     b->json = jw_take(w, &b->len);
     b->text = text;

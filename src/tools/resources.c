@@ -39,7 +39,7 @@ static int read_session_doc(mcpage_call *call, const char *uri, mcpage_contents 
         rc = transcript_render(s, &ses, &doc, &len);
         if (rc == 0)
             rc = mcpage_contents_add_text(out, uri, "text/markdown", doc, len);
-        free(doc);
+        mcpage_free(doc);
         store_session_clear(&ses);
     }
     tools_store_put(ctx, s);

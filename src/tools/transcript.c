@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "page/dbuf.h"
+
 /* Longest header line: the session id and project are cut to fit. */
 #define HEADER_MAX 1024
 
@@ -172,44 +174,25 @@ int transcript_walk_ex(store *s, const store_session *ses, int64_t start_line,
     return rc < 0 ? rc : 0;
 }
 
-typedef struct doc_buf {
-    char *p;    /* the document */
-    size_t len; /* bytes used */
-    size_t cap; /* bytes allocated */
-} doc_buf;
-
+/* Appends one line of the document to the dbuf `ud`; its error, or 0. */
 static int doc_line(void *ud, const char *line, size_t len)
 {
-    doc_buf *d = ud;
-    if (d->len + len + 2 > TRANSCRIPT_DOC_MAX)
-        return MCPAGE_ERANGE;
-    if (d->len + len + 2 > d->cap) {
-        size_t ncap = d->cap ? d->cap : 4096;
-        while (ncap < d->len + len + 2)
-            ncap *= 2;
-        char *np = realloc(d->p, ncap);
-        if (!np)
-            return MCPAGE_ENOMEM;
-        d->p = np;
-        d->cap = ncap;
-    }
-    memcpy(d->p + d->len, line, len);
-    d->len += len;
-    d->p[d->len++] = '\n';
-    d->p[d->len] = '\0';
-    return 0;
+    dbuf *d = ud;
+    dbuf_put(d, line, len);
+    dbuf_putc(d, '\n');
+    return d->err;
 }
 
 int transcript_render(store *s, const store_session *ses, char **out, size_t *len)
 {
-    doc_buf d = {0};
+    dbuf d;
+    dbuf_init(&d, TRANSCRIPT_DOC_MAX - 1); /* and its NUL */
     int64_t total = 0;
     int rc = transcript_walk(s, ses, 1, doc_line, &d, &total);
     if (rc < 0) {
-        free(d.p);
+        dbuf_free(&d);
         return rc;
     }
-    *out = d.p ? d.p : calloc(1, 1);
-    *len = d.len;
+    *out = dbuf_take(&d, len);
     return *out ? 0 : MCPAGE_ENOMEM;
 }

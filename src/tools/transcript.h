@@ -54,7 +54,7 @@ int transcript_walk(store *s, const store_session *ses, int64_t start_line, tran
 int transcript_walk_ex(store *s, const store_session *ses, int64_t start_line,
                        void (*on_total)(void *ud, int64_t total), transcript_line_fn fn, void *ud,
                        int64_t *total);
-/* The whole document (malloc'd, NUL-terminated; free it), at most TRANSCRIPT_DOC_MAX. */
+/* The whole document (NUL-terminated; free it with mcpage_free), at most TRANSCRIPT_DOC_MAX. */
 int transcript_render(store *s, const store_session *ses, char **out, size_t *len);
 
 #endif
