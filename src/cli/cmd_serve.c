@@ -12,10 +12,21 @@
 #include <mcpage/server.h>
 
 #include "cli/cli_archive.h"
+#include "cli/cli_agents.h"
 #include "cli/commands.h"
 #include "cli/serve_http.h"
 #include "store/store.h"
 #include "sync/sync.h"
+
+/* The largest values of the counting options (mcpage_server_new's limits where they meet). */
+#define SERVE_MAX_PAGE_SIZE       10000  /* --page-size */
+#define SERVE_MAX_WORKERS         256    /* --workers */
+#define SERVE_MAX_INFLIGHT        100000 /* --max-inflight */
+#define SERVE_MAX_SYNC_INTERVAL_S 86400  /* --sync-interval: a day */
+/* Seconds between background syncs by default. */
+#define SERVE_SYNC_INTERVAL_S 60
+/* How long clients may keep tools/list (the tools never change while the binary runs). */
+#define SERVE_CATALOG_TTL_MS 3600000
 
 static void usage(FILE *out)
 {
@@ -35,7 +46,7 @@ static void usage(FILE *out)
         "                    $XDG_DATA_HOME/mcpage/archive.db or "
         "~/.local/share/mcpage/archive.db)\n"
         "  --no-sync         serve the archive as it is: no sync on start or while running\n"
-        "  --sync-interval S sync again every S seconds while serving (default 60)\n"
+        "  --sync-interval S sync again every S seconds while serving (default %d)\n"
         "  --export-dir DIR  offer the export_session tool, writing into DIR (env\n"
         "                    MCPAGE_EXPORT_DIR; without either, no tool writes anything)\n"
         "  --claude-home DIR, --codex-home DIR, --gemini-home DIR, --copilot-home DIR,\n"
@@ -48,7 +59,8 @@ static void usage(FILE *out)
         "                    the key file MCPAGE_KEY_FILE, else cursor.key beside the archive\n"
         "                    (created once, mode 0600). Instances sharing a store must share\n"
         "                    the key\n",
-        MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT);
+        MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT,
+        SERVE_SYNC_INTERVAL_S);
     cli_http_usage(out);
 }
 
@@ -67,25 +79,15 @@ static bool parse_count(const char *opt, const char *v, long max, long *out)
 
 /* The background sync: runs sync_run every `interval` seconds until stopped. */
 typedef struct serve_sync {
-    store *writer;              /* the archive opened for writing */
-    sync_options opt;           /* sources */
-    char claude[SYNC_PATH_MAX]; /* Claude Code's directory */
-    char codex[SYNC_PATH_MAX];  /* Codex's directory */
-    long interval;              /* seconds between passes */
-    pthread_mutex_t mu;         /* guards stop */
-    pthread_cond_t cv;          /* signals stop */
-    bool stop;                  /* the server is shutting down */
-    pthread_t thread;           /* the sync thread */
-    bool running;               /* thread was started */
-
-    char gemini[SYNC_PATH_MAX];   /* Gemini CLI's directory */
-    char copilot[SYNC_PATH_MAX];  /* GitHub Copilot CLI's directory */
-    const char *gemini_arg;       /* --gemini-home, or NULL */
-    const char *copilot_arg;      /* --copilot-home, or NULL */
-    char opencode[SYNC_PATH_MAX]; /* OpenCode's data directory */
-    const char *opencode_arg;     /* --opencode-home, or NULL */
-    char cursor[SYNC_PATH_MAX];   /* Cursor's directory */
-    const char *cursor_arg;       /* --cursor-home, or NULL */
+    store *writer;      /* the archive opened for writing */
+    sync_options opt;   /* sources */
+    cli_agents agents;  /* --NAME-home and each agent's folder */
+    long interval;      /* seconds between passes */
+    pthread_mutex_t mu; /* guards stop */
+    pthread_cond_t cv;  /* signals stop */
+    bool stop;          /* the server is shutting down */
+    pthread_t thread;   /* the sync thread */
+    bool running;       /* thread was started */
 } serve_sync;
 
 static void sync_once(serve_sync *ss, bool verbose)
@@ -136,20 +138,9 @@ static void sync_stop(serve_sync *ss)
 }
 
 /* Opens the archive for writing, syncs once, and starts the periodic sync. */
-static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, const char *codex_arg)
+static int sync_start(serve_sync *ss, const char *db)
 {
-    if ((claude_arg ? snprintf(ss->claude, sizeof ss->claude, "%s", claude_arg) < 0
-                    : sync_default_claude_home(ss->claude, sizeof ss->claude) < 0) ||
-        (codex_arg ? snprintf(ss->codex, sizeof ss->codex, "%s", codex_arg) < 0
-                   : sync_default_codex_home(ss->codex, sizeof ss->codex) < 0) ||
-        (ss->gemini_arg ? snprintf(ss->gemini, sizeof ss->gemini, "%s", ss->gemini_arg) < 0
-                        : sync_default_gemini_home(ss->gemini, sizeof ss->gemini) < 0) ||
-        (ss->copilot_arg ? snprintf(ss->copilot, sizeof ss->copilot, "%s", ss->copilot_arg) < 0
-                         : sync_default_copilot_home(ss->copilot, sizeof ss->copilot) < 0) ||
-        (ss->opencode_arg ? snprintf(ss->opencode, sizeof ss->opencode, "%s", ss->opencode_arg) < 0
-                          : sync_default_opencode_home(ss->opencode, sizeof ss->opencode) < 0) ||
-        (ss->cursor_arg ? snprintf(ss->cursor, sizeof ss->cursor, "%s", ss->cursor_arg) < 0
-                        : sync_default_cursor_home(ss->cursor, sizeof ss->cursor) < 0)) {
+    if (!cli_agents_resolve(&ss->agents)) {
         (void)fprintf(stderr, "mcpage serve: a source path is too long\n");
         return 1;
     }
@@ -161,12 +152,7 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
                       ss->writer ? "" : err);
         return 1;
     }
-    ss->opt.claude_home = ss->claude;
-    ss->opt.codex_home = ss->codex;
-    ss->opt.gemini_home = ss->gemini;
-    ss->opt.copilot_home = ss->copilot;
-    ss->opt.opencode_home = ss->opencode;
-    ss->opt.cursor_home = ss->cursor;
+    cli_agents_options(&ss->agents, &ss->opt);
     sync_once(ss, true);
     pthread_mutex_init(&ss->mu, NULL);
     pthread_cond_init(&ss->cv, NULL);
@@ -185,123 +171,131 @@ static int sync_start(serve_sync *ss, const char *db, const char *claude_arg, co
     return 0;
 }
 
-int cli_cmd_serve(int argc, char **argv)
+/* What `mcpage serve` was asked. */
+typedef struct serve_cmd {
+    long page;              /* --page-size */
+    long workers;           /* --workers */
+    long inflight;          /* --max-inflight */
+    const char *store_arg;  /* --store URL, or NULL */
+    const char *db_arg;     /* --db FILE, or NULL */
+    const char *export_dir; /* --export-dir, or NULL (then MCPAGE_EXPORT_DIR) */
+    bool no_sync;           /* --no-sync */
+    cli_http_opts http;     /* the HTTP transport's options (serve_http.h) */
+} serve_cmd;
+
+/* Reads the options; -1 to go on, else the exit status (help: 0, a bad option: 2). */
+static int parse_args(int argc, char **argv, serve_cmd *c, serve_sync *ss)
 {
-    long page = MCPAGE_DEFAULT_PAGE_SIZE, workers = MCPAGE_DEFAULT_WORKERS,
-         inflight = MCPAGE_DEFAULT_MAX_INFLIGHT, interval = 60;
-    const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
-    const char *gemini_arg = NULL, *copilot_arg = NULL, *opencode_arg = NULL;
-    const char *cursor_arg = NULL;
-    const char *export_dir = NULL;
-    bool no_sync = false;
-    cli_http_opts http = {.session_max_age = -1, .ui = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int hr = cli_http_parse(&http, argc, argv, &i);
+        int hr = cli_http_parse(&c->http, argc, argv, &i);
         if (hr < 0)
             return 2;
         if (hr > 0)
             continue;
+        long *count = NULL, max = 0;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
         } else if (strcmp(a, "--page-size") == 0) {
-            if (!parse_count(a, v, 10000, &page))
-                return 2;
-            i++;
+            count = &c->page, max = SERVE_MAX_PAGE_SIZE;
         } else if (strcmp(a, "--workers") == 0) {
-            if (!parse_count(a, v, 256, &workers))
-                return 2;
-            i++;
+            count = &c->workers, max = SERVE_MAX_WORKERS;
         } else if (strcmp(a, "--max-inflight") == 0) {
-            if (!parse_count(a, v, 100000, &inflight))
-                return 2;
-            i++;
+            count = &c->inflight, max = SERVE_MAX_INFLIGHT;
         } else if (strcmp(a, "--sync-interval") == 0) {
-            if (!parse_count(a, v, 86400, &interval))
-                return 2;
-            i++;
+            count = &ss->interval, max = SERVE_MAX_SYNC_INTERVAL_S;
         } else if (strcmp(a, "--no-sync") == 0) {
-            no_sync = true;
+            c->no_sync = true;
         } else if (v && strcmp(a, "--db") == 0) {
-            db_arg = argv[++i];
+            c->db_arg = argv[++i];
         } else if (v && strcmp(a, "--store") == 0) {
-            store_arg = argv[++i];
-        } else if (v && strcmp(a, "--claude-home") == 0) {
-            claude_arg = argv[++i];
-        } else if (v && strcmp(a, "--codex-home") == 0) {
-            codex_arg = argv[++i];
-        } else if (v && strcmp(a, "--gemini-home") == 0) {
-            gemini_arg = argv[++i];
-        } else if (v && strcmp(a, "--copilot-home") == 0) {
-            copilot_arg = argv[++i];
-        } else if (v && strcmp(a, "--opencode-home") == 0) {
-            opencode_arg = argv[++i];
-        } else if (v && strcmp(a, "--cursor-home") == 0) {
-            cursor_arg = argv[++i];
+            c->store_arg = argv[++i];
         } else if (v && strcmp(a, "--export-dir") == 0) {
-            export_dir = argv[++i];
-        } else {
+            c->export_dir = argv[++i];
+        } else if (!cli_agents_parse(&ss->agents, argc, argv, &i, false)) {
             (void)fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n",
                           a);
             return 2;
         }
+        if (count) {
+            if (!parse_count(a, v, max, count))
+                return 2;
+            i++;
+        }
     }
-    cli_archive arc;
-    if (cli_archive_open(&arc, "mcpage serve", store_arg, db_arg) != 0)
-        return 1;
-    if (export_dir)
-        arc.tools.export_dir = export_dir;
-    serve_sync ss;
-    memset(&ss, 0, sizeof ss);
-    ss.interval = interval;
-    ss.gemini_arg = gemini_arg;
-    ss.copilot_arg = copilot_arg;
-    ss.opencode_arg = opencode_arg;
-    ss.cursor_arg = cursor_arg;
-    if (!no_sync && sync_start(&ss, arc.db, claude_arg, codex_arg) != 0) {
-        sync_stop(&ss);
-        cli_archive_close(&arc);
-        return 1;
-    }
-    mcpage_keyring *kr = arc.kr;
+    return -1;
+}
+
+/* The server with the archive's tools; 0, or 1 after saying why. */
+static int server_open(const serve_cmd *c, const serve_sync *ss, cli_archive *arc,
+                       mcpage_server **srv)
+{
     mcpage_server_config cfg;
     mcpage_server_config_init(&cfg, "mcpage", mcpage_version());
     cfg.title = "mcpage archive";
-    cfg.page_size = (size_t)page;
-    cfg.workers = (int)workers;
-    cfg.max_inflight = (size_t)inflight;
-    cfg.keyring = kr;
+    cfg.page_size = (size_t)c->page;
+    cfg.workers = (int)c->workers;
+    cfg.max_inflight = (size_t)c->inflight;
+    cfg.keyring = arc->kr;
     /* 2026-07-28 cache hints from what changes: the tools never change while this binary
        runs; the sessions change when a sync lands, which this process does every
        `interval` seconds on its own archive file (others may write a shared store at any
        time, or the archive served with --no-sync: there, no reuse without asking again).
        Transcripts are private: resources keep cacheScope "private". */
-    cfg.catalog_ttl_ms = 3600000;
-    cfg.resource_ttl_ms = no_sync || store_spec_is_url(arc.db) ? 0 : (int64_t)interval * 1000;
-    mcpage_server *srv = NULL;
-    int rc = mcpage_server_new(&cfg, &srv);
+    cfg.catalog_ttl_ms = SERVE_CATALOG_TTL_MS;
+    cfg.resource_ttl_ms =
+        c->no_sync || store_spec_is_url(arc->db) ? 0 : (int64_t)ss->interval * 1000;
+    int rc = mcpage_server_new(&cfg, srv);
     if (rc == 0)
-        rc = cli_archive_register(&arc, srv);
+        rc = cli_archive_register(arc, *srv);
     if (rc != 0) {
         (void)fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
-        mcpage_server_free(srv);
+        mcpage_server_free(*srv);
+        *srv = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_cmd_serve(int argc, char **argv)
+{
+    serve_cmd c = {.page = MCPAGE_DEFAULT_PAGE_SIZE,
+                   .workers = MCPAGE_DEFAULT_WORKERS,
+                   .inflight = MCPAGE_DEFAULT_MAX_INFLIGHT,
+                   .http = {.session_max_age = -1, .ui = -1}};
+    serve_sync ss;
+    memset(&ss, 0, sizeof ss);
+    ss.interval = SERVE_SYNC_INTERVAL_S;
+    int status = parse_args(argc, argv, &c, &ss);
+    if (status >= 0)
+        return status;
+
+    cli_archive arc;
+    if (cli_archive_open(&arc, "mcpage serve", c.store_arg, c.db_arg) != 0)
+        return 1;
+    if (c.export_dir)
+        arc.tools.export_dir = c.export_dir;
+    mcpage_server *srv = NULL;
+    if ((!c.no_sync && sync_start(&ss, arc.db) != 0) || server_open(&c, &ss, &arc, &srv) != 0) {
         sync_stop(&ss);
         cli_archive_close(&arc);
         return 1;
     }
+
     /* Ended sessions are shared through a store many instances share; an
        archive file is one machine's, and its servers open it read-only. */
     mcpage_http_ended ended = tools_ended_sessions(&arc.tools);
-    rc = http.enabled ? cli_http_serve(srv, &http, tools_health, &arc.tools,
-                                       store_spec_is_url(arc.db) ? &ended : NULL)
-                      : mcpage_serve_stdio(srv, 0, 1);
+    int rc = c.http.enabled ? cli_http_serve(srv, &c.http, tools_health, &arc.tools,
+                                             store_spec_is_url(arc.db) ? &ended : NULL)
+                            : mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */
         (void)fprintf(stderr, "mcpage serve: exiting with calls still running\n");
         return 0;
     }
+
     mcpage_server_free(srv);
     sync_stop(&ss);
     cli_archive_close(&arc);

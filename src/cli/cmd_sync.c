@@ -4,6 +4,7 @@
  * summary line otherwise, a JSON object with --json.
  */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "cli/cli_agents.h"
 #include "cli/commands.h"
 #include "store/store.h"
 #include "sync/sync.h"
@@ -243,152 +245,161 @@ static int rebuild(const char *db, const char *shown, const sync_options *opt, s
     return 0;
 }
 
-int cli_cmd_sync(int argc, char **argv)
+/* What `mcpage sync` was asked, then the paths it resolved. */
+typedef struct sync_cmd {
+    const char *store_arg;     /* --store URL, or NULL */
+    const char *db_arg;        /* --db FILE, or NULL */
+    const char *host_arg;      /* --hostname, else MCPAGE_HOSTNAME, or NULL */
+    int json, quiet, rebuild;  /* --json, --quiet, --rebuild */
+    cli_agents agents;         /* --NAME-home, --no-NAME and the folders */
+    char db[SYNC_PATH_MAX];    /* the store spec */
+    char shown[SYNC_PATH_MAX]; /* the store as messages show it (no password) */
+} sync_cmd;
+
+/* Reads the options into `c`; -1 to go on, else the exit status (help: 0, a bad option: 2). */
+static int parse_args(int argc, char **argv, sync_cmd *c)
 {
-    char db[SYNC_PATH_MAX], claude[SYNC_PATH_MAX], codex[SYNC_PATH_MAX];
-    char gemini[SYNC_PATH_MAX], copilot[SYNC_PATH_MAX], opencode[SYNC_PATH_MAX];
-    char cursor[SYNC_PATH_MAX];
-    const char *cursor_arg = NULL;
-    int no_cursor = 0;
-    const char *store_arg = NULL, *db_arg = NULL, *claude_arg = NULL, *codex_arg = NULL;
-    const char *gemini_arg = NULL, *copilot_arg = NULL, *opencode_arg = NULL;
-    int no_gemini = 0, no_copilot = 0, no_opencode = 0;
-    const char *host_arg = getenv("MCPAGE_HOSTNAME");
-    int json = 0, quiet = 0, no_claude = 0, no_codex = 0, rebuild_store = 0;
+    c->host_arg = getenv("MCPAGE_HOSTNAME");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        bool has_value = i + 1 < argc, known = true;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             sync_usage(stdout);
             return 0;
         } else if (strcmp(a, "--json") == 0) {
-            json = 1;
+            c->json = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
-            quiet = 1;
+            c->quiet = 1;
         } else if (strcmp(a, "--rebuild") == 0) {
-            rebuild_store = 1;
-        } else if (strcmp(a, "--no-claude") == 0) {
-            no_claude = 1;
-        } else if (strcmp(a, "--no-codex") == 0) {
-            no_codex = 1;
-        } else if (strcmp(a, "--no-gemini") == 0) {
-            no_gemini = 1;
-        } else if (strcmp(a, "--no-copilot") == 0) {
-            no_copilot = 1;
-        } else if (strcmp(a, "--no-opencode") == 0) {
-            no_opencode = 1;
-        } else if (strcmp(a, "--no-cursor") == 0) {
-            no_cursor = 1;
-        } else if (i + 1 < argc && strcmp(a, "--cursor-home") == 0) {
-            cursor_arg = argv[++i];
-        } else if (i + 1 < argc && strcmp(a, "--opencode-home") == 0) {
-            opencode_arg = argv[++i];
-        } else if (i + 1 < argc && strcmp(a, "--gemini-home") == 0) {
-            gemini_arg = argv[++i];
-        } else if (i + 1 < argc && strcmp(a, "--copilot-home") == 0) {
-            copilot_arg = argv[++i];
-        } else if (i + 1 < argc && strcmp(a, "--db") == 0) {
-            db_arg = argv[++i];
-        } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
-            store_arg = argv[++i];
-        } else if (i + 1 < argc && strcmp(a, "--hostname") == 0) {
-            host_arg = argv[++i];
-        } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
-            store_arg = argv[++i];
-        } else if (i + 1 < argc && strcmp(a, "--claude-home") == 0) {
-            claude_arg = argv[++i];
-        } else if (i + 1 < argc && strcmp(a, "--codex-home") == 0) {
-            codex_arg = argv[++i];
+            c->rebuild = 1;
+        } else if (has_value && strcmp(a, "--db") == 0) {
+            c->db_arg = argv[++i];
+        } else if (has_value && strcmp(a, "--store") == 0) {
+            c->store_arg = argv[++i];
+        } else if (has_value && strcmp(a, "--hostname") == 0) {
+            c->host_arg = argv[++i];
         } else {
+            known = cli_agents_parse(&c->agents, argc, argv, &i, true);
+        }
+        if (!known) {
             fprintf(stderr, "mcpage sync: unknown or incomplete option '%s'\n", a);
             sync_usage(stderr);
             return 2;
         }
     }
-    if (cli_store_spec(db, sizeof db, store_arg, db_arg) < 0 ||
-        (claude_arg ? snprintf(claude, sizeof claude, "%s", claude_arg) < 0
-                    : sync_default_claude_home(claude, sizeof claude) < 0) ||
-        (codex_arg ? snprintf(codex, sizeof codex, "%s", codex_arg) < 0
-                   : sync_default_codex_home(codex, sizeof codex) < 0) ||
-        (gemini_arg ? snprintf(gemini, sizeof gemini, "%s", gemini_arg) < 0
-                    : sync_default_gemini_home(gemini, sizeof gemini) < 0) ||
-        (copilot_arg ? snprintf(copilot, sizeof copilot, "%s", copilot_arg) < 0
-                     : sync_default_copilot_home(copilot, sizeof copilot) < 0) ||
-        (opencode_arg ? snprintf(opencode, sizeof opencode, "%s", opencode_arg) < 0
-                      : sync_default_opencode_home(opencode, sizeof opencode) < 0) ||
-        (cursor_arg ? snprintf(cursor, sizeof cursor, "%s", cursor_arg) < 0
-                    : sync_default_cursor_home(cursor, sizeof cursor) < 0)) {
-        fprintf(stderr, "mcpage sync: a path is too long\n");
-        return 2;
-    }
-    char shown[SYNC_PATH_MAX];
-    store_spec_display(db, shown, sizeof shown);
-    if (!store_spec_is_url(db) && sync_make_parent_dirs(db) < 0) {
-        fprintf(stderr, "mcpage sync: cannot create the directory of %s\n", db);
+    return -1;
+}
+
+/* The store spec and every agent's folder (given, or its default); false when one is too long. */
+static bool resolve_paths(sync_cmd *c)
+{
+    if (cli_store_spec(c->db, sizeof c->db, c->store_arg, c->db_arg) < 0 ||
+        !cli_agents_resolve(&c->agents))
+        return false;
+    store_spec_display(c->db, c->shown, sizeof c->shown);
+    return true;
+}
+
+/*
+ * Syncs into the store (or rebuilds it: `aside` then names the old
+ * file). 0 or a negative status with the store's message in `err`; 1
+ * when it failed and said why already.
+ */
+static int run_sync(const sync_cmd *c, const sync_options *opt, sync_report *rep, char *err,
+                    size_t errcap, char *aside, size_t asidecap)
+{
+    if (c->rebuild)
+        return rebuild(c->db, c->shown, opt, rep, aside, asidecap) != 0 ? 1 : 0;
+    store *s = NULL;
+    if (store_open_msg(c->db, STORE_OPEN_WRITE, &s, err, errcap) < 0) {
+        fprintf(stderr, "mcpage sync: cannot open %s: %s\n", c->shown, err);
         return 1;
     }
-    bar_state bar = {.enabled = !json && !quiet && isatty(2), .last_pct = -1};
-    sync_options opt = {
-        .claude_home = no_claude ? NULL : claude,
-        .codex_home = no_codex ? NULL : codex,
-        .gemini_home = no_gemini ? NULL : gemini,
-        .copilot_home = no_copilot ? NULL : copilot,
-        .opencode_home = no_opencode ? NULL : opencode,
-        .cursor_home = no_cursor ? NULL : cursor,
-        .hostname = host_arg && *host_arg ? host_arg : NULL,
-        .progress = draw_bar,
-        .progress_ud = &bar,
-    };
-    sync_report rep;
-    char err[600] = "", aside[SYNC_PATH_MAX + 64] = "";
-    int rc = 0;
-    if (rebuild_store) {
-        if (rebuild(db, shown, &opt, &rep, aside, sizeof aside) != 0)
-            return 1;
-    } else {
-        store *s = NULL;
-        rc = store_open_msg(db, STORE_OPEN_WRITE, &s, err, sizeof err);
-        if (rc < 0) {
-            fprintf(stderr, "mcpage sync: cannot open %s: %s\n", shown, err);
-            return 1;
-        }
-        rc = sync_run(s, &opt, &rep);
-        snprintf(err, sizeof err, "%s", store_errmsg(s));
-        store_close(s);
-    }
-    if (bar.enabled && bar.last_pct >= 0)
-        fprintf(stderr, "\n");
-    if (json) {
-        print_json(&rep, shown);
-    } else if (!quiet || rep.files_failed) {
+    int rc = sync_run(s, opt, rep);
+    snprintf(err, errcap, "%s", store_errmsg(s));
+    store_close(s);
+    return rc;
+}
+
+/* What was read, on stderr: the counts, what was skipped, the first examples of failures. */
+static void print_summary(const sync_report *rep)
+{
+    fprintf(stderr,
+            "mcpage sync: %lld files (%lld unchanged, %lld read, %lld re-read, %lld failed), "
+            "+%lld sessions, +%lld messages, %.1f MB in %.2f s; %lld malformed, %lld too "
+            "long, %lld partial last lines\n",
+            (long long)rep->files_seen, (long long)rep->files_unchanged, (long long)rep->files_read,
+            (long long)rep->files_reparsed, (long long)rep->files_failed,
+            (long long)rep->sessions_added, (long long)rep->messages_added,
+            (double)rep->bytes_read / 1e6, rep->seconds, (long long)rep->lines_malformed,
+            (long long)rep->lines_too_long, (long long)rep->lines_partial);
+    if (rep->files_same_session || rep->links_outside || rep->dirs_unreadable)
         fprintf(stderr,
-                "mcpage sync: %lld files (%lld unchanged, %lld read, %lld re-read, %lld failed), "
-                "+%lld sessions, +%lld messages, %.1f MB in %.2f s; %lld malformed, %lld too "
-                "long, %lld partial last lines\n",
-                (long long)rep.files_seen, (long long)rep.files_unchanged,
-                (long long)rep.files_read, (long long)rep.files_reparsed,
-                (long long)rep.files_failed, (long long)rep.sessions_added,
-                (long long)rep.messages_added, (double)rep.bytes_read / 1e6, rep.seconds,
-                (long long)rep.lines_malformed, (long long)rep.lines_too_long,
-                (long long)rep.lines_partial);
-        if (rep.files_same_session || rep.links_outside || rep.dirs_unreadable)
-            fprintf(stderr,
-                    "  %lld files skipped (same session as another), %lld links out of the "
-                    "agent's folder not followed, %lld folders unreadable\n",
-                    (long long)rep.files_same_session, (long long)rep.links_outside,
-                    (long long)rep.dirs_unreadable);
-        for (int i = 0; i < rep.nexamples; i++)
-            fprintf(stderr, "  %s\n", rep.examples[i]);
-    }
-    if (!json && !rep.claude_found && !rep.codex_found && !rep.gemini_found && !rep.copilot_found &&
-        !rep.opencode_found && !rep.cursor_found)
-        no_folder_help(no_claude ? NULL : claude, no_codex ? NULL : codex,
-                       no_gemini ? NULL : gemini, no_copilot ? NULL : copilot,
-                       no_opencode ? NULL : opencode, no_cursor ? NULL : cursor);
-    if (aside[0] && !quiet)
+                "  %lld files skipped (same session as another), %lld links out of the "
+                "agent's folder not followed, %lld folders unreadable\n",
+                (long long)rep->files_same_session, (long long)rep->links_outside,
+                (long long)rep->dirs_unreadable);
+    for (int i = 0; i < rep->nexamples; i++)
+        fprintf(stderr, "  %s\n", rep->examples[i]);
+}
+
+/* The report in the form asked for, and what to do when no agent folder was found. */
+static void report(const sync_cmd *c, const sync_report *rep, const char *aside)
+{
+    if (c->json)
+        print_json(rep, c->shown);
+    else if (!c->quiet || rep->files_failed)
+        print_summary(rep);
+
+    if (!c->json && !rep->claude_found && !rep->codex_found && !rep->gemini_found &&
+        !rep->copilot_found && !rep->opencode_found && !rep->cursor_found)
+        no_folder_help(cli_agents_home(&c->agents, CLI_AGENT_CLAUDE),
+                       cli_agents_home(&c->agents, CLI_AGENT_CODEX),
+                       cli_agents_home(&c->agents, CLI_AGENT_GEMINI),
+                       cli_agents_home(&c->agents, CLI_AGENT_COPILOT),
+                       cli_agents_home(&c->agents, CLI_AGENT_OPENCODE),
+                       cli_agents_home(&c->agents, CLI_AGENT_CURSOR));
+
+    if (aside[0] && !c->quiet)
         fprintf(stderr,
                 "mcpage sync: rebuilt %s from the transcripts; the previous file is kept as %s "
                 "(restart 'mcpage serve' so it reads the new one)\n",
-                shown, aside);
+                c->shown, aside);
+}
+
+int cli_cmd_sync(int argc, char **argv)
+{
+    sync_cmd c;
+    memset(&c, 0, sizeof c);
+    int status = parse_args(argc, argv, &c);
+    if (status >= 0)
+        return status;
+
+    if (!resolve_paths(&c)) {
+        fprintf(stderr, "mcpage sync: a path is too long\n");
+        return 2;
+    }
+    if (!store_spec_is_url(c.db) && sync_make_parent_dirs(c.db) < 0) {
+        fprintf(stderr, "mcpage sync: cannot create the directory of %s\n", c.db);
+        return 1;
+    }
+
+    bar_state bar = {.enabled = !c.json && !c.quiet && isatty(2), .last_pct = -1};
+    sync_options opt = {
+        .hostname = c.host_arg && *c.host_arg ? c.host_arg : NULL,
+        .progress = draw_bar,
+        .progress_ud = &bar,
+    };
+    cli_agents_options(&c.agents, &opt);
+    sync_report rep;
+    char err[600] = "", aside[SYNC_PATH_MAX + 64] = "";
+    int rc = run_sync(&c, &opt, &rep, err, sizeof err, aside, sizeof aside);
+    if (rc == 1)
+        return 1;
+    if (bar.enabled && bar.last_pct >= 0)
+        fprintf(stderr, "\n");
+
+    report(&c, &rep, aside);
     if (rc < 0) {
         fprintf(stderr, "mcpage sync: %s%s%s\n", mcpage_strerror(rc), err[0] ? ": " : "", err);
         return 1;
