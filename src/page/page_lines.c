@@ -311,6 +311,16 @@ static bool frag_fits(const mcpage_lines *pg, size_t tokens, size_t chars, page_
     return *why == PAGE_FITS;
 }
 
+/* Ends the page before column `col` of line `number`: the next page starts there. */
+static void lines_stop(mcpage_lines *pg, page_over why, int64_t number, int64_t col)
+{
+    pg->full = true;
+    pg->stopped_early = true;
+    pg->stopped_by = page_over_name(why);
+    pg->resume_line = number;
+    pg->resume_col = col;
+}
+
 /*
  * The estimate said the line just appended does not fit, but the reserve
  * behind it is cautious: render the page with it and measure exactly (as
@@ -346,14 +356,89 @@ static int lines_exact_check(mcpage_lines *pg)
     tb_free(&t);
     if (rc || o == PAGE_FITS)
         return rc;
+
     pg->n--;
-    pg->full = true;
-    pg->stopped_early = true;
-    pg->stopped_by = page_over_name(o);
-    pg->resume_line = last->number;
-    pg->resume_col = last->start_col;
+    lines_stop(pg, o, last->number, last->start_col);
     mcpage__free(last->text);
     mcpage__free(last->full);
+    return MCPAGE_OK;
+}
+
+/*
+ * For a line longer than the whole budget on an empty page: the length
+ * of the longest prefix of rest[0..rest_len) that fits, at least one
+ * character, so every page makes progress.
+ */
+static size_t longest_fitting_prefix(const mcpage_lines *pg, const char *rest, size_t rest_len)
+{
+    size_t lo = page_utf8_char_len(rest, rest_len ? rest_len : 1);
+    if (lo > rest_len)
+        lo = rest_len;
+    size_t hi = rest_len;
+    size_t ceiling = (size_t)pg->b.max_chars * 4;
+    if ((size_t)pg->b.max_tokens * 16 < ceiling)
+        ceiling = (size_t)pg->b.max_tokens * 16;
+    if (hi > ceiling)
+        hi = ceiling;
+
+    while (lo < hi) {
+        size_t mid = jw_utf8_floor(rest, lo + (hi - lo + 1) / 2);
+        if (mid <= lo) {
+            mid = lo + page_utf8_char_len(rest + lo, rest_len - lo);
+            if (mid > hi)
+                break; /* no character boundary left between lo and hi */
+        }
+        size_t mt, mc;
+        frag_cost(rest, mid, &mt, &mc);
+        page_over w2;
+        if (frag_fits(pg, mt, mc, &w2))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+
+    size_t keep = jw_utf8_floor(rest, lo);
+    if (keep == 0 && rest_len > 0)
+        keep = page_utf8_char_len(rest, rest_len);
+    return keep;
+}
+
+/*
+ * Appends the first `keep` bytes of rest[0..rest_len) as the fragment of
+ * line `number` from column `col`, with its cost. The page's first
+ * fragment also keeps the whole rest, so finish can cut it further.
+ */
+static int frag_append(mcpage_lines *pg, const char *rest, size_t rest_len, size_t keep,
+                       int64_t number, int64_t col, size_t tok, size_t chars)
+{
+    /* no maximum of its own: the page's budget ends it first */
+    void *frags = pg->frags;
+    int rc = dbuf_grow(&frags, &pg->cap, pg->n + 1, sizeof *pg->frags, 64, SIZE_MAX);
+    if (rc != 0)
+        return rc;
+    pg->frags = frags;
+
+    line_frag *f = &pg->frags[pg->n];
+    memset(f, 0, sizeof *f);
+    f->text = mcpage__strndup(rest, keep);
+    if (f->text == NULL)
+        return MCPAGE_ENOMEM;
+    if (pg->n == 0) {
+        f->full = mcpage__strndup(rest, rest_len);
+        if (f->full == NULL) {
+            mcpage__free(f->text);
+            return MCPAGE_ENOMEM;
+        }
+        f->full_len = rest_len;
+    }
+    f->len = keep;
+    f->number = number;
+    f->start_col = col;
+    f->cut = keep < rest_len;
+
+    pg->n++;
+    pg->sum_tokens += tok;
+    pg->sum_chars += chars;
     return MCPAGE_OK;
 }
 
@@ -369,104 +454,43 @@ int mcpage_lines_add(mcpage_lines *pg, const char *line, size_t len)
         return MCPAGE_ERANGE;
     if (line == NULL)
         line = "";
+
+    /* Where this line's fragment starts: start_column applies to the window's first line. */
     int64_t number = pg->next_number++;
     int64_t col = number == pg->win.start_line ? pg->win.start_column : 1;
     size_t skip = page_utf8_skip(line, len, col - 1);
     const char *rest = line + skip;
     size_t rest_len = len - skip;
 
+    /* Whether it fits: whole, on trial (measured exactly after), cut, or on the next page. */
     size_t tok, chars;
     frag_cost(rest, rest_len, &tok, &chars);
     page_over why;
     size_t keep = rest_len;
-    bool cut = false;
-    bool check = false; /* appended on trial: measure the page exactly */
+    bool check = false;
     if (!frag_fits(pg, tok, chars, &why) && pg->n > 0 && pg->exact_checks < LINES_EXACT_CHECKS) {
         check = true;
+    } else if (why != PAGE_FITS && pg->n > 0) {
+        lines_stop(pg, why, number, col);
+        return MCPAGE_PAGE_FULL;
     } else if (why != PAGE_FITS) {
-        if (pg->n > 0) {
-            /* This line starts the next page. */
-            pg->full = true;
-            pg->stopped_early = true;
-            pg->stopped_by = page_over_name(why);
-            pg->resume_line = number;
-            pg->resume_col = col;
-            return MCPAGE_PAGE_FULL;
-        }
-        /* Longer than the whole budget: keep the longest prefix that fits
-           (at least one character, so every page makes progress). */
-        size_t lo = page_utf8_char_len(rest, rest_len ? rest_len : 1);
-        if (lo > rest_len)
-            lo = rest_len;
-        size_t hi = rest_len;
-        size_t ceiling = (size_t)pg->b.max_chars * 4;
-        if ((size_t)pg->b.max_tokens * 16 < ceiling)
-            ceiling = (size_t)pg->b.max_tokens * 16;
-        if (hi > ceiling)
-            hi = ceiling;
-        while (lo < hi) {
-            size_t mid = jw_utf8_floor(rest, lo + (hi - lo + 1) / 2);
-            if (mid <= lo) {
-                mid = lo + page_utf8_char_len(rest + lo, rest_len - lo);
-                if (mid > hi)
-                    break; /* no character boundary left between lo and hi */
-            }
-            size_t mt, mc;
-            frag_cost(rest, mid, &mt, &mc);
-            page_over w2;
-            if (frag_fits(pg, mt, mc, &w2))
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        keep = jw_utf8_floor(rest, lo);
-        if (keep == 0 && rest_len > 0)
-            keep = page_utf8_char_len(rest, rest_len);
-        cut = keep < rest_len;
+        keep = longest_fitting_prefix(pg, rest, rest_len);
         frag_cost(rest, keep, &tok, &chars);
     }
-    /* no maximum of its own: the page's budget ends it first */
-    void *frags = pg->frags;
-    int grown = dbuf_grow(&frags, &pg->cap, pg->n + 1, sizeof *pg->frags, 64, SIZE_MAX);
-    if (grown != 0)
-        return grown;
-    pg->frags = frags;
-    line_frag *f = &pg->frags[pg->n];
-    memset(f, 0, sizeof *f);
-    f->text = mcpage__strndup(rest, keep);
-    if (f->text == NULL)
-        return MCPAGE_ENOMEM;
-    if (pg->n == 0) {
-        /* Kept so that finish can cut the first line further if need be. */
-        f->full = mcpage__strndup(rest, rest_len);
-        if (f->full == NULL) {
-            mcpage__free(f->text);
-            return MCPAGE_ENOMEM;
-        }
-        f->full_len = rest_len;
-    }
-    f->len = keep;
-    f->number = number;
-    f->start_col = col;
-    f->cut = cut;
-    pg->n++;
-    pg->sum_tokens += tok;
-    pg->sum_chars += chars;
-    if (cut) {
+
+    int rc = frag_append(pg, rest, rest_len, keep, number, col, tok, chars);
+    if (rc != 0)
+        return rc;
+
+    /* A cut line ends the page; a line on trial may be taken back; else the window decides. */
+    if (keep < rest_len) {
         size_t kept_chars = 0;
         jw_measure_utf8(rest, keep, &kept_chars, NULL);
-        pg->full = true;
-        pg->stopped_early = true;
-        pg->stopped_by = page_over_name(why);
-        pg->resume_line = number;
-        pg->resume_col = col + (int64_t)kept_chars;
+        lines_stop(pg, why, number, col + (int64_t)kept_chars);
         return MCPAGE_PAGE_FULL;
     }
-    if (check) {
-        int rc = lines_exact_check(pg);
-        if (rc)
-            return rc;
-    }
+    if (check && (rc = lines_exact_check(pg)) != 0)
+        return rc;
     if (pg->full)
         return MCPAGE_PAGE_FULL;
     if ((int64_t)pg->n >= pg->win.max_lines) {
