@@ -10,6 +10,7 @@
 #include <libpq-fe.h>
 
 #include "store/store_backend.h"
+#include "store/store_sql.h"
 
 #define PG_RAW_CHUNK       (1024 * 1024) /* bytes of one stored raw chunk */
 #define PG_URL_MAX         2048          /* bytes of a postgres:// URL */
@@ -116,6 +117,9 @@ int store_pg_query_tsquery(const pg_query *q, char **out);
 /* A snippet of `text` around the query's hits, marked [..], cut ends "…". */
 int store_pg_snippet(const char *text, const pg_query *q, char **out);
 void store_pg_query_free(pg_query *q);
+
+/* The PostgreSQL spelling of the shared SQL (store_sql.h; pg_store.c). */
+extern const store_sql_dialect pg_dialect;
 
 /* Backend entry (pg_store.c). */
 int store_pg_open(store *s, const char *url, int flags);

@@ -20,13 +20,12 @@
 #include <string.h>
 
 #include "store/postgres/pg_internal.h"
-#include "store/store_sql.h"
 
 #define CONN(s) ((pg_conn *)(s)->impl)
 
 /* ---- the shared SQL (store_sql.h) ---------------------------------- */
 
-static const store_sql_dialect pg_dialect = {
+const store_sql_dialect pg_dialect = {
     .numbered = 1,      /* $1, $2, ... */
     .quote = '"',       /* "timestamp", "offset" */
     .true_sql = "true", /* WHERE true */
