@@ -475,14 +475,75 @@ static int sql_runs(const char *file, int count, const char *sql)
     return 0;
 }
 
+/*
+ * The first `depth` rows of each word's relevance pages through the store
+ * (no budget), against FTS5's bm25 (`ORDER BY rank, rowid`) on the same
+ * file: rows in the same order, and the overlap, per word.
+ */
+static int rank_check(const char *file, int depth, char **words, int nwords)
+{
+    store *s = NULL;
+    sqlite3 *raw = NULL;
+    sqlite3_stmt *st = NULL;
+    if (store_open(file, STORE_OPEN_READONLY, &s) < 0 ||
+        sqlite3_open_v2(file, &raw, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(raw,
+                           "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY "
+                           "rank, rowid LIMIT ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "bench_store rank: cannot open %s\n", file);
+        return 1;
+    }
+    int same = 0, overlap = 0, rows = 0;
+    for (int w = 0; w < nwords; w++) {
+        store_search_filter q = {.query = words[w], .sort = STORE_SEARCH_RELEVANCE};
+        store_page pg = {.limit = depth};
+        store_hits h = {0};
+        if (store_search(s, &q, &pg, &h) < 0) {
+            fprintf(stderr, "bench_store rank: %s: %s\n", words[w], store_errmsg(s));
+            return 1;
+        }
+        char fts[300];
+        snprintf(fts, sizeof fts, "\"%s\"", words[w]);
+        sqlite3_bind_text(st, 1, fts, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int(st, 2, depth);
+        int64_t ref[1000];
+        int n = 0, in_order = 1, common = 0;
+        while (n < depth && n < 1000 && sqlite3_step(st) == SQLITE_ROW)
+            ref[n++] = sqlite3_column_int64(st, 0);
+        sqlite3_reset(st);
+        for (int i = 0; i < n; i++) {
+            in_order &= (size_t)i < h.count && h.rows[i].message_id == ref[i];
+            for (size_t j = 0; j < h.count; j++)
+                common += h.rows[j].message_id == ref[i];
+        }
+        in_order &= (size_t)n == h.count;
+        printf("%-12s top %d: %s, overlap %d of %d\n", words[w], depth,
+               in_order ? "same rows in the same order" : "DIFFERENT", common, n);
+        same += in_order;
+        overlap += common;
+        rows += n;
+        store_hits_free(&h);
+    }
+    printf("%d words: %d with the same top %d, overlap %d of %d rows\n", nwords, same, depth,
+           overlap, rows);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    store_close(s);
+    return same == nwords ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: bench_store fill|query|load|hostile SPEC [--messages N] [--seed S] "
                         "[--reps R] [--procs P] [--seconds T]\n"
-                        "       bench_store sql FILE COUNT SQL\n");
+                        "       bench_store sql FILE COUNT SQL\n"
+                        "       bench_store rank FILE DEPTH WORD...\n");
         return 2;
     }
+    if (strcmp(argv[1], "rank") == 0 && argc > 4 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 1000)
+        return rank_check(argv[2], atoi(argv[3]), argv + 4, argc - 4);
     int64_t messages = 1000000;
     int reps = 30, procs = 1;
     double seconds = 10;

@@ -316,6 +316,25 @@ async function checks(total) {
     };
     if (!out[id].same_records) log(`${id}: records differ: mcpage ${sa.slice(0, 3)} vs peer ${sb.slice(0, 3)}`);
   }
+  // The common word's page by offset (mcpage ranks a one-word query from
+  // its impact list, sqlite_impact.c, at any offset): the same records as
+  // the peer's page at that offset.
+  {
+    const args = { query: cfg.common, limit: 10, offset: 50 };
+    const ma = records("mcpage", (await m.tool("search_conversations", args)).result, "matches");
+    const pb = records("peer", (await pp.tool("search_conversations", args)).result, "matches");
+    const sa = ma.map((r) => r.message_id);
+    const sb = pb.map((r) => r.message_id);
+    out.search_common_offset = {
+      tool: "search_conversations",
+      args,
+      offset: args.offset,
+      records: { mcpage: sa.length, peer: sb.length },
+      same_records: sa.length === sb.length && sa.every((x, i) => x === sb[i]),
+    };
+    if (!out.search_common_offset.same_records)
+      log(`search_common_offset: records differ: mcpage ${sa.slice(0, 3)} vs peer ${sb.slice(0, 3)}`);
+  }
   // Whole walks (all pages of list_sessions, 20 a page): what a model that
   // reads the whole list pays. mcpage by next_cursor, counting the copy
   // each host shows; the peer by next_offset, pretty and compact.
@@ -765,6 +784,7 @@ ${["search_common_page3", "search_rare_page3"]
   .filter((k) => pages[k])
   .map((k) => `${k}: mcpage by cursor, the peer at offset ${pages[k].offset}; same records: ${pages[k].same_records ? "yes" : "NO"}.`)
   .join("\n")}
+${pages.search_common_offset ? `search_common_offset: both at offset ${pages.search_common_offset.offset}; same records: ${pages.search_common_offset.same_records ? "yes" : "NO"}.` : ""}
 
 ## What each host shows the model, per page
 

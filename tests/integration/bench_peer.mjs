@@ -41,6 +41,10 @@ try {
     assert.equal(p.records.mcpage, p.records.peer, `${name}: same number of records`);
     assert.equal(p.same_records, true, `${name}: same records in the same order`);
   }
+  for (const name of ["search_common_page3", "search_common_offset"]) {
+    assert.ok(pages[name].records.mcpage > 0, `${name}: mcpage returned records`);
+    assert.equal(pages[name].same_records, true, `${name}: same records in the same order`);
+  }
   assert.equal(pages.list_first.records.mcpage, 20);
   assert.equal(pages.list_last_offset.args.offset, 25);
   assert.ok(pages.list_last_cursor.pages_walked >= 3, "the cursor walk took several pages");

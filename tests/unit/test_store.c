@@ -746,6 +746,131 @@ static void relevance_ranks_are_bm25(void **state)
     sqlite3_close(raw);
 }
 
+/* The first `limit` relevance rows of `fts` after `offset`, as FTS5's bm25 orders them
+ * (rank NULL) or as an impact list does, on `db` at its snapshot; returns the count. */
+static size_t relevance_rows(sqlite3 *db, const char *fts, int impact, int64_t offset,
+                             int64_t limit, int64_t *ids, double *ranks)
+{
+    sqlite3_stmt *st = NULL;
+    const char *sql = impact ? SQ_IMPACT_PAGE " ORDER BY rk, id LIMIT ?7 OFFSET ?8"
+                             : "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?1 "
+                               "ORDER BY rank, rowid LIMIT ?7 OFFSET ?8";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, offset + limit);
+    sqlite3_bind_int(st, 3, 0);
+    sqlite3_bind_double(st, 4, 0.0);
+    sqlite3_bind_int64(st, 5, 0);
+    sqlite3_bind_text(st, 6, fts, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, limit);
+    sqlite3_bind_int64(st, 8, offset);
+    size_t n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        ids[n] = sqlite3_column_int64(st, 0);
+        ranks[n++] = sqlite3_column_double(st, 1);
+    }
+    assert_int_equal(sqlite3_errcode(db), SQLITE_DONE);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Impact lists and FTS5's bm25 give `db` the same rows and ranks for `fts`, at every offset. */
+static void impact_rows_are_bm25(sqlite3 *db, const char *fts)
+{
+    int64_t a[MAXROWS], b[MAXROWS];
+    double ra[MAXROWS], rb[MAXROWS];
+    size_t n = relevance_rows(db, fts, 0, 0, MAXROWS, a, ra);
+    assert_true(n > 0 && n < MAXROWS);
+    assert_int_equal(relevance_rows(db, fts, 1, 0, MAXROWS, b, rb), n);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i] || ra[i] != rb[i])
+            fail_msg("%s row %zu: impact %lld %.17g, bm25 %lld %.17g", fts, i, (long long)b[i],
+                     rb[i], (long long)a[i], ra[i]);
+    for (int64_t off = 1; off < (int64_t)n; off += 37) {
+        size_t m = relevance_rows(db, fts, 1, off, 9, b, rb);
+        assert_int_equal(m, (size_t)(n - (size_t)off < 9 ? n - (size_t)off : 9));
+        for (size_t i = 0; i < m; i++)
+            assert_true(b[i] == a[(size_t)off + i] && rb[i] == ra[(size_t)off + i]);
+    }
+}
+
+/* The matches of `query` in the store. */
+static int64_t matches_of(store *s, const char *query)
+{
+    store_search_filter q = {.query = query};
+    int64_t n = 0;
+    assert_int_equal(store_search_count(s, &q, &n), 0);
+    return n;
+}
+
+/*
+ * Relevance pages of one-phrase queries come from impact lists
+ * (sqlite_impact.c): the rows and ranks of FTS5's bm25 by keyset and by
+ * offset, each list walked once per process, then only the rows a sync
+ * appends, all again after a re-parse deletes and reuses ids; a reader
+ * whose snapshot is older than the list skips the rows it cannot see.
+ */
+static void relevance_impact_lists_are_bm25(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    add_words(f->s, "impact-1", 0, 150, 5, 11);
+    static const struct {
+        const char *query, *fts;
+    } qs[] = {{"the", "\"the\""}, {"kiwi", "\"kiwi\""}, {"\"kiwi lemon\"", "\"kiwi lemon\""}};
+    enum { NQ = sizeof qs / sizeof qs[0] };
+    sqlite3 *raw = NULL, *old = NULL;
+    static int64_t no_count = -1;
+    assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_open_v2(f->db, &old, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(store_sqlite_snippet_register(old, &no_count, NULL), 0);
+    for (int round = 0; round < 3; round++) {
+        int64_t walked = store_sqlite__impact_walked;
+        for (size_t i = 0; i < NQ; i++) {
+            relevance_is_fts5_bm25(f->s, raw, qs[i].query, qs[i].fts, (int)(i % 2));
+            relevance_is_fts5_bm25(f->s, raw, qs[i].query, qs[i].fts, (int)(1 - i % 2));
+        }
+        /* each list walked once: every match, then the new rows' only */
+        static int64_t before[NQ];
+        int64_t added = 0;
+        for (size_t i = 0; i < NQ; i++) {
+            int64_t now = matches_of(f->s, qs[i].query);
+            added += round == 1 ? now - before[i] : now;
+            before[i] = now;
+        }
+        assert_int_equal(store_sqlite__impact_walked - walked, added);
+        if (round == 0) {
+            /* `old` keeps this snapshot while a sync appends rows and the lists grow */
+            assert_int_equal(sqlite3_exec(old, "BEGIN", NULL, NULL, NULL), SQLITE_OK);
+            impact_rows_are_bm25(old, "\"the\"");
+            add_words(f->s, "impact-2", 0, 40, 11, 99);
+        } else if (round == 1) {
+            impact_rows_are_bm25(old, "\"the\"");
+            impact_rows_are_bm25(old, "\"kiwi\"");
+            assert_int_equal(sqlite3_exec(old, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+            impact_rows_are_bm25(old, "\"kiwi\"");
+            /* a re-parse: the newest ids deleted and reused */
+            assert_int_equal(store_begin(f->s), 0);
+            assert_int_equal(store_session_reset(f->s, "impact-2"), 0);
+            assert_int_equal(store_commit(f->s), 0);
+            add_words(f->s, "impact-2", 0, 40, 23, 5);
+        }
+    }
+    /* switched off, nothing is walked and the ranks are the same */
+    int64_t walked = store_sqlite__impact_walked;
+    store_sqlite__impact_off = 1;
+    add_words(f->s, "impact-3", 0, 10, 7, 3);
+    relevance_is_fts5_bm25(f->s, raw, "the", "\"the\"", 1);
+    store_sqlite__impact_off = 0;
+    assert_int_equal(store_sqlite__impact_walked, walked);
+    sqlite3_close(old);
+    sqlite3_close(raw);
+}
+
 static void rejected_queries_have_their_own_error(void **state)
 {
     fixture *f = *state;
@@ -1238,6 +1363,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_ranks_are_bm25, setup, teardown),
+        cmocka_unit_test_setup_teardown(relevance_impact_lists_are_bm25, setup, teardown),
         cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),
         cmocka_unit_test_setup_teardown(query_terms_are_deduplicated_and_capped, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),

@@ -6,6 +6,8 @@
 #define MCPAGE_STORE_SQLITE_INTERNAL_H
 
 #include <sqlite3.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 #include "store/store_backend.h"
 #include "store/store_sql.h"
@@ -177,6 +179,48 @@ extern int store_sqlite__rank_load_matches;
 extern int64_t store_sqlite__rank_load_slice;
 /* Row lengths mcpage_bm25() has read so far (tests: once per generation, new rows only). */
 extern int64_t store_sqlite__rank_rows_loaded;
+/* Which store file, and which state of it, a connection reads (cache keys). */
+typedef struct sq_version {
+    dev_t dev; /* the file */
+    ino_t ino;
+    int64_t id;      /* meta 'store_id': tells apart files that reused an inode */
+    int64_t gen;     /* meta 'generation' */
+    int64_t deletes; /* meta 'text_deletes': rows are only appended while it stays */
+} sq_version;
+/* The connection's file and its versions as its snapshot sees them; an SQLite result code. */
+int store_sqlite__version(sqlite3 *db, sq_version *v);
+/* bm25()'s inverse document frequency of a phrase in `nhit` of `nrow` rows. */
+double store_sqlite__bm25_idf(int64_t nrow, int64_t nhit);
+/* One phrase's share of bm25() (weights 1): the same double mcpage_bm25() adds up. */
+double store_sqlite__bm25_term(double idf, double freq, double d, double avgdl);
+/* The row lengths mcpage_bm25() keeps (sqlite_rank.c), shared, with a
+ * reference for the caller, or NULL; loads a slice only when `may_load`. */
+typedef struct dl_snap dl_snap;
+dl_snap *store_sqlite__lengths(sqlite3 *db, int may_load);
+void store_sqlite__lengths_release(dl_snap *d);
+/* The length of `row` in tokens, or 0 when `d` does not hold it. */
+uint32_t store_sqlite__length(const dl_snap *d, int64_t row);
+/* A varint as SQLite and FTS5's docsize write it (n bytes available). */
+uint64_t store_sqlite__varint(const unsigned char *p, int n);
+/*
+ * Registers mcpage_impact() and mcpage_tf() (sqlite_impact.c): relevance
+ * pages of one-phrase queries read from impact-ordered match lists kept
+ * per store generation instead of scoring every match. 0 or -1.
+ */
+int store_sqlite_impact_register(fts5_api *api, sqlite3 *db);
+/* The inner query of a relevance page from an impact list; binds the FTS5
+ * query, the rows wanted, has_key, the key's rank and id, the query again. */
+#define SQ_IMPACT_PAGE                                                                             \
+    "SELECT id, rk FROM (SELECT json_extract(value, '$[0]') AS id, "                               \
+    "mcpage_f64(json_extract(value, '$[1]')) AS rk FROM json_each((SELECT "                        \
+    "mcpage_impact(messages_fts, ?, ?, ?, ?, ?) FROM messages_fts WHERE messages_fts MATCH ? "     \
+    "LIMIT 1))) WHERE 1"
+/* Rows before the end of a page (offset + limit) past which an offset page scores every match. */
+#define SQ_IMPACT_WANT_MAX 10000
+/* Tests and benchmarks set this to 1 to rank every query by scoring every match. */
+extern int store_sqlite__impact_off;
+/* Impact lists built or extended so far (tests: built once, then extended by new rows). */
+extern int64_t store_sqlite__impact_walked;
 /* Texts shorter than this many bytes never have a token map. */
 #define SQ_TOKMAP_MIN_BYTES 2047
 /* Tests set this to 1 to cut every snippet from the whole text (no token map). */

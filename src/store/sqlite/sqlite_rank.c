@@ -42,7 +42,7 @@ typedef struct rank_conn {
  * between), for the rows it covers. Immutable once published; freed when
  * the last query using it lets go.
  */
-typedef struct dl_snap {
+struct dl_snap {
     int refs;  /* the cache's reference and each query's */
     dev_t dev; /* the file */
     ino_t ino;
@@ -53,7 +53,7 @@ typedef struct dl_snap {
     int complete;    /* every row of generation `gen` was read */
     uint32_t *len;   /* len[rowid]: tokens of the row (0 for no row) */
     int64_t cap;     /* entries of len */
-} dl_snap;
+};
 
 /* Matches from which a query loads (or updates) the lengths array: under
  * it, FTS5's per-row length statement costs less than reading every row's. */
@@ -108,7 +108,7 @@ static int dl_versions(sqlite3 *db, int64_t *id, int64_t *gen, int64_t *deletes)
 }
 
 /* A varint as SQLite (and FTS5's docsize) writes it. */
-static uint64_t get_varint(const unsigned char *p, int n)
+uint64_t store_sqlite__varint(const unsigned char *p, int n)
 {
     uint64_t v = 0;
     for (int i = 0; i < n && i < 9; i++) {
@@ -165,7 +165,7 @@ static dl_snap *dl_load(sqlite3 *db, const dl_snap *from, const struct stat *fil
         if (row < 0 || row >= d->cap)
             break;
         const unsigned char *sz = sqlite3_column_blob(st, 1);
-        uint64_t n = sz ? get_varint(sz, sqlite3_column_bytes(st, 1)) : 0;
+        uint64_t n = sz ? store_sqlite__varint(sz, sqlite3_column_bytes(st, 1)) : 0;
         d->len[row] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
         d->max_id = row > d->max_id ? row : d->max_id;
         store_sqlite__rank_rows_loaded++;
@@ -181,6 +181,17 @@ fail:
     return NULL;
 }
 
+int store_sqlite__version(sqlite3 *db, sq_version *v)
+{
+    const char *path = sqlite3_db_filename(db, "main");
+    struct stat file;
+    if (path == NULL || *path == '\0' || stat(path, &file) != 0)
+        return SQLITE_ERROR;
+    v->dev = file.st_dev;
+    v->ino = file.st_ino;
+    return dl_versions(db, &v->id, &v->gen, &v->deletes);
+}
+
 /*
  * The row lengths at this connection's snapshot, with a reference for the
  * caller, or NULL (then lengths come from FTS5). Loads them only when
@@ -188,12 +199,11 @@ fail:
  */
 static dl_snap *dl_get(sqlite3 *db, int may_load)
 {
-    int64_t id = 0, gen = 0, deletes = 0;
-    struct stat file;
-    const char *path = sqlite3_db_filename(db, "main");
-    if (path == NULL || *path == '\0' || stat(path, &file) != 0 ||
-        dl_versions(db, &id, &gen, &deletes) != SQLITE_OK)
+    sq_version v;
+    if (store_sqlite__version(db, &v) != SQLITE_OK)
         return NULL;
+    int64_t id = v.id, gen = v.gen, deletes = v.deletes;
+    struct stat file = {.st_dev = v.dev, .st_ino = v.ino};
     pthread_mutex_lock(&dl_mu);
     dl_snap *d = dl_latest;
     int usable =
@@ -218,6 +228,33 @@ static dl_snap *dl_get(sqlite3 *db, int may_load)
     if (n && d)
         dl_release(d); /* the cache's reference to the one replaced */
     return n;
+}
+
+double store_sqlite__bm25_idf(int64_t nrow, int64_t nhit)
+{
+    double idf = log(((double)(nrow - nhit) + 0.5) / ((double)nhit + 0.5));
+    return idf <= 0.0 ? 1e-6 : idf;
+}
+
+double store_sqlite__bm25_term(double idf, double freq, double d, double avgdl)
+{
+    const double k1 = 1.2, bb = 0.75;
+    return idf * ((freq * (k1 + 1.0)) / (freq + k1 * (1 - bb + bb * d / avgdl)));
+}
+
+dl_snap *store_sqlite__lengths(sqlite3 *db, int may_load)
+{
+    return dl_get(db, may_load);
+}
+
+void store_sqlite__lengths_release(dl_snap *d)
+{
+    dl_release(d);
+}
+
+uint32_t store_sqlite__length(const dl_snap *d, int64_t row)
+{
+    return d && row >= 0 && row <= d->max_id ? d->len[row] : 0;
 }
 
 /* Per query: bm25()'s constants and the row lengths. */
@@ -274,8 +311,7 @@ static bm25_data *bm25_setup(const Fts5ExtensionApi *api, Fts5Context *fts, int 
         else
             *rc = api->xQueryPhrase(fts, i, &nhit, count_cb);
         if (*rc == SQLITE_OK) {
-            double idf = log(((double)(nrow - nhit) + 0.5) / ((double)nhit + 0.5));
-            b->idf[i] = idf <= 0.0 ? 1e-6 : idf;
+            b->idf[i] = store_sqlite__bm25_idf(nrow, nhit);
             fewest = nhit < fewest ? nhit : fewest;
         }
     }
@@ -294,7 +330,6 @@ static void bm25_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
 {
     (void)nval;
     (void)val;
-    const double k1 = 1.2, bb = 0.75;
     int rc = SQLITE_OK;
     bm25_data *b = bm25_setup(api, fts, &rc);
     double d = 0.0;
@@ -316,7 +351,7 @@ static void bm25_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
         rc = api->xPhraseFirst(fts, i, &it, &col, &off);
         for (; rc == SQLITE_OK && col >= 0; api->xPhraseNext(fts, &it, &col, &off))
             freq += 1.0;
-        score += b->idf[i] * ((freq * (k1 + 1.0)) / (freq + k1 * (1 - bb + bb * d / b->avgdl)));
+        score += store_sqlite__bm25_term(b->idf[i], freq, d, b->avgdl);
     }
     if (rc == SQLITE_OK)
         sqlite3_result_double(ctx, -1.0 * score);
@@ -334,5 +369,5 @@ int store_sqlite_rank_register(fts5_api *api, sqlite3 *db, const int64_t *nhit)
         sqlite3_free(rc);
         return -1;
     }
-    return 0;
+    return store_sqlite_impact_register(api, db);
 }

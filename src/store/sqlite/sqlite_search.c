@@ -53,6 +53,7 @@ typedef struct sq_terms {
     int weight;   /* probe cost in plain-token units (SQ_PROBE_HEAVY a phrase or prefix) */
     int prefixes; /* prefix terms (`axo*`) */
     int phrases;  /* terms of several tokens (`"a b"`, `foo-bar`) */
+    int terms;    /* words and phrases */
 } sq_terms;
 
 static int fts_query_build(store *s, const char *in, char *out, size_t cap, sq_terms *cost)
@@ -83,6 +84,7 @@ static int fts_query_build(store *s, const char *in, char *out, size_t cap, sq_t
             cost->weight += (prefix || tokens > 1) ? SQ_PROBE_HEAVY : 1;
             cost->prefixes += prefix;
             cost->phrases += tokens > 1;
+            cost->terms++;
         }
         /* room for: space, quote, doubled content, quote, star, NUL */
         size_t need = 4 + 2 * (size_t)(end - start);
@@ -269,21 +271,43 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
                             "mcpage_snippet("
                           : "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
                             "snippet(");
-    store_sql_add(&q,
-                  "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
-                  "m.ordinal, h.rk, "
-                  /* what precedes the hit in its session: its transcript line */
-                  "(SELECT count(*) FROM messages b INDEXED BY messages_lines WHERE b.sid = m.sid "
-                  "AND b.ordinal < m.ordinal), (SELECT coalesce(sum(b.text_lines), 0) FROM "
-                  "messages b INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < "
-                  "m.ordinal) FROM ");
+    store_sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
+                      "m.ordinal, h.rk, "
+                      /* what precedes the hit in its session, its transcript line:
+                       * "count lines", one scan of the index for both */
+                      "(SELECT count(*) || ' ' || coalesce(sum(b.text_lines), 0) FROM messages b "
+                      "INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < m.ordinal) "
+                      "FROM ");
     store_sql_add(&q, fts_drives ? "messages_fts CROSS JOIN (" : "(");
     /* bm25 as mcpage_bm25() computes it (sqlite_rank.c), else FTS5's rank. */
     int own = CONN(s)->own_snippet;
     /* The inner query: which rows, in which order (four shapes). */
     const char *order, *outer, *cmp;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
-    if (relevance && !need_m) {
+    /* the rows up to the page's end (an offset past the bound scores every match) */
+    int64_t want = store_page_keyset(pg)              ? pg->limit
+                   : pg->offset <= SQ_IMPACT_WANT_MAX ? pg->offset + pg->limit
+                                                      : SQ_IMPACT_WANT_MAX + 1;
+    if (relevance && !need_m && own && cost.terms == 1 && cost.prefixes == 0 &&
+        want <= SQ_IMPACT_WANT_MAX && !store_sqlite__impact_off) {
+        /* One phrase: its impact list picks the page (sqlite_impact.c). */
+        const store_key *k = store_page_keyset(pg) ? pg->after : NULL;
+        int has_key = k && k->nparts == 2 && k->part[0].type == STORE_KEY_REAL &&
+                      k->part[1].type == STORE_KEY_INT;
+        store_sql_add(&q, SQ_IMPACT_PAGE);
+        store_sql_text(&q, fts);
+        store_sql_int(&q, want);
+        store_sql_int(&q, has_key);
+        for (int i = 0; i < 2; i++) {
+            if (has_key)
+                store_sql_key(&q, &k->part[i]);
+            else
+                store_sql_int(&q, 0);
+        }
+        store_sql_text(&q, fts);
+        order = "rk, id";
+        cmp = " AND (rk, id) > (?, ?)";
+    } else if (relevance && !need_m) {
         /* FTS5 alone: no join while every match is scored. */
         store_sql_add(&q, own ? "SELECT messages_fts.rowid AS id, " SQ_BM25
                                 " AS rk FROM messages_fts "
@@ -375,8 +399,10 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
         store_sql_row r = sq_row(st);
         if (store_sql_hit_row(&r, f->sort, h) < 0 || sq_col_dup(st, 5, 0, &h->snippet) < 0)
             goto nomem;
-        h->before_count = sqlite3_column_int64(st, 8);
-        h->before_lines = sqlite3_column_int64(st, 9);
+        const char *before = (const char *)sqlite3_column_text(st, 8);
+        char *end = NULL;
+        h->before_count = before ? strtoll(before, &end, 10) : 0;
+        h->before_lines = end ? strtoll(end, NULL, 10) : 0;
     }
     sqlite3_reset(st);
     CONN(s)->rank_nhit = -1;

@@ -1,0 +1,601 @@
+/*
+ * Relevance pages of one-phrase queries without scoring every match.
+ *
+ * For a query of one phrase, bm25's idf is the same for every match, so
+ * the order of bm25 (then rowid) is the order of the phrase's term share
+ * tf (k1 + 1) / (tf + k1 (1 - b + b dl / avgdl)). That order depends on
+ * avgdl, which every sync moves; but among matches with the same tf the
+ * share only falls as dl grows, whatever avgdl is. So an impact list
+ * keeps a phrase's matches grouped by tf (largest first), each group by
+ * (dl, rowid): a page merges the heads of the groups (a few hundred on
+ * the commonest word) instead of scoring every match, and is exact for
+ * any avgdl and row count. Each candidate gets the double mcpage_bm25()
+ * gives (the same function computes both); candidates of equal rank are
+ * put in rowid order, so pages and keyset cursors are bm25's.
+ *
+ *   mcpage_impact(messages_fts, fts_query, want, has_key, key_rank, key_id)
+ *
+ * answers, from the first match of `fts_query`, the `want` rows that
+ * follow (key_rank, key_id) (or the first `want` rows) as JSON
+ * [[rowid, rank bits], ...]; mcpage_f64(bits) gives the rank back.
+ *
+ * A list is built by one walk of the phrase's matches (rowid and tf,
+ * then each row's length) and kept per store file, shared by the
+ * process's connections, like mcpage_bm25()'s row lengths: a sync's new
+ * rows are walked and merged in (rows are only appended while meta
+ * 'text_deletes' stays), a changed or deleted text makes the next query
+ * build it again, and a connection at an older snapshot skips the rows
+ * it cannot see. The first query of a phrase in a process costs one walk
+ * of its matches; the next ones read the group heads and the page.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_internal.h"
+
+/* Lists kept at most, and their matches in all (16 bytes each: 64 MiB at
+ * most). A phrase in more rows than that is walked and sorted for each
+ * query, which costs more than scoring every match; at a million
+ * messages no phrase has that many. */
+#define IMP_SLOTS       16
+#define IMP_ENTRIES_MAX ((int64_t)1 << 22)
+
+int store_sqlite__impact_off;
+int64_t store_sqlite__impact_walked;
+
+/* One match of a phrase. */
+typedef struct imp_entry {
+    int64_t id;  /* rowid */
+    uint32_t tf; /* occurrences of the phrase in the row */
+    uint32_t dl; /* the row's length in tokens */
+} imp_entry;
+
+/* A phrase's matches by (tf descending, dl, rowid). Immutable once built. */
+typedef struct imp_list {
+    int refs;        /* the cache's and each query's */
+    sq_version v;    /* the file and versions it was walked at */
+    char *fts;       /* the FTS5 query, the key */
+    int64_t max_id;  /* every row up to this rowid was walked */
+    int64_t n;       /* entries */
+    imp_entry *e;    /* the matches */
+    int64_t ngroups; /* runs of one tf */
+    int64_t *group;  /* where each run starts; group[ngroups] == n */
+    uint64_t used;   /* when a query last took it (eviction) */
+} imp_list;
+
+static pthread_mutex_t imp_mu = PTHREAD_MUTEX_INITIALIZER;
+static imp_list *imp_cache[IMP_SLOTS];
+static uint64_t imp_tick;
+
+static void imp_free(imp_list *l)
+{
+    if (l == NULL)
+        return;
+    sqlite3_free(l->fts);
+    sqlite3_free(l->e);
+    sqlite3_free(l->group);
+    sqlite3_free(l);
+}
+
+static void imp_release(imp_list *l)
+{
+    if (l == NULL)
+        return;
+    pthread_mutex_lock(&imp_mu);
+    int last = --l->refs == 0;
+    pthread_mutex_unlock(&imp_mu);
+    if (last)
+        imp_free(l);
+}
+
+/* mcpage_tf(messages_fts): the occurrences of the query's one phrase in the row. */
+static void tf_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                  sqlite3_value **val)
+{
+    (void)nval;
+    (void)val;
+    Fts5PhraseIter it;
+    int col = 0, off = 0;
+    sqlite3_int64 tf = 0;
+    int rc = api->xPhraseFirst(fts, 0, &it, &col, &off);
+    for (; rc == SQLITE_OK && col >= 0; api->xPhraseNext(fts, &it, &col, &off))
+        tf++;
+    if (rc == SQLITE_OK)
+        sqlite3_result_int64(ctx, tf);
+    else
+        sqlite3_result_error_code(ctx, rc);
+}
+
+/* mcpage_f64(bits): the double whose IEEE 754 bits are `bits`. */
+static void f64_fn(sqlite3_context *ctx, int nval, sqlite3_value **val)
+{
+    (void)nval;
+    sqlite3_int64 bits = sqlite3_value_int64(val[0]);
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    sqlite3_result_double(ctx, d);
+}
+
+/* Appends the matches of `fts` with rowid above `after` to *e (n entries, cap). */
+static int imp_walk(sqlite3 *db, const char *fts, int64_t after, imp_entry **e, int64_t *n,
+                    int64_t *cap)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT rowid, mcpage_tf(messages_fts) FROM messages_fts WHERE "
+                                "messages_fts MATCH ?1 AND rowid > ?2 ORDER BY rowid",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return rc;
+    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, after);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == *cap) {
+            int64_t want = *cap ? 2 * *cap : 1024;
+            imp_entry *g = sqlite3_realloc64(*e, (sqlite3_uint64)want * sizeof **e);
+            if (g == NULL) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            *e = g;
+            *cap = want;
+        }
+        sqlite3_int64 tf = sqlite3_column_int64(st, 1);
+        (*e)[(*n)++] = (imp_entry){.id = sqlite3_column_int64(st, 0),
+                                   .tf = tf > UINT32_MAX ? UINT32_MAX : (uint32_t)tf};
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Each entry's row length: from mcpage_bm25()'s array, else from FTS5's docsize. */
+static int imp_lengths(sqlite3 *db, imp_entry *e, int64_t n)
+{
+    dl_snap *d = store_sqlite__lengths(db, n >= store_sqlite__rank_load_matches);
+    sqlite3_stmt *st = NULL;
+    int rc = SQLITE_OK;
+    for (int64_t i = 0; rc == SQLITE_OK && i < n; i++) {
+        e[i].dl = store_sqlite__length(d, e[i].id);
+        if (e[i].dl > 0)
+            continue;
+        if (st == NULL)
+            rc = sqlite3_prepare_v2(db, "SELECT sz FROM messages_fts_docsize WHERE id = ?", -1, &st,
+                                    NULL);
+        if (rc != SQLITE_OK)
+            break;
+        sqlite3_bind_int64(st, 1, e[i].id);
+        if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            const unsigned char *sz = sqlite3_column_blob(st, 0);
+            uint64_t v = sz ? store_sqlite__varint(sz, sqlite3_column_bytes(st, 0)) : 0;
+            e[i].dl = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+            rc = SQLITE_OK;
+        } else if (rc == SQLITE_DONE) {
+            rc = SQLITE_CORRUPT; /* a match without a length */
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    store_sqlite__lengths_release(d);
+    return rc;
+}
+
+/* tf descending, then dl, then rowid: each tf's run falls in rank order. */
+static int imp_cmp(const void *pa, const void *pb)
+{
+    const imp_entry *a = pa, *b = pb;
+    if (a->tf != b->tf)
+        return a->tf > b->tf ? -1 : 1;
+    if (a->dl != b->dl)
+        return a->dl < b->dl ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+/* The sort key of imp_cmp() but the rowid: tf descending, then dl. */
+static uint64_t imp_key(const imp_entry *e)
+{
+    return ((uint64_t)(UINT32_MAX - e->tf) << 32) | e->dl;
+}
+
+/*
+ * Sorts entries that are in rowid order into imp_cmp() order: a stable
+ * radix sort on imp_key(), a byte a pass, passes over bytes every entry
+ * shares skipped (a walk of "the" at a million messages: glibc's qsort
+ * took 298M instructions).
+ */
+static int imp_sort(imp_entry *e, int64_t n)
+{
+    imp_entry *tmp = sqlite3_malloc64((sqlite3_uint64)(n ? n : 1) * sizeof *tmp);
+    if (tmp == NULL)
+        return SQLITE_NOMEM;
+    imp_entry *from = e, *to = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        int64_t count[257] = {0};
+        for (int64_t i = 0; i < n; i++)
+            count[((imp_key(&from[i]) >> shift) & 0xff) + 1]++;
+        int same = 0;
+        for (int b = 1; b <= 256; b++)
+            same |= count[b] == n;
+        if (same)
+            continue;
+        for (int b = 1; b <= 256; b++)
+            count[b] += count[b - 1];
+        for (int64_t i = 0; i < n; i++)
+            to[count[(imp_key(&from[i]) >> shift) & 0xff]++] = from[i];
+        imp_entry *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != e)
+        memcpy(e, from, (size_t)n * sizeof *e);
+    sqlite3_free(tmp);
+    return SQLITE_OK;
+}
+
+/* A new list of `base`'s entries (if any) and the sorted `add`, with its tf runs. */
+static imp_list *imp_merge(const imp_list *base, const imp_entry *add, int64_t nadd)
+{
+    imp_list *l = sqlite3_malloc(sizeof *l);
+    if (l == NULL)
+        return NULL;
+    memset(l, 0, sizeof *l);
+    l->refs = 1;
+    int64_t nbase = base ? base->n : 0;
+    l->n = nbase + nadd;
+    l->e = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->e);
+    if (l->e == NULL)
+        goto fail;
+    int64_t i = 0, j = 0, o = 0;
+    while (i < nbase && j < nadd)
+        l->e[o++] = imp_cmp(&base->e[i], &add[j]) <= 0 ? base->e[i++] : add[j++];
+    while (i < nbase)
+        l->e[o++] = base->e[i++];
+    while (j < nadd)
+        l->e[o++] = add[j++];
+    for (int64_t k = 0; k < l->n; k++)
+        l->ngroups += k == 0 || l->e[k].tf != l->e[k - 1].tf;
+    l->group = sqlite3_malloc64((sqlite3_uint64)(l->ngroups + 1) * sizeof *l->group);
+    if (l->group == NULL)
+        goto fail;
+    int64_t g = 0;
+    for (int64_t k = 0; k < l->n; k++)
+        if (k == 0 || l->e[k].tf != l->e[k - 1].tf)
+            l->group[g++] = k;
+    l->group[g] = l->n;
+    return l;
+fail:
+    imp_free(l);
+    return NULL;
+}
+
+static int same_store(const sq_version *a, const sq_version *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->id == b->id && a->deletes == b->deletes;
+}
+
+/* Keeps `l` in the cache (replacing the list of its query, else the
+ * least recently used) within IMP_ENTRIES_MAX; under imp_mu. Returns the
+ * lists let go, for the caller to release outside the lock. */
+static void imp_keep(imp_list *l, imp_list **gone, int *ngone)
+{
+    *ngone = 0;
+    if (l->n > IMP_ENTRIES_MAX)
+        return;
+    int slot = -1;
+    for (int i = 0; i < IMP_SLOTS && slot < 0; i++)
+        if (imp_cache[i] && strcmp(imp_cache[i]->fts, l->fts) == 0)
+            slot = i;
+    for (int i = 0; i < IMP_SLOTS && slot < 0; i++)
+        if (imp_cache[i] == NULL)
+            slot = i;
+    if (slot < 0) {
+        slot = 0;
+        for (int i = 1; i < IMP_SLOTS; i++)
+            if (imp_cache[i]->used < imp_cache[slot]->used)
+                slot = i;
+    }
+    if (imp_cache[slot])
+        gone[(*ngone)++] = imp_cache[slot];
+    l->refs++;
+    imp_cache[slot] = l;
+    for (;;) { /* the oldest others go while the lists hold too many matches */
+        int64_t total = 0;
+        int old = -1;
+        for (int i = 0; i < IMP_SLOTS; i++) {
+            if (imp_cache[i] == NULL)
+                continue;
+            total += imp_cache[i]->n;
+            if (i != slot && (old < 0 || imp_cache[i]->used < imp_cache[old]->used))
+                old = i;
+        }
+        if (total <= IMP_ENTRIES_MAX || old < 0)
+            break;
+        gone[(*ngone)++] = imp_cache[old];
+        imp_cache[old] = NULL;
+    }
+}
+
+/*
+ * The list of `fts` covering every row up to `vmax` at this connection's
+ * snapshot `v`, with a reference for the caller: the cached one, that one
+ * with the rows appended since walked and merged in, or a new one.
+ */
+static int imp_get(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax, imp_list **out)
+{
+    *out = NULL;
+    imp_list *base = NULL;
+    pthread_mutex_lock(&imp_mu);
+    for (int i = 0; i < IMP_SLOTS && base == NULL; i++)
+        if (imp_cache[i] && same_store(&imp_cache[i]->v, v) && strcmp(imp_cache[i]->fts, fts) == 0)
+            base = imp_cache[i];
+    if (base) {
+        base->refs++;
+        base->used = ++imp_tick;
+    }
+    pthread_mutex_unlock(&imp_mu);
+    if (base && base->max_id >= vmax) {
+        *out = base;
+        return SQLITE_OK;
+    }
+
+    imp_entry *add = NULL;
+    int64_t nadd = 0, cap = 0;
+    int rc = imp_walk(db, fts, base ? base->max_id : INT64_MIN, &add, &nadd, &cap);
+    if (rc == SQLITE_OK)
+        rc = imp_lengths(db, add, nadd);
+    imp_list *l = NULL;
+    if (rc == SQLITE_OK)
+        rc = imp_sort(add, nadd);
+    if (rc == SQLITE_OK) {
+        l = imp_merge(base, add, nadd);
+        rc = l ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    sqlite3_free(add);
+    if (l) {
+        l->v = *v;
+        l->max_id = vmax;
+        l->fts = sqlite3_mprintf("%s", fts);
+        rc = l->fts ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    imp_list *gone[IMP_SLOTS + 1];
+    int ngone = 0;
+    if (rc == SQLITE_OK) {
+        pthread_mutex_lock(&imp_mu);
+        store_sqlite__impact_walked += nadd;
+        l->used = ++imp_tick;
+        imp_keep(l, gone, &ngone);
+        pthread_mutex_unlock(&imp_mu);
+        *out = l;
+    } else {
+        imp_free(l);
+    }
+    for (int i = 0; i < ngone; i++)
+        imp_release(gone[i]);
+    imp_release(base);
+    return rc;
+}
+
+/* What a page is ranked with, at the connection's snapshot. */
+typedef struct imp_rank {
+    const imp_list *l;
+    int64_t vmax; /* rows above it are not in the snapshot */
+    double idf;
+    double avgdl;
+} imp_rank;
+
+/* The rank mcpage_bm25() gives entry k (one phrase: -(0 + its share)). */
+static double imp_score(const imp_rank *r, int64_t k)
+{
+    const imp_entry *e = &r->l->e[k];
+    double score = 0.0;
+    score += store_sqlite__bm25_term(r->idf, (double)e->tf, (double)e->dl, r->avgdl);
+    return -1.0 * score;
+}
+
+/* The first entry of group g from `k` on that the snapshot holds (or the group's end). */
+static int64_t imp_visible(const imp_rank *r, int64_t g, int64_t k)
+{
+    int64_t end = r->l->group[g + 1];
+    while (k < end && r->l->e[k].id > r->vmax)
+        k++;
+    return k;
+}
+
+/* A group's next candidate in the merge: its rank and position. */
+typedef struct imp_head {
+    double score;
+    int64_t k;
+    int64_t g;
+} imp_head;
+
+static void heap_push(imp_head *h, int64_t *n, imp_head x)
+{
+    int64_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2].score > x.score) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+static imp_head heap_pop(imp_head *h, int64_t *n)
+{
+    imp_head top = h[0], x = h[--*n];
+    int64_t i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1].score < h[c].score)
+            c++;
+        if (h[c].score >= x.score)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = x;
+    return top;
+}
+
+static int cmp_id(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* The first entry of group g whose rank is at least `key` (ranks rise along a group). */
+static int64_t imp_seek(const imp_rank *r, int64_t g, double key)
+{
+    int64_t lo = r->l->group[g], hi = r->l->group[g + 1];
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (imp_score(r, mid) < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * Writes the `want` rows after (key_rank, key_id) (all when !has_key) in
+ * (rank, rowid) order to `out` as [[rowid, rank bits], ...]. The groups'
+ * heads are merged by rank; all candidates of one rank are taken together
+ * and put in rowid order, since ranks may tie across lengths and groups.
+ */
+static int imp_page(const imp_rank *r, int64_t want, int has_key, double key_rank, int64_t key_id,
+                    sqlite3_str *out)
+{
+    const imp_list *l = r->l;
+    imp_head *heap = sqlite3_malloc64((sqlite3_uint64)(l->ngroups ? l->ngroups : 1) * sizeof *heap);
+    int64_t nheap = 0, nbatch = 0, batch_cap = 64, emitted = 0;
+    int64_t *batch = sqlite3_malloc64((sqlite3_uint64)batch_cap * sizeof *batch);
+    int rc = heap && batch ? SQLITE_OK : SQLITE_NOMEM;
+    for (int64_t g = 0; rc == SQLITE_OK && g < l->ngroups; g++) {
+        int64_t k = imp_visible(r, g, has_key ? imp_seek(r, g, key_rank) : l->group[g]);
+        if (k < l->group[g + 1])
+            heap_push(heap, &nheap, (imp_head){imp_score(r, k), k, g});
+    }
+    sqlite3_str_appendchar(out, 1, '[');
+    while (rc == SQLITE_OK && emitted < want && nheap > 0) {
+        double rank = heap[0].score;
+        nbatch = 0;
+        while (rc == SQLITE_OK && nheap > 0 && heap[0].score == rank) {
+            imp_head h = heap_pop(heap, &nheap);
+            int64_t end = l->group[h.g + 1];
+            while (h.k < end) {
+                if (nbatch == batch_cap) {
+                    int64_t *b =
+                        sqlite3_realloc64(batch, (sqlite3_uint64)batch_cap * 2 * sizeof *batch);
+                    if (b == NULL) {
+                        rc = SQLITE_NOMEM;
+                        break;
+                    }
+                    batch = b;
+                    batch_cap *= 2;
+                }
+                batch[nbatch++] = l->e[h.k].id;
+                h.k = imp_visible(r, h.g, h.k + 1);
+                if (h.k < end && (h.score = imp_score(r, h.k)) != rank) {
+                    heap_push(heap, &nheap, h);
+                    break;
+                }
+            }
+        }
+        qsort(batch, (size_t)nbatch, sizeof *batch, cmp_id);
+        sqlite3_int64 bits;
+        memcpy(&bits, &rank, sizeof bits);
+        for (int64_t i = 0; i < nbatch && emitted < want; i++) {
+            if (has_key && rank == key_rank && batch[i] <= key_id)
+                continue;
+            sqlite3_str_appendf(out, "%s[%lld,%lld]", emitted ? "," : "", (long long)batch[i],
+                                (long long)bits);
+            emitted++;
+        }
+    }
+    sqlite3_str_appendchar(out, 1, ']');
+    sqlite3_free(heap);
+    sqlite3_free(batch);
+    return rc != SQLITE_OK ? rc : sqlite3_str_errcode(out);
+}
+
+/* The largest rowid in the index at this snapshot (0 when empty). */
+static int index_max_id(sqlite3 *db, int64_t *max)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) FROM messages_fts_docsize", -1,
+                                &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *max = sqlite3_column_int64(st, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static void impact_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                      sqlite3_value **val)
+{
+    sqlite3 *db = api->xUserData(fts);
+    if (nval != 5 || api->xPhraseCount(fts) != 1 || sqlite3_value_text(val[0]) == NULL) {
+        sqlite3_result_error(ctx, "mcpage_impact: one phrase, and five arguments", -1);
+        return;
+    }
+    const char *query = (const char *)sqlite3_value_text(val[0]);
+    int64_t want = sqlite3_value_int64(val[1]);
+    int has_key = sqlite3_value_int(val[2]);
+    double key_rank = sqlite3_value_double(val[3]);
+    int64_t key_id = sqlite3_value_int64(val[4]);
+
+    sqlite3_int64 nrow = 0, ntoken = 0;
+    int64_t vmax = 0;
+    sq_version v;
+    int rc = api->xRowCount(fts, &nrow);
+    if (rc == SQLITE_OK)
+        rc = api->xColumnTotalSize(fts, -1, &ntoken);
+    if (rc == SQLITE_OK)
+        rc = index_max_id(db, &vmax);
+    if (rc == SQLITE_OK)
+        rc = store_sqlite__version(db, &v);
+    imp_list *l = NULL;
+    if (rc == SQLITE_OK)
+        rc = imp_get(db, query, &v, vmax, &l);
+    if (rc != SQLITE_OK) {
+        sqlite3_result_error_code(ctx, rc);
+        return;
+    }
+
+    /* The rows holding the phrase at this snapshot: bm25's idf. */
+    int64_t nhit = l->n;
+    if (l->max_id > vmax)
+        for (int64_t k = nhit = 0; k < l->n; k++)
+            nhit += l->e[k].id <= vmax;
+    imp_rank r = {.l = l,
+                  .vmax = vmax,
+                  .idf = store_sqlite__bm25_idf(nrow, nhit),
+                  .avgdl = (double)ntoken / (double)nrow};
+    sqlite3_str *out = sqlite3_str_new(db);
+    rc = imp_page(&r, want, has_key, key_rank, key_id, out);
+    imp_release(l);
+    int len = sqlite3_str_length(out);
+    char *json = sqlite3_str_finish(out);
+    if (rc == SQLITE_OK && json)
+        sqlite3_result_text(ctx, json, len, sqlite3_free);
+    else {
+        sqlite3_free(json);
+        sqlite3_result_error_code(ctx, rc != SQLITE_OK ? rc : SQLITE_NOMEM);
+    }
+}
+
+int store_sqlite_impact_register(fts5_api *api, sqlite3 *db)
+{
+    if (api->xCreateFunction(api, "mcpage_impact", db, impact_fn, NULL) != SQLITE_OK ||
+        api->xCreateFunction(api, "mcpage_tf", NULL, tf_fn, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db, "mcpage_f64", 1,
+                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, f64_fn,
+                                NULL, NULL) != SQLITE_OK)
+        return -1;
+    return 0;
+}
