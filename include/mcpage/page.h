@@ -211,6 +211,14 @@ MCPAGE_API int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_key
  */
 MCPAGE_API int mcpage_list_share(mcpage_list *pg, const char *field);
 /*
+ * Whether the page shows `field` of its records (or says it once, as the
+ * shared field): false for a field the `fields` argument, or the spec's
+ * default_fields, leaves out. A tool may then leave it out of the records
+ * it adds, saving the work of making it (read_with is handed the record
+ * without it too). True for a name the spec does not list.
+ */
+MCPAGE_API bool mcpage_list_wants(const mcpage_list *pg, const char *field);
+/*
  * A generation names the state of the data a total was counted on: a
  * number that changes whenever records may have been added or removed (a
  * store's write counter, a data file's modification time, a version

@@ -220,19 +220,41 @@ static inline bool plain8(const unsigned char *p)
     return special == 0;
 }
 
+/* Bytes at the start of p[0..n) that are printable ASCII other than '"' and '\\'. */
+static size_t plain_prefix(const unsigned char *p, size_t n)
+{
+    size_t run = 0;
+    while (n - run >= 8 && plain8(p + run))
+        run += 8;
+    while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
+        run++;
+    return run;
+}
+
 static void put_escaped(jw *w, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
+    size_t i = plain_prefix(p, n);
+    if (i == n) {
+        /* Nothing to escape (most keys and values): quoted in one copy. */
+        if (n > SIZE_MAX / 2 || !reserve(w, n + 2))
+            return;
+        char *o = w->buf + w->len;
+        o[0] = '"';
+        memcpy(o + 1, s, n);
+        o[n + 1] = '"';
+        o[n + 2] = '\0';
+        w->len += n + 2;
+        w->codepoints += n + 2;
+        w->utf16 += n + 2;
+        return;
+    }
     put_ascii(w, "\"", 1);
+    put_ascii(w, s, i);
     while (i < n && w->err == 0) {
         /* Copy a run of plain ASCII in one go. */
-        size_t run = i;
-        while (n - run >= 8 && plain8(p + run))
-            run += 8;
-        while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
-            run++;
+        size_t run = i + plain_prefix(p + i, n - i);
         if (run > i) {
             put_ascii(w, s + i, run - i);
             i = run;

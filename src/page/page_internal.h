@@ -45,6 +45,8 @@ void tb_puts(tbuf *t, const char *s);
 void tb_printf(tbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends v as compact JSON. */
 void tb_json(tbuf *t, const json_t *v);
+/* Appends v in decimal. */
+void tb_int(tbuf *t, int64_t v);
 
 /* Which limit a copy broke. */
 typedef enum page_over { PAGE_FITS = 0, PAGE_OVER_TOKENS, PAGE_OVER_CHARS } page_over;

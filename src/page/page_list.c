@@ -124,6 +124,15 @@ static json_t *project(const mcpage_list *pg, json_t *rec)
     return out;
 }
 
+/* Bytes repeated in each of a word's eight lanes. */
+#define LANES(b) (UINT64_C(0x0101010101010101) * (b))
+/* Nonzero when some byte of x is zero (may also flag bytes past the first zero). */
+#define HAS_ZERO(x) (((x)-LANES(1)) & ~(x)&LANES(0x80))
+/* Nonzero when some byte of x is one a text line escapes: \t \n \r \\. */
+#define TSV_SPECIAL(x)                                                                             \
+    (HAS_ZERO((x) ^ LANES('\t')) | HAS_ZERO((x) ^ LANES('\n')) | HAS_ZERO((x) ^ LANES('\r')) |     \
+     HAS_ZERO((x) ^ LANES('\\')))
+
 /* One value of a text line: strings as they are with \t \n \r \\ escaped,
    null as nothing, anything else as compact JSON. */
 static void tsv_value(tbuf *t, const json_t *v)
@@ -136,6 +145,12 @@ static void tsv_value(tbuf *t, const json_t *v)
     }
     const char *p = json_string_value(v), *end = p + json_string_length(v), *run = p;
     for (; p < end; p++) {
+        /* Eight bytes at a time while none needs escaping. */
+        uint64_t x;
+        while (end - p >= 8 && (memcpy(&x, p, 8), !TSV_SPECIAL(x)))
+            p += 8;
+        if (p == end)
+            break;
         const char *esc = *p == '\t'   ? "\\t"
                           : *p == '\n' ? "\\n"
                           : *p == '\r' ? "\\r"
@@ -259,16 +274,29 @@ void mcpage_list_abort(mcpage_list *pg)
 /* Writes the summary line ("20 of 1,240 sessions (offset 0, ...).") */
 static void summary(const mcpage_list *pg, size_t n, const char *stopped, tbuf *t)
 {
-    char a[32], b[32], c[32], d[32];
-    tb_printf(t, "%s of %s %s (offset %s, ", page_fmt_int((int64_t)n, a),
-              page_fmt_int(pg->total, b), pg->spec->unit, page_fmt_int(pg->win.offset, c));
-    if (strcmp(stopped, "limit") == 0)
-        tb_printf(t, "stopped at the %s-record limit).", page_fmt_int(pg->win.limit, d));
-    else if (strcmp(stopped, "max_tokens") == 0)
-        tb_printf(t, "stopped at the %s-token budget).", page_fmt_int(pg->b.max_tokens, d));
-    else if (strcmp(stopped, "max_chars") == 0)
-        tb_printf(t, "stopped at the %s-character ceiling).", page_fmt_int(pg->b.max_chars, d));
-    else if (n == 0 && pg->win.offset > 0 && pg->win.offset >= pg->total)
+    /* Written piece by piece: this runs for every page, printf costs more. */
+    char a[32];
+    tb_puts(t, page_fmt_int((int64_t)n, a));
+    tb_puts(t, " of ");
+    tb_puts(t, page_fmt_int(pg->total, a));
+    tb_puts(t, " ");
+    tb_puts(t, pg->spec->unit);
+    tb_puts(t, " (offset ");
+    tb_puts(t, page_fmt_int(pg->win.offset, a));
+    tb_puts(t, ", ");
+    if (strcmp(stopped, "limit") == 0) {
+        tb_puts(t, "stopped at the ");
+        tb_puts(t, page_fmt_int(pg->win.limit, a));
+        tb_puts(t, "-record limit).");
+    } else if (strcmp(stopped, "max_tokens") == 0) {
+        tb_puts(t, "stopped at the ");
+        tb_puts(t, page_fmt_int(pg->b.max_tokens, a));
+        tb_puts(t, "-token budget).");
+    } else if (strcmp(stopped, "max_chars") == 0) {
+        tb_puts(t, "stopped at the ");
+        tb_puts(t, page_fmt_int(pg->b.max_chars, a));
+        tb_puts(t, "-character ceiling).");
+    } else if (n == 0 && pg->win.offset > 0 && pg->win.offset >= pg->total)
         tb_puts(t, "past the end).");
     else
         tb_puts(t, "the end of the list).");
@@ -295,14 +323,21 @@ static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cur
 {
     char a[32];
     if (has_more) {
-        tb_printf(t, "Next page: %s with ", pg->b.tool);
-        if (cursor && literal)
-            tb_printf(t, "cursor=\"%s\" (or offset=%lld)", cursor,
-                      (long long)(pg->win.offset + (int64_t)n));
-        else if (cursor)
+        tb_puts(t, "Next page: ");
+        tb_puts(t, pg->b.tool);
+        tb_puts(t, " with ");
+        if (cursor && literal) {
+            tb_puts(t, "cursor=\"");
+            tb_puts(t, cursor);
+            tb_puts(t, "\" (or offset=");
+            tb_int(t, pg->win.offset + (int64_t)n);
+            tb_puts(t, ")");
+        } else if (cursor) {
             tb_puts(t, "cursor=next_cursor"); /* next_offset is beside it too */
-        else
-            tb_printf(t, "offset=%lld", (long long)(pg->win.offset + (int64_t)n));
+        } else {
+            tb_puts(t, "offset=");
+            tb_int(t, pg->win.offset + (int64_t)n);
+        }
         given_size(pg, t);
         page_same_args(&pg->b, t);
         tb_puts(t, ".");
@@ -330,8 +365,10 @@ static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cur
     /* Narrowing is news on the first page of a walk, and worth saying only
        when more than one page remains; later pages would repeat it. */
     if (has_more && pg->spec->narrow_hint && !pg->win.resume && pg->win.offset == 0 &&
-        pg->total - (int64_t)n > pg->win.limit)
-        tb_printf(t, " %s", pg->spec->narrow_hint);
+        pg->total - (int64_t)n > pg->win.limit) {
+        tb_puts(t, " ");
+        tb_puts(t, pg->spec->narrow_hint);
+    }
     /* Clauses start with a space; the hint does not. */
     if (t->len && t->buf[0] == ' ' && t->err == 0) {
         memmove(t->buf, t->buf + 1, t->len);
@@ -467,7 +504,8 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
         jw_json(s, pg->trunc_notes);
     }
     jw_kv_int(s, "returned", (int64_t)n);
-    snprintf(key, sizeof key, "total_%s", pg->spec->unit);
+    memcpy(key, "total_", 6);
+    memcpy(key + 6, pg->spec->unit, strlen(pg->spec->unit) + 1); /* spec_ok: at most 64 bytes */
     jw_kv_int(s, key, pg->total);
     jw_kv_bool(s, "has_more", has_more);
     jw_kv_int(s, "offset", pg->win.offset);
@@ -490,13 +528,18 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     if (pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES) {
         summary(pg, n, stopped, t);
         if (shared) {
-            tb_printf(t, "\n%s: ", pg->share);
+            tb_puts(t, "\n");
+            tb_puts(t, pg->share);
+            tb_puts(t, ": ");
             tsv_value(t, pg->share_val);
         }
         if (columns(pg) && n > 0) {
             tb_put(t, "\n", 1);
-            for (int i = 0; i < pg->ncols; i++)
-                tb_printf(t, "%s%s", i ? "\t" : "", pg->cols[i]);
+            for (int i = 0; i < pg->ncols; i++) {
+                if (i)
+                    tb_put(t, "\t", 1);
+                tb_puts(t, pg->cols[i]);
+            }
         }
         for (size_t i = 0; i < n; i++) {
             list_rec *r = &pg->recs[i];
@@ -549,13 +592,10 @@ static void list_names(const char *const *names, char *buf, size_t cap)
     }
 }
 
-static int parse_fields(mcpage_list *pg)
+/* Rejects the `fields` argument (or its element `got`), naming the valid fields. */
+static int reject_fields(mcpage_list *pg, const json_t *got)
 {
     const mcpage_list_spec *spec = pg->spec;
-    pg->nsel = -1;
-    if (spec->fields == NULL)
-        return MCPAGE_OK;
-    const json_t *v = pg->b.args ? json_object_get(pg->b.args, "fields") : NULL;
     char valid[1024], expected[1100], example[128];
     list_names(spec->fields, valid, sizeof valid);
     snprintf(expected, sizeof expected, "a list of field names from: %s", valid);
@@ -564,6 +604,16 @@ static int parse_fields(mcpage_list *pg)
         snprintf(example, sizeof example, "fields=[\"%s\",\"%s\"]", ex[0], ex[1]);
     else
         snprintf(example, sizeof example, "fields=[\"%s\"]", ex[0] ? ex[0] : "");
+    return page_reject(&pg->b, "invalid_argument", "fields", got, expected, example, NULL);
+}
+
+static int parse_fields(mcpage_list *pg)
+{
+    const mcpage_list_spec *spec = pg->spec;
+    pg->nsel = -1;
+    if (spec->fields == NULL)
+        return MCPAGE_OK;
+    const json_t *v = pg->b.args ? json_object_get(pg->b.args, "fields") : NULL;
     if (v == NULL || json_is_null(v)) {
         pg->nsel = 0;
         if (spec->default_fields == NULL) {
@@ -575,14 +625,14 @@ static int parse_fields(mcpage_list *pg)
         return MCPAGE_OK;
     }
     if (!json_is_array(v) || json_array_size(v) > LIST_MAX_FIELDS)
-        return page_reject(&pg->b, "invalid_argument", "fields", v, expected, example, NULL);
+        return reject_fields(pg, v);
     pg->nsel = 0;
     size_t i;
     json_t *e;
     json_array_foreach(v, i, e)
     {
         if (!json_is_string(e) || !name_in(json_string_value(e), spec->fields))
-            return page_reject(&pg->b, "invalid_argument", "fields", e, expected, example, NULL);
+            return reject_fields(pg, e);
         pg->sel[pg->nsel++] = json_string_value(e);
     }
     return MCPAGE_OK;
@@ -613,6 +663,14 @@ int mcpage_list_share(mcpage_list *pg, const char *field)
             pg->share = *f; /* the spec's string: lives as long as the spec */
     set_columns(pg);
     return MCPAGE_OK;
+}
+
+bool mcpage_list_wants(const mcpage_list *pg, const char *field)
+{
+    if (pg == NULL || field == NULL || pg->spec->fields == NULL ||
+        !name_in(field, pg->spec->fields))
+        return true;
+    return selected(pg, field) || (pg->share && strcmp(field, pg->share) == 0);
 }
 
 static int parse_cursor(mcpage_list *pg, bool offset_given, int64_t offset_arg)

@@ -191,11 +191,32 @@ void page_base_free(page_base *b)
     memset(b, 0, sizeof *b);
 }
 
+/* The decimal digits of u at the end of buf[24]; returns where they start. */
+static char *digits_of(uint64_t u, char buf[24])
+{
+    char *q = buf + 24;
+    do {
+        *--q = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    return q;
+}
+
+void tb_int(tbuf *t, int64_t v)
+{
+    char buf[24];
+    if (v < 0)
+        tb_put(t, "-", 1);
+    char *q = digits_of(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, buf);
+    tb_put(t, q, (size_t)(buf + sizeof buf - q));
+}
+
 const char *page_fmt_int(int64_t v, char buf[32])
 {
-    char digits[24];
+    char digits_buf[24];
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    int n = snprintf(digits, sizeof digits, "%llu", (unsigned long long)u);
+    const char *digits = digits_of(u, digits_buf);
+    int n = (int)(digits_buf + sizeof digits_buf - digits);
     size_t o = 0;
     if (v < 0)
         buf[o++] = '-';
@@ -468,8 +489,12 @@ void page_given_size(const page_base *b, tbuf *t, const char *name, int64_t used
     /* The runtime may fill in a default the caller never gave: unsaid. */
     if (strcmp(name, "max_tokens") == 0 && used == b->pager->cfg.default_tokens)
         return;
-    if (v && !json_is_null(v))
-        tb_printf(t, ", %s=%lld", name, (long long)used);
+    if (v && !json_is_null(v)) {
+        tb_puts(t, ", ");
+        tb_puts(t, name);
+        tb_puts(t, "=");
+        tb_int(t, used);
+    }
 }
 
 void page_write_clamps(const page_base *b, jw *w)

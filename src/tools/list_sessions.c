@@ -66,6 +66,10 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
 {
     store_sessions rows = {0};
     int rc = store_sessions_list(s, ud, page, &rows);
+    /* Fields the page does not show are not made (the defaults leave four out). */
+    bool ended = mcpage_list_wants(pg, "ended_at"), model = mcpage_list_wants(pg, "model"),
+         branch = mcpage_list_wants(pg, "branch"),
+         parent = mcpage_list_wants(pg, "parent_session_id");
     for (size_t i = 0; rc >= 0 && i < rows.count; i++) {
         const store_session *r = &rows.rows[i];
         json_t *rec = json_object();
@@ -73,12 +77,16 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
         json_object_set_new(rec, "project", tools_jstr(r->project));
         json_object_set_new(rec, "title", tools_jstr(r->title));
         json_object_set_new(rec, "started_at", tools_jtime(r->started_at));
-        json_object_set_new(rec, "ended_at", tools_jtime(r->ended_at));
+        if (ended)
+            json_object_set_new(rec, "ended_at", tools_jtime(r->ended_at));
         json_object_set_new(rec, "messages", json_integer(r->message_count));
         json_object_set_new(rec, "source", tools_jstr(r->source));
-        json_object_set_new(rec, "model", tools_jstr(r->model));
-        json_object_set_new(rec, "branch", tools_jstr(r->git_branch));
-        json_object_set_new(rec, "parent_session_id", tools_jstr(r->parent_session_id));
+        if (model)
+            json_object_set_new(rec, "model", tools_jstr(r->model));
+        if (branch)
+            json_object_set_new(rec, "branch", tools_jstr(r->git_branch));
+        if (parent)
+            json_object_set_new(rec, "parent_session_id", tools_jstr(r->parent_session_id));
         rc = tools_list_add(pg, rec, &r->key);
         if (rc == MCPAGE_PAGE_FULL)
             break;
