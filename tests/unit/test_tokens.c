@@ -48,6 +48,16 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+/* The corpus file `name` of tests/data/tokens (fails the test when unreadable). */
+static char *read_corpus_file(const char *name, size_t *len)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/tokens/%s", MCPAGE_TEST_DATA, name);
+    char *text = read_file(path, len);
+    assert_non_null(text);
+    return text;
+}
+
 static void estimate_counts_pieces_plus_edge_allowance(void **state)
 {
     (void)state;
@@ -101,11 +111,8 @@ static void estimate_keeps_bounds_on_every_class_and_chunk(void **state)
            "worst-under", "worst-over*");
     json_object_foreach(ref, name, entry)
     {
-        char path[512];
-        snprintf(path, sizeof path, "%s/tokens/%s", MCPAGE_TEST_DATA, name);
         size_t len = 0;
-        char *text = read_file(path, &len);
-        assert_non_null(text);
+        char *text = read_corpus_file(name, &len);
         assert_int_equal(len, (size_t)json_integer_value(json_object_get(entry, "bytes")));
         row r = {name, len, (size_t)json_integer_value(json_object_get(entry, "tokens")),
                  0,    1e9, 0};
@@ -215,11 +222,8 @@ static void estimate_adds_up_across_allowed_cuts(void **state)
     json_t *entry;
     json_object_foreach(ref, name, entry)
     {
-        char path[512];
-        snprintf(path, sizeof path, "%s/tokens/%s", MCPAGE_TEST_DATA, name);
         size_t len = 0;
-        char *text = read_file(path, &len);
-        assert_non_null(text);
+        char *text = read_corpus_file(name, &len);
         bad += check_cuts(text, len < 1500 ? len : 1500, &allowed);
         free(text);
     }
