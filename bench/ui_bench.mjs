@@ -6,7 +6,11 @@
 // search_conversations), the p50 and p90 of RUNS sequential requests on a
 // keep-alive connection after 3 warm-ups, beside tools/call of the same
 // tools with the same arguments over /mcp (JSON answers). The session is
-// the one holding the newest match of QUERY (default "error").
+// the one holding the newest match of QUERY (default "error"). Last, a
+// ping over /mcp on a new connection sent 2 ms into each relevance search
+// page: a page rendered on a polling thread delays the pings that land on
+// that thread (about half of them: the daemon has two); rendered on a
+// worker (docs/ui.md), none.
 import { spawn } from "node:child_process";
 import http from "node:http";
 
@@ -32,10 +36,10 @@ const base = await new Promise((resolve, reject) => {
 });
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
-function request(method, path, body, headers = {}) {
+function request(method, path, body, headers = {}, via = agent) {
   return new Promise((resolve, reject) => {
     const t = process.hrtime.bigint();
-    const req = http.request({ host: base.hostname, port: base.port, path, method, agent, headers }, (res) => {
+    const req = http.request({ host: base.hostname, port: base.port, path, method, agent: via, headers }, (res) => {
       const chunks = [];
       res.on("data", (d) => chunks.push(d));
       res.on("end", () => resolve({ status: res.statusCode, headers: res.headers,
@@ -99,6 +103,17 @@ const rows = [
   [`search page /search?q=${QUERY}&sort=newest`, page(`/search?q=${encodeURIComponent(QUERY)}&sort=newest`)],
   [`  MCP search_conversations "${QUERY}" newest`, tool("search_conversations", { query: QUERY, sort: "newest", fields })],
 ];
+// A ping on a new connection (so on either polling thread), sent 2 ms into a search page.
+const fresh = new http.Agent({ keepAlive: false });
+rows.push([`MCP ping sent 2 ms into a relevance search page (new connection)`, async () => {
+  const pending = request("GET", `/search?q=${encodeURIComponent(QUERY)}`);
+  await new Promise((res) => setTimeout(res, 2));
+  const pong = await request("POST", "/mcp", JSON.stringify({ jsonrpc: "2.0", id: id++, method: "ping" }),
+    mcpHeaders, fresh);
+  if (pong.status !== 200) failed++;
+  await pending;
+  return pong.ms;
+}]);
 const stats = await (await call("list_projects", { limit: 1 })).result.structuredContent;
 console.log(`store ${store}: session ${session} (${summary.messages} messages, ${summary.transcript_lines} lines); ` +
   `${stats.total_projects} projects; ${RUNS} runs each, ms`);
