@@ -221,7 +221,7 @@ done:
 }
 
 /*
- * Registered with mcpage_server_add_tool(), not _add_grid_tool(): its
+ * Registered with tools_add_windowed(), not mcpage_server_add_grid_tool(): its
  * row and column labels live in the grid it builds per call, which must
  * outlive the page's finish. The window's schema still comes from the
  * spec.
@@ -242,14 +242,11 @@ int tool_activity_map_register(mcpage_server *srv, tools_ctx *ctx)
         page_fmt_int(spec.default_rows, dr), page_fmt_int(spec.default_cols, dc),
         page_fmt_int(spec.max_rows, mr), page_fmt_int(spec.max_cols, mc),
         tools_budget_words(p, budget, sizeof budget));
-    char *in = tools_schema_with_window(schema, mcpage_grid_schema(p, &spec));
-    if (in == NULL)
-        return MCPAGE_ENOMEM;
     mcpage_tool t = {
         .name = "activity_map",
         .title = "Activity map",
         .description = desc,
-        .input_schema = in,
+        .input_schema = schema,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,
@@ -257,7 +254,5 @@ int tool_activity_map_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    int rc = mcpage_server_add_tool(srv, &t);
-    free(in);
-    return rc;
+    return tools_add_windowed(srv, &t, mcpage_grid_schema(p, &spec));
 }

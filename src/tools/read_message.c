@@ -46,10 +46,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     store_message m;
     int rc = store_message_get(s, id, &m);
     if (rc == MCPAGE_ENOTFOUND)
-        mcpage_reject_argument(res, spec.tool, "message_id", json_object_get(args, "message_id"),
-                               "the message_id of an archived message (search_conversations "
-                               "gives them)",
-                               "message_id=<a message_id from search_conversations>");
+        tools_reject_message_id(res, spec.tool, json_object_get(args, "message_id"));
     else if (rc < 0)
         tools_store_error(res, s, rc, "the message");
     tools_store_put(ctx, s);

@@ -71,7 +71,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 }
 
 /*
- * Registered with mcpage_server_add_tool(), not _add_bytes_tool(): it
+ * Registered with tools_add_windowed(), not mcpage_server_add_bytes_tool(): it
  * adds the session's resource link after the page, which a page the
  * runtime finishes cannot carry. The window's schema still comes from
  * the spec.
@@ -95,14 +95,11 @@ int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx)
         "continue with next_offset. Use it to check what read_session shows against the source.",
         page_fmt_int(spec.default_max_bytes, d), page_fmt_int(spec.max_max_bytes, m),
         tools_budget_words(p, budget, sizeof budget));
-    char *in = tools_schema_with_window(schema, mcpage_bytes_schema(p, &spec));
-    if (in == NULL)
-        return MCPAGE_ENOMEM;
     mcpage_tool t = {
         .name = "read_raw",
         .title = "Read a session's original bytes",
         .description = desc,
-        .input_schema = in,
+        .input_schema = schema,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,
@@ -110,7 +107,5 @@ int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    int rc = mcpage_server_add_tool(srv, &t);
-    free(in);
-    return rc;
+    return tools_add_windowed(srv, &t, mcpage_bytes_schema(p, &spec));
 }

@@ -4,7 +4,6 @@
  * max_lines within the token budget; a long line continues with
  * next_start_column. The session's resource link follows the page.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "tools/tools.h"
@@ -58,10 +57,7 @@ static int session_of(store *s, const json_t *args, store_session *out, mcpage_r
         store_message_clear(&m);
     }
     if (rc == MCPAGE_ENOTFOUND)
-        mcpage_reject_argument(res, spec.tool, "message_id", json_object_get(args, "message_id"),
-                               "the message_id of an archived message (search_conversations "
-                               "gives them)",
-                               "message_id=<a message_id from search_conversations>");
+        tools_reject_message_id(res, spec.tool, json_object_get(args, "message_id"));
     else if (rc < 0)
         tools_store_error(res, s, rc, "the message");
     else
@@ -94,10 +90,7 @@ static json_t *window_args(tools_ctx *ctx, const json_t *args, mcpage_result *re
         store_message_clear(&m);
     }
     if (rc == MCPAGE_ENOTFOUND)
-        mcpage_reject_argument(res, spec.tool, "message_id", mid,
-                               "the message_id of an archived message (search_conversations "
-                               "gives them)",
-                               "message_id=<a message_id from search_conversations>");
+        tools_reject_message_id(res, spec.tool, mid);
     else if (rc < 0)
         tools_store_error(res, s, rc, "the message");
     tools_store_put(ctx, s);
@@ -162,7 +155,7 @@ static int run_window(mcpage_call *call, tools_ctx *ctx, const json_t *args, mcp
 }
 
 /*
- * Registered with mcpage_server_add_tool(), not _add_lines_tool(): it
+ * Registered with tools_add_windowed(), not mcpage_server_add_lines_tool(): it
  * begins its own page, from a start_line that message_id may move, and
  * adds the session's resource link after the page. The window's schema
  * still comes from the spec.
@@ -183,14 +176,11 @@ int tool_read_session_register(mcpage_server *srv, tools_ctx *ctx)
         "match at that message. The session's resource link follows the page.",
         page_fmt_int(spec.default_max_lines, d), page_fmt_int(spec.max_max_lines, m),
         tools_budget_words(p, budget, sizeof budget));
-    char *in = tools_schema_with_window(schema, mcpage_lines_schema(p, &spec));
-    if (in == NULL)
-        return MCPAGE_ENOMEM;
     mcpage_tool t = {
         .name = "read_session",
         .title = "Read a session transcript",
         .description = desc,
-        .input_schema = in,
+        .input_schema = schema,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,
@@ -198,7 +188,5 @@ int tool_read_session_register(mcpage_server *srv, tools_ctx *ctx)
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
     };
-    int rc = mcpage_server_add_tool(srv, &t);
-    free(in);
-    return rc;
+    return tools_add_windowed(srv, &t, mcpage_lines_schema(p, &spec));
 }

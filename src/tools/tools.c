@@ -106,7 +106,7 @@ static int ended_lookup(void *ud, const uint8_t *key, bool *ended)
 {
     char why[700];
     store *s = hook_store(ud, why, sizeof why);
-    int yes = 0;
+    bool yes = false;
     int rc = s ? store_ended_lookup(s, key, &yes) : MCPAGE_ESTORE;
     tools_store_put(ud, s);
     *ended = rc == 0 && yes;
@@ -349,16 +349,35 @@ const char *tools_budget_words(const mcpage_pager *p, char *buf, size_t cap)
     return buf;
 }
 
-char *tools_schema_with_window(const char *own, json_t *window)
+int tools_add_windowed(mcpage_server *srv, const mcpage_tool *t, json_t *window)
 {
-    json_t *s = own ? json_loads(own, 0, NULL) : NULL;
-    json_t *props = json_object_get(s, "properties");
-    char *text = NULL;
-    if (json_is_object(props) && json_is_object(window) && json_object_update(props, window) == 0)
-        text = json_dumps(s, JSON_COMPACT);
+    json_t *in = t->input_schema ? json_loads(t->input_schema, 0, NULL) : NULL;
+    json_t *props = json_object_get(in, "properties");
+    int rc = MCPAGE_ENOMEM;
+    if (!json_is_object(props))
+        rc = MCPAGE_EPARSE;
+    else if (json_is_object(window) && json_object_update(props, window) == 0)
+        rc = 0;
+    char *text = rc == 0 ? json_dumps(in, JSON_COMPACT) : NULL;
     json_decref(window);
-    json_decref(s);
-    return text;
+    json_decref(in);
+    if (rc == 0 && text == NULL)
+        rc = MCPAGE_ENOMEM;
+    if (rc == 0) {
+        mcpage_tool merged = *t;
+        merged.input_schema = text;
+        rc = mcpage_server_add_tool(srv, &merged);
+    }
+    free(text);
+    return rc;
+}
+
+int tools_reject_message_id(mcpage_result *res, const char *tool, const json_t *got)
+{
+    return mcpage_reject_argument(
+        res, tool, "message_id", got,
+        "the message_id of an archived message (search_conversations gives them)",
+        "message_id=<a message_id from search_conversations>");
 }
 
 int tools_register_all(mcpage_server *srv, tools_ctx *ctx)

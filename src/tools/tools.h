@@ -162,6 +162,12 @@ int tools_list_add(mcpage_list *pg, json_t *rec, const store_key *key);
 int tools_session_find(store *s, const char *tool, const json_t *args, store_session *out,
                        mcpage_result *res);
 
+/*
+ * Writes the invalid-argument result for a message_id that names no
+ * archived message (`got`: the argument as given).
+ */
+int tools_reject_message_id(mcpage_result *res, const char *tool, const json_t *got);
+
 /* Adds a resource_link block for a session after the paged data. */
 int tools_session_link(mcpage_result *res, const store_session *ses);
 /* "mcpage://sessions/<id>" (percent-encoded id) into buf. */
@@ -189,15 +195,16 @@ json_t *tools_read_with_message(const json_t *record, const char *field, void *u
  */
 const char *tools_budget_words(const mcpage_pager *p, char *buf, size_t cap);
 /*
- * The inputSchema text of a tool that begins its own page (it reshapes
- * the window's arguments or adds a block after the page, which the
- * runtime's one-call registration cannot): `own`, the tool's object
- * schema, with the window's properties `window` (stolen; as
- * mcpage_lines_schema() and its siblings write them) merged in. NULL
- * when out of memory, `own` is not an object schema or `window` is NULL;
- * free() the text.
+ * Registers a tool that begins its own page (it reshapes the window's
+ * arguments, adds a block after the page, or keeps what the page borrows
+ * past its handler, which the runtime's one-call registration cannot):
+ * t->input_schema, the tool's own object schema, with the window's
+ * properties `window` (stolen; as mcpage_lines_schema() and its
+ * siblings write them) merged in. MCPAGE_ENOMEM when `window` is NULL or
+ * memory ran out, MCPAGE_EPARSE for an own schema without properties;
+ * else as mcpage_server_add_tool().
  */
-char *tools_schema_with_window(const char *own, json_t *window);
+int tools_add_windowed(mcpage_server *srv, const mcpage_tool *t, json_t *window);
 
 /*
  * outputSchema of a LIST tool's page: the contract's invariants, typed.
