@@ -295,11 +295,11 @@ int store_ended_record(store *s, const uint8_t *key, int64_t until)
     return s->ops->ended_record ? s->ops->ended_record(s, key, until) : 0;
 }
 
-int store_ended_lookup(store *s, const uint8_t *key, int *ended)
+int store_ended_lookup(store *s, const uint8_t *key, bool *ended)
 {
     if (!s || !key || !ended)
         return MCPAGE_EINVAL;
-    *ended = 0;
+    *ended = false;
     return s->ops->ended_lookup ? s->ops->ended_lookup(s, key, ended) : 0;
 }
 

@@ -33,6 +33,7 @@
 #ifndef MCPAGE_STORE_STORE_H
 #define MCPAGE_STORE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -528,8 +529,8 @@ typedef void (*store_ended_fn)(void *ctx, const uint8_t *key, int64_t until);
 /* Records that the session `key` ended; it matters until `until` (unix
  * seconds), after which the id is refused anyway and the row is dropped. */
 int store_ended_record(store *s, const uint8_t *key, int64_t until);
-/* *ended = 1 when `key` is recorded and not yet expired, else 0. */
-int store_ended_lookup(store *s, const uint8_t *key, int *ended);
+/* *ended is true when `key` is recorded and not yet expired. */
+int store_ended_lookup(store *s, const uint8_t *key, bool *ended);
 /* Calls `each` for the ends recorded since the position *mark (0: none,
  * it only sets the position) and advances *mark, an opaque position in
  * the store's own clock. An end may be reported twice; never missed. */

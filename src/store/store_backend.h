@@ -54,7 +54,7 @@ typedef struct store_ops {
     int (*check)(store *s);
     /* Optional (NULL: this backend keeps no shared record of ended sessions). */
     int (*ended_record)(store *s, const uint8_t *key, int64_t until);
-    int (*ended_lookup)(store *s, const uint8_t *key, int *ended);
+    int (*ended_lookup)(store *s, const uint8_t *key, bool *ended);
     int (*ended_since)(store *s, int64_t *mark, store_ended_fn each, void *ctx);
 } store_ops;
 

@@ -8,6 +8,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1262,7 +1263,7 @@ static void ended_sessions_are_shared(void **state)
     assert_int_equal(store_ended_record(a, k1, now + 3600), 0);
     assert_int_equal(store_ended_record(a, k1, now + 3600), 0); /* twice is once */
     assert_int_equal(store_ended_record(a, k3, now - 5), 0);    /* already expired */
-    int ended = -1;
+    bool ended = true;
     assert_int_equal(store_ended_lookup(b, k1, &ended), 0);
     int shared = tb_current() == TB_POSTGRES;
     assert_int_equal(ended, shared);

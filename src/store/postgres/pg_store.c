@@ -1336,7 +1336,7 @@ static int pg_ended_record(store *s, const uint8_t *key, int64_t until)
     return 0;
 }
 
-static int pg_ended_lookup(store *s, const uint8_t *key, int *ended)
+static int pg_ended_lookup(store *s, const uint8_t *key, bool *ended)
 {
     char k[2 * STORE_ENDED_KEY_LEN + 1];
     key_hex(key, k);
