@@ -226,7 +226,7 @@ done:
  * outlive the page's finish. The window's schema still comes from the
  * spec.
  */
-int tool_activity_map_register(mcpage_server *srv, tools_ctx *ctx)
+int tools_activity_map_register(mcpage_server *srv, tools_ctx *ctx)
 {
     const mcpage_pager *p = mcpage_server_pager(srv);
     char dr[PAGE_FMT_INT_CAP], dc[PAGE_FMT_INT_CAP], mr[PAGE_FMT_INT_CAP], mc[PAGE_FMT_INT_CAP];

@@ -139,7 +139,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     return answer(res, id, fmt, path, &st);
 }
 
-int tool_export_session_register(mcpage_server *srv, tools_ctx *ctx)
+int tools_export_session_register(mcpage_server *srv, tools_ctx *ctx)
 {
     if (ctx->export_dir == NULL || ctx->export_dir[0] == '\0')
         return 0; /* no folder configured: no tool that writes */

@@ -124,7 +124,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     return rc;
 }
 
-int tool_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx)
+int tools_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx)
 {
     mcpage_tool t = {
         .name = "get_session_summary",

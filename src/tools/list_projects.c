@@ -78,7 +78,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     return tools_list_run(ctx, &walk, res);
 }
 
-int tool_list_projects_register(mcpage_server *srv, tools_ctx *ctx)
+int tools_list_projects_register(mcpage_server *srv, tools_ctx *ctx)
 {
     char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1000];
     (void)snprintf(

@@ -118,7 +118,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     return tools_list_run(ctx, &walk, res);
 }
 
-int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx)
+int tools_list_sessions_register(mcpage_server *srv, tools_ctx *ctx)
 {
     char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1400];
     (void)snprintf(

@@ -85,7 +85,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     return rc < 0 ? rc : 0;
 }
 
-int tool_read_message_register(mcpage_server *srv, tools_ctx *ctx)
+int tools_read_message_register(mcpage_server *srv, tools_ctx *ctx)
 {
     char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[800];
     (void)snprintf(

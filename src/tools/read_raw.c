@@ -76,7 +76,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
  * runtime finishes cannot carry. The window's schema still comes from
  * the spec.
  */
-int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx)
+int tools_read_raw_register(mcpage_server *srv, tools_ctx *ctx)
 {
     const mcpage_pager *p = mcpage_server_pager(srv);
     char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1400];

@@ -160,7 +160,7 @@ static int run_window(mcpage_call *call, tools_ctx *ctx, const json_t *args, mcp
  * adds the session's resource link after the page. The window's schema
  * still comes from the spec.
  */
-int tool_read_session_register(mcpage_server *srv, tools_ctx *ctx)
+int tools_read_session_register(mcpage_server *srv, tools_ctx *ctx)
 {
     const mcpage_pager *p = mcpage_server_pager(srv);
     char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1200];

@@ -383,11 +383,16 @@ int tools_reject_message_id(mcpage_result *res, const char *tool, const json_t *
 int tools_register_all(mcpage_server *srv, tools_ctx *ctx)
 {
     int (*const regs[])(mcpage_server *, tools_ctx *) = {
-        tool_list_projects_register,        tool_list_sessions_register,
-        tool_search_conversations_register, tool_read_session_register,
-        tool_read_message_register,         tool_read_raw_register,
-        tool_activity_map_register,         tool_get_session_summary_register,
-        tools_resources_register,           tool_export_session_register,
+        tools_list_projects_register,
+        tools_list_sessions_register,
+        tools_search_conversations_register,
+        tools_read_session_register,
+        tools_read_message_register,
+        tools_read_raw_register,
+        tools_activity_map_register,
+        tools_get_session_summary_register,
+        tools_resources_register,
+        tools_export_session_register,
     };
     for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {
         int rc = regs[i](srv, ctx);

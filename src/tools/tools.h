@@ -254,15 +254,15 @@ int tools_add_windowed(mcpage_server *srv, const mcpage_tool *t, json_t *window)
 int tools_source_known(const char *name);
 
 /* The tool registrations, one per file. */
-int tool_list_projects_register(mcpage_server *srv, tools_ctx *ctx);
-int tool_list_sessions_register(mcpage_server *srv, tools_ctx *ctx);
-int tool_search_conversations_register(mcpage_server *srv, tools_ctx *ctx);
-int tool_read_session_register(mcpage_server *srv, tools_ctx *ctx);
-int tool_read_message_register(mcpage_server *srv, tools_ctx *ctx);
-int tool_read_raw_register(mcpage_server *srv, tools_ctx *ctx);
-int tool_activity_map_register(mcpage_server *srv, tools_ctx *ctx);
-int tool_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx);
-int tool_export_session_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_list_projects_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_list_sessions_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_read_session_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_read_message_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_read_raw_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_activity_map_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_export_session_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_resources_register(mcpage_server *srv, tools_ctx *ctx);
 
 #endif
