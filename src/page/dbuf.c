@@ -94,26 +94,28 @@ void dbuf_putc(dbuf *d, char c)
 
 void dbuf_printf(dbuf *d, const char *fmt, ...)
 {
-    char small[256];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
+    dbuf_vprintf(d, fmt, ap);
     va_end(ap);
+}
+
+void dbuf_vprintf(dbuf *d, const char *fmt, va_list ap)
+{
+    char small[256];
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
     if (n < 0) {
         if (d->err == 0)
             d->err = MCPAGE_EINVAL;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
+    } else if ((size_t)n < sizeof small) {
         dbuf_put(d, small, (size_t)n);
-        return;
+    } else if (dbuf_reserve(d, (size_t)n)) {
+        (void)vsnprintf(d->buf + d->len, (size_t)n + 1, fmt, again);
+        d->len += (size_t)n;
     }
-    if (!dbuf_reserve(d, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    (void)vsnprintf(d->buf + d->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    d->len += (size_t)n;
+    va_end(again);
 }
 
 char *dbuf_take(dbuf *d, size_t *len)

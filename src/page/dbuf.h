@@ -13,6 +13,7 @@
 #ifndef MCPAGE_PAGE_DBUF_H
 #define MCPAGE_PAGE_DBUF_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -42,6 +43,7 @@ void dbuf_put(dbuf *d, const void *bytes, size_t n);
 void dbuf_puts(dbuf *d, const char *s);
 void dbuf_putc(dbuf *d, char c);
 void dbuf_printf(dbuf *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dbuf_vprintf(dbuf *d, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /*
  * Hands the bytes to the caller (free with mcpage__free; an empty buffer
  * gives an empty string, NULL only when out of memory) with their length

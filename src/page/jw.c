@@ -11,6 +11,7 @@
 #include <mcpage/mcpage.h>
 
 #include "page/alloc.h"
+#include "page/dbuf.h"
 
 void jw_init(jw *w, size_t max)
 {
@@ -61,19 +62,13 @@ static bool reserve(jw *w, size_t extra)
         w->err = MCPAGE_ERANGE;
         return false;
     }
-    size_t need = w->len + extra + 1;
-    if (need <= w->cap)
-        return true;
-    size_t cap = w->cap ? w->cap : 256;
-    while (cap < need)
-        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    char *buf = mcpage__realloc(w->buf, cap);
-    if (buf == NULL) {
-        w->err = MCPAGE_ENOMEM;
+    void *buf = w->buf;
+    int rc = dbuf_grow(&buf, &w->cap, w->len + extra + 1, 1, DBUF_FIRST_CAP, w->max + 1);
+    if (rc != 0) {
+        w->err = rc;
         return false;
     }
     w->buf = buf;
-    w->cap = cap;
     return true;
 }
 

@@ -14,6 +14,7 @@
 
 #include <mcpage/page.h>
 
+#include "page/dbuf.h"
 #include "page/fmt.h"
 #include "page/jw.h"
 
@@ -29,13 +30,9 @@ struct mcpage_pager {
     const mcpage_keyring *kr; /* signs and verifies cursors (borrowed) */
 };
 
-/* A growable text buffer with a sticky error, for the text copy. */
-typedef struct tbuf {
-    char *buf;  /* bytes, NUL-terminated while err == 0 */
-    size_t len; /* bytes in use */
-    size_t cap; /* bytes allocated */
-    int err;    /* first error, or 0 */
-} tbuf;
+/* The text copy's buffer: a dbuf (page/dbuf.h) of at most PAGE_TEXT_MAX bytes. */
+typedef dbuf tbuf;
+#define PAGE_TEXT_MAX ((size_t)1 << 30) /* no text copy is ever near a gigabyte */
 
 void tb_init(tbuf *t);
 void tb_free(tbuf *t);

@@ -69,82 +69,35 @@ const mcpage_pager_config *mcpage_pager_settings(const mcpage_pager *p)
 
 void tb_init(tbuf *t)
 {
-    memset(t, 0, sizeof *t);
+    dbuf_init(t, PAGE_TEXT_MAX);
 }
 
 void tb_free(tbuf *t)
 {
-    mcpage__free(t->buf);
-    tb_init(t);
+    dbuf_free(t);
 }
 
 void tb_reset(tbuf *t)
 {
-    t->len = 0;
-    t->err = 0;
-    if (t->buf)
-        t->buf[0] = '\0';
-}
-
-static bool tb_reserve(tbuf *t, size_t extra)
-{
-    if (t->err)
-        return false;
-    if (extra > ((size_t)1 << 30) - t->len) {
-        t->err = MCPAGE_ERANGE; /* no text copy is ever near a gigabyte */
-        return false;
-    }
-    size_t need = t->len + extra + 1;
-    if (need <= t->cap)
-        return true;
-    size_t cap = t->cap ? t->cap : 256;
-    while (cap < need)
-        cap *= 2;
-    char *buf = mcpage__realloc(t->buf, cap);
-    if (buf == NULL) {
-        t->err = MCPAGE_ENOMEM;
-        return false;
-    }
-    t->buf = buf;
-    t->cap = cap;
-    return true;
+    dbuf_reset(t);
 }
 
 void tb_put(tbuf *t, const char *s, size_t n)
 {
-    if (!tb_reserve(t, n))
-        return;
-    memcpy(t->buf + t->len, s, n);
-    t->len += n;
-    t->buf[t->len] = '\0';
+    dbuf_put(t, s, n);
 }
 
 void tb_puts(tbuf *t, const char *s)
 {
-    tb_put(t, s, strlen(s));
+    dbuf_puts(t, s);
 }
 
 void tb_printf(tbuf *t, const char *fmt, ...)
 {
-    char small[256];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
+    dbuf_vprintf(t, fmt, ap);
     va_end(ap);
-    if (n < 0) {
-        t->err = MCPAGE_EINVAL;
-        return;
-    }
-    if ((size_t)n < sizeof small) {
-        tb_put(t, small, (size_t)n);
-        return;
-    }
-    if (!tb_reserve(t, (size_t)n))
-        return;
-    va_start(ap, fmt);
-    vsnprintf(t->buf + t->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
 }
 
 void tb_json(tbuf *t, const json_t *v)
