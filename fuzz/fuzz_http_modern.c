@@ -126,12 +126,16 @@ static size_t build_request(const uint8_t *data, size_t size, char *out, bool *m
     if (split) {
         body = split + 2;
         body_len = size - (size_t)(body - data);
-        /* Header lines: no CR, NUL or other control bytes; each ends in CRLF. */
+        /* Header lines: no CR, NUL or other control bytes; each ends in CRLF.
+         * None starts with a space or tab: that folds it into the header
+         * before it (obs-fold), our own "Connection: close", and the
+         * server then rightly keeps the connection open after answering,
+         * so the exchange waits out the idle timeout (10 s) for nothing. */
         const uint8_t *line = data;
         while (line < split + 1) {
             const uint8_t *nl = memchr(line, '\n', (size_t)(split + 1 - line));
             size_t n = (size_t)(nl - line);
-            bool clean = n > 0 && memchr(line, ':', n) != NULL;
+            bool clean = n > 0 && memchr(line, ':', n) != NULL && line[0] != ' ' && line[0] != '\t';
             for (size_t i = 0; i < n && clean; i++)
                 clean = line[i] >= 0x20 && line[i] != 0x7f;
             if (clean && hl + n + 2 < sizeof headers) {
