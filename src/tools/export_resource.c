@@ -56,13 +56,17 @@ typedef struct export_ref {
     const char *cursor;         /* the cursor after "?cursor=" (in the URI), or NULL */
 } export_ref;
 
-/* One piece, as the builder cut it. */
+/*
+ * One piece, as the builder cut it: the builder's page is the envelope
+ * (encoding, returned, total_bytes, has_more, offset, stopped_by,
+ * next_offset), without its copy of the bytes, which go in the first item.
+ */
 typedef struct export_piece {
+    json_t *env;      /* the builder's page, its "text"/"data" and "hint" removed */
     int64_t offset;   /* its first byte in the file */
     int64_t returned; /* its length */
     int64_t total;    /* the file's size */
     bool text;        /* UTF-8 text, else base64 */
-    char why[16];     /* stopped_by */
 } export_piece;
 
 void export_resource_uri(const char *session_id, export_format fmt, char *buf, size_t cap)
@@ -200,25 +204,28 @@ static int cut_piece(const mcpage_pager *pager, int64_t offset, const char *data
         pc->returned = json_integer_value(json_object_get(page, "returned"));
         const char *enc = json_string_value(json_object_get(page, "encoding"));
         pc->text = enc && strcmp(enc, "utf-8") == 0;
-        (void)snprintf(pc->why, sizeof pc->why, "%s",
-                       json_string_value(json_object_get(page, "stopped_by")));
+        (void)json_object_del(page, pc->text ? "text" : "data");
+        (void)json_object_del(page, "hint"); /* it names an offset; ours names the next URI */
+        pc->env = page;
+        page = NULL;
     }
     json_decref(page);
     mcpage_result_free(res);
     return rc;
 }
 
-/* The envelope of a piece, as the second contents item: where it sits, and the next one. */
+/*
+ * The envelope of a piece, as the second contents item: the builder's page
+ * plus what only the resource knows (the export, and the next piece's URI).
+ */
 static int add_envelope(mcpage_contents *out, const char *uri, const export_ref *r,
                         const export_piece *pc, const char *next_cursor)
 {
     bool more = pc->offset + pc->returned < pc->total;
-    json_t *env =
-        json_pack("{s:s, s:s, s:s, s:I, s:I, s:b, s:I, s:s}", "session_id", r->id, "format",
-                  export_format_ext(r->fmt), "encoding", pc->text ? "utf-8" : "base64", "returned",
-                  (json_int_t)pc->returned, "total_bytes", (json_int_t)pc->total, "has_more", more,
-                  "offset", (json_int_t)pc->offset, "stopped_by", pc->why);
-    if (env && more) {
+    json_t *env = pc->env;
+    json_object_set_new(env, "session_id", json_string(r->id));
+    json_object_set_new(env, "format", json_string(export_format_ext(r->fmt)));
+    if (more) {
         char next[EXPORT_URI_MAX + 16], hint[2 * EXPORT_URI_MAX];
         (void)snprintf(next, sizeof next, "%s?cursor=%s", r->base, next_cursor);
         (void)snprintf(hint, sizeof hint,
@@ -226,13 +233,11 @@ static int add_envelope(mcpage_contents *out, const char *uri, const export_ref 
                        "pieces joined in order (base64 ones decoded) are the file, byte for byte.",
                        (long long)pc->offset, (long long)(pc->offset + pc->returned - 1),
                        (long long)pc->total, next);
-        json_object_set_new(env, "next_offset", json_integer(pc->offset + pc->returned));
         json_object_set_new(env, "next_cursor", json_string(next_cursor));
         json_object_set_new(env, "next_uri", json_string(next));
         json_object_set_new(env, "hint", json_string(hint));
     }
-    char *text = env ? json_dumps(env, JSON_COMPACT) : NULL;
-    json_decref(env);
+    char *text = json_dumps(env, JSON_COMPACT);
     char page_uri[EXPORT_URI_MAX + 8];
     (void)snprintf(page_uri, sizeof page_uri, "%s#page", uri);
     int rc = text ? mcpage_contents_add_text(out, page_uri, "application/json", text, strlen(text))
@@ -278,7 +283,7 @@ static int read_piece(mcpage_call *call, int fd, const char *uri, const export_r
         return MCPAGE_ENOMEM;
     ssize_t got = want > 0 ? pread(fd, buf, (size_t)want, (off_t)offset) : 0;
     int rc = got == (ssize_t)want ? 0 : MCPAGE_EIO;
-    export_piece pc;
+    export_piece pc = {0};
     if (rc == 0)
         rc = cut_piece(pager, offset, buf, (size_t)got, (int64_t)st.st_size, &pc);
     const char *mime = export_format_mime(r->fmt);
@@ -293,6 +298,7 @@ static int read_piece(mcpage_call *call, int fd, const char *uri, const export_r
     }
     if (rc == 0)
         rc = add_envelope(out, uri, r, &pc, next);
+    json_decref(pc.env);
     free(buf);
     return rc;
 }
