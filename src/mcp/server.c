@@ -510,6 +510,10 @@ int mcpage_server_set_completion(mcpage_server *srv, mcpage_complete_fn fn, void
 /* The server whose worker this thread is, or NULL (mcp_server_submit). */
 static _Thread_local const mcpage_server *worker_of;
 
+/* The server whose next call this thread keeps (mcp_server_hold), and that call. */
+static _Thread_local const mcpage_server *hold_for;
+static _Thread_local mcpage_call *held;
+
 /* Runs a call or job taken off the queue on this worker, then frees its slot. */
 static void run_queued(mcpage_server *srv, mcpage_call *call)
 {
@@ -593,6 +597,12 @@ int mcp_server_submit(mcpage_server *srv, mcpage_call *call)
         pthread_mutex_unlock(&srv->lock);
         return MCPAGE_ERANGE;
     }
+    if (hold_for == srv && held == NULL && call->kind != CALL_JOB) {
+        held = call; /* counted like a queued call: run by mcp_server_run_held */
+        srv->inflight++;
+        pthread_mutex_unlock(&srv->lock);
+        return 0;
+    }
     call->next = NULL;
     if (srv->queue_tail)
         srv->queue_tail->next = call;
@@ -603,6 +613,28 @@ int mcp_server_submit(mcpage_server *srv, mcpage_call *call)
     pthread_cond_signal(&srv->work_cv);
     pthread_mutex_unlock(&srv->lock);
     return 0;
+}
+
+void mcp_server_hold(const mcpage_server *srv)
+{
+    hold_for = srv;
+    held = NULL;
+}
+
+mcpage_call *mcp_server_held(void)
+{
+    mcpage_call *call = held;
+    hold_for = NULL;
+    held = NULL;
+    return call;
+}
+
+void mcp_server_run_held(mcpage_server *srv, mcpage_call *call)
+{
+    const mcpage_server *was = worker_of;
+    worker_of = srv; /* what it submits in turn runs here too, as on a worker */
+    run_queued(srv, call);
+    worker_of = was;
 }
 
 int mcp_server_run(mcpage_server *srv, void (*fn)(void *ud), void *ud)

@@ -252,6 +252,17 @@ typedef struct mcp_outreq {
  */
 int mcp_server_submit(mcpage_server *srv, mcpage_call *call);
 /*
+ * server.c: the next call submitted to srv on this thread is kept instead
+ * of queued (counted against max_inflight all the same), until
+ * mcp_server_held() returns it (or NULL) and ends the hold. The stdio
+ * transport runs it on its reading thread with mcp_server_run_held()
+ * after mcpage_session_receive() returned, sparing the hand-off to a
+ * worker (see stdio.c for who keeps reading meanwhile).
+ */
+void mcp_server_hold(const mcpage_server *srv);
+mcpage_call *mcp_server_held(void);
+void mcp_server_run_held(mcpage_server *srv, mcpage_call *call);
+/*
  * server.c: runs fn(ud) on a worker of the pool (starting it and freezing
  * the registry, as a first session does), queued behind the calls already
  * waiting and counted against max_inflight like them (the HTTP transport

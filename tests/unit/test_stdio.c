@@ -2,7 +2,8 @@
  * Tests for the stdio transport over real pipes: framing (split writes,
  * CRLF, blank lines, a last line without newline), a 10 MB line that is
  * answered and skipped without stopping the session, end of input that
- * waits for running calls, and a stop request that cancels after the
+ * waits for running calls, a call run on the reading thread that still
+ * lets a ping and its cancellation through, and a stop request that cancels after the
  * grace period yet flushes every response already computed.
  */
 #include <setjmp.h>
@@ -223,6 +224,39 @@ static void end_of_input_waits_for_running_calls(void **state)
     cleanup(h);
 }
 
+/*
+ * A call whose line was the last one read runs on the reading thread; the
+ * other thread must take over the reading, so that a ping is answered and
+ * a cancellation reaches the call while it runs (it would take 2 s).
+ */
+static void a_call_run_by_the_reader_still_lets_ping_and_cancel_through(void **state)
+{
+    harness *h = start(800);
+    put(h, INIT);
+    usleep(20000);
+    put(h, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"slow\","
+           "\"arguments\":{\"steps\":100,\"step_ms\":20}}}\n");
+    usleep(30000);
+    put(h, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n");
+    usleep(30000);
+    put(h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{"
+           "\"requestId\":8}}\n");
+    put(h, "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":"
+           "\"echo\",\"arguments\":{\"text\":\"after\"}}}\n");
+    long ms = finish(h, false);
+    assert_int_equal(h->rc, 0);
+    assert_true(ms < 1000); /* the slow call was cancelled, not run out */
+    json_t *all = lines(h);
+    assert_non_null(json_object_get(reply(all, 9), "result"));
+    assert_null(reply(all, 8)); /* cancelled: no response */
+    json_t *text = json_object_get(
+        json_array_get(json_object_get(json_object_get(reply(all, 10), "result"), "content"), 0),
+        "text");
+    assert_string_equal(json_string_value(text), "after");
+    json_decref(all);
+    cleanup(h);
+}
+
 static void stop_flushes_finished_calls_and_cancels_the_rest_within_a_second(void **state)
 {
     /* A 700 ms grace leaves call 7 (about 100 ms of work) room on a loaded
@@ -250,6 +284,7 @@ int main(void)
         cmocka_unit_test(framing_tolerates_split_writes_crlf_and_blank_lines),
         cmocka_unit_test(a_10mb_line_is_refused_and_skipped),
         cmocka_unit_test(end_of_input_waits_for_running_calls),
+        cmocka_unit_test(a_call_run_by_the_reader_still_lets_ping_and_cancel_through),
         cmocka_unit_test(stop_flushes_finished_calls_and_cancels_the_rest_within_a_second),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
