@@ -707,6 +707,8 @@ static void relevance_ranks_are_bm25(void **state)
      * from the array and the rest from FTS5 until all are read */
     int64_t load_slice = store_sqlite__rank_load_slice;
     store_sqlite__rank_load_slice = 250;
+    /* from FTS5's docsize, not the lengths the writer keeps (below) */
+    store_sqlite__rank_kept_off = 1;
     sqlite3 *raw = NULL;
     assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     static const struct {
@@ -740,10 +742,106 @@ static void relevance_ranks_are_bm25(void **state)
     /* the defaults: few matches never load the lengths, and rank the same */
     store_sqlite__rank_load_matches = load_matches;
     store_sqlite__rank_load_slice = load_slice;
+    store_sqlite__rank_kept_off = 0;
     int64_t before = store_sqlite__rank_rows_loaded;
     add_words(f->s, "rank-3", 0, 10, 7, 3);
     relevance_is_fts5_bm25(f->s, raw, "kiwi", "\"kiwi\"", 1);
     assert_int_equal(store_sqlite__rank_rows_loaded, before);
+    sqlite3_close(raw);
+}
+
+/* Every row length the writer keeps in `message_lengths` equals FTS5's docsize, and
+ * meta 'lengths_max_id' is the index's last row; returns the rows compared. */
+static int64_t kept_lengths_match(sqlite3 *raw)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(raw,
+                                        "SELECT d.id, d.sz, k.lens, (SELECT value FROM meta WHERE "
+                                        "key = 'lengths_max_id') FROM messages_fts_docsize d LEFT "
+                                        "JOIN message_lengths k ON k.chunk = d.id >> 10 ORDER BY "
+                                        "d.id",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    int64_t rows = 0, last = 0, max_id = -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        const unsigned char *sz = sqlite3_column_blob(st, 1), *k = sqlite3_column_blob(st, 2);
+        assert_int_equal(sqlite3_column_bytes(st, 2), 4096);
+        const unsigned char *p = k + 4 * (id & 1023);
+        uint32_t kept =
+            (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        assert_int_equal(kept, store_sqlite__varint(sz, sqlite3_column_bytes(st, 1)));
+        assert_true(kept > 0);
+        max_id = sqlite3_column_int64(st, 3);
+        last = id;
+        rows++;
+    }
+    sqlite3_finalize(st);
+    assert_int_equal(max_id, last);
+    return rows;
+}
+
+/*
+ * The writer keeps every row's length in the store at each commit, so a
+ * fresh process reads them instead of FTS5's docsize: the new rows' after
+ * an append, all again after a re-parse; kept lengths of another
+ * text-delete count, or of a damaged shape, are not read, and every rank
+ * stays FTS5's bm25.
+ */
+static void relevance_lengths_kept_by_the_writer(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    add_words(f->s, "kept-1", 0, 120, 5, 7);
+    int load_matches = store_sqlite__rank_load_matches;
+    store_sqlite__rank_load_matches = 1;
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    /* rounds: as synced, after an append, after a re-parse, kept lengths
+     * of another text-delete count, then of a damaged shape */
+    static const int64_t kept[] = {492 + 120, 40, 492 + 120 + 40, 0, 0};
+    static const int64_t docsize[] = {0, 0, 0, 492 + 120 + 40, 0};
+    for (int round = 0; round < 5; round++) {
+        if (round < 3)
+            assert_int_equal(kept_lengths_match(raw), 492 + 120 + (round ? 40 : 0));
+        int64_t k0 = store_sqlite__rank_rows_kept, d0 = store_sqlite__rank_rows_loaded;
+        relevance_is_fts5_bm25(f->s, raw, "the", "\"the\"", 1);
+        relevance_is_fts5_bm25(f->s, raw, "kiwi lemon", "\"kiwi\" \"lemon\"", 0);
+        assert_int_equal(store_sqlite__rank_rows_kept - k0, kept[round]);
+        assert_int_equal(store_sqlite__rank_rows_loaded - d0, docsize[round]);
+        if (round == 0) {
+            add_words(f->s, "kept-2", 0, 40, 11, 99);
+        } else if (round == 1) {
+            assert_int_equal(store_begin(f->s), 0);
+            assert_int_equal(store_session_reset(f->s, "kept-2"), 0);
+            assert_int_equal(store_commit(f->s), 0);
+            add_words(f->s, "kept-2", 0, 40, 23, 5);
+        } else if (round == 2) { /* a writer that keeps none changed a text */
+            assert_int_equal(sqlite3_exec(raw,
+                                          "UPDATE meta SET value = value + 1 WHERE key IN "
+                                          "('text_deletes', 'generation')",
+                                          NULL, NULL, NULL),
+                             SQLITE_OK);
+        } else if (round == 3) { /* chunks cut short, a last row far past the index */
+            assert_int_equal(sqlite3_exec(raw,
+                                          "UPDATE meta SET value = value + 1 WHERE key IN "
+                                          "('text_deletes', 'generation');"
+                                          "UPDATE meta SET value = (SELECT value FROM meta WHERE "
+                                          "key = 'text_deletes') WHERE key = 'lengths_deletes';"
+                                          "UPDATE meta SET value = 1 << 40 WHERE key = "
+                                          "'lengths_max_id';"
+                                          "UPDATE message_lengths SET lens = x'00'",
+                                          NULL, NULL, NULL),
+                             SQLITE_OK);
+        }
+    }
+    /* the next commit keeps them all again */
+    add_words(f->s, "kept-3", 0, 10, 7, 3);
+    assert_int_equal(kept_lengths_match(raw), 492 + 120 + 40 + 10);
+    store_sqlite__rank_load_matches = load_matches;
     sqlite3_close(raw);
 }
 
@@ -1367,6 +1465,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(relevance_impact_lists_are_bm25, setup, teardown),
         cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),
         cmocka_unit_test_setup_teardown(query_terms_are_deduplicated_and_capped, setup, teardown),
+        cmocka_unit_test_setup_teardown(relevance_lengths_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),
         cmocka_unit_test_setup_teardown(a_damaged_file_is_reported_and_not_written, setup,
                                         teardown),

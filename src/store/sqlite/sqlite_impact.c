@@ -65,6 +65,16 @@ typedef struct imp_list {
     uint64_t used;   /* when a query last took it (eviction) */
 } imp_list;
 
+/* What the functions know of their connection (user data). */
+typedef struct imp_conn {
+    sqlite3 *db;
+    int (*stop)(void *); /* the call's budget: non-zero stops a walk, or NULL */
+    void *stop_ud;
+} imp_conn;
+
+/* Rows a walk through FTS5 takes between two looks at the budget. */
+#define IMP_STOP_ROWS 4096
+
 static pthread_mutex_t imp_mu = PTHREAD_MUTEX_INITIALIZER;
 static imp_list *imp_cache[IMP_SLOTS];
 static uint64_t imp_tick;
@@ -118,6 +128,20 @@ static void f64_fn(sqlite3_context *ctx, int nval, sqlite3_value **val)
     sqlite3_result_double(ctx, d);
 }
 
+/* Grows *e (cap entries) to hold one more. */
+static int imp_grow(imp_entry **e, int64_t n, int64_t *cap)
+{
+    if (n < *cap)
+        return SQLITE_OK;
+    int64_t want = *cap ? 2 * *cap : 1024;
+    imp_entry *g = sqlite3_realloc64(*e, (sqlite3_uint64)want * sizeof **e);
+    if (g == NULL)
+        return SQLITE_NOMEM;
+    *e = g;
+    *cap = want;
+    return SQLITE_OK;
+}
+
 /* Appends the matches of `fts` with rowid above `after` to *e (n entries, cap). */
 static int imp_walk(sqlite3 *db, const char *fts, int64_t after, imp_entry **e, int64_t *n,
                     int64_t *cap)
@@ -132,22 +156,53 @@ static int imp_walk(sqlite3 *db, const char *fts, int64_t after, imp_entry **e, 
     sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, after);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == *cap) {
-            int64_t want = *cap ? 2 * *cap : 1024;
-            imp_entry *g = sqlite3_realloc64(*e, (sqlite3_uint64)want * sizeof **e);
-            if (g == NULL) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            *e = g;
-            *cap = want;
-        }
+        if ((rc = imp_grow(e, *n, cap)) != SQLITE_OK)
+            break;
         sqlite3_int64 tf = sqlite3_column_int64(st, 1);
         (*e)[(*n)++] = (imp_entry){.id = sqlite3_column_int64(st, 0),
                                    .tf = tf > UINT32_MAX ? UINT32_MAX : (uint32_t)tf};
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Where imp_walk_phrase() appends. */
+typedef struct imp_walk_to {
+    const imp_conn *ic;
+    imp_entry **e;
+    int64_t *n, *cap;
+} imp_walk_to;
+
+/* xQueryPhrase's callback: the row's rowid and the phrase's occurrences in it. */
+static int imp_walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
+{
+    imp_walk_to *to = ud;
+    /* No statement steps here, so the budget's progress handler is not
+     * called: the walk asks it itself. */
+    if (*to->n % IMP_STOP_ROWS == 0 && to->ic->stop && to->ic->stop(to->ic->stop_ud))
+        return SQLITE_INTERRUPT;
+    int rc = imp_grow(to->e, *to->n, to->cap);
+    Fts5PhraseIter it;
+    int col = 0, off = 0;
+    int64_t tf = 0;
+    if (rc == SQLITE_OK)
+        rc = api->xPhraseFirst(fts, 0, &it, &col, &off);
+    for (; rc == SQLITE_OK && col >= 0; api->xPhraseNext(fts, &it, &col, &off))
+        tf++;
+    if (rc == SQLITE_OK)
+        (*to->e)[(*to->n)++] =
+            (imp_entry){.id = api->xRowid(fts), .tf = tf > UINT32_MAX ? UINT32_MAX : (uint32_t)tf};
+    return rc;
+}
+
+/* Appends every match of the query's one phrase to *e, in rowid order: FTS5
+ * walks its doclist and calls back per row, with no statement stepped per
+ * row (at a million messages, "the": 410M instructions by SQL). */
+static int imp_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, imp_entry **e, int64_t *n,
+                           int64_t *cap)
+{
+    imp_walk_to to = {api->xUserData(fts), e, n, cap};
+    return api->xQueryPhrase(fts, 0, &to, imp_walk_row);
 }
 
 /* Each entry's row length: from mcpage_bm25()'s array, else from FTS5's docsize. */
@@ -321,7 +376,8 @@ static void imp_keep(imp_list *l, imp_list **gone, int *ngone)
  * snapshot `v`, with a reference for the caller: the cached one, that one
  * with the rows appended since walked and merged in, or a new one.
  */
-static int imp_get(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax, imp_list **out)
+static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3 *db, const char *fts,
+                   const sq_version *v, int64_t vmax, imp_list **out)
 {
     *out = NULL;
     imp_list *base = NULL;
@@ -341,7 +397,9 @@ static int imp_get(sqlite3 *db, const char *fts, const sq_version *v, int64_t vm
 
     imp_entry *add = NULL;
     int64_t nadd = 0, cap = 0;
-    int rc = imp_walk(db, fts, base ? base->max_id : INT64_MIN, &add, &nadd, &cap);
+    /* New rows only (a sync's) by rowid; all of them through FTS5 itself. */
+    int rc = base ? imp_walk(db, fts, base->max_id, &add, &nadd, &cap)
+                  : imp_walk_phrase(api, ctx, &add, &nadd, &cap);
     if (rc == SQLITE_OK)
         rc = imp_lengths(db, add, nadd);
     imp_list *l = NULL;
@@ -380,6 +438,7 @@ static int imp_get(sqlite3 *db, const char *fts, const sq_version *v, int64_t vm
 typedef struct imp_rank {
     const imp_list *l;
     int64_t vmax; /* rows above it are not in the snapshot */
+    int64_t nhit; /* the matches at the snapshot */
     double idf;
     double avgdl;
 } imp_rank;
@@ -535,20 +594,14 @@ static int index_max_id(sqlite3 *db, int64_t *max)
     return rc;
 }
 
-static void impact_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
-                      sqlite3_value **val)
+/*
+ * The list of the query's one phrase at the connection's snapshot (built,
+ * extended or reused), with what bm25 ranks it with: r->l holds a
+ * reference for the caller.
+ */
+static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, const char *query, imp_rank *r)
 {
-    sqlite3 *db = api->xUserData(fts);
-    if (nval != 5 || api->xPhraseCount(fts) != 1 || sqlite3_value_text(val[0]) == NULL) {
-        sqlite3_result_error(ctx, "mcpage_impact: one phrase, and five arguments", -1);
-        return;
-    }
-    const char *query = (const char *)sqlite3_value_text(val[0]);
-    int64_t want = sqlite3_value_int64(val[1]);
-    int has_key = sqlite3_value_int(val[2]);
-    double key_rank = sqlite3_value_double(val[3]);
-    int64_t key_id = sqlite3_value_int64(val[4]);
-
+    sqlite3 *db = ((const imp_conn *)api->xUserData(fts))->db;
     sqlite3_int64 nrow = 0, ntoken = 0;
     int64_t vmax = 0;
     sq_version v;
@@ -561,24 +614,45 @@ static void impact_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_con
         rc = store_sqlite__version(db, &v);
     imp_list *l = NULL;
     if (rc == SQLITE_OK)
-        rc = imp_get(db, query, &v, vmax, &l);
-    if (rc != SQLITE_OK) {
-        sqlite3_result_error_code(ctx, rc);
-        return;
-    }
+        rc = imp_get(api, fts, db, query, &v, vmax, &l);
+    if (rc != SQLITE_OK)
+        return rc;
 
     /* The rows holding the phrase at this snapshot: bm25's idf. */
     int64_t nhit = l->n;
     if (l->max_id > vmax)
         for (int64_t k = nhit = 0; k < l->n; k++)
             nhit += l->e[k].id <= vmax;
-    imp_rank r = {.l = l,
-                  .vmax = vmax,
-                  .idf = store_sqlite__bm25_idf(nrow, nhit),
-                  .avgdl = (double)ntoken / (double)nrow};
-    sqlite3_str *out = sqlite3_str_new(db);
+    *r = (imp_rank){.l = l,
+                    .vmax = vmax,
+                    .nhit = nhit,
+                    .idf = store_sqlite__bm25_idf(nrow, nhit),
+                    .avgdl = (double)ntoken / (double)nrow};
+    return SQLITE_OK;
+}
+
+static void impact_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
+                      sqlite3_value **val)
+{
+    if (nval != 5 || api->xPhraseCount(fts) != 1 || sqlite3_value_text(val[0]) == NULL) {
+        sqlite3_result_error(ctx, "mcpage_impact: one phrase, and five arguments", -1);
+        return;
+    }
+    const char *query = (const char *)sqlite3_value_text(val[0]);
+    int64_t want = sqlite3_value_int64(val[1]);
+    int has_key = sqlite3_value_int(val[2]);
+    double key_rank = sqlite3_value_double(val[3]);
+    int64_t key_id = sqlite3_value_int64(val[4]);
+
+    imp_rank r;
+    int rc = imp_open(api, fts, query, &r);
+    if (rc != SQLITE_OK) {
+        sqlite3_result_error_code(ctx, rc);
+        return;
+    }
+    sqlite3_str *out = sqlite3_str_new(((const imp_conn *)api->xUserData(fts))->db);
     rc = imp_page(&r, want, has_key, key_rank, key_id, out);
-    imp_release(l);
+    imp_release((imp_list *)r.l);
     int len = sqlite3_str_length(out);
     char *json = sqlite3_str_finish(out);
     if (rc == SQLITE_OK && json)
@@ -589,13 +663,55 @@ static void impact_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_con
     }
 }
 
-int store_sqlite_impact_register(fts5_api *api, sqlite3 *db)
+/* mcpage_impact_count(messages_fts, fts_query): the matches, from the list
+ * (which the page that follows the count then reads). */
+static void impact_count_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
+                            int nval, sqlite3_value **val)
 {
-    if (api->xCreateFunction(api, "mcpage_impact", db, impact_fn, NULL) != SQLITE_OK ||
+    if (nval != 1 || api->xPhraseCount(fts) != 1 || sqlite3_value_text(val[0]) == NULL) {
+        sqlite3_result_error(ctx, "mcpage_impact_count: one phrase, and one argument", -1);
+        return;
+    }
+    imp_rank r;
+    int rc = imp_open(api, fts, (const char *)sqlite3_value_text(val[0]), &r);
+    if (rc != SQLITE_OK) {
+        sqlite3_result_error_code(ctx, rc);
+        return;
+    }
+    sqlite3_result_int64(ctx, r.nhit);
+    imp_release((imp_list *)r.l);
+}
+
+int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud)
+{
+    imp_conn *ic = sqlite3_malloc(sizeof *ic);
+    if (ic == NULL)
+        return -1;
+    *ic = (imp_conn){db, stop, stop_ud};
+    /* Both functions share ic; the first owns it (freed with the
+     * connection, or when it is registered again). */
+    if (api->xCreateFunction(api, "mcpage_impact", ic, impact_fn, sqlite3_free) != SQLITE_OK) {
+        sqlite3_free(ic);
+        return -1;
+    }
+    if (api->xCreateFunction(api, "mcpage_impact_count", ic, impact_count_fn, NULL) != SQLITE_OK ||
         api->xCreateFunction(api, "mcpage_tf", NULL, tf_fn, NULL) != SQLITE_OK ||
         sqlite3_create_function(db, "mcpage_f64", 1,
                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, f64_fn,
                                 NULL, NULL) != SQLITE_OK)
         return -1;
     return 0;
+}
+
+int store_sqlite__impact_budget(sqlite3 *db, int (*stop)(void *), void *stop_ud)
+{
+    /* The FTS5 API of the connection (the documented "SELECT fts5(?1)" handshake). */
+    fts5_api *api = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+        (void)sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return api && api->iVersion >= 2 ? store_sqlite_impact_register(api, db, stop, stop_ud) : -1;
 }

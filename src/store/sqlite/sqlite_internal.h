@@ -179,6 +179,17 @@ extern int store_sqlite__rank_load_matches;
 extern int64_t store_sqlite__rank_load_slice;
 /* Row lengths mcpage_bm25() has read so far (tests: once per generation, new rows only). */
 extern int64_t store_sqlite__rank_rows_loaded;
+/* Tests set this to 1 to make mcpage_bm25() ignore the lengths the store keeps. */
+extern int store_sqlite__rank_kept_off;
+/* Row lengths read from the store's kept ones so far (tests). */
+extern int64_t store_sqlite__rank_rows_kept;
+/*
+ * The writer's part (sqlite_rank.c), in each commit's transaction: the
+ * lengths of the rows added since the last commit appended to the kept
+ * ones (`message_lengths`), or all of them again after a text was changed
+ * or deleted. A failure is the commit's.
+ */
+int store_sqlite__lengths_save(store *s);
 /* Which store file, and which state of it, a connection reads (cache keys). */
 typedef struct sq_version {
     dev_t dev; /* the file */
@@ -207,7 +218,11 @@ uint64_t store_sqlite__varint(const unsigned char *p, int n);
  * pages of one-phrase queries read from impact-ordered match lists kept
  * per store generation instead of scoring every match. 0 or -1.
  */
-int store_sqlite_impact_register(fts5_api *api, sqlite3 *db);
+int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud);
+/* Registers them again on db with the call's budget: a walk of a phrase's
+ * matches calls stop(stop_ud) every few thousand rows and ends with
+ * SQLITE_INTERRUPT when it returns non-zero. 0 or -1. */
+int store_sqlite__impact_budget(sqlite3 *db, int (*stop)(void *), void *stop_ud);
 /* The inner query of a relevance page from an impact list; binds the FTS5
  * query, the rows wanted, has_key, the key's rank and id, the query again. */
 #define SQ_IMPACT_PAGE                                                                             \
@@ -215,6 +230,11 @@ int store_sqlite_impact_register(fts5_api *api, sqlite3 *db);
     "mcpage_f64(json_extract(value, '$[1]')) AS rk FROM json_each((SELECT "                        \
     "mcpage_impact(messages_fts, ?, ?, ?, ?, ?) FROM messages_fts WHERE messages_fts MATCH ? "     \
     "LIMIT 1))) WHERE 1"
+/* The matches of a query of one phrase from its impact list; binds the FTS5 query twice (no
+ * row: none). */
+#define SQ_IMPACT_COUNT                                                                            \
+    "SELECT mcpage_impact_count(messages_fts, ?) FROM messages_fts WHERE messages_fts MATCH ? "    \
+    "LIMIT 1"
 /* Rows before the end of a page (offset + limit) past which an offset page scores every match. */
 #define SQ_IMPACT_WANT_MAX 10000
 /* Tests and benchmarks set this to 1 to rank every query by scoring every match. */

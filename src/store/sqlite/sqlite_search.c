@@ -183,6 +183,15 @@ static int fts_matches(store *s, const char *fts, int64_t *n, double *us)
  * other than dates thin the matches in ways the counts do not show: they
  * keep the collect plan.
  */
+/* A relevance page (or its count) of the query's terms comes from impact
+ * lists (sqlite_impact.c): one phrase or prefix, and no filter of the
+ * messages (the caller checks those). */
+static int impact_serves(store *s, const store_search_filter *f, const sq_terms *cost)
+{
+    return f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST &&
+           CONN(s)->own_snippet && cost->terms == 1 && !store_sqlite__impact_off;
+}
+
 int store_sqlite__force_plan;
 int store_sqlite__force_outer;
 
@@ -288,8 +297,7 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
     int64_t want = store_page_keyset(pg)              ? pg->limit
                    : pg->offset <= SQ_IMPACT_WANT_MAX ? pg->offset + pg->limit
                                                       : SQ_IMPACT_WANT_MAX + 1;
-    if (relevance && !need_m && own && cost.terms == 1 && cost.prefixes == 0 &&
-        want <= SQ_IMPACT_WANT_MAX && !store_sqlite__impact_off) {
+    if (!need_m && impact_serves(s, f, &cost) && want <= SQ_IMPACT_WANT_MAX) {
         /* One phrase: its impact list picks the page (sqlite_impact.c). */
         const store_key *k = store_page_keyset(pg) ? pg->after : NULL;
         int has_key = k && k->nparts == 2 && k->part[0].type == STORE_KEY_REAL &&
@@ -418,16 +426,34 @@ nomem:
     return MCPAGE_ENOMEM;
 }
 
+/* The matches of `fts` counted by building (or reading) its impact list. */
+static int impact_count(store *s, const char *fts, int64_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s, SQ_IMPACT_COUNT, &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, fts);
+    sq_bind_text(st, 2, fts);
+    rc = sqlite3_step(st);
+    *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sq_search_err(s);
+}
+
 int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n)
 {
     char fts[2 * STORE_QUERY_MAX + 16];
-    int rc = fts_query_build(s, f->query, fts, sizeof fts, NULL);
+    sq_terms cost;
+    int rc = fts_query_build(s, f->query, fts, sizeof fts, &cost);
     if (rc < 0)
         return rc;
     /* Join only what the filters read: a bare count is a doclist scan. */
     int need_s = (f->project && *f->project) || (f->source && *f->source);
     int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
                  (f->after && *f->after) || (f->before && *f->before) || f->has_error;
+    if (!need_m && impact_serves(s, f, &cost)) /* the list the page reads next counts them */
+        return impact_count(s, fts, n);
     if (!need_m) /* the bare count the plan choice also needs: counted once */
         return fts_matches(s, fts, n, NULL);
     store_sql q = {.d = &sq_dialect};

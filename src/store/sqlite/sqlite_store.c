@@ -423,6 +423,9 @@ int store_sqlite_open(store *s, const char *path, int flags)
     sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, s);
     c->rank_nhit = -1;
     c->own_snippet = store_sqlite_snippet_register(c->db, &c->rank_nhit, &c->snip) == 0;
+    /* impact lists walk FTS5 without statement steps: they ask the budget themselves */
+    if (c->own_snippet && store_sqlite__impact_budget(c->db, sq_progress, s) < 0)
+        c->own_snippet = 0;
     s->impl = c;
     s->ops = &sqlite_ops;
     if (writer) {

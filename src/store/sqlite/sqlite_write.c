@@ -41,7 +41,11 @@ int sqlite_commit(store *s)
         if (rc < 0)
             return rc;
     }
-    int rc = sq_exec(s, "COMMIT");
+    /* the new rows' lengths, for relevance in a fresh process (sqlite_rank.c) */
+    int rc = store_sqlite__lengths_save(s);
+    if (rc < 0)
+        return rc;
+    rc = sq_exec(s, "COMMIT");
     if (rc < 0)
         return rc;
     c->in_tx = 0;
