@@ -13,6 +13,10 @@
  *                                                   mcpage_snippet), run COUNT times (ms);
  *                                                   under callgrind, COUNT 1 and 2 give one
  *                                                   warm run's instructions
+ *   bench_store rank FILE DEPTH QUERY...            each query's first DEPTH relevance rows
+ *                                                   through the store against FTS5's bm25
+ *                                                   (`ORDER BY rank`); a query of several
+ *                                                   words ("the error", "pa* the") is their AND
  *
  * The generator writes through the store API (store_message_add), not
  * through transcripts: 1,000,000 messages of 20-60 words from a fixed
@@ -503,8 +507,21 @@ static int rank_check(const char *file, int depth, char **words, int nwords)
             fprintf(stderr, "bench_store rank: %s: %s\n", words[w], store_errmsg(s));
             return 1;
         }
-        char fts[300];
-        snprintf(fts, sizeof fts, "\"%s\"", words[w]);
+        /* the store's FTS5 query: each word quoted, a trailing star a prefix */
+        char fts[600];
+        size_t o = 0;
+        for (const char *p = words[w]; *p && o + 8 < sizeof fts;) {
+            while (*p == ' ')
+                p++;
+            size_t n = strcspn(p, " ");
+            int star = n > 1 && p[n - 1] == '*';
+            if (n == 0 || o + n + 8 >= sizeof fts)
+                break;
+            o += (size_t)snprintf(fts + o, sizeof fts - o, "%s\"%.*s\"%s", o ? " " : "",
+                                  (int)(n - (size_t)star), p, star ? "*" : "");
+            p += n;
+        }
+        fts[o] = '\0';
         sqlite3_bind_text(st, 1, fts, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int(st, 2, depth);
         int64_t ref[1000];
@@ -518,7 +535,7 @@ static int rank_check(const char *file, int depth, char **words, int nwords)
                 common += h.rows[j].message_id == ref[i];
         }
         in_order &= (size_t)n == h.count;
-        printf("%-12s top %d: %s, overlap %d of %d\n", words[w], depth,
+        printf("%-16s top %d: %s, overlap %d of %d\n", words[w], depth,
                in_order ? "same rows in the same order" : "DIFFERENT", common, n);
         same += in_order;
         overlap += common;

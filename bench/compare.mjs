@@ -40,6 +40,8 @@ const cfg = {
   loadBefore: opt("--load-before", ""),
   common: opt("--common", "the"),
   rare: opt("--rare", "012345"),
+  // several words: their AND, ranked by bm25 over all of them
+  multi: opt("--multi", "the error"),
 };
 cfg.checkOnly = argv.includes("--check-only");
 for (const k of cfg.checkOnly ? ["mcpage", "db"] : ["mcpage", "client", "db"]) {
@@ -219,6 +221,13 @@ async function checks(total) {
       key: "matches",
       idf: "message_id",
     },
+    {
+      id: "search_multi",
+      tool: "search_conversations",
+      args: { query: cfg.multi, limit: 10 },
+      key: "matches",
+      idf: "message_id",
+    },
   ];
   const out = {};
   for (const p of pages) {
@@ -294,7 +303,11 @@ async function checks(total) {
   // Search pages past the first: mcpage resumes by its cursor (a keyset
   // on bm25 rank and id), the peer by offset; the third page must hold
   // the same records in the same order.
-  for (const [id, query] of [["search_common_page3", cfg.common], ["search_rare_page3", cfg.rare]]) {
+  for (const [id, query] of [
+    ["search_common_page3", cfg.common],
+    ["search_rare_page3", cfg.rare],
+    ["search_multi_page3", cfg.multi],
+  ]) {
     let sargs = { query, limit: 10 };
     let sp;
     let skipped = 0;
@@ -382,6 +395,7 @@ function phases(pages, who) {
   rows.push(
     ["search_common", "serial", N.search, call("search_conversations", pages.search_common.args)],
     ["search_rare", "serial", N.search, call("search_conversations", pages.search_rare.args)],
+    ["search_multi", "serial", N.search, call("search_conversations", pages.search_multi.args)],
   );
   const file = path.join(scratch, `phases-${who}.tsv`);
   fs.writeFileSync(file, rows.map((r) => r.join("\t")).join("\n") + "\n");
@@ -462,7 +476,7 @@ function floors(pages, total) {
     )
     .get(Math.max(0, pages.list_last_cursor.offset - 1));
   const q = (s) => s.replace(/'/g, "''");
-  const fts = (t) => `'"${q(t)}"'`;
+  const fts = (t) => `'${t.split(/\s+/).filter(Boolean).map((w) => `"${q(w)}"`).join(" ")}'`;
   // The cheapest statement that answers the page: FTS5 alone picks and
   // orders the ten rows, snippets are made for those rows only.
   const searchSql = (t) =>
@@ -486,6 +500,9 @@ function floors(pages, total) {
     search_rare_page: searchSql(cfg.rare),
     search_rare_page_no_snippets: searchNoSnippet(cfg.rare),
     search_rare_count: `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ${fts(cfg.rare)}`,
+    search_multi_page: searchSql(cfg.multi),
+    search_multi_page_no_snippets: searchNoSnippet(cfg.multi),
+    search_multi_count: `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH ${fts(cfg.multi)}`,
   };
   f.sql = {};
   for (const [k, sql] of Object.entries(sqls)) {
@@ -569,7 +586,14 @@ for (const who of ["mcpage", "peer"]) {
     f[`${name}_p99_ms`] = phaseStat(who, name, "p99_ms");
     f[`${name}_pipe_rps`] = phaseStat(who, `${name}_pipe`, "rps");
   }
-  for (const name of ["list_first", "list_last_offset", "list_last_cursor", "search_common", "search_rare"]) {
+  for (const name of [
+    "list_first",
+    "list_last_offset",
+    "list_last_cursor",
+    "search_common",
+    "search_rare",
+    "search_multi",
+  ]) {
     const s = phaseStat(who, name, "p50_ms");
     if (s.runs.length) f[`${name}_p50_ms`] = s;
   }
@@ -694,6 +718,7 @@ rows.push(
 );
 row(`search_conversations "${cfg.common}" first page of 10, p50 (ms)`, "search_common_p50_ms", 3, "lower");
 row(`search_conversations "${cfg.rare}" first page of 10, p50 (ms)`, "search_rare_p50_ms", 3, "lower");
+row(`search_conversations "${cfg.multi}" first page of 10, p50 (ms)`, "search_multi_p50_ms", 3, "lower");
 row("Streamable HTTP, 16 sessions, list_sessions limit 5 (calls/s)", "http16_rps", 0, "higher");
 row("Streamable HTTP, 16 sessions, latency p50 (ms)", "http16_p50_ms", 2, "lower");
 row("Streamable HTTP, 16 sessions, latency p99 (ms)", "http16_p99_ms", 2, "lower");
@@ -780,7 +805,7 @@ ${tokRows.join("\n")}
 
 Cursor walk: ${lc.pages_walked} pages of 20 in ${fmt(lc.walk_ms)} ms to the last page
 (offset ${lc.offset}); same records as the peer's page at that offset: ${lc.same_records ? "yes" : "NO"}.
-${["search_common_page3", "search_rare_page3"]
+${["search_common_page3", "search_rare_page3", "search_multi_page3"]
   .filter((k) => pages[k])
   .map((k) => `${k}: mcpage by cursor, the peer at offset ${pages[k].offset}; same records: ${pages[k].same_records ? "yes" : "NO"}.`)
   .join("\n")}

@@ -2,7 +2,8 @@
 // the official TypeScript SDK with node:sqlite) still answers the same
 // query as mcpage on the same store. On the sample archive, the first page,
 // the last page by offset, the last page reached by mcpage's cursor walk
-// and two searches must hold the same record ids in the same order from
+// and three searches (one word, a rare word, two words: their AND ranked by
+// bm25 over both) must hold the same record ids in the same order from
 // both servers (bench/compare.mjs --check-only), and the token counts must
 // be real numbers. A schema or order change in the store that the peer does
 // not follow fails here instead of skewing the benchmark.
@@ -29,11 +30,13 @@ try {
     "--claude-home", path.join(src, "examples/archive/claude"),
     "--codex-home", path.join(src, "examples/archive/codex")]);
   const out = execFileSync(node22, [path.join(src, "bench/compare.mjs"), "--check-only",
-    "--mcpage", bin, "--db", db, "--common", "the", "--rare", "sqlite3_open_v2"],
+    "--mcpage", bin, "--db", db, "--common", "the", "--rare", "sqlite3_open_v2",
+    "--multi", "the to"],
   { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   const { archive, pages } = JSON.parse(out);
   assert.equal(archive.sessions, 45, "the sample archive has 45 sessions");
-  const names = ["list_first", "list_last_offset", "list_last_cursor", "search_common", "search_rare"];
+  const names = ["list_first", "list_last_offset", "list_last_cursor", "search_common", "search_rare",
+    "search_multi"];
   for (const name of names) {
     const p = pages[name];
     assert.ok(p, `page ${name} was compared`);
@@ -41,7 +44,7 @@ try {
     assert.equal(p.records.mcpage, p.records.peer, `${name}: same number of records`);
     assert.equal(p.same_records, true, `${name}: same records in the same order`);
   }
-  for (const name of ["search_common_page3", "search_common_offset"]) {
+  for (const name of ["search_common_page3", "search_common_offset", "search_multi_page3"]) {
     assert.ok(pages[name].records.mcpage > 0, `${name}: mcpage returned records`);
     assert.equal(pages[name].same_records, true, `${name}: same records in the same order`);
   }

@@ -35,12 +35,14 @@
 
 #include "store/sqlite/sqlite_internal.h"
 
-/* Lists kept at most, and their matches in all (16 bytes each: 64 MiB at
- * most). A phrase in more rows than that is walked and sorted for each
- * query, which costs more than scoring every match; at a million
- * messages no phrase has that many. */
+/* Lists kept at most, and their matches in all (32 bytes each, in two
+ * orders: 64 MiB at most). A phrase in more rows than that is walked and
+ * sorted for each query, which costs more than scoring every match; at a
+ * million messages no phrase has that many. */
 #define IMP_SLOTS       16
-#define IMP_ENTRIES_MAX ((int64_t)1 << 22)
+#define IMP_ENTRIES_MAX ((int64_t)1 << 21)
+/* Phrases of one query at most (an AND of them). */
+#define IMP_PHRASES_MAX SQ_IMPACT_PHRASES_MAX
 
 int store_sqlite__impact_off;
 int64_t store_sqlite__impact_walked;
@@ -60,6 +62,7 @@ typedef struct imp_list {
     int64_t max_id;  /* every row up to this rowid was walked */
     int64_t n;       /* entries */
     imp_entry *e;    /* the matches */
+    imp_entry *byid; /* the same in rowid order (several phrases: the rows holding all) */
     int64_t ngroups; /* runs of one tf */
     int64_t *group;  /* where each run starts; group[ngroups] == n */
     uint64_t used;   /* when a query last took it (eviction) */
@@ -85,6 +88,7 @@ static void imp_free(imp_list *l)
         return;
     sqlite3_free(l->fts);
     sqlite3_free(l->e);
+    sqlite3_free(l->byid);
     sqlite3_free(l->group);
     sqlite3_free(l);
 }
@@ -195,14 +199,14 @@ static int imp_walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
     return rc;
 }
 
-/* Appends every match of the query's one phrase to *e, in rowid order: FTS5
+/* Appends every match of the query's phrase `phrase` to *e, in rowid order: FTS5
  * walks its doclist and calls back per row, with no statement stepped per
  * row (at a million messages, "the": 410M instructions by SQL). */
-static int imp_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, imp_entry **e, int64_t *n,
-                           int64_t *cap)
+static int imp_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase, imp_entry **e,
+                           int64_t *n, int64_t *cap)
 {
     imp_walk_to to = {api->xUserData(fts), e, n, cap};
-    return api->xQueryPhrase(fts, 0, &to, imp_walk_row);
+    return api->xQueryPhrase(fts, phrase, &to, imp_walk_row);
 }
 
 /* Each entry's row length: from mcpage_bm25()'s array, else from FTS5's docsize. */
@@ -288,8 +292,10 @@ static int imp_sort(imp_entry *e, int64_t n)
     return SQLITE_OK;
 }
 
-/* A new list of `base`'s entries (if any) and the sorted `add`, with its tf runs. */
-static imp_list *imp_merge(const imp_list *base, const imp_entry *add, int64_t nadd)
+/* A new list of `base`'s entries (if any) and the sorted `add` (`add_byid`
+ * in rowid order, all past base's rows), with its tf runs. */
+static imp_list *imp_merge(const imp_list *base, const imp_entry *add, const imp_entry *add_byid,
+                           int64_t nadd)
 {
     imp_list *l = sqlite3_malloc(sizeof *l);
     if (l == NULL)
@@ -299,8 +305,13 @@ static imp_list *imp_merge(const imp_list *base, const imp_entry *add, int64_t n
     int64_t nbase = base ? base->n : 0;
     l->n = nbase + nadd;
     l->e = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->e);
-    if (l->e == NULL)
+    l->byid = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->byid);
+    if (l->e == NULL || l->byid == NULL)
         goto fail;
+    if (nbase > 0)
+        memcpy(l->byid, base->byid, (size_t)nbase * sizeof *l->byid);
+    if (nadd > 0)
+        memcpy(l->byid + nbase, add_byid, (size_t)nadd * sizeof *l->byid);
     int64_t i = 0, j = 0, o = 0;
     while (i < nbase && j < nadd)
         l->e[o++] = imp_cmp(&base->e[i], &add[j]) <= 0 ? base->e[i++] : add[j++];
@@ -376,8 +387,8 @@ static void imp_keep(imp_list *l, imp_list **gone, int *ngone)
  * snapshot `v`, with a reference for the caller: the cached one, that one
  * with the rows appended since walked and merged in, or a new one.
  */
-static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3 *db, const char *fts,
-                   const sq_version *v, int64_t vmax, imp_list **out)
+static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sqlite3 *db,
+                   const char *fts, const sq_version *v, int64_t vmax, imp_list **out)
 {
     *out = NULL;
     imp_list *base = NULL;
@@ -399,17 +410,25 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, sqlite3 *db, c
     int64_t nadd = 0, cap = 0;
     /* New rows only (a sync's) by rowid; all of them through FTS5 itself. */
     int rc = base ? imp_walk(db, fts, base->max_id, &add, &nadd, &cap)
-                  : imp_walk_phrase(api, ctx, &add, &nadd, &cap);
+                  : imp_walk_phrase(api, ctx, phrase, &add, &nadd, &cap);
     if (rc == SQLITE_OK)
         rc = imp_lengths(db, add, nadd);
+    imp_entry *add_byid = NULL;
+    if (rc == SQLITE_OK) {
+        add_byid = sqlite3_malloc64((sqlite3_uint64)(nadd ? nadd : 1) * sizeof *add_byid);
+        rc = add_byid ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    if (rc == SQLITE_OK && nadd > 0)
+        memcpy(add_byid, add, (size_t)nadd * sizeof *add_byid);
     imp_list *l = NULL;
     if (rc == SQLITE_OK)
         rc = imp_sort(add, nadd);
     if (rc == SQLITE_OK) {
-        l = imp_merge(base, add, nadd);
+        l = imp_merge(base, add, add_byid, nadd);
         rc = l ? SQLITE_OK : SQLITE_NOMEM;
     }
     sqlite3_free(add);
+    sqlite3_free(add_byid);
     if (l) {
         l->v = *v;
         l->max_id = vmax;
@@ -595,11 +614,12 @@ static int index_max_id(sqlite3 *db, int64_t *max)
 }
 
 /*
- * The list of the query's one phrase at the connection's snapshot (built,
- * extended or reused), with what bm25 ranks it with: r->l holds a
- * reference for the caller.
+ * The list of the query's phrase `phrase` (whose own FTS5 query is
+ * `query`) at the connection's snapshot (built, extended or reused), with
+ * what bm25 ranks it with: r->l holds a reference for the caller.
  */
-static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, const char *query, imp_rank *r)
+static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase, const char *query,
+                    imp_rank *r)
 {
     sqlite3 *db = ((const imp_conn *)api->xUserData(fts))->db;
     sqlite3_int64 nrow = 0, ntoken = 0;
@@ -614,7 +634,7 @@ static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, const char *q
         rc = store_sqlite__version(db, &v);
     imp_list *l = NULL;
     if (rc == SQLITE_OK)
-        rc = imp_get(api, fts, db, query, &v, vmax, &l);
+        rc = imp_get(api, fts, phrase, db, query, &v, vmax, &l);
     if (rc != SQLITE_OK)
         return rc;
 
@@ -631,11 +651,211 @@ static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, const char *q
     return SQLITE_OK;
 }
 
+/* A query's phrases, each with its list (several phrases: an AND of them). */
+typedef struct imp_query {
+    int n;                       /* phrases */
+    imp_rank r[IMP_PHRASES_MAX]; /* each phrase's list and idf, in the query's order */
+} imp_query;
+
+static void imp_query_release(imp_query *q)
+{
+    for (int i = 0; i < q->n; i++)
+        imp_release((imp_list *)q->r[i].l);
+    q->n = 0;
+}
+
+/*
+ * The next term of an FTS5 query written as fts_query_build() writes it
+ * ("a" "b c" "d"*: each term a quoted string, quotes doubled inside, then
+ * an optional star), from *p: its text as its own query in term[0..cap).
+ * 0 at the end of the query, -1 for anything else.
+ */
+static int imp_next_term(const char **p, char *term, size_t cap)
+{
+    const char *s = *p;
+    while (*s == ' ')
+        s++;
+    if (*s == '\0')
+        return 0;
+    if (*s != '"')
+        return -1;
+    const char *t = s + 1;
+    for (;; t++) {
+        if (*t == '\0')
+            return -1;
+        if (*t == '"' && t[1] == '"')
+            t++;
+        else if (*t == '"')
+            break;
+    }
+    t += 1 + (t[1] == '*');
+    if ((size_t)(t - s) >= cap || (*t != ' ' && *t != '\0'))
+        return -1;
+    memcpy(term, s, (size_t)(t - s));
+    term[t - s] = '\0';
+    *p = t;
+    return 1;
+}
+
+/* The lists of every phrase of `query` at the connection's snapshot. */
+static int imp_query_open(const Fts5ExtensionApi *api, Fts5Context *fts, const char *query,
+                          imp_query *q)
+{
+    q->n = 0;
+    int nphrase = api->xPhraseCount(fts);
+    if (nphrase == 1) /* any one phrase: the query is its text */
+        return imp_open(api, fts, 0, query, &q->r[q->n++]);
+    if (nphrase < 1 || nphrase > IMP_PHRASES_MAX)
+        return SQLITE_ERROR;
+    char term[2 * STORE_QUERY_MAX + 16];
+    const char *p = query;
+    int rc = SQLITE_OK, more;
+    while (rc == SQLITE_OK && (more = imp_next_term(&p, term, sizeof term)) == 1) {
+        rc = q->n < nphrase ? imp_open(api, fts, q->n, term, &q->r[q->n]) : SQLITE_ERROR;
+        q->n += rc == SQLITE_OK;
+    }
+    if (rc == SQLITE_OK && (more != 0 || q->n != nphrase))
+        rc = SQLITE_ERROR; /* not a query of quoted terms, one per phrase */
+    if (rc != SQLITE_OK)
+        imp_query_release(q);
+    return rc;
+}
+
+/* The first entry of `l->byid` from `k` on whose rowid is at least `id` (galloping). */
+static int64_t imp_find(const imp_list *l, int64_t k, int64_t id)
+{
+    int64_t step = 1, hi = k;
+    while (hi < l->n && l->byid[hi].id < id) {
+        k = hi + 1;
+        hi += step;
+        step *= 2;
+    }
+    if (hi > l->n)
+        hi = l->n;
+    while (k < hi) {
+        int64_t mid = k + (hi - k) / 2;
+        if (l->byid[mid].id < id)
+            k = mid + 1;
+        else
+            hi = mid;
+    }
+    return k;
+}
+
+/* A row of the page being chosen: its rank and rowid. */
+typedef struct imp_hit {
+    double rank;
+    int64_t id;
+} imp_hit;
+
+/* (rank, rowid) order: a before b. */
+static int hit_before(imp_hit a, imp_hit b)
+{
+    return a.rank < b.rank || (a.rank == b.rank && a.id < b.id);
+}
+
+/* The page so far as a heap whose top is its last row (sift down from i). */
+static void hit_sift(imp_hit *h, int64_t n, int64_t i)
+{
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && hit_before(h[c], h[c + 1]))
+            c++;
+        if (!hit_before(h[i], h[c]))
+            return;
+        imp_hit t = h[i];
+        h[i] = h[c];
+        h[c] = t;
+        i = c;
+    }
+}
+
+static int cmp_hit(const void *pa, const void *pb)
+{
+    imp_hit a = *(const imp_hit *)pa, b = *(const imp_hit *)pb;
+    return hit_before(a, b) ? -1 : hit_before(b, a);
+}
+
+/*
+ * Several phrases: the rows holding all of them (the rarest phrase's rows
+ * in rowid order, looked up in the others' by galloping), each ranked
+ * with the double mcpage_bm25() gives (the phrases' shares summed in the
+ * query's order), keeping the `want` first after the key. Every row of
+ * the AND is scored, from memory: no FTS5 walk, no statement. *count gets
+ * the rows of the AND at the snapshot; `out` may be NULL (a count only).
+ */
+static int imp_multi_page(const imp_query *q, int64_t want, int has_key, double key_rank,
+                          int64_t key_id, sqlite3_str *out, int64_t *count)
+{
+    int drive = 0;
+    for (int i = 1; i < q->n; i++)
+        if (q->r[i].l->n < q->r[drive].l->n)
+            drive = i;
+    const imp_list *dl = q->r[drive].l;
+    int64_t at[IMP_PHRASES_MAX] = {0};
+    uint32_t tf[IMP_PHRASES_MAX];
+    int64_t cap = out && want > 0 ? want : 1, nheap = 0;
+    imp_hit *heap = sqlite3_malloc64((sqlite3_uint64)cap * sizeof *heap);
+    if (heap == NULL)
+        return SQLITE_NOMEM;
+    imp_hit key = {key_rank, key_id};
+    *count = 0;
+    for (int64_t k = 0; k < dl->n && dl->byid[k].id <= q->r[drive].vmax; k++) {
+        int64_t id = dl->byid[k].id;
+        int all = 1;
+        for (int i = 0; i < q->n && all; i++) {
+            at[i] = imp_find(q->r[i].l, at[i], id);
+            all = at[i] < q->r[i].l->n && q->r[i].l->byid[at[i]].id == id;
+            if (all)
+                tf[i] = q->r[i].l->byid[at[i]].tf;
+        }
+        if (!all)
+            continue;
+        ++*count;
+        if (out == NULL || want <= 0)
+            continue;
+        double score = 0.0, d = (double)dl->byid[k].dl;
+        for (int i = 0; i < q->n; i++)
+            score += store_sqlite__bm25_term(q->r[i].idf, (double)tf[i], d, q->r[i].avgdl);
+        imp_hit h = {-1.0 * score, id};
+        if (has_key && !hit_before(key, h))
+            continue;
+        if (nheap < want) { /* sift up */
+            int64_t c = nheap++;
+            heap[c] = h;
+            while (c > 0 && hit_before(heap[(c - 1) / 2], heap[c])) {
+                imp_hit t = heap[c];
+                heap[c] = heap[(c - 1) / 2];
+                heap[(c - 1) / 2] = t;
+                c = (c - 1) / 2;
+            }
+        } else if (hit_before(h, heap[0])) {
+            heap[0] = h;
+            hit_sift(heap, nheap, 0);
+        }
+    }
+    if (out) {
+        qsort(heap, (size_t)nheap, sizeof *heap, cmp_hit);
+        sqlite3_str_appendchar(out, 1, '[');
+        for (int64_t i = 0; i < nheap; i++) {
+            sqlite3_int64 bits;
+            memcpy(&bits, &heap[i].rank, sizeof bits);
+            sqlite3_str_appendf(out, "%s[%lld,%lld]", i ? "," : "", (long long)heap[i].id,
+                                (long long)bits);
+        }
+        sqlite3_str_appendchar(out, 1, ']');
+    }
+    sqlite3_free(heap);
+    return out ? sqlite3_str_errcode(out) : SQLITE_OK;
+}
+
 static void impact_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
                       sqlite3_value **val)
 {
-    if (nval != 5 || api->xPhraseCount(fts) != 1 || sqlite3_value_text(val[0]) == NULL) {
-        sqlite3_result_error(ctx, "mcpage_impact: one phrase, and five arguments", -1);
+    if (nval != 5 || sqlite3_value_text(val[0]) == NULL) {
+        sqlite3_result_error(ctx, "mcpage_impact: five arguments", -1);
         return;
     }
     const char *query = (const char *)sqlite3_value_text(val[0]);
@@ -644,15 +864,17 @@ static void impact_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_con
     double key_rank = sqlite3_value_double(val[3]);
     int64_t key_id = sqlite3_value_int64(val[4]);
 
-    imp_rank r;
-    int rc = imp_open(api, fts, query, &r);
+    imp_query q;
+    int rc = imp_query_open(api, fts, query, &q);
     if (rc != SQLITE_OK) {
         sqlite3_result_error_code(ctx, rc);
         return;
     }
     sqlite3_str *out = sqlite3_str_new(((const imp_conn *)api->xUserData(fts))->db);
-    rc = imp_page(&r, want, has_key, key_rank, key_id, out);
-    imp_release((imp_list *)r.l);
+    int64_t count = 0;
+    rc = q.n == 1 ? imp_page(&q.r[0], want, has_key, key_rank, key_id, out)
+                  : imp_multi_page(&q, want, has_key, key_rank, key_id, out, &count);
+    imp_query_release(&q);
     int len = sqlite3_str_length(out);
     char *json = sqlite3_str_finish(out);
     if (rc == SQLITE_OK && json)
@@ -663,23 +885,29 @@ static void impact_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_con
     }
 }
 
-/* mcpage_impact_count(messages_fts, fts_query): the matches, from the list
+/* mcpage_impact_count(messages_fts, fts_query): the matches, from the lists
  * (which the page that follows the count then reads). */
 static void impact_count_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
                             int nval, sqlite3_value **val)
 {
-    if (nval != 1 || api->xPhraseCount(fts) != 1 || sqlite3_value_text(val[0]) == NULL) {
-        sqlite3_result_error(ctx, "mcpage_impact_count: one phrase, and one argument", -1);
+    if (nval != 1 || sqlite3_value_text(val[0]) == NULL) {
+        sqlite3_result_error(ctx, "mcpage_impact_count: one argument", -1);
         return;
     }
-    imp_rank r;
-    int rc = imp_open(api, fts, (const char *)sqlite3_value_text(val[0]), &r);
+    imp_query q;
+    int rc = imp_query_open(api, fts, (const char *)sqlite3_value_text(val[0]), &q);
     if (rc != SQLITE_OK) {
         sqlite3_result_error_code(ctx, rc);
         return;
     }
-    sqlite3_result_int64(ctx, r.nhit);
-    imp_release((imp_list *)r.l);
+    int64_t count = q.r[0].nhit;
+    if (q.n > 1)
+        rc = imp_multi_page(&q, 0, 0, 0.0, 0, NULL, &count);
+    imp_query_release(&q);
+    if (rc == SQLITE_OK)
+        sqlite3_result_int64(ctx, count);
+    else
+        sqlite3_result_error_code(ctx, rc);
 }
 
 int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud)

@@ -235,6 +235,8 @@ int store_sqlite__impact_budget(sqlite3 *db, int (*stop)(void *), void *stop_ud)
 #define SQ_IMPACT_COUNT                                                                            \
     "SELECT mcpage_impact_count(messages_fts, ?) FROM messages_fts WHERE messages_fts MATCH ? "    \
     "LIMIT 1"
+/* Phrases of a query that impact lists serve at most (an AND of them); more score every match. */
+#define SQ_IMPACT_PHRASES_MAX 8
 /* Rows before the end of a page (offset + limit) past which an offset page scores every match. */
 #define SQ_IMPACT_WANT_MAX 10000
 /* Tests and benchmarks set this to 1 to rank every query by scoring every match. */
