@@ -319,6 +319,15 @@ int store_session_lock(store *s, const char *session_id)
     return s->ops->session_lock(s, session_id);
 }
 
+int store_session_trylock(store *s, const char *session_id)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(session_id);
+    return s->ops->session_trylock ? s->ops->session_trylock(s, session_id) : 0;
+}
+
 int store_session_unlock(store *s, const char *session_id)
 {
     if (!s)

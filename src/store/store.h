@@ -510,6 +510,11 @@ void store_source_clear(store_source *src);
  * handle closes. A no-op where there is one writer at a time anyway. */
 int store_session_lock(store *s, const char *session_id);
 int store_session_unlock(store *s, const char *session_id);
+/* The claim without waiting: 1 when taken, 0 when another writer holds
+ * it (or the backend cannot take one without waiting), or a failure.
+ * A writer holding an open transaction claims this way, and commits
+ * before it waits: waiting then could hold up the writer it waits for. */
+int store_session_trylock(store *s, const char *session_id);
 
 /* ---- HTTP sessions ended with DELETE --------------------------------
  * A signed session id is accepted by every server instance holding the

@@ -48,6 +48,8 @@ typedef struct store_ops {
     int (*source_put)(store *s, const store_source *src);
     int (*session_lock)(store *s, const char *id);
     int (*session_unlock)(store *s, const char *id);
+    /* Optional (NULL: a claim is never taken without waiting). */
+    int (*session_trylock)(store *s, const char *id);
     int (*ping)(store *s);
     int (*sources_all)(store *s, const char *hostname, size_t max_rows, store_sources *out);
     /* Optional (NULL: nothing to check beyond what every call checks). */

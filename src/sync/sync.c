@@ -399,6 +399,69 @@ static int prepass(store *s, sync_jobs *js, const char *host, sync_report *rep, 
 
 /* ---- the pass -------------------------------------------------------- */
 
+/* Progress through the changed files. */
+typedef struct pass_files {
+    int64_t done, changed; /* files handled, files to handle */
+    int64_t bytes_done, bytes_total;
+} pass_files;
+
+/*
+ * Reads the changed files, several to a transaction (sync_group). When a
+ * failure rolls back files of the group before it, the report and the
+ * progress go back to where the group began and those files are read
+ * again, each in its own transaction, up to the one that failed.
+ */
+static int read_changed(store *s, sync_jobs *js, const sync_options *o, sync_report *rep,
+                        pass_files *p)
+{
+    sync_group g = {0};
+    sync_report *saved = malloc(sizeof *saved); /* the report as the group began */
+    if (!saved)
+        return MCPAGE_ENOMEM;
+    pass_files p0 = *p;
+    size_t i = 0, first = 0, solo_end = 0;
+    for (;;) {
+        if (i == js->n) {
+            if (sync_group_commit(s, &g) == 0)
+                break;
+            g.lost = g.nclaims > 0;
+            sync_group_end(s, &g);
+        } else if (js->v[i].changed && !js->v[i].same_session) {
+            if (!g.open) {
+                *saved = *rep;
+                p0 = *p;
+                first = i;
+            }
+            g.solo = i < solo_end;
+            if (sync_file(s, &js->v[i], o, rep, &g, p->done, p->changed, &p->bytes_done,
+                          p->bytes_total) < 0)
+                js->v[i].project_id = -1;
+            if (!g.lost) {
+                p->done++;
+                if (o->progress) {
+                    sync_progress pr = {p->done, p->changed, p->bytes_done, p->bytes_total,
+                                        js->v[i].path};
+                    o->progress(o->progress_ud, &pr);
+                }
+            }
+        }
+        if (g.lost) {
+            *rep = *saved;
+            *p = p0;
+            g.lost = 0;
+            solo_end = i == js->n ? i : i + 1;
+            i = first;
+            continue;
+        }
+        if (i == js->n)
+            break;
+        i++;
+    }
+    sync_group_end(s, &g);
+    free(saved);
+    return 0;
+}
+
 int sync_run(store *s, const sync_options *opt, sync_report *rep)
 {
     if (!s || !opt || !rep)
@@ -418,21 +481,11 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     if (rc < 0)
         goto out;
     rep->files_seen = (int64_t)js.n;
-    int64_t changed = 0, bytes_total = 0;
-    if ((rc = prepass(s, &js, o.hostname, rep, &changed, &bytes_total)) < 0)
+    pass_files p = {0};
+    if ((rc = prepass(s, &js, o.hostname, rep, &p.changed, &p.bytes_total)) < 0)
         goto out;
-    int64_t done = 0, bytes_done = 0;
-    for (size_t i = 0; i < js.n; i++) {
-        if (!js.v[i].changed || js.v[i].same_session)
-            continue;
-        if (sync_file(s, &js.v[i], &o, rep, done, changed, &bytes_done, bytes_total) < 0)
-            js.v[i].project_id = -1;
-        done++;
-        if (o.progress) {
-            sync_progress p = {done, changed, bytes_done, bytes_total, js.v[i].path};
-            o.progress(o.progress_ud, &p);
-        }
-    }
+    if ((rc = read_changed(s, &js, &o, rep, &p)) < 0)
+        goto out;
     rc = assign_orphans(s, &js);
     /* Gemini CLI and Copilot CLI: sync_fold.c */
     if (rc == 0)

@@ -11,7 +11,8 @@
  * the next sync, unless the file has settled and the line is a complete
  * JSON object: then it is a line, and the newline a later append may bring
  * is taken as its end. Each batch (lines, raw bytes, session facts,
- * consumed offset, source record) is one transaction.
+ * consumed offset, source record) is one transaction; a batch holds the
+ * files read one after the other until it reaches its limits (sync_group).
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
@@ -138,6 +139,7 @@ typedef struct sync_pass {
     int64_t *bytes_done;             /* bytes read in this pass, updated as lines are read */
     int64_t bytes_total;
     int64_t batch_lines, batch_bytes; /* a batch is committed when it reaches either */
+    sync_group *g;                    /* the transaction, perhaps open with files before */
 } sync_pass;
 
 typedef struct file_state {
@@ -159,7 +161,9 @@ typedef struct file_state {
     int has_title;
     int title_rank; /* of the title set by this run (sync_title_rank) */
     int64_t project_id;
-    int in_tx;
+    int in_tx; /* this file's rows are in the open transaction */
+    int kept;  /* the file is done and left in the open transaction (sync_group) */
+    sync_group *g;
     sync_tool_ids ids;
     /* session facts waiting for the next commit (owned) */
     char *model, *branch, *title, *parent;
@@ -205,12 +209,99 @@ static const char *base_name(const char *path)
     return (b && b[1]) ? b + 1 : path;
 }
 
+/* ---- one transaction over several files ----------------------------- */
+
+int64_t sync__fail_line;
+
+static void release_claims(store *s, sync_group *g)
+{
+    for (size_t i = 0; i < g->nclaims; i++) {
+        store_session_unlock(s, g->claims[i]);
+        free(g->claims[i]);
+    }
+    g->nclaims = 0;
+}
+
+int sync_group_commit(store *s, sync_group *g)
+{
+    if (g->open) {
+        int rc = store_commit(s);
+        if (rc < 0)
+            return rc;
+    }
+    g->open = 0;
+    g->lines = g->bytes = 0;
+    release_claims(s, g);
+    return 0;
+}
+
+void sync_group_end(store *s, sync_group *g)
+{
+    if (g->open)
+        store_rollback(s);
+    g->open = 0;
+    g->lines = g->bytes = 0;
+    release_claims(s, g);
+    free(g->claims);
+    g->claims = NULL;
+}
+
+/* Leaves the finished file in the open transaction, its claim held by
+ * the group: 1, or 0 when the group is full (or out of memory) and
+ * commits now. */
+static int group_keep(file_state *f, const sync_pass *pass)
+{
+    sync_group *g = f->g;
+    if (g->solo || g->lines >= pass->batch_lines || g->bytes >= pass->batch_bytes ||
+        g->nclaims >= SYNC_GROUP_FILES_MAX)
+        return 0;
+    if (!g->claims && !(g->claims = calloc(SYNC_GROUP_FILES_MAX, sizeof *g->claims)))
+        return 0;
+    if (!(g->claims[g->nclaims] = sync_dup(f->job->session_id)))
+        return 0;
+    g->nclaims++;
+    return 1;
+}
+
+/*
+ * Claims the file's session. While the group's transaction is open only a
+ * claim that is free now is taken; otherwise the group commits first, so
+ * this writer never waits for a claim while holding the write lock that
+ * the claim's holder may be waiting for.
+ */
+static int claim_session(store *s, sync_group *g, const char *id)
+{
+    if (g->open) {
+        int rc = store_session_trylock(s, id);
+        if (rc != 0)
+            return rc < 0 ? rc : 0;
+        if ((rc = sync_group_commit(s, g)) < 0) {
+            g->lost = g->nclaims > 0;
+            sync_group_end(s, g);
+            return rc;
+        }
+    }
+    return store_session_lock(s, id);
+}
+
+/* The transaction the file's rows go to: the group's, begun if none is open. */
+static int begin_tx(file_state *f)
+{
+    if (!f->g->open) {
+        int rc = store_begin(f->s);
+        if (rc < 0)
+            return rc;
+        f->g->open = 1;
+    }
+    f->in_tx = 1;
+    return 0;
+}
+
 static int open_batch(file_state *f)
 {
-    int rc = store_begin(f->s);
+    int rc = begin_tx(f);
     if (rc < 0)
         return rc;
-    f->in_tx = 1;
     if (f->reparse) {
         rc = store_session_reset(f->s, f->job->session_id);
         if (rc < 0)
@@ -301,24 +392,33 @@ static int put_source_record(file_state *f, int at_eof)
 }
 
 /* The batch commit: the batch's raw bytes, session facts and offsets,
- * then the commit, in the transaction that holds its messages. */
-static int commit_batch(file_state *f, int at_eof)
+ * then the commit, in the transaction that holds its messages. At the
+ * end of the file the commit waits for the files after it while the
+ * group has room. */
+static int commit_batch(file_state *f, int at_eof, const sync_pass *pass)
 {
     int rc;
     if (!f->in_tx) {
         if (f->consumed == f->committed && !at_eof)
             return 0;
-        if ((rc = store_begin(f->s)) < 0)
+        if ((rc = begin_tx(f)) < 0)
             return rc;
-        f->in_tx = 1;
     }
     if (f->consumed > f->committed &&
         ((rc = put_raw_bytes(f)) < 0 || (rc = put_session_facts(f)) < 0))
         return rc;
-    if ((rc = put_source_record(f, at_eof)) < 0 || (rc = store_commit(f->s)) < 0)
+    if ((rc = put_source_record(f, at_eof)) < 0)
         return rc;
+    f->g->lines += f->lines;
+    f->g->bytes += f->consumed - f->committed;
+    if (at_eof && group_keep(f, pass)) {
+        f->kept = 1;
+    } else {
+        if ((rc = sync_group_commit(f->s, f->g)) < 0)
+            return rc;
+        f->in_tx = 0;
+    }
 
-    f->in_tx = 0;
     f->committed = f->consumed;
     f->lines = 0;
     free(f->model);
@@ -670,9 +770,10 @@ static int reader_add(line_reader *lr, const unsigned char *seg, size_t n)
 /* Commits when the batch is full (lines or bytes), then reports progress. */
 static int commit_if_full(file_state *f, const sync_pass *pass)
 {
-    if (f->lines < pass->batch_lines && f->consumed - f->committed < pass->batch_bytes)
+    if (f->g->lines + f->lines < pass->batch_lines &&
+        f->g->bytes + (f->consumed - f->committed) < pass->batch_bytes)
         return 0;
-    int rc = commit_batch(f, 0);
+    int rc = commit_batch(f, 0, pass);
     if (rc == 0)
         report_progress(f, pass);
     return rc;
@@ -702,6 +803,8 @@ static int end_line(file_state *f, line_reader *lr, int64_t line_end, const sync
     } else if ((rc = handle_line(f, lr->buf ? lr->buf : "", lr->len, lr->line_start)) < 0) {
         return rc;
     }
+    if (sync__fail_line > 0 && f->line_no == sync__fail_line)
+        return MCPAGE_EIO;
 
     lr->len = 0;
     f->rep->lines_read++;
@@ -772,11 +875,14 @@ static int finish_last_line(file_state *f, line_reader *lr)
     return 0;
 }
 
-/* Rolls a failed file back and names it in the report. */
+/* Rolls a failed file back (with the files before it in the open
+ * transaction: the pass reads those again) and names it in the report. */
 static void report_failure(file_state *f, int rc)
 {
-    if (f->in_tx)
-        store_rollback(f->s);
+    if (f->in_tx) {
+        f->g->lost = f->g->nclaims > 0;
+        sync_group_end(f->s, f->g);
+    }
     f->rep->files_failed++;
     char why[240];
     const char *detail = f->sys_errno ? strerror(f->sys_errno) : store_errmsg(f->s);
@@ -787,10 +893,10 @@ static void report_failure(file_state *f, int rc)
 
 /* Reads the new part of one file: open, claim the session, decide where
  * to resume, read the lines in batches, commit the last batch. */
-int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep,
+int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep, sync_group *g,
               int64_t files_done, int64_t files_total, int64_t *bytes_done, int64_t bytes_total)
 {
-    file_state f = {.job = job, .opt = opt, .rep = rep, .s = s, .fd = -1};
+    file_state f = {.job = job, .opt = opt, .rep = rep, .s = s, .fd = -1, .g = g};
     sync_pass pass = {
         .files_done = files_done,
         .files_total = files_total,
@@ -798,6 +904,7 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
         .bytes_total = bytes_total,
         .batch_lines = opt->batch_lines > 0 ? opt->batch_lines : SYNC_BATCH_LINES,
         .batch_bytes = opt->batch_bytes > 0 ? opt->batch_bytes : SYNC_BATCH_BYTES,
+        .g = g,
     };
     line_reader lr = {.line_max = opt->line_max ? opt->line_max : SYNC_LINE_MAX_DEFAULT};
     store_source src = {0};
@@ -808,7 +915,7 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
 
     /* claim the session: another sync process (another machine, same
      * store) waits here, then continues from what this one stored */
-    if ((rc = store_session_lock(s, job->session_id)) < 0)
+    if ((rc = claim_session(s, g, job->session_id)) < 0)
         goto out;
     locked = 1;
     int found = store_source_get(s, opt->hostname, job->path, &src) == 0;
@@ -826,7 +933,7 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
     if ((rc = decide_resume(&f, &src, found, lr.line_max)) < 0 ||
         (rc = read_lines(&f, &lr, &pass)) < 0 || (rc = finish_last_line(&f, &lr)) < 0)
         goto out;
-    rc = commit_batch(&f, 1);
+    rc = commit_batch(&f, 1, &pass);
     job->project_id = f.session_exists ? f.project_id : -1;
 out:
     if (rc < 0)
@@ -839,7 +946,7 @@ out:
     free(f.last_ts);
     free(lr.buf);
     store_source_clear(&src);
-    if (locked)
+    if (locked && !f.kept)
         store_session_unlock(s, job->session_id);
     if (f.fd >= 0)
         close(f.fd);

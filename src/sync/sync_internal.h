@@ -49,8 +49,39 @@ typedef struct sync_jobs {
 int sync_discover(sync_jobs *js, const sync_options *o, sync_report *rep);
 void sync_jobs_free(sync_jobs *js);
 
-/* Reads the new part of one changed file into `s`. */
-int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep,
+/*
+ * One transaction over several files (sync_file.c): the files of a pass
+ * are committed together up to the batch limits, not one by one, so FTS5
+ * writes one index segment per batch instead of one per file and merges
+ * far fewer (docs/sync.md, "Batches and crash safety"). The claims of the
+ * files' sessions are held until the commit. A file that fails rolls the
+ * transaction back with the files before it in the group: `lost` tells the
+ * pass to read those again, each in its own transaction (`solo`).
+ */
+#define SYNC_GROUP_FILES_MAX 1000 /* files in one transaction at most */
+
+typedef struct sync_group {
+    int open;             /* a transaction is open */
+    int lost;             /* a rollback took finished files of the group with it */
+    int solo;             /* commit each file on its own */
+    int64_t lines, bytes; /* of the files finished in the open transaction */
+    char **claims;        /* those files' session claims, released after the commit (owned) */
+    size_t nclaims;       /* entries in claims: the files finished in it */
+} sync_group;
+
+/* Tests set this: a file fails (MCPAGE_EIO) when it reaches this line
+ * number, after storing the line; 0 (the default) never. */
+extern int64_t sync__fail_line;
+
+/* Commits the group's transaction, if open, and releases its claims. */
+int sync_group_commit(store *s, sync_group *g);
+/* After a failure: rolls the open transaction back, releases the claims
+ * and frees them. */
+void sync_group_end(store *s, sync_group *g);
+
+/* Reads the new part of one changed file into `s`, in the group's
+ * transaction. */
+int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep, sync_group *g,
               int64_t files_done, int64_t files_total, int64_t *bytes_done, int64_t bytes_total);
 
 /* Shared helpers. */

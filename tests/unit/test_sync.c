@@ -26,6 +26,7 @@
 
 #include "store/store.h"
 #include "sync/sync.h"
+#include "sync/sync_internal.h"
 #include "support/store_backends.h"
 #include "support/sync_support.h"
 
@@ -1403,10 +1404,123 @@ static void concurrent_syncs_equal_one_clean_sync(void **state)
     hide_ids = 0;
 }
 
+/* Three small files a, b, c of one project, 2, 3 and 2 lines. */
+static void put_three_sessions(fx *f)
+{
+    const char *names[] = {"a", "b", "c"};
+    for (int k = 0; k < 3; k++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.jsonl", f->proj, names[k]);
+        for (int i = 0; i < (k == 1 ? 3 : 2); i++)
+            put(path, i ? "a" : "w", user_line(i, names[k]));
+    }
+}
+
+static int64_t store_gen(fx *f)
+{
+    store *s = NULL;
+    int64_t gen = -1;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
+    assert_int_equal(store_generation(s, &gen), 0);
+    store_close(s);
+    return gen;
+}
+
+/* Small files share one transaction (SQLite: one commit, one generation,
+ * for three files); a sync that needs a claim another writer holds
+ * commits the files before it first, then waits, then goes on. */
+static void files_share_a_transaction_and_commit_before_waiting(void **state)
+{
+    fx *f = *state;
+    put_three_sessions(f);
+    sync_report r;
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.messages_added, 7);
+    assert_int_equal(r.sessions_added, 3);
+    if (tb_current() == TB_SQLITE)
+        assert_int_equal(store_gen(f), 1);
+
+    char other[1200];
+    tb_spec(f->dir, "claimed", other, sizeof other);
+    store *holder = NULL;
+    assert_int_equal(store_open(other, STORE_OPEN_WRITE, &holder), 0);
+    assert_int_equal(store_session_lock(holder, "c"), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        run_child_sync(other, f->claude, NULL);
+    /* a and b appear while the sync waits for c */
+    store *s = NULL;
+    int64_t na = -1, nb = -1, nc = -1;
+    for (double t0 = now_s(); now_s() - t0 < 30 && (na != 2 || nb != 3);) {
+        usleep(20000);
+        if (store_open(other, STORE_OPEN_READONLY, &s) < 0)
+            continue;
+        store_session row;
+        na = store_session_get(s, "a", &row) == 0 ? row.message_count : -1;
+        if (na >= 0)
+            store_session_clear(&row);
+        nb = store_session_get(s, "b", &row) == 0 ? row.message_count : -1;
+        if (nb >= 0)
+            store_session_clear(&row);
+        nc = store_session_get(s, "c", &row) == 0 ? row.message_count : -1;
+        if (nc >= 0)
+            store_session_clear(&row);
+        store_close(s);
+    }
+    assert_int_equal(na, 2);
+    assert_int_equal(nb, 3);
+    assert_int_equal(nc, -1);
+    assert_int_equal(store_session_unlock(holder, "c"), 0);
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    store_close(holder);
+    assert_int_equal(store_open(other, STORE_OPEN_READONLY, &s), 0);
+    store_session row;
+    assert_int_equal(store_session_get(s, "c", &row), 0);
+    assert_int_equal(row.message_count, 2);
+    store_session_clear(&row);
+    store_close(s);
+}
+
+/* A file that fails inside a shared transaction takes the files before
+ * it down with its rollback: they are read again on their own, so they
+ * are stored and counted once; the failed file is named and read by the
+ * next sync. */
+static void a_failed_file_keeps_the_files_before_it(void **state)
+{
+    fx *f = *state;
+    put_three_sessions(f);
+    sync_report r;
+    sync__fail_line = 3; /* b's last line */
+    sync_once(f, &r, 0, 0);
+    sync__fail_line = 0;
+    assert_int_equal(r.files_failed, 1);
+    /* a's messages once, not once more for the rollback; a failed file's
+     * count holds the lines it read before failing, as it always did */
+    assert_int_equal(r.messages_added, 2 + 3 + 2);
+    assert_int_equal(r.files_read, 3);
+    assert_true(r.nexamples >= 1 && strstr(r.examples[0], "b.jsonl:3: file not synced"));
+    assert_int_equal(count_messages(f, "a"), 2);
+    assert_int_equal(count_messages(f, "b"), -1);
+    assert_int_equal(count_messages(f, "c"), 2);
+
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.files_failed, 0);
+    assert_int_equal(r.files_read, 1);
+    assert_int_equal(r.messages_added, 3);
+    assert_int_equal(count_messages(f, "b"), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(append_reads_only_new_lines, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(files_share_a_transaction_and_commit_before_waiting, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(a_failed_file_keeps_the_files_before_it, setup,
+                                        ts_fixture_drop),
         cmocka_unit_test_setup_teardown(partial_last_line_waits, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(truncate_and_replace_reparse, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(deleted_and_renamed_files_keep_sessions, setup,

@@ -121,6 +121,7 @@ int sqlite_sources_all(store *s, const char *hostname, size_t max_rows, store_so
 int sqlite_source_put(store *s, const store_source *src);
 int sqlite_session_lock(store *s, const char *id);
 int sqlite_session_unlock(store *s, const char *id);
+int sqlite_session_trylock(store *s, const char *id);
 
 int store_sqlite_schema_latest(void);
 int store_sqlite_schema_version(sqlite3 *db, int *version);

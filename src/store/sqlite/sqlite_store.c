@@ -384,6 +384,7 @@ static const store_ops sqlite_ops = {
     .source_put = sqlite_source_put,
     .session_lock = sqlite_session_lock,
     .session_unlock = sqlite_session_unlock,
+    .session_trylock = sqlite_session_trylock,
     .ping = sqlite_ping,
     .sources_all = sqlite_sources_all,
     .check = sqlite_check,

@@ -514,8 +514,9 @@ int sqlite_source_put(store *s, const store_source *src)
 
 /* Session claims are byte-range locks on "<db>-sync.lock", one byte per
  * session (by hash), open-file-description locks so two handles of one
- * process exclude each other as two processes do. */
-static int session_lock_op(store *s, const char *id, short type)
+ * process exclude each other as two processes do. With `wait` 0 a claim
+ * another handle holds answers 1 instead of waiting. */
+static int session_lock_op(store *s, const char *id, short type, int wait)
 {
     sq_conn *c = CONN(s);
     if (c->lock_fd < 0) {
@@ -530,7 +531,9 @@ static int session_lock_op(store *s, const char *id, short type)
         h = (h ^ *p) * 16777619u;
     struct flock fl = {
         .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)(h & 0x3FFFFFFF), .l_len = 1};
-    while (fcntl(c->lock_fd, F_OFD_SETLKW, &fl) < 0) {
+    while (fcntl(c->lock_fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) < 0) {
+        if (!wait && (errno == EAGAIN || errno == EACCES))
+            return 1;
         if (errno != EINTR)
             return store_fail(s, MCPAGE_EIO, "session lock failed");
     }
@@ -539,10 +542,16 @@ static int session_lock_op(store *s, const char *id, short type)
 
 int sqlite_session_lock(store *s, const char *id)
 {
-    return session_lock_op(s, id, F_WRLCK);
+    return session_lock_op(s, id, F_WRLCK, 1);
+}
+
+int sqlite_session_trylock(store *s, const char *id)
+{
+    int rc = session_lock_op(s, id, F_WRLCK, 0);
+    return rc < 0 ? rc : rc == 0;
 }
 
 int sqlite_session_unlock(store *s, const char *id)
 {
-    return session_lock_op(s, id, F_UNLCK);
+    return session_lock_op(s, id, F_UNLCK, 1);
 }
