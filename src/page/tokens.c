@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Costs, in hundredths of a token. */
 #define COST_PIECE      100 /* any pre-tokenizer piece: BPE makes at least one token */
@@ -111,6 +112,37 @@ static inline bool joins_punct(uint8_t cls)
 /* 1 if letter number k (0 = a) is a vowel: a, e, i, o, u, y. */
 #define VOWEL(k) ((0x1104111u >> (k)) & 1u)
 
+/* Where the run of ASCII lowercase letters starting at p[i] ends. */
+static inline size_t lower_end(const unsigned char *p, size_t i, size_t n)
+{
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* Eight bytes at a time: the high bit of each byte that is a-z. */
+    const uint64_t high = 0x8080808080808080u, low7 = 0x7F7F7F7F7F7F7F7Fu;
+    while (n - i >= 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        uint64_t y = x & low7;
+        uint64_t ge_a = y + 0x1F1F1F1F1F1F1F1Fu, past_z = y + 0x0505050505050505u;
+        uint64_t other = ~(ge_a & ~past_z & ~x) & high;
+        if (other)
+            return i + ((size_t)__builtin_ctzll(other) >> 3);
+        i += 8;
+    }
+#endif
+    while (i < n && (unsigned)(p[i] - 'a') < 26u)
+        i++;
+    return i;
+}
+
+/* Whether the lowercase letters p[i..j) have a vowel (most find one at once). */
+static inline bool has_vowel(const unsigned char *p, size_t i, size_t j)
+{
+    for (; i < j; i++)
+        if (VOWEL(p[i] - 'a'))
+            return true;
+    return false;
+}
+
 /* The alphanumeric run being scanned: letters and digits with no separator. */
 typedef struct run {
     size_t word_cost;   /* its letter pieces charged as ordinary words */
@@ -123,7 +155,7 @@ typedef struct run {
     size_t ascii_cost;  /* of word_cost, pieces of ASCII letters only */
     size_t accented;    /* pieces mixing ASCII and 2-byte letters */
     size_t run_letters; /* letters in the whole run */
-    size_t vowels;      /* ASCII vowels (a, e, i, o, u, y) in the current letter piece */
+    size_t vowels;      /* nonzero when the current letter piece has an ASCII vowel (a e i o u y) */
     bool vowelless;     /* the run has a piece of 3+ ASCII letters and no vowel */
     bool has_digit;     /* the run has a digit */
     bool last_lower;    /* the previous letter was ASCII lowercase */
@@ -245,6 +277,12 @@ void mcpage__tokens_scan(const char *s, size_t n, tokens_sum *sum)
     size_t i = 0;
 
     while (i < n) {
+        /* One space before a letter (or any non-ASCII character) joins it
+           and costs nothing: what the blanks' case below makes of it. */
+        if (p[i] == ' ' && i + 1 < n && (p[i + 1] >= 0x80 || ascii_class[p[i + 1]] <= B_UPPER)) {
+            i++;
+            after_space = false;
+        }
         size_t len;
         uint8_t cls = char_class(p, i, n, &len);
         bool spaced = after_space;
@@ -252,18 +290,15 @@ void mcpage__tokens_scan(const char *s, size_t n, tokens_sum *sum)
         if (cls == B_LOWER || cls == B_DIGIT) {
             /* Most runs are one lowercase word or one number standing
                alone: charged here as finish_run would, without a run. */
-            size_t j = i + 1, vowels = cls == B_LOWER ? VOWEL(p[i] - 'a') : 0;
-            if (cls == B_LOWER)
-                while (j < n && (unsigned)(p[j] - 'a') < 26u)
-                    vowels += VOWEL(p[j++] - 'a');
-            else
+            size_t j = cls == B_LOWER ? lower_end(p, i + 1, n) : i + 1;
+            if (cls == B_DIGIT)
                 while (j < n && (unsigned)(p[j] - '0') < 10u)
                     j++;
             if (j == n || (p[j] < 0x80 && ascii_class[p[j]] > B_DIGIT)) {
                 size_t chars = j - i;
                 if (cls == B_DIGIT) {
                     total += (chars + 2) / 3 * COST_PIECE;
-                } else if (chars >= 3 && vowels == 0) {
+                } else if (chars >= 3 && !has_vowel(p, i, j)) {
                     total += RAND_BASE + chars * RAND_PER_LETTER; /* no vowel: an identifier */
                 } else {
                     size_t extra = chars > WORD_FREE_LEN ? chars - WORD_FREE_LEN : 0;
@@ -292,9 +327,8 @@ void mcpage__tokens_scan(const char *s, size_t n, tokens_sum *sum)
                     continue;
                 }
                 if (cls == B_LOWER) {
-                    r.vowels += VOWEL(p[i] - 'a');
-                    while (j < n && (unsigned)(p[j] - 'a') < 26u)
-                        r.vowels += VOWEL(p[j++] - 'a');
+                    j = lower_end(p, j, n);
+                    r.vowels += has_vowel(p, i, j); /* only whether there is one counts */
                     r.letters += j - i;
                     r.last_lower = true;
                 } else if (cls == B_DIGIT) {
