@@ -686,6 +686,76 @@ static void relevance_is_fts5_bm25(store *s, sqlite3 *raw, const char *query, co
 }
 
 /*
+ * A page of a rare word takes its rows' matches from one pass over the
+ * matches once they are counted, instead of one FTS5 probe per row: the
+ * same rows, snippets, ranks and line counts as the probes, in every
+ * sort, with and without filters, at every page.
+ */
+static void counted_rare_words_take_one_pass(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    store_search_filter filters[] = {
+        {.query = "\"exact phrase here\""},
+        {.query = "\"exact phrase here\"", .sort = STORE_SEARCH_NEWEST},
+        {.query = "\"exact phrase here\"", .sort = STORE_SEARCH_OLDEST},
+        {.query = "\"exact phrase here\"", .role = "tool"},
+        {.query = "bravo", .project = "proj1", .sort = STORE_SEARCH_NEWEST},
+        {.query = "charlie max_tokens"},
+    };
+    for (size_t k = 0; k < sizeof filters / sizeof filters[0]; k++) {
+        const store_search_filter *sf = &filters[k];
+        store_search_filter bare = {.query = sf->query};
+        int64_t total = 0, matches = 0;
+        assert_int_equal(store_search_count(f->s, &bare, &matches), 0); /* what the pass needs */
+        assert_int_equal(store_search_count(f->s, sf, &total), 0);
+        assert_true(matches >= total);
+        if (!(total > 4))
+            fail_msg("filter %zu: %lld", k, (long long)total);
+        for (int64_t offset = 0; offset < total + 4; offset += 4) {
+            store_page pg = {.limit = 4, .offset = offset};
+            store_hits a = {0}, b = {0};
+            int64_t passes = store_sqlite__snippet_passes;
+            assert_int_equal(store_search(f->s, sf, &pg, &a), 0);
+            assert_int_equal(store_sqlite__snippet_passes, passes + 1);
+            store_sqlite__force_outer = -1; /* one probe per row */
+            assert_int_equal(store_search(f->s, sf, &pg, &b), 0);
+            store_sqlite__force_outer = 0;
+            assert_int_equal(store_sqlite__snippet_passes, passes + 1);
+            assert_int_equal(a.count, b.count);
+            assert_int_equal(a.count, offset + 4 <= total ? 4
+                                      : offset < total    ? total - offset
+                                                          : 0);
+            for (size_t i = 0; i < a.count; i++) {
+                assert_int_equal(a.rows[i].message_id, b.rows[i].message_id);
+                assert_string_equal(a.rows[i].snippet, b.rows[i].snippet);
+                assert_non_null(strstr(a.rows[i].snippet, STORE_HIT_OPEN));
+                assert_true(a.rows[i].rank == b.rows[i].rank);
+                assert_int_equal(a.rows[i].before_count, b.rows[i].before_count);
+                assert_int_equal(a.rows[i].before_lines, b.rows[i].before_lines);
+                assert_int_equal(a.rows[i].before_count, a.rows[i].ordinal);
+            }
+            store_hits_free(&a);
+            store_hits_free(&b);
+        }
+    }
+    /* Not counted on this connection (another query was): one probe per row. */
+    store_search_filter other = {.query = "echo"}, rare = {.query = "\"exact phrase here\""};
+    int64_t n = 0;
+    assert_int_equal(store_search_count(f->s, &other, &n), 0);
+    store_page pg = {.limit = 4};
+    store_hits h = {0};
+    int64_t passes = store_sqlite__snippet_passes;
+    assert_int_equal(store_search(f->s, &rare, &pg, &h), 0);
+    assert_int_equal(h.count, 4);
+    assert_int_equal(store_sqlite__snippet_passes, passes);
+    store_hits_free(&h);
+}
+
+/*
  * Relevance (SQLite) ranks with mcpage_bm25(), which keeps the index's
  * row lengths per store generation: every rank is the double FTS5's
  * bm25() gives, in its order, for one word, several, phrases and
@@ -1461,6 +1531,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(counted_rare_words_take_one_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_ranks_are_bm25, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_impact_lists_are_bm25, setup, teardown),
         cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),

@@ -244,6 +244,8 @@ int store_sqlite__impact_budget(sqlite3 *db, int (*stop)(void *), void *stop_ud)
 extern int store_sqlite__impact_off;
 /* Impact lists built or extended so far (tests: built once, then extended by new rows). */
 extern int64_t store_sqlite__impact_walked;
+/* Search pages whose rows' matches came from one pass over the matches (tests). */
+extern int64_t store_sqlite__snippet_passes;
 /* Texts shorter than this many bytes never have a token map. */
 #define SQ_TOKMAP_MIN_BYTES 2047
 /* Tests set this to 1 to cut every snippet from the whole text (no token map). */

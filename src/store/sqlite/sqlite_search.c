@@ -34,6 +34,14 @@ static int is_word_byte(unsigned char c)
 #define SQ_ROW_US      3.0
 #define SQ_SORT_US     1.5
 
+/* A page's snippets come from one pass over the matches (below) when
+ * there are at most this many matches per page row. On 1M messages
+ * (bench_store sql, callgrind) a pass costs about 700 instructions a
+ * match, a probe per page row about 320k with the index in 15 segments
+ * and 130k in one (after 'optimize'): the pass is cheaper up to about
+ * 450 and 185 matches a row. */
+#define SQ_PASS_PER_ROW 150
+
 /* How a newest/oldest search finds its page. */
 typedef enum sq_plan {
     SQ_COLLECT = 0, /* join every match, sort by time, take the page */
@@ -172,6 +180,24 @@ static int fts_matches(store *s, const char *fts, int64_t *n, double *us)
     return 0;
 }
 
+/* The bare match count of `fts` when it is known without counting: `counted`
+ * (choose_plan's), or this connection's last count if the database has not
+ * changed since; else -1. */
+static int known_matches(store *s, const char *fts, int64_t counted, int64_t *n)
+{
+    sq_conn *c = CONN(s);
+    *n = counted;
+    if (counted >= 0 || c->count_query == NULL || strcmp(c->count_query, fts) != 0)
+        return 0;
+    int64_t version = 0;
+    int rc = data_version(s, &version);
+    if (rc < 0)
+        return rc;
+    if (c->count_version == version)
+        *n = c->count_matches;
+    return 0;
+}
+
 /*
  * The cheapest plan for a newest/oldest page of `fts` (whose terms weigh
  * `weight`, fts_query_build). Walking the time index stops after the
@@ -200,6 +226,7 @@ static int impact_serves(store *s, const store_search_filter *f, const sq_terms 
 
 int store_sqlite__force_plan;
 int store_sqlite__force_outer;
+int64_t store_sqlite__snippet_passes;
 
 static int choose_plan(store *s, const store_search_filter *f, const store_page *pg,
                        const char *fts, const sq_terms *cost, sq_plan *plan, int64_t *nmatches)
@@ -280,20 +307,9 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
     int fts_drives = cost.prefixes > 0 && cost.phrases == 0;
     if (store_sqlite__force_outer)
         fts_drives = store_sqlite__force_outer > 0;
-    /* The snippet is cut around the first match (sqlite_snippet.c), not scored over the text. */
-    store_sql_add(&q, CONN(s)->own_snippet
-                          ? "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
-                            "mcpage_snippet("
-                          : "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
-                            "snippet(");
-    store_sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
-                      "m.ordinal, h.rk, "
-                      /* what precedes the hit in its session, its transcript line:
-                       * "count lines", one scan of the index for both */
-                      "(SELECT count(*) || ' ' || coalesce(sum(b.text_lines), 0) FROM messages b "
-                      "INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < m.ordinal) "
-                      "FROM ");
-    store_sql_add(&q, fts_drives ? "messages_fts CROSS JOIN (" : "(");
+    /* The page's rows, h, are picked first (a CTE, so the outer query can
+     * both join and test them). */
+    store_sql_add(&q, "WITH h AS MATERIALIZED (");
     /* bm25 as mcpage_bm25() computes it (sqlite_rank.c), else FTS5's rank. */
     int own = CONN(s)->own_snippet;
     /* The inner query: which rows, in which order (four shapes). */
@@ -377,32 +393,58 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
     if ((rc = store_sql_after(s, &q, pg, cmp, types)) < 0)
         return rc;
     store_sql_page(&q, order, pg);
+    /* The snippets need each page row's matches from FTS5. A probe per row
+     * looks the phrase up in every segment of the index; one pass over
+     * the matches pays that once, then a little per match: cheaper when
+     * the matches are few (a rare word) and known to be few (counted). */
+    int64_t known = -1;
+    if ((rc = known_matches(s, fts, matches, &known)) < 0)
+        return rc;
+    if (!store_sqlite__force_outer && known >= 0 && known <= SQ_PASS_PER_ROW * pg->limit) {
+        fts_drives = 1;
+        __atomic_fetch_add(&store_sqlite__snippet_passes, 1,
+                           __ATOMIC_RELAXED); /* workers share it */
+    }
+    /* The snippet is cut around the first match (sqlite_snippet.c), not scored over the text. */
+    store_sql_add(&q, CONN(s)->own_snippet
+                          ? ") SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                            "mcpage_snippet("
+                          : ") SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                            "snippet(");
+    store_sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
+                      "m.ordinal, h.rk, "
+                      /* what precedes the hit in its session, its transcript line:
+                       * "count lines", one scan of the index for both */
+                      "(SELECT count(*) || ' ' || coalesce(sum(b.text_lines), 0) FROM messages b "
+                      "INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < m.ordinal) "
+                      "FROM ");
     /* The outer query: the page's rows get their columns and a snippet.
-     * CROSS JOIN fixes the loop order: the page outside (one index probe
-     * per row), or the matches outside (fts_drives). */
+     * CROSS JOIN fixes the loop order: the page outside (one FTS5 probe
+     * per row), or the matches outside (fts_drives), each tested against
+     * the page (an index of h) before it is joined, and only those
+     * between the page's smallest and largest rowid read. */
     /* (With the matches outside, messages comes after the page too, or
      * every match would be looked up in it: "er*", 485k matches, 220 to
      * 60 ms.) */
-    store_sql_add(&q, fts_drives ? ") h ON h.id = messages_fts.rowid CROSS JOIN messages m "
-                                 : ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
+    store_sql_add(&q, fts_drives ? "messages_fts CROSS JOIN h ON h.id = messages_fts.rowid "
+                                   "CROSS JOIN messages m "
+                                 : "h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
                                    "JOIN messages m ");
-    store_sql_add(
-        &q, "ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
-            "LEFT JOIN projects p ON p.id = s.project_id WHERE messages_fts MATCH ? ORDER BY ");
+    store_sql_add(&q, "ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
+                      "LEFT JOIN projects p ON p.id = s.project_id WHERE messages_fts MATCH ?");
     store_sql_text(&q, fts);
+    if (fts_drives)
+        store_sql_add(&q, " AND +messages_fts.rowid IN (SELECT id FROM h) AND messages_fts.rowid "
+                          "BETWEEN (SELECT min(id) FROM h) AND (SELECT max(id) FROM h)");
+    store_sql_add(&q, " ORDER BY ");
     store_sql_add(&q, outer);
     rc = sq_sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
     /* bm25 needs the rows holding each phrase: for one phrase, the bare
      * count this connection may have just made for the page's total. */
-    if (relevance && own) {
-        int64_t version = 0;
-        sq_conn *c = CONN(s);
-        if (c->count_query && strcmp(c->count_query, fts) == 0 && data_version(s, &version) == 0 &&
-            c->count_version == version)
-            c->rank_nhit = c->count_matches;
-    }
+    if (relevance && own)
+        CONN(s)->rank_nhit = known;
     size_t cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_hit *rows = sq_rows_grow(out->rows, out->count, &cap, sizeof *rows);
