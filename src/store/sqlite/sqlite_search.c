@@ -142,6 +142,18 @@ static int data_version(store *s, int64_t *v)
     return 0;
 }
 
+/* Remembers `n`, the bare match count of `fts` at `version`, for the
+ * connection's next queries; `us` is how long one enumeration took, or
+ * -1 when it was counted another way (an impact list). */
+static void count_keep(sq_conn *c, const char *fts, int64_t n, double us, int64_t version)
+{
+    free(c->count_query);
+    c->count_query = store_strdup(fts);
+    c->count_matches = n;
+    c->count_us = us;
+    c->count_version = version;
+}
+
 /* The bare match count of `fts` (remembered for the connection's last
  * query until the database changes), and in *us how long counting took:
  * one enumeration. */
@@ -152,7 +164,8 @@ static int fts_matches(store *s, const char *fts, int64_t *n, double *us)
     int vrc = data_version(s, &version);
     if (vrc < 0)
         return vrc;
-    if (c->count_query && strcmp(c->count_query, fts) == 0 && c->count_version == version) {
+    if (c->count_query && strcmp(c->count_query, fts) == 0 && c->count_version == version &&
+        (us == NULL || c->count_us >= 0)) {
         *n = c->count_matches;
         if (us)
             *us = c->count_us;
@@ -170,11 +183,7 @@ static int fts_matches(store *s, const char *fts, int64_t *n, double *us)
     sqlite3_reset(st);
     if (rc != SQLITE_ROW)
         return sq_search_err(s);
-    free(c->count_query);
-    c->count_query = store_strdup(fts);
-    c->count_matches = *n;
-    c->count_us = took;
-    c->count_version = version;
+    count_keep(c, fts, *n, took, version);
     if (us)
         *us = took;
     return 0;
@@ -478,15 +487,19 @@ nomem:
 static int impact_count(store *s, const char *fts, int64_t *n)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sq_prep(s, SQ_IMPACT_COUNT, &st);
-    if (rc < 0)
+    int64_t version = 0;
+    int rc = data_version(s, &version);
+    if (rc < 0 || (rc = sq_prep(s, SQ_IMPACT_COUNT, &st)) < 0)
         return rc;
     sq_bind_text(st, 1, fts);
     sq_bind_text(st, 2, fts);
     rc = sqlite3_step(st);
     *n = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_reset(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sq_search_err(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return sq_search_err(s);
+    count_keep(CONN(s), fts, *n, -1, version); /* the page's plan reads it (known_matches) */
+    return 0;
 }
 
 int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n)
