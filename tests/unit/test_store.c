@@ -1040,6 +1040,89 @@ static void relevance_impact_lists_are_bm25(void **state)
     sqlite3_close(raw);
 }
 
+/* Rows of `impact_lists` and their entries in all (n summed), by SQL on `raw`. */
+static int64_t kept_lists(sqlite3 *raw, int64_t *entries)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(raw,
+                                        "SELECT count(*), coalesce(sum(n), 0) FROM impact_lists "
+                                        "WHERE deletes = (SELECT value FROM meta WHERE key = "
+                                        "'text_deletes')",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t rows = sqlite3_column_int64(st, 0);
+    *entries = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    return rows;
+}
+
+/* The matches of each of the words `the`, `kiwi` and `lemon`, summed. */
+static int64_t three_words(store *s)
+{
+    return matches_of(s, "the") + matches_of(s, "kiwi") + matches_of(s, "lemon");
+}
+
+/*
+ * The writer keeps the impact lists its process built (new, or grown by
+ * an eighth) at its next commit, so a fresh process loads them and walks
+ * only the rows added since; lists of another text-delete count or of a
+ * damaged shape are not loaded, and every rank stays FTS5's bm25.
+ */
+static void relevance_impact_lists_kept_by_the_writer(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    add_words(f->s, "keep-1", 0, 150, 5, 11);
+    int64_t save_min = store_sqlite__impact_save_min;
+    store_sqlite__impact_save_min = 1;
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    relevance_is_fts5_bm25(f->s, raw, "the", "\"the\"", 1);
+    relevance_is_fts5_bm25(f->s, raw, "kiwi lemon", "\"kiwi\" \"lemon\"", 1);
+    int64_t before = three_words(f->s), entries = 0;
+    add_words(f->s, "keep-2", 0, 40, 11, 99); /* this commit keeps the three lists */
+    assert_int_equal(kept_lists(raw, &entries), 3);
+    assert_int_equal(entries, before);
+
+    /* a fresh process loads them and walks the rows of keep-2 only */
+    store_sqlite__impact_forget();
+    int64_t walked = store_sqlite__impact_walked, loaded = store_sqlite__impact_loaded;
+    relevance_is_fts5_bm25(f->s, raw, "the", "\"the\"", 1);
+    relevance_is_fts5_bm25(f->s, raw, "kiwi lemon", "\"kiwi\" \"lemon\"", 0);
+    assert_int_equal(store_sqlite__impact_loaded - loaded, before);
+    assert_int_equal(store_sqlite__impact_walked - walked, three_words(f->s) - before);
+
+    /* a re-parse: the kept lists are of an older text-delete count */
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_session_reset(f->s, "keep-2"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    add_words(f->s, "keep-2", 0, 40, 23, 5);
+    store_sqlite__impact_forget();
+    walked = store_sqlite__impact_walked;
+    loaded = store_sqlite__impact_loaded;
+    relevance_is_fts5_bm25(f->s, raw, "the", "\"the\"", 0);
+    relevance_is_fts5_bm25(f->s, raw, "kiwi lemon", "\"kiwi\" \"lemon\"", 1);
+    assert_int_equal(store_sqlite__impact_loaded, loaded);
+    assert_int_equal(store_sqlite__impact_walked - walked, three_words(f->s));
+    /* the next commit keeps the new ones in their place */
+    add_words(f->s, "keep-3", 0, 10, 7, 3);
+    assert_int_equal(kept_lists(raw, &entries), 3);
+
+    /* a damaged list is walked again */
+    assert_int_equal(sqlite3_exec(raw, "UPDATE impact_lists SET entries = x'00'", NULL, NULL, NULL),
+                     SQLITE_OK);
+    store_sqlite__impact_forget();
+    loaded = store_sqlite__impact_loaded;
+    relevance_is_fts5_bm25(f->s, raw, "kiwi lemon", "\"kiwi\" \"lemon\"", 1);
+    assert_int_equal(store_sqlite__impact_loaded, loaded);
+    store_sqlite__impact_save_min = save_min;
+    sqlite3_close(raw);
+}
+
 static void rejected_queries_have_their_own_error(void **state)
 {
     fixture *f = *state;
@@ -1537,6 +1620,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rejected_queries_have_their_own_error, setup, teardown),
         cmocka_unit_test_setup_teardown(query_terms_are_deduplicated_and_capped, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_lengths_kept_by_the_writer, setup, teardown),
+        cmocka_unit_test_setup_teardown(relevance_impact_lists_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),
         cmocka_unit_test_setup_teardown(a_damaged_file_is_reported_and_not_written, setup,
                                         teardown),

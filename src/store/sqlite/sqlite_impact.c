@@ -46,6 +46,8 @@
 
 int store_sqlite__impact_off;
 int64_t store_sqlite__impact_walked;
+int64_t store_sqlite__impact_loaded;
+int64_t store_sqlite__impact_save_min = 4096;
 
 /* One match of a phrase. */
 typedef struct imp_entry {
@@ -66,6 +68,7 @@ typedef struct imp_list {
     int64_t ngroups; /* runs of one tf */
     int64_t *group;  /* where each run starts; group[ngroups] == n */
     uint64_t used;   /* when a query last took it (eviction) */
+    int64_t saved;   /* entries the store keeps of it (impact_lists), under imp_mu */
 } imp_list;
 
 /* What the functions know of their connection (user data). */
@@ -382,6 +385,209 @@ static void imp_keep(imp_list *l, imp_list **gone, int *ngone)
     }
 }
 
+/* ---- lists kept in the store ---------------------------------------- */
+
+/*
+ * A list a process built is worth keeping for the next process: a server
+ * started per session otherwise walks the phrase again on its first
+ * query. Readers open the store read-only, so the process's own writer
+ * (the sync of `mcpage serve`) keeps them, in each commit's transaction:
+ * the lists of IMP_SAVE_MIN matches or more that it holds for this store,
+ * new or grown, in `impact_lists` (the phrase's FTS5 text, the
+ * text-delete count and last rowid it was walked at, its entries), at
+ * most IMP_SAVED lists, the most recently saved. A reader that has no
+ * list of a phrase loads the kept one of its text-delete count, then
+ * walks only the rows past it. Like `message_lengths`, a cache beside
+ * the index: no migration, and a store without it is read as before.
+ */
+#define IMP_SAVED      8
+#define IMP_ENTRY_SIZE 16 /* bytes of a kept entry: rowid, tf, dl, little-endian */
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* On a little-endian host an entry's memory is its kept form: copied whole. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define IMP_LE_HOST 1
+#else
+#define IMP_LE_HOST 0
+#endif
+_Static_assert(sizeof(imp_entry) == IMP_ENTRY_SIZE, "an entry is its kept form");
+
+/* Writes n entries in their kept form. */
+static void entries_put(unsigned char *p, const imp_entry *e, int64_t n)
+{
+    if (IMP_LE_HOST) {
+        memcpy(p, e, (size_t)n * IMP_ENTRY_SIZE);
+        return;
+    }
+    for (int64_t k = 0; k < n; k++, p += IMP_ENTRY_SIZE) {
+        put_le(p, (uint64_t)e[k].id, 8);
+        put_le(p + 8, e[k].tf, 4);
+        put_le(p + 12, e[k].dl, 4);
+    }
+}
+
+/* Reads n entries from their kept form. */
+static void entries_get(imp_entry *e, const unsigned char *p, int64_t n)
+{
+    if (IMP_LE_HOST) {
+        memcpy(e, p, (size_t)n * IMP_ENTRY_SIZE);
+        return;
+    }
+    for (int64_t k = 0; k < n; k++, p += IMP_ENTRY_SIZE)
+        e[k] = (imp_entry){.id = (int64_t)get_le(p, 8),
+                           .tf = (uint32_t)get_le(p + 8, 4),
+                           .dl = (uint32_t)get_le(p + 12, 4)};
+}
+
+/*
+ * The list of `fts` the store keeps for this snapshot's text-delete
+ * count, walked up to a row this snapshot holds, or NULL. Its entries
+ * are taken as they are (a damaged blob can misorder a page, not read
+ * past the list): the blob must hold n entries in each order.
+ */
+static imp_list *imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT max_id, n, entries FROM impact_lists WHERE fts = ? AND "
+                           "deletes = ? AND max_id <= ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, v->deletes);
+    sqlite3_bind_int64(st, 3, vmax);
+    imp_list *l = NULL;
+    imp_entry *e = NULL, *byid = NULL;
+    if (sqlite3_step(st) != SQLITE_ROW)
+        goto done;
+    int64_t max_id = sqlite3_column_int64(st, 0), n = sqlite3_column_int64(st, 1);
+    const unsigned char *blob = sqlite3_column_blob(st, 2);
+    if (n < 1 || n > IMP_ENTRIES_MAX || blob == NULL ||
+        sqlite3_column_bytes(st, 2) != 2 * n * IMP_ENTRY_SIZE)
+        goto done;
+    e = sqlite3_malloc64((sqlite3_uint64)n * sizeof *e);
+    byid = sqlite3_malloc64((sqlite3_uint64)n * sizeof *byid);
+    if (e == NULL || byid == NULL)
+        goto done;
+    entries_get(e, blob, n);
+    entries_get(byid, blob + n * IMP_ENTRY_SIZE, n);
+    if ((l = imp_merge(NULL, e, byid, n)) == NULL)
+        goto done;
+    l->v = *v;
+    l->max_id = max_id;
+    l->saved = n;
+    if ((l->fts = sqlite3_mprintf("%s", fts)) == NULL) {
+        imp_free(l);
+        l = NULL;
+    }
+done:
+    sqlite3_finalize(st);
+    sqlite3_free(e);
+    sqlite3_free(byid);
+    return l;
+}
+
+/* Writes list `l` into `impact_lists` (the table exists). */
+static int imp_save_one(store *s, const imp_list *l, int64_t deletes)
+{
+    size_t bytes = (size_t)(2 * l->n * IMP_ENTRY_SIZE);
+    unsigned char *blob = sqlite3_malloc64(bytes);
+    if (blob == NULL)
+        return MCPAGE_ENOMEM;
+    entries_put(blob, l->e, l->n);
+    entries_put(blob + l->n * IMP_ENTRY_SIZE, l->byid, l->n);
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "INSERT OR REPLACE INTO impact_lists VALUES(?, ?, ?, ?, (SELECT "
+                     "coalesce(max(saved), 0) + 1 FROM impact_lists), ?)",
+                     &st);
+    if (rc == 0) {
+        sqlite3_bind_text(st, 1, l->fts, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, deletes);
+        sqlite3_bind_int64(st, 3, l->max_id);
+        sqlite3_bind_int64(st, 4, l->n);
+        sqlite3_bind_blob64(st, 5, blob, bytes, SQLITE_STATIC);
+        rc = sq_done(s, st, "keeping impact lists");
+        sqlite3_clear_bindings(st);
+    }
+    sqlite3_free(blob);
+    return rc;
+}
+
+int store_sqlite__impact_save(store *s)
+{
+    sq_version v;
+    if (store_sqlite__version(CONN(s)->db, &v) != SQLITE_OK)
+        return sq_err(s, "reading the store's versions");
+    imp_list *save[IMP_SLOTS];
+    int nsave = 0;
+    pthread_mutex_lock(&imp_mu);
+    for (int i = 0; i < IMP_SLOTS; i++) {
+        imp_list *l = imp_cache[i];
+        if (l && same_store(&l->v, &v) && l->n >= store_sqlite__impact_save_min &&
+            l->n >= l->saved + l->saved / 8 + (l->saved > 0)) { /* new, or grown by an eighth */
+            l->refs++;
+            save[nsave++] = l;
+        }
+    }
+    pthread_mutex_unlock(&imp_mu);
+    if (nsave == 0)
+        return 0;
+
+    int rc = sq_exec(s, "CREATE TABLE IF NOT EXISTS impact_lists(fts TEXT PRIMARY KEY, deletes "
+                        "INTEGER NOT NULL, max_id INTEGER NOT NULL, n INTEGER NOT NULL, saved "
+                        "INTEGER NOT NULL, entries BLOB NOT NULL)");
+    for (int i = 0; i < nsave && rc == 0; i++) {
+        rc = imp_save_one(s, save[i], v.deletes);
+        if (rc == 0) {
+            pthread_mutex_lock(&imp_mu);
+            save[i]->saved = save[i]->n;
+            pthread_mutex_unlock(&imp_mu);
+        }
+    }
+    /* lists of older text-delete counts, and all but the newest few, go */
+    sqlite3_stmt *st = NULL;
+    if (rc == 0 && (rc = sq_prep(s,
+                                 "DELETE FROM impact_lists WHERE deletes != ? OR fts NOT IN "
+                                 "(SELECT fts FROM impact_lists ORDER BY saved DESC LIMIT ?)",
+                                 &st)) == 0) {
+        sqlite3_bind_int64(st, 1, v.deletes);
+        sqlite3_bind_int(st, 2, IMP_SAVED);
+        rc = sq_done(s, st, "keeping impact lists");
+    }
+    for (int i = 0; i < nsave; i++)
+        imp_release(save[i]);
+    return rc;
+}
+
+void store_sqlite__impact_forget(void)
+{
+    imp_list *gone[IMP_SLOTS];
+    pthread_mutex_lock(&imp_mu);
+    for (int i = 0; i < IMP_SLOTS; i++) {
+        gone[i] = imp_cache[i];
+        imp_cache[i] = NULL;
+    }
+    pthread_mutex_unlock(&imp_mu);
+    for (int i = 0; i < IMP_SLOTS; i++)
+        imp_release(gone[i]);
+}
+
 /*
  * The list of `fts` covering every row up to `vmax` at this connection's
  * snapshot `v`, with a reference for the caller: the cached one, that one
@@ -401,6 +607,17 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sq
         base->used = ++imp_tick;
     }
     pthread_mutex_unlock(&imp_mu);
+    if (base == NULL && (base = imp_load(db, fts, v, vmax)) != NULL) {
+        imp_list *gone[IMP_SLOTS + 1];
+        int ngone = 0;
+        pthread_mutex_lock(&imp_mu);
+        store_sqlite__impact_loaded += base->n;
+        base->used = ++imp_tick;
+        imp_keep(base, gone, &ngone);
+        pthread_mutex_unlock(&imp_mu);
+        for (int i = 0; i < ngone; i++)
+            imp_release(gone[i]);
+    }
     if (base && base->max_id >= vmax) {
         *out = base;
         return SQLITE_OK;
@@ -432,6 +649,7 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sq
     if (l) {
         l->v = *v;
         l->max_id = vmax;
+        l->saved = base ? base->saved : 0;
         l->fts = sqlite3_mprintf("%s", fts);
         rc = l->fts ? SQLITE_OK : SQLITE_NOMEM;
     }

@@ -246,6 +246,19 @@ extern int store_sqlite__impact_off;
 extern int64_t store_sqlite__impact_walked;
 /* Search pages whose rows' matches came from one pass over the matches (tests). */
 extern int64_t store_sqlite__snippet_passes;
+/* Entries of impact lists read from the store's kept ones so far (tests). */
+extern int64_t store_sqlite__impact_loaded;
+/* Matches from which a list is kept in the store (4096; tests lower it). */
+extern int64_t store_sqlite__impact_save_min;
+/*
+ * The writer's part (sqlite_impact.c), in each commit's transaction: the
+ * impact lists this process built for the store, new or grown by an
+ * eighth, kept in `impact_lists` for the next process. A failure is the
+ * commit's.
+ */
+int store_sqlite__impact_save(store *s);
+/* Drops every list the process holds, as a fresh process has none (tests). */
+void store_sqlite__impact_forget(void);
 /* Texts shorter than this many bytes never have a token map. */
 #define SQ_TOKMAP_MIN_BYTES 2047
 /* Tests set this to 1 to cut every snippet from the whole text (no token map). */

@@ -41,9 +41,10 @@ int sqlite_commit(store *s)
         if (rc < 0)
             return rc;
     }
-    /* the new rows' lengths, for relevance in a fresh process (sqlite_rank.c) */
+    /* the new rows' lengths and the impact lists this process built, for
+     * relevance in a fresh process (sqlite_rank.c, sqlite_impact.c) */
     int rc = store_sqlite__lengths_save(s);
-    if (rc < 0)
+    if (rc < 0 || (rc = store_sqlite__impact_save(s)) < 0)
         return rc;
     rc = sq_exec(s, "COMMIT");
     if (rc < 0)
