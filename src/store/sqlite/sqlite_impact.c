@@ -1151,13 +1151,6 @@ int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *)
 
 int store_sqlite__impact_budget(sqlite3 *db, int (*stop)(void *), void *stop_ud)
 {
-    /* The FTS5 API of the connection (the documented "SELECT fts5(?1)" handshake). */
-    fts5_api *api = NULL;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
-        (void)sqlite3_step(st);
-    }
-    sqlite3_finalize(st);
+    fts5_api *api = store_sqlite__fts5_api(db);
     return api && api->iVersion >= 2 ? store_sqlite_impact_register(api, db, stop, stop_ud) : -1;
 }

@@ -155,6 +155,8 @@ void store_sqlite__mark_damaged(const sq_conn *c);
 /* 1 when a handle of this process found the connection's file damaged. */
 int store_sqlite__seen_damaged(const sq_conn *c);
 
+/* The FTS5 API of a connection (the documented "SELECT fts5(?1)" handshake), or NULL. */
+fts5_api *store_sqlite__fts5_api(sqlite3 *db);
 /*
  * Registers mcpage_snippet(), mcpage_tokmap(text) and mcpage_bm25()
  * (sqlite_snippet.c, sqlite_rank.c) on db; 0 or -1. mcpage_tokmap() gives
@@ -237,7 +239,7 @@ int store_sqlite__impact_budget(sqlite3 *db, int (*stop)(void *), void *stop_ud)
     "SELECT mcpage_impact_count(messages_fts, ?) FROM messages_fts WHERE messages_fts MATCH ? "    \
     "LIMIT 1"
 /* Phrases of a query that impact lists serve at most (an AND of them); more score every match. */
-#define SQ_IMPACT_PHRASES_MAX 8
+#define SQ_IMPACT_PHRASES_MAX 4
 /* Rows before the end of a page (offset + limit) past which an offset page scores every match. */
 #define SQ_IMPACT_WANT_MAX 10000
 /* Tests and benchmarks set this to 1 to rank every query by scoring every match. */

@@ -493,8 +493,7 @@ static void snip_conn_free(void *p)
     sqlite3_free(sc);
 }
 
-/* The FTS5 API of a connection (the documented "SELECT fts5(?1)" handshake). */
-static fts5_api *fts5_api_of(sqlite3 *db)
+fts5_api *store_sqlite__fts5_api(sqlite3 *db)
 {
     fts5_api *api = NULL;
     sqlite3_stmt *st = NULL;
@@ -508,7 +507,7 @@ static fts5_api *fts5_api_of(sqlite3 *db)
 
 int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit, void **snip)
 {
-    fts5_api *api = fts5_api_of(db);
+    fts5_api *api = store_sqlite__fts5_api(db);
     if (api == NULL || api->iVersion < 2)
         return -1;
     snip_conn *sc = sqlite3_malloc(sizeof *sc);
