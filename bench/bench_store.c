@@ -17,6 +17,10 @@
  *                                                   through the store against FTS5's bm25
  *                                                   (`ORDER BY rank`); a query of several
  *                                                   words ("the error", "pa* the") is their AND
+ *   bench_store keep FILE QUERY...                  a writer's process ranks each query's first
+ *                                                   page, then commits: the store keeps the
+ *                                                   impact lists it built (sqlite_impact.c), as
+ *                                                   `mcpage serve`'s next sync would
  *
  * The generator writes through the store API (store_message_add), not
  * through transcripts: 1,000,000 messages of 20-60 words from a fixed
@@ -550,17 +554,48 @@ static int rank_check(const char *file, int depth, char **words, int nwords)
     return same == nwords ? 0 : 1;
 }
 
+/* `keep`: what `mcpage serve` does between its queries and its next sync's commit. */
+static int keep_lists(const char *file, char **queries, int nqueries)
+{
+    store *s = NULL;
+    if (store_open(file, STORE_OPEN_WRITE, &s) < 0) {
+        fprintf(stderr, "bench_store keep: cannot open %s: %s\n", file,
+                s ? store_errmsg(s) : "out of memory");
+        store_close(s);
+        return 1;
+    }
+    int rc = 0;
+    for (int i = 0; i < nqueries && rc >= 0; i++) {
+        store_search_filter q = {.query = queries[i], .sort = STORE_SEARCH_RELEVANCE};
+        store_page pg = {.limit = 10};
+        store_hits h = {0};
+        int64_t n = 0;
+        if ((rc = store_search_count(s, &q, &n)) >= 0 && (rc = store_search(s, &q, &pg, &h)) >= 0)
+            printf("%s: %" PRId64 " matches\n", queries[i], n);
+        store_hits_free(&h);
+    }
+    if (rc >= 0 && (rc = store_begin(s)) >= 0)
+        rc = store_commit(s);
+    if (rc < 0)
+        fprintf(stderr, "bench_store keep: %s\n", store_errmsg(s));
+    store_close(s);
+    return rc < 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: bench_store fill|query|load|hostile SPEC [--messages N] [--seed S] "
                         "[--reps R] [--procs P] [--seconds T]\n"
                         "       bench_store sql FILE COUNT SQL\n"
-                        "       bench_store rank FILE DEPTH WORD...\n");
+                        "       bench_store rank FILE DEPTH WORD...\n"
+                        "       bench_store keep FILE QUERY...\n");
         return 2;
     }
     if (strcmp(argv[1], "rank") == 0 && argc > 4 && atoi(argv[3]) > 0 && atoi(argv[3]) <= 1000)
         return rank_check(argv[2], atoi(argv[3]), argv + 4, argc - 4);
+    if (strcmp(argv[1], "keep") == 0 && argc > 3)
+        return keep_lists(argv[2], argv + 3, argc - 3);
     int64_t messages = 1000000;
     int reps = 30, procs = 1;
     double seconds = 10;
