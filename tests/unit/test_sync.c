@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include <mcpage/mcpage.h>
 
@@ -1513,6 +1514,77 @@ static void a_failed_file_keeps_the_files_before_it(void **state)
     assert_int_equal(count_messages(f, "b"), 3);
 }
 
+/* One value of an SQL query on the SQLite store, as text. */
+static char *sql_text(const char *db, const char *sql)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    char *v = strdup(sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+/* A session's count, time span and messages per day are added up per
+ * batch (SQLite); they must be what its messages say, over more days than
+ * are kept pending, out of order, with a timestamp too long to keep, one
+ * whose first ten characters are not ten bytes, and several sessions. */
+static void session_counts_match_their_messages(void **state)
+{
+    fx *f = *state;
+    const char *odd[] = {("2025-01-05T00:00:00.000000000000000000000000000000000000000000000000"
+                          "00000000000Z"),
+                         "\uff12\uff10\uff12\uff15-01-07T00:00:00Z", "2025-01", "2025-01-0"};
+    for (int k = 0; k < 2; k++) {
+        char path[600], line[600];
+        snprintf(path, sizeof path, "%s/%s.jsonl", f->proj, k ? "t2" : "t1");
+        for (int i = 0; i < 16; i++) {
+            char ts[200];
+            if (i < 12)
+                snprintf(ts, sizeof ts, "2025-01-%02dT10:00:00Z", 1 + (i * 7 + k) % 12);
+            else
+                snprintf(ts, sizeof ts, "%s", odd[i - 12]);
+            snprintf(line, sizeof line,
+                     "{\"type\":\"user\",\"cwd\":\"/home/u/app\",\"timestamp\":\"%s\","
+                     "\"message\":{\"role\":\"user\",\"content\":\"day %d\"}}\n",
+                     ts, i);
+            put(path, i ? "a" : "w", line);
+        }
+    }
+    sync_report r;
+    sync_once(f, &r, 0, 0);
+    assert_int_equal(r.messages_added, 32);
+    assert_int_equal(count_messages(f, "t1"), 16);
+    if (tb_current() != TB_SQLITE)
+        return;
+    /* what the sessions and session_days hold, and what the messages say */
+    const char *q[][2] = {
+        {"SELECT group_concat(s.session_id || ' ' || s.message_count || ' ' || s.started_at || "
+         "' ' || s.ended_at, '|') FROM (SELECT * FROM sessions ORDER BY sid) s",
+         "SELECT group_concat(x, '|') FROM (SELECT s.session_id || ' ' || count(*) || ' ' || "
+         "coalesce(min(nullif(m.timestamp, '')), '') || ' ' || max(m.timestamp) AS x FROM "
+         "sessions s JOIN messages m USING (sid) GROUP BY s.sid ORDER BY s.sid)"},
+        {"SELECT group_concat(sid || ' ' || day || ' ' || messages, '|') FROM (SELECT * FROM "
+         "session_days ORDER BY sid, day)",
+         "SELECT group_concat(x, '|') FROM (SELECT sid || ' ' || d || ' ' || count(*) AS x FROM "
+         "(SELECT sid, substr(timestamp, 1, 10) AS d FROM messages WHERE "
+         "length(CAST(timestamp AS BLOB)) >= 10) GROUP BY sid, d ORDER BY sid, d)"},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        char *got = sql_text(f->db, q[i][0]), *want = sql_text(f->db, q[i][1]);
+        assert_true(strlen(want) > 40);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+    }
+    char *days = sql_text(f->db, "SELECT count(*) FROM session_days");
+    assert_string_equal(days, "26"); /* 12, and the full-width one, per session */
+    free(days);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1520,6 +1592,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(files_share_a_transaction_and_commit_before_waiting, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(a_failed_file_keeps_the_files_before_it, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(session_counts_match_their_messages, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(partial_last_line_waits, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(truncate_and_replace_reparse, setup, ts_fixture_drop),

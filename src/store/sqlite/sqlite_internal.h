@@ -24,6 +24,23 @@ typedef struct sq_cached {
     sqlite3_stmt *st; /* prepared once, reset after each use */
 } sq_cached;
 
+/* A session's count, time span and messages per day as message inserts
+ * add them up (sqlite_write.c): written by one UPDATE per session and
+ * batch, not one per message, before any other statement of the
+ * connection runs and before the commit. */
+#define SQ_PEND_TS_MAX 64 /* bytes of a timestamp kept (longer: written at once) */
+#define SQ_PEND_DAYS   8  /* distinct days kept for one session */
+
+typedef struct sq_pending {
+    int64_t sid;                            /* the session, or 0 when nothing is pending */
+    int64_t count;                          /* messages added */
+    char first[SQ_PEND_TS_MAX];             /* the smallest non-empty timestamp, or "" */
+    char last[SQ_PEND_TS_MAX];              /* the largest timestamp, or "" */
+    char day[SQ_PEND_DAYS][SQ_PEND_TS_MAX]; /* session_days keys (the first 10 characters) */
+    int64_t day_n[SQ_PEND_DAYS];            /* messages of each */
+    int ndays;
+} sq_pending;
+
 typedef struct sq_conn {
     sqlite3 *db;
     char *path;                    /* the database file */
@@ -41,6 +58,10 @@ typedef struct sq_conn {
     int64_t rank_nhit;             /* the ranked query's match count for mcpage_bm25(), or -1 */
     void *snip;                    /* the connection's token map state (store_sqlite_tokmap) */
     int damaged;                   /* SQLite reported the file corrupt: no more writes */
+    sq_pending pend;               /* session counters not written yet */
+    int pend_hold;                 /* statements that leave them pending are running */
+    char *add_session;             /* the session id of the last message added (owned) */
+    int64_t add_sid;               /* its row id (rows of sessions are never deleted) */
 } sq_conn;
 
 #define CONN(s) ((sq_conn *)(s)->impl)
@@ -52,8 +73,11 @@ typedef struct sq_conn {
 int sq_err(store *s, const char *what);
 /* The same for a search statement: MCPAGE_EPARSE "search query rejected". */
 int sq_search_err(store *s);
-/* A cached statement for `sql`, reset and with its bindings cleared. */
+/* A cached statement for `sql`, reset and with its bindings cleared;
+ * writes the pending session counters first (sq_pending). */
 int sq_prep(store *s, const char *sql, sqlite3_stmt **out);
+/* Writes the pending session counters (sqlite_write.c). */
+int sq_pending_flush(store *s);
 /* Runs SQL text without parameters or rows (sqlite3_exec). */
 int sq_exec(store *s, const char *sql);
 /* Runs a statement that returns no rows. */

@@ -153,6 +153,39 @@ static const char *const migrations[] = {
     "  UPDATE meta SET value = value + 1 WHERE key = 'text_deletes'; END;",
 };
 
+/*
+ * FTS5 keeps the terms of the rows a transaction inserts in a hash and
+ * writes them out as a new index segment when they pass `hashsize` bytes
+ * (1 MiB by default) and at the commit; segments are then merged, four at
+ * a time, level after level. A sync batch (up to 32 MiB of transcript)
+ * then wrote about a dozen segments and merged them again and again: at
+ * 16 MiB it writes about one segment per batch (docs/performance.md:
+ * 9.22G to 7.55G instructions for a first sync of 33.8 MB). Only writers
+ * hold pending terms, so the hash costs memory only in a sync. The
+ * setting lives in the FTS5 table; the writer sets it when it differs,
+ * in the transaction that checks the schema version.
+ */
+#define SQ_FTS_HASHSIZE (16 * 1024 * 1024)
+
+static int fts_settings(sqlite3 *db, char **msg)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT v FROM messages_fts_config WHERE k = 'hashsize'", -1, &st,
+                           NULL) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st);
+    int same = rc == SQLITE_ROW && sqlite3_column_int64(st, 0) == SQ_FTS_HASHSIZE;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return -1;
+    if (same)
+        return 0;
+    char sql[128];
+    snprintf(sql, sizeof sql, "INSERT INTO messages_fts(messages_fts, rank) VALUES('hashsize', %d)",
+             SQ_FTS_HASHSIZE);
+    return sqlite3_exec(db, sql, NULL, NULL, msg) == SQLITE_OK ? 0 : -1;
+}
+
 int store_sqlite_schema_latest(void)
 {
     return (int)(sizeof migrations / sizeof migrations[0]);
@@ -202,7 +235,8 @@ int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen)
             return MCPAGE_ESTATE;
         }
         if (version == latest) {
-            if (sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
+            if (fts_settings(db, &msg) < 0 ||
+                sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
                 goto fail_tx;
             return 0;
         }

@@ -82,6 +82,11 @@ static int sq_progress(void *ud)
 int sq_prep(store *s, const char *sql, sqlite3_stmt **out)
 {
     sq_conn *c = CONN(s);
+    if (c->pend.sid && !c->pend_hold) {
+        int rc = sq_pending_flush(s);
+        if (rc < 0)
+            return rc;
+    }
     for (size_t i = 0; i < c->ncache; i++) {
         if (strcmp(c->cache[i].sql, sql) == 0) {
             sqlite3_reset(c->cache[i].st);
@@ -357,6 +362,7 @@ static void sqlite_close(store *s)
         close(c->lock_fd);
     free(c->path);
     free(c->count_query);
+    free(c->add_session);
     free(c);
     s->impl = NULL;
 }

@@ -36,6 +36,9 @@ int sqlite_commit(store *s)
     sq_conn *c = CONN(s);
     if (!c->in_tx)
         return store_fail(s, MCPAGE_ESTATE, "no transaction is open");
+    int prc = sq_pending_flush(s);
+    if (prc < 0)
+        return prc;
     if (c->dirty) {
         int rc = sq_exec(s, "UPDATE meta SET value = value + 1 WHERE key = 'generation'");
         if (rc < 0)
@@ -61,6 +64,11 @@ int sqlite_rollback(store *s)
         return 0;
     c->in_tx = 0;
     c->dirty = 0;
+    /* the counters belong to rows rolled back; a session created in the
+     * transaction may give its row id to another */
+    c->pend.sid = 0;
+    free(c->add_session);
+    c->add_session = NULL;
     return sq_exec(s, "ROLLBACK");
 }
 
@@ -201,11 +209,134 @@ int sqlite_session_reset(store *s, const char *id)
     return 0;
 }
 
+/* ---- session counters, added up per batch (sq_pending) -------------- */
+
+int sq_pending_flush(store *s)
+{
+    sq_conn *c = CONN(s);
+    sq_pending *p = &c->pend;
+    if (!p->sid)
+        return 0;
+    c->pend_hold++;
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "UPDATE sessions SET message_count = message_count + ?3, "
+                     "started_at = CASE WHEN ?1 <> '' AND (started_at = '' OR ?1 < started_at) "
+                     "THEN ?1 ELSE started_at END, "
+                     "ended_at = CASE WHEN ?2 > ended_at THEN ?2 ELSE ended_at END WHERE sid = ?4",
+                     &st);
+    if (rc == 0) {
+        sqlite3_bind_text(st, 1, p->first, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, p->last, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, p->count);
+        sqlite3_bind_int64(st, 4, p->sid);
+        rc = sq_done(s, st, "session counts");
+    }
+    for (int i = 0; i < p->ndays && rc == 0; i++) {
+        rc = sq_prep(s,
+                     "INSERT INTO session_days(sid, day, messages) VALUES(?, ?, ?) "
+                     "ON CONFLICT(sid, day) DO UPDATE SET messages = messages + excluded.messages",
+                     &st);
+        if (rc < 0)
+            break;
+        sqlite3_bind_int64(st, 1, p->sid);
+        sqlite3_bind_text(st, 2, p->day[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 3, p->day_n[i]);
+        rc = sq_done(s, st, "session days");
+    }
+    c->pend_hold--;
+    p->sid = 0;
+    return rc;
+}
+
+/* Bytes of the first 10 characters of a UTF-8 timestamp (SQL's
+ * substr(ts, 1, 10)): the session_days key. */
+static size_t day_bytes(const char *ts)
+{
+    size_t i = 0;
+    for (int chars = 0; ts[i]; i++) {
+        if (((unsigned char)ts[i] & 0xC0) != 0x80 && ++chars > 10)
+            break;
+    }
+    return i;
+}
+
+/* Adds one message of session `sid` at `ts` to the pending counters: 0,
+ * or 1 when it does not fit them (a long timestamp, many days) and must
+ * be written at once (after the pending ones). */
+static int pend_add(store *s, int64_t sid, const char *ts)
+{
+    sq_conn *c = CONN(s);
+    sq_pending *p = &c->pend;
+    size_t tlen = strlen(ts), dlen = tlen >= 10 ? day_bytes(ts) : 0;
+    int day = -1;
+    if (p->sid == sid)
+        for (int i = 0; i < p->ndays && day < 0; i++)
+            if (strncmp(p->day[i], ts, dlen) == 0 && p->day[i][dlen] == 0)
+                day = i;
+    int fits = tlen < SQ_PEND_TS_MAX &&
+               (dlen == 0 || day >= 0 || p->sid != sid || p->ndays < SQ_PEND_DAYS);
+    if (p->sid && (p->sid != sid || !fits)) {
+        int rc = sq_pending_flush(s);
+        if (rc < 0)
+            return rc;
+        day = -1;
+    }
+    if (!fits)
+        return 1;
+    if (!p->sid) {
+        memset(p, 0, sizeof *p);
+        p->sid = sid;
+    }
+    p->count++;
+    if (ts[0] && (!p->first[0] || strcmp(ts, p->first) < 0))
+        memcpy(p->first, ts, tlen + 1);
+    if (strcmp(ts, p->last) > 0)
+        memcpy(p->last, ts, tlen + 1);
+    if (dlen && day < 0) {
+        day = p->ndays++;
+        memcpy(p->day[day], ts, dlen);
+        p->day[day][dlen] = 0;
+    }
+    if (dlen)
+        p->day_n[day]++;
+    return 0;
+}
+
+/* The session's row id: the last message's when it is the same session
+ * (a pass adds a file's messages one after the other). */
+static int add_sid(store *s, const char *id, int64_t *sid)
+{
+    sq_conn *c = CONN(s);
+    if (c->add_session && strcmp(c->add_session, id) == 0) {
+        *sid = c->add_sid;
+        return 0;
+    }
+    int rc = sq_session_sid(s, id, sid, NULL);
+    if (rc < 0)
+        return rc;
+    free(c->add_session);
+    c->add_session = store_strdup(id);
+    c->add_sid = *sid;
+    return 0;
+}
+
+static int message_add(store *s, const store_message *m, int64_t *id);
+
 int sqlite_message_add(store *s, const store_message *m, int64_t *id)
 {
     NEED_TX();
+    CONN(s)->pend_hold++;
+    int rc = message_add(s, m, id);
+    CONN(s)->pend_hold--;
+    return rc;
+}
+
+/* The message's rows; its session's counters wait in sq_pending. */
+static int message_add(store *s, const store_message *m, int64_t *id)
+{
     int64_t sid = 0;
-    int rc = sq_session_sid(s, m->session_id, &sid, NULL);
+    int rc = add_sid(s, m->session_id, &sid);
     if (rc < 0)
         return rc;
     sqlite3_stmt *st = NULL;
@@ -229,10 +360,12 @@ int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     sqlite3_bind_int64(st, 11, m->byte_length);
     sq_bind_text(st, 12, m->tool_call_id);
     /* Lines of the text as store_message_text_lines() defines them. */
+    size_t tlen = m->text ? strlen(m->text) : 0;
     int64_t lines = 0;
-    if (m->text && m->text[0]) {
+    if (tlen) {
         lines = 1;
-        for (const char *p = strchr(m->text, '\n'); p; p = strchr(p + 1, '\n'))
+        for (const char *p = memchr(m->text, '\n', tlen); p;
+             p = memchr(p + 1, '\n', tlen - (size_t)(p + 1 - m->text)))
             lines++;
     }
     sqlite3_bind_int64(st, 13, lines);
@@ -254,7 +387,9 @@ int sqlite_message_add(store *s, const store_message *m, int64_t *id)
         if (rc < 0)
             return rc;
         sqlite3_bind_int64(st, 1, *id);
-        sq_bind_text(st, 2, m->text);
+        /* the text outlives the step (sq_done resets the statement): no copy */
+        if (m->text)
+            sqlite3_bind_text64(st, 2, m->text, tlen, SQLITE_STATIC, SQLITE_UTF8);
         rc = sq_done(s, st, "text insert");
         if (rc < 0)
             return rc;
@@ -262,7 +397,6 @@ int sqlite_message_add(store *s, const store_message *m, int64_t *id)
     /* A long text's token map, for its snippets (sqlite_snippet.c). One
      * row of VALUES: a statement that may need a statement journal (an
      * INSERT ... SELECT) would make FTS5 flush its pending terms. */
-    size_t tlen = m->text ? strlen(m->text) : 0;
     if (tlen >= SQ_TOKMAP_MIN_BYTES && CONN(s)->snip) {
         unsigned char *map = NULL;
         int maplen = 0;
@@ -281,8 +415,12 @@ int sqlite_message_add(store *s, const store_message *m, int64_t *id)
                 return rc;
         }
     }
-    /* The session's count and time span follow each insert, so a sync of
-     * one new line does not rescan a long session. */
+    /* The session's count and time span follow each insert (added up in
+     * sq_pending), so a sync of one new line does not rescan a long
+     * session. */
+    rc = pend_add(s, sid, m->timestamp ? m->timestamp : "");
+    if (rc <= 0)
+        return rc;
     rc = sq_prep(s,
                  "UPDATE sessions SET message_count = message_count + 1, "
                  "started_at = CASE WHEN ?1 <> '' AND (started_at = '' OR ?1 < started_at) "
