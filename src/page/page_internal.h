@@ -154,4 +154,24 @@ size_t page_tokens(const char *s, size_t n);
 /* Removes the leading space clause builders leave at the start of a hint. */
 void page_trim_hint(tbuf *t);
 
+/*
+ * page_list.c: a record given as its fields' values rather than as a JSON
+ * object, for a tool that makes many small records (list_sessions). The
+ * page holds exactly what mcpage_list_add() of the object with these
+ * fields, in this order, would hold; in a COLUMNS page the records after
+ * the first are written from the values without making the object.
+ * A string must be UTF-8 without U+0000 (leave out a field whose value
+ * is not: the object would not have it).
+ */
+enum { LIST_CELL_STR, LIST_CELL_INT, LIST_CELL_NULL };
+typedef struct list_cell {
+    const char *name; /* the field */
+    int kind;         /* LIST_CELL_* */
+    const char *str;  /* LIST_CELL_STR: the value's len bytes */
+    size_t len;
+    int64_t num; /* LIST_CELL_INT */
+} list_cell;
+int mcpage__list_add_cells(mcpage_list *pg, const list_cell *cells, size_t ncells,
+                           const mcpage_keypart *pos, int nparts);
+
 #endif

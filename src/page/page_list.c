@@ -133,17 +133,10 @@ static json_t *project(const mcpage_list *pg, json_t *rec)
     (HAS_ZERO((x) ^ LANES('\t')) | HAS_ZERO((x) ^ LANES('\n')) | HAS_ZERO((x) ^ LANES('\r')) |     \
      HAS_ZERO((x) ^ LANES('\\')))
 
-/* One value of a text line: strings as they are with \t \n \r \\ escaped,
-   null as nothing, anything else as compact JSON. */
-static void tsv_value(tbuf *t, const json_t *v)
+/* A string in a text line, with \t \n \r \\ escaped. */
+static void tsv_str(tbuf *t, const char *p, size_t n)
 {
-    if (v == NULL || json_is_null(v))
-        return;
-    if (!json_is_string(v)) {
-        tb_json(t, v);
-        return;
-    }
-    const char *p = json_string_value(v), *end = p + json_string_length(v), *run = p;
+    const char *end = p + n, *run = p;
     for (; p < end; p++) {
         /* Eight bytes at a time while none needs escaping. */
         uint64_t x;
@@ -163,6 +156,48 @@ static void tsv_value(tbuf *t, const json_t *v)
         run = p + 1;
     }
     tb_put(t, run, (size_t)(end - run));
+}
+
+/* One value of a text line: strings as they are with \t \n \r \\ escaped,
+   null as nothing, anything else as compact JSON. */
+static void tsv_value(tbuf *t, const json_t *v)
+{
+    if (v == NULL || json_is_null(v))
+        return;
+    if (!json_is_string(v))
+        tb_json(t, v);
+    else
+        tsv_str(t, json_string_value(v), json_string_length(v));
+}
+
+/* Gives r the record's JSON copy (w) and text line (t, or none), or the writers' error. */
+static int take_copies(jw *w, tbuf *t, list_rec *r)
+{
+    if (t && (t->err || t->len > LIST_RECORD_MAX)) {
+        int err = t->err ? t->err : MCPAGE_ERANGE;
+        tb_free(t);
+        jw_free(w);
+        return err;
+    }
+    if (t) {
+        mcpage__free(r->text);
+        r->tlen = t->len;
+        r->text = t->buf ? t->buf : mcpage__strndup("", 0); /* the line is owned by r */
+        if (r->text == NULL) {
+            jw_free(w);
+            return MCPAGE_ENOMEM;
+        }
+    }
+    if (w->err) {
+        int err = w->err;
+        jw_free(w);
+        return err;
+    }
+    mcpage__free(r->json);
+    r->cps = w->codepoints;
+    r->units = w->utf16;
+    r->json = jw_take(w, &r->len);
+    return MCPAGE_OK;
 }
 
 /*
@@ -191,30 +226,38 @@ static int serialize(const mcpage_list *pg, const json_t *proj, list_rec *r)
             tsv_value(&t, v);
         }
         jw_array_end(&w);
-        if (t.err || t.len > LIST_RECORD_MAX) {
-            int err = t.err ? t.err : MCPAGE_ERANGE;
-            tb_free(&t);
-            jw_free(&w);
-            return err;
-        }
-        mcpage__free(r->text);
-        r->tlen = t.len;
-        r->text = t.buf ? t.buf : mcpage__strndup("", 0); /* the line is owned by r */
-        if (r->text == NULL) {
-            jw_free(&w);
-            return MCPAGE_ENOMEM;
+        return take_copies(&w, &t, r);
+    }
+    return take_copies(&w, NULL, r);
+}
+
+/* serialize() for a record given as cells, in COLUMNS. */
+static int serialize_cells(const mcpage_list *pg, const list_cell *cells, size_t nc, list_rec *r)
+{
+    jw w;
+    tbuf t;
+    jw_init(&w, LIST_RECORD_MAX);
+    tb_init(&t);
+    jw_array_begin(&w);
+    for (int i = 0; i < pg->ncols; i++) {
+        const list_cell *c = NULL;
+        for (size_t k = 0; k < nc && c == NULL; k++)
+            if (strcmp(cells[k].name, pg->cols[i]) == 0)
+                c = &cells[k];
+        if (i > 0)
+            tb_put(&t, "\t", 1);
+        if (c == NULL || c->kind == LIST_CELL_NULL) {
+            jw_null(&w);
+        } else if (c->kind == LIST_CELL_INT) {
+            jw_int(&w, c->num);
+            tb_int(&t, c->num);
+        } else {
+            jw_stringn(&w, c->str, c->len);
+            tsv_str(&t, c->str, c->len);
         }
     }
-    if (w.err) {
-        int err = w.err;
-        jw_free(&w);
-        return err;
-    }
-    mcpage__free(r->json);
-    r->cps = w.codepoints;
-    r->units = w.utf16;
-    r->json = jw_take(&w, &r->len);
-    return MCPAGE_OK;
+    jw_array_end(&w);
+    return take_copies(&w, &t, r);
 }
 
 /*
@@ -889,6 +932,10 @@ static int exact_check(mcpage_list *pg)
     return MCPAGE_PAGE_FULL;
 }
 
+static int add_record(mcpage_list *pg, list_rec *rec, json_t *proj, json_t *record,
+                      size_t share_tokens, size_t share_chars, const mcpage_keypart *pos,
+                      int nparts);
+
 int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, int nparts)
 {
     if (pg == NULL || record == NULL || !json_is_object(record) || nparts < 0 ||
@@ -953,6 +1000,19 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
         json_decref(record);
         return src;
     }
+    return add_record(pg, &tmp, proj, record, share_tokens, share_chars, pos, nparts);
+}
+
+/*
+ * The rest of mcpage_list_add once the record is serialized (tmp): scanned,
+ * checked against the budget, kept. record and proj (NULL past the first
+ * record of cells) are kept for the first record and released otherwise.
+ */
+static int add_record(mcpage_list *pg, list_rec *rec, json_t *proj, json_t *record,
+                      size_t share_tokens, size_t share_chars, const mcpage_keypart *pos,
+                      int nparts)
+{
+    list_rec tmp = *rec;
     size_t tok, chars;
     scan_record(&tmp, &tok, &chars);
     pg->reserve_tokens += share_tokens;
@@ -1010,6 +1070,37 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
     if (o != PAGE_FITS)
         return exact_check(pg);
     return MCPAGE_OK;
+}
+
+/* The record of cells as the JSON object a tool would have made. */
+static json_t *cells_object(const list_cell *cells, size_t nc)
+{
+    json_t *rec = json_object();
+    for (size_t i = 0; rec && i < nc; i++) {
+        const list_cell *c = &cells[i];
+        json_object_set_new(rec, c->name,
+                            c->kind == LIST_CELL_STR   ? json_stringn_nocheck(c->str, c->len)
+                            : c->kind == LIST_CELL_INT ? json_integer(c->num)
+                                                       : json_null());
+    }
+    return rec;
+}
+
+int mcpage__list_add_cells(mcpage_list *pg, const list_cell *cells, size_t ncells,
+                           const mcpage_keypart *pos, int nparts)
+{
+    if (pg == NULL || (cells == NULL && ncells > 0))
+        return MCPAGE_EINVAL;
+    /* The first record is kept as an object (read_with, cutting); a page
+       that is done, shares a field or holds objects takes the object too. */
+    if (pg->n == 0 || pg->share || !columns(pg) || pg->b.rejected || pg->full ||
+        (int64_t)pg->n >= pg->win.limit || nparts < 0 || nparts > MCPAGE_CURSOR_MAX_PARTS ||
+        (nparts > 0 && pos == NULL))
+        return mcpage_list_add(pg, cells_object(cells, ncells), pos, nparts);
+    list_rec tmp;
+    memset(&tmp, 0, sizeof tmp);
+    int rc = serialize_cells(pg, cells, ncells, &tmp);
+    return rc ? rc : add_record(pg, &tmp, NULL, NULL, 0, 0, pos, nparts);
 }
 
 /* ----------------------------------------------------------- cutting */

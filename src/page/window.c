@@ -520,7 +520,14 @@ static size_t utf8_valid_len(const unsigned char *p, size_t n)
 bool page_is_text(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
     for (size_t i = 0; i < n;) {
+        uint64_t x;
+        /* Eight bytes at a time while they are ASCII and none is zero. */
+        if (n - i >= 8 && (memcpy(&x, p + i, 8), ((x | ((x - ones) & ~x)) & high) == 0)) {
+            i += 8;
+            continue;
+        }
         if (p[i] == 0)
             return false;
         size_t len = utf8_valid_len(p + i, n - i);

@@ -72,22 +72,25 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
          parent = mcpage_list_wants(pg, "parent_session_id");
     for (size_t i = 0; rc >= 0 && i < rows.count; i++) {
         const store_session *r = &rows.rows[i];
-        json_t *rec = json_object();
-        json_object_set_new(rec, "session_id", tools_jstr(r->session_id));
-        json_object_set_new(rec, "project", tools_jstr(r->project));
-        json_object_set_new(rec, "title", tools_jstr(r->title));
-        json_object_set_new(rec, "started_at", tools_jtime(r->started_at));
+        /* As cells: the page writes them without making a JSON object. */
+        list_cell c[10];
+        size_t n = 0;
+        char started[18], ended_at[18];
+        tools_cell_str(c, &n, "session_id", r->session_id);
+        tools_cell_str(c, &n, "project", r->project);
+        tools_cell_str(c, &n, "title", r->title);
+        tools_cell_time(c, &n, "started_at", r->started_at, started);
         if (ended)
-            json_object_set_new(rec, "ended_at", tools_jtime(r->ended_at));
-        json_object_set_new(rec, "messages", json_integer(r->message_count));
-        json_object_set_new(rec, "source", tools_jstr(r->source));
+            tools_cell_time(c, &n, "ended_at", r->ended_at, ended_at);
+        tools_cell_int(c, &n, "messages", r->message_count);
+        tools_cell_str(c, &n, "source", r->source);
         if (model)
-            json_object_set_new(rec, "model", tools_jstr(r->model));
+            tools_cell_str(c, &n, "model", r->model);
         if (branch)
-            json_object_set_new(rec, "branch", tools_jstr(r->git_branch));
+            tools_cell_str(c, &n, "branch", r->git_branch);
         if (parent)
-            json_object_set_new(rec, "parent_session_id", tools_jstr(r->parent_session_id));
-        rc = tools_list_add(pg, rec, &r->key);
+            tools_cell_str(c, &n, "parent_session_id", r->parent_session_id);
+        rc = tools_list_add_cells(pg, c, n, &r->key);
         if (rc == MCPAGE_PAGE_FULL)
             break;
     }

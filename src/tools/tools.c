@@ -310,22 +310,16 @@ int tools_session_link(mcpage_result *res, const store_session *ses)
 }
 
 /*
- * A JSON string of n bytes. jansson checks UTF-8 character by character
- * (a tenth of a first page's instructions went there); text that is all
- * ASCII is valid as it is and skips the check, anything else is checked
- * as before (NULL when invalid).
+ * A JSON string of the n bytes of a C string (no NUL among them), or
+ * NULL when they are not UTF-8, as json_string answers. jansson checks
+ * UTF-8 character by character (a tenth of a first page's instructions
+ * went there); page_is_text accepts exactly what it accepts (no overlong
+ * form, surrogate or code point past U+10FFFF) and skips ASCII eight
+ * bytes at a time.
  */
 static json_t *jstring(const char *s, size_t n)
 {
-    size_t i = 0;
-    uint64_t x, seen = 0;
-    for (; n - i >= 8; i += 8) {
-        memcpy(&x, s + i, 8);
-        seen |= x;
-    }
-    for (; i < n; i++)
-        seen |= (unsigned char)s[i];
-    return seen & UINT64_C(0x8080808080808080) ? json_stringn(s, n) : json_stringn_nocheck(s, n);
+    return page_is_text(s, n) ? json_stringn_nocheck(s, n) : NULL;
 }
 
 json_t *tools_jstr(const char *s)
@@ -333,20 +327,56 @@ json_t *tools_jstr(const char *s)
     return s ? jstring(s, strlen(s)) : json_null();
 }
 
-json_t *tools_jtime(const char *ts)
+/* A stored timestamp's text at the minute (into buf) or as it is; its length in *len. */
+static const char *time_text(const char *ts, char buf[18], size_t *len)
 {
-    if (ts == NULL)
-        return json_null();
     size_t n = strlen(ts);
     /* YYYY-MM-DDTHH:MM followed by seconds (and a fraction) and Z. */
     if (n > 17 && ts[4] == '-' && ts[10] == 'T' && ts[13] == ':' && ts[16] == ':' &&
         ts[n - 1] == 'Z') {
-        char buf[18];
         memcpy(buf, ts, 16);
         buf[16] = 'Z';
-        return jstring(buf, 17);
+        buf[17] = '\0';
+        *len = 17;
+        return buf;
     }
-    return jstring(ts, n);
+    *len = n;
+    return ts;
+}
+
+json_t *tools_jtime(const char *ts)
+{
+    if (ts == NULL)
+        return json_null();
+    char buf[18];
+    size_t n;
+    const char *text = time_text(ts, buf, &n);
+    return jstring(text, n);
+}
+
+void tools_cell_str(list_cell *cells, size_t *n, const char *name, const char *s)
+{
+    list_cell *c = &cells[*n];
+    *c = (list_cell){.name = name, .kind = LIST_CELL_NULL};
+    if (s) {
+        c->kind = LIST_CELL_STR;
+        c->str = s;
+        c->len = strlen(s);
+        if (!page_is_text(s, c->len))
+            return; /* left out, as json_object_set_new leaves out tools_jstr's NULL */
+    }
+    (*n)++;
+}
+
+void tools_cell_time(list_cell *cells, size_t *n, const char *name, const char *ts, char buf[18])
+{
+    size_t len = 0;
+    tools_cell_str(cells, n, name, ts ? time_text(ts, buf, &len) : NULL);
+}
+
+void tools_cell_int(list_cell *cells, size_t *n, const char *name, int64_t v)
+{
+    cells[(*n)++] = (list_cell){.name = name, .kind = LIST_CELL_INT, .num = v};
 }
 
 json_t *tools_read_with_message(const json_t *record, const char *field, void *ud)
@@ -426,6 +456,13 @@ int tools_list_add(mcpage_list *pg, json_t *rec, const store_key *key)
     mcpage_keypart parts[STORE_KEY_PARTS];
     int np = tools_key_to_parts(key, parts);
     return mcpage_list_add(pg, rec, parts, np);
+}
+
+int tools_list_add_cells(mcpage_list *pg, const list_cell *cells, size_t n, const store_key *key)
+{
+    mcpage_keypart parts[STORE_KEY_PARTS];
+    int np = tools_key_to_parts(key, parts);
+    return mcpage__list_add_cells(pg, cells, n, parts, np);
 }
 
 /*

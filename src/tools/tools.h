@@ -24,6 +24,7 @@
 #include <mcpage/server.h>
 
 #include "page/fmt.h"
+#include "page/page_internal.h"
 #include "store/store.h"
 
 /* Idle read-only handles kept for reuse; more are opened and closed on demand. */
@@ -152,6 +153,8 @@ typedef struct tools_list_walk {
 int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, mcpage_result *res);
 /* Adds a record (reference stolen) at its store position; mcpage_list_add's result. */
 int tools_list_add(mcpage_list *pg, json_t *rec, const store_key *key);
+/* tools_list_add of a record given as cells (mcpage__list_add_cells). */
+int tools_list_add_cells(mcpage_list *pg, const list_cell *cells, size_t n, const store_key *key);
 
 /*
  * Looks up the session named by the call's `session_id` argument. Returns
@@ -181,6 +184,14 @@ json_t *tools_jstr(const char *s);
  * after=/before= value); anything else as it is; NULL as null.
  */
 json_t *tools_jtime(const char *ts);
+/*
+ * The same values as cells of a record (mcpage__list_add_cells), appended
+ * at cells[*n]: NULL as null; a string that is not UTF-8 is left out, as
+ * the object would not have it. tools_cell_time keeps its text in buf.
+ */
+void tools_cell_str(list_cell *cells, size_t *n, const char *name, const char *s);
+void tools_cell_time(list_cell *cells, size_t *n, const char *name, const char *ts, char buf[18]);
+void tools_cell_int(list_cell *cells, size_t *n, const char *name, int64_t v);
 
 /* read_with for LIST records carrying a message_id: read_message with it. */
 json_t *tools_read_with_message(const json_t *record, const char *field, void *ud);

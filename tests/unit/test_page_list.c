@@ -11,6 +11,7 @@
 
 #include <mcpage/page.h>
 
+#include "page/page_internal.h"
 #include "support/page_support.h"
 
 /* ------------------------------------------------- the simulated store */
@@ -717,6 +718,124 @@ static void walks_return_every_record_once_in_order_within_budget(void **state)
     printf("property walk: %zu pages checked\n", pages);
 }
 
+/* ------------------------------------------- records given as cells */
+
+static const char *const cell_fields[] = {"id", "title", "n", "note", "gone", NULL};
+static const char *const cell_ids[] = {"id", NULL};
+static const mcpage_list_spec cells_spec = {
+    .tool = "list_cells",
+    .unit = "rows",
+    .default_limit = 20,
+    .max_limit = 100,
+    .fields = cell_fields,
+    .id_fields = cell_ids,
+    .layout = MCPAGE_LIST_COLUMNS,
+};
+
+/* Titles that need escaping in one copy or the other, or are not ASCII. */
+static const char *const cell_titles[] = {
+    "plain words here",
+    "tab\there and\nnewline",
+    "quote \" and back\\slash",
+    "caf\xC3\xA9 \xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82 \xE6\x97\xA5\xE6\x9C\xAC",
+    "line\xE2\x80\xA8sep",
+    " edge spaces ",
+    "",
+    "x"};
+
+/* Blanks every cursor in s (its issue time may move between two builds of a page). */
+static void mask_cursors(char *s)
+{
+    for (char *p = s; (p = strstr(p, "c2.")) != NULL; p += 3)
+        for (char *q = p + 3; *q && *q != '"' && *q != '\\'; q++)
+            *q = '_';
+}
+
+/* One page of 60 rows, its records added as objects or as cells; text and structured, masked. */
+static char *cells_page(tp_env *e, const char *args_json, bool cells)
+{
+    json_t *args = tp_args(args_json);
+    mcpage_list *pg;
+    int begun = mcpage_list_begin(e->pager, &cells_spec, args, &pg);
+    if (begun != 0) {
+        mcpage_result *r = mcpage_result_new();
+        mcpage_list_finish(pg, r);
+        fail_msg("%s: %d %s", args_json, begun, tp_text(r));
+    }
+    const mcpage_list_window *w = mcpage_list_window_get(pg);
+    size_t ntitles = sizeof cell_titles / sizeof *cell_titles;
+    for (int64_t i = w->offset; i < 60 && i - w->offset < w->fetch; i++) {
+        char id[16];
+        (void)snprintf(id, sizeof id, "row-%03d", (int)i);
+        const char *title = cell_titles[(size_t)i % ntitles];
+        list_cell c[4];
+        size_t n = 0;
+        c[n++] = (list_cell){.name = "id", .kind = LIST_CELL_STR, .str = id, .len = strlen(id)};
+        c[n++] =
+            (list_cell){.name = "title", .kind = LIST_CELL_STR, .str = title, .len = strlen(title)};
+        c[n++] = (list_cell){.name = "n", .kind = LIST_CELL_INT, .num = (i - 30) * 1000003};
+        if (i % 3)
+            c[n++] = (list_cell){.name = "note", .kind = LIST_CELL_NULL};
+        mcpage_keypart pos = {.is_str = true, .s = id, .len = strlen(id)};
+        int rc;
+        if (cells) {
+            rc = mcpage__list_add_cells(pg, c, n, &pos, 1);
+        } else {
+            json_t *rec = json_object();
+            for (size_t k = 0; k < n; k++)
+                json_object_set_new(rec, c[k].name,
+                                    c[k].kind == LIST_CELL_STR   ? json_string(c[k].str)
+                                    : c[k].kind == LIST_CELL_INT ? json_integer(c[k].num)
+                                                                 : json_null());
+            rc = mcpage_list_add(pg, rec, &pos, 1);
+        }
+        if (rc < 0)
+            fail_msg("row %d (%s): %d", (int)i, cells ? "cells" : "object", rc);
+        if (rc == MCPAGE_PAGE_FULL)
+            break;
+    }
+    mcpage_list_set_total(pg, 60, 7);
+    mcpage_result *res = mcpage_result_new();
+    assert_int_equal(mcpage_list_finish(pg, res), 0);
+    size_t slen;
+    const char *sc = mcpage_result_structured(res, &slen);
+    const char *text = tp_text(res);
+    char *out = malloc(slen + strlen(text) + 2);
+    memcpy(out, sc, slen);
+    out[slen] = '\n';
+    strcpy(out + slen + 1, text);
+    mask_cursors(out);
+    mcpage_result_free(res);
+    json_decref(args);
+    return out;
+}
+
+static void records_given_as_cells_make_the_same_page_as_objects(void **state)
+{
+    (void)state;
+    tp_env e;
+    tp_setup(&e, NULL);
+    static const char *const args[] = {
+        "{}",
+        "{\"limit\":100}",
+        "{\"limit\":7,\"offset\":3}",
+        "{\"max_tokens\":500,\"limit\":60}",
+        "{\"max_tokens\":700,\"limit\":50}",
+        "{\"fields\":[\"title\",\"note\",\"gone\"]}",
+        "{\"fields\":[\"n\"],\"limit\":60}",
+    };
+    for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
+        char *a = cells_page(&e, args[i], false), *b = cells_page(&e, args[i], true);
+        assert_string_equal(a, b);
+        assert_non_null(strstr(a, "\"returned\":"));
+        if (strstr(args[i], "max_tokens") && strstr(a, "\"stopped_by\":\"max_tokens\"") == NULL)
+            fail_msg("%s", a);
+        free(a);
+        free(b);
+    }
+    tp_done(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -734,6 +853,7 @@ int main(void)
         cmocka_unit_test(structured_text_mode_repeats_the_envelope_byte_for_byte),
         cmocka_unit_test(builder_refuses_misuse),
         cmocka_unit_test(walks_return_every_record_once_in_order_within_budget),
+        cmocka_unit_test(records_given_as_cells_make_the_same_page_as_objects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
