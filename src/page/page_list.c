@@ -267,9 +267,18 @@ static int serialize_cells(const mcpage_list *pg, const list_cell *cells, size_t
  */
 static void scan_record(list_rec *r, size_t *tok, size_t *chars)
 {
-    size_t jt = mcpage__tokens_part(r->json, r->len, &r->jpart) + 1, jc = r->units + 1;
+    size_t jt, tt = 0, jc = r->units + 1;
+    /* The two copies of a COLUMNS record hold the same values: scanned once
+       when their edges cut cleanly in both (most records), else apart. */
+    if (!r->text || !mcpage__tokens_columns(r->json, r->len, r->text, r->tlen, &r->jpart, &jt,
+                                            &r->tpart, &tt)) {
+        jt = mcpage__tokens_part(r->json, r->len, &r->jpart);
+        if (r->text)
+            tt = mcpage__tokens_part(r->text, r->tlen, &r->tpart);
+    }
+    jt++;
     if (r->text) {
-        size_t tt = mcpage__tokens_part(r->text, r->tlen, &r->tpart) + 1;
+        tt++;
         jw_measure_utf8(r->text, r->tlen, NULL, &r->tunits);
         jt = tt > jt ? tt : jt;
         jc = r->tunits + 1 > jc ? r->tunits + 1 : jc;

@@ -522,3 +522,79 @@ size_t mcpage__tokens_part(const char *s, size_t n, tokens_part *part)
     mcpage__tokens_scan(s + to, n - to, &whole);
     return mcpage__tokens_total(&whole, n);
 }
+
+/* Whether c may start a value of mcpage__tokens_columns: a letter, a digit, a non-ASCII lead. */
+static bool clean_start(unsigned char c)
+{
+    return c >= 0xC2 || (c < 0x80 && ascii_class[c] <= B_DIGIT);
+}
+
+/* Whether c may end one: a letter, a digit, the last byte of a non-ASCII character. */
+static bool clean_end(unsigned char c)
+{
+    return c >= 0x80 || ascii_class[c] <= B_DIGIT;
+}
+
+/* Whether the value p[0..n) is the same bytes in a JSON string and a text line. */
+static bool clean_bytes(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        if (c < 0x20 || c == '"' || c == '\\')
+            return false;
+        /* U+2028 and U+2029: escaped in JSON. */
+        if (c == 0xE2 && n - i >= 3 && p[i + 1] == 0x80 && (p[i + 2] == 0xA8 || p[i + 2] == 0xA9))
+            return false;
+    }
+    return true;
+}
+
+bool mcpage__tokens_columns(const char *json, size_t jn, const char *text, size_t tn,
+                            tokens_part *jp, size_t *jtok, tokens_part *tp, size_t *ttok)
+{
+    const unsigned char *j = (const unsigned char *)json, *t = (const unsigned char *)text;
+    if (jn < 3 || tn == 0 || j[0] != '[' || j[jn - 1] != ']')
+        return false;
+    tokens_sum sum = {0};
+    size_t ji = 1, ti = 0, values = 0, digit_starts = 0, jfrom = 0, jto = 0;
+    for (;;) {
+        const unsigned char *tab = memchr(t + ti, '\t', tn - ti);
+        size_t te = tab ? (size_t)(tab - t) : tn, len = te - ti;
+        if (len == 0 || !clean_start(t[ti]) || !clean_end(t[te - 1]) || !clean_bytes(t + ti, len))
+            return false;
+        bool quoted = j[ji] == '"';
+        size_t at = ji + quoted;
+        if (jn - at < len + quoted + 1 || memcmp(j + at, t + ti, len) != 0 ||
+            (quoted && j[at + len] != '"'))
+            return false;
+        if (values == 0)
+            jfrom = at;
+        ji = at + len + quoted;
+        jto = at + len;
+        if (values > 0 && (unsigned)(t[ti] - '0') < 10u)
+            digit_starts++;
+        mcpage__tokens_scan(text + ti, len, &sum);
+        values++;
+        if (te == tn)
+            break;
+        if (j[ji] != ',')
+            return false;
+        ji++;
+        ti = te + 1;
+    }
+    if (ji != jn - 1)
+        return false;
+    tp->from = 0;
+    tp->to = tn;
+    tp->sum = sum;
+    tp->sum.cost += digit_starts * (COST_PIECE + SPACE_PER_CHAR); /* a tab alone */
+    jp->from = jfrom;
+    jp->to = jto;
+    jp->sum = sum;
+    jp->sum.cost += (values - 1) * COST_PIECE; /* ",", ", or , between values */
+    tokens_sum whole = jp->sum;
+    whole.cost += 2 * COST_PIECE; /* [" or [ before, "] or ] after */
+    *ttok = mcpage__tokens_total(&tp->sum, tn);
+    *jtok = mcpage__tokens_total(&whole, jn);
+    return true;
+}

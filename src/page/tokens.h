@@ -52,4 +52,19 @@ typedef struct tokens_part {
 /* Returns mcpage__tokens_estimate(s, n) and fills *part. */
 size_t mcpage__tokens_part(const char *s, size_t n, tokens_part *part);
 
+/*
+ * The parts of both copies of a COLUMNS record (page_list.c) from one scan
+ * of its values: `text` is the values joined by tabs and `json` the same
+ * values as a JSON array, strings quoted. Sets *jp, *tp and the copies'
+ * estimates as mcpage__tokens_part would, and returns true, when every
+ * value is non-empty, starts and ends with an ASCII letter or digit or a
+ * non-ASCII character, needs no escaping in either copy and json is
+ * exactly that array; then every edge between values cuts cleanly, a
+ * separator of JSON marks is one piece and a tab costs nothing before a
+ * letter and a piece of one blank before a digit. Otherwise false (scan
+ * the copies apart).
+ */
+bool mcpage__tokens_columns(const char *json, size_t jn, const char *text, size_t tn,
+                            tokens_part *jp, size_t *jtok, tokens_part *tp, size_t *ttok);
+
 #endif

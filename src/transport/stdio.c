@@ -37,65 +37,43 @@ typedef struct stdio_out {
     int fd; /* where messages go */
 } stdio_out;
 
-/* Waits until fd takes more bytes (a non-blocking descriptor that was full). */
-static void wait_writable(int fd)
+/*
+ * Writes every byte of iov[0..n), riding out EINTR, partial writes and
+ * non-blocking descriptors. A message and its newline go out in one
+ * writev(2): written apart, the first woke the client to read a line
+ * without its end, and the second woke it again.
+ */
+static int write_all(int fd, struct iovec *iov, int n)
 {
-    struct pollfd p = {.fd = fd, .events = POLLOUT};
-    poll(&p, 1, 1000);
-}
-
-/* Writes all of buf, riding out EINTR, partial writes and non-blocking descriptors. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0) {
+    while (n > 0) {
+        ssize_t w = writev(fd, iov, n);
+        if (w < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                wait_writable(fd);
+                struct pollfd p = {.fd = fd, .events = POLLOUT};
+                poll(&p, 1, 1000);
                 continue;
             }
             return -1;
         }
-        buf += n;
-        len -= (size_t)n;
+        size_t done = (size_t)w;
+        for (; n > 0 && done >= iov->iov_len; iov++, n--)
+            done -= iov->iov_len;
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + done;
+            iov->iov_len -= done;
+        }
     }
     return 0;
-}
-
-/*
- * Writes a message and its newline in one writev(2): written apart, the
- * first write woke the client to read a line without its end, and the
- * second woke it again. A partial write finishes with write_all.
- */
-static int write_line(int fd, const char *msg, size_t len)
-{
-    struct iovec iov[2] = {{.iov_base = (void *)msg, .iov_len = len},
-                           {.iov_base = "\n", .iov_len = 1}};
-    ssize_t n;
-    for (;;) {
-        n = writev(fd, iov, 2);
-        if (n >= 0)
-            break;
-        if (errno == EINTR)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
-            wait_writable(fd);
-            continue;
-        }
-        return -1;
-    }
-    size_t done = (size_t)n;
-    if (done < len)
-        return write_all(fd, msg + done, len - done) == 0 ? write_all(fd, "\n", 1) : -1;
-    return done == len ? write_all(fd, "\n", 1) : 0;
 }
 
 static int stdio_send(void *ud, const char *msg, size_t len, const char *related_id)
 {
     stdio_out *out = ud;
-    if (write_line(out->fd, msg, len) != 0) {
+    struct iovec iov[2] = {{.iov_base = (void *)msg, .iov_len = len},
+                           {.iov_base = "\n", .iov_len = 1}};
+    if (write_all(out->fd, iov, 2) != 0) {
         (void)fprintf(stderr, "mcpage: writing to the client failed: %s\n", strerror(errno));
         return -1;
     }

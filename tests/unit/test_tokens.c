@@ -232,6 +232,106 @@ static void estimate_adds_up_across_allowed_cuts(void **state)
     assert_true(allowed > 50000); /* the check allows cuts, not only refuses them */
 }
 
+/*
+ * A COLUMNS record's two copies from one scan of its values
+ * (mcpage__tokens_columns) against each copy scanned apart: random values
+ * of letters, digits, blanks, marks, escapes and non-ASCII characters, as
+ * page_list.c writes them (JSON strings quoted and escaped, text with
+ * \t \n \\ escaped).
+ */
+static void columns_parts_are_the_parts_of_each_copy(void **state)
+{
+    (void)state;
+    static const char *const alphabet[] = {"a",
+                                           "e",
+                                           "q",
+                                           "Z",
+                                           "E",
+                                           "0",
+                                           "9",
+                                           " ",
+                                           "  ",
+                                           "-",
+                                           "_",
+                                           ".",
+                                           "é",
+                                           "ж",
+                                           "日",
+                                           "→",
+                                           "🙂",
+                                           "{",
+                                           "'",
+                                           "the ",
+                                           "xyz",
+                                           "c++",
+                                           "\"",
+                                           "\\",
+                                           "\t",
+                                           "\n",
+                                           ":",
+                                           "#",
+                                           "\xe2\x80\xa8",
+                                           "2025-12-28T20:32Z",
+                                           "8a01e9c9-8c8e"};
+    const size_t na = sizeof alphabet / sizeof alphabet[0];
+    uint32_t seed = 7;
+#define NEXT() (seed = seed * 1103515245u + 12345u, seed >> 16)
+    char json[4096], text[4096];
+    int bad = 0, taken = 0;
+    for (int k = 0; k < 30000; k++) {
+        size_t values = 1 + NEXT() % 6, jn = 0, tn = 0;
+        json[jn++] = '[';
+        for (size_t v = 0; v < values; v++) {
+            char val[400];
+            size_t vl = 0;
+            bool num = NEXT() % 4 == 0;
+            if (num) {
+                vl = (size_t)snprintf(val, sizeof val, "%u", (unsigned)NEXT());
+            } else {
+                for (size_t p = NEXT() % 8; p > 0; p--) {
+                    const char *c = alphabet[NEXT() % na];
+                    memcpy(val + vl, c, strlen(c));
+                    vl += strlen(c);
+                }
+            }
+            if (v) {
+                json[jn++] = ',';
+                text[tn++] = '\t';
+            }
+            if (!num)
+                json[jn++] = '"';
+            for (size_t q = 0; q < vl; q++) {
+                char c = val[q];
+                bool jesc = !num && (c == '"' || c == '\\' || (unsigned char)c < 0x20);
+                bool tesc = c == '\t' || c == '\n' || c == '\\';
+                if (jesc)
+                    json[jn++] = '\\';
+                json[jn++] = jesc && c == '\t' ? 't' : jesc && c == '\n' ? 'n' : c;
+                if (tesc)
+                    text[tn++] = '\\';
+                text[tn++] = c == '\t' ? 't' : c == '\n' ? 'n' : c;
+            }
+            if (!num)
+                json[jn++] = '"';
+        }
+        json[jn++] = ']';
+        tokens_part jp, tp, jp2, tp2;
+        size_t jt, tt;
+        if (!mcpage__tokens_columns(json, jn, text, tn, &jp, &jt, &tp, &tt))
+            continue;
+        taken++;
+        size_t jt2 = mcpage__tokens_part(json, jn, &jp2), tt2 = mcpage__tokens_part(text, tn, &tp2);
+        if (jt != jt2 || tt != tt2 || memcmp(&jp, &jp2, sizeof jp) != 0 ||
+            memcmp(&tp, &tp2, sizeof tp) != 0) {
+            if (bad++ < 5)
+                print_message("differs: %.*s | %.*s\n", (int)jn, json, (int)tn, text);
+        }
+    }
+#undef NEXT
+    assert_int_equal(bad, 0);
+    assert_true(taken > 2000); /* the clean case is common, not only refused */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +339,7 @@ int main(void)
         cmocka_unit_test(estimate_survives_invalid_utf8_and_truncation),
         cmocka_unit_test(estimate_keeps_bounds_on_every_class_and_chunk),
         cmocka_unit_test(estimate_adds_up_across_allowed_cuts),
+        cmocka_unit_test(columns_parts_are_the_parts_of_each_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
