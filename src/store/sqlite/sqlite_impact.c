@@ -295,6 +295,23 @@ static int imp_sort(imp_entry *e, int64_t n)
     return SQLITE_OK;
 }
 
+/* Finds the runs of one tf in l->e (sorted). */
+static int imp_groups(imp_list *l)
+{
+    l->ngroups = 0;
+    for (int64_t k = 0; k < l->n; k++)
+        l->ngroups += k == 0 || l->e[k].tf != l->e[k - 1].tf;
+    l->group = sqlite3_malloc64((sqlite3_uint64)(l->ngroups + 1) * sizeof *l->group);
+    if (l->group == NULL)
+        return SQLITE_NOMEM;
+    int64_t g = 0;
+    for (int64_t k = 0; k < l->n; k++)
+        if (k == 0 || l->e[k].tf != l->e[k - 1].tf)
+            l->group[g++] = k;
+    l->group[g] = l->n;
+    return SQLITE_OK;
+}
+
 /* A new list of `base`'s entries (if any) and the sorted `add` (`add_byid`
  * in rowid order, all past base's rows), with its tf runs. */
 static imp_list *imp_merge(const imp_list *base, const imp_entry *add, const imp_entry *add_byid,
@@ -322,17 +339,8 @@ static imp_list *imp_merge(const imp_list *base, const imp_entry *add, const imp
         l->e[o++] = base->e[i++];
     while (j < nadd)
         l->e[o++] = add[j++];
-    for (int64_t k = 0; k < l->n; k++)
-        l->ngroups += k == 0 || l->e[k].tf != l->e[k - 1].tf;
-    l->group = sqlite3_malloc64((sqlite3_uint64)(l->ngroups + 1) * sizeof *l->group);
-    if (l->group == NULL)
-        goto fail;
-    int64_t g = 0;
-    for (int64_t k = 0; k < l->n; k++)
-        if (k == 0 || l->e[k].tf != l->e[k - 1].tf)
-            l->group[g++] = k;
-    l->group[g] = l->n;
-    return l;
+    if (imp_groups(l) == SQLITE_OK)
+        return l;
 fail:
     imp_free(l);
     return NULL;
@@ -439,17 +447,16 @@ static void entries_put(unsigned char *p, const imp_entry *e, int64_t n)
     }
 }
 
-/* Reads n entries from their kept form. */
-static void entries_get(imp_entry *e, const unsigned char *p, int64_t n)
+/* Turns n entries read in their kept form into entries, in place. */
+static void entries_decode(imp_entry *e, int64_t n)
 {
-    if (IMP_LE_HOST) {
-        memcpy(e, p, (size_t)n * IMP_ENTRY_SIZE);
-        return;
-    }
-    for (int64_t k = 0; k < n; k++, p += IMP_ENTRY_SIZE)
+    for (int64_t k = 0; !IMP_LE_HOST && k < n; k++) {
+        unsigned char p[IMP_ENTRY_SIZE];
+        memcpy(p, &e[k], sizeof p);
         e[k] = (imp_entry){.id = (int64_t)get_le(p, 8),
                            .tf = (uint32_t)get_le(p + 8, 4),
                            .dl = (uint32_t)get_le(p + 12, 4)};
+    }
 }
 
 /*
@@ -462,8 +469,8 @@ static imp_list *imp_load(sqlite3 *db, const char *fts, const sq_version *v, int
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db,
-                           "SELECT max_id, n, entries FROM impact_lists WHERE fts = ? AND "
-                           "deletes = ? AND max_id <= ?",
+                           "SELECT rowid, max_id, n, length(entries) FROM impact_lists WHERE fts = "
+                           "? AND deletes = ? AND max_id <= ?",
                            -1, &st, NULL) != SQLITE_OK) {
         sqlite3_finalize(st);
         return NULL;
@@ -471,34 +478,44 @@ static imp_list *imp_load(sqlite3 *db, const char *fts, const sq_version *v, int
     sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, v->deletes);
     sqlite3_bind_int64(st, 3, vmax);
-    imp_list *l = NULL;
-    imp_entry *e = NULL, *byid = NULL;
-    if (sqlite3_step(st) != SQLITE_ROW)
-        goto done;
-    int64_t max_id = sqlite3_column_int64(st, 0), n = sqlite3_column_int64(st, 1);
-    const unsigned char *blob = sqlite3_column_blob(st, 2);
-    if (n < 1 || n > IMP_ENTRIES_MAX || blob == NULL ||
-        sqlite3_column_bytes(st, 2) != 2 * n * IMP_ENTRY_SIZE)
-        goto done;
-    e = sqlite3_malloc64((sqlite3_uint64)n * sizeof *e);
-    byid = sqlite3_malloc64((sqlite3_uint64)n * sizeof *byid);
-    if (e == NULL || byid == NULL)
-        goto done;
-    entries_get(e, blob, n);
-    entries_get(byid, blob + n * IMP_ENTRY_SIZE, n);
-    if ((l = imp_merge(NULL, e, byid, n)) == NULL)
-        goto done;
-    l->v = *v;
-    l->max_id = max_id;
-    l->saved = n;
-    if ((l->fts = sqlite3_mprintf("%s", fts)) == NULL) {
-        imp_free(l);
-        l = NULL;
+    int64_t row = 0, max_id = 0, n = 0, bytes = 0;
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        row = sqlite3_column_int64(st, 0);
+        max_id = sqlite3_column_int64(st, 1);
+        n = sqlite3_column_int64(st, 2);
+        bytes = sqlite3_column_int64(st, 3);
     }
-done:
     sqlite3_finalize(st);
-    sqlite3_free(e);
-    sqlite3_free(byid);
+    if (!found || n < 1 || n > IMP_ENTRIES_MAX || bytes != 2 * n * IMP_ENTRY_SIZE)
+        return NULL;
+
+    /* Read straight into the list (incremental blob I/O): a blob of
+     * 10 MB is not held twice. */
+    imp_list *l = sqlite3_malloc(sizeof *l);
+    if (l == NULL)
+        return NULL;
+    *l = (imp_list){.refs = 1, .v = *v, .max_id = max_id, .n = n, .saved = n};
+    l->e = sqlite3_malloc64((sqlite3_uint64)n * sizeof *l->e);
+    l->byid = sqlite3_malloc64((sqlite3_uint64)n * sizeof *l->byid);
+    l->fts = sqlite3_mprintf("%s", fts);
+    sqlite3_blob *b = NULL;
+    int half = (int)(n * IMP_ENTRY_SIZE);
+    if (l->e == NULL || l->byid == NULL || l->fts == NULL ||
+        sqlite3_blob_open(db, "main", "impact_lists", "entries", row, 0, &b) != SQLITE_OK ||
+        sqlite3_blob_read(b, l->e, half, 0) != SQLITE_OK ||
+        sqlite3_blob_read(b, l->byid, half, half) != SQLITE_OK) {
+        sqlite3_blob_close(b);
+        imp_free(l);
+        return NULL;
+    }
+    sqlite3_blob_close(b);
+    entries_decode(l->e, n);
+    entries_decode(l->byid, n);
+    if (imp_groups(l) != SQLITE_OK) {
+        imp_free(l);
+        return NULL;
+    }
     return l;
 }
 
