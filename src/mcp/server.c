@@ -597,8 +597,11 @@ int mcp_server_submit(mcpage_server *srv, mcpage_call *call)
         pthread_mutex_unlock(&srv->lock);
         return MCPAGE_ERANGE;
     }
-    if (hold_for == srv && held == NULL && call->kind != CALL_JOB) {
-        held = call; /* counted like a queued call: run by mcp_server_run_held */
+    if (hold_for == srv && held == NULL && call->kind != CALL_JOB && srv->inflight == 0) {
+        /* Nothing else runs or waits: kept, and counted like a queued call
+           (mcp_server_run_held). With calls in flight the workers are
+           awake anyway, and the reader had better go on reading. */
+        held = call;
         srv->inflight++;
         pthread_mutex_unlock(&srv->lock);
         return 0;

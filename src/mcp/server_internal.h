@@ -252,8 +252,9 @@ typedef struct mcp_outreq {
  */
 int mcp_server_submit(mcpage_server *srv, mcpage_call *call);
 /*
- * server.c: the next call submitted to srv on this thread is kept instead
- * of queued (counted against max_inflight all the same), until
+ * server.c: the next call submitted to srv on this thread, if no other
+ * call is in flight, is kept instead of queued (counted against
+ * max_inflight all the same), until
  * mcp_server_held() returns it (or NULL) and ends the hold. The stdio
  * transport runs it on its reading thread with mcp_server_run_held()
  * after mcpage_session_receive() returned, sparing the hand-off to a
