@@ -29,29 +29,38 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* CPU seconds (user + system) used by this process so far: on a shared
+/* CPU seconds used by this process so far, in user mode or in the
+ * kernel (`sys`, when not NULL), user + system returned: on a shared
  * machine the wall clock also counts other people's work. */
-static double cpu_s(void)
+static double cpu_split(double *sys)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    double k = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    if (sys)
+        *sys = k;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + k;
 }
 
-static double last_cpu;
+static double cpu_s(void)
+{
+    return cpu_split(NULL);
+}
+
+static double last_cpu, last_sys; /* of the last pass: CPU seconds, of which in the kernel */
 
 static int pass(const char *db, const sync_options *o, sync_report *r, double *secs)
 {
     store *s = NULL;
-    double t0 = now_s(), c0 = cpu_s();
+    double k0, k1, t0 = now_s(), c0 = cpu_split(&k0);
     int rc = store_open(db, STORE_OPEN_WRITE, &s);
     if (rc < 0)
         return rc;
     rc = sync_run(s, o, r);
     store_close(s);
     *secs = now_s() - t0;
-    last_cpu = cpu_s() - c0;
+    last_cpu = cpu_split(&k1) - c0;
+    last_sys = k1 - k0;
     return rc;
 }
 
@@ -107,10 +116,12 @@ int main(int argc, char **argv)
         return 1;
     if (!keep)
         printf("full sync:        %lld files, %.1f MB, %lld messages in %.2f s = %.1f MB/s, %.0f "
-               "messages/s (%lld malformed); CPU %.2f s = %.1f MB/s of CPU\n",
+               "messages/s (%lld malformed); CPU %.2f s = %.1f MB/s of CPU (%.2f s user, %.2f s "
+               "system)\n",
                (long long)r.files_seen, (double)r.bytes_read / 1e6, (long long)r.messages_added,
                secs, (double)r.bytes_read / 1e6 / secs, (double)r.messages_added / secs,
-               (long long)r.lines_malformed, last_cpu, (double)r.bytes_read / 1e6 / last_cpu);
+               (long long)r.lines_malformed, last_cpu, (double)r.bytes_read / 1e6 / last_cpu,
+               last_cpu - last_sys, last_sys);
     if (pass(argv[2], &o, &r, &secs) < 0)
         return 1;
     printf("nothing changed:  %lld files checked (%lld unchanged) in %.1f ms (CPU %.1f ms)\n",
