@@ -788,7 +788,9 @@ static void relevance_ranks_are_bm25(void **state)
               {"kiwi lemon", "\"kiwi\" \"lemon\""},
               {"\"kiwi lemon\"", "\"kiwi lemon\""},
               {"mang*", "\"mang\"*"},
-              {"alpha", "\"alpha\""}};
+              {"alpha", "\"alpha\""},
+              {"the \"kiwi lemon\"", "\"the\" \"kiwi lemon\""},
+              {"lem* kiwi", "\"lem\"* \"kiwi\""}};
     /* rows in the index: fill()'s 492 and rank-1's 120, then 40 more */
     static const int64_t loaded[] = {492 + 120, 40, 492 + 120 + 40};
     for (int round = 0; round < 3; round++) {
