@@ -284,6 +284,23 @@ static int choose_plan(store *s, const store_search_filter *f, const store_page 
     return 0;
 }
 
+/* The columns of a search page's rows, up to FROM: the snippet is cut
+ * around the first match (sqlite_snippet.c), not scored over the text. */
+static void search_head(store_sql *q, int own_snippet)
+{
+    store_sql_add(q, own_snippet ? "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                                   "mcpage_snippet("
+                                 : "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
+                                   "snippet(");
+    store_sql_add(q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
+                     "m.ordinal, h.rk, "
+                     /* what precedes the hit in its session, its transcript line:
+                      * "count lines", one scan of the index for both */
+                     "(SELECT count(*) || ' ' || coalesce(sum(b.text_lines), 0) FROM messages b "
+                     "INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < m.ordinal) "
+                     "FROM ");
+}
+
 int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out)
 {
     char fts[2 * STORE_QUERY_MAX + 16];
@@ -316,9 +333,26 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
     int fts_drives = cost.prefixes > 0 && cost.phrases == 0;
     if (store_sqlite__force_outer)
         fts_drives = store_sqlite__force_outer > 0;
-    /* The page's rows, h, are picked first (a CTE, so the outer query can
-     * both join and test them). */
-    store_sql_add(&q, "WITH h AS MATERIALIZED (");
+    /* The snippets need each page row's matches from FTS5. A probe per row
+     * looks the phrase up in every segment of the index; one pass over
+     * the matches pays that once, then a little per match: cheaper when
+     * the matches are few (a rare word) and known to be few (counted).
+     * The pass picks the page's rows first (a CTE, so that the outer
+     * query can both join and test them). A prefix keeps its own way of
+     * enumerating the matches (fts_drives): the pass is no cheaper there
+     * ("01234*", newest: 20.4M instructions a call, 20.7M in a pass). */
+    int64_t known = -1;
+    if ((rc = known_matches(s, fts, matches, &known)) < 0)
+        return rc;
+    int pass = !fts_drives && !store_sqlite__force_outer && known >= 0 &&
+               known <= SQ_PASS_PER_ROW * pg->limit;
+    if (pass) {
+        __atomic_fetch_add(&store_sqlite__snippet_passes, 1, __ATOMIC_RELAXED); /* shared */
+        store_sql_add(&q, "WITH h AS MATERIALIZED (");
+    } else {
+        search_head(&q, CONN(s)->own_snippet);
+        store_sql_add(&q, fts_drives ? "messages_fts CROSS JOIN (" : "(");
+    }
     /* bm25 as mcpage_bm25() computes it (sqlite_rank.c), else FTS5's rank. */
     int own = CONN(s)->own_snippet;
     /* The inner query: which rows, in which order (four shapes). */
@@ -402,47 +436,29 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
     if ((rc = store_sql_after(s, &q, pg, cmp, types)) < 0)
         return rc;
     store_sql_page(&q, order, pg);
-    /* The snippets need each page row's matches from FTS5. A probe per row
-     * looks the phrase up in every segment of the index; one pass over
-     * the matches pays that once, then a little per match: cheaper when
-     * the matches are few (a rare word) and known to be few (counted). */
-    int64_t known = -1;
-    if ((rc = known_matches(s, fts, matches, &known)) < 0)
-        return rc;
-    if (!store_sqlite__force_outer && known >= 0 && known <= SQ_PASS_PER_ROW * pg->limit) {
-        fts_drives = 1;
-        __atomic_fetch_add(&store_sqlite__snippet_passes, 1,
-                           __ATOMIC_RELAXED); /* workers share it */
-    }
-    /* The snippet is cut around the first match (sqlite_snippet.c), not scored over the text. */
-    store_sql_add(&q, CONN(s)->own_snippet
-                          ? ") SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
-                            "mcpage_snippet("
-                          : ") SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
-                            "snippet(");
-    store_sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
-                      "m.ordinal, h.rk, "
-                      /* what precedes the hit in its session, its transcript line:
-                       * "count lines", one scan of the index for both */
-                      "(SELECT count(*) || ' ' || coalesce(sum(b.text_lines), 0) FROM messages b "
-                      "INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < m.ordinal) "
-                      "FROM ");
     /* The outer query: the page's rows get their columns and a snippet.
      * CROSS JOIN fixes the loop order: the page outside (one FTS5 probe
-     * per row), or the matches outside (fts_drives), each tested against
-     * the page (an index of h) before it is joined, and only those
-     * between the page's smallest and largest rowid read. */
+     * per row), or the matches outside (fts_drives; the pass, whose
+     * matches are each tested against the page, an index of h, before
+     * they are joined, and read only between the page's smallest and
+     * largest rowid). */
     /* (With the matches outside, messages comes after the page too, or
      * every match would be looked up in it: "er*", 485k matches, 220 to
      * 60 ms.) */
-    store_sql_add(&q, fts_drives ? "messages_fts CROSS JOIN h ON h.id = messages_fts.rowid "
-                                   "CROSS JOIN messages m "
-                                 : "h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
-                                   "JOIN messages m ");
+    if (pass) {
+        store_sql_add(&q, ") ");
+        search_head(&q, CONN(s)->own_snippet);
+        store_sql_add(&q, "messages_fts CROSS JOIN h ON h.id = messages_fts.rowid "
+                          "CROSS JOIN messages m ");
+    } else {
+        store_sql_add(&q, fts_drives ? ") h ON h.id = messages_fts.rowid CROSS JOIN messages m "
+                                     : ") h CROSS JOIN messages_fts ON messages_fts.rowid = h.id "
+                                       "JOIN messages m ");
+    }
     store_sql_add(&q, "ON m.message_id = h.id JOIN sessions s ON s.sid = m.sid "
                       "LEFT JOIN projects p ON p.id = s.project_id WHERE messages_fts MATCH ?");
     store_sql_text(&q, fts);
-    if (fts_drives)
+    if (pass)
         store_sql_add(&q, " AND +messages_fts.rowid IN (SELECT id FROM h) AND messages_fts.rowid "
                           "BETWEEN (SELECT min(id) FROM h) AND (SELECT max(id) FROM h)");
     store_sql_add(&q, " ORDER BY ");
