@@ -59,7 +59,7 @@ if [ ! -f "$dir/.synced" ]; then
   rm -f "$dir"/archive.db*
   TIMEFORMAT='%U %S'
   cpu=$( { time "$bin" sync --json "${sync_args[@]}" >"$dir/first-sync.json"; } 2>&1 )
-  src_bytes=$(du -sb "$dir/archive" | cut -f1)
+  src_bytes=$(du -sbD "$dir/archive" | cut -f1)
   node -e '
     const s = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
     const mb = Number(process.argv[2]) / 1e6;
