@@ -154,6 +154,12 @@ static void count_keep(sq_conn *c, const char *fts, int64_t n, double us, int64_
     c->count_version = version;
 }
 
+/* Whether the connection's remembered count is of `fts` at `version`. */
+static int count_remembered(const sq_conn *c, const char *fts, int64_t version)
+{
+    return c->count_query && strcmp(c->count_query, fts) == 0 && c->count_version == version;
+}
+
 /* The bare match count of `fts` (remembered for the connection's last
  * query until the database changes), and in *us how long counting took:
  * one enumeration. */
@@ -164,8 +170,7 @@ static int fts_matches(store *s, const char *fts, int64_t *n, double *us)
     int vrc = data_version(s, &version);
     if (vrc < 0)
         return vrc;
-    if (c->count_query && strcmp(c->count_query, fts) == 0 && c->count_version == version &&
-        (us == NULL || c->count_us >= 0)) {
+    if (count_remembered(c, fts, version) && (us == NULL || c->count_us >= 0)) {
         *n = c->count_matches;
         if (us)
             *us = c->count_us;
@@ -196,28 +201,17 @@ static int known_matches(store *s, const char *fts, int64_t counted, int64_t *n)
 {
     sq_conn *c = CONN(s);
     *n = counted;
-    if (counted >= 0 || c->count_query == NULL || strcmp(c->count_query, fts) != 0)
+    if (counted >= 0 || c->count_query == NULL)
         return 0;
     int64_t version = 0;
     int rc = data_version(s, &version);
     if (rc < 0)
         return rc;
-    if (c->count_version == version)
+    if (count_remembered(c, fts, version))
         *n = c->count_matches;
     return 0;
 }
 
-/*
- * The cheapest plan for a newest/oldest page of `fts` (whose terms weigh
- * `weight`, fts_query_build). Walking the time index stops after the
- * page, so it reads about (offset + limit) x messages / matches rows; it
- * wins when matches are dense, probing per row when probes are cheap
- * (plain terms matching a large share of messages) and testing rows
- * against the collected matches when they are not (phrases, prefixes,
- * middling shares). Sparse matches are collected and sorted. Filters
- * other than dates thin the matches in ways the counts do not show: they
- * keep the collect plan.
- */
 /*
  * A relevance page (or its count) of the query's terms comes from impact
  * lists (sqlite_impact.c): up to SQ_IMPACT_PHRASES_MAX words, phrases or
@@ -233,10 +227,22 @@ static int impact_serves(store *s, const store_search_filter *f, const sq_terms 
            !(cost->terms == 1 && cost->prefixes > 0) && !store_sqlite__impact_off;
 }
 
+/* Test knobs (sqlite_internal.h). */
 int store_sqlite__force_plan;
 int store_sqlite__force_outer;
 int64_t store_sqlite__snippet_passes;
 
+/*
+ * The cheapest plan for a newest/oldest page of `fts` (whose terms weigh
+ * `weight`, fts_query_build). Walking the time index stops after the
+ * page, so it reads about (offset + limit) x messages / matches rows; it
+ * wins when matches are dense, probing per row when probes are cheap
+ * (plain terms matching a large share of messages) and testing rows
+ * against the collected matches when they are not (phrases, prefixes,
+ * middling shares). Sparse matches are collected and sorted. Filters
+ * other than dates thin the matches in ways the counts do not show: they
+ * keep the collect plan.
+ */
 static int choose_plan(store *s, const store_search_filter *f, const store_page *pg,
                        const char *fts, const sq_terms *cost, sq_plan *plan, int64_t *nmatches)
 {
