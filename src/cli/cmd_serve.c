@@ -102,11 +102,38 @@ static void sync_once(serve_sync *ss, bool verbose)
                       (long long)rep.messages_added);
 }
 
+/* Non-zero once the server is shutting down (the tidy's stop function). */
+static int sync_stopping(void *ud)
+{
+    serve_sync *ss = ud;
+    pthread_mutex_lock(&ss->mu);
+    bool stop = ss->stop;
+    pthread_mutex_unlock(&ss->mu);
+    return stop;
+}
+
+/* What the writer keeps for later readers (store_tidy), until shutdown. */
+static void tidy_once(serve_sync *ss)
+{
+    store_budget_set(ss->writer, 0, sync_stopping, ss);
+    int rc = store_tidy(ss->writer);
+    if (rc < 0 && !sync_stopping(ss))
+        (void)fprintf(stderr, "mcpage serve: keeping search lists failed: %s\n",
+                      store_errmsg(ss->writer));
+    store_budget_clear(ss->writer);
+}
+
 static void *sync_loop(void *ud)
 {
     serve_sync *ss = ud;
     pthread_mutex_lock(&ss->mu);
     while (!ss->stop) {
+        /* after the start's pass and each pass, while the server answers */
+        pthread_mutex_unlock(&ss->mu);
+        tidy_once(ss);
+        pthread_mutex_lock(&ss->mu);
+        if (ss->stop)
+            break;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += ss->interval;

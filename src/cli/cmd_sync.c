@@ -196,6 +196,14 @@ static int swap_in(const char *fresh, const char *db, const char *aside)
     return rename(fresh, db);
 }
 
+/* After a pass, what the store keeps for later readers (store_tidy): a
+ * failure there leaves the sync done, so it is only said. */
+static void tidy(store *s)
+{
+    if (store_tidy(s) < 0)
+        fprintf(stderr, "mcpage sync: warning: keeping search lists failed: %s\n", store_errmsg(s));
+}
+
 /*
  * `mcpage sync --rebuild`: a new store from the transcripts, for a
  * damaged one (or one of something else): nothing is read from the old
@@ -219,6 +227,8 @@ static int rebuild(const char *db, const char *shown, const sync_options *opt, s
     }
     int rc = sync_run(s, opt, rep);
     snprintf(err, sizeof err, "%s", store_errmsg(s));
+    if (rc >= 0)
+        tidy(s);
     store_close(s); /* checkpoints: the new store is one file */
     if (rc < 0) {
         remove_store_files(fresh);
@@ -317,6 +327,8 @@ static int run_sync(const sync_cmd *c, const sync_options *opt, sync_report *rep
     }
     int rc = sync_run(s, opt, rep);
     snprintf(err, errcap, "%s", store_errmsg(s));
+    if (rc >= 0)
+        tidy(s);
     store_close(s);
     return rc;
 }

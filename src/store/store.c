@@ -288,6 +288,15 @@ int store_check(store *s)
     return s->ops->check ? s->ops->check(s) : 0;
 }
 
+int store_tidy(store *s)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    if (!s->writable)
+        return 0;
+    return s->ops->tidy ? budget_status(s, s->ops->tidy(s)) : 0;
+}
+
 int store_ended_record(store *s, const uint8_t *key, int64_t until)
 {
     if (!s || !key)

@@ -131,6 +131,15 @@ int store_ping(store *s);
  * no more writes: store_begin fails the same way.
  */
 int store_check(store *s);
+/*
+ * A writer's work for later readers, done when it has time (after a sync,
+ * outside its transactions): SQLite keeps the first relevance rows of its
+ * commonest words, so a fresh process reads them instead of walking every
+ * match (docs/store.md). Stops early when the budget's stop function
+ * answers non-zero (store_budget_set). 0 or a negative status; a server
+ * store has nothing to do.
+ */
+int store_tidy(store *s);
 /* Closes the idle connections pooled for server stores (tests, shutdown);
  * handles still open are not affected. */
 void store_pool_drain(void);

@@ -54,6 +54,8 @@ typedef struct store_ops {
     int (*sources_all)(store *s, const char *hostname, size_t max_rows, store_sources *out);
     /* Optional (NULL: nothing to check beyond what every call checks). */
     int (*check)(store *s);
+    /* Optional (NULL: nothing to keep for later readers). */
+    int (*tidy)(store *s);
     /* Optional (NULL: this backend keeps no shared record of ended sessions). */
     int (*ended_record)(store *s, const uint8_t *key, int64_t until);
     int (*ended_lookup)(store *s, const uint8_t *key, bool *ended);

@@ -1125,6 +1125,161 @@ static void relevance_impact_lists_kept_by_the_writer(void **state)
     sqlite3_close(raw);
 }
 
+/* The first `limit` rows of `query` by relevance (and its count) are FTS5's bm25's. */
+static void first_page_is_bm25(store *s, sqlite3 *raw, const char *query, const char *fts,
+                               int limit)
+{
+    store_search_filter q = {.query = query, .sort = STORE_SEARCH_RELEVANCE};
+    int64_t total = 0;
+    assert_int_equal(store_search_count(s, &q, &total), 0);
+    store_page pg = {.limit = limit};
+    store_hits h = {0};
+    assert_int_equal(store_search(s, &q, &pg, &h), 0);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(raw,
+                                        "SELECT rowid, rank, count(*) OVER () FROM messages_fts "
+                                        "WHERE messages_fts MATCH ? ORDER BY rank, rowid",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+    assert_int_equal(h.count, (size_t)limit);
+    for (size_t i = 0; i < h.count; i++) {
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        assert_int_equal(h.rows[i].message_id, sqlite3_column_int64(st, 0));
+        assert_true(h.rows[i].rank == sqlite3_column_double(st, 1));
+        assert_int_equal(total, sqlite3_column_int64(st, 2));
+    }
+    sqlite3_finalize(st);
+    store_hits_free(&h);
+}
+
+/* Rows of `impact_heads` of the store's text-delete count, and their matches (n summed). */
+static int64_t kept_heads(sqlite3 *raw, int64_t *matches)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(raw,
+                                        "SELECT count(*), coalesce(sum(n), 0) FROM impact_heads "
+                                        "WHERE deletes = (SELECT value FROM meta WHERE key = "
+                                        "'text_deletes')",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t rows = sqlite3_column_int64(st, 0);
+    *matches = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    return rows;
+}
+
+/* Words in `min` rows or more (fts5vocab), and their rows summed. */
+static int64_t common_words(sqlite3 *raw, int64_t min, int64_t *rows)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_exec(raw,
+                                  "CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING "
+                                  "fts5vocab(main, messages_fts, row)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(raw,
+                                        "SELECT count(*), coalesce(sum(doc), 0) FROM temp.v "
+                                        "WHERE doc >= ?",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, min);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t nwords = sqlite3_column_int64(st, 0);
+    *rows = sqlite3_column_int64(st, 1);
+    sqlite3_finalize(st);
+    return nwords;
+}
+
+/*
+ * The writer keeps the heads of its commonest nwords when it has time
+ * (store_tidy), whether or not anyone searched them: a fresh process
+ * answers a first page and the count from them without a walk; a page
+ * past them walks the whole list; rows a sync adds since are walked and
+ * merged into them; a re-parse makes the writer choose again. Every rank
+ * stays FTS5's bm25.
+ */
+static void relevance_heads_kept_by_the_writer(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    add_words(f->s, "heads-1", 0, 150, 5, 11);
+    int64_t heads_min = store_sqlite__impact_heads_min, run = store_sqlite__impact_heads_run;
+    store_sqlite__impact_heads_min = 20;
+    store_sqlite__impact_heads_run = 3; /* runs are cut: pages go past the heads */
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    assert_int_equal(store_tidy(f->s), 0);
+    int64_t matches = 0, nwords = common_words(raw, 20, &matches);
+    assert_true(nwords >= 6); /* every word of add_words, and the fixture's own */
+    int64_t kept = 0;
+    assert_int_equal(kept_heads(raw, &kept), nwords);
+    assert_int_equal(kept, matches);
+
+    /* a fresh process: first pages and counts from the heads, no walk */
+    store_sqlite__impact_forget();
+    int64_t walked = store_sqlite__impact_walked, loaded = store_sqlite__impact_loaded;
+    first_page_is_bm25(f->s, raw, "the", "\"the\"", 3);
+    first_page_is_bm25(f->s, raw, "kiwi", "\"kiwi\"", 2);
+    assert_int_equal(store_sqlite__impact_walked, walked);
+    assert_true(store_sqlite__impact_loaded > loaded);
+    /* every page by keyset: past the heads the whole list is walked, once */
+    relevance_is_fts5_bm25(f->s, raw, "kiwi", "\"kiwi\"", 1);
+    assert_int_equal(store_sqlite__impact_walked - walked, matches_of(f->s, "kiwi"));
+    /* several nwords need whole lists */
+    relevance_is_fts5_bm25(f->s, raw, "lemon the", "\"lemon\" \"the\"", 1);
+
+    /* rows added since: walked by rowid and merged into the heads */
+    int64_t before = matches_of(f->s, "mango");
+    add_words(f->s, "heads-2", 0, 60, 11, 99); /* more than a sixteenth of the rows */
+    store_sqlite__impact_forget();
+    walked = store_sqlite__impact_walked;
+    first_page_is_bm25(f->s, raw, "mango", "\"mango\"", 3);
+    assert_int_equal(store_sqlite__impact_walked - walked, matches_of(f->s, "mango") - before);
+    /* the writer extends the heads that fell behind; then nothing is walked */
+    assert_int_equal(store_tidy(f->s), 0);
+    store_sqlite__impact_forget();
+    walked = store_sqlite__impact_walked;
+    first_page_is_bm25(f->s, raw, "mango", "\"mango\"", 3);
+    assert_int_equal(store_sqlite__impact_walked, walked);
+    first_page_is_bm25(f->s, raw, "the", "\"the\"", 1);
+    assert_int_equal(store_sqlite__impact_walked, walked);
+
+    /* a re-parse: the kept heads are of an older text-delete count */
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_session_reset(f->s, "heads-2"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    add_words(f->s, "heads-2", 0, 60, 23, 5);
+    assert_int_equal(kept_heads(raw, &matches), 0);
+    store_sqlite__impact_forget();
+    walked = store_sqlite__impact_walked;
+    first_page_is_bm25(f->s, raw, "the", "\"the\"", 3);
+    assert_int_equal(store_sqlite__impact_walked - walked, matches_of(f->s, "the"));
+    assert_int_equal(store_tidy(f->s), 0);
+    assert_int_equal(kept_heads(raw, &kept), common_words(raw, 20, &matches));
+    assert_int_equal(kept, matches);
+    store_sqlite__impact_forget();
+    walked = store_sqlite__impact_walked;
+    relevance_is_fts5_bm25(f->s, raw, "bravo", "\"bravo\"", 0);
+    first_page_is_bm25(f->s, raw, "alpha", "\"alpha\"", 3);
+    assert_int_equal(store_sqlite__impact_walked - walked, matches_of(f->s, "bravo"));
+
+    /* damaged heads are walked again */
+    assert_int_equal(sqlite3_exec(raw, "UPDATE impact_heads SET heads = x'00'", NULL, NULL, NULL),
+                     SQLITE_OK);
+    store_sqlite__impact_forget();
+    walked = store_sqlite__impact_walked;
+    first_page_is_bm25(f->s, raw, "lemon", "\"lemon\"", 3);
+    assert_int_equal(store_sqlite__impact_walked - walked, matches_of(f->s, "lemon"));
+    store_sqlite__impact_heads_min = heads_min;
+    store_sqlite__impact_heads_run = run;
+    sqlite3_close(raw);
+}
+
 static void rejected_queries_have_their_own_error(void **state)
 {
     fixture *f = *state;
@@ -1623,6 +1778,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(query_terms_are_deduplicated_and_capped, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_lengths_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_impact_lists_kept_by_the_writer, setup, teardown),
+        cmocka_unit_test_setup_teardown(relevance_heads_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),
         cmocka_unit_test_setup_teardown(a_damaged_file_is_reported_and_not_written, setup,
                                         teardown),

@@ -33,14 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/sqlite/sqlite_internal.h"
+#include "store/sqlite/sqlite_impact.h"
 
-/* Lists kept at most, and their matches in all (32 bytes each, in two
- * orders: 64 MiB at most). A phrase in more rows than that is walked and
- * sorted for each query, which costs more than scoring every match; at a
- * million messages no phrase has that many. */
-#define IMP_SLOTS       16
-#define IMP_ENTRIES_MAX ((int64_t)1 << 21)
 /* Phrases of one query at most (an AND of them). */
 #define IMP_PHRASES_MAX SQ_IMPACT_PHRASES_MAX
 
@@ -48,28 +42,6 @@ int store_sqlite__impact_off;
 int64_t store_sqlite__impact_walked;
 int64_t store_sqlite__impact_loaded;
 int64_t store_sqlite__impact_save_min = 4096;
-
-/* One match of a phrase. */
-typedef struct imp_entry {
-    int64_t id;  /* rowid */
-    uint32_t tf; /* occurrences of the phrase in the row */
-    uint32_t dl; /* the row's length in tokens */
-} imp_entry;
-
-/* A phrase's matches by (tf descending, dl, rowid). Immutable once built. */
-typedef struct imp_list {
-    int refs;        /* the cache's and each query's */
-    sq_version v;    /* the file and versions it was walked at */
-    char *fts;       /* the FTS5 query, the key */
-    int64_t max_id;  /* every row up to this rowid was walked */
-    int64_t n;       /* entries */
-    imp_entry *e;    /* the matches */
-    imp_entry *byid; /* the same in rowid order (several phrases: the rows holding all) */
-    int64_t ngroups; /* runs of one tf */
-    int64_t *group;  /* where each run starts; group[ngroups] == n */
-    uint64_t used;   /* when a query last took it (eviction) */
-    int64_t saved;   /* entries the store keeps of it (impact_lists), under imp_mu */
-} imp_list;
 
 /* What the functions know of their connection (user data). */
 typedef struct imp_conn {
@@ -81,11 +53,11 @@ typedef struct imp_conn {
 /* Rows a walk through FTS5 takes between two looks at the budget. */
 #define IMP_STOP_ROWS 4096
 
-static pthread_mutex_t imp_mu = PTHREAD_MUTEX_INITIALIZER;
-static imp_list *imp_cache[IMP_SLOTS];
+pthread_mutex_t sq_imp_mu = PTHREAD_MUTEX_INITIALIZER;
+imp_list *sq_imp_cache[IMP_SLOTS];
 static uint64_t imp_tick;
 
-static void imp_free(imp_list *l)
+void sq_imp_free(imp_list *l)
 {
     if (l == NULL)
         return;
@@ -93,18 +65,19 @@ static void imp_free(imp_list *l)
     sqlite3_free(l->e);
     sqlite3_free(l->byid);
     sqlite3_free(l->group);
+    sqlite3_free(l->cut);
     sqlite3_free(l);
 }
 
-static void imp_release(imp_list *l)
+void sq_imp_release(imp_list *l)
 {
     if (l == NULL)
         return;
-    pthread_mutex_lock(&imp_mu);
+    pthread_mutex_lock(&sq_imp_mu);
     int last = --l->refs == 0;
-    pthread_mutex_unlock(&imp_mu);
+    pthread_mutex_unlock(&sq_imp_mu);
     if (last)
-        imp_free(l);
+        sq_imp_free(l);
 }
 
 /* mcpage_tf(messages_fts): the occurrences of the query's one phrase in the row. */
@@ -295,8 +268,7 @@ static int imp_sort(imp_entry *e, int64_t n)
     return SQLITE_OK;
 }
 
-/* Finds the runs of one tf in l->e (sorted). */
-static int imp_groups(imp_list *l)
+int sq_imp_groups(imp_list *l)
 {
     l->ngroups = 0;
     for (int64_t k = 0; k < l->n; k++)
@@ -312,8 +284,44 @@ static int imp_groups(imp_list *l)
     return SQLITE_OK;
 }
 
+/*
+ * Drops the entries of `l` (merged from heads `base` and new rows) that
+ * rank after the last kept entry of a cut run of `base`: unknown entries
+ * lie between them. What stays of each run is a true prefix of it.
+ */
+static void imp_cut_after(imp_list *l, const imp_list *base)
+{
+    int64_t o = 0, g = 0;
+    for (int64_t k = 0; k < l->n; k++) {
+        const imp_entry *x = &l->e[k];
+        while (g < base->ngroups && base->e[base->group[g]].tf > x->tf)
+            g++;
+        int in_cut = g < base->ngroups && base->e[base->group[g]].tf == x->tf && base->cut[g];
+        if (!in_cut || imp_cmp(x, &base->e[base->group[g + 1] - 1]) <= 0)
+            l->e[o++] = *x;
+    }
+    l->n = o;
+}
+
+/* Marks the runs of heads `l` that the runs of `base` of the same tf cut. */
+static int imp_cut_runs(imp_list *l, const imp_list *base)
+{
+    l->cut = sqlite3_malloc64((sqlite3_uint64)(l->ngroups ? l->ngroups : 1));
+    if (l->cut == NULL)
+        return SQLITE_NOMEM;
+    int64_t b = 0;
+    for (int64_t g = 0; g < l->ngroups; g++) {
+        uint32_t tf = l->e[l->group[g]].tf;
+        while (b < base->ngroups && base->e[base->group[b]].tf > tf)
+            b++;
+        l->cut[g] = b < base->ngroups && base->e[base->group[b]].tf == tf && base->cut[b];
+    }
+    return SQLITE_OK;
+}
+
 /* A new list of `base`'s entries (if any) and the sorted `add` (`add_byid`
- * in rowid order, all past base's rows), with its tf runs. */
+ * in rowid order, all past base's rows), with its tf runs. Heads and new
+ * rows make heads. */
 static imp_list *imp_merge(const imp_list *base, const imp_entry *add, const imp_entry *add_byid,
                            int64_t nadd)
 {
@@ -322,15 +330,18 @@ static imp_list *imp_merge(const imp_list *base, const imp_entry *add, const imp
         return NULL;
     memset(l, 0, sizeof *l);
     l->refs = 1;
+    int heads = base && base->cut;
     int64_t nbase = base ? base->n : 0;
     l->n = nbase + nadd;
+    l->total = (base ? base->total : 0) + nadd;
     l->e = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->e);
-    l->byid = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->byid);
-    if (l->e == NULL || l->byid == NULL)
+    if (!heads)
+        l->byid = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->byid);
+    if (l->e == NULL || (!heads && l->byid == NULL))
         goto fail;
-    if (nbase > 0)
+    if (!heads && nbase > 0)
         memcpy(l->byid, base->byid, (size_t)nbase * sizeof *l->byid);
-    if (nadd > 0)
+    if (!heads && nadd > 0)
         memcpy(l->byid + nbase, add_byid, (size_t)nadd * sizeof *l->byid);
     int64_t i = 0, j = 0, o = 0;
     while (i < nbase && j < nadd)
@@ -339,20 +350,22 @@ static imp_list *imp_merge(const imp_list *base, const imp_entry *add, const imp
         l->e[o++] = base->e[i++];
     while (j < nadd)
         l->e[o++] = add[j++];
-    if (imp_groups(l) == SQLITE_OK)
+    if (heads)
+        imp_cut_after(l, base);
+    if (sq_imp_groups(l) == SQLITE_OK && (!heads || imp_cut_runs(l, base) == SQLITE_OK))
         return l;
 fail:
-    imp_free(l);
+    sq_imp_free(l);
     return NULL;
 }
 
-static int same_store(const sq_version *a, const sq_version *b)
+int sq_imp_same_store(const sq_version *a, const sq_version *b)
 {
     return a->dev == b->dev && a->ino == b->ino && a->id == b->id && a->deletes == b->deletes;
 }
 
 /* Keeps `l` in the cache (replacing the list of its query, else the
- * least recently used) within IMP_ENTRIES_MAX; under imp_mu. Returns the
+ * least recently used) within IMP_ENTRIES_MAX; under sq_imp_mu. Returns the
  * lists let go, for the caller to release outside the lock. */
 static void imp_keep(imp_list *l, imp_list **gone, int *ngone)
 {
@@ -361,280 +374,113 @@ static void imp_keep(imp_list *l, imp_list **gone, int *ngone)
         return;
     int slot = -1;
     for (int i = 0; i < IMP_SLOTS && slot < 0; i++)
-        if (imp_cache[i] && strcmp(imp_cache[i]->fts, l->fts) == 0)
+        if (sq_imp_cache[i] && strcmp(sq_imp_cache[i]->fts, l->fts) == 0)
             slot = i;
     for (int i = 0; i < IMP_SLOTS && slot < 0; i++)
-        if (imp_cache[i] == NULL)
+        if (sq_imp_cache[i] == NULL)
             slot = i;
     if (slot < 0) {
         slot = 0;
         for (int i = 1; i < IMP_SLOTS; i++)
-            if (imp_cache[i]->used < imp_cache[slot]->used)
+            if (sq_imp_cache[i]->used < sq_imp_cache[slot]->used)
                 slot = i;
     }
-    if (imp_cache[slot])
-        gone[(*ngone)++] = imp_cache[slot];
+    if (sq_imp_cache[slot])
+        gone[(*ngone)++] = sq_imp_cache[slot];
     l->refs++;
-    imp_cache[slot] = l;
+    sq_imp_cache[slot] = l;
     for (;;) { /* the oldest others go while the lists hold too many matches */
         int64_t total = 0;
         int old = -1;
         for (int i = 0; i < IMP_SLOTS; i++) {
-            if (imp_cache[i] == NULL)
+            if (sq_imp_cache[i] == NULL)
                 continue;
-            total += imp_cache[i]->n;
-            if (i != slot && (old < 0 || imp_cache[i]->used < imp_cache[old]->used))
+            total += sq_imp_cache[i]->n;
+            if (i != slot && (old < 0 || sq_imp_cache[i]->used < sq_imp_cache[old]->used))
                 old = i;
         }
         if (total <= IMP_ENTRIES_MAX || old < 0)
             break;
-        gone[(*ngone)++] = imp_cache[old];
-        imp_cache[old] = NULL;
+        gone[(*ngone)++] = sq_imp_cache[old];
+        sq_imp_cache[old] = NULL;
     }
-}
-
-/* ---- lists kept in the store ---------------------------------------- */
-
-/*
- * A list a process built is worth keeping for the next process: a server
- * started per session otherwise walks the phrase again on its first
- * query. Readers open the store read-only, so the process's own writer
- * (the sync of `mcpage serve`) keeps them, in each commit's transaction:
- * the lists of IMP_SAVE_MIN matches or more that it holds for this store,
- * new or grown, in `impact_lists` (the phrase's FTS5 text, the
- * text-delete count and last rowid it was walked at, its entries), at
- * most IMP_SAVED lists, the most recently saved. A reader that has no
- * list of a phrase loads the kept one of its text-delete count, then
- * walks only the rows past it. Like `message_lengths`, a cache beside
- * the index: no migration, and a store without it is read as before.
- */
-#define IMP_SAVED      8
-#define IMP_ENTRY_SIZE 16 /* bytes of a kept entry: rowid, tf, dl, little-endian */
-
-static void put_le(unsigned char *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-
-/* On a little-endian host an entry's memory is its kept form: copied whole. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define IMP_LE_HOST 1
-#else
-#define IMP_LE_HOST 0
-#endif
-_Static_assert(sizeof(imp_entry) == IMP_ENTRY_SIZE, "an entry is its kept form");
-
-/* Writes n entries in their kept form. */
-static void entries_put(unsigned char *p, const imp_entry *e, int64_t n)
-{
-    if (IMP_LE_HOST) {
-        memcpy(p, e, (size_t)n * IMP_ENTRY_SIZE);
-        return;
-    }
-    for (int64_t k = 0; k < n; k++, p += IMP_ENTRY_SIZE) {
-        put_le(p, (uint64_t)e[k].id, 8);
-        put_le(p + 8, e[k].tf, 4);
-        put_le(p + 12, e[k].dl, 4);
-    }
-}
-
-/* Turns n entries read in their kept form into entries, in place. */
-static void entries_decode(imp_entry *e, int64_t n)
-{
-    for (int64_t k = 0; !IMP_LE_HOST && k < n; k++) {
-        unsigned char p[IMP_ENTRY_SIZE];
-        memcpy(p, &e[k], sizeof p);
-        e[k] = (imp_entry){.id = (int64_t)get_le(p, 8),
-                           .tf = (uint32_t)get_le(p + 8, 4),
-                           .dl = (uint32_t)get_le(p + 12, 4)};
-    }
-}
-
-/*
- * The list of `fts` the store keeps for this snapshot's text-delete
- * count, walked up to a row this snapshot holds, or NULL. Its entries
- * are taken as they are (a damaged blob can misorder a page, not read
- * past the list): the blob must hold n entries in each order.
- */
-static imp_list *imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT rowid, max_id, n, length(entries) FROM impact_lists WHERE fts = "
-                           "? AND deletes = ? AND max_id <= ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return NULL;
-    }
-    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, v->deletes);
-    sqlite3_bind_int64(st, 3, vmax);
-    int64_t row = 0, max_id = 0, n = 0, bytes = 0;
-    int found = sqlite3_step(st) == SQLITE_ROW;
-    if (found) {
-        row = sqlite3_column_int64(st, 0);
-        max_id = sqlite3_column_int64(st, 1);
-        n = sqlite3_column_int64(st, 2);
-        bytes = sqlite3_column_int64(st, 3);
-    }
-    sqlite3_finalize(st);
-    if (!found || n < 1 || n > IMP_ENTRIES_MAX || bytes != 2 * n * IMP_ENTRY_SIZE)
-        return NULL;
-
-    /* Read straight into the list (incremental blob I/O): a blob of
-     * 10 MB is not held twice. */
-    imp_list *l = sqlite3_malloc(sizeof *l);
-    if (l == NULL)
-        return NULL;
-    *l = (imp_list){.refs = 1, .v = *v, .max_id = max_id, .n = n, .saved = n};
-    l->e = sqlite3_malloc64((sqlite3_uint64)n * sizeof *l->e);
-    l->byid = sqlite3_malloc64((sqlite3_uint64)n * sizeof *l->byid);
-    l->fts = sqlite3_mprintf("%s", fts);
-    sqlite3_blob *b = NULL;
-    int half = (int)(n * IMP_ENTRY_SIZE);
-    if (l->e == NULL || l->byid == NULL || l->fts == NULL ||
-        sqlite3_blob_open(db, "main", "impact_lists", "entries", row, 0, &b) != SQLITE_OK ||
-        sqlite3_blob_read(b, l->e, half, 0) != SQLITE_OK ||
-        sqlite3_blob_read(b, l->byid, half, half) != SQLITE_OK) {
-        sqlite3_blob_close(b);
-        imp_free(l);
-        return NULL;
-    }
-    sqlite3_blob_close(b);
-    entries_decode(l->e, n);
-    entries_decode(l->byid, n);
-    if (imp_groups(l) != SQLITE_OK) {
-        imp_free(l);
-        return NULL;
-    }
-    return l;
-}
-
-/* Writes list `l` into `impact_lists` (the table exists). */
-static int imp_save_one(store *s, const imp_list *l, int64_t deletes)
-{
-    size_t bytes = (size_t)(2 * l->n * IMP_ENTRY_SIZE);
-    unsigned char *blob = sqlite3_malloc64(bytes);
-    if (blob == NULL)
-        return MCPAGE_ENOMEM;
-    entries_put(blob, l->e, l->n);
-    entries_put(blob + l->n * IMP_ENTRY_SIZE, l->byid, l->n);
-    sqlite3_stmt *st = NULL;
-    int rc = sq_prep(s,
-                     "INSERT OR REPLACE INTO impact_lists VALUES(?, ?, ?, ?, (SELECT "
-                     "coalesce(max(saved), 0) + 1 FROM impact_lists), ?)",
-                     &st);
-    if (rc == 0) {
-        sqlite3_bind_text(st, 1, l->fts, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, deletes);
-        sqlite3_bind_int64(st, 3, l->max_id);
-        sqlite3_bind_int64(st, 4, l->n);
-        sqlite3_bind_blob64(st, 5, blob, bytes, SQLITE_STATIC);
-        rc = sq_done(s, st, "keeping impact lists");
-        sqlite3_clear_bindings(st);
-    }
-    sqlite3_free(blob);
-    return rc;
-}
-
-int store_sqlite__impact_save(store *s)
-{
-    sq_version v;
-    if (store_sqlite__version(CONN(s)->db, &v) != SQLITE_OK)
-        return sq_err(s, "reading the store's versions");
-    imp_list *save[IMP_SLOTS];
-    int nsave = 0;
-    pthread_mutex_lock(&imp_mu);
-    for (int i = 0; i < IMP_SLOTS; i++) {
-        imp_list *l = imp_cache[i];
-        if (l && same_store(&l->v, &v) && l->n >= store_sqlite__impact_save_min &&
-            l->n >= l->saved + l->saved / 8 + (l->saved > 0)) { /* new, or grown by an eighth */
-            l->refs++;
-            save[nsave++] = l;
-        }
-    }
-    pthread_mutex_unlock(&imp_mu);
-    if (nsave == 0)
-        return 0;
-
-    int rc = sq_exec(s, "CREATE TABLE IF NOT EXISTS impact_lists(fts TEXT PRIMARY KEY, deletes "
-                        "INTEGER NOT NULL, max_id INTEGER NOT NULL, n INTEGER NOT NULL, saved "
-                        "INTEGER NOT NULL, entries BLOB NOT NULL)");
-    for (int i = 0; i < nsave && rc == 0; i++) {
-        rc = imp_save_one(s, save[i], v.deletes);
-        if (rc == 0) {
-            pthread_mutex_lock(&imp_mu);
-            save[i]->saved = save[i]->n;
-            pthread_mutex_unlock(&imp_mu);
-        }
-    }
-    /* lists of older text-delete counts, and all but the newest few, go */
-    sqlite3_stmt *st = NULL;
-    if (rc == 0 && (rc = sq_prep(s,
-                                 "DELETE FROM impact_lists WHERE deletes != ? OR fts NOT IN "
-                                 "(SELECT fts FROM impact_lists ORDER BY saved DESC LIMIT ?)",
-                                 &st)) == 0) {
-        sqlite3_bind_int64(st, 1, v.deletes);
-        sqlite3_bind_int(st, 2, IMP_SAVED);
-        rc = sq_done(s, st, "keeping impact lists");
-    }
-    for (int i = 0; i < nsave; i++)
-        imp_release(save[i]);
-    return rc;
 }
 
 void store_sqlite__impact_forget(void)
 {
     imp_list *gone[IMP_SLOTS];
-    pthread_mutex_lock(&imp_mu);
+    pthread_mutex_lock(&sq_imp_mu);
     for (int i = 0; i < IMP_SLOTS; i++) {
-        gone[i] = imp_cache[i];
-        imp_cache[i] = NULL;
+        gone[i] = sq_imp_cache[i];
+        sq_imp_cache[i] = NULL;
     }
-    pthread_mutex_unlock(&imp_mu);
+    pthread_mutex_unlock(&sq_imp_mu);
     for (int i = 0; i < IMP_SLOTS; i++)
-        imp_release(gone[i]);
+        sq_imp_release(gone[i]);
+}
+
+/* What imp_get() may answer and keep. */
+enum {
+    IMP_WHOLE = 1,   /* a whole list, not heads (several phrases, a page past the heads) */
+    IMP_UNCACHED = 2 /* not from the process's cache nor into it (the writer's heads) */
+};
+
+/* The process's list of `fts` for snapshot `v`, or NULL; a reference for the caller. */
+static imp_list *imp_cached(const char *fts, const sq_version *v, int64_t vmax, int flags)
+{
+    imp_list *l = NULL;
+    pthread_mutex_lock(&sq_imp_mu);
+    for (int i = 0; i < IMP_SLOTS && l == NULL; i++) {
+        imp_list *c = sq_imp_cache[i];
+        /* heads count their matches only up to their last row */
+        if (c && sq_imp_same_store(&c->v, v) && strcmp(c->fts, fts) == 0 &&
+            (c->cut == NULL || ((flags & IMP_WHOLE) == 0 && c->max_id <= vmax)))
+            l = c;
+    }
+    if (l) {
+        l->refs++;
+        l->used = ++imp_tick;
+    }
+    pthread_mutex_unlock(&sq_imp_mu);
+    return l;
+}
+
+/* The list the store keeps of `fts` (its heads first, unless a whole list
+ * is needed), kept in the process's cache unless IMP_UNCACHED; or NULL. */
+static imp_list *imp_kept(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax,
+                          int flags)
+{
+    imp_list *l = (flags & IMP_WHOLE) ? NULL : sq_imp_load_heads(db, fts, v, vmax);
+    if (l == NULL)
+        l = sq_imp_load(db, fts, v, vmax);
+    if (l == NULL)
+        return NULL;
+    imp_list *gone[IMP_SLOTS + 1];
+    int ngone = 0;
+    pthread_mutex_lock(&sq_imp_mu);
+    store_sqlite__impact_loaded += l->n;
+    l->used = ++imp_tick;
+    if ((flags & IMP_UNCACHED) == 0)
+        imp_keep(l, gone, &ngone);
+    pthread_mutex_unlock(&sq_imp_mu);
+    for (int i = 0; i < ngone; i++)
+        sq_imp_release(gone[i]);
+    return l;
 }
 
 /*
  * The list of `fts` covering every row up to `vmax` at this connection's
- * snapshot `v`, with a reference for the caller: the cached one, that one
- * with the rows appended since walked and merged in, or a new one.
+ * snapshot `v`, with a reference for the caller: the cached one or the
+ * kept one, that one with the rows appended since walked and merged in,
+ * or a new one. Heads unless `flags` asks for IMP_WHOLE.
  */
 static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sqlite3 *db,
-                   const char *fts, const sq_version *v, int64_t vmax, imp_list **out)
+                   const char *fts, const sq_version *v, int64_t vmax, int flags, imp_list **out)
 {
     *out = NULL;
-    imp_list *base = NULL;
-    pthread_mutex_lock(&imp_mu);
-    for (int i = 0; i < IMP_SLOTS && base == NULL; i++)
-        if (imp_cache[i] && same_store(&imp_cache[i]->v, v) && strcmp(imp_cache[i]->fts, fts) == 0)
-            base = imp_cache[i];
-    if (base) {
-        base->refs++;
-        base->used = ++imp_tick;
-    }
-    pthread_mutex_unlock(&imp_mu);
-    if (base == NULL && (base = imp_load(db, fts, v, vmax)) != NULL) {
-        imp_list *gone[IMP_SLOTS + 1];
-        int ngone = 0;
-        pthread_mutex_lock(&imp_mu);
-        store_sqlite__impact_loaded += base->n;
-        base->used = ++imp_tick;
-        imp_keep(base, gone, &ngone);
-        pthread_mutex_unlock(&imp_mu);
-        for (int i = 0; i < ngone; i++)
-            imp_release(gone[i]);
-    }
+    imp_list *base = (flags & IMP_UNCACHED) ? NULL : imp_cached(fts, v, vmax, flags);
+    if (base == NULL)
+        base = imp_kept(db, fts, v, vmax, flags);
     if (base && base->max_id >= vmax) {
         *out = base;
         return SQLITE_OK;
@@ -673,18 +519,19 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sq
     imp_list *gone[IMP_SLOTS + 1];
     int ngone = 0;
     if (rc == SQLITE_OK) {
-        pthread_mutex_lock(&imp_mu);
+        pthread_mutex_lock(&sq_imp_mu);
         store_sqlite__impact_walked += nadd;
         l->used = ++imp_tick;
-        imp_keep(l, gone, &ngone);
-        pthread_mutex_unlock(&imp_mu);
+        if ((flags & IMP_UNCACHED) == 0)
+            imp_keep(l, gone, &ngone);
+        pthread_mutex_unlock(&sq_imp_mu);
         *out = l;
     } else {
-        imp_free(l);
+        sq_imp_free(l);
     }
     for (int i = 0; i < ngone; i++)
-        imp_release(gone[i]);
-    imp_release(base);
+        sq_imp_release(gone[i]);
+    sq_imp_release(base);
     return rc;
 }
 
@@ -772,11 +619,22 @@ static int64_t imp_seek(const imp_rank *r, int64_t g, double key)
     return lo;
 }
 
+/* imp_page() of heads: the page reaches past the kept entries of a cut run. */
+#define IMP_PAST_HEADS (-1)
+
+/* Whether position k of run g is past the entries heads keep of a cut run. */
+static int imp_past_heads(const imp_list *l, int64_t g, int64_t k)
+{
+    return l->cut && l->cut[g] && k >= l->group[g + 1];
+}
+
 /*
  * Writes the `want` rows after (key_rank, key_id) (all when !has_key) in
  * (rank, rowid) order to `out` as [[rowid, rank bits], ...]. The groups'
  * heads are merged by rank; all candidates of one rank are taken together
  * and put in rowid order, since ranks may tie across lengths and groups.
+ * From heads: IMP_PAST_HEADS once a batch takes the last kept entry of a
+ * cut run (an unknown entry may tie with it) or a key lies past one.
  */
 static int imp_page(const imp_rank *r, int64_t want, int has_key, double key_rank, int64_t key_id,
                     sqlite3_str *out)
@@ -790,6 +648,8 @@ static int imp_page(const imp_rank *r, int64_t want, int has_key, double key_ran
         int64_t k = imp_visible(r, g, has_key ? imp_seek(r, g, key_rank) : l->group[g]);
         if (k < l->group[g + 1])
             heap_push(heap, &nheap, (imp_head){imp_score(r, k), k, g});
+        else if (imp_past_heads(l, g, k))
+            rc = IMP_PAST_HEADS;
     }
     sqlite3_str_appendchar(out, 1, '[');
     while (rc == SQLITE_OK && emitted < want && nheap > 0) {
@@ -811,6 +671,10 @@ static int imp_page(const imp_rank *r, int64_t want, int has_key, double key_ran
                 }
                 batch[nbatch++] = l->e[h.k].id;
                 h.k = imp_visible(r, h.g, h.k + 1);
+                if (imp_past_heads(l, h.g, h.k)) {
+                    rc = IMP_PAST_HEADS;
+                    break;
+                }
                 if (h.k < end && (h.score = imp_score(r, h.k)) != rank) {
                     heap_push(heap, &nheap, h);
                     break;
@@ -854,7 +718,7 @@ static int index_max_id(sqlite3 *db, int64_t *max)
  * what bm25 ranks it with: r->l holds a reference for the caller.
  */
 static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase, const char *query,
-                    imp_rank *r)
+                    int flags, imp_rank *r)
 {
     sqlite3 *db = ((const imp_conn *)api->xUserData(fts))->db;
     sqlite3_int64 nrow = 0, ntoken = 0;
@@ -869,12 +733,13 @@ static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase, c
         rc = store_sqlite__version(db, &v);
     imp_list *l = NULL;
     if (rc == SQLITE_OK)
-        rc = imp_get(api, fts, phrase, db, query, &v, vmax, &l);
+        rc = imp_get(api, fts, phrase, db, query, &v, vmax, flags, &l);
     if (rc != SQLITE_OK)
         return rc;
 
-    /* The rows holding the phrase at this snapshot: bm25's idf. */
-    int64_t nhit = l->n;
+    /* The rows holding the phrase at this snapshot: bm25's idf (heads
+     * are never newer than the snapshot, imp_cached). */
+    int64_t nhit = l->total;
     if (l->max_id > vmax)
         for (int64_t k = nhit = 0; k < l->n; k++)
             nhit += l->e[k].id <= vmax;
@@ -895,7 +760,7 @@ typedef struct imp_query {
 static void imp_query_release(imp_query *q)
 {
     for (int i = 0; i < q->n; i++)
-        imp_release((imp_list *)q->r[i].l);
+        sq_imp_release((imp_list *)q->r[i].l);
     q->n = 0;
 }
 
@@ -932,21 +797,23 @@ static int imp_next_term(const char **p, char *term, size_t cap)
     return 1;
 }
 
-/* The lists of every phrase of `query` at the connection's snapshot. */
+/* The lists of every phrase of `query` at the connection's snapshot:
+ * whole lists for several phrases, heads allowed for one unless `flags`
+ * asks for IMP_WHOLE. */
 static int imp_query_open(const Fts5ExtensionApi *api, Fts5Context *fts, const char *query,
-                          imp_query *q)
+                          int flags, imp_query *q)
 {
     q->n = 0;
     int nphrase = api->xPhraseCount(fts);
     if (nphrase == 1) /* any one phrase: the query is its text */
-        return imp_open(api, fts, 0, query, &q->r[q->n++]);
+        return imp_open(api, fts, 0, query, flags, &q->r[q->n++]);
     if (nphrase < 1 || nphrase > IMP_PHRASES_MAX)
         return SQLITE_ERROR;
     char term[2 * STORE_QUERY_MAX + 16];
     const char *p = query;
     int rc = SQLITE_OK, more;
     while (rc == SQLITE_OK && (more = imp_next_term(&p, term, sizeof term)) == 1) {
-        rc = q->n < nphrase ? imp_open(api, fts, q->n, term, &q->r[q->n]) : SQLITE_ERROR;
+        rc = q->n < nphrase ? imp_open(api, fts, q->n, term, IMP_WHOLE, &q->r[q->n]) : SQLITE_ERROR;
         q->n += rc == SQLITE_OK;
     }
     if (rc == SQLITE_OK && (more != 0 || q->n != nphrase))
@@ -1100,16 +967,25 @@ static void impact_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_con
     int64_t key_id = sqlite3_value_int64(val[4]);
 
     imp_query q;
-    int rc = imp_query_open(api, fts, query, &q);
+    sqlite3_str *out = NULL;
+    int rc = SQLITE_OK;
+    for (int flags = 0; flags <= IMP_WHOLE; flags += IMP_WHOLE) { /* heads first */
+        if ((rc = imp_query_open(api, fts, query, flags, &q)) != SQLITE_OK)
+            break;
+        sqlite3_free(sqlite3_str_finish(out));
+        out = sqlite3_str_new(((const imp_conn *)api->xUserData(fts))->db);
+        int64_t count = 0;
+        rc = q.n == 1 ? imp_page(&q.r[0], want, has_key, key_rank, key_id, out)
+                      : imp_multi_page(&q, want, has_key, key_rank, key_id, out, &count);
+        imp_query_release(&q);
+        if (rc != IMP_PAST_HEADS)
+            break;
+    }
     if (rc != SQLITE_OK) {
-        sqlite3_result_error_code(ctx, rc);
+        sqlite3_free(sqlite3_str_finish(out));
+        sqlite3_result_error_code(ctx, rc == IMP_PAST_HEADS ? SQLITE_ERROR : rc);
         return;
     }
-    sqlite3_str *out = sqlite3_str_new(((const imp_conn *)api->xUserData(fts))->db);
-    int64_t count = 0;
-    rc = q.n == 1 ? imp_page(&q.r[0], want, has_key, key_rank, key_id, out)
-                  : imp_multi_page(&q, want, has_key, key_rank, key_id, out, &count);
-    imp_query_release(&q);
     int len = sqlite3_str_length(out);
     char *json = sqlite3_str_finish(out);
     if (rc == SQLITE_OK && json)
@@ -1130,7 +1006,7 @@ static void impact_count_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
         return;
     }
     imp_query q;
-    int rc = imp_query_open(api, fts, (const char *)sqlite3_value_text(val[0]), &q);
+    int rc = imp_query_open(api, fts, (const char *)sqlite3_value_text(val[0]), 0, &q);
     if (rc != SQLITE_OK) {
         sqlite3_result_error_code(ctx, rc);
         return;
@@ -1143,6 +1019,27 @@ static void impact_count_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
         sqlite3_result_int64(ctx, count);
     else
         sqlite3_result_error_code(ctx, rc);
+}
+
+/* mcpage_impact_heads(messages_fts, fts_query): the heads of the query's
+ * one phrase at this snapshot for the writer to keep (sq_imp_heads_result):
+ * the kept heads extended by the rows since, else a walk. The process's
+ * cache is left alone, so the writer's process does not hold the lists. */
+static void impact_heads_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
+                            int nval, sqlite3_value **val)
+{
+    if (nval != 1 || sqlite3_value_text(val[0]) == NULL || api->xPhraseCount(fts) != 1) {
+        sqlite3_result_error(ctx, "mcpage_impact_heads: one argument, one phrase", -1);
+        return;
+    }
+    imp_rank r;
+    int rc = imp_open(api, fts, 0, (const char *)sqlite3_value_text(val[0]), IMP_UNCACHED, &r);
+    if (rc != SQLITE_OK) {
+        sqlite3_result_error_code(ctx, rc);
+        return;
+    }
+    sq_imp_heads_result(ctx, r.l);
+    sq_imp_release((imp_list *)r.l);
 }
 
 int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud)
@@ -1158,6 +1055,7 @@ int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *)
         return -1;
     }
     if (api->xCreateFunction(api, "mcpage_impact_count", ic, impact_count_fn, NULL) != SQLITE_OK ||
+        api->xCreateFunction(api, "mcpage_impact_heads", ic, impact_heads_fn, NULL) != SQLITE_OK ||
         api->xCreateFunction(api, "mcpage_tf", NULL, tf_fn, NULL) != SQLITE_OK ||
         sqlite3_create_function(db, "mcpage_f64", 1,
                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, f64_fn,

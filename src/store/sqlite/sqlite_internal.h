@@ -283,6 +283,17 @@ extern int64_t store_sqlite__impact_save_min;
  * commit's.
  */
 int store_sqlite__impact_save(store *s);
+/*
+ * The writer's other part (sqlite_impact_keep.c), outside any transaction:
+ * keeps the heads of the words in store_sqlite__impact_heads_min rows or
+ * more (`impact_heads`), chosen again when the rows doubled, extended when
+ * a sixteenth of the rows are new. 0 or a negative status.
+ */
+int store_sqlite__impact_tidy(store *s);
+/* Rows a word must be in for its heads to be kept (32768; tests lower it). */
+extern int64_t store_sqlite__impact_heads_min;
+/* Entries of each tf run a word's kept heads hold (64; tests lower it). */
+extern int64_t store_sqlite__impact_heads_run;
 /* Drops every list the process holds, as a fresh process has none (tests). */
 void store_sqlite__impact_forget(void);
 /* Texts shorter than this many bytes never have a token map. */

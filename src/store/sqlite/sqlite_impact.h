@@ -1,0 +1,75 @@
+/*
+ * What the two halves of the impact lists share: sqlite_impact.c builds
+ * lists in memory, caches them per process and answers pages from them;
+ * sqlite_impact_keep.c keeps them in the store for the next process (the
+ * whole lists a process built, and the heads of the commonest words that
+ * a writer chooses itself). The design is in docs/store.md.
+ */
+#ifndef MCPAGE_SQLITE_IMPACT_H
+#define MCPAGE_SQLITE_IMPACT_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "store/sqlite/sqlite_internal.h"
+
+/* Matches of the lists a process holds, in all (32 bytes each in two
+ * orders: 64 MiB at most). A phrase in more rows than that is walked and
+ * sorted for each query, which costs more than scoring every match; at a
+ * million messages no phrase has that many. */
+#define IMP_ENTRIES_MAX ((int64_t)1 << 21)
+
+/* One match of a phrase. Its memory is its kept form on a little-endian host. */
+typedef struct imp_entry {
+    int64_t id;  /* rowid */
+    uint32_t tf; /* occurrences of the phrase in the row */
+    uint32_t dl; /* the row's length in tokens */
+} imp_entry;
+
+/*
+ * A phrase's matches by (tf descending, dl, rowid). Immutable once built.
+ * A list of heads (`cut` set) holds only the first entries of each tf run
+ * (every run has at least one): the rest of a cut run ranks at or after
+ * its last kept entry, so a page that never reaches that entry is exact;
+ * one that does needs the whole list.
+ */
+typedef struct imp_list {
+    int refs;           /* the cache's and each query's */
+    sq_version v;       /* the file and versions it was walked at */
+    char *fts;          /* the FTS5 query, the key */
+    int64_t max_id;     /* every row up to this rowid was walked */
+    int64_t n;          /* entries held */
+    int64_t total;      /* matches up to max_id (n unless cut) */
+    imp_entry *e;       /* the matches */
+    imp_entry *byid;    /* the same in rowid order (several phrases), NULL when cut */
+    int64_t ngroups;    /* runs of one tf */
+    int64_t *group;     /* where each run starts; group[ngroups] == n */
+    unsigned char *cut; /* heads only: 1 for a run holding more matches than kept; else NULL */
+    uint64_t used;      /* when a query last took it (eviction) */
+    int64_t saved;      /* entries the store keeps of it (impact_lists), under sq_imp_mu */
+} imp_list;
+
+/* The process's lists: the lock over the cache and every list's refs and saved. */
+extern pthread_mutex_t sq_imp_mu;
+#define IMP_SLOTS 16
+extern imp_list *sq_imp_cache[IMP_SLOTS];
+
+void sq_imp_free(imp_list *l);
+void sq_imp_release(imp_list *l);
+/* Finds the runs of one tf in l->e (sorted); an SQLite result code. */
+int sq_imp_groups(imp_list *l);
+/* The same file at the same text-delete count (rows only appended since). */
+int sq_imp_same_store(const sq_version *a, const sq_version *b);
+
+/* The whole list of `fts` the store keeps for this snapshot (walked up to
+ * a row it holds), or NULL. */
+imp_list *sq_imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax);
+/* The heads of `fts` the store keeps for this snapshot, or NULL. */
+imp_list *sq_imp_load_heads(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax);
+/* The heads of list `l` (at most store_sqlite__impact_heads_run a run) in their kept form, as
+ * the result of mcpage_impact_heads(): a header of four little-endian
+ * int64s (matches, max_id, text-delete count, entries kept), the entries,
+ * then one byte a run (1: cut). */
+void sq_imp_heads_result(sqlite3_context *ctx, const imp_list *l);
+
+#endif

@@ -1,0 +1,496 @@
+/*
+ * Impact lists kept in the store, for the next process (sqlite_impact.c
+ * builds them in memory; the design is in docs/store.md).
+ *
+ * Readers open the store read-only, so only a writer keeps lists, in two
+ * tables beside the index (caches, like `message_lengths`: no migration,
+ * and a store without them is read as before):
+ *
+ * - `impact_lists`: the whole lists a process with a writer (the sync of
+ *   `mcpage serve`) built for its own queries, kept in each commit's
+ *   transaction (store_sqlite__impact_save). They serve every page and
+ *   several words.
+ * - `impact_heads`: the first entries of each tf run of the commonest
+ *   words (fts5vocab, by rows), chosen and walked by the writer when it
+ *   has time (store_sqlite__impact_tidy: `mcpage sync` after its pass,
+ *   `mcpage serve` after each pass of its sync thread), so the first page
+ *   of any common word is read, not walked, in a fresh process, whether
+ *   or not anyone searched it before. A few hundred entries a word.
+ *
+ * A reader without a list of a phrase loads the kept one of its
+ * snapshot's text-delete count, then walks only the rows past it.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_impact.h"
+
+/*
+ * A list a process built is worth keeping for the next process: a server
+ * started per session otherwise walks the phrase again on its first
+ * query. Readers open the store read-only, so the process's own writer
+ * (the sync of `mcpage serve`) keeps them, in each commit's transaction:
+ * the lists of IMP_SAVE_MIN matches or more that it holds for this store,
+ * new or grown, in `impact_lists` (the phrase's FTS5 text, the
+ * text-delete count and last rowid it was walked at, its entries), at
+ * most IMP_SAVED lists, the most recently saved. A reader that has no
+ * list of a phrase loads the kept one of its text-delete count, then
+ * walks only the rows past it. Like `message_lengths`, a cache beside
+ * the index: no migration, and a store without it is read as before.
+ */
+#define IMP_SAVED      8
+#define IMP_ENTRY_SIZE 16 /* bytes of a kept entry: rowid, tf, dl, little-endian */
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* On a little-endian host an entry's memory is its kept form: copied whole. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define IMP_LE_HOST 1
+#else
+#define IMP_LE_HOST 0
+#endif
+_Static_assert(sizeof(imp_entry) == IMP_ENTRY_SIZE, "an entry is its kept form");
+
+/* Writes n entries in their kept form. */
+static void entries_put(unsigned char *p, const imp_entry *e, int64_t n)
+{
+    if (IMP_LE_HOST) {
+        memcpy(p, e, (size_t)n * IMP_ENTRY_SIZE);
+        return;
+    }
+    for (int64_t k = 0; k < n; k++, p += IMP_ENTRY_SIZE) {
+        put_le(p, (uint64_t)e[k].id, 8);
+        put_le(p + 8, e[k].tf, 4);
+        put_le(p + 12, e[k].dl, 4);
+    }
+}
+
+/* Turns n entries read in their kept form into entries, in place. */
+static void entries_decode(imp_entry *e, int64_t n)
+{
+    for (int64_t k = 0; !IMP_LE_HOST && k < n; k++) {
+        unsigned char p[IMP_ENTRY_SIZE];
+        memcpy(p, &e[k], sizeof p);
+        e[k] = (imp_entry){.id = (int64_t)get_le(p, 8),
+                           .tf = (uint32_t)get_le(p + 8, 4),
+                           .dl = (uint32_t)get_le(p + 12, 4)};
+    }
+}
+
+/*
+ * The list of `fts` the store keeps for this snapshot's text-delete
+ * count, walked up to a row this snapshot holds, or NULL. Its entries
+ * are taken as they are (a damaged blob can misorder a page, not read
+ * past the list): the blob must hold n entries in each order.
+ */
+imp_list *sq_imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT rowid, max_id, n, length(entries) FROM impact_lists WHERE fts = "
+                           "? AND deletes = ? AND max_id <= ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, v->deletes);
+    sqlite3_bind_int64(st, 3, vmax);
+    int64_t row = 0, max_id = 0, n = 0, bytes = 0;
+    int found = sqlite3_step(st) == SQLITE_ROW;
+    if (found) {
+        row = sqlite3_column_int64(st, 0);
+        max_id = sqlite3_column_int64(st, 1);
+        n = sqlite3_column_int64(st, 2);
+        bytes = sqlite3_column_int64(st, 3);
+    }
+    sqlite3_finalize(st);
+    if (!found || n < 1 || n > IMP_ENTRIES_MAX || bytes != 2 * n * IMP_ENTRY_SIZE)
+        return NULL;
+
+    /* Read straight into the list (incremental blob I/O): a blob of
+     * 10 MB is not held twice. */
+    imp_list *l = sqlite3_malloc(sizeof *l);
+    if (l == NULL)
+        return NULL;
+    *l = (imp_list){.refs = 1, .v = *v, .max_id = max_id, .n = n, .total = n, .saved = n};
+    l->e = sqlite3_malloc64((sqlite3_uint64)n * sizeof *l->e);
+    l->byid = sqlite3_malloc64((sqlite3_uint64)n * sizeof *l->byid);
+    l->fts = sqlite3_mprintf("%s", fts);
+    sqlite3_blob *b = NULL;
+    int half = (int)(n * IMP_ENTRY_SIZE);
+    if (l->e == NULL || l->byid == NULL || l->fts == NULL ||
+        sqlite3_blob_open(db, "main", "impact_lists", "entries", row, 0, &b) != SQLITE_OK ||
+        sqlite3_blob_read(b, l->e, half, 0) != SQLITE_OK ||
+        sqlite3_blob_read(b, l->byid, half, half) != SQLITE_OK) {
+        sqlite3_blob_close(b);
+        sq_imp_free(l);
+        return NULL;
+    }
+    sqlite3_blob_close(b);
+    entries_decode(l->e, n);
+    entries_decode(l->byid, n);
+    if (sq_imp_groups(l) != SQLITE_OK) {
+        sq_imp_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* Writes list `l` into `impact_lists` (the table exists). */
+static int imp_save_one(store *s, const imp_list *l, int64_t deletes)
+{
+    size_t bytes = (size_t)(2 * l->n * IMP_ENTRY_SIZE);
+    unsigned char *blob = sqlite3_malloc64(bytes);
+    if (blob == NULL)
+        return MCPAGE_ENOMEM;
+    entries_put(blob, l->e, l->n);
+    entries_put(blob + l->n * IMP_ENTRY_SIZE, l->byid, l->n);
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "INSERT OR REPLACE INTO impact_lists VALUES(?, ?, ?, ?, (SELECT "
+                     "coalesce(max(saved), 0) + 1 FROM impact_lists), ?)",
+                     &st);
+    if (rc == 0) {
+        sqlite3_bind_text(st, 1, l->fts, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, deletes);
+        sqlite3_bind_int64(st, 3, l->max_id);
+        sqlite3_bind_int64(st, 4, l->n);
+        sqlite3_bind_blob64(st, 5, blob, bytes, SQLITE_STATIC);
+        rc = sq_done(s, st, "keeping impact lists");
+        sqlite3_clear_bindings(st);
+    }
+    sqlite3_free(blob);
+    return rc;
+}
+
+int store_sqlite__impact_save(store *s)
+{
+    sq_version v;
+    if (store_sqlite__version(CONN(s)->db, &v) != SQLITE_OK)
+        return sq_err(s, "reading the store's versions");
+    imp_list *save[IMP_SLOTS];
+    int nsave = 0;
+    pthread_mutex_lock(&sq_imp_mu);
+    for (int i = 0; i < IMP_SLOTS; i++) {
+        imp_list *l = sq_imp_cache[i];
+        if (l && l->cut == NULL && sq_imp_same_store(&l->v, &v) &&
+            l->n >= store_sqlite__impact_save_min &&
+            l->n >= l->saved + l->saved / 8 + (l->saved > 0)) { /* new, or grown by an eighth */
+            l->refs++;
+            save[nsave++] = l;
+        }
+    }
+    pthread_mutex_unlock(&sq_imp_mu);
+    if (nsave == 0)
+        return 0;
+
+    int rc = sq_exec(s, "CREATE TABLE IF NOT EXISTS impact_lists(fts TEXT PRIMARY KEY, deletes "
+                        "INTEGER NOT NULL, max_id INTEGER NOT NULL, n INTEGER NOT NULL, saved "
+                        "INTEGER NOT NULL, entries BLOB NOT NULL)");
+    for (int i = 0; i < nsave && rc == 0; i++) {
+        rc = imp_save_one(s, save[i], v.deletes);
+        if (rc == 0) {
+            pthread_mutex_lock(&sq_imp_mu);
+            save[i]->saved = save[i]->n;
+            pthread_mutex_unlock(&sq_imp_mu);
+        }
+    }
+    /* lists of older text-delete counts, and all but the newest few, go */
+    sqlite3_stmt *st = NULL;
+    if (rc == 0 && (rc = sq_prep(s,
+                                 "DELETE FROM impact_lists WHERE deletes != ? OR fts NOT IN "
+                                 "(SELECT fts FROM impact_lists ORDER BY saved DESC LIMIT ?)",
+                                 &st)) == 0) {
+        sqlite3_bind_int64(st, 1, v.deletes);
+        sqlite3_bind_int(st, 2, IMP_SAVED);
+        rc = sq_done(s, st, "keeping impact lists");
+    }
+    for (int i = 0; i < nsave; i++)
+        sq_imp_release(save[i]);
+    return rc;
+}
+
+/* ---- the heads of the commonest words ------------------------------ */
+
+/* Entries kept of each tf run: a first page of up to a few dozen rows
+ * and the next pages by cursor read no further on the commonest words. */
+int64_t store_sqlite__impact_heads_run = 64;
+/* Rows a word must be in for the writer to keep its heads: below it a
+ * fresh process walks the word in a few milliseconds. */
+int64_t store_sqlite__impact_heads_min = 32768;
+/* Words whose heads are kept at most (the most frequent first). */
+#define IMP_HEADS_WORDS 256
+/* Header of a heads result: matches, max_id, text-delete count, entries. */
+#define IMP_HEADS_HEADER 32
+
+void sq_imp_heads_result(sqlite3_context *ctx, const imp_list *l)
+{
+    int64_t kept = 0;
+    for (int64_t g = 0; g < l->ngroups; g++) {
+        int64_t run = l->group[g + 1] - l->group[g];
+        kept += run < store_sqlite__impact_heads_run ? run : store_sqlite__impact_heads_run;
+    }
+    int64_t bytes = IMP_HEADS_HEADER + kept * IMP_ENTRY_SIZE + l->ngroups;
+    unsigned char *p = sqlite3_malloc64((sqlite3_uint64)bytes);
+    if (p == NULL) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    put_le(p, (uint64_t)l->total, 8);
+    put_le(p + 8, (uint64_t)l->max_id, 8);
+    put_le(p + 16, (uint64_t)l->v.deletes, 8);
+    put_le(p + 24, (uint64_t)kept, 8);
+    unsigned char *e = p + IMP_HEADS_HEADER, *cut = e + kept * IMP_ENTRY_SIZE;
+    for (int64_t g = 0; g < l->ngroups; g++) {
+        int64_t run = l->group[g + 1] - l->group[g];
+        int64_t take = run < store_sqlite__impact_heads_run ? run : store_sqlite__impact_heads_run;
+        entries_put(e, l->e + l->group[g], take);
+        e += take * IMP_ENTRY_SIZE;
+        cut[g] = (unsigned char)(run > take || (l->cut && l->cut[g]));
+    }
+    sqlite3_result_blob64(ctx, p, (sqlite3_uint64)bytes, sqlite3_free);
+}
+
+/*
+ * The heads of `fts` the store keeps for this snapshot's text-delete
+ * count, walked up to a row this snapshot holds, or NULL. The blob is
+ * `kept` entries in rank order then one byte a tf run (1: cut); one of
+ * any other size is not loaded.
+ */
+imp_list *sq_imp_load_heads(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT max_id, n, kept, heads FROM impact_heads WHERE fts = ? AND "
+                           "deletes = ? AND max_id <= ?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, v->deletes);
+    sqlite3_bind_int64(st, 3, vmax);
+    imp_list *l = NULL;
+    if (sqlite3_step(st) != SQLITE_ROW)
+        goto done;
+    int64_t kept = sqlite3_column_int64(st, 2);
+    const unsigned char *blob = sqlite3_column_blob(st, 3);
+    int64_t bytes = sqlite3_column_bytes(st, 3);
+    if (blob == NULL || kept < 1 || kept > IMP_ENTRIES_MAX || bytes < kept * IMP_ENTRY_SIZE)
+        goto done;
+    if ((l = sqlite3_malloc(sizeof *l)) == NULL)
+        goto done;
+    *l = (imp_list){.refs = 1,
+                    .v = *v,
+                    .max_id = sqlite3_column_int64(st, 0),
+                    .n = kept,
+                    .total = sqlite3_column_int64(st, 1)};
+    l->e = sqlite3_malloc64((sqlite3_uint64)kept * sizeof *l->e);
+    l->fts = sqlite3_mprintf("%s", fts);
+    if (l->e == NULL || l->fts == NULL)
+        goto fail;
+    memcpy(l->e, blob, (size_t)(kept * IMP_ENTRY_SIZE));
+    entries_decode(l->e, kept);
+    if (sq_imp_groups(l) != SQLITE_OK || bytes != kept * IMP_ENTRY_SIZE + l->ngroups ||
+        (l->cut = sqlite3_malloc64((sqlite3_uint64)l->ngroups)) == NULL)
+        goto fail;
+    memcpy(l->cut, blob + kept * IMP_ENTRY_SIZE, (size_t)l->ngroups);
+    goto done;
+fail:
+    sq_imp_free(l);
+    l = NULL;
+done:
+    sqlite3_finalize(st);
+    return l;
+}
+
+/* One meta value as an integer, or `absent`. */
+static int meta_int(store *s, const char *key, int64_t absent, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s, "SELECT value FROM meta WHERE key = ?", &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, key);
+    int step = sqlite3_step(st);
+    *out = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : absent;
+    sqlite3_reset(st);
+    return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : sq_err(s, "reading meta");
+}
+
+/* Walks (or extends) the heads of one word and keeps them, in a short
+ * transaction of its own. */
+static int heads_keep_one(store *s, const char *fts)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s,
+                     "SELECT mcpage_impact_heads(messages_fts, ?1) FROM messages_fts WHERE "
+                     "messages_fts MATCH ?1 LIMIT 1",
+                     &st);
+    if (rc < 0)
+        return rc;
+    sq_bind_text(st, 1, fts);
+    int step = sqlite3_step(st);
+    const unsigned char *p = step == SQLITE_ROW ? sqlite3_column_blob(st, 0) : NULL;
+    int bytes = p ? sqlite3_column_bytes(st, 0) : 0;
+    unsigned char *copy = bytes > IMP_HEADS_HEADER ? sqlite3_malloc(bytes) : NULL;
+    if (copy)
+        memcpy(copy, p, (size_t)bytes);
+    if (step != SQLITE_ROW && step != SQLITE_DONE)
+        rc = sq_err(s, "walking a common word");
+    sqlite3_reset(st);
+    if (rc < 0 || copy == NULL) /* no match left, or no memory: nothing kept */
+        return rc;
+    rc = sq_exec(s, "BEGIN IMMEDIATE");
+    if (rc == 0 && (rc = sq_prep(s, "INSERT OR REPLACE INTO impact_heads VALUES(?, ?, ?, ?, ?, ?)",
+                                 &st)) == 0) {
+        sq_bind_text(st, 1, fts);
+        sqlite3_bind_int64(st, 2, (int64_t)get_le(copy + 16, 8));
+        sqlite3_bind_int64(st, 3, (int64_t)get_le(copy + 8, 8));
+        sqlite3_bind_int64(st, 4, (int64_t)get_le(copy, 8));
+        sqlite3_bind_int64(st, 5, (int64_t)get_le(copy + 24, 8));
+        sqlite3_bind_blob(st, 6, copy + IMP_HEADS_HEADER, bytes - IMP_HEADS_HEADER, SQLITE_STATIC);
+        rc = sq_done(s, st, "keeping the heads of a common word");
+        sqlite3_clear_bindings(st);
+    }
+    rc = rc == 0 ? sq_exec(s, "COMMIT") : rc;
+    if (rc < 0)
+        (void)sq_exec(s, "ROLLBACK");
+    sqlite3_free(copy);
+    return rc;
+}
+
+/* The FTS5 query of `word` as the store writes a one-word search. */
+static char *word_query(const unsigned char *word)
+{
+    sqlite3_str *q = sqlite3_str_new(NULL);
+    sqlite3_str_appendchar(q, 1, '"');
+    for (const unsigned char *c = word; *c; c++)
+        sqlite3_str_appendchar(q, *c == '"' ? 2 : 1, (char)*c);
+    sqlite3_str_appendchar(q, 1, '"');
+    return sqlite3_str_finish(q);
+}
+
+/*
+ * The words whose heads are due, into *words (sqlite3_free each and the
+ * array): when the rows doubled since the last choice (or the text-delete
+ * count moved, or none was made), the commonest words afresh (fts5vocab
+ * reads the whole index: seconds at a million messages); else the kept
+ * ones that fell behind by a sixteenth of the rows.
+ */
+static int heads_due(store *s, const sq_version *v, int64_t vmax, int *choose, char ***words,
+                     int *nwords)
+{
+    int64_t at = 0, deletes = 0;
+    int rc = meta_int(s, "impact_heads_max_id", 0, &at);
+    if (rc == 0)
+        rc = meta_int(s, "impact_heads_deletes", -1, &deletes);
+    if (rc < 0)
+        return rc;
+    *choose = deletes != v->deletes || at <= 0 || vmax >= 2 * at;
+    sqlite3_stmt *st = NULL;
+    if (*choose)
+        rc = sq_exec(s, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.impact_vocab USING "
+                        "fts5vocab(main, messages_fts, row)");
+    if (rc == 0)
+        rc = sq_prep(s,
+                     *choose ? "SELECT term FROM temp.impact_vocab WHERE doc >= ?1 ORDER BY "
+                               "doc DESC, term LIMIT ?2"
+                             : "SELECT fts FROM impact_heads WHERE deletes = ?3 AND max_id < ?4 "
+                               "ORDER BY n DESC LIMIT ?2",
+                     &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, store_sqlite__impact_heads_min);
+    sqlite3_bind_int(st, 2, IMP_HEADS_WORDS);
+    sqlite3_bind_int64(st, 3, v->deletes);
+    sqlite3_bind_int64(st, 4, vmax - vmax / 16);
+    *words = sqlite3_malloc(IMP_HEADS_WORDS * (int)sizeof **words);
+    *nwords = 0;
+    int step;
+    while (*words && (step = sqlite3_step(st)) == SQLITE_ROW && *nwords < IMP_HEADS_WORDS) {
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        char *w = t == NULL ? NULL : *choose ? word_query(t) : sqlite3_mprintf("%s", t);
+        if (w)
+            (*words)[(*nwords)++] = w;
+    }
+    sqlite3_reset(st);
+    return *words ? 0 : MCPAGE_ENOMEM;
+}
+
+int store_sqlite__impact_tidy(store *s)
+{
+    sq_conn *c = CONN(s);
+    sq_version v;
+    int64_t vmax = 0;
+    if (c->in_tx || !c->own_snippet)
+        return 0; /* inside a sync's transaction, or without the store's functions */
+    int rc = sq_refuse_damaged(s);
+    if (rc < 0)
+        return rc;
+    if (store_sqlite__version(c->db, &v) != SQLITE_OK)
+        return sq_err(s, "reading the store's versions");
+    sqlite3_stmt *st = NULL;
+    if ((rc = sq_prep(s, "SELECT coalesce(max(id), 0) FROM messages_fts_docsize", &st)) < 0)
+        return rc;
+    vmax = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    if (vmax < store_sqlite__impact_heads_min)
+        return 0; /* no word is in that many rows yet */
+    rc = sq_exec(s, "CREATE TABLE IF NOT EXISTS impact_heads(fts TEXT PRIMARY KEY, deletes "
+                    "INTEGER NOT NULL, max_id INTEGER NOT NULL, n INTEGER NOT NULL, kept "
+                    "INTEGER NOT NULL, heads BLOB NOT NULL)");
+    if (rc < 0)
+        return rc;
+
+    int choose = 0, nwords = 0;
+    char **words = NULL;
+    rc = heads_due(s, &v, vmax, &choose, &words, &nwords);
+    for (int i = 0; i < nwords && rc == 0; i++) {
+        if ((rc = store_budget_check(s)) < 0)
+            rc = store_budget_fail(s, s->stopped = rc);
+        else
+            rc = heads_keep_one(s, words[i]);
+    }
+    for (int i = 0; i < nwords; i++)
+        sqlite3_free(words[i]);
+    sqlite3_free(words);
+    if (rc < 0 || !choose)
+        return rc;
+    /* the words chosen were kept at vmax or later; the others go */
+    if ((rc = sq_exec(s, "BEGIN IMMEDIATE")) < 0)
+        return rc;
+    if ((rc = sq_prep(s, "DELETE FROM impact_heads WHERE deletes != ?1 OR max_id < ?2", &st)) ==
+        0) {
+        sqlite3_bind_int64(st, 1, v.deletes);
+        sqlite3_bind_int64(st, 2, vmax);
+        rc = sq_done(s, st, "keeping the heads of common words");
+    }
+    if (rc == 0 && (rc = sq_prep(s,
+                                 "INSERT OR REPLACE INTO meta VALUES('impact_heads_max_id', ?2), "
+                                 "('impact_heads_deletes', ?1)",
+                                 &st)) == 0) {
+        sqlite3_bind_int64(st, 1, v.deletes);
+        sqlite3_bind_int64(st, 2, vmax);
+        rc = sq_done(s, st, "keeping the heads of common words");
+    }
+    rc = rc == 0 ? sq_exec(s, "COMMIT") : rc;
+    if (rc < 0)
+        (void)sq_exec(s, "ROLLBACK");
+    return rc;
+}
