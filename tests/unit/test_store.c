@@ -534,6 +534,26 @@ static int64_t tokmap_rows(const char *path)
     return n;
 }
 
+/* Drops the store's token maps as a store of schema version 3, then
+ * opens it for writing: the migration maps every text again. */
+static void remap_tokens(fixture *f)
+{
+    store_close(f->s);
+    f->s = NULL;
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DROP TABLE message_tokmap; DROP TRIGGER message_tokmap_ad; "
+                                  "DROP TRIGGER message_tokmap_au; "
+                                  "DELETE FROM meta WHERE key IN ('text_deletes', 'store_id'); "
+                                  "DELETE FROM schema_version WHERE version = 4;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(tokmap_rows(f->db), -1);
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+}
+
 /*
  * A long text's snippet is cut from a window read by its token map
  * (SQLite): the same string as from the whole text, with words of every
@@ -585,22 +605,82 @@ static void long_text_snippets_read_a_window(void **state)
     free(snip);
 
     /* A store without maps (schema version 3) gets them from a writer. */
-    store_close(f->s);
-    f->s = NULL;
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "DROP TABLE message_tokmap; DROP TRIGGER message_tokmap_ad; "
-                                  "DROP TRIGGER message_tokmap_au; "
-                                  "DELETE FROM meta WHERE key IN ('text_deletes', 'store_id'); "
-                                  "DELETE FROM schema_version WHERE version = 4;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
-    assert_int_equal(tokmap_rows(f->db), -1);
-    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+    remap_tokens(f);
     assert_int_equal(tokmap_rows(f->db), 1);
     snippets_agree_with_whole_text(f->s, queries, sizeof queries / sizeof queries[0]);
+}
+
+/* Every token map of the store as one string: message ids and the maps in hex. */
+static char *tokmaps_of(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(db,
+                           "SELECT group_concat(message_id || ':' || hex(offsets), ' ')"
+                           " FROM (SELECT * FROM message_tokmap ORDER BY message_id)",
+                           -1, &st, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    const char *v = (const char *)sqlite3_column_text(st, 0);
+    char *out = strdup(v ? v : "");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+}
+
+/*
+ * The writer takes a long text's token map from the tokens FTS5 indexes
+ * (the tokenizer registered as unicode61 in sqlite_snippet.c): the same
+ * maps as the scan of each text that the migration runs, for texts of
+ * ASCII words, of words with bytes from 0x80 (accents, CJK, emoji,
+ * punctuation), of bytes that are not UTF-8, and of no token at all.
+ */
+static void token_maps_from_the_index_match_the_scan(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    static const char *const w[] = {"plain",    "snake_case_1", "Ünïcödé", "日本語", "a…b",
+                                    "\xff\xfe", "\x80x\xc3",    "🙂",    "x—y",    "(ok)",
+                                    "\xe2\x80", "naïve",        "ÀÉ",      "__",     "0x1F"};
+    size_t cap = 1 << 20;
+    char *text = malloc(cap);
+    assert_int_equal(store_begin(f->s), 0);
+    store_session_meta m = {.session_id = "maps-1", .source = "claude", .source_path = "/dev/null"};
+    assert_int_equal(store_session_put(f->s, &m), 0);
+    int64_t caught = store_sqlite__tokmap_caught;
+    unsigned seed = 7;
+    for (int t = 0; t < 6; t++) {
+        size_t len = 0;
+        for (int i = 0; len + 64 < cap && i < 4000 + t * 3000; i++) {
+            seed = seed * 1103515245u + 12345u;
+            const char *word = t == 5 ? " ... " : w[(seed >> 16) % (t < 2 ? 2u : 15u)];
+            len += (size_t)snprintf(text + len, cap - len, "%s%s", word, i % 9 ? " " : "\n");
+        }
+        store_message msg = {.session_id = "maps-1",
+                             .ordinal = t,
+                             .role = "tool",
+                             .timestamp = "2026-01-01T00:00:00Z",
+                             .text = text};
+        int64_t id = 0;
+        assert_int_equal(store_message_add(f->s, &msg, &id), 0);
+    }
+    free(text);
+    assert_int_equal(store_session_refresh(f->s, "maps-1"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    assert_int_equal(store_sqlite__tokmap_caught - caught, 6);
+    /* five maps (the text of dots has no token), then the same five from the scan */
+    char *indexed = tokmaps_of(f->db);
+    assert_int_equal(tokmap_rows(f->db), 5);
+    remap_tokens(f);
+    char *scanned = tokmaps_of(f->db);
+    assert_string_equal(indexed, scanned);
+    free(indexed);
+    free(scanned);
 }
 
 /* Adds `n` messages of `nwords` words (then other counts, up to 42) to session `sid` (created),
@@ -1771,6 +1851,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(token_maps_from_the_index_match_the_scan, setup, teardown),
         cmocka_unit_test_setup_teardown(counted_rare_words_take_one_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_ranks_are_bm25, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_impact_lists_are_bm25, setup, teardown),

@@ -189,9 +189,17 @@ fts5_api *store_sqlite__fts5_api(sqlite3 *db);
  * owned by the connection.
  */
 int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit, void **snip);
-/* The token map of text[0..n) (sqlite3_malloc'd into *map), or *map NULL
- * for a text under a thousand tokens; an SQLite result code. */
+/*
+ * The token map of text[0..n) (sqlite3_malloc'd into *map), or *map NULL
+ * for a text under a thousand tokens; an SQLite result code. After
+ * store_sqlite_tokmap_watch(), the map of the next text FTS5 indexes on
+ * the connection is caught from its tokens (sqlite_snippet.c), and this
+ * call gives that one when it is of n bytes, instead of scanning the text.
+ */
 int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **map, int *len);
+void store_sqlite_tokmap_watch(void *snip);
+/* Token maps caught while FTS5 indexed their texts (tests). */
+extern int64_t store_sqlite__tokmap_caught;
 /*
  * Registers mcpage_bm25() (sqlite_rank.c), bm25() with cached row lengths;
  * 0 or -1. *nhit is the bare match count of the query being ranked while

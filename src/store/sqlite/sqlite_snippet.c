@@ -43,12 +43,32 @@
 
 int store_sqlite__snippet_whole;
 
-/* Per connection: the FTS5 API and, once the writer needs it, the table's tokenizer. */
+int64_t store_sqlite__tokmap_caught;
+
+/* The token map of the text being indexed (store_sqlite_tokmap_watch). */
+typedef struct tokmap {
+    int pos;            /* tokens seen */
+    int next;           /* the next token whose offset goes into the map */
+    int base;           /* byte offset of the stretch being tokenized */
+    unsigned char *map; /* little-endian uint32 offsets, sqlite3_malloc'd */
+    int len, cap;       /* bytes */
+    int nomem;
+} tokmap;
+
+/* What the writer's tokenizer is asked to do with the next document. */
+enum { WATCH_OFF, WATCH_ARMED, WATCH_DONE };
+
+/* Per connection: the FTS5 API, the built-in unicode61 and, once the writer needs it, an
+ * instance of it; the token map being caught while FTS5 indexes a text. */
 typedef struct snip_conn {
     sqlite3 *db;
     fts5_api *fts5;
-    fts5_tokenizer tk; /* unicode61, for the non-ASCII stretches of a token map */
+    fts5_tokenizer tk; /* the built-in unicode61, for the non-ASCII stretches of a token map */
+    void *tk_ud;
     Fts5Tokenizer *tok;
+    int watch;       /* WATCH_* */
+    int watched_len; /* bytes of the text the map was caught from */
+    tokmap watched;
 } snip_conn;
 
 /* One match: tokens [pos, pos + size) match phrase `phrase`. */
@@ -345,15 +365,6 @@ static void snippet_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
 
 /* ---- the token map ---------------------------------------------------- */
 
-typedef struct tokmap {
-    int pos;            /* tokens seen */
-    int next;           /* the next token whose offset goes into the map */
-    int base;           /* byte offset of the stretch being tokenized */
-    unsigned char *map; /* little-endian uint32 offsets, sqlite3_malloc'd */
-    int len, cap;       /* bytes */
-    int nomem;
-} tokmap;
-
 static void tokmap_token(tokmap *t, int off)
 {
     if (t->pos++ != t->next)
@@ -426,9 +437,7 @@ static int tokmap_build(snip_conn *sc, const unsigned char *s, int n, tokmap *t)
             j++;
         if (sc->tok == NULL) {
             static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
-            void *ud = NULL;
-            if (sc->fts5->xFindTokenizer(sc->fts5, "unicode61", &ud, &sc->tk) != SQLITE_OK ||
-                sc->tk.xCreate(ud, (const char **)args, 4, &sc->tok) != SQLITE_OK)
+            if (sc->tk.xCreate(sc->tk_ud, (const char **)args, 4, &sc->tok) != SQLITE_OK)
                 return SQLITE_ERROR;
         }
         t->base = i;
@@ -459,14 +468,104 @@ static int tokmap_of(snip_conn *sc, const unsigned char *s, int n, unsigned char
     return SQLITE_OK;
 }
 
+void store_sqlite_tokmap_watch(void *snip)
+{
+    snip_conn *sc = snip;
+    sqlite3_free(sc->watched.map);
+    sc->watched = (tokmap){0};
+    sc->watch = WATCH_ARMED;
+}
+
 int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **map, int *len)
 {
-    if (n > INT32_MAX) { /* past what the map's offsets and SQLite's values hold */
-        *map = NULL;
-        *len = 0;
-        return SQLITE_OK;
+    snip_conn *sc = snip;
+    tokmap t = sc->watched;
+    int caught = sc->watch == WATCH_DONE && (size_t)sc->watched_len == n;
+    sc->watched = (tokmap){0};
+    sc->watch = WATCH_OFF;
+    *map = NULL;
+    *len = 0;
+    if (!caught) {
+        sqlite3_free(t.map);
+        if (n > INT32_MAX) /* past what the map's offsets and SQLite's values hold */
+            return SQLITE_OK;
+        return tokmap_of(sc, (const unsigned char *)text, (int)n, map, len);
     }
-    return tokmap_of(snip, (const unsigned char *)text, (int)n, map, len);
+    __atomic_fetch_add(&store_sqlite__tokmap_caught, 1, __ATOMIC_RELAXED); /* shared */
+    if (t.nomem || t.pos < SNIP_MAP_MIN || n < SQ_TOKMAP_MIN_BYTES) {
+        sqlite3_free(t.map);
+        return t.nomem ? SQLITE_NOMEM : SQLITE_OK;
+    }
+    *map = t.map;
+    *len = t.len;
+    return SQLITE_OK;
+}
+
+/*
+ * The writer's tokenizer: the built-in unicode61, registered under its
+ * own name on mcpage's connections (FTS5 takes the latest registration of
+ * a name), so the table and its tokens stay the built-in's and a stock
+ * sqlite3 reads the file. What it adds: while the writer watches
+ * (store_sqlite_tokmap_watch), the next document FTS5 indexes also gives
+ * its token map from the tokens FTS5 gets, instead of a second scan of
+ * the text. Otherwise every call goes straight to unicode61.
+ */
+typedef struct watch_tok {
+    fts5_tokenizer tk; /* the built-in's methods */
+    Fts5Tokenizer *inner;
+    snip_conn *sc;
+} watch_tok;
+
+typedef struct watch_pass {
+    void *ctx;
+    int (*token)(void *, int, const char *, int, int, int);
+    tokmap *map;
+} watch_pass;
+
+static int watch_token(void *ud, int flags, const char *tok, int ntok, int from, int to)
+{
+    watch_pass *w = ud;
+    if (!(flags & FTS5_TOKEN_COLOCATED))
+        tokmap_token(w->map, from);
+    if (w->map->nomem)
+        return SQLITE_NOMEM;
+    return w->token(w->ctx, flags, tok, ntok, from, to);
+}
+
+static int watch_create(void *ud, const char **args, int nargs, Fts5Tokenizer **out)
+{
+    snip_conn *sc = ud;
+    watch_tok *w = sqlite3_malloc(sizeof *w);
+    if (w == NULL)
+        return SQLITE_NOMEM;
+    *w = (watch_tok){.tk = sc->tk, .sc = sc};
+    int rc = sc->tk.xCreate(sc->tk_ud, args, nargs, &w->inner);
+    if (rc != SQLITE_OK) {
+        sqlite3_free(w);
+        return rc;
+    }
+    *out = (Fts5Tokenizer *)w;
+    return SQLITE_OK;
+}
+
+static void watch_delete(Fts5Tokenizer *p)
+{
+    watch_tok *w = (watch_tok *)p;
+    w->tk.xDelete(w->inner);
+    sqlite3_free(w);
+}
+
+static int watch_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *text, int n,
+                          int (*token)(void *, int, const char *, int, int, int))
+{
+    watch_tok *w = (watch_tok *)p;
+    snip_conn *sc = w->sc;
+    if (sc->watch != WATCH_ARMED || flags != FTS5_TOKENIZE_DOCUMENT)
+        return w->tk.xTokenize(w->inner, ctx, flags, text, n, token);
+    sc->watch = WATCH_DONE;
+    sc->watched_len = n;
+    watch_pass pass = {.ctx = ctx, .token = token, .map = &sc->watched};
+    return w->tk.xTokenize(w->inner, &pass, flags, text, n, watch_token);
 }
 
 /* mcpage_tokmap(text): the text's token map, or NULL under SNIP_MAP_MIN tokens (the migration). */
@@ -490,6 +589,7 @@ static void snip_conn_free(void *p)
     snip_conn *sc = p;
     if (sc->tok)
         sc->tk.xDelete(sc->tok);
+    sqlite3_free(sc->watched.map);
     sqlite3_free(sc);
 }
 
@@ -514,6 +614,10 @@ int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit, void **
     if (sc == NULL)
         return -1;
     *sc = (snip_conn){.db = db, .fts5 = api};
+    if (api->xFindTokenizer(api, "unicode61", &sc->tk_ud, &sc->tk) != SQLITE_OK) {
+        sqlite3_free(sc);
+        return -1;
+    }
     if (snip)
         *snip = sc;
     /* The function owns sc (freed when the connection closes); the
@@ -524,6 +628,10 @@ int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit, void **
     }
     if (sqlite3_create_function(db, "mcpage_tokmap", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, sc,
                                 tokmap_fn, NULL, NULL) != SQLITE_OK)
+        return -1;
+    /* before any statement opens the FTS5 table, which makes its tokenizer then */
+    fts5_tokenizer watch = {watch_create, watch_delete, watch_tokenize};
+    if (api->xCreateTokenizer(api, "unicode61", sc, &watch, NULL) != SQLITE_OK)
         return -1;
     return store_sqlite_rank_register(api, db, rank_nhit);
 }

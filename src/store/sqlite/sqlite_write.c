@@ -390,6 +390,8 @@ static int message_add(store *s, const store_message *m, int64_t *id)
         /* the text outlives the step (sq_done resets the statement): no copy */
         if (m->text)
             sqlite3_bind_text64(st, 2, m->text, tlen, SQLITE_STATIC, SQLITE_UTF8);
+        if (k == 1 && tlen >= SQ_TOKMAP_MIN_BYTES && CONN(s)->snip)
+            store_sqlite_tokmap_watch(CONN(s)->snip); /* the map from FTS5's tokens */
         rc = sq_done(s, st, "text insert");
         if (rc < 0)
             return rc;
