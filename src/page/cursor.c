@@ -53,6 +53,7 @@
 #define CURSOR_PREFIX   "c2."
 #define PREFIX_LEN      3
 #define TOOL_HASH_LEN   2
+#define TOOL_NAME_CACHE 64 /* a tool name this long or longer is hashed every time */
 #define TAG_LEN         8
 #define HEADER_LEN      (2 + TOOL_HASH_LEN + MCPAGE_FINGERPRINT_LEN)
 #define EPOCH_BASE      INT64_C(1700000000)
@@ -69,6 +70,7 @@ typedef struct keyslot {
     uint8_t kid;          /* key id carried in the cursor */
     uint8_t len;          /* key length in bytes */
     uint8_t key[KEY_MAX]; /* key material */
+    EVP_MAC_CTX *mac;     /* HMAC-SHA256 keyed with it, copied per tag; NULL: one-shot HMAC() */
 } keyslot;
 
 struct mcpage_keyring {
@@ -79,6 +81,40 @@ struct mcpage_keyring {
 };
 
 /* ------------------------------------------------------------ keyring */
+
+/*
+ * An HMAC-SHA256 context keyed once, or NULL (then each tag is made with
+ * the one-shot HMAC()): copying it costs a fraction of what HMAC() does
+ * (fetching the algorithm, hashing the key's pads) on every cursor.
+ */
+static EVP_MAC_CTX *keyed_mac(const uint8_t *key, size_t len)
+{
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+    EVP_MAC_free(mac); /* the context holds its own reference */
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
+                           OSSL_PARAM_construct_end()};
+    if (ctx && EVP_MAC_init(ctx, key, len, params) != 1) {
+        EVP_MAC_CTX_free(ctx);
+        ctx = NULL;
+    }
+    return ctx;
+}
+
+/* HMAC-SHA256 of msg with k's key into md (32 bytes); false on failure. */
+static bool hmac_sha256(const keyslot *k, const uint8_t *msg, size_t n, uint8_t md[EVP_MAX_MD_SIZE])
+{
+    unsigned int mdlen = 0;
+    EVP_MAC_CTX *ctx = k->mac ? EVP_MAC_CTX_dup(k->mac) : NULL;
+    if (ctx == NULL)
+        return HMAC(EVP_sha256(), k->key, k->len, msg, n, md, &mdlen) != NULL &&
+               mdlen == SHA256_DIGEST_LENGTH;
+    size_t out = 0;
+    bool ok = EVP_MAC_update(ctx, msg, n) == 1 &&
+              EVP_MAC_final(ctx, md, &out, EVP_MAX_MD_SIZE) == 1 && out == SHA256_DIGEST_LENGTH;
+    EVP_MAC_CTX_free(ctx);
+    return ok;
+}
 
 int mcpage_keyring_new(mcpage_keyring **out)
 {
@@ -95,6 +131,8 @@ void mcpage_keyring_free(mcpage_keyring *kr)
 {
     if (kr == NULL)
         return;
+    for (int i = 0; i < kr->nkeys; i++)
+        EVP_MAC_CTX_free(kr->keys[i].mac);
     OPENSSL_cleanse(kr, sizeof *kr);
     mcpage__free(kr);
 }
@@ -113,6 +151,7 @@ int mcpage_keyring_add(mcpage_keyring *kr, uint8_t kid, const uint8_t *key, size
     k->kid = kid;
     k->len = (uint8_t)len;
     memcpy(k->key, key, len);
+    k->mac = keyed_mac(key, len);
     if (current || kr->current < 0)
         kr->current = kr->nkeys;
     kr->nkeys++;
@@ -639,16 +678,28 @@ static bool ts_parse(const char *s, size_t n, int64_t *v, bool *ms)
 
 static void tool_hash(const char *tool, uint8_t out[TOOL_HASH_LEN])
 {
+    /* A thread's calls are mostly of one tool: its hash is remembered
+       (SHA256() fetches the digest anew each time, 6k instructions). */
+    static _Thread_local char last[TOOL_NAME_CACHE];
+    static _Thread_local uint8_t last_hash[TOOL_HASH_LEN];
+    size_t n = strlen(tool);
+    if (n < sizeof last && last[0] && strcmp(last, tool) == 0) {
+        memcpy(out, last_hash, TOOL_HASH_LEN);
+        return;
+    }
     uint8_t md[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)tool, strlen(tool), md);
+    SHA256((const unsigned char *)tool, n, md);
     memcpy(out, md, TOOL_HASH_LEN);
+    if (n < sizeof last) {
+        memcpy(last, tool, n + 1);
+        memcpy(last_hash, md, TOOL_HASH_LEN);
+    }
 }
 
 static bool compute_tag(const keyslot *k, const uint8_t *msg, size_t n, uint8_t tag[TAG_LEN])
 {
     uint8_t md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (HMAC(EVP_sha256(), k->key, k->len, msg, n, md, &mdlen) == NULL || mdlen < TAG_LEN)
+    if (!hmac_sha256(k, msg, n, md))
         return false;
     memcpy(tag, md, TAG_LEN);
     return true;
@@ -765,9 +816,7 @@ int mcpage__seal_tag(const mcpage_keyring *kr, uint8_t kid, const char *purpose,
     memcpy(buf, purpose, plen);
     memcpy(buf + plen, msg, n);
     uint8_t md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-    if (HMAC(EVP_sha256(), k->key, k->len, buf, plen + n, md, &mdlen) == NULL ||
-        mdlen < SEAL_TAG_LEN)
+    if (!hmac_sha256(k, buf, plen + n, md))
         return MCPAGE_ECRYPTO;
     memcpy(tag, md, SEAL_TAG_LEN);
     OPENSSL_cleanse(md, sizeof md);

@@ -58,6 +58,8 @@ bool dbuf_reserve(dbuf *d, size_t extra)
 {
     if (d->err)
         return false;
+    if (extra < d->cap - d->len && extra <= d->max - d->len)
+        return true; /* room already there (most calls) */
     if (extra > d->max - d->len) {
         d->err = MCPAGE_ERANGE;
         return false;

@@ -58,6 +58,9 @@ static bool reserve(jw *w, size_t extra)
 {
     if (w->err)
         return false;
+    /* Room already there (most calls): no call into dbuf. */
+    if (extra < w->cap - w->len && extra <= w->max - w->len)
+        return true;
     if (extra > w->max - w->len) {
         w->err = MCPAGE_ERANGE;
         return false;
@@ -70,6 +73,11 @@ static bool reserve(jw *w, size_t extra)
     }
     w->buf = buf;
     return true;
+}
+
+int jw_reserve(jw *w, size_t extra)
+{
+    return reserve(w, extra) ? 0 : w->err;
 }
 
 /* Appends ASCII bytes: each is one code point and one UTF-16 unit. */
@@ -205,22 +213,31 @@ size_t jw_utf8_floor(const char *s, size_t n)
 /* Nonzero when some byte of x is zero (may also flag bytes past the first zero). */
 #define HAS_ZERO(x) (((x)-LANES(1)) & ~(x)&LANES(0x80))
 
-/* True when the 8 bytes at p are all printable ASCII other than '"' and '\\'. */
-static inline bool plain8(const unsigned char *p)
+/* Lanes (their top bits) of the 8 bytes at p that are not printable ASCII
+   other than '"' and '\\'; the lowest flagged lane is exact. */
+static inline uint64_t special8(const unsigned char *p)
 {
     uint64_t x;
     memcpy(&x, p, 8);
-    uint64_t special = (x & LANES(0x80)) | ((x - LANES(0x20)) & ~x & LANES(0x80)) |
-                       HAS_ZERO(x ^ LANES('"')) | HAS_ZERO(x ^ LANES('\\'));
-    return special == 0;
+    return (x & LANES(0x80)) | ((x - LANES(0x20)) & ~x & LANES(0x80)) | HAS_ZERO(x ^ LANES('"')) |
+           HAS_ZERO(x ^ LANES('\\'));
 }
 
 /* Bytes at the start of p[0..n) that are printable ASCII other than '"' and '\\'. */
 static size_t plain_prefix(const unsigned char *p, size_t n)
 {
     size_t run = 0;
-    while (n - run >= 8 && plain8(p + run))
-        run += 8;
+    for (; n - run >= 8; run += 8) {
+        uint64_t special = special8(p + run);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* The first byte to escape, found in the word rather than byte by byte. */
+        if (special)
+            return run + (size_t)__builtin_ctzll(special) / 8;
+#else
+        if (special)
+            break;
+#endif
+    }
     while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
         run++;
     return run;

@@ -44,6 +44,8 @@ void jw_free(jw *w);
 void jw_reset(jw *w);
 /* Hands the buffer to the caller (free with mcpage__free); the writer is emptied. */
 char *jw_take(jw *w, size_t *len);
+/* Makes room for `extra` more bytes at once; 0, or the writer's error. */
+int jw_reserve(jw *w, size_t extra);
 
 void jw_object_begin(jw *w);
 void jw_object_end(jw *w);

@@ -284,7 +284,7 @@ int mcpage_bytes_finish(mcpage_bytes *pg, mcpage_result *res)
             rc = bytes_render(pg, k, true, over, &s, &t);
     }
     if (rc == 0)
-        rc = page_write_result(&pg->b, res, s.buf, s.len, t.buf, t.len);
+        rc = page_write_result(&pg->b, res, &s, &t);
     jw_free(&s);
     tb_free(&t);
     bytes_free(pg);

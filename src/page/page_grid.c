@@ -668,7 +668,7 @@ int mcpage_grid_finish(mcpage_grid *pg, mcpage_result *res)
         }
     }
     if (rc == 0)
-        rc = page_write_result(&pg->b, res, s.buf, s.len, t.buf, t.len);
+        rc = page_write_result(&pg->b, res, &s, &t);
     jw_free(&s);
     tb_free(&t);
     grid_free(pg);

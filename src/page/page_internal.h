@@ -133,11 +133,11 @@ void page_same_args(const page_base *b, tbuf *t);
 void page_given_size(const page_base *b, tbuf *t, const char *name, int64_t used);
 
 /*
- * Writes a finished page: content[0] is `text` (or the structured bytes
- * in MCPAGE_TEXT_STRUCTURED mode), structuredContent is `structured`.
+ * Writes a finished page: content[0] is the text copy `t` (or the
+ * structured bytes in MCPAGE_TEXT_STRUCTURED mode), structuredContent is
+ * `s`. The result takes both buffers: s and t are left empty.
  */
-int page_write_result(const page_base *b, mcpage_result *res, const char *structured, size_t slen,
-                      const char *text, size_t tlen);
+int page_write_result(const page_base *b, mcpage_result *res, jw *s, tbuf *t);
 /* Writes the recorded rejection as an isError result. */
 int page_write_rejection(const page_base *b, mcpage_result *res);
 /* Writes the clamp flags ("<param>_clamped": true) into an envelope. */

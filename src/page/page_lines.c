@@ -597,7 +597,7 @@ int mcpage_lines_finish(mcpage_lines *pg, mcpage_result *res)
         v.next_col = f->start_col + (int64_t)kept;
     }
     if (rc == 0)
-        rc = page_write_result(&pg->b, res, s.buf, s.len, t.buf, t.len);
+        rc = page_write_result(&pg->b, res, &s, &t);
     jw_free(&s);
     tb_free(&t);
     lines_free(pg);

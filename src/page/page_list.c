@@ -1319,7 +1319,7 @@ int mcpage_list_finish(mcpage_list *pg, mcpage_result *res)
         break;
     }
     if (rc == 0)
-        rc = page_write_result(&pg->b, res, s.buf, s.len, t.buf, t.len);
+        rc = page_write_result(&pg->b, res, &s, &t);
 done:
     jw_free(&s);
     tb_free(&t);

@@ -19,10 +19,12 @@
 #define RESULT_MAX_BYTES  ((size_t)256 << 20)
 
 typedef struct block {
-    char *json;  /* the serialized content block object */
-    size_t len;  /* bytes in json */
-    char *text;  /* text blocks: the text itself; else NULL */
-    size_t tlen; /* bytes in text */
+    char *json;   /* the serialized content block object */
+    size_t len;   /* bytes in json */
+    size_t cps;   /* code points in json */
+    size_t units; /* UTF-16 units in json */
+    char *text;   /* text blocks: the text itself; else NULL */
+    size_t tlen;  /* bytes in text */
 } block;
 
 struct mcpage_result {
@@ -31,6 +33,8 @@ struct mcpage_result {
     size_t cap;       /* blocks allocated */
     char *structured; /* serialized structuredContent, or NULL */
     size_t slen;      /* bytes in structured */
+    size_t scps;      /* code points in structured */
+    size_t sunits;    /* UTF-16 units in structured */
     bool is_error;    /* isError */
 };
 
@@ -84,27 +88,37 @@ static int push_block(mcpage_result *r, jw *w, char *text, size_t tlen)
     }
     r->blocks = blocks;
     block *b = &r->blocks[r->count++];
+    b->cps = w->codepoints;
+    b->units = w->utf16;
     b->json = jw_take(w, &b->len);
     b->text = text;
     b->tlen = tlen;
     return 0;
 }
 
-int mcpage_result_add_text(mcpage_result *r, const char *text, size_t len)
+int mcpage__result_take_text(mcpage_result *r, char *text, size_t len)
 {
     jw w;
     jw_init(&w, RESULT_MAX_BYTES);
+    /* Room for the text unescaped and the block's keys: one allocation. */
+    if (len < RESULT_MAX_BYTES && jw_reserve(&w, len + 32) != 0) {
+        mcpage__free(text);
+        return MCPAGE_ENOMEM;
+    }
     jw_object_begin(&w);
     jw_kv_string(&w, "type", "text");
     jw_key(&w, "text");
     jw_stringn(&w, text, len);
     jw_object_end(&w);
+    return push_block(r, &w, text, len);
+}
+
+int mcpage_result_add_text(mcpage_result *r, const char *text, size_t len)
+{
     char *copy = mcpage__strndup(text, len);
-    if (copy == NULL) {
-        jw_free(&w);
+    if (copy == NULL)
         return MCPAGE_ENOMEM;
-    }
-    return push_block(r, &w, copy, len);
+    return mcpage__result_take_text(r, copy, len);
 }
 
 /* Writes "key": base64(data) without an intermediate string in the writer. */
@@ -216,10 +230,20 @@ int mcpage_result_set_structured_raw(mcpage_result *r, const char *json, size_t 
     char *copy = mcpage__strndup(json, len);
     if (copy == NULL)
         return MCPAGE_ENOMEM;
-    mcpage__free(r->structured);
-    r->structured = copy;
-    r->slen = len;
+    size_t cps, units;
+    jw_measure_utf8(json, len, &cps, &units);
+    mcpage__result_take_structured(r, copy, len, cps, units);
     return 0;
+}
+
+void mcpage__result_take_structured(mcpage_result *r, char *json, size_t len, size_t cps,
+                                    size_t units)
+{
+    mcpage__free(r->structured);
+    r->structured = json;
+    r->slen = len;
+    r->scps = cps;
+    r->sunits = units;
 }
 
 int mcpage_result_set_structured(mcpage_result *r, const json_t *object)
@@ -234,8 +258,9 @@ int mcpage_result_set_structured(mcpage_result *r, const json_t *object)
         jw_free(&w);
         return err;
     }
-    mcpage__free(r->structured);
-    r->structured = jw_take(&w, &r->slen);
+    size_t cps = w.codepoints, units = w.utf16, len;
+    char *json = jw_take(&w, &len);
+    mcpage__result_take_structured(r, json, len, cps, units);
     return 0;
 }
 
@@ -302,11 +327,12 @@ void mcpage__result_write(const mcpage_result *r, jw *w)
     jw_key(w, "content");
     jw_array_begin(w);
     for (size_t i = 0; i < r->count; i++)
-        jw_raw_value(w, r->blocks[i].json, r->blocks[i].len);
+        jw_raw_value_counted(w, r->blocks[i].json, r->blocks[i].len, r->blocks[i].cps,
+                             r->blocks[i].units);
     jw_array_end(w);
     if (r->structured) {
         jw_key(w, "structuredContent");
-        jw_raw_value(w, r->structured, r->slen);
+        jw_raw_value_counted(w, r->structured, r->slen, r->scps, r->sunits);
     }
     if (r->is_error)
         jw_kv_bool(w, "isError", true);

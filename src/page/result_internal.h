@@ -13,4 +13,14 @@
 /* Writes the CallToolResult object as the next value of w. */
 void mcpage__result_write(const mcpage_result *r, jw *w);
 
+/* Appends a text block of `text` (mcpage__malloc'd), which the result
+   then owns, even on failure. */
+int mcpage__result_take_text(mcpage_result *r, char *text, size_t len);
+
+/* Sets structuredContent to `json` (mcpage__malloc'd, a JSON object the
+   caller wrote, `cps` code points and `units` UTF-16 units), which the
+   result then owns. */
+void mcpage__result_take_structured(mcpage_result *r, char *json, size_t len, size_t cps,
+                                    size_t units);
+
 #endif

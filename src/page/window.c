@@ -12,6 +12,7 @@
 
 #include "page/alloc.h"
 #include "page/page_internal.h"
+#include "page/result_internal.h"
 #include "page/tokens.h"
 
 /* ------------------------------------------------------------ pager */
@@ -461,17 +462,28 @@ void page_write_clamps(const page_base *b, jw *w)
     }
 }
 
-int page_write_result(const page_base *b, mcpage_result *res, const char *structured, size_t slen,
-                      const char *text, size_t tlen)
+int page_write_result(const page_base *b, mcpage_result *res, jw *s, tbuf *t)
 {
     mcpage_result_clear(res);
+    if (s->err || t->err)
+        return s->err ? s->err : t->err;
     int rc;
+    /* Both copies change hands without being copied; the structured one
+       keeps the counts its writer made. */
+    size_t cps = s->codepoints, units = s->utf16, slen, tlen;
     if (b->pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
-        rc = mcpage_result_add_text(res, structured, slen);
-    else
-        rc = mcpage_result_add_text(res, text, tlen);
-    if (rc == 0)
-        rc = mcpage_result_set_structured_raw(res, structured, slen);
+        rc = mcpage_result_add_text(res, s->buf ? s->buf : "", s->len);
+    else {
+        char *text = dbuf_take(t, &tlen);
+        rc = text ? mcpage__result_take_text(res, text, tlen) : MCPAGE_ENOMEM;
+    }
+    if (rc == 0) {
+        char *json = jw_take(s, &slen);
+        if (json == NULL)
+            rc = MCPAGE_ENOMEM;
+        else
+            mcpage__result_take_structured(res, json, slen, cps, units);
+    }
     if (rc)
         mcpage_result_clear(res);
     return rc;
