@@ -243,6 +243,89 @@ static size_t plain_prefix(const unsigned char *p, size_t n)
     return run;
 }
 
+/* Input bytes escaped per reservation: its worst case is six times as many. */
+#define ESCAPE_CHUNK 4096
+
+/* The JSON escape of an ASCII byte that needs one, at o; returns its length. */
+static size_t escape_ascii(unsigned char c, char *o)
+{
+    static const char hex[] = "0123456789abcdef";
+    char e = c == '"'    ? '"'
+             : c == '\\' ? '\\'
+             : c == '\n' ? 'n'
+             : c == '\r' ? 'r'
+             : c == '\t' ? 't'
+             : c == '\b' ? 'b'
+             : c == '\f' ? 'f'
+                         : 0;
+    o[0] = '\\';
+    if (e) {
+        o[1] = e;
+        return 2;
+    }
+    memcpy(o + 1, "u00", 3);
+    o[4] = hex[c >> 4];
+    o[5] = hex[c & 15];
+    return 6;
+}
+
+/*
+ * Escapes the next chunk of p[*at..n) (ending on a character boundary)
+ * straight into w's buffer, reserved once for its worst case (every byte
+ * six), exactly as the loop in put_escaped would. False, having written
+ * nothing, when that worst case would pass w's limit: the loop, which
+ * reserves piece by piece, then writes the rest.
+ */
+static bool escape_chunk(jw *w, const unsigned char *p, size_t n, size_t *at)
+{
+    size_t i = *at, end = n - i > ESCAPE_CHUNK ? i + ESCAPE_CHUNK : n;
+    for (int k = 0; k < 3 && end < n && end > i + 1 && (p[end] & 0xC0) == 0x80; k++)
+        end--; /* not inside a character */
+    if ((end - i) * 6 > w->max - w->len || !reserve(w, (end - i) * 6))
+        return false;
+    char *o = w->buf + w->len, *start = o;
+    size_t wide = 0, astral = 0, repaired = 0; /* non-ASCII counts, for cps and units */
+    while (i < end) {
+        size_t run = plain_prefix(p + i, end - i);
+        memcpy(o, p + i, run);
+        o += run;
+        i += run;
+        if (i == end)
+            break;
+        if (p[i] < 0x80) {
+            o += escape_ascii(p[i++], o);
+            continue;
+        }
+        uint32_t cp;
+        size_t len = utf8_decode(p + i, end - i, &cp);
+        if (len == 0) {
+            memcpy(o, "\xEF\xBF\xBD", 3); /* invalid byte: U+FFFD, and move on by one */
+            o += 3;
+            wide += 2; /* three bytes, one code point, one unit */
+            repaired++;
+            i++;
+        } else if (cp == 0x2028 || cp == 0x2029) {
+            memcpy(o, cp == 0x2028 ? "\\u2028" : "\\u2029", 6); /* see put_escaped */
+            o += 6;
+            i += len;
+        } else {
+            memcpy(o, p + i, len);
+            o += len;
+            wide += len - 1;
+            astral += len == 4;
+            i += len;
+        }
+    }
+    size_t bytes = (size_t)(o - start);
+    *o = '\0';
+    w->len += bytes;
+    w->codepoints += bytes - wide;
+    w->utf16 += bytes - wide + astral;
+    w->repaired += repaired;
+    *at = i;
+    return true;
+}
+
 static void put_escaped(jw *w, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -264,6 +347,9 @@ static void put_escaped(jw *w, const char *s, size_t n)
     }
     put_ascii(w, "\"", 1);
     put_ascii(w, s, i);
+    /* In chunks written with no check per piece while the worst case fits. */
+    while (i < n && w->err == 0 && escape_chunk(w, p, n, &i))
+        ;
     while (i < n && w->err == 0) {
         /* Copy a run of plain ASCII in one go. */
         size_t run = i + plain_prefix(p + i, n - i);

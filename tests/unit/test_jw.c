@@ -233,6 +233,42 @@ static void counts_match_an_independent_count_for_random_text(void **state)
     }
 }
 
+/*
+ * Long strings are escaped in chunks reserved for their worst case; a
+ * writer limited to the exact output length cannot reserve that and
+ * escapes piece by piece. Both must write the same bytes and counts,
+ * wherever a chunk's edge falls (inside a character, on an invalid byte).
+ */
+static void long_strings_escape_the_same_in_chunks_and_pieces(void **state)
+{
+    (void)state;
+    static char in[4 * 6000];
+    for (int round = 0; round < 200; round++) {
+        size_t n = 0, chars = 1000 + rnd(5000);
+        for (size_t k = 0; k < chars; k++) {
+            if (rnd(50) == 0)
+                in[n++] = (char)(rnd(2) ? 0xFF : 0x80 + rnd(0x40)); /* not UTF-8 */
+            else if (rnd(3) == 0)
+                put_utf8(in, &n, (uint32_t)('a' + rnd(26)));
+            else
+                put_utf8(in, &n, random_scalar());
+        }
+        jw chunks = write_string(in, n);
+        assert_counts_exact(&chunks);
+        jw pieces;
+        jw_init(&pieces, chunks.len);
+        jw_stringn(&pieces, in, n);
+        assert_int_equal(pieces.err, 0);
+        assert_int_equal(pieces.len, chunks.len);
+        assert_memory_equal(pieces.buf, chunks.buf, chunks.len);
+        assert_int_equal(pieces.codepoints, chunks.codepoints);
+        assert_int_equal(pieces.utf16, chunks.utf16);
+        assert_int_equal(pieces.repaired, chunks.repaired);
+        jw_free(&chunks);
+        jw_free(&pieces);
+    }
+}
+
 static void state_errors_are_sticky(void **state)
 {
     (void)state;
@@ -540,6 +576,7 @@ int main(void)
         cmocka_unit_test(line_and_paragraph_separators_are_escaped),
         cmocka_unit_test(invalid_utf8_becomes_replacement_characters),
         cmocka_unit_test(counts_match_an_independent_count_for_random_text),
+        cmocka_unit_test(long_strings_escape_the_same_in_chunks_and_pieces),
         cmocka_unit_test(state_errors_are_sticky),
         cmocka_unit_test(byte_limit_is_enforced_exactly),
         cmocka_unit_test(out_of_memory_is_a_sticky_error),
