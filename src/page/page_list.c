@@ -238,6 +238,15 @@ static int serialize_cells(const mcpage_list *pg, const list_cell *cells, size_t
     tbuf t;
     jw_init(&w, LIST_RECORD_MAX);
     tb_init(&t);
+    /* One allocation each for what most records need: every value quoted,
+       with room for a few escapes; a record that needs more grows. */
+    size_t room = 8 + (size_t)pg->ncols * 24;
+    for (size_t k = 0; k < nc; k++)
+        room += cells[k].kind == LIST_CELL_STR ? cells[k].len : 0;
+    if (room < LIST_RECORD_MAX / 2) {
+        (void)jw_reserve(&w, room + room / 8);
+        (void)dbuf_reserve(&t, room);
+    }
     jw_array_begin(&w);
     for (int i = 0; i < pg->ncols; i++) {
         const list_cell *c = NULL;
@@ -622,7 +631,16 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     char key[96];
     bool shared = pg->share && pg->share_val && n > 0;
 
+    /* Both copies sized once for their records and an envelope. */
+    size_t room = 2048 + h.len + ht.len, troom = room;
+    for (size_t i = 0; i < n; i++) {
+        room += pg->recs[i].len + 1;
+        troom += pg->recs[i].text ? pg->recs[i].tlen + 1 : pg->recs[i].len + 1;
+    }
     jw_reset(s);
+    tb_reset(t);
+    (void)jw_reserve(s, room);
+    (void)dbuf_reserve(t, troom);
     jw_object_begin(s);
     if (shared) {
         jw_key(s, pg->share);

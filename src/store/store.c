@@ -677,6 +677,11 @@ void store_session_clear(store_session *r)
 {
     if (!r)
         return;
+    if (r->strings_) {
+        free(r->strings_); /* a row read by store_sql_session_row */
+        memset(r, 0, sizeof *r);
+        return;
+    }
     free(r->session_id);
     free(r->source);
     free(r->project);

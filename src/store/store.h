@@ -231,6 +231,7 @@ typedef struct store_session {
     char *hostname;          /* the machine it was read on */
     int64_t raw_size;        /* bytes of original source kept */
     store_key key;           /* this row's position */
+    char *strings_;          /* private: when set, one allocation holding every string above */
 } store_session;
 
 typedef struct store_sessions {

@@ -7,7 +7,9 @@
  * backend builds from these are the same text they were when each
  * backend kept its own copy.
  */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "store/store_sql.h"
@@ -270,20 +272,42 @@ int store_sql_project_row(const store_sql_row *r, store_project_sort sort, store
 
 int store_sql_session_row(const store_sql_row *r, store_session *out)
 {
-    if (store_sql_col_dup(r, 0, 0, &out->session_id) || store_sql_col_dup(r, 1, 0, &out->source) ||
-        store_sql_col_dup(r, 3, 1, &out->project) || store_sql_col_dup(r, 4, 1, &out->title) ||
-        store_sql_col_dup(r, 5, 1, &out->started_at) ||
-        store_sql_col_dup(r, 6, 1, &out->ended_at) || store_sql_col_dup(r, 7, 1, &out->model) ||
-        store_sql_col_dup(r, 8, 1, &out->git_branch) ||
-        store_sql_col_dup(r, 10, 1, &out->parent_session_id) ||
-        store_sql_col_dup(r, 11, 1, &out->source_path) ||
-        store_sql_col_dup(r, 12, 1, &out->hostname))
+    /* The row's strings in one allocation, as store_sql_col_dup would make
+       them one by one (a page of sessions made 11 of them a row). */
+    static const int cols[] = {0, 1, 3, 4, 5, 6, 7, 8, 10, 11, 12};
+    static const bool opt[] = {false, false, true, true, true, true, true, true, true, true, true};
+    char **dst[] = {&out->session_id,        &out->source,      &out->project, &out->title,
+                    &out->started_at,        &out->ended_at,    &out->model,   &out->git_branch,
+                    &out->parent_session_id, &out->source_path, &out->hostname};
+    enum { NCOLS = sizeof cols / sizeof cols[0] };
+    const char *text[NCOLS];
+    size_t len[NCOLS], total = 0;
+    for (size_t i = 0; i < NCOLS; i++) {
+        text[i] = r->text(r->res, cols[i]);
+        if (text[i] == NULL && !opt[i])
+            text[i] = "";
+        else if (text[i] && opt[i] && !*text[i])
+            text[i] = NULL;
+        len[i] = text[i] ? strlen(text[i]) : 0;
+        total += text[i] ? len[i] + 1 : 0;
+    }
+    char *block = malloc(total), *p = block;
+    if (block == NULL)
         return MCPAGE_ENOMEM;
+    for (size_t i = 0; i < NCOLS; i++) {
+        *dst[i] = NULL;
+        if (text[i]) {
+            memcpy(p, text[i], len[i] + 1);
+            *dst[i] = p;
+            p += len[i] + 1;
+        }
+    }
+    out->strings_ = block;
     out->project_id = r->int64(r->res, 2);
     out->message_count = r->int64(r->res, 9);
     out->raw_size = r->int64(r->res, 13);
     out->key.nparts = 2;
-    store_key_set_text(&out->key.part[0], r->text(r->res, 5));
+    store_key_set_text(&out->key.part[0], out->started_at ? out->started_at : "");
     store_key_set_text(&out->key.part[1], out->session_id);
     return 0;
 }

@@ -95,9 +95,9 @@ int sqlite_sessions_list(store *s, const store_session_filter *f, const store_pa
     int rc = sq_sql_prepare(s, &q, &st);
     if (rc < 0)
         return rc;
-    /* Room for the whole page at once: a row is about 1 KiB (its key), and
+    /* Room for a tool's page at once: a row is about 1 KiB (its key), and
        growing from 16 to 32 rows for a page of 21 cost a tenth of the query. */
-    size_t cap = out->rows == NULL && pg->limit > 0 && pg->limit <= 1000 ? (size_t)pg->limit : 0;
+    size_t cap = out->rows == NULL && pg->limit > 0 && pg->limit <= 128 ? (size_t)pg->limit : 0;
     if (cap && (out->rows = calloc(cap, sizeof *out->rows)) == NULL)
         cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -113,6 +113,10 @@ int sqlite_sessions_list(store *s, const store_session_filter *f, const store_pa
     if (rc != SQLITE_DONE) {
         store_sessions_free(out);
         return sq_err(s, "sessions");
+    }
+    if (out->count == 0) {
+        free(out->rows); /* no rows, no array: as before it was made ahead */
+        out->rows = NULL;
     }
     return 0;
 nomem:
