@@ -58,6 +58,10 @@ struct mcpage_list {
     size_t cap;                                  /* records allocated */
     json_t *first_full;                          /* record 0 as given, for read_with */
     json_t *first_proj;                          /* record 0 projected, for cutting fields */
+    list_cell *first_cells;                      /* record 0 given as cells: a copy (one
+                                                    allocation), made into the two objects
+                                                    above only if it must be cut */
+    size_t first_ncells;                         /* cells in first_cells */
     bool full;                                   /* the page is complete */
     bool has_more;                               /* the walk continues past this page */
     const char *stopped_by;                      /* why the page ended, when not "end" */
@@ -320,6 +324,7 @@ static void list_free(mcpage_list *pg)
     mcpage__free(pg->recs);
     json_decref(pg->first_full);
     json_decref(pg->first_proj);
+    mcpage__free(pg->first_cells);
     tb_free(&pg->trunc_note);
     page_base_free(&pg->b);
     mcpage__free(pg);
@@ -1205,21 +1210,68 @@ static json_t *cells_object(const list_cell *cells, size_t nc)
     return rec;
 }
 
+/* A copy of n cells and their strings in one allocation, or NULL. */
+static list_cell *cells_copy(const list_cell *cells, size_t n)
+{
+    size_t bytes = n * sizeof *cells + 1;
+    for (size_t k = 0; k < n; k++)
+        bytes +=
+            strlen(cells[k].name) + 1 + (cells[k].kind == LIST_CELL_STR ? cells[k].len + 1 : 0);
+    list_cell *out = mcpage__malloc(bytes);
+    if (out == NULL)
+        return NULL;
+    char *p = (char *)(out + n);
+    for (size_t k = 0; k < n; k++) {
+        out[k] = cells[k];
+        size_t len = strlen(cells[k].name) + 1;
+        out[k].name = memcpy(p, cells[k].name, len);
+        p += len;
+        if (cells[k].kind == LIST_CELL_STR) {
+            out[k].str = memcpy(p, cells[k].str, cells[k].len);
+            p[cells[k].len] = '\0';
+            p += cells[k].len + 1;
+        }
+    }
+    return out;
+}
+
+/* first_full and first_proj, made from first_cells when record 0 came as cells. */
+static int first_objects(mcpage_list *pg)
+{
+    if (pg->first_proj)
+        return MCPAGE_OK;
+    if (pg->first_cells == NULL)
+        return MCPAGE_ENOMEM; /* the copy could not be made */
+    pg->first_full = cells_object(pg->first_cells, pg->first_ncells);
+    pg->first_proj = pg->first_full ? project(pg, pg->first_full) : NULL;
+    return pg->first_proj ? MCPAGE_OK : MCPAGE_ENOMEM;
+}
+
 int mcpage__list_add_cells(mcpage_list *pg, const list_cell *cells, size_t ncells,
                            const mcpage_keypart *pos, int nparts)
 {
     if (pg == NULL || (cells == NULL && ncells > 0))
         return MCPAGE_EINVAL;
-    /* The first record is kept as an object (read_with, cutting); a page
-       that is done, shares a field or holds objects takes the object too. */
-    if (pg->n == 0 || pg->share || !columns(pg) || pg->b.rejected || pg->full ||
+    /* A page that is done, shares a field or holds objects takes the
+       record as an object. */
+    if (pg->share || !columns(pg) || pg->b.rejected || pg->full ||
         (int64_t)pg->n >= pg->win.limit || nparts < 0 || nparts > MCPAGE_CURSOR_MAX_PARTS ||
         (nparts > 0 && pos == NULL))
         return mcpage_list_add(pg, cells_object(cells, ncells), pos, nparts);
     list_rec tmp;
     memset(&tmp, 0, sizeof tmp);
+    bool first = pg->n == 0;
     int rc = serialize_cells(pg, cells, ncells, &tmp);
-    return rc ? rc : add_record(pg, &tmp, NULL, NULL, 0, 0, pos, nparts);
+    if (rc == 0)
+        rc = add_record(pg, &tmp, NULL, NULL, 0, 0, pos, nparts);
+    if (rc == 0 && first && pg->n == 1) {
+        /* Kept for read_with and cutting, as cells: objects only if it is cut. */
+        pg->first_cells = cells_copy(cells, ncells);
+        pg->first_ncells = ncells;
+        if (pg->first_cells == NULL)
+            return MCPAGE_ENOMEM;
+    }
+    return rc;
 }
 
 /* ----------------------------------------------------------- cutting */
@@ -1306,7 +1358,9 @@ static int cut_first(mcpage_list *pg, bool has_more, const char *stopped, jw *s,
     cut_field fields[LIST_MAX_FIELDS];
     size_t keep[LIST_MAX_FIELDS];
     size_t nf = 0;
-    int rc = MCPAGE_OK;
+    int rc = first_objects(pg);
+    if (rc)
+        return rc;
     const char *key;
     json_t *val;
     json_object_foreach(pg->first_proj, key, val)

@@ -732,8 +732,14 @@ static const mcpage_list_spec cells_spec = {
     .layout = MCPAGE_LIST_COLUMNS,
 };
 
+/* A title longer than a small budget: the page's only record, cut. */
+#define CELL_W32  "lorem ipsum dolor \t sit amet, x "
+#define CELL_W256 CELL_W32 CELL_W32 CELL_W32 CELL_W32 CELL_W32 CELL_W32 CELL_W32 CELL_W32
+#define CELL_LONG CELL_W256 CELL_W256 CELL_W256 CELL_W256 CELL_W256 CELL_W256 CELL_W256 CELL_W256
+
 /* Titles that need escaping in one copy or the other, or are not ASCII. */
 static const char *const cell_titles[] = {
+    CELL_LONG,
     "plain words here",
     "tab\there and\nnewline",
     "quote \" and back\\slash",
@@ -823,6 +829,7 @@ static void records_given_as_cells_make_the_same_page_as_objects(void **state)
         "{\"max_tokens\":700,\"limit\":50}",
         "{\"fields\":[\"title\",\"note\",\"gone\"]}",
         "{\"fields\":[\"n\"],\"limit\":60}",
+        "{\"max_tokens\":500}",
     };
     for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
         char *a = cells_page(&e, args[i], false), *b = cells_page(&e, args[i], true);
@@ -830,6 +837,8 @@ static void records_given_as_cells_make_the_same_page_as_objects(void **state)
         assert_non_null(strstr(a, "\"returned\":"));
         if (strstr(args[i], "max_tokens") && strstr(a, "\"stopped_by\":\"max_tokens\"") == NULL)
             fail_msg("%s", a);
+        if (strcmp(args[i], "{\"max_tokens\":500}") == 0 && strstr(a, "\"_truncated\"") == NULL)
+            fail_msg("the long first record was not cut: %.300s", a);
         free(a);
         free(b);
     }
