@@ -252,11 +252,16 @@ static int serialize_cells(const mcpage_list *pg, const list_cell *cells, size_t
         (void)dbuf_reserve(&t, room);
     }
     jw_array_begin(&w);
+    size_t next = 0; /* cells mostly come in column order: look there first */
     for (int i = 0; i < pg->ncols; i++) {
         const list_cell *c = NULL;
-        for (size_t k = 0; k < nc && c == NULL; k++)
-            if (strcmp(cells[k].name, pg->cols[i]) == 0)
-                c = &cells[k];
+        for (size_t k = 0; k < nc && c == NULL; k++) {
+            size_t at = (next + k) % nc;
+            if (strcmp(cells[at].name, pg->cols[i]) == 0) {
+                c = &cells[at];
+                next = at + 1;
+            }
+        }
         if (i > 0)
             tb_put(&t, "\t", 1);
         if (c == NULL || c->kind == LIST_CELL_NULL) {
