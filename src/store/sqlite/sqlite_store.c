@@ -16,12 +16,26 @@
 /*
  * A reader's page cache (SQLite's default is 2 MB). SQLite reaches byte n
  * of a long text through its chain of overflow pages, one page read per
- * 4 KB before n, so a search page's snippets of matches 500 KB into tool
- * outputs read about 1,300 pages (5 MB) however few bytes they show; at
- * 2 MB each call read them all again (1,462 preads a call for '012345'
- * on 1M messages). The cache grows only with the pages read.
+ * page before n (4 KB in stores made before SQ_NEW_PAGE_SIZE), so a
+ * search page's snippets of matches 500 KB into tool outputs read about
+ * 1,300 pages (5 MB) however few bytes they show; at 2 MB each call read
+ * them all again (1,462 preads a call for '012345' on 1M messages). The
+ * cache grows only with the pages read.
  */
 #define SQ_READ_CACHE "PRAGMA cache_size = -8192"
+
+/*
+ * The page size of a new store (SQLite's default is 4096; an existing
+ * store keeps its own). A first sync writes every page to the write-ahead
+ * log, reads it back at the checkpoint and writes it into the database:
+ * at 4 KB pages that was about 930,000 pread/pwrite calls for the 268.7 MB
+ * generated archive (651 MB of store), a quarter of the sync's CPU in the
+ * kernel; at 16 KB about a quarter as many calls for the same bytes.
+ * Texts and raw chunks also span a quarter as many overflow pages.
+ * Queries of bench_store ran as fast (docs/performance.md); at 64 KB some
+ * searches were slower (more bytes per page read).
+ */
+#define SQ_NEW_PAGE_SIZE "PRAGMA page_size = 16384"
 
 /* ---- the statement cache -------------------------------------------- */
 
@@ -455,6 +469,9 @@ int store_sqlite_open(store *s, const char *path, int flags)
         /* Two writers opening a fresh file at once (concurrent syncs):
          * switching to WAL needs a lock the busy handler does not wait
          * for, so the loser retries for up to 5 s. */
+        /* before anything is written: the first page fixes the size */
+        if (!existed && (rc = sq_exec(s, SQ_NEW_PAGE_SIZE)) < 0)
+            goto fail_open;
         for (int tries = 0; tries < 50; tries++) {
             rc = sq_exec(s, "PRAGMA journal_mode = WAL");
             if (rc == 0 || sqlite3_errcode(c->db) != SQLITE_BUSY)
