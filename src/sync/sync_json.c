@@ -111,15 +111,25 @@ static size_t unescape(const unsigned char *in, size_t len, size_t *p, char *o)
     return utf8_put(v, o);
 }
 
-/* 1 when one of the eight bytes of `w` ends a run that copies as it is:
- * a quote, a backslash, a control character or a byte from 0x80 (the
- * zero-byte test of "Bit Twiddling Hacks", exact for "is there any"). */
-static int ends_plain_run(uint64_t w)
+/*
+ * The bytes of `w` (eight bytes of the line, the first in the lowest
+ * byte) that end a run copied as it is: a quote, a backslash, a control
+ * character or a byte from 0x80, as the high bit of each such byte; 0
+ * when there is none. The zero-byte test of "Bit Twiddling Hacks": a
+ * borrow may flag a byte above a flagged one, never one below, so the
+ * lowest flag is exact.
+ */
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SWAR_RUNS 1
+#else
+#define SWAR_RUNS 0 /* byte by byte: the first byte is not the lowest */
+#endif
+static uint64_t run_ends(uint64_t w)
 {
     const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
     uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
     uint64_t zero_q = (q - ones) & ~q, zero_b = (b - ones) & ~b, below = w - ones * 0x20;
-    return ((zero_q | zero_b | below | w) & high) != 0;
+    return (zero_q | zero_b | below | w) & high;
 }
 
 /*
@@ -139,11 +149,16 @@ static int string_token(scan *sc, size_t start, size_t *end, size_t *n)
         /* Printable ASCII eight bytes at a time: most of a tool output.
          * The decoded bytes never run ahead of the line's, so the eight
          * written stay inside sc->dec (len bytes). */
-        uint64_t w8;
-        while (len - p >= 8 && (memcpy(&w8, in + p, 8), !ends_plain_run(w8))) {
+        while (SWAR_RUNS && len - p >= 8) {
+            uint64_t w8, ends;
+            memcpy(&w8, in + p, 8);
             memcpy(o + w, in + p, 8);
-            w += 8;
-            p += 8;
+            ends = run_ends(w8);
+            size_t plain = ends ? (size_t)__builtin_ctzll(ends) / 8 : 8;
+            w += plain;
+            p += plain;
+            if (ends)
+                break;
         }
         if (p == len)
             break;
@@ -198,6 +213,25 @@ static int long_add(scan *sc, size_t n)
     return 0;
 }
 
+/* Writes the placeholder of long string number k, "\u0000<k>" with its
+ * quotes, at o: its length (at most 8 + 20 bytes, no longer than the
+ * token it stands for: SYNC_JSON_LONG bytes or more and fewer than
+ * 10^(SYNC_JSON_LONG - 8) tokens in a line). */
+static size_t placeholder(char *o, size_t k)
+{
+    char digits[24];
+    size_t n = 0;
+    do {
+        digits[n++] = (char)('0' + k % 10);
+        k /= 10;
+    } while (k);
+    memcpy(o, "\"\\u0000", 7);
+    for (size_t i = 0; i < n; i++)
+        o[7 + i] = digits[n - 1 - i];
+    o[7 + n] = '"';
+    return 8 + n;
+}
+
 /* Builds the skeleton: 0, or -1 when the line is json_loadb's to parse. */
 static int skeleton(scan *sc)
 {
@@ -218,10 +252,10 @@ static int skeleton(scan *sc)
             memcpy(sc->sk + sc->sklen, sc->in + i, tlen);
             sc->sklen += tlen;
         } else {
-            int k = snprintf(sc->sk + sc->sklen, SYNC_JSON_LONG, "\"\\u0000%zu\"", sc->n);
+            size_t k = placeholder(sc->sk + sc->sklen, sc->n);
             if (long_add(sc, n) < 0)
                 return -1;
-            sc->sklen += (size_t)k;
+            sc->sklen += k;
         }
         i = end + 1;
     }

@@ -77,6 +77,32 @@ static void long_strings_read_as_jansson_reads_them(void **state)
     free(s);
 }
 
+/* The scan copies printable ASCII eight bytes at a time: a quote, an
+ * escape, a byte from 0x80 or a control character at every position of
+ * those eight, in strings of every length around them, reads as jansson
+ * reads it (or is rejected as jansson rejects it). */
+static void every_position_of_a_run_end(void **state)
+{
+    (void)state;
+    static const char *const ends[] = {"\\\"", "\\n", "\xc3\xa9", "\x01", "\xff", "\""};
+    char body[200], line[400];
+    for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
+        for (int before = 0; before < 20; before++) {
+            for (int after = 0; after < 12; after++) {
+                int k =
+                    snprintf(body, sizeof body, "%.*s%s%.*s", before, "abcdefghijklmnopqrstuvwxyz",
+                             ends[e], after, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+                assert_true(k > 0);
+                snprintf(line, sizeof line,
+                         "{\"type\":\"user\",\"pad\":\"%s\",\"content\":\"%s%s\"}",
+                         "0123456789012345678901234567890123456789012345678901234567890123",
+                         "0123456789012345678901234567890123456789012345678901234567890123", body);
+                assert_same_as_jansson(line, 0);
+            }
+        }
+    }
+}
+
 static void rejected_lines_keep_janssons_error(void **state)
 {
     (void)state;
@@ -128,6 +154,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(long_strings_read_as_jansson_reads_them),
+        cmocka_unit_test(every_position_of_a_run_end),
         cmocka_unit_test(rejected_lines_keep_janssons_error),
         cmocka_unit_test(utf8_repair_finds_a_bad_byte_after_long_ascii),
     };
