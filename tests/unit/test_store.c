@@ -520,14 +520,14 @@ static void snippets_agree_with_whole_text(store *s, const char *const *queries,
     }
 }
 
-static int64_t tokmap_rows(const char *path)
+/* The integer `sql` gives on the SQLite file at path, or -1 when it fails. */
+static int64_t file_int(const char *path, const char *sql)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int64_t n = -1;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "SELECT count(*) FROM message_tokmap", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
         n = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     sqlite3_close(db);
@@ -550,7 +550,7 @@ static void remap_tokens(fixture *f)
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
-    assert_int_equal(tokmap_rows(f->db), -1);
+    assert_int_equal(file_int(f->db, "SELECT count(*) FROM message_tokmap"), -1);
     assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
 }
 
@@ -593,7 +593,7 @@ static void long_text_snippets_read_a_window(void **state)
     assert_int_equal(store_commit(f->s), 0);
     free(text);
     /* fill()'s short texts have no map, the long one has */
-    assert_int_equal(tokmap_rows(f->db), 1);
+    assert_int_equal(file_int(f->db, "SELECT count(*) FROM message_tokmap"), 1);
     static const char *const queries[] = {
         "row00000",         "row00007",           "zorilla",  "row17777",
         "row17777 zorilla", "\"row12000 naïve\"", "row29999", "ocelot",
@@ -606,7 +606,7 @@ static void long_text_snippets_read_a_window(void **state)
 
     /* A store without maps (schema version 3) gets them from a writer. */
     remap_tokens(f);
-    assert_int_equal(tokmap_rows(f->db), 1);
+    assert_int_equal(file_int(f->db, "SELECT count(*) FROM message_tokmap"), 1);
     snippets_agree_with_whole_text(f->s, queries, sizeof queries / sizeof queries[0]);
 }
 
@@ -675,7 +675,7 @@ static void token_maps_from_the_index_match_the_scan(void **state)
     assert_int_equal(store_sqlite__tokmap_caught - caught, 6);
     /* five maps (the text of dots has no token), then the same five from the scan */
     char *indexed = tokmaps_of(f->db);
-    assert_int_equal(tokmap_rows(f->db), 5);
+    assert_int_equal(file_int(f->db, "SELECT count(*) FROM message_tokmap"), 5);
     remap_tokens(f);
     char *scanned = tokmaps_of(f->db);
     assert_string_equal(indexed, scanned);
@@ -1557,19 +1557,6 @@ static void a_damaged_file_is_reported_and_not_written(void **state)
     assert_non_null(strstr(err, "is truncated (100000 of its "));
 }
 
-static int64_t page_size_of(const char *path)
-{
-    sqlite3 *raw = NULL;
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open_v2(path, &raw, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(raw, "PRAGMA page_size", -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t size = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(raw);
-    return size;
-}
-
 /* A new store has 16 KB pages (fewer reads and writes per byte synced); a
  * store written with SQLite's 4 KB pages keeps them, and takes writes. */
 static void new_stores_have_16k_pages_old_ones_keep_theirs(void **state)
@@ -1579,7 +1566,7 @@ static void new_stores_have_16k_pages_old_ones_keep_theirs(void **state)
         skip();
         return;
     }
-    assert_int_equal(page_size_of(f->db), 16384);
+    assert_int_equal(file_int(f->db, "PRAGMA page_size"), 16384);
     store_search_filter q = {.query = "kiwi"};
     assert_int_equal(hits(f->s, &q), 0);
     store_close(f->s);
@@ -1592,11 +1579,11 @@ static void new_stores_have_16k_pages_old_ones_keep_theirs(void **state)
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(raw);
-    assert_int_equal(page_size_of(f->db), 4096);
+    assert_int_equal(file_int(f->db, "PRAGMA page_size"), 4096);
     assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
     add_words(f->s, "old-pages", 0, 30, 5, 3);
     assert_true(hits(f->s, &q) > 0);
-    assert_int_equal(page_size_of(f->db), 4096);
+    assert_int_equal(file_int(f->db, "PRAGMA page_size"), 4096);
 }
 
 static void bad_pages_are_rejected(void **state)
