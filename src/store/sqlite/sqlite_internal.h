@@ -201,26 +201,6 @@ void store_sqlite_tokmap_watch(void *snip);
 /* Token maps caught while FTS5 indexed their texts (tests). */
 extern int64_t store_sqlite__tokmap_caught;
 /*
- * An instance of the built-in unicode61 (sqlite_tokenize.c) that cuts
- * ASCII words itself when its arguments are the FTS5 table's
- * (remove_diacritics 2 tokenchars _): the built-in's tokens, offsets and
- * flags exactly, faster.
- */
-typedef struct sq_u61 {
-    fts5_tokenizer tk;    /* the built-in's methods */
-    Fts5Tokenizer *inner; /* the built-in, for stretches with bytes from 0x80 */
-    int fast;             /* the arguments are the table's: ASCII words are cut here */
-    char *fold;           /* an ASCII word folded to lower case */
-    int cap;
-} sq_u61;
-/* An SQLite result code; on success store_sqlite__u61_close() frees *u. */
-int store_sqlite__u61_open(sq_u61 *u, const fts5_tokenizer *builtin, void *builtin_ud,
-                           const char **args, int nargs);
-void store_sqlite__u61_close(sq_u61 *u);
-/* fts5_tokenizer's xTokenize for the instance. */
-int store_sqlite__u61_tokenize(sq_u61 *u, void *ctx, int flags, const char *text, int n,
-                               int (*token)(void *, int, const char *, int, int, int));
-/*
  * Registers mcpage_bm25() (sqlite_rank.c), bm25() with cached row lengths;
  * 0 or -1. *nhit is the bare match count of the query being ranked while
  * the store knows it, else -1 (it spares bm25 a count of its own).

@@ -502,17 +502,17 @@ int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **
 }
 
 /*
- * The connection's tokenizer: unicode61's tokens (sqlite_tokenize.c cuts
- * the ASCII words, the built-in the rest), registered under the name
- * unicode61 on mcpage's connections (FTS5 takes the latest registration
- * of a name), so the table's definition and tokens stay the built-in's
- * and a stock sqlite3 reads the file. While the writer watches
+ * The writer's tokenizer: the built-in unicode61, registered under its
+ * own name on mcpage's connections (FTS5 takes the latest registration of
+ * a name), so the table and its tokens stay the built-in's and a stock
+ * sqlite3 reads the file. What it adds: while the writer watches
  * (store_sqlite_tokmap_watch), the next document FTS5 indexes also gives
  * its token map from the tokens FTS5 gets, instead of a second scan of
- * the text.
+ * the text. Otherwise every call goes straight to unicode61.
  */
 typedef struct watch_tok {
-    sq_u61 u; /* unicode61, ASCII words cut by sqlite_tokenize.c */
+    fts5_tokenizer tk; /* the built-in's methods */
+    Fts5Tokenizer *inner;
     snip_conn *sc;
 } watch_tok;
 
@@ -538,8 +538,8 @@ static int watch_create(void *ud, const char **args, int nargs, Fts5Tokenizer **
     watch_tok *w = sqlite3_malloc(sizeof *w);
     if (w == NULL)
         return SQLITE_NOMEM;
-    w->sc = sc;
-    int rc = store_sqlite__u61_open(&w->u, &sc->tk, sc->tk_ud, args, nargs);
+    *w = (watch_tok){.tk = sc->tk, .sc = sc};
+    int rc = sc->tk.xCreate(sc->tk_ud, args, nargs, &w->inner);
     if (rc != SQLITE_OK) {
         sqlite3_free(w);
         return rc;
@@ -551,7 +551,7 @@ static int watch_create(void *ud, const char **args, int nargs, Fts5Tokenizer **
 static void watch_delete(Fts5Tokenizer *p)
 {
     watch_tok *w = (watch_tok *)p;
-    store_sqlite__u61_close(&w->u);
+    w->tk.xDelete(w->inner);
     sqlite3_free(w);
 }
 
@@ -561,11 +561,11 @@ static int watch_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *te
     watch_tok *w = (watch_tok *)p;
     snip_conn *sc = w->sc;
     if (sc->watch != WATCH_ARMED || flags != FTS5_TOKENIZE_DOCUMENT)
-        return store_sqlite__u61_tokenize(&w->u, ctx, flags, text, n, token);
+        return w->tk.xTokenize(w->inner, ctx, flags, text, n, token);
     sc->watch = WATCH_DONE;
     sc->watched_len = n;
     watch_pass pass = {.ctx = ctx, .token = token, .map = &sc->watched};
-    return store_sqlite__u61_tokenize(&w->u, &pass, flags, text, n, watch_token);
+    return w->tk.xTokenize(w->inner, &pass, flags, text, n, watch_token);
 }
 
 /* mcpage_tokmap(text): the text's token map, or NULL under SNIP_MAP_MIN tokens (the migration). */
