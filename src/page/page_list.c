@@ -279,25 +279,103 @@ static int serialize_cells(const mcpage_list *pg, const list_cell *cells, size_t
 }
 
 /*
+ * A thread's memo of the records it scanned: the first page of a walk
+ * shows the same records on every call until the store changes, and the
+ * scans of a record's copies depend on nothing but their bytes, so a
+ * record found here with the same bytes gets exactly what scanning it
+ * gives. Direct-mapped by a hash of its structured copy.
+ */
+#define REC_MEMO_SLOTS 128  /* records remembered per thread */
+#define REC_MEMO_BYTES 1024 /* larger records (both copies) are scanned every time */
+
+typedef struct rec_memo {
+    size_t len;                 /* bytes of the structured copy; 0: unused slot */
+    size_t tlen;                /* bytes of the text line */
+    bool text;                  /* the record has a text line */
+    tokens_part jpart;          /* the structured copy's scan */
+    tokens_part tpart;          /* the text line's scan */
+    size_t jt, tt, tunits;      /* estimates and the line's UTF-16 units */
+    char bytes[REC_MEMO_BYTES]; /* the structured copy, then the text line */
+} rec_memo;
+
+static _Thread_local rec_memo rec_memo_slots[REC_MEMO_SLOTS];
+
+/* A cheap hash of n bytes (eight at a time). */
+static size_t bytes_hash(const char *s, size_t n)
+{
+    uint64_t h = (uint64_t)n * UINT64_C(0x9E3779B97F4A7C15), x;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&x, s + i, 8);
+        h = (h ^ x) * UINT64_C(0x100000001B3);
+        h ^= h >> 31;
+    }
+    for (; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * UINT64_C(0x100000001B3);
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* Both copies' scans, estimates (before their edges) and the line's units. */
+static void scan_copies(list_rec *r, size_t *jt, size_t *tt)
+{
+    *tt = 0;
+    /* The two copies of a COLUMNS record hold the same values: scanned once
+       when their edges cut cleanly in both (most records), else apart. */
+    if (!r->text ||
+        !mcpage__tokens_columns(r->json, r->len, r->text, r->tlen, &r->jpart, jt, &r->tpart, tt)) {
+        *jt = mcpage__tokens_part(r->json, r->len, &r->jpart);
+        if (r->text)
+            *tt = mcpage__tokens_part(r->text, r->tlen, &r->tpart);
+    }
+    if (r->text)
+        jw_measure_utf8(r->text, r->tlen, NULL, &r->tunits);
+}
+
+/* scan_copies through the memo. */
+static void scan_copies_memoized(list_rec *r, size_t *jt, size_t *tt)
+{
+    size_t tlen = r->text ? r->tlen : 0;
+    if (r->len == 0 || r->len + tlen > REC_MEMO_BYTES) {
+        scan_copies(r, jt, tt);
+        return;
+    }
+    rec_memo *m = &rec_memo_slots[bytes_hash(r->json, r->len) % REC_MEMO_SLOTS];
+    if (m->len == r->len && m->tlen == tlen && m->text == (r->text != NULL) &&
+        memcmp(m->bytes, r->json, r->len) == 0 &&
+        (tlen == 0 || memcmp(m->bytes + r->len, r->text, tlen) == 0)) {
+        r->jpart = m->jpart;
+        r->tpart = m->tpart;
+        r->tunits = m->tunits;
+        *jt = m->jt;
+        *tt = m->tt;
+        return;
+    }
+    scan_copies(r, jt, tt);
+    m->len = r->len;
+    m->tlen = tlen;
+    m->text = r->text != NULL;
+    memcpy(m->bytes, r->json, r->len);
+    if (tlen)
+        memcpy(m->bytes + r->len, r->text, tlen);
+    m->jpart = r->jpart;
+    m->tpart = r->tpart;
+    m->tunits = r->tunits;
+    m->jt = *jt;
+    m->tt = *tt;
+}
+
+/*
  * Scans a serialized record for the running estimate: *tok and *chars
  * (when not NULL) are what the larger of its copies adds to a page; the
  * scans are kept for measuring the page (copy_tokens).
  */
 static void scan_record(list_rec *r, size_t *tok, size_t *chars)
 {
-    size_t jt, tt = 0, jc = r->units + 1;
-    /* The two copies of a COLUMNS record hold the same values: scanned once
-       when their edges cut cleanly in both (most records), else apart. */
-    if (!r->text || !mcpage__tokens_columns(r->json, r->len, r->text, r->tlen, &r->jpart, &jt,
-                                            &r->tpart, &tt)) {
-        jt = mcpage__tokens_part(r->json, r->len, &r->jpart);
-        if (r->text)
-            tt = mcpage__tokens_part(r->text, r->tlen, &r->tpart);
-    }
+    size_t jt, tt, jc = r->units + 1;
+    scan_copies_memoized(r, &jt, &tt);
     jt++;
     if (r->text) {
         tt++;
-        jw_measure_utf8(r->text, r->tlen, NULL, &r->tunits);
         jt = tt > jt ? tt : jt;
         jc = r->tunits + 1 > jc ? r->tunits + 1 : jc;
     }
