@@ -833,6 +833,14 @@ static void records_given_as_cells_make_the_same_page_as_objects(void **state)
     };
     for (size_t i = 0; i < sizeof args / sizeof *args; i++) {
         char *a = cells_page(&e, args[i], false), *b = cells_page(&e, args[i], true);
+        if (strcmp(a, b) != 0) {
+            /* A second may have turned between the two: the cursors' issue
+               times then differ, and with them the budget a cut can use. */
+            free(a);
+            free(b);
+            a = cells_page(&e, args[i], false);
+            b = cells_page(&e, args[i], true);
+        }
         assert_string_equal(a, b);
         assert_non_null(strstr(a, "\"returned\":"));
         if (strstr(args[i], "max_tokens") && strstr(a, "\"stopped_by\":\"max_tokens\"") == NULL)
