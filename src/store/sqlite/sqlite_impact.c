@@ -64,6 +64,7 @@ void sq_imp_free(imp_list *l)
     sqlite3_free(l->fts);
     sqlite3_free(l->e);
     sqlite3_free(l->byid);
+    sqlite3_free(l->order);
     sqlite3_free(l->group);
     sqlite3_free(l->cut);
     sqlite3_free(l);
@@ -227,24 +228,39 @@ static int imp_cmp(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-/* The sort key of imp_cmp() but the rowid: tf descending, then dl. */
-static uint64_t imp_key(const imp_entry *e)
+/* An entry in the rank sort: imp_cmp()'s key but the rowid, and where it is. */
+typedef struct imp_sort_item {
+    uint32_t tf_inv; /* UINT32_MAX - tf: larger tf first */
+    uint32_t dl;
+    uint32_t idx; /* its place in rowid order */
+} imp_sort_item;
+
+static uint64_t imp_key(const imp_sort_item *x)
 {
-    return ((uint64_t)(UINT32_MAX - e->tf) << 32) | e->dl;
+    return ((uint64_t)x->tf_inv << 32) | x->dl;
 }
 
 /*
- * Sorts entries that are in rowid order into imp_cmp() order: a stable
- * radix sort on imp_key(), a byte a pass, passes over bytes every entry
- * shares skipped (a walk of "the" at a million messages: glibc's qsort
- * took 298M instructions).
+ * The imp_cmp() order of n entries that are in rowid order, as indices
+ * into them (*order, sqlite3_malloc'd): a stable radix sort on (tf
+ * descending, dl), a byte a pass, passes over bytes every entry shares
+ * skipped (a walk of "the" at a million messages: glibc's qsort took
+ * 298M instructions). 24 bytes a match while it runs.
  */
-static int imp_sort(imp_entry *e, int64_t n)
+static int imp_sort(const imp_entry *byid, int64_t n, uint32_t **order)
 {
-    imp_entry *tmp = sqlite3_malloc64((sqlite3_uint64)(n ? n : 1) * sizeof *tmp);
-    if (tmp == NULL)
+    size_t bytes = (size_t)(n ? n : 1) * sizeof(imp_sort_item);
+    imp_sort_item *from = sqlite3_malloc64(bytes), *to = sqlite3_malloc64(bytes);
+    *order = sqlite3_malloc64((sqlite3_uint64)(n ? n : 1) * sizeof **order);
+    if (from == NULL || to == NULL || *order == NULL) {
+        sqlite3_free(from);
+        sqlite3_free(to);
+        sqlite3_free(*order);
+        *order = NULL;
         return SQLITE_NOMEM;
-    imp_entry *from = e, *to = tmp;
+    }
+    for (int64_t i = 0; i < n; i++)
+        from[i] = (imp_sort_item){UINT32_MAX - byid[i].tf, byid[i].dl, (uint32_t)i};
     for (int shift = 0; shift < 64; shift += 8) {
         int64_t count[257] = {0};
         for (int64_t i = 0; i < n; i++)
@@ -258,27 +274,29 @@ static int imp_sort(imp_entry *e, int64_t n)
             count[b] += count[b - 1];
         for (int64_t i = 0; i < n; i++)
             to[count[(imp_key(&from[i]) >> shift) & 0xff]++] = from[i];
-        imp_entry *t = from;
+        imp_sort_item *t = from;
         from = to;
         to = t;
     }
-    if (from != e)
-        memcpy(e, from, (size_t)n * sizeof *e);
-    sqlite3_free(tmp);
+    for (int64_t i = 0; i < n; i++)
+        (*order)[i] = from[i].idx;
+    sqlite3_free(from);
+    sqlite3_free(to);
     return SQLITE_OK;
 }
 
+/* Finds the runs of one tf in the rank order. */
 int sq_imp_groups(imp_list *l)
 {
     l->ngroups = 0;
     for (int64_t k = 0; k < l->n; k++)
-        l->ngroups += k == 0 || l->e[k].tf != l->e[k - 1].tf;
+        l->ngroups += k == 0 || imp_at(l, k)->tf != imp_at(l, k - 1)->tf;
     l->group = sqlite3_malloc64((sqlite3_uint64)(l->ngroups + 1) * sizeof *l->group);
     if (l->group == NULL)
         return SQLITE_NOMEM;
     int64_t g = 0;
     for (int64_t k = 0; k < l->n; k++)
-        if (k == 0 || l->e[k].tf != l->e[k - 1].tf)
+        if (k == 0 || imp_at(l, k)->tf != imp_at(l, k - 1)->tf)
             l->group[g++] = k;
     l->group[g] = l->n;
     return SQLITE_OK;
@@ -319,10 +337,66 @@ static int imp_cut_runs(imp_list *l, const imp_list *base)
     return SQLITE_OK;
 }
 
-/* A new list of `base`'s entries (if any) and the sorted `add` (`add_byid`
- * in rowid order, all past base's rows), with its tf runs. Heads and new
- * rows make heads. */
-static imp_list *imp_merge(const imp_list *base, const imp_entry *add, const imp_entry *add_byid,
+/* Heads: `base`'s merged with the new rows (`add` in rowid order,
+ * `add_order` their rank order), cut where base's runs were cut. */
+static int imp_merge_heads(imp_list *l, const imp_list *base, const imp_entry *add,
+                           const uint32_t *add_order, int64_t nadd)
+{
+    l->e = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->e);
+    if (l->e == NULL)
+        return SQLITE_NOMEM;
+    int64_t i = 0, j = 0, o = 0;
+    while (i < base->n && j < nadd)
+        l->e[o++] =
+            imp_cmp(&base->e[i], &add[add_order[j]]) <= 0 ? base->e[i++] : add[add_order[j++]];
+    while (i < base->n)
+        l->e[o++] = base->e[i++];
+    while (j < nadd)
+        l->e[o++] = add[add_order[j++]];
+    imp_cut_after(l, base);
+    int rc = sq_imp_groups(l);
+    return rc == SQLITE_OK ? imp_cut_runs(l, base) : rc;
+}
+
+/* A whole list: `base`'s rows (or none) then the new ones, the two rank
+ * orders merged; the new rows' arrays are taken over when there is no base. */
+static int imp_merge_whole(imp_list *l, const imp_list *base, imp_entry **add, uint32_t **add_order,
+                           int64_t nadd)
+{
+    if (base == NULL) {
+        l->byid = *add;
+        l->order = *add_order;
+        *add = NULL;
+        *add_order = NULL;
+        return sq_imp_groups(l);
+    }
+    l->byid = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->byid);
+    l->order = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->order);
+    if (l->byid == NULL || l->order == NULL)
+        return SQLITE_NOMEM;
+    int64_t nbase = base->n;
+    memcpy(l->byid, base->byid, (size_t)nbase * sizeof *l->byid);
+    if (nadd > 0)
+        memcpy(l->byid + nbase, *add, (size_t)nadd * sizeof *l->byid);
+    const uint32_t *bo = base->order, *ao = *add_order;
+    int64_t i = 0, j = 0, o = 0;
+    while (i < nbase && j < nadd)
+        l->order[o++] = imp_cmp(&base->byid[bo[i]], &(*add)[ao[j]]) <= 0
+                            ? bo[i++]
+                            : (uint32_t)(nbase + ao[j++]);
+    while (i < nbase)
+        l->order[o++] = bo[i++];
+    while (j < nadd)
+        l->order[o++] = (uint32_t)(nbase + ao[j++]);
+    return sq_imp_groups(l);
+}
+
+/*
+ * A new list of `base`'s entries (if any) and the new rows (`*add` in
+ * rowid order, all past base's rows; `*add_order` their rank order), with
+ * its tf runs. Heads and new rows make heads.
+ */
+static imp_list *imp_merge(const imp_list *base, imp_entry **add, uint32_t **add_order,
                            int64_t nadd)
 {
     imp_list *l = sqlite3_malloc(sizeof *l);
@@ -330,31 +404,12 @@ static imp_list *imp_merge(const imp_list *base, const imp_entry *add, const imp
         return NULL;
     memset(l, 0, sizeof *l);
     l->refs = 1;
-    int heads = base && base->cut;
-    int64_t nbase = base ? base->n : 0;
-    l->n = nbase + nadd;
+    l->n = (base ? base->n : 0) + nadd;
     l->total = (base ? base->total : 0) + nadd;
-    l->e = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->e);
-    if (!heads)
-        l->byid = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->byid);
-    if (l->e == NULL || (!heads && l->byid == NULL))
-        goto fail;
-    if (!heads && nbase > 0)
-        memcpy(l->byid, base->byid, (size_t)nbase * sizeof *l->byid);
-    if (!heads && nadd > 0)
-        memcpy(l->byid + nbase, add_byid, (size_t)nadd * sizeof *l->byid);
-    int64_t i = 0, j = 0, o = 0;
-    while (i < nbase && j < nadd)
-        l->e[o++] = imp_cmp(&base->e[i], &add[j]) <= 0 ? base->e[i++] : add[j++];
-    while (i < nbase)
-        l->e[o++] = base->e[i++];
-    while (j < nadd)
-        l->e[o++] = add[j++];
-    if (heads)
-        imp_cut_after(l, base);
-    if (sq_imp_groups(l) == SQLITE_OK && (!heads || imp_cut_runs(l, base) == SQLITE_OK))
+    int rc = base && base->cut ? imp_merge_heads(l, base, *add, *add_order, nadd)
+                               : imp_merge_whole(l, base, add, add_order, nadd);
+    if (rc == SQLITE_OK)
         return l;
-fail:
     sq_imp_free(l);
     return NULL;
 }
@@ -487,28 +542,26 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sq
     }
 
     imp_entry *add = NULL;
+    uint32_t *add_order = NULL;
     int64_t nadd = 0, cap = 0;
     /* New rows only (a sync's) by rowid; all of them through FTS5 itself. */
     int rc = base ? imp_walk(db, fts, base->max_id, &add, &nadd, &cap)
                   : imp_walk_phrase(api, ctx, phrase, &add, &nadd, &cap);
+    if (rc == SQLITE_OK && nadd < cap) { /* the growth's slack goes */
+        imp_entry *fit = sqlite3_realloc64(add, (sqlite3_uint64)(nadd ? nadd : 1) * sizeof *add);
+        add = fit ? fit : add;
+    }
     if (rc == SQLITE_OK)
         rc = imp_lengths(db, add, nadd);
-    imp_entry *add_byid = NULL;
-    if (rc == SQLITE_OK) {
-        add_byid = sqlite3_malloc64((sqlite3_uint64)(nadd ? nadd : 1) * sizeof *add_byid);
-        rc = add_byid ? SQLITE_OK : SQLITE_NOMEM;
-    }
-    if (rc == SQLITE_OK && nadd > 0)
-        memcpy(add_byid, add, (size_t)nadd * sizeof *add_byid);
-    imp_list *l = NULL;
     if (rc == SQLITE_OK)
-        rc = imp_sort(add, nadd);
+        rc = imp_sort(add, nadd, &add_order);
+    imp_list *l = NULL;
     if (rc == SQLITE_OK) {
-        l = imp_merge(base, add, add_byid, nadd);
+        l = imp_merge(base, &add, &add_order, nadd);
         rc = l ? SQLITE_OK : SQLITE_NOMEM;
     }
     sqlite3_free(add);
-    sqlite3_free(add_byid);
+    sqlite3_free(add_order);
     if (l) {
         l->v = *v;
         l->max_id = vmax;
@@ -547,7 +600,7 @@ typedef struct imp_rank {
 /* The rank mcpage_bm25() gives entry k (one phrase: -(0 + its share)). */
 static double imp_score(const imp_rank *r, int64_t k)
 {
-    const imp_entry *e = &r->l->e[k];
+    const imp_entry *e = imp_at(r->l, k);
     double score = 0.0;
     score += store_sqlite__bm25_term(r->idf, (double)e->tf, (double)e->dl, r->avgdl);
     return -1.0 * score;
@@ -557,7 +610,7 @@ static double imp_score(const imp_rank *r, int64_t k)
 static int64_t imp_visible(const imp_rank *r, int64_t g, int64_t k)
 {
     int64_t end = r->l->group[g + 1];
-    while (k < end && r->l->e[k].id > r->vmax)
+    while (k < end && imp_at(r->l, k)->id > r->vmax)
         k++;
     return k;
 }
@@ -669,7 +722,7 @@ static int imp_page(const imp_rank *r, int64_t want, int has_key, double key_ran
                     batch = b;
                     batch_cap *= 2;
                 }
-                batch[nbatch++] = l->e[h.k].id;
+                batch[nbatch++] = imp_at(l, h.k)->id;
                 h.k = imp_visible(r, h.g, h.k + 1);
                 if (imp_past_heads(l, h.g, h.k)) {
                     rc = IMP_PAST_HEADS;
@@ -740,9 +793,17 @@ static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase, c
     /* The rows holding the phrase at this snapshot: bm25's idf (heads
      * are never newer than the snapshot, imp_cached). */
     int64_t nhit = l->total;
-    if (l->max_id > vmax)
-        for (int64_t k = nhit = 0; k < l->n; k++)
-            nhit += l->e[k].id <= vmax;
+    if (l->max_id > vmax) { /* a whole list: its rows up to vmax, by rowid */
+        int64_t lo = 0, hi = l->n;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (l->byid[mid].id <= vmax)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        nhit = lo;
+    }
     *r = (imp_rank){.l = l,
                     .vmax = vmax,
                     .nhit = nhit,

@@ -13,8 +13,8 @@
 
 #include "store/sqlite/sqlite_internal.h"
 
-/* Matches of the lists a process holds, in all (32 bytes each in two
- * orders: 64 MiB at most). A phrase in more rows than that is walked and
+/* Matches of the lists a process holds, in all (20 bytes each: 40 MiB
+ * at most). A phrase in more rows than that is walked and
  * sorted for each query, which costs more than scoring every match; at a
  * million messages no phrase has that many. */
 #define IMP_ENTRIES_MAX ((int64_t)1 << 21)
@@ -27,11 +27,14 @@ typedef struct imp_entry {
 } imp_entry;
 
 /*
- * A phrase's matches by (tf descending, dl, rowid). Immutable once built.
- * A list of heads (`cut` set) holds only the first entries of each tf run
- * (every run has at least one): the rest of a cut run ranks at or after
- * its last kept entry, so a page that never reaches that entry is exact;
- * one that does needs the whole list.
+ * A phrase's matches in rank order, (tf descending, dl, rowid): entry k
+ * is imp_at(l, k). Immutable once built. A whole list holds every match
+ * in rowid order (`byid`, for several phrases) and the rank order as
+ * 4-byte indices into it (`order`): 20 bytes a match. A list of heads
+ * (`cut` set) holds only the first entries of each tf run, in rank order
+ * (`e`; every run has at least one): the rest of a cut run ranks at or
+ * after its last kept entry, so a page that never reaches that entry is
+ * exact; one that does needs the whole list.
  */
 typedef struct imp_list {
     int refs;           /* the cache's and each query's */
@@ -40,14 +43,21 @@ typedef struct imp_list {
     int64_t max_id;     /* every row up to this rowid was walked */
     int64_t n;          /* entries held */
     int64_t total;      /* matches up to max_id (n unless cut) */
-    imp_entry *e;       /* the matches */
-    imp_entry *byid;    /* the same in rowid order (several phrases), NULL when cut */
+    imp_entry *e;       /* heads: the kept matches in rank order; else NULL */
+    imp_entry *byid;    /* whole: every match in rowid order; else NULL */
+    uint32_t *order;    /* whole: the rank order, as indices into byid; else NULL */
     int64_t ngroups;    /* runs of one tf */
     int64_t *group;     /* where each run starts; group[ngroups] == n */
     unsigned char *cut; /* heads only: 1 for a run holding more matches than kept; else NULL */
     uint64_t used;      /* when a query last took it (eviction) */
     int64_t saved;      /* entries the store keeps of it (impact_lists), under sq_imp_mu */
 } imp_list;
+
+/* Entry k of `l` in rank order. */
+static inline const imp_entry *imp_at(const imp_list *l, int64_t k)
+{
+    return l->order ? &l->byid[l->order[k]] : &l->e[k];
+}
 
 /* The process's lists: the lock over the cache and every list's refs and saved. */
 extern pthread_mutex_t sq_imp_mu;

@@ -34,7 +34,8 @@
  * (the sync of `mcpage serve`) keeps them, in each commit's transaction:
  * the lists of IMP_SAVE_MIN matches or more that it holds for this store,
  * new or grown, in `impact_lists` (the phrase's FTS5 text, the
- * text-delete count and last rowid it was walked at, its entries), at
+ * text-delete count and last rowid it was walked at, its entries in
+ * rowid order then its rank order as 4-byte indices: 20 bytes a match), at
  * most IMP_SAVED lists, the most recently saved. A reader that has no
  * list of a phrase loads the kept one of its text-delete count, then
  * walks only the rows past it. Like `message_lengths`, a cache beside
@@ -79,6 +80,33 @@ static void entries_put(unsigned char *p, const imp_entry *e, int64_t n)
     }
 }
 
+/* Writes n indices of the rank order in their kept form (little-endian). */
+static void order_put(unsigned char *p, const uint32_t *o, int64_t n)
+{
+    if (IMP_LE_HOST) {
+        memcpy(p, o, (size_t)n * sizeof *o);
+        return;
+    }
+    for (int64_t k = 0; k < n; k++)
+        put_le(p + 4 * k, o[k], 4);
+}
+
+/* Turns n indices read in their kept form into indices, in place; 0 when
+ * one points past the list (a damaged blob is not loaded). */
+static int order_decode(uint32_t *o, int64_t n)
+{
+    uint32_t bad = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (!IMP_LE_HOST) {
+            unsigned char p[4];
+            memcpy(p, &o[k], sizeof p);
+            o[k] = (uint32_t)get_le(p, 4);
+        }
+        bad |= o[k] >= (uint64_t)n;
+    }
+    return !bad;
+}
+
 /* Turns n entries read in their kept form into entries, in place. */
 static void entries_decode(imp_entry *e, int64_t n)
 {
@@ -119,7 +147,7 @@ imp_list *sq_imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t
         bytes = sqlite3_column_int64(st, 3);
     }
     sqlite3_finalize(st);
-    if (!found || n < 1 || n > IMP_ENTRIES_MAX || bytes != 2 * n * IMP_ENTRY_SIZE)
+    if (!found || n < 1 || n > IMP_ENTRIES_MAX || bytes != n * (IMP_ENTRY_SIZE + 4))
         return NULL;
 
     /* Read straight into the list (incremental blob I/O): a blob of
@@ -128,23 +156,22 @@ imp_list *sq_imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t
     if (l == NULL)
         return NULL;
     *l = (imp_list){.refs = 1, .v = *v, .max_id = max_id, .n = n, .total = n, .saved = n};
-    l->e = sqlite3_malloc64((sqlite3_uint64)n * sizeof *l->e);
     l->byid = sqlite3_malloc64((sqlite3_uint64)n * sizeof *l->byid);
+    l->order = sqlite3_malloc64((sqlite3_uint64)n * sizeof *l->order);
     l->fts = sqlite3_mprintf("%s", fts);
     sqlite3_blob *b = NULL;
-    int half = (int)(n * IMP_ENTRY_SIZE);
-    if (l->e == NULL || l->byid == NULL || l->fts == NULL ||
+    int rows = (int)(n * IMP_ENTRY_SIZE);
+    if (l->order == NULL || l->byid == NULL || l->fts == NULL ||
         sqlite3_blob_open(db, "main", "impact_lists", "entries", row, 0, &b) != SQLITE_OK ||
-        sqlite3_blob_read(b, l->e, half, 0) != SQLITE_OK ||
-        sqlite3_blob_read(b, l->byid, half, half) != SQLITE_OK) {
+        sqlite3_blob_read(b, l->byid, rows, 0) != SQLITE_OK ||
+        sqlite3_blob_read(b, l->order, (int)(4 * n), rows) != SQLITE_OK) {
         sqlite3_blob_close(b);
         sq_imp_free(l);
         return NULL;
     }
     sqlite3_blob_close(b);
-    entries_decode(l->e, n);
     entries_decode(l->byid, n);
-    if (sq_imp_groups(l) != SQLITE_OK) {
+    if (!order_decode(l->order, n) || sq_imp_groups(l) != SQLITE_OK) {
         sq_imp_free(l);
         return NULL;
     }
@@ -154,12 +181,12 @@ imp_list *sq_imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t
 /* Writes list `l` into `impact_lists` (the table exists). */
 static int imp_save_one(store *s, const imp_list *l, int64_t deletes)
 {
-    size_t bytes = (size_t)(2 * l->n * IMP_ENTRY_SIZE);
+    size_t bytes = (size_t)(l->n * (IMP_ENTRY_SIZE + 4));
     unsigned char *blob = sqlite3_malloc64(bytes);
     if (blob == NULL)
         return MCPAGE_ENOMEM;
-    entries_put(blob, l->e, l->n);
-    entries_put(blob + l->n * IMP_ENTRY_SIZE, l->byid, l->n);
+    entries_put(blob, l->byid, l->n);
+    order_put(blob + l->n * IMP_ENTRY_SIZE, l->order, l->n);
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
                      "INSERT OR REPLACE INTO impact_lists VALUES(?, ?, ?, ?, (SELECT "
@@ -259,8 +286,8 @@ void sq_imp_heads_result(sqlite3_context *ctx, const imp_list *l)
     for (int64_t g = 0; g < l->ngroups; g++) {
         int64_t run = l->group[g + 1] - l->group[g];
         int64_t take = run < store_sqlite__impact_heads_run ? run : store_sqlite__impact_heads_run;
-        entries_put(e, l->e + l->group[g], take);
-        e += take * IMP_ENTRY_SIZE;
+        for (int64_t k = l->group[g]; k < l->group[g] + take; k++, e += IMP_ENTRY_SIZE)
+            entries_put(e, imp_at(l, k), 1);
         cut[g] = (unsigned char)(run > take || (l->cut && l->cut[g]));
     }
     sqlite3_result_blob64(ctx, p, (sqlite3_uint64)bytes, sqlite3_free);
