@@ -1305,6 +1305,7 @@ static void relevance_heads_kept_by_the_writer(void **state)
     int64_t walked = store_sqlite__impact_walked, loaded = store_sqlite__impact_loaded;
     first_page_is_bm25(f->s, raw, "the", "\"the\"", 3);
     first_page_is_bm25(f->s, raw, "kiwi", "\"kiwi\"", 2);
+    first_page_is_bm25(f->s, raw, "The", "\"the\"", 4); /* the tokenizer folds case */
     assert_int_equal(store_sqlite__impact_walked, walked);
     assert_true(store_sqlite__impact_loaded > loaded);
     /* every page by keyset: past the heads the whole list is walked, once */

@@ -309,7 +309,12 @@ imp_list *sq_imp_load_heads(sqlite3 *db, const char *fts, const sq_version *v, i
         sqlite3_finalize(st);
         return NULL;
     }
-    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+    /* The writer keeps the words as the tokenizer folds them: `The` is `the`. */
+    char *folded = sqlite3_mprintf("%s", fts);
+    for (char *c = folded; c && *c; c++)
+        if (*c >= 'A' && *c <= 'Z')
+            *c = (char)(*c - 'A' + 'a');
+    sqlite3_bind_text(st, 1, folded ? folded : fts, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, v->deletes);
     sqlite3_bind_int64(st, 3, vmax);
     imp_list *l = NULL;
@@ -343,6 +348,7 @@ fail:
     l = NULL;
 done:
     sqlite3_finalize(st);
+    sqlite3_free(folded);
     return l;
 }
 
