@@ -1122,16 +1122,16 @@ static void relevance_impact_lists_are_bm25(void **state)
     sqlite3_close(raw);
 }
 
-/* Rows of `impact_lists` and their entries in all (n summed), by SQL on `raw`. */
-static int64_t kept_lists(sqlite3 *raw, int64_t *entries)
+/* Rows of `table` (impact_lists, impact_heads) of the store's text-delete
+ * count and their matches in all (n summed), by SQL on `raw`. */
+static int64_t kept_rows(sqlite3 *raw, const char *table, int64_t *entries)
 {
     sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(raw,
-                                        "SELECT count(*), coalesce(sum(n), 0) FROM impact_lists "
-                                        "WHERE deletes = (SELECT value FROM meta WHERE key = "
-                                        "'text_deletes')",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
+    char *sql = sqlite3_mprintf("SELECT count(*), coalesce(sum(n), 0) FROM %s WHERE deletes = "
+                                "(SELECT value FROM meta WHERE key = 'text_deletes')",
+                                table);
+    assert_int_equal(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK);
+    sqlite3_free(sql);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     int64_t rows = sqlite3_column_int64(st, 0);
     *entries = sqlite3_column_int64(st, 1);
@@ -1167,7 +1167,7 @@ static void relevance_impact_lists_kept_by_the_writer(void **state)
     relevance_is_fts5_bm25(f->s, raw, "kiwi lemon", "\"kiwi\" \"lemon\"", 1);
     int64_t before = three_words(f->s), entries = 0;
     add_words(f->s, "keep-2", 0, 40, 11, 99); /* this commit keeps the three lists */
-    assert_int_equal(kept_lists(raw, &entries), 3);
+    assert_int_equal(kept_rows(raw, "impact_lists", &entries), 3);
     assert_int_equal(entries, before);
 
     /* a fresh process loads them and walks the rows of keep-2 only */
@@ -1192,7 +1192,7 @@ static void relevance_impact_lists_kept_by_the_writer(void **state)
     assert_int_equal(store_sqlite__impact_walked - walked, three_words(f->s));
     /* the next commit keeps the new ones in their place */
     add_words(f->s, "keep-3", 0, 10, 7, 3);
-    assert_int_equal(kept_lists(raw, &entries), 3);
+    assert_int_equal(kept_rows(raw, "impact_lists", &entries), 3);
 
     /* a damaged list is walked again */
     assert_int_equal(sqlite3_exec(raw, "UPDATE impact_lists SET entries = x'00'", NULL, NULL, NULL),
@@ -1233,23 +1233,6 @@ static void first_page_is_bm25(store *s, sqlite3 *raw, const char *query, const 
     store_hits_free(&h);
 }
 
-/* Rows of `impact_heads` of the store's text-delete count, and their matches (n summed). */
-static int64_t kept_heads(sqlite3 *raw, int64_t *matches)
-{
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(raw,
-                                        "SELECT count(*), coalesce(sum(n), 0) FROM impact_heads "
-                                        "WHERE deletes = (SELECT value FROM meta WHERE key = "
-                                        "'text_deletes')",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t rows = sqlite3_column_int64(st, 0);
-    *matches = sqlite3_column_int64(st, 1);
-    sqlite3_finalize(st);
-    return rows;
-}
-
 /* Words in `min` rows or more (fts5vocab), and their rows summed. */
 static int64_t common_words(sqlite3 *raw, int64_t min, int64_t *rows)
 {
@@ -1273,7 +1256,7 @@ static int64_t common_words(sqlite3 *raw, int64_t min, int64_t *rows)
 }
 
 /*
- * The writer keeps the heads of its commonest nwords when it has time
+ * The writer keeps the heads of its commonest words when it has time
  * (store_tidy), whether or not anyone searched them: a fresh process
  * answers a first page and the count from them without a walk; a page
  * past them walks the whole list; rows a sync adds since are walked and
@@ -1297,7 +1280,7 @@ static void relevance_heads_kept_by_the_writer(void **state)
     int64_t matches = 0, nwords = common_words(raw, 20, &matches);
     assert_true(nwords >= 6); /* every word of add_words, and the fixture's own */
     int64_t kept = 0;
-    assert_int_equal(kept_heads(raw, &kept), nwords);
+    assert_int_equal(kept_rows(raw, "impact_heads", &kept), nwords);
     assert_int_equal(kept, matches);
 
     /* a fresh process: first pages and counts from the heads, no walk */
@@ -1335,13 +1318,13 @@ static void relevance_heads_kept_by_the_writer(void **state)
     assert_int_equal(store_session_reset(f->s, "heads-2"), 0);
     assert_int_equal(store_commit(f->s), 0);
     add_words(f->s, "heads-2", 0, 60, 23, 5);
-    assert_int_equal(kept_heads(raw, &matches), 0);
+    assert_int_equal(kept_rows(raw, "impact_heads", &matches), 0);
     store_sqlite__impact_forget();
     walked = store_sqlite__impact_walked;
     first_page_is_bm25(f->s, raw, "the", "\"the\"", 3);
     assert_int_equal(store_sqlite__impact_walked - walked, matches_of(f->s, "the"));
     assert_int_equal(store_tidy(f->s), 0);
-    assert_int_equal(kept_heads(raw, &kept), common_words(raw, 20, &matches));
+    assert_int_equal(kept_rows(raw, "impact_heads", &kept), common_words(raw, 20, &matches));
     assert_int_equal(kept, matches);
     store_sqlite__impact_forget();
     walked = store_sqlite__impact_walked;

@@ -120,26 +120,39 @@ static void entries_decode(imp_entry *e, int64_t n)
 }
 
 /*
- * The list of `fts` the store keeps for this snapshot's text-delete
- * count, walked up to a row this snapshot holds, or NULL. Its entries
- * are taken as they are (a damaged blob can misorder a page, not read
- * past the list): the blob must hold n entries in each order.
+ * The row a table of kept lists (`sql`: WHERE fts = ?1 AND deletes = ?2
+ * AND max_id <= ?3) holds of `key` for this snapshot's text-delete count,
+ * walked up to a row this snapshot holds: the statement stepped to it,
+ * for the caller to finalize; NULL when there is none.
+ */
+static sqlite3_stmt *kept_row(sqlite3 *db, const char *sql, const char *key, const sq_version *v,
+                              int64_t vmax)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, v->deletes);
+        sqlite3_bind_int64(st, 3, vmax);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            return st;
+    }
+    sqlite3_finalize(st);
+    return NULL;
+}
+
+/*
+ * The list of `fts` the store keeps for this snapshot, or NULL. Its
+ * entries are taken as they are (a damaged blob can misorder a page, not
+ * read past the list): the blob must hold n entries and n indices below n.
  */
 imp_list *sq_imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT rowid, max_id, n, length(entries) FROM impact_lists WHERE fts = "
-                           "? AND deletes = ? AND max_id <= ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return NULL;
-    }
-    sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, v->deletes);
-    sqlite3_bind_int64(st, 3, vmax);
+    sqlite3_stmt *st = kept_row(db,
+                                "SELECT rowid, max_id, n, length(entries) FROM impact_lists "
+                                "WHERE fts = ?1 AND deletes = ?2 AND max_id <= ?3",
+                                fts, v, vmax);
     int64_t row = 0, max_id = 0, n = 0, bytes = 0;
-    int found = sqlite3_step(st) == SQLITE_ROW;
+    int found = st != NULL;
     if (found) {
         row = sqlite3_column_int64(st, 0);
         max_id = sqlite3_column_int64(st, 1);
@@ -294,31 +307,23 @@ void sq_imp_heads_result(sqlite3_context *ctx, const imp_list *l)
 }
 
 /*
- * The heads of `fts` the store keeps for this snapshot's text-delete
- * count, walked up to a row this snapshot holds, or NULL. The blob is
- * `kept` entries in rank order then one byte a tf run (1: cut); one of
+ * The heads of `fts` the store keeps for this snapshot, or NULL. The blob
+ * is `kept` entries in rank order then one byte a tf run (1: cut); one of
  * any other size is not loaded.
  */
 imp_list *sq_imp_load_heads(sqlite3 *db, const char *fts, const sq_version *v, int64_t vmax)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT max_id, n, kept, heads FROM impact_heads WHERE fts = ? AND "
-                           "deletes = ? AND max_id <= ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return NULL;
-    }
     /* The writer keeps the words as the tokenizer folds them: `The` is `the`. */
     char *folded = sqlite3_mprintf("%s", fts);
     for (char *c = folded; c && *c; c++)
         if (*c >= 'A' && *c <= 'Z')
             *c = (char)(*c - 'A' + 'a');
-    sqlite3_bind_text(st, 1, folded ? folded : fts, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, v->deletes);
-    sqlite3_bind_int64(st, 3, vmax);
+    sqlite3_stmt *st = kept_row(db,
+                                "SELECT max_id, n, kept, heads FROM impact_heads WHERE fts = ?1 "
+                                "AND deletes = ?2 AND max_id <= ?3",
+                                folded ? folded : fts, v, vmax);
     imp_list *l = NULL;
-    if (sqlite3_step(st) != SQLITE_ROW)
+    if (st == NULL)
         goto done;
     int64_t kept = sqlite3_column_int64(st, 2);
     const unsigned char *blob = sqlite3_column_blob(st, 3);
@@ -508,16 +513,13 @@ int store_sqlite__impact_tidy(store *s)
     /* the words chosen were kept at vmax or later; the others go */
     if ((rc = sq_exec(s, "BEGIN IMMEDIATE")) < 0)
         return rc;
-    if ((rc = sq_prep(s, "DELETE FROM impact_heads WHERE deletes != ?1 OR max_id < ?2", &st)) ==
-        0) {
-        sqlite3_bind_int64(st, 1, v.deletes);
-        sqlite3_bind_int64(st, 2, vmax);
-        rc = sq_done(s, st, "keeping the heads of common words");
-    }
-    if (rc == 0 && (rc = sq_prep(s,
-                                 "INSERT OR REPLACE INTO meta VALUES('impact_heads_max_id', ?2), "
-                                 "('impact_heads_deletes', ?1)",
-                                 &st)) == 0) {
+    static const char *const done[] = {
+        "DELETE FROM impact_heads WHERE deletes != ?1 OR max_id < ?2",
+        "INSERT OR REPLACE INTO meta VALUES('impact_heads_max_id', ?2), "
+        "('impact_heads_deletes', ?1)"};
+    for (size_t i = 0; i < sizeof done / sizeof done[0] && rc == 0; i++) {
+        if ((rc = sq_prep(s, done[i], &st)) < 0)
+            break;
         sqlite3_bind_int64(st, 1, v.deletes);
         sqlite3_bind_int64(st, 2, vmax);
         rc = sq_done(s, st, "keeping the heads of common words");
