@@ -683,6 +683,51 @@ static void token_maps_from_the_index_match_the_scan(void **state)
     free(scanned);
 }
 
+/* The FTS5 table's setting `key` in the store at path, or -1 when it has none. */
+static int64_t fts_setting(const char *path, const char *key)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT v FROM messages_fts_config WHERE k = ?", -1, &st, NULL) ==
+            SQLITE_OK &&
+        sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+/* The writer gives the FTS5 table its hash size and merge width, and
+ * gives them back to a store where something else changed them. */
+static void fts_settings_are_the_writers(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    assert_int_equal(fts_setting(f->db, "hashsize"), 16 * 1024 * 1024);
+    assert_int_equal(fts_setting(f->db, "automerge"), 16);
+    store_close(f->s);
+    f->s = NULL;
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "INSERT INTO messages_fts(messages_fts, rank) VALUES('automerge', 4);"
+                     "INSERT INTO messages_fts(messages_fts, rank) VALUES('hashsize', 1048576);",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(fts_setting(f->db, "automerge"), 4);
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+    assert_int_equal(fts_setting(f->db, "hashsize"), 16 * 1024 * 1024);
+    assert_int_equal(fts_setting(f->db, "automerge"), 16);
+}
+
 /* Adds `n` messages of `nwords` words (then other counts, up to 42) to session `sid` (created),
  * ordinals from `first`. */
 static void add_words(store *s, char *sid, int first, int n, int nwords, unsigned seed)
@@ -1865,6 +1910,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),
         cmocka_unit_test_setup_teardown(token_maps_from_the_index_match_the_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(fts_settings_are_the_writers, setup, teardown),
         cmocka_unit_test_setup_teardown(counted_rare_words_take_one_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_ranks_are_bm25, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_impact_lists_are_bm25, setup, teardown),
