@@ -292,6 +292,7 @@ typedef struct rec_memo {
     size_t len;                 /* bytes of the structured copy; 0: unused slot */
     size_t tlen;                /* bytes of the text line */
     bool text;                  /* the record has a text line */
+    uint64_t used;              /* when it was last found or made (rec_memo_clock) */
     tokens_part jpart;          /* the structured copy's scan */
     tokens_part tpart;          /* the text line's scan */
     size_t jt, tt, tunits;      /* estimates and the line's UTF-16 units */
@@ -299,6 +300,7 @@ typedef struct rec_memo {
 } rec_memo;
 
 static _Thread_local rec_memo rec_memo_slots[REC_MEMO_SLOTS];
+static _Thread_local uint64_t rec_memo_clock; /* counts the thread's lookups */
 
 /* A cheap hash of n bytes (eight at a time). */
 static size_t bytes_hash(const char *s, size_t n)
@@ -339,18 +341,26 @@ static void scan_copies_memoized(list_rec *r, size_t *jt, size_t *tt)
         scan_copies(r, jt, tt);
         return;
     }
-    rec_memo *m = &rec_memo_slots[bytes_hash(r->json, r->len) % REC_MEMO_SLOTS];
-    if (m->len == r->len && m->tlen == tlen && m->text == (r->text != NULL) &&
-        memcmp(m->bytes, r->json, r->len) == 0 &&
-        (tlen == 0 || memcmp(m->bytes + r->len, r->text, tlen) == 0)) {
-        r->jpart = m->jpart;
-        r->tpart = m->tpart;
-        r->tunits = m->tunits;
-        *jt = m->jt;
-        *tt = m->tt;
-        return;
+    /* Two slots a record: two records of a page rarely evict each other. */
+    size_t at = bytes_hash(r->json, r->len) % REC_MEMO_SLOTS;
+    rec_memo *pair[2] = {&rec_memo_slots[at], &rec_memo_slots[(at + 1) % REC_MEMO_SLOTS]};
+    for (int k = 0; k < 2; k++) {
+        rec_memo *m = pair[k];
+        if (m->len == r->len && m->tlen == tlen && m->text == (r->text != NULL) &&
+            memcmp(m->bytes, r->json, r->len) == 0 &&
+            (tlen == 0 || memcmp(m->bytes + r->len, r->text, tlen) == 0)) {
+            r->jpart = m->jpart;
+            r->tpart = m->tpart;
+            r->tunits = m->tunits;
+            *jt = m->jt;
+            *tt = m->tt;
+            m->used = ++rec_memo_clock;
+            return;
+        }
     }
     scan_copies(r, jt, tt);
+    rec_memo *m = pair[0]->used <= pair[1]->used ? pair[0] : pair[1];
+    m->used = ++rec_memo_clock;
     m->len = r->len;
     m->tlen = tlen;
     m->text = r->text != NULL;
