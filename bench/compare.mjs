@@ -780,7 +780,9 @@ Search terms: "${cfg.common}" (${fmt(archive.common_matches)} matches) and "${cf
 ${archive.first_sync_seconds ? `
 First sync of this archive (when the cache was made, ${archive.first_sync_date}): ${fmt(archive.first_sync_messages)} messages,
 ${fmt(archive.source_mb)} MB in ${fmt(archive.first_sync_seconds)} s = ${fmt(archive.first_sync_mb_s, 1)} MB/s wall clock,
-${fmt(archive.first_sync_mb_s_cpu, 1)} MB/s of CPU time (${archive.first_sync_note || ""}).
+${fmt(archive.first_sync_mb_s_cpu, 1)} MB/s of CPU time (${archive.first_sync_note || ""})${archive.tidy_cpu_seconds != null ? `;
+then the tidy that keeps the commonest words' heads for later readers, not counted above:
+${fmt(archive.tidy_cpu_seconds)} s of CPU, ${fmt(archive.tidy_seconds)} s wall clock` : ""}.
 ` : ""}${sync ? `
 Sync (mcpage only; the peer has none and reads mcpage's store): ${sync.lines.join("; ")}.
 ` : ""}

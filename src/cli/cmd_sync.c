@@ -93,7 +93,15 @@ static void draw_bar(void *ud, const sync_progress *p)
     fflush(stderr);
 }
 
-static void print_json(const sync_report *r, const char *db)
+/* What a pass and the tidy after it cost, for --json: the tidy runs
+ * outside the pass (sync_report.seconds does not count it). */
+typedef struct sync_costs {
+    double cpu_seconds;      /* the pass: user + system CPU of this process */
+    double tidy_seconds;     /* the tidy, wall clock */
+    double tidy_cpu_seconds; /* the tidy, CPU */
+} sync_costs;
+
+static void print_json(const sync_report *r, const sync_costs *costs, const char *db)
 {
     json_t *o = json_object();
     json_t *ex = json_array();
@@ -123,8 +131,11 @@ static void print_json(const sync_report *r, const char *db)
     json_object_set_new(o, "messages_added", json_integer(r->messages_added));
     json_object_set_new(o, "bytes_read", json_integer(r->bytes_read));
     json_object_set_new(o, "seconds", json_real(r->seconds));
+    json_object_set_new(o, "cpu_seconds", json_real(costs->cpu_seconds));
+    json_object_set_new(o, "tidy_seconds", json_real(costs->tidy_seconds));
+    json_object_set_new(o, "tidy_cpu_seconds", json_real(costs->tidy_cpu_seconds));
     json_object_set_new(o, "examples", ex);
-    char *txt = json_dumps(o, JSON_COMPACT);
+    char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (txt)
         printf("%s\n", txt);
     free(txt);
@@ -196,12 +207,31 @@ static int swap_in(const char *fresh, const char *db, const char *aside)
     return rename(fresh, db);
 }
 
-/* After a pass, what the store keeps for later readers (store_tidy): a
- * failure there leaves the sync done, so it is only said. */
-static void tidy(store *s)
+static double now_s(clockid_t clk)
 {
-    if (store_tidy(s) < 0)
+    struct timespec t;
+    clock_gettime(clk, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * One pass into `s`, then what the store keeps for later readers
+ * (store_tidy): a failure there leaves the sync done, so it is only
+ * said. The pass's status, with the store's message in `err`.
+ */
+static int pass_and_tidy(store *s, const sync_options *opt, sync_report *rep, sync_costs *costs,
+                         char *err, size_t errcap)
+{
+    double cpu0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+    int rc = sync_run(s, opt, rep);
+    snprintf(err, errcap, "%s", store_errmsg(s));
+    double cpu1 = now_s(CLOCK_PROCESS_CPUTIME_ID), wall1 = now_s(CLOCK_MONOTONIC);
+    costs->cpu_seconds = cpu1 - cpu0;
+    if (rc >= 0 && store_tidy(s) < 0)
         fprintf(stderr, "mcpage sync: warning: keeping search lists failed: %s\n", store_errmsg(s));
+    costs->tidy_seconds = now_s(CLOCK_MONOTONIC) - wall1;
+    costs->tidy_cpu_seconds = now_s(CLOCK_PROCESS_CPUTIME_ID) - cpu1;
+    return rc;
 }
 
 /*
@@ -210,7 +240,7 @@ static void tidy(store *s)
  * file and nothing is written into it. 0, or 1 after saying why.
  */
 static int rebuild(const char *db, const char *shown, const sync_options *opt, sync_report *rep,
-                   char *aside, size_t aside_cap)
+                   sync_costs *costs, char *aside, size_t aside_cap)
 {
     if (store_spec_is_url(db)) {
         fprintf(stderr, "mcpage sync: --rebuild rebuilds an SQLite file; a PostgreSQL store is "
@@ -225,10 +255,7 @@ static int rebuild(const char *db, const char *shown, const sync_options *opt, s
         fprintf(stderr, "mcpage sync: cannot create %s: %s\n", fresh, err);
         return 1;
     }
-    int rc = sync_run(s, opt, rep);
-    snprintf(err, sizeof err, "%s", store_errmsg(s));
-    if (rc >= 0)
-        tidy(s);
+    int rc = pass_and_tidy(s, opt, rep, costs, err, sizeof err);
     store_close(s); /* checkpoints: the new store is one file */
     if (rc < 0) {
         remove_store_files(fresh);
@@ -315,20 +342,17 @@ static bool resolve_paths(sync_cmd *c)
  * file). 0 or a negative status with the store's message in `err`; 1
  * when it failed and said why already.
  */
-static int run_sync(const sync_cmd *c, const sync_options *opt, sync_report *rep, char *err,
-                    size_t errcap, char *aside, size_t asidecap)
+static int run_sync(const sync_cmd *c, const sync_options *opt, sync_report *rep,
+                    sync_costs *costs, char *err, size_t errcap, char *aside, size_t asidecap)
 {
     if (c->rebuild)
-        return rebuild(c->db, c->shown, opt, rep, aside, asidecap) != 0 ? 1 : 0;
+        return rebuild(c->db, c->shown, opt, rep, costs, aside, asidecap) != 0 ? 1 : 0;
     store *s = NULL;
     if (store_open_msg(c->db, STORE_OPEN_WRITE, &s, err, errcap) < 0) {
         fprintf(stderr, "mcpage sync: cannot open %s: %s\n", c->shown, err);
         return 1;
     }
-    int rc = sync_run(s, opt, rep);
-    snprintf(err, errcap, "%s", store_errmsg(s));
-    if (rc >= 0)
-        tidy(s);
+    int rc = pass_and_tidy(s, opt, rep, costs, err, errcap);
     store_close(s);
     return rc;
 }
@@ -356,10 +380,11 @@ static void print_summary(const sync_report *rep)
 }
 
 /* The report in the form asked for, and what to do when no agent folder was found. */
-static void report(const sync_cmd *c, const sync_report *rep, const char *aside)
+static void report(const sync_cmd *c, const sync_report *rep, const sync_costs *costs,
+                   const char *aside)
 {
     if (c->json)
-        print_json(rep, c->shown);
+        print_json(rep, costs, c->shown);
     else if (!c->quiet || rep->files_failed)
         print_summary(rep);
 
@@ -404,14 +429,15 @@ int cli_cmd_sync(int argc, char **argv)
     };
     cli_agents_options(&c.agents, &opt);
     sync_report rep;
+    sync_costs costs = {0};
     char err[600] = "", aside[SYNC_PATH_MAX + 64] = "";
-    int rc = run_sync(&c, &opt, &rep, err, sizeof err, aside, sizeof aside);
+    int rc = run_sync(&c, &opt, &rep, &costs, err, sizeof err, aside, sizeof aside);
     if (rc == 1)
         return 1;
     if (bar.enabled && bar.last_pct >= 0)
         fprintf(stderr, "\n");
 
-    report(&c, &rep, aside);
+    report(&c, &rep, &costs, aside);
     if (rc < 0) {
         fprintf(stderr, "mcpage sync: %s%s%s\n", mcpage_strerror(rc), err[0] ? ": " : "", err);
         return 1;

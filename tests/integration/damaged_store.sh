@@ -19,7 +19,11 @@ fail() { echo "damaged_store: FAIL: $*" >&2; exit 1; }
 
 cp -r "$MCPAGE_SOURCE_DIR/examples/archive/claude" "$MCPAGE_SOURCE_DIR/examples/archive/codex" "$tmp/"
 homes=(--claude-home "$tmp/claude" --codex-home "$tmp/codex")
-"$MCPAGE_BIN" sync --quiet --db "$tmp/good.db" "${homes[@]}" || fail "first sync"
+"$MCPAGE_BIN" sync --json --db "$tmp/good.db" "${homes[@]}" >"$tmp/out" || fail "first sync"
+# --json: what the pass added, its CPU (non-zero) and the tidy's, apart.
+grep -q '"messages_added":1277,' "$tmp/out" && grep -qE '"cpu_seconds":[0-9.]*[1-9]' "$tmp/out" &&
+  grep -qE '"tidy_seconds":[0-9]' "$tmp/out" && grep -qE '"tidy_cpu_seconds":[0-9]' "$tmp/out" ||
+  fail "first sync --json: $(cat "$tmp/out")"
 "$MCPAGE_BIN" stats --db "$tmp/good.db" >"$tmp/out" || fail "stats of a sound store"
 grep -q "^messages    1277$" "$tmp/out" || fail "stats: $(cat "$tmp/out")"
 
