@@ -285,6 +285,8 @@ static bool run_tool(mcpage_call *call)
     } else if (!answered_with_needs(call) && !mcpage_call_cancelled(call)) {
         jw w;
         jw_init(&w, 0);
+        /* One allocation for the response: the head, the result, the era's members. */
+        (void)jw_reserve(&w, mcpage__result_size(res) + 512);
         mcp_write_head(&w, call->id);
         mcpage__result_write(res, &w);
         mcp_send_result(call->s, &call->era, &w, call->id, NULL);

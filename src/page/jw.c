@@ -4,6 +4,7 @@
  */
 #include "page/jw.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "page/alloc.h"
 #include "page/dbuf.h"
+#include "page/utf8.h"
 
 void jw_init(jw *w, size_t max)
 {
@@ -233,18 +235,31 @@ static size_t plain_prefix(const unsigned char *p, size_t n)
         /* The first byte to escape, found in the word rather than byte by byte. */
         if (special)
             return run + (size_t)__builtin_ctzll(special) / 8;
+    }
+    if (run == n)
+        return n;
+    /* The last bytes: the word that ends them (its first bytes, before
+       run, are plain: they were checked above), or, for a string shorter
+       than a word, the bytes padded with plain ones. */
+    uint64_t special;
+    if (n >= 8) {
+        special = special8(p + n - 8);
+        return special ? n - 8 + (size_t)__builtin_ctzll(special) / 8 : n;
+    }
+    unsigned char pad[8] = {'a', 'a', 'a', 'a', 'a', 'a', 'a', 'a'};
+    for (size_t k = 0; k < n; k++)
+        pad[k] = p[k];
+    special = special8(pad);
+    return special ? (size_t)__builtin_ctzll(special) / 8 : n;
 #else
         if (special)
             break;
-#endif
     }
     while (run < n && p[run] >= 0x20 && p[run] < 0x80 && p[run] != '"' && p[run] != '\\')
         run++;
     return run;
+#endif
 }
-
-/* Input bytes escaped per reservation: its worst case is six times as many. */
-#define ESCAPE_CHUNK 4096
 
 /* The JSON escape of an ASCII byte that needs one, at o; returns its length. */
 static size_t escape_ascii(unsigned char c, char *o)
@@ -269,31 +284,55 @@ static size_t escape_ascii(unsigned char c, char *o)
     return 6;
 }
 
+/* Input bytes escaped per call of escape_chunk. */
+#define ESCAPE_CHUNK 4096
+
 /*
  * Escapes the next chunk of p[*at..n) (ending on a character boundary)
- * straight into w's buffer, reserved once for its worst case (every byte
- * six), exactly as the loop in put_escaped would. False, having written
- * nothing, when that worst case would pass w's limit: the loop, which
- * reserves piece by piece, then writes the rest.
+ * straight into w's buffer. It reserves room for the chunk as it is (and
+ * a little): runs of plain ASCII and of valid characters are copied as
+ * they are, and escapes are written without a call per piece; when the
+ * room runs out it stops where it is, and the next call reserves more
+ * (the buffer doubles, so a string of many escapes grows it a few times,
+ * not once per escape). False, having written nothing, when even that
+ * room would pass w's limit: the loop in put_escaped, which reserves
+ * piece by piece, then writes the rest.
  */
 static bool escape_chunk(jw *w, const unsigned char *p, size_t n, size_t *at)
 {
     size_t i = *at, end = n - i > ESCAPE_CHUNK ? i + ESCAPE_CHUNK : n;
     for (int k = 0; k < 3 && end < n && end > i + 1 && (p[end] & 0xC0) == 0x80; k++)
-        end--; /* not inside a character */
-    if ((end - i) * 6 > w->max - w->len || !reserve(w, (end - i) * 6))
+        end--;                  /* not inside a character */
+    size_t want = end - i + 16; /* room for the first piece, whatever it is */
+    if (want > w->max - w->len || !reserve(w, want))
         return false;
     char *o = w->buf + w->len, *start = o;
+    const char *lim = w->buf + w->cap - 1;     /* the NUL goes at most here */
     size_t wide = 0, astral = 0, repaired = 0; /* non-ASCII counts, for cps and units */
     while (i < end) {
         size_t run = plain_prefix(p + i, end - i);
+        if (run > (size_t)(lim - o))
+            break; /* out of room: the next call reserves more */
         memcpy(o, p + i, run);
         o += run;
         i += run;
-        if (i == end)
+        if (i == end || lim - o < 6)
             break;
         if (p[i] < 0x80) {
             o += escape_ascii(p[i++], o);
+            continue;
+        }
+        size_t chars = 0, run4 = 0;
+        run = utf8_wide_run(p + i, end - i, &chars, &run4);
+        if (run > (size_t)(lim - o))
+            break;
+        if (run) {
+            /* Valid characters copied as a run, without decoding them. */
+            memcpy(o, p + i, run);
+            o += run;
+            i += run;
+            wide += run - chars;
+            astral += run4;
             continue;
         }
         uint32_t cp;
@@ -304,15 +343,11 @@ static bool escape_chunk(jw *w, const unsigned char *p, size_t n, size_t *at)
             wide += 2; /* three bytes, one code point, one unit */
             repaired++;
             i++;
-        } else if (cp == 0x2028 || cp == 0x2029) {
-            memcpy(o, cp == 0x2028 ? "\\u2028" : "\\u2029", 6); /* see put_escaped */
-            o += 6;
-            i += len;
         } else {
-            memcpy(o, p + i, len);
-            o += len;
-            wide += len - 1;
-            astral += len == 4;
+            /* U+2028 or U+2029, the valid characters a run stops at: see put_escaped. */
+            assert(cp == 0x2028 || cp == 0x2029);
+            memcpy(o, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
+            o += 6;
             i += len;
         }
     }
@@ -326,9 +361,25 @@ static bool escape_chunk(jw *w, const unsigned char *p, size_t n, size_t *at)
     return true;
 }
 
+/* Appends n bytes of `chars` code points, `units` UTF-16 units; false on error. */
+static bool put_counted(jw *w, const void *bytes, size_t n, size_t chars, size_t units)
+{
+    if (!reserve(w, n))
+        return false;
+    memcpy(w->buf + w->len, bytes, n);
+    w->len += n;
+    w->codepoints += chars;
+    w->utf16 += units;
+    return true;
+}
+
+/*
+ * A string, quoted and escaped: in chunks (escape_chunk) while their
+ * room fits w's limit, else piece by piece, each piece reserved on its
+ * own, so a writer limited to the exact output length still takes it.
+ */
 static void put_escaped(jw *w, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)s;
     size_t i = plain_prefix(p, n);
     if (i == n) {
@@ -345,81 +396,53 @@ static void put_escaped(jw *w, const char *s, size_t n)
         w->utf16 += n + 2;
         return;
     }
-    put_ascii(w, "\"", 1);
-    put_ascii(w, s, i);
-    /* In chunks written with no check per piece while the worst case fits. */
-    while (i < n && w->err == 0 && escape_chunk(w, p, n, &i))
+    if (!put_counted(w, "\"", 1, 1, 1) || !put_counted(w, s, i, i, i))
+        return;
+    while (i < n && escape_chunk(w, p, n, &i))
         ;
-    while (i < n && w->err == 0) {
-        /* Copy a run of plain ASCII in one go. */
-        size_t run = i + plain_prefix(p + i, n - i);
-        if (run > i) {
-            put_ascii(w, s + i, run - i);
-            i = run;
+    while (i < n) {
+        size_t run = plain_prefix(p + i, n - i);
+        if (run) {
+            if (!put_counted(w, s + i, run, run, run))
+                return;
+            i += run;
             continue;
         }
-        unsigned char c = p[i];
-        if (c < 0x80) {
-            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            switch (c) {
-            case '"':
-                put_ascii(w, "\\\"", 2);
-                break;
-            case '\\':
-                put_ascii(w, "\\\\", 2);
-                break;
-            case '\n':
-                put_ascii(w, "\\n", 2);
-                break;
-            case '\r':
-                put_ascii(w, "\\r", 2);
-                break;
-            case '\t':
-                put_ascii(w, "\\t", 2);
-                break;
-            case '\b':
-                put_ascii(w, "\\b", 2);
-                break;
-            case '\f':
-                put_ascii(w, "\\f", 2);
-                break;
-            default:
-                put_ascii(w, esc, 6);
-                break;
-            }
-            i++;
+        char esc[6];
+        if (p[i] < 0x80) {
+            size_t k = escape_ascii(p[i++], esc);
+            if (!put_counted(w, esc, k, k, k))
+                return;
+            continue;
+        }
+        size_t chars = 0, astral = 0;
+        run = utf8_wide_run(p + i, n - i, &chars, &astral);
+        if (run) {
+            if (!put_counted(w, s + i, run, chars, chars + astral))
+                return;
+            i += run;
             continue;
         }
         uint32_t cp;
         size_t len = utf8_decode(p + i, n - i, &cp);
         if (len == 0) {
             /* Invalid byte: write U+FFFD instead and move on by one. */
-            if (!reserve(w, 3))
+            if (!put_counted(w, "\xEF\xBF\xBD", 3, 1, 1))
                 return;
-            memcpy(w->buf + w->len, "\xEF\xBF\xBD", 3);
-            w->len += 3;
-            w->codepoints++;
-            w->utf16++;
             w->repaired++;
             i++;
             continue;
         }
-        if (cp == 0x2028 || cp == 0x2029) {
-            /* Valid JSON, but line terminators in JavaScript source: escaped
-             * so the output can be embedded in a script safely. */
-            put_ascii(w, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
-            i += len;
-            continue;
-        }
-        if (!reserve(w, len))
+        /* U+2028 or U+2029 (the only valid characters a run stops at):
+           valid JSON, but line terminators in JavaScript source, so
+           escaped for output embedded in a script. */
+        assert(cp == 0x2028 || cp == 0x2029);
+        if (!put_counted(w, cp == 0x2028 ? "\\u2028" : "\\u2029", 6, 6, 6))
             return;
-        memcpy(w->buf + w->len, s + i, len);
-        w->len += len;
-        w->codepoints++;
-        w->utf16 += len == 4 ? 2 : 1;
         i += len;
     }
-    put_ascii(w, "\"", 1);
+    if (put_counted(w, "\"", 1, 1, 1))
+        w->buf[w->len] = '\0';
 }
 
 static void open_container(jw *w, uint8_t kind)

@@ -270,8 +270,15 @@ static int serialize_cells(const mcpage_list *pg, const list_cell *cells, size_t
             jw_int(&w, c->num);
             tb_int(&t, c->num);
         } else {
+            size_t before = w.len;
             jw_stringn(&w, c->str, c->len);
-            tsv_str(&t, c->str, c->len);
+            /* Written as it is (quotes and, past the first, a comma added):
+               nothing needed a JSON escape, so nothing needs one in the
+               line either (\t \n \r \\ are among JSON's). */
+            if (w.len - before == c->len + 2 + (i > 0))
+                tb_put(&t, c->str, c->len);
+            else
+                tsv_str(&t, c->str, c->len);
         }
     }
     jw_array_end(&w);
@@ -287,6 +294,7 @@ static int serialize_cells(const mcpage_list *pg, const list_cell *cells, size_t
  */
 #define REC_MEMO_SLOTS 128  /* records remembered per thread */
 #define REC_MEMO_BYTES 1024 /* larger records (both copies) are scanned every time */
+#define REC_MEMO_WAYS  4    /* slots a record may take (a set; divides REC_MEMO_SLOTS) */
 
 typedef struct rec_memo {
     size_t len;                 /* bytes of the structured copy; 0: unused slot */
@@ -341,11 +349,14 @@ static void scan_copies_memoized(list_rec *r, size_t *jt, size_t *tt)
         scan_copies(r, jt, tt);
         return;
     }
-    /* Two slots a record: two records of a page rarely evict each other. */
-    size_t at = bytes_hash(r->json, r->len) % REC_MEMO_SLOTS;
-    rec_memo *pair[2] = {&rec_memo_slots[at], &rec_memo_slots[(at + 1) % REC_MEMO_SLOTS]};
-    for (int k = 0; k < 2; k++) {
-        rec_memo *m = pair[k];
+    /* A set of REC_MEMO_WAYS slots a record, the least recently used
+       replaced: the records of a page stay unless more than that many of
+       them hash to one set (overlapping pairs of slots let three records
+       evict each other in turn on every call). */
+    rec_memo *set = &rec_memo_slots[bytes_hash(r->json, r->len) % (REC_MEMO_SLOTS / REC_MEMO_WAYS) *
+                                    REC_MEMO_WAYS];
+    for (int k = 0; k < REC_MEMO_WAYS; k++) {
+        rec_memo *m = &set[k];
         if (m->len == r->len && m->tlen == tlen && m->text == (r->text != NULL) &&
             memcmp(m->bytes, r->json, r->len) == 0 &&
             (tlen == 0 || memcmp(m->bytes + r->len, r->text, tlen) == 0)) {
@@ -359,7 +370,10 @@ static void scan_copies_memoized(list_rec *r, size_t *jt, size_t *tt)
         }
     }
     scan_copies(r, jt, tt);
-    rec_memo *m = pair[0]->used <= pair[1]->used ? pair[0] : pair[1];
+    rec_memo *m = &set[0];
+    for (int k = 1; k < REC_MEMO_WAYS; k++)
+        if (set[k].used < m->used)
+            m = &set[k];
     m->used = ++rec_memo_clock;
     m->len = r->len;
     m->tlen = tlen;

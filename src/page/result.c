@@ -339,6 +339,14 @@ void mcpage__result_write(const mcpage_result *r, jw *w)
     jw_object_end(w);
 }
 
+size_t mcpage__result_size(const mcpage_result *r)
+{
+    size_t n = 64 + r->slen; /* the keys, brackets and isError around the parts */
+    for (size_t i = 0; i < r->count; i++)
+        n += r->blocks[i].len + 1;
+    return n;
+}
+
 char *mcpage_result_to_json(const mcpage_result *r, size_t *len)
 {
     jw w;

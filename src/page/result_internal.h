@@ -13,6 +13,10 @@
 /* Writes the CallToolResult object as the next value of w. */
 void mcpage__result_write(const mcpage_result *r, jw *w);
 
+/* About the bytes mcpage__result_write writes (a few more, never fewer),
+   so the response can be sized once. */
+size_t mcpage__result_size(const mcpage_result *r);
+
 /* Appends a text block of `text` (mcpage__malloc'd), which the result
    then owns, even on failure. */
 int mcpage__result_take_text(mcpage_result *r, char *text, size_t len);

@@ -14,6 +14,7 @@
 #include "page/page_internal.h"
 #include "page/result_internal.h"
 #include "page/tokens.h"
+#include "page/utf8.h"
 
 /* ------------------------------------------------------------ pager */
 
@@ -501,32 +502,10 @@ int page_write_rejection(const page_base *b, mcpage_result *res)
     return rc;
 }
 
-/* Length of the valid UTF-8 sequence at p[0..n), or 0 when invalid. */
+/* Bytes of the valid character at p[0..n), or 0 when it is not valid UTF-8. */
 static size_t utf8_valid_len(const unsigned char *p, size_t n)
 {
-    unsigned char c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    uint32_t v, min;
-    if ((c & 0xE0) == 0xC0)
-        len = 2, v = c & 0x1Fu, min = 0x80;
-    else if ((c & 0xF0) == 0xE0)
-        len = 3, v = c & 0x0Fu, min = 0x800;
-    else if ((c & 0xF8) == 0xF0)
-        len = 4, v = c & 0x07u, min = 0x10000;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t k = 1; k < len; k++) {
-        if ((p[k] & 0xC0) != 0x80)
-            return 0;
-        v = (v << 6) | (p[k] & 0x3Fu);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-        return 0;
-    return len;
+    return p[0] < 0x80 ? 1 : utf8_seq_len(p, n);
 }
 
 bool page_is_text(const char *s, size_t n)

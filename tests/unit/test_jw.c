@@ -20,6 +20,7 @@
 
 #include "page/alloc.h"
 #include "page/jw.h"
+#include "page/utf8.h"
 
 /* xorshift64*: deterministic test data. */
 static uint64_t rng_state = 0x9E3779B97F4A7C15u;
@@ -569,6 +570,179 @@ static void take_hands_over_the_buffer(void **state)
     jw_free(&w);
 }
 
+/* ------------------------------------------ validation without decoding */
+
+/* An independent RFC 3629 check: decode, then reject overlong forms,
+   surrogates and code points past U+10FFFF. */
+static size_t reference_seq_len(const unsigned char *s, size_t n)
+{
+    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC0 ? 2 : 0;
+    if (len == 0 || s[0] >= 0xF8 || len > n)
+        return 0;
+    uint32_t cp = s[0] & (0x7Fu >> len);
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[k] & 0x3Fu);
+    }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+static void utf8_seq_len_accepts_exactly_rfc3629(void **state)
+{
+    (void)state;
+    unsigned char s[4];
+    /* Every lead byte with every second and third byte, and the fourth
+       byte at the edges of its range. */
+    static const unsigned char fourth[] = {0x00, 0x41, 0x7F, 0x80, 0x9F, 0xBF, 0xC0, 0xFF};
+    for (unsigned a = 0x80; a < 0x100; a++)
+        for (unsigned b = 0; b < 0x100; b++)
+            for (unsigned c = 0; c < 0x100; c++)
+                for (size_t d = 0; d < (a >= 0xF0 ? sizeof fourth : 1); d++) {
+                    s[0] = (unsigned char)a, s[1] = (unsigned char)b, s[2] = (unsigned char)c;
+                    s[3] = fourth[d];
+                    for (size_t n = 1; n <= 4; n++)
+                        if (utf8_seq_len(s, n) != reference_seq_len(s, n))
+                            fail_msg("%02x %02x %02x %02x (n %zu): %zu, expected %zu", a, b, c,
+                                     s[3], n, utf8_seq_len(s, n), reference_seq_len(s, n));
+                }
+}
+
+static void utf8_wide_run_stops_at_ascii_invalid_bytes_and_line_separators(void **state)
+{
+    (void)state;
+    size_t chars = 0, astral = 0;
+    /* é, 日, 🙂 then 'a' */
+    const char *s = "\xC3\xA9\xE6\x97\xA5\xF0\x9F\x99\x82"
+                    "a\xC3\xA9";
+    assert_int_equal(utf8_wide_run((const unsigned char *)s, strlen(s), &chars, &astral), 9);
+    assert_int_equal(chars, 3);
+    assert_int_equal(astral, 1);
+    chars = astral = 0;
+    assert_int_equal(
+        utf8_wide_run((const unsigned char *)"\xC3\xA9\xE2\x80\xA8", 5, &chars, &astral),
+        2); /* U+2028 is escaped in JSON: not part of a run */
+    assert_int_equal(utf8_wide_run((const unsigned char *)"\xE2\x80\xA9", 3, &chars, &astral), 0);
+    assert_int_equal(utf8_wide_run((const unsigned char *)"\xE2\x80\xAA", 3, &chars, &astral), 3);
+    assert_int_equal(utf8_wide_run((const unsigned char *)"\xC3\xA9\xC3", 3, &chars, &astral), 2);
+    assert_int_equal(utf8_wide_run((const unsigned char *)"\xED\xA0\x80", 3, &chars, &astral), 0);
+    assert_int_equal(chars, 3); /* é, U+202A, é */
+}
+
+/* The JSON of s[0..n) written byte by byte, as the writer must write it. */
+static size_t reference_escape(const unsigned char *s, size_t n, char *out)
+{
+    size_t o = 0;
+    out[o++] = '"';
+    for (size_t i = 0; i < n;) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') {
+            o += (size_t)sprintf(out + o, "\\%c", c);
+            i++;
+        } else if (c < 0x20) {
+            const char *named = c == '\n'   ? "\\n"
+                                : c == '\r' ? "\\r"
+                                : c == '\t' ? "\\t"
+                                : c == '\b' ? "\\b"
+                                : c == '\f' ? "\\f"
+                                            : NULL;
+            o += named ? (size_t)sprintf(out + o, "%s", named)
+                       : (size_t)sprintf(out + o, "\\u%04x", c);
+            i++;
+        } else if (c < 0x80) {
+            out[o++] = (char)c;
+            i++;
+        } else {
+            size_t len = reference_seq_len(s + i, n - i);
+            if (len == 0) {
+                memcpy(out + o, "\xEF\xBF\xBD", 3);
+                o += 3;
+                i++;
+            } else if (len == 3 && s[i] == 0xE2 && s[i + 1] == 0x80 &&
+                       (s[i + 2] == 0xA8 || s[i + 2] == 0xA9)) {
+                o += (size_t)sprintf(out + o, "\\u%s", s[i + 2] == 0xA8 ? "2028" : "2029");
+                i += 3;
+            } else {
+                memcpy(out + o, s + i, len);
+                o += len;
+                i += len;
+            }
+        }
+    }
+    out[o++] = '"';
+    out[o] = '\0';
+    return o;
+}
+
+/*
+ * Strings of every kind of piece (plain runs, escapes, characters of each
+ * length, U+2028, invalid and cut sequences), written into writers with
+ * room of every size (fresh, nearly full, limited to the exact output),
+ * come out as the byte-by-byte reference says, with exact counts.
+ */
+static void escaping_matches_a_reference_whatever_the_room(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"a",
+                                         "plain words ",
+                                         "0123456789abcdef",
+                                         "\t",
+                                         "\n",
+                                         "\r",
+                                         "\"",
+                                         "\\",
+                                         "\x01",
+                                         "\x1F",
+                                         "\x7F",
+                                         "\xC3\xA9",
+                                         "\xD0\xBF\xD1\x80",
+                                         "\xE6\x97\xA5",
+                                         "\xF0\x9F\x99\x82",
+                                         "\xE2\x80\xA8",
+                                         "\xE2\x80\xA9",
+                                         "\xFF",
+                                         "\x80",
+                                         "\xC3",
+                                         "\xE2\x80",
+                                         "\xED\xA0\x80",
+                                         "\xF4\x90\x80\x80",
+                                         "\xC0\xAF",
+                                         "\xE0\x80\xAF",
+                                         "\xF0\x80\x80\xAF"};
+    static unsigned char in[9000];
+    static char want[6 * 9000 + 3];
+    for (int round = 0; round < 3000; round++) {
+        size_t n = 0, target = round < 2900 ? rnd(300) : 4000 + rnd(4900);
+        while (n < target) {
+            const char *piece = pieces[rnd(sizeof pieces / sizeof *pieces)];
+            size_t len = strlen(piece);
+            if (n + len > sizeof in)
+                break;
+            memcpy(in + n, piece, len);
+            n += len;
+        }
+        size_t wlen = reference_escape(in, n, want);
+        for (int room = 0; room < 4; room++) {
+            jw w;
+            /* 3: limited to the exact output, so it cannot take the chunks' room. */
+            jw_init(&w, room == 3 ? wlen : 0);
+            if (room == 1)
+                (void)jw_reserve(&w, 1 + rnd(64)); /* a little room, then growth */
+            if (room == 2)
+                (void)jw_reserve(&w, wlen + 2); /* room for all of it */
+            jw_stringn(&w, (const char *)in, n);
+            assert_int_equal(w.err, 0);
+            assert_int_equal(w.len, wlen);
+            assert_memory_equal(w.buf, want, wlen);
+            assert_counts_exact(&w);
+            jw_free(&w);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -577,6 +751,9 @@ int main(void)
         cmocka_unit_test(invalid_utf8_becomes_replacement_characters),
         cmocka_unit_test(counts_match_an_independent_count_for_random_text),
         cmocka_unit_test(long_strings_escape_the_same_in_chunks_and_pieces),
+        cmocka_unit_test(utf8_seq_len_accepts_exactly_rfc3629),
+        cmocka_unit_test(utf8_wide_run_stops_at_ascii_invalid_bytes_and_line_separators),
+        cmocka_unit_test(escaping_matches_a_reference_whatever_the_room),
         cmocka_unit_test(state_errors_are_sticky),
         cmocka_unit_test(byte_limit_is_enforced_exactly),
         cmocka_unit_test(out_of_memory_is_a_sticky_error),

@@ -746,6 +746,7 @@ static const char *const cell_titles[] = {
     "caf\xC3\xA9 \xD0\xBF\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82 \xE6\x97\xA5\xE6\x9C\xAC",
     "line\xE2\x80\xA8sep",
     " edge spaces ",
+    "ctl\x01 and cr\r and \xF0\x9F\x99\x82 and \\",
     "",
     "x"};
 
