@@ -31,6 +31,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -422,6 +423,22 @@ static void write_canonical(jw *w, const json_t *v, const char *const *skip)
     mcpage__free(keys);
 }
 
+static EVP_MD *sha256_md; /* fetched once: SHA256() fetches it on every call */
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+/* SHA-256 of data[0..n), as SHA256() gives it, at a third of its cost. */
+static void sha256(const void *data, size_t n, uint8_t md[SHA256_DIGEST_LENGTH])
+{
+    (void)pthread_once(&sha256_once, sha256_fetch);
+    if (sha256_md == NULL || EVP_Digest(data, n, md, NULL, sha256_md, NULL) != 1)
+        SHA256(data, n, md);
+}
+
 void mcpage_args_fingerprint(const json_t *args, const char *const *skip,
                              uint8_t out[MCPAGE_FINGERPRINT_LEN])
 {
@@ -437,9 +454,9 @@ void mcpage_args_fingerprint(const json_t *args, const char *const *skip,
            fingerprint, which only means their cursors are interchangeable. */
         char marker[32];
         int n = snprintf(marker, sizeof marker, "!unhashable:%d", w.err);
-        SHA256((const unsigned char *)marker, (size_t)n, md);
+        sha256(marker, (size_t)n, md);
     } else {
-        SHA256((const unsigned char *)w.buf, w.len, md);
+        sha256(w.buf, w.len, md);
     }
     jw_free(&w);
     memcpy(out, md, MCPAGE_FINGERPRINT_LEN);

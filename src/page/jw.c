@@ -9,6 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <mcpage/mcpage.h>
 
 #include "page/alloc.h"
@@ -229,6 +233,21 @@ static inline uint64_t special8(const unsigned char *p)
 static size_t plain_prefix(const unsigned char *p, size_t n)
 {
     size_t run = 0;
+#if defined(__SSE2__)
+    /* Sixteen bytes at a time where every x86-64 has the instructions: a
+       byte below 0x20 or from 0x80 up is below 0x20 as a signed byte. */
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"');
+    const __m128i bslash = _mm_set1_epi8('\\');
+    for (; n - run >= 16; run += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + run));
+        __m128i bad =
+            _mm_or_si128(_mm_cmplt_epi8(x, space),
+                         _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
+        unsigned mask = (unsigned)_mm_movemask_epi8(bad);
+        if (mask)
+            return run + (size_t)__builtin_ctz(mask);
+    }
+#endif
     for (; n - run >= 8; run += 8) {
         uint64_t special = special8(p + run);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

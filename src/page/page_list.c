@@ -1359,6 +1359,16 @@ int mcpage__list_add_cells(mcpage_list *pg, const list_cell *cells, size_t ncell
 {
     if (pg == NULL || (cells == NULL && ncells > 0))
         return MCPAGE_EINVAL;
+    bool valid = nparts >= 0 && nparts <= MCPAGE_CURSOR_MAX_PARTS && (nparts == 0 || pos != NULL);
+    if (valid && !pg->b.rejected && !pg->full && (int64_t)pg->n >= pg->win.limit) {
+        /* The record past the window, which a tool fetches to learn that
+           the walk goes on: what mcpage_list_add does with it, without
+           making it an object first. */
+        pg->has_more = true;
+        pg->stopped_by = "limit";
+        pg->full = true;
+        return MCPAGE_PAGE_FULL;
+    }
     /* A page that is done, shares a field or holds objects takes the
        record as an object. */
     if (pg->share || !columns(pg) || pg->b.rejected || pg->full ||
