@@ -38,7 +38,17 @@ typedef struct list_rec {
     size_t at_t;                                 /* where render put its line in the text copy */
     mcpage_keypart pos[MCPAGE_CURSOR_MAX_PARTS]; /* keyset position (strings owned) */
     int nparts;                                  /* parts in pos */
+    bool bytes_pooled;                           /* json and text live in the page's pool */
+    bool pos_pooled;                             /* pos strings live in the page's pool */
 } list_rec;
+
+/* A piece of the page's pool: bytes handed out in order, freed with the page. */
+typedef struct pool_chunk {
+    struct pool_chunk *next; /* the chunk made before this one */
+    size_t used;             /* bytes handed out */
+    size_t cap;              /* bytes in bytes[] */
+    char bytes[];            /* the pool's bytes */
+} pool_chunk;
 
 struct mcpage_list {
     page_base b;                                 /* shared state; must stay first */
@@ -79,9 +89,45 @@ struct mcpage_list {
     bool cursor_ok;                              /* cursor_text holds a cursor */
     tbuf trunc_note;                             /* hint clause about cut fields */
     int exact_checks;                            /* exact measurements made by add */
+    pool_chunk *pool;                            /* the records' bytes and positions given as
+                                                    cells: one allocation for many */
+    jw cell_json;                                /* a record of cells written, reused */
+    tbuf cell_line;                              /* its text line, reused */
 };
 
 /* ------------------------------------------------------------ helpers */
+
+/* Bytes a pool chunk holds at least: the records of a typical page. */
+#define POOL_CHUNK 8192
+
+/* n bytes from the page's pool, or NULL when no memory is left. */
+static char *pool_alloc(mcpage_list *pg, size_t n)
+{
+    pool_chunk *c = pg->pool;
+    if (c == NULL || c->cap - c->used < n) {
+        size_t cap = n > POOL_CHUNK ? n : POOL_CHUNK;
+        if ((c = mcpage__malloc(sizeof *c + cap)) == NULL)
+            return NULL;
+        c->next = pg->pool;
+        c->used = 0;
+        c->cap = cap;
+        pg->pool = c;
+    }
+    char *p = c->bytes + c->used;
+    c->used += n;
+    return p;
+}
+
+/* A copy of s[0..n), NUL-terminated, in the page's pool; NULL without memory. */
+static char *pool_strndup(mcpage_list *pg, const char *s, size_t n)
+{
+    char *p = pool_alloc(pg, n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
 
 static bool name_in(const char *name, const char *const *list)
 {
@@ -183,6 +229,10 @@ static int take_copies(jw *w, tbuf *t, list_rec *r)
         jw_free(w);
         return err;
     }
+    if (r->bytes_pooled) {
+        r->json = r->text = NULL; /* the pool keeps them until the page is freed */
+        r->bytes_pooled = false;
+    }
     if (t) {
         mcpage__free(r->text);
         r->tlen = t->len;
@@ -235,23 +285,18 @@ static int serialize(const mcpage_list *pg, const json_t *proj, list_rec *r)
     return take_copies(&w, NULL, r);
 }
 
-/* serialize() for a record given as cells, in COLUMNS. */
-static int serialize_cells(const mcpage_list *pg, const list_cell *cells, size_t nc, list_rec *r)
+/*
+ * serialize() for a record given as cells, in COLUMNS: written into the
+ * page's reused writers, then copied into its pool, so a page of records
+ * costs a few allocations, not two a record.
+ */
+static int serialize_cells(mcpage_list *pg, const list_cell *cells, size_t nc, list_rec *r)
 {
-    jw w;
-    tbuf t;
-    jw_init(&w, LIST_RECORD_MAX);
-    tb_init(&t);
-    /* One allocation each for what most records need: every value quoted,
-       with room for a few escapes; a record that needs more grows. */
-    size_t room = 8 + (size_t)pg->ncols * 24;
-    for (size_t k = 0; k < nc; k++)
-        room += cells[k].kind == LIST_CELL_STR ? cells[k].len : 0;
-    if (room < LIST_RECORD_MAX / 2) {
-        (void)jw_reserve(&w, room + room / 8);
-        (void)dbuf_reserve(&t, room);
-    }
-    jw_array_begin(&w);
+    jw *w = &pg->cell_json;
+    tbuf *t = &pg->cell_line;
+    jw_reset(w);
+    tb_reset(t);
+    jw_array_begin(w);
     size_t next = 0; /* cells mostly come in column order: look there first */
     for (int i = 0; i < pg->ncols; i++) {
         const list_cell *c = NULL;
@@ -263,26 +308,41 @@ static int serialize_cells(const mcpage_list *pg, const list_cell *cells, size_t
             }
         }
         if (i > 0)
-            tb_put(&t, "\t", 1);
+            tb_put(t, "\t", 1);
         if (c == NULL || c->kind == LIST_CELL_NULL) {
-            jw_null(&w);
+            jw_null(w);
         } else if (c->kind == LIST_CELL_INT) {
-            jw_int(&w, c->num);
-            tb_int(&t, c->num);
+            jw_int(w, c->num);
+            tb_int(t, c->num);
         } else {
-            size_t before = w.len;
-            jw_stringn(&w, c->str, c->len);
+            size_t before = w->len;
+            jw_stringn(w, c->str, c->len);
             /* Written as it is (quotes and, past the first, a comma added):
                nothing needed a JSON escape, so nothing needs one in the
                line either (\t \n \r \\ are among JSON's). */
-            if (w.len - before == c->len + 2 + (i > 0))
-                tb_put(&t, c->str, c->len);
+            if (w->len - before == c->len + 2 + (i > 0))
+                tb_put(t, c->str, c->len);
             else
-                tsv_str(&t, c->str, c->len);
+                tsv_str(t, c->str, c->len);
         }
     }
-    jw_array_end(&w);
-    return take_copies(&w, &t, r);
+    jw_array_end(w);
+    if (w->err || t->err || t->len > LIST_RECORD_MAX)
+        return w->err ? w->err : t->err ? t->err : MCPAGE_ERANGE;
+    char *bytes = pool_alloc(pg, w->len + 1 + t->len + 1);
+    if (bytes == NULL)
+        return MCPAGE_ENOMEM;
+    memcpy(bytes, w->buf, w->len + 1); /* with its NUL */
+    r->json = bytes;
+    r->len = w->len;
+    r->cps = w->codepoints;
+    r->units = w->utf16;
+    r->text = bytes + w->len + 1;
+    r->tlen = t->len;
+    memcpy(r->text, t->buf ? t->buf : "", t->len);
+    r->text[t->len] = '\0';
+    r->bytes_pooled = true;
+    return MCPAGE_OK;
 }
 
 /*
@@ -411,21 +471,36 @@ static void scan_record(list_rec *r, size_t *tok, size_t *chars)
 
 static void free_pos(list_rec *r)
 {
-    for (int i = 0; i < r->nparts; i++)
+    for (int i = 0; i < r->nparts && !r->pos_pooled; i++)
         if (r->pos[i].is_str)
             mcpage__free((void *)r->pos[i].s);
     r->nparts = 0;
+}
+
+/* Frees what a record owns (what lives in the page's pool stays there). */
+static void rec_release(list_rec *r)
+{
+    if (!r->bytes_pooled) {
+        mcpage__free(r->json);
+        mcpage__free(r->text);
+    }
+    r->json = r->text = NULL;
+    free_pos(r);
 }
 
 static void list_free(mcpage_list *pg)
 {
     if (pg == NULL)
         return;
-    for (size_t i = 0; i < pg->n; i++) {
-        mcpage__free(pg->recs[i].json);
-        mcpage__free(pg->recs[i].text);
-        free_pos(&pg->recs[i]);
+    for (size_t i = 0; i < pg->n; i++)
+        rec_release(&pg->recs[i]);
+    while (pg->pool) {
+        pool_chunk *next = pg->pool->next;
+        mcpage__free(pg->pool);
+        pg->pool = next;
     }
+    jw_free(&pg->cell_json);
+    tb_free(&pg->cell_line);
     json_decref(pg->share_val);
     json_decref(pg->trunc_notes);
     mcpage__free(pg->recs);
@@ -1021,6 +1096,8 @@ int mcpage_list_begin(const mcpage_pager *p, const mcpage_list_spec *spec, const
         return MCPAGE_ENOMEM;
     pg->spec = spec;
     tb_init(&pg->trunc_note);
+    jw_init(&pg->cell_json, LIST_RECORD_MAX);
+    tb_init(&pg->cell_line);
     int rc = page_base_init(&pg->b, p, spec->tool, args, list_window);
     if (rc < 0) {
         list_free(pg);
@@ -1094,9 +1171,11 @@ void mcpage_list_set_generation(mcpage_list *pg, int64_t generation)
 
 /* --------------------------------------------------------------- add */
 
-static int copy_pos(list_rec *r, const mcpage_keypart *pos, int nparts)
+/* Copies a record's keyset position, its strings into the page's pool. */
+static int copy_pos(mcpage_list *pg, list_rec *r, const mcpage_keypart *pos, int nparts)
 {
     r->nparts = 0;
+    r->pos_pooled = true;
     for (int i = 0; i < nparts; i++) {
         mcpage_keypart p = pos[i];
         if (p.is_str) {
@@ -1104,7 +1183,7 @@ static int copy_pos(list_rec *r, const mcpage_keypart *pos, int nparts)
                 p.len = 0;
             if (p.len > MCPAGE_CURSOR_MAX_STR_BYTES)
                 p.len = MCPAGE_CURSOR_MAX_STR_BYTES + 1; /* encode will refuse it: no cursor */
-            char *s = mcpage__strndup(p.s ? p.s : "", p.len);
+            char *s = pool_strndup(pg, p.s ? p.s : "", p.len);
             if (s == NULL) {
                 free_pos(r);
                 return MCPAGE_ENOMEM;
@@ -1152,10 +1231,7 @@ static int exact_check(mcpage_list *pg)
     if (o == PAGE_FITS)
         return MCPAGE_OK;
     /* It does not fit: take it back; it starts the next page. */
-    list_rec *r = &pg->recs[--pg->n];
-    mcpage__free(r->json);
-    mcpage__free(r->text);
-    free_pos(r);
+    rec_release(&pg->recs[--pg->n]);
     pg->cursor_n = 0;
     pg->has_more = true;
     pg->stopped_by = page_over_name(o);
@@ -1258,8 +1334,7 @@ static int add_record(mcpage_list *pg, list_rec *rec, json_t *proj, json_t *reco
             pg->has_more = true;
             pg->stopped_by = page_over_name(o);
             pg->full = true;
-            mcpage__free(tmp.json);
-            mcpage__free(tmp.text);
+            rec_release(&tmp);
             json_decref(proj);
             json_decref(record);
             return MCPAGE_PAGE_FULL;
@@ -1269,8 +1344,7 @@ static int add_record(mcpage_list *pg, list_rec *rec, json_t *proj, json_t *reco
         size_t cap = pg->cap ? pg->cap * 2 : 16;
         list_rec *r = mcpage__realloc(pg->recs, cap * sizeof *r);
         if (r == NULL) {
-            mcpage__free(tmp.json);
-            mcpage__free(tmp.text);
+            rec_release(&tmp);
             json_decref(proj);
             json_decref(record);
             return MCPAGE_ENOMEM;
@@ -1280,10 +1354,9 @@ static int add_record(mcpage_list *pg, list_rec *rec, json_t *proj, json_t *reco
     }
     list_rec *r = &pg->recs[pg->n];
     *r = tmp;
-    int rc = copy_pos(r, pos, nparts);
+    int rc = copy_pos(pg, r, pos, nparts);
     if (rc) {
-        mcpage__free(tmp.json);
-        mcpage__free(tmp.text);
+        rec_release(&tmp);
         json_decref(proj);
         json_decref(record);
         return rc;

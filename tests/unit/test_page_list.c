@@ -737,6 +737,9 @@ static const mcpage_list_spec cells_spec = {
 #define CELL_W256 CELL_W32 CELL_W32 CELL_W32 CELL_W32 CELL_W32 CELL_W32 CELL_W32 CELL_W32
 #define CELL_LONG CELL_W256 CELL_W256 CELL_W256 CELL_W256 CELL_W256 CELL_W256 CELL_W256 CELL_W256
 
+/* Past the pool's chunk: a record of cells that needs a chunk of its own. */
+#define CELL_HUGE CELL_LONG CELL_LONG CELL_LONG CELL_LONG CELL_LONG
+
 /* Titles that need escaping in one copy or the other, or are not ASCII. */
 static const char *const cell_titles[] = {
     CELL_LONG,
@@ -748,7 +751,8 @@ static const char *const cell_titles[] = {
     " edge spaces ",
     "ctl\x01 and cr\r and \xF0\x9F\x99\x82 and \\",
     "",
-    "x"};
+    "x",
+    CELL_HUGE};
 
 /* Blanks every cursor in s (its issue time may move between two builds of a page). */
 static void mask_cursors(char *s)
@@ -854,6 +858,88 @@ static void records_given_as_cells_make_the_same_page_as_objects(void **state)
     tp_done(&e);
 }
 
+/* An allocator that fails its n-th request and counts the blocks it holds. */
+static long flaky_left; /* requests before the failing one; negative: never fail */
+static long flaky_live; /* blocks taken and not yet given back */
+
+static void *flaky_malloc(size_t n, void *ud)
+{
+    (void)ud;
+    if (flaky_left >= 0 && flaky_left-- == 0)
+        return NULL;
+    void *p = malloc(n);
+    flaky_live += p != NULL;
+    return p;
+}
+
+static void *flaky_realloc(void *p, size_t n, void *ud)
+{
+    (void)ud;
+    if (flaky_left >= 0 && flaky_left-- == 0)
+        return NULL;
+    void *q = realloc(p, n);
+    flaky_live += q != NULL && p == NULL;
+    return q;
+}
+
+static void flaky_free(void *p, void *ud)
+{
+    (void)ud;
+    flaky_live -= p != NULL;
+    free(p);
+}
+
+/*
+ * A page of cells (records past the pool's first chunk, one larger than a
+ * chunk) built while the n-th allocation fails, for every n until none
+ * does: each run ends in a page or an error, never a crash, and gives
+ * back every block it took.
+ */
+static void a_page_of_cells_gives_back_everything_when_memory_runs_out(void **state)
+{
+    (void)state;
+    tp_env e;
+    tp_setup(&e, NULL);
+    json_t *args = tp_args("{\"limit\":100,\"max_tokens\":20000}");
+    static const mcpage_allocator flaky = {flaky_malloc, flaky_realloc, flaky_free, NULL};
+    size_t ntitles = sizeof cell_titles / sizeof *cell_titles;
+    bool whole = false;
+    long fail = 0;
+    for (; !whole && fail < 5000; fail++) {
+        flaky_left = fail;
+        flaky_live = 0;
+        assert_int_equal(mcpage_set_allocator(&flaky), 0);
+        mcpage_result *res = mcpage_result_new();
+        mcpage_list *pg = NULL;
+        int rc = res ? mcpage_list_begin(e.pager, &cells_spec, args, &pg) : MCPAGE_ENOMEM;
+        for (int i = 0; rc == 0 && i < 60; i++) {
+            char id[16];
+            (void)snprintf(id, sizeof id, "row-%03d", i);
+            const char *title = cell_titles[(size_t)i % ntitles];
+            list_cell c[2] = {
+                {.name = "id", .kind = LIST_CELL_STR, .str = id, .len = strlen(id)},
+                {.name = "title", .kind = LIST_CELL_STR, .str = title, .len = strlen(title)}};
+            mcpage_keypart pos = {.is_str = true, .s = id, .len = strlen(id)};
+            rc = mcpage__list_add_cells(pg, c, 2, &pos, 1);
+        }
+        if (pg && rc < 0) {
+            mcpage_list_abort(pg);
+        } else if (pg) {
+            mcpage_list_set_total(pg, 60, 1);
+            rc = mcpage_list_finish(pg, res);
+            whole = rc == 0 && flaky_left >= 0; /* every request was met */
+        }
+        mcpage_result_free(res);
+        assert_int_equal(mcpage_set_allocator(NULL), 0);
+        if (flaky_live != 0)
+            fail_msg("allocation %ld failed: %ld blocks not given back", fail, flaky_live);
+    }
+    assert_true(whole);
+    assert_in_range(fail, 20, 4999); /* the page took many blocks, each failed once */
+    json_decref(args);
+    tp_done(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -872,6 +958,7 @@ int main(void)
         cmocka_unit_test(builder_refuses_misuse),
         cmocka_unit_test(walks_return_every_record_once_in_order_within_budget),
         cmocka_unit_test(records_given_as_cells_make_the_same_page_as_objects),
+        cmocka_unit_test(a_page_of_cells_gives_back_everything_when_memory_runs_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
