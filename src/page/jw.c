@@ -229,21 +229,27 @@ static inline uint64_t special8(const unsigned char *p)
            HAS_ZERO(x ^ LANES('\\'));
 }
 
+#if defined(__SSE2__)
+/* Bits of the 16 bytes in x that are not printable ASCII other than '"' and
+   '\\' (SSE2, which every x86-64 has): a byte below 0x20 or from 0x80 up
+   is below 0x20 as a signed byte. */
+static inline unsigned special16(__m128i x)
+{
+    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"');
+    const __m128i bslash = _mm_set1_epi8('\\');
+    __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, space),
+                               _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
+    return (unsigned)_mm_movemask_epi8(bad);
+}
+#endif
+
 /* Bytes at the start of p[0..n) that are printable ASCII other than '"' and '\\'. */
 static size_t plain_prefix(const unsigned char *p, size_t n)
 {
     size_t run = 0;
 #if defined(__SSE2__)
-    /* Sixteen bytes at a time where every x86-64 has the instructions: a
-       byte below 0x20 or from 0x80 up is below 0x20 as a signed byte. */
-    const __m128i space = _mm_set1_epi8(0x20), quote = _mm_set1_epi8('"');
-    const __m128i bslash = _mm_set1_epi8('\\');
     for (; n - run >= 16; run += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + run));
-        __m128i bad =
-            _mm_or_si128(_mm_cmplt_epi8(x, space),
-                         _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)));
-        unsigned mask = (unsigned)_mm_movemask_epi8(bad);
+        unsigned mask = special16(_mm_loadu_si128((const __m128i *)(const void *)(p + run)));
         if (mask)
             return run + (size_t)__builtin_ctz(mask);
     }
@@ -329,20 +335,46 @@ static bool escape_chunk(jw *w, const unsigned char *p, size_t n, size_t *at)
     const char *lim = w->buf + w->cap - 1;     /* the NUL goes at most here */
     size_t wide = 0, astral = 0, repaired = 0; /* non-ASCII counts, for cps and units */
     while (i < end) {
-        size_t run = plain_prefix(p + i, end - i);
-        if (run > (size_t)(lim - o))
-            break; /* out of room: the next call reserves more */
-        memcpy(o, p + i, run);
-        o += run;
-        i += run;
+#if defined(__SSE2__)
+        if (end - i >= 16 && lim - o >= 16) {
+            /* Sixteen bytes copied at once, then kept up to the first that
+               is not plain: no call for a run, however short. */
+            __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+            _mm_storeu_si128((__m128i *)(void *)o, x);
+            unsigned mask = special16(x);
+            if (mask == 0) {
+                i += 16;
+                o += 16;
+                continue;
+            }
+            size_t k = (size_t)__builtin_ctz(mask);
+            i += k;
+            o += k;
+        } else
+#endif
+        {
+            size_t run = plain_prefix(p + i, end - i);
+            if (run > (size_t)(lim - o))
+                break; /* out of room: the next call reserves more */
+            memcpy(o, p + i, run);
+            o += run;
+            i += run;
+        }
         if (i == end || lim - o < 6)
             break;
+        if (p[i] == '\t' || p[i] == '\n') {
+            /* The escapes of a text copy's columns and lines, written here. */
+            o[0] = '\\';
+            o[1] = p[i++] == '\t' ? 't' : 'n';
+            o += 2;
+            continue;
+        }
         if (p[i] < 0x80) {
             o += escape_ascii(p[i++], o);
             continue;
         }
         size_t chars = 0, run4 = 0;
-        run = utf8_wide_run(p + i, end - i, &chars, &run4);
+        size_t run = utf8_wide_run(p + i, end - i, &chars, &run4);
         if (run > (size_t)(lim - o))
             break;
         if (run) {
@@ -392,6 +424,8 @@ static bool put_counted(jw *w, const void *bytes, size_t n, size_t chars, size_t
     return true;
 }
 
+static bool put_escaped_body(jw *w, const char *s, size_t n, size_t plain);
+
 /*
  * A string, quoted and escaped: in chunks (escape_chunk) while their
  * room fits w's limit, else piece by piece, each piece reserved on its
@@ -415,15 +449,26 @@ static void put_escaped(jw *w, const char *s, size_t n)
         w->utf16 += n + 2;
         return;
     }
-    if (!put_counted(w, "\"", 1, 1, 1) || !put_counted(w, s, i, i, i))
-        return;
+    if (put_counted(w, "\"", 1, 1, 1) && put_escaped_body(w, s, n, i) &&
+        put_counted(w, "\"", 1, 1, 1))
+        w->buf[w->len] = '\0';
+}
+
+/* The escape of s[0..n) (no quotes), whose first `plain` bytes need none;
+   false on the writer's error. */
+static bool put_escaped_body(jw *w, const char *s, size_t n, size_t plain)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = plain;
+    if (!put_counted(w, s, i, i, i))
+        return false;
     while (i < n && escape_chunk(w, p, n, &i))
         ;
     while (i < n) {
         size_t run = plain_prefix(p + i, n - i);
         if (run) {
             if (!put_counted(w, s + i, run, run, run))
-                return;
+                return false;
             i += run;
             continue;
         }
@@ -431,14 +476,14 @@ static void put_escaped(jw *w, const char *s, size_t n)
         if (p[i] < 0x80) {
             size_t k = escape_ascii(p[i++], esc);
             if (!put_counted(w, esc, k, k, k))
-                return;
+                return false;
             continue;
         }
         size_t chars = 0, astral = 0;
         run = utf8_wide_run(p + i, n - i, &chars, &astral);
         if (run) {
             if (!put_counted(w, s + i, run, chars, chars + astral))
-                return;
+                return false;
             i += run;
             continue;
         }
@@ -447,7 +492,7 @@ static void put_escaped(jw *w, const char *s, size_t n)
         if (len == 0) {
             /* Invalid byte: write U+FFFD instead and move on by one. */
             if (!put_counted(w, "\xEF\xBF\xBD", 3, 1, 1))
-                return;
+                return false;
             w->repaired++;
             i++;
             continue;
@@ -457,11 +502,10 @@ static void put_escaped(jw *w, const char *s, size_t n)
            escaped for output embedded in a script. */
         assert(cp == 0x2028 || cp == 0x2029);
         if (!put_counted(w, cp == 0x2028 ? "\\u2028" : "\\u2029", 6, 6, 6))
-            return;
+            return false;
         i += len;
     }
-    if (put_counted(w, "\"", 1, 1, 1))
-        w->buf[w->len] = '\0';
+    return w->err == 0;
 }
 
 static void open_container(jw *w, uint8_t kind)
@@ -552,6 +596,29 @@ void jw_stringn(jw *w, const char *s, size_t n)
 {
     if (before_value(w))
         put_escaped(w, s, n);
+}
+
+void jw_string_begin(jw *w)
+{
+    if (before_value(w))
+        put_ascii(w, "\"", 1);
+}
+
+void jw_string_piece(jw *w, const char *s, size_t n)
+{
+    if (w->err == 0 && put_escaped_body(w, s, n, plain_prefix((const unsigned char *)s, n)))
+        w->buf[w->len] = '\0';
+}
+
+void jw_string_piece_escaped(jw *w, const char *json, size_t n, size_t codepoints, size_t units)
+{
+    if (w->err == 0 && put_counted(w, json, n, codepoints, units))
+        w->buf[w->len] = '\0';
+}
+
+void jw_string_end(jw *w)
+{
+    put_ascii(w, "\"", 1);
 }
 
 void jw_string(jw *w, const char *s)

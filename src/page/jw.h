@@ -57,6 +57,16 @@ void jw_key(jw *w, const char *key);
 void jw_keyn(jw *w, const char *key, size_t n);
 void jw_string(jw *w, const char *s);
 void jw_stringn(jw *w, const char *s, size_t n);
+/*
+ * A string value written in pieces, between jw_string_begin and
+ * jw_string_end: each piece escaped as jw_stringn escapes it (the escape
+ * of a text is the escapes of its pieces when they are cut between
+ * characters), or given already escaped with its counts.
+ */
+void jw_string_begin(jw *w);
+void jw_string_piece(jw *w, const char *s, size_t n);
+void jw_string_piece_escaped(jw *w, const char *json, size_t n, size_t codepoints, size_t units);
+void jw_string_end(jw *w);
 void jw_int(jw *w, int64_t v);
 /* Non-finite numbers are written as null: JSON has no NaN or infinity. */
 void jw_double(jw *w, double v);

@@ -138,6 +138,9 @@ void page_given_size(const page_base *b, tbuf *t, const char *name, int64_t used
  * `s`. The result takes both buffers: s and t are left empty.
  */
 int page_write_result(const page_base *b, mcpage_result *res, jw *s, tbuf *t);
+/* The same, the text block written already into `block` (or NULL: written
+   from t); the result takes block's bytes. */
+int page_write_result_block(const page_base *b, mcpage_result *res, jw *s, tbuf *t, jw *block);
 /* Writes the recorded rejection as an isError result. */
 int page_write_rejection(const page_base *b, mcpage_result *res);
 /* Writes the clamp flags ("<param>_clamped": true) into an envelope. */

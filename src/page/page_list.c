@@ -38,6 +38,11 @@ typedef struct list_rec {
     size_t at_t;                                 /* where render put its line in the text copy */
     mcpage_keypart pos[MCPAGE_CURSOR_MAX_PARTS]; /* keyset position (strings owned) */
     int nparts;                                  /* parts in pos */
+    char *etext;                                 /* text's JSON escape (no quotes) when every
+                                                    value went as it is, else NULL (pooled) */
+    size_t elen;                                 /* bytes in etext */
+    size_t ecps;                                 /* code points in etext */
+    size_t eunits;                               /* UTF-16 units in etext */
     bool bytes_pooled;                           /* json and text live in the page's pool */
     bool pos_pooled;                             /* pos strings live in the page's pool */
 } list_rec;
@@ -233,6 +238,7 @@ static int take_copies(jw *w, tbuf *t, list_rec *r)
         r->json = r->text = NULL; /* the pool keeps them until the page is freed */
         r->bytes_pooled = false;
     }
+    r->etext = NULL; /* a record written from objects: its line is escaped with the page */
     if (t) {
         mcpage__free(r->text);
         r->tlen = t->len;
@@ -285,6 +291,18 @@ static int serialize(const mcpage_list *pg, const json_t *proj, list_rec *r)
     return take_copies(&w, NULL, r);
 }
 
+/* tb_put with its common case inline: the room is there (a reused line). */
+static inline void line_put(tbuf *t, const char *s, size_t n)
+{
+    if (t->err == 0 && n < t->cap - t->len && n <= t->max - t->len) {
+        memcpy(t->buf + t->len, s, n);
+        t->len += n;
+        t->buf[t->len] = '\0';
+        return;
+    }
+    tb_put(t, s, n);
+}
+
 /*
  * serialize() for a record given as cells, in COLUMNS: written into the
  * page's reused writers, then copied into its pool, so a page of records
@@ -296,6 +314,12 @@ static int serialize_cells(mcpage_list *pg, const list_cell *cells, size_t nc, l
     tbuf *t = &pg->cell_line;
     jw_reset(w);
     tb_reset(t);
+    /* plain: every value went as it is, so the line's JSON escape is the
+       line with each tab (at tabs[]) written \t; nstr and nnull count the
+       strings and nulls, whose quotes and "null" the escape lacks. */
+    bool plain = true;
+    size_t nstr = 0, nnull = 0, seps = pg->ncols > 0 ? (size_t)pg->ncols - 1 : 0;
+    size_t tabs[LIST_MAX_FIELDS];
     jw_array_begin(w);
     size_t next = 0; /* cells mostly come in column order: look there first */
     for (int i = 0; i < pg->ncols; i++) {
@@ -307,10 +331,13 @@ static int serialize_cells(mcpage_list *pg, const list_cell *cells, size_t nc, l
                 next = at + 1;
             }
         }
-        if (i > 0)
-            tb_put(t, "\t", 1);
+        if (i > 0) {
+            tabs[i - 1] = t->len;
+            line_put(t, "\t", 1);
+        }
         if (c == NULL || c->kind == LIST_CELL_NULL) {
             jw_null(w);
+            nnull++;
         } else if (c->kind == LIST_CELL_INT) {
             jw_int(w, c->num);
             tb_int(t, c->num);
@@ -320,16 +347,20 @@ static int serialize_cells(mcpage_list *pg, const list_cell *cells, size_t nc, l
             /* Written as it is (quotes and, past the first, a comma added):
                nothing needed a JSON escape, so nothing needs one in the
                line either (\t \n \r \\ are among JSON's). */
-            if (w->len - before == c->len + 2 + (i > 0))
-                tb_put(t, c->str, c->len);
-            else
+            if (w->len - before == c->len + 2 + (i > 0)) {
+                line_put(t, c->str, c->len);
+                nstr++;
+            } else {
                 tsv_str(t, c->str, c->len);
+                plain = false;
+            }
         }
     }
     jw_array_end(w);
     if (w->err || t->err || t->len > LIST_RECORD_MAX)
         return w->err ? w->err : t->err ? t->err : MCPAGE_ERANGE;
-    char *bytes = pool_alloc(pg, w->len + 1 + t->len + 1);
+    size_t elen = plain ? t->len + seps : 0;
+    char *bytes = pool_alloc(pg, w->len + 1 + t->len + 1 + elen);
     if (bytes == NULL)
         return MCPAGE_ENOMEM;
     memcpy(bytes, w->buf, w->len + 1); /* with its NUL */
@@ -341,6 +372,25 @@ static int serialize_cells(mcpage_list *pg, const list_cell *cells, size_t nc, l
     r->tlen = t->len;
     memcpy(r->text, t->buf ? t->buf : "", t->len);
     r->text[t->len] = '\0';
+    r->etext = NULL;
+    if (plain) {
+        /* The record's copy less its brackets, commas, quotes and nulls,
+           plus the escape's second byte of each tab; all of them ASCII. */
+        size_t less = 2 + seps + 2 * nstr + 4 * nnull, more = 2 * seps;
+        char *o = r->etext = r->text + t->len + 1;
+        size_t from = 0;
+        for (size_t k = 0; k < seps; k++) {
+            memcpy(o, r->text + from, tabs[k] - from);
+            o += tabs[k] - from;
+            memcpy(o, "\\t", 2);
+            o += 2;
+            from = tabs[k] + 1;
+        }
+        memcpy(o, r->text + from, t->len - from);
+        r->elen = elen;
+        r->ecps = r->cps - less + more;
+        r->eunits = r->units - less + more;
+    }
     r->bytes_pooled = true;
     return MCPAGE_OK;
 }
@@ -1631,6 +1681,42 @@ done:
 
 /* ------------------------------------------------------------ finish */
 
+/*
+ * The text block of a page of n records that render just wrote into t,
+ * as mcpage__result_take_text writes it ({"type":"text","text":"..."}):
+ * a record's line is taken as the escape its cells made (etext) where it
+ * has one, and only what lies around the lines (summary, header, hint,
+ * newlines) and lines that needed escapes are escaped here. The escape
+ * of a text is the escapes of its pieces, cut between characters (a line
+ * starts after a newline); debug builds compare the two.
+ */
+static void text_block(const mcpage_list *pg, size_t n, const tbuf *t, jw *b)
+{
+    const char *buf = t->buf ? t->buf : "";
+    (void)jw_reserve(b, t->len + t->len / 8 + 64);
+    jw_object_begin(b);
+    jw_kv_string(b, "type", "text");
+    jw_key(b, "text");
+    jw_string_begin(b);
+    size_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        const list_rec *r = &pg->recs[i];
+        size_t len = columns(pg) ? r->tlen : r->len;
+        if (r->at_t - pos == 1 && buf[pos] == '\n')
+            jw_string_piece_escaped(b, "\\n", 2, 2, 2); /* between two lines */
+        else
+            jw_string_piece(b, buf + pos, r->at_t - pos);
+        if (r->etext)
+            jw_string_piece_escaped(b, r->etext, r->elen, r->ecps, r->eunits);
+        else
+            jw_string_piece(b, buf + r->at_t, len);
+        pos = r->at_t + len;
+    }
+    jw_string_piece(b, buf + pos, t->len - pos);
+    jw_string_end(b);
+    jw_object_end(b);
+}
+
 int mcpage_list_finish(mcpage_list *pg, mcpage_result *res)
 {
     if (pg == NULL || res == NULL) {
@@ -1672,8 +1758,15 @@ int mcpage_list_finish(mcpage_list *pg, mcpage_result *res)
         rc = cut_first(pg, has_more, stopped, &s, &t);
         break;
     }
-    if (rc == 0)
-        rc = page_write_result(&pg->b, res, &s, &t);
+    if (rc == 0) {
+        jw block;
+        jw_init(&block, 0);
+        bool lines = pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES;
+        if (lines && t.err == 0)
+            text_block(pg, n, &t, &block);
+        rc = page_write_result_block(&pg->b, res, &s, &t, lines && t.err == 0 ? &block : NULL);
+        jw_free(&block);
+    }
 done:
     jw_free(&s);
     tb_free(&t);

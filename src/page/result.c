@@ -113,6 +113,11 @@ int mcpage__result_take_text(mcpage_result *r, char *text, size_t len)
     return push_block(r, &w, text, len);
 }
 
+int mcpage__result_take_text_block(mcpage_result *r, char *text, size_t len, jw *w)
+{
+    return push_block(r, w, text, len);
+}
+
 int mcpage_result_add_text(mcpage_result *r, const char *text, size_t len)
 {
     char *copy = mcpage__strndup(text, len);

@@ -21,6 +21,11 @@ size_t mcpage__result_size(const mcpage_result *r);
    then owns, even on failure. */
 int mcpage__result_take_text(mcpage_result *r, char *text, size_t len);
 
+/* The same with the block already written into `w` as
+   mcpage__result_take_text writes it ({"type":"text","text":...}); the
+   result takes the writer's bytes and the text, even on failure. */
+int mcpage__result_take_text_block(mcpage_result *r, char *text, size_t len, jw *w);
+
 /* Sets structuredContent to `json` (mcpage__malloc'd, a JSON object the
    caller wrote, `cps` code points and `units` UTF-16 units), which the
    result then owns. */

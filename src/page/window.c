@@ -5,6 +5,7 @@
  * value received, the valid range and an example call), budget checks,
  * hint clauses, and writing both copies into a result.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -463,7 +464,35 @@ void page_write_clamps(const page_base *b, jw *w)
     }
 }
 
+#ifndef NDEBUG
+/* True when `block` holds what mcpage__result_take_text makes of t. */
+static bool block_is_text(const jw *block, const tbuf *t)
+{
+    jw ref;
+    jw_init(&ref, 0);
+    jw_object_begin(&ref);
+    jw_kv_string(&ref, "type", "text");
+    jw_key(&ref, "text");
+    jw_stringn(&ref, t->buf ? t->buf : "", t->len);
+    jw_object_end(&ref);
+    if (ref.err) {
+        jw_free(&ref);
+        return true; /* out of memory for the check itself: nothing to compare */
+    }
+    bool same = block->err == 0 && ref.len == block->len &&
+                memcmp(ref.buf, block->buf, ref.len) == 0 && ref.codepoints == block->codepoints &&
+                ref.utf16 == block->utf16;
+    jw_free(&ref);
+    return same;
+}
+#endif
+
 int page_write_result(const page_base *b, mcpage_result *res, jw *s, tbuf *t)
+{
+    return page_write_result_block(b, res, s, t, NULL);
+}
+
+int page_write_result_block(const page_base *b, mcpage_result *res, jw *s, tbuf *t, jw *block)
 {
     mcpage_result_clear(res);
     if (s->err || t->err)
@@ -472,9 +501,13 @@ int page_write_result(const page_base *b, mcpage_result *res, jw *s, tbuf *t)
     /* Both copies change hands without being copied; the structured one
        keeps the counts its writer made. */
     size_t cps = s->codepoints, units = s->utf16, slen, tlen;
-    if (b->pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED)
+    if (b->pager->cfg.text_mode == MCPAGE_TEXT_STRUCTURED) {
         rc = mcpage_result_add_text(res, s->buf ? s->buf : "", s->len);
-    else {
+    } else if (block && block->err == 0) {
+        assert(block_is_text(block, t));
+        char *text = dbuf_take(t, &tlen);
+        rc = text ? mcpage__result_take_text_block(res, text, tlen, block) : MCPAGE_ENOMEM;
+    } else {
         char *text = dbuf_take(t, &tlen);
         rc = text ? mcpage__result_take_text(res, text, tlen) : MCPAGE_ENOMEM;
     }

@@ -743,6 +743,68 @@ static void escaping_matches_a_reference_whatever_the_room(void **state)
     }
 }
 
+/*
+ * A string written in pieces cut between characters (some given already
+ * escaped, with their counts) is the string jw_stringn writes whole, to
+ * the byte and the count.
+ */
+static void a_string_in_pieces_is_the_string_whole(void **state)
+{
+    (void)state;
+    static const char *const pieces[] = {"plain words ",
+                                         "\t",
+                                         "\n",
+                                         "\"",
+                                         "\\",
+                                         "\x01",
+                                         "\xC3\xA9",
+                                         "\xF0\x9F\x99\x82",
+                                         "\xE2\x80\xA8",
+                                         "\xFF",
+                                         "0123456789abcdefghij"};
+    static char in[4000];
+    for (int round = 0; round < 2000; round++) {
+        size_t n = 0, cuts[64], ncuts = 0, target = rnd(1500);
+        while (n < target) {
+            const char *piece = pieces[rnd(sizeof pieces / sizeof *pieces)];
+            size_t len = strlen(piece);
+            if (n + len > sizeof in)
+                break;
+            if (ncuts < 64 && rnd(4) == 0)
+                cuts[ncuts++] = n; /* a cut between two characters */
+            memcpy(in + n, piece, len);
+            n += len;
+        }
+        jw whole = write_string(in, n);
+        jw parts;
+        jw_init(&parts, 0);
+        jw_string_begin(&parts);
+        size_t from = 0;
+        for (size_t k = 0; k <= ncuts; k++) {
+            size_t to = k < ncuts ? cuts[k] : n;
+            if (k % 2) {
+                jw_string_piece(&parts, in + from, to - from);
+            } else {
+                /* Given escaped: the writer's own escape of the piece, quotes off. */
+                jw e = write_string(in + from, to - from);
+                jw_string_piece_escaped(&parts, e.buf + 1, e.len - 2, e.codepoints - 2,
+                                        e.utf16 - 2);
+                jw_free(&e);
+            }
+            from = to;
+        }
+        jw_string_end(&parts);
+        assert_int_equal(parts.err, 0);
+        assert_int_equal(parts.len, whole.len);
+        assert_memory_equal(parts.buf, whole.buf, whole.len);
+        assert_int_equal(parts.codepoints, whole.codepoints);
+        assert_int_equal(parts.utf16, whole.utf16);
+        assert_int_equal(parts.buf[parts.len], '\0');
+        jw_free(&parts);
+        jw_free(&whole);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -754,6 +816,7 @@ int main(void)
         cmocka_unit_test(utf8_seq_len_accepts_exactly_rfc3629),
         cmocka_unit_test(utf8_wide_run_stops_at_ascii_invalid_bytes_and_line_separators),
         cmocka_unit_test(escaping_matches_a_reference_whatever_the_room),
+        cmocka_unit_test(a_string_in_pieces_is_the_string_whole),
         cmocka_unit_test(state_errors_are_sticky),
         cmocka_unit_test(byte_limit_is_enforced_exactly),
         cmocka_unit_test(out_of_memory_is_a_sticky_error),

@@ -858,6 +858,71 @@ static void records_given_as_cells_make_the_same_page_as_objects(void **state)
     tp_done(&e);
 }
 
+/*
+ * The text block a page of cells sends (made from the lines' own escapes
+ * where the records have them) is exactly the JSON escape of its text
+ * copy, whatever the records hold: pages of every title, cut or not.
+ */
+static void the_text_block_is_the_escape_of_the_text_copy(void **state)
+{
+    (void)state;
+    tp_env e;
+    tp_setup(&e, NULL);
+    static const char *const args[] = {"{}", "{\"limit\":100}", "{\"limit\":7,\"offset\":3}",
+                                       "{\"max_tokens\":500}", "{\"fields\":[\"n\"]}"};
+    size_t ntitles = sizeof cell_titles / sizeof *cell_titles;
+    for (size_t a = 0; a < sizeof args / sizeof *args; a++) {
+        json_t *jargs = tp_args(args[a]);
+        mcpage_list *pg;
+        assert_int_equal(mcpage_list_begin(e.pager, &cells_spec, jargs, &pg), 0);
+        const mcpage_list_window *w = mcpage_list_window_get(pg);
+        for (int64_t i = w->offset; i < 60 && i - w->offset < w->fetch; i++) {
+            char id[16];
+            (void)snprintf(id, sizeof id, "row-%03d", (int)i);
+            const char *title = cell_titles[(size_t)i % ntitles];
+            list_cell c[3] = {
+                {.name = "id", .kind = LIST_CELL_STR, .str = id, .len = strlen(id)},
+                {.name = "title", .kind = LIST_CELL_STR, .str = title, .len = strlen(title)},
+                {.name = "n", .kind = LIST_CELL_INT, .num = -i * 7}};
+            mcpage_keypart pos = {.is_str = true, .s = id, .len = strlen(id)};
+            if (mcpage__list_add_cells(pg, c, 3, &pos, 1) == MCPAGE_PAGE_FULL)
+                break;
+        }
+        mcpage_list_set_total(pg, 60, 1);
+        mcpage_result *res = mcpage_result_new();
+        assert_int_equal(mcpage_list_finish(pg, res), 0);
+        size_t tlen, jlen;
+        const char *text = mcpage_result_text(res, 0, &tlen);
+        char *json = mcpage_result_to_json(res, &jlen);
+        assert_non_null(text);
+        assert_non_null(json);
+        jw ref;
+        jw_init(&ref, 0);
+        jw_object_begin(&ref);
+        jw_kv_string(&ref, "type", "text");
+        jw_key(&ref, "text");
+        jw_stringn(&ref, text, tlen);
+        jw_object_end(&ref);
+        static const char head[] = "{\"content\":[";
+        assert_true(jlen > sizeof head - 1 + ref.len);
+        assert_memory_equal(json, head, sizeof head - 1);
+        assert_memory_equal(json + sizeof head - 1, ref.buf, ref.len);
+        /* And read back, it is the text copy. */
+        json_t *back = json_loadb(json, jlen, 0, NULL);
+        const char *got = json_string_value(
+            json_object_get(json_array_get(json_object_get(back, "content"), 0), "text"));
+        assert_non_null(got);
+        assert_int_equal(strlen(got), tlen);
+        assert_memory_equal(got, text, tlen);
+        json_decref(back);
+        jw_free(&ref);
+        mcpage_free(json);
+        mcpage_result_free(res);
+        json_decref(jargs);
+    }
+    tp_done(&e);
+}
+
 /* An allocator that fails its n-th request and counts the blocks it holds. */
 static long flaky_left; /* requests before the failing one; negative: never fail */
 static long flaky_live; /* blocks taken and not yet given back */
@@ -959,6 +1024,7 @@ int main(void)
         cmocka_unit_test(walks_return_every_record_once_in_order_within_budget),
         cmocka_unit_test(records_given_as_cells_make_the_same_page_as_objects),
         cmocka_unit_test(a_page_of_cells_gives_back_everything_when_memory_runs_out),
+        cmocka_unit_test(the_text_block_is_the_escape_of_the_text_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
