@@ -1102,9 +1102,125 @@ static int parse_cursor(mcpage_list *pg, bool offset_given, int64_t offset_arg)
     return MCPAGE_OK;
 }
 
+static int render_reserve(mcpage_list *pg);
+
+/*
+ * A thread's memo of envelope reserves. The reserve is the estimate of a
+ * page with no records rendered with stand-ins for every number and the
+ * cursor, so it depends only on what the key below holds: the tool's
+ * spec, the pager's settings, the window as used and as given, the
+ * columns, the clamps and notes, and the names the hint repeats ("and
+ * the same project"). The same call asked again finds it here instead of
+ * rendering that page; debug builds render it all the same and compare.
+ */
+#define RESERVE_MEMO_SLOTS 4   /* reserves remembered per thread */
+#define RESERVE_KEY_MAX    768 /* longer keys (many arguments or notes) are not remembered */
+
+typedef struct reserve_memo {
+    size_t klen;               /* bytes of key; 0: unused */
+    size_t tokens;             /* the reserve's tokens */
+    size_t chars;              /* the reserve's UTF-16 units */
+    char key[RESERVE_KEY_MAX]; /* what the reserve depends on (reserve_key) */
+} reserve_memo;
+
+static _Thread_local reserve_memo reserve_memo_slots[RESERVE_MEMO_SLOTS];
+static _Thread_local unsigned reserve_memo_next; /* the slot the next new reserve takes */
+
+/* Appends n bytes to a key of *len bytes in key[0..cap); false when full. */
+static bool key_put(char *key, size_t cap, size_t *len, const void *bytes, size_t n)
+{
+    if (n > cap - *len)
+        return false;
+    memcpy(key + *len, bytes, n);
+    *len += n;
+    return true;
+}
+
+/* A string with its length, so two keys cannot run into each other. */
+static bool key_str(char *key, size_t cap, size_t *len, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    return key_put(key, cap, len, &n, sizeof n) && key_put(key, cap, len, s, n);
+}
+
+/* 1 when the call gave argument `name` (not null), else 0. */
+static int64_t given(const page_base *b, const char *name)
+{
+    const json_t *v = b->args ? json_object_get(b->args, name) : NULL;
+    return v != NULL && !json_is_null(v);
+}
+
+/* The memo key of pg's reserve in key[0..cap): its length, 0 when it does not fit. */
+static size_t reserve_key(const mcpage_list *pg, char *key, size_t cap)
+{
+    const mcpage_list_spec *sp = pg->spec;
+    const mcpage_pager_config *cfg = &pg->b.pager->cfg;
+    const page_base *b = &pg->b;
+    int64_t nums[] = {(int64_t)(uintptr_t)sp,
+                      sp->default_limit,
+                      sp->layout,
+                      cfg->default_tokens,
+                      cfg->text_mode,
+                      pg->win.limit,
+                      pg->win.max_tokens,
+                      b->max_tokens,
+                      b->max_chars,
+                      given(b, "limit"),
+                      given(b, "max_tokens"),
+                      pg->ncols,
+                      b->nclamped};
+    size_t len = 0;
+    bool ok = key_put(key, cap, &len, nums, sizeof nums) && key_str(key, cap, &len, sp->tool) &&
+              key_str(key, cap, &len, sp->unit);
+    for (int i = 0; ok && i < pg->ncols; i++)
+        ok = key_str(key, cap, &len, pg->cols[i]);
+    for (int i = 0; ok && i < b->nclamped; i++)
+        ok = key_str(key, cap, &len, b->clamped[i]);
+    ok = ok && key_put(key, cap, &len, &b->notes.len, sizeof b->notes.len) &&
+         key_put(key, cap, &len, b->notes.buf, b->notes.len);
+    if (!ok)
+        return 0;
+    tbuf same;
+    tb_init(&same);
+    page_same_args(b, &same);
+    ok = same.err == 0 && key_put(key, cap, &len, &same.len, sizeof same.len) &&
+         key_put(key, cap, &len, same.buf, same.len);
+    tb_free(&same);
+    return ok ? len : 0;
+}
+
 /* Estimates the envelope's cost once, from a page with no records but
-   every optional field at full length. */
+   every optional field at full length (or from the thread's memo). */
 static int estimate_reserve(mcpage_list *pg)
+{
+    char key[RESERVE_KEY_MAX];
+    size_t klen = reserve_key(pg, key, sizeof key);
+    reserve_memo *hit = NULL;
+    for (size_t i = 0; klen && hit == NULL && i < RESERVE_MEMO_SLOTS; i++)
+        if (reserve_memo_slots[i].klen == klen && memcmp(reserve_memo_slots[i].key, key, klen) == 0)
+            hit = &reserve_memo_slots[i];
+#ifdef NDEBUG
+    if (hit) {
+        pg->reserve_tokens = hit->tokens;
+        pg->reserve_chars = hit->chars;
+        return MCPAGE_OK;
+    }
+#endif
+    int rc = render_reserve(pg);
+    assert(rc != 0 || hit == NULL ||
+           (hit->tokens == pg->reserve_tokens && hit->chars == pg->reserve_chars));
+    if (rc == 0 && klen && hit == NULL) {
+        reserve_memo *m = &reserve_memo_slots[reserve_memo_next++ % RESERVE_MEMO_SLOTS];
+        memcpy(m->key, key, klen);
+        m->klen = klen;
+        m->tokens = pg->reserve_tokens;
+        m->chars = pg->reserve_chars;
+    }
+    return rc;
+}
+
+/* estimate_reserve's page: rendered and estimated. */
+static int render_reserve(mcpage_list *pg)
 {
     static const char fake[] = "c1.Xq3vB9kZ_m2Lr8Tn4Yw-Jd7Hs1Pc6Fg0Ae5Ku2Ni9Ob3Vx8Qz4Rl7Wy1Ms6Dt0"
                                "Gh5Ej2Cu9Ip3Bk8Fo4Sa7Nv1Lw6Hr0Tm5Yq2Xe9Zc3Jb8Pg4Uf7";

@@ -1,5 +1,6 @@
 /* Tests for the LIST page builder: the envelope, both copies, budgets,
    cursors and offsets over a simulated keyset store, clamps and rejects. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -923,6 +924,56 @@ static void the_text_block_is_the_escape_of_the_text_copy(void **state)
     tp_done(&e);
 }
 
+/* A page of cells made under a pager of `cfg`, text and structured. */
+typedef struct memo_run {
+    const mcpage_pager_config *cfg; /* the pager's settings */
+    const char *args;               /* the call's arguments */
+    char *page;                     /* out: both copies, one after the other */
+} memo_run;
+
+static void *memo_page(void *ud)
+{
+    memo_run *m = ud;
+    tp_env e;
+    tp_setup(&e, m->cfg);
+    m->page = cells_page(&e, m->args, true);
+    tp_done(&e);
+    return NULL;
+}
+
+/*
+ * The envelope's reserve (which decides where a budgeted page stops) is
+ * remembered per thread: pages made after others of other pagers,
+ * settings and arguments (pagers freed and made again, perhaps at the
+ * same address) are the pages a fresh thread, which remembers nothing,
+ * makes.
+ */
+static void remembered_reserves_give_the_pages_a_fresh_thread_gives(void **state)
+{
+    (void)state;
+    mcpage_pager_config small, lines;
+    mcpage_pager_config_init(&small);
+    mcpage_pager_config_init(&lines);
+    small.default_tokens = 900;
+    small.max_chars = 3000;
+    static const char *const args[] = {
+        "{\"max_tokens\":500,\"limit\":60}", "{\"max_tokens\":700,\"fields\":[\"title\"]}",
+        "{\"limit\":60}", "{\"limit\":500,\"max_tokens\":90000}", "{}"};
+    const mcpage_pager_config *cfgs[] = {&lines, &small};
+    for (int round = 0; round < 2; round++)
+        for (size_t c = 0; c < 2; c++)
+            for (size_t a = 0; a < sizeof args / sizeof *args; a++) {
+                memo_run here = {cfgs[c], args[a], NULL}, fresh = here;
+                memo_page(&here); /* this thread remembers the earlier ones */
+                pthread_t th;
+                assert_int_equal(pthread_create(&th, NULL, memo_page, &fresh), 0);
+                assert_int_equal(pthread_join(th, NULL), 0);
+                assert_string_equal(here.page, fresh.page);
+                free(here.page);
+                free(fresh.page);
+            }
+}
+
 /* An allocator that fails its n-th request and counts the blocks it holds. */
 static long flaky_left; /* requests before the failing one; negative: never fail */
 static long flaky_live; /* blocks taken and not yet given back */
@@ -1025,6 +1076,7 @@ int main(void)
         cmocka_unit_test(records_given_as_cells_make_the_same_page_as_objects),
         cmocka_unit_test(a_page_of_cells_gives_back_everything_when_memory_runs_out),
         cmocka_unit_test(the_text_block_is_the_escape_of_the_text_copy),
+        cmocka_unit_test(remembered_reserves_give_the_pages_a_fresh_thread_gives),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
