@@ -326,7 +326,8 @@ static int serialize_cells(mcpage_list *pg, const list_cell *cells, size_t nc, l
         const list_cell *c = NULL;
         for (size_t k = 0; k < nc && c == NULL; k++) {
             size_t at = (next + k) % nc;
-            if (strcmp(cells[at].name, pg->cols[i]) == 0) {
+            /* The same literal, mostly: its address before its bytes. */
+            if (cells[at].name == pg->cols[i] || strcmp(cells[at].name, pg->cols[i]) == 0) {
                 c = &cells[at];
                 next = at + 1;
             }

@@ -700,8 +700,14 @@ void store_sessions_free(store_sessions *l)
 {
     if (!l)
         return;
-    for (size_t i = 0; i < l->count; i++)
-        store_session_clear(&l->rows[i]);
+    /* The rows go with the array: their strings are freed, not cleared
+       (a row is about 1 KiB, its key). */
+    for (size_t i = 0; i < l->count; i++) {
+        if (l->rows[i].strings_)
+            free(l->rows[i].strings_);
+        else
+            store_session_clear(&l->rows[i]);
+    }
     free(l->rows);
     l->rows = NULL;
     l->count = 0;

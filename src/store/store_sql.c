@@ -292,8 +292,12 @@ int store_sql_session_row(const store_sql_row *r, store_session *out)
         total += text[i] ? len[i] + 1 : 0;
     }
     char *block = malloc(total), *p = block;
-    if (block == NULL)
+    if (block == NULL) {
+        memset(out, 0, offsetof(store_session, key)); /* nothing for a clear to free */
+        out->key.nparts = 0;
+        out->strings_ = NULL;
         return MCPAGE_ENOMEM;
+    }
     for (size_t i = 0; i < NCOLS; i++) {
         *dst[i] = NULL;
         if (text[i]) {

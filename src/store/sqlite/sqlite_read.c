@@ -96,9 +96,11 @@ int sqlite_sessions_list(store *s, const store_session_filter *f, const store_pa
     if (rc < 0)
         return rc;
     /* Room for a tool's page at once: a row is about 1 KiB (its key), and
-       growing from 16 to 32 rows for a page of 21 cost a tenth of the query. */
+       growing from 16 to 32 rows for a page of 21 cost a tenth of the query.
+       Not zeroed (that was 21 KiB a first page): store_sql_session_row
+       sets every field a reader or store_sessions_free uses. */
     size_t cap = out->rows == NULL && pg->limit > 0 && pg->limit <= 128 ? (size_t)pg->limit : 0;
-    if (cap && (out->rows = calloc(cap, sizeof *out->rows)) == NULL)
+    if (cap && (out->rows = malloc(cap * sizeof *out->rows)) == NULL)
         cap = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         store_session *rows = sq_rows_grow(out->rows, out->count, &cap, sizeof *rows);
