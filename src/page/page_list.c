@@ -803,6 +803,12 @@ static size_t copy_tokens(const mcpage_list *pg, size_t n, bool text, const char
     tokens_sum sum = {0};
     size_t pos = 0, upos = 0, u = 0, tokens;
     bool lines = text && columns(pg);
+    /* The bytes between two records are mostly the same on a page ("],["
+       or a newline): their sums are scanned once (a piece's sums depend
+       on its bytes alone). */
+    char between[8];
+    size_t blen = SIZE_MAX;
+    tokens_sum bsum = {0};
     for (size_t i = 0; i < n; i++) {
         const list_rec *r = &pg->recs[i];
         const tokens_part *part = lines ? &r->tpart : &r->jpart;
@@ -813,10 +819,20 @@ static size_t copy_tokens(const mcpage_list *pg, size_t n, bool text, const char
             jw_measure_utf8(buf, len, NULL, units);
             return tokens;
         }
-        if (i == 0)
+        if (i == 0) {
             scan_memoized(buf, from, &sum); /* the head: the same on every call */
-        else
-            mcpage__tokens_scan(buf + pos, from - pos, &sum);
+        } else if (from - pos == blen && memcmp(buf + pos, between, blen) == 0) {
+            sum_add(&sum, &bsum);
+        } else {
+            tokens_sum g = {0};
+            mcpage__tokens_scan(buf + pos, from - pos, &g);
+            sum_add(&sum, &g);
+            if (from - pos <= sizeof between) {
+                blen = from - pos;
+                memcpy(between, buf + pos, blen);
+                bsum = g;
+            }
+        }
         sum.cost += part->sum.cost;
         sum.ascii_cost += part->sum.ascii_cost;
         sum.accented += part->sum.accented;

@@ -35,6 +35,27 @@ static const char *check(const char *schema, const char *inst, bool fill, char *
     return out;
 }
 
+/* A parameter's path in a message: "outer.inner", cut at 255 bytes. */
+static void parameter_paths_are_joined_and_cut(void **state)
+{
+    (void)state;
+    char out[512];
+    assert_string_equal(check("{\"type\":\"object\",\"properties\":{\"outer\":{\"type\":"
+                              "\"object\",\"properties\":{\"inner\":{\"type\":\"integer\"}}}}}",
+                              "{\"outer\":{\"inner\":\"x\"}}", false, out),
+                        "parameter 'outer.inner' must be of type integer, got a string (\"x\")");
+    /* Names longer than a path holds: cut after 255 bytes, as before. */
+    char name[300], inst[400], want[400];
+    memset(name, 'n', sizeof name - 1);
+    name[sizeof name - 1] = '\0';
+    snprintf(inst, sizeof inst, "{\"%s\":1}", name);
+    snprintf(want, sizeof want, "unknown parameter '%.255s'; accepted parameters: a", name);
+    assert_string_equal(check("{\"type\":\"object\",\"additionalProperties\":false,"
+                              "\"properties\":{\"a\":{}}}",
+                              inst, false, out),
+                        want);
+}
+
 static void huge_integral_numbers_saturate(void **state)
 {
     (void)state;
@@ -140,6 +161,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(each_keyword_accepts_and_rejects),
         cmocka_unit_test(huge_integral_numbers_saturate),
+        cmocka_unit_test(parameter_paths_are_joined_and_cut),
         cmocka_unit_test(defaults_are_not_filled_without_fill),
         cmocka_unit_test(schema_check_rejects_unusable_schemas),
     };
