@@ -44,6 +44,33 @@ void jw_reset(jw *w)
         buf[0] = '\0';
 }
 
+jw_mark jw_mark_get(const jw *w)
+{
+    jw_mark m = {w->len,
+                 w->codepoints,
+                 w->utf16,
+                 w->repaired,
+                 w->depth,
+                 w->after_key,
+                 w->depth > 0 && w->nonempty[w->depth - 1]};
+    return m;
+}
+
+void jw_rewind(jw *w, const jw_mark *m)
+{
+    if (w->err || w->depth != m->depth || m->len > w->len)
+        return;
+    w->len = m->len;
+    w->codepoints = m->codepoints;
+    w->utf16 = m->utf16;
+    w->repaired = m->repaired;
+    w->after_key = m->after_key;
+    if (w->depth > 0)
+        w->nonempty[w->depth - 1] = m->nonempty;
+    if (w->buf)
+        w->buf[w->len] = '\0';
+}
+
 char *jw_take(jw *w, size_t *len)
 {
     if (w->buf == NULL && w->err == 0) {

@@ -36,8 +36,24 @@ typedef struct jw {
     bool nonempty[JW_MAX_DEPTH]; /* per level: a member was written */
 } jw;
 
+/* Where a writer stands (jw_mark), to take back what follows (jw_rewind). */
+typedef struct jw_mark {
+    size_t len;        /* bytes written */
+    size_t codepoints; /* code points written */
+    size_t utf16;      /* UTF-16 units written */
+    size_t repaired;   /* bytes replaced */
+    int depth;         /* open containers */
+    bool after_key;    /* a key was written; its value is due */
+    bool nonempty;     /* the open container had a member */
+} jw_mark;
+
 /* Starts an empty writer limited to `max` bytes (0 = SIZE_MAX / 2). */
 void jw_init(jw *w, size_t max);
+/* Where w stands now. */
+jw_mark jw_mark_get(const jw *w);
+/* Takes back what was written since m, in the same container, with no
+   error since (else it does nothing). */
+void jw_rewind(jw *w, const jw_mark *m);
 /* Frees the buffer; the writer may be initialised again. */
 void jw_free(jw *w);
 /* Forgets what was written (and any error), keeping the buffer. */

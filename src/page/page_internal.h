@@ -163,8 +163,9 @@ void page_trim_hint(tbuf *t);
  * page holds exactly what mcpage_list_add() of the object with these
  * fields, in this order, would hold; in a COLUMNS page the records after
  * the first are written from the values without making the object.
- * A string must be UTF-8 without U+0000 (leave out a field whose value
- * is not: the object would not have it).
+ * A string that is not UTF-8, or holds U+0000, is left out, as a tool
+ * leaves such a value out of its object (the page checks, at no cost
+ * where the writer takes the string as it is).
  */
 enum { LIST_CELL_STR, LIST_CELL_INT, LIST_CELL_NULL };
 typedef struct list_cell {

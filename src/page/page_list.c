@@ -343,17 +343,23 @@ static int serialize_cells(mcpage_list *pg, const list_cell *cells, size_t nc, l
             jw_int(w, c->num);
             tb_int(t, c->num);
         } else {
-            size_t before = w->len;
+            jw_mark before = jw_mark_get(w);
             jw_stringn(w, c->str, c->len);
             /* Written as it is (quotes and, past the first, a comma added):
                nothing needed a JSON escape, so nothing needs one in the
-               line either (\t \n \r \\ are among JSON's). */
-            if (w->len - before == c->len + 2 + (i > 0)) {
+               line either (\t \n \r \\ are among JSON's), and it is text
+               (a byte jw repairs, or U+0000, is written longer). */
+            if (w->len - before.len == c->len + 2 + (i > 0)) {
                 line_put(t, c->str, c->len);
                 nstr++;
-            } else {
+            } else if (page_is_text(c->str, c->len)) {
                 tsv_str(t, c->str, c->len);
                 plain = false;
+            } else {
+                /* Not text: left out, as from the object (a column's null). */
+                jw_rewind(w, &before);
+                jw_null(w);
+                nnull++;
             }
         }
     }
@@ -1565,6 +1571,8 @@ static json_t *cells_object(const list_cell *cells, size_t nc)
     json_t *rec = json_object();
     for (size_t i = 0; rec && i < nc; i++) {
         const list_cell *c = &cells[i];
+        if (c->kind == LIST_CELL_STR && !page_is_text(c->str, c->len))
+            continue; /* not text: the object leaves it out */
         json_object_set_new(rec, c->name,
                             c->kind == LIST_CELL_STR   ? json_stringn_nocheck(c->str, c->len)
                             : c->kind == LIST_CELL_INT ? json_integer(c->num)

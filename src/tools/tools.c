@@ -356,16 +356,10 @@ json_t *tools_jtime(const char *ts)
 
 void tools_cell_str(list_cell *cells, size_t *n, const char *name, const char *s)
 {
-    list_cell *c = &cells[*n];
-    *c = (list_cell){.name = name, .kind = LIST_CELL_NULL};
-    if (s) {
-        c->kind = LIST_CELL_STR;
-        c->str = s;
-        c->len = strlen(s);
-        if (!page_is_text(s, c->len))
-            return; /* left out, as json_object_set_new leaves out tools_jstr's NULL */
-    }
-    (*n)++;
+    /* A string that is not text is left out by the page, as
+       json_object_set_new leaves out tools_jstr's NULL. */
+    cells[(*n)++] = s ? (list_cell){.name = name, .kind = LIST_CELL_STR, .str = s, .len = strlen(s)}
+                      : (list_cell){.name = name, .kind = LIST_CELL_NULL};
 }
 
 void tools_cell_time(list_cell *cells, size_t *n, const char *name, const char *ts, char buf[18])

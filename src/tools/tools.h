@@ -186,8 +186,9 @@ json_t *tools_jstr(const char *s);
 json_t *tools_jtime(const char *ts);
 /*
  * The same values as cells of a record (mcpage__list_add_cells), appended
- * at cells[*n]: NULL as null; a string that is not UTF-8 is left out, as
- * the object would not have it. tools_cell_time keeps its text in buf.
+ * at cells[*n]: NULL as null; a string that is not UTF-8 is left out by
+ * the page, as the object would not have it. tools_cell_time keeps its
+ * text in buf.
  */
 void tools_cell_str(list_cell *cells, size_t *n, const char *name, const char *s);
 void tools_cell_time(list_cell *cells, size_t *n, const char *name, const char *ts, char buf[18]);

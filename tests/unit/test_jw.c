@@ -805,6 +805,37 @@ static void a_string_in_pieces_is_the_string_whole(void **state)
     }
 }
 
+/* What follows a mark is taken back, commas and counts with it. */
+static void rewind_takes_back_what_followed_the_mark(void **state)
+{
+    (void)state;
+    for (int first = 0; first < 2; first++) {
+        jw w, want;
+        jw_init(&w, 0);
+        jw_init(&want, 0);
+        jw_array_begin(&w);
+        jw_array_begin(&want);
+        if (!first) {
+            jw_int(&w, 7);
+            jw_int(&want, 7);
+        }
+        jw_mark m = jw_mark_get(&w);
+        jw_stringn(&w, "caf\xC3\xA9 \xFF", 7); /* repaired: counts and the repair go back */
+        jw_rewind(&w, &m);
+        jw_null(&w);
+        jw_null(&want);
+        jw_array_end(&w);
+        jw_array_end(&want);
+        assert_int_equal(w.err, 0);
+        assert_string_equal(w.buf, want.buf);
+        assert_int_equal(w.codepoints, want.codepoints);
+        assert_int_equal(w.utf16, want.utf16);
+        assert_int_equal(w.repaired, 0);
+        jw_free(&w);
+        jw_free(&want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +848,7 @@ int main(void)
         cmocka_unit_test(utf8_wide_run_stops_at_ascii_invalid_bytes_and_line_separators),
         cmocka_unit_test(escaping_matches_a_reference_whatever_the_room),
         cmocka_unit_test(a_string_in_pieces_is_the_string_whole),
+        cmocka_unit_test(rewind_takes_back_what_followed_the_mark),
         cmocka_unit_test(state_errors_are_sticky),
         cmocka_unit_test(byte_limit_is_enforced_exactly),
         cmocka_unit_test(out_of_memory_is_a_sticky_error),

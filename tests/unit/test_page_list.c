@@ -753,7 +753,9 @@ static const char *const cell_titles[] = {
     "ctl\x01 and cr\r and \xF0\x9F\x99\x82 and \\",
     "",
     "x",
-    CELL_HUGE};
+    CELL_HUGE,
+    "not UTF-8: \xC3\x28 \xFF",
+    "\xED\xA0\x80 a surrogate"};
 
 /* Blanks every cursor in s (its issue time may move between two builds of a page). */
 static void mask_cursors(char *s)
