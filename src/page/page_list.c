@@ -412,6 +412,9 @@ static int serialize_cells(mcpage_list *pg, const list_cell *cells, size_t nc, l
 #define REC_MEMO_SLOTS 128  /* records remembered per thread */
 #define REC_MEMO_BYTES 1024 /* larger records (both copies) are scanned every time */
 #define REC_MEMO_WAYS  4    /* slots a record may take (a set; divides REC_MEMO_SLOTS) */
+/* Bytes of a record hashed to find its set: its first field (an id, in
+   most tools) tells records apart; the whole bytes are compared. */
+#define REC_MEMO_HASHED 64
 
 typedef struct rec_memo {
     size_t len;                 /* bytes of the structured copy; 0: unused slot */
@@ -470,8 +473,9 @@ static void scan_copies_memoized(list_rec *r, size_t *jt, size_t *tt)
        replaced: the records of a page stay unless more than that many of
        them hash to one set (overlapping pairs of slots let three records
        evict each other in turn on every call). */
-    rec_memo *set = &rec_memo_slots[bytes_hash(r->json, r->len) % (REC_MEMO_SLOTS / REC_MEMO_WAYS) *
-                                    REC_MEMO_WAYS];
+    rec_memo *set =
+        &rec_memo_slots[bytes_hash(r->json, r->len < REC_MEMO_HASHED ? r->len : REC_MEMO_HASHED) %
+                        (REC_MEMO_SLOTS / REC_MEMO_WAYS) * REC_MEMO_WAYS];
     for (int k = 0; k < REC_MEMO_WAYS; k++) {
         rec_memo *m = &set[k];
         if (m->len == r->len && m->tlen == tlen && m->text == (r->text != NULL) &&

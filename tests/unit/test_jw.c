@@ -678,6 +678,30 @@ static size_t reference_escape(const unsigned char *s, size_t n, char *out)
 }
 
 /*
+ * Fills in[0..cap) with pieces drawn at random from pieces[0..np) until
+ * it holds about `target` bytes; returns its length. With cuts, notes
+ * up to *ncuts (in: the room) offsets between two pieces in it.
+ */
+static size_t random_pieces(char *in, size_t cap, size_t target, const char *const *pieces,
+                            size_t np, size_t *cuts, size_t *ncuts)
+{
+    size_t n = 0, room = cuts ? *ncuts : 0;
+    if (cuts)
+        *ncuts = 0;
+    while (n < target) {
+        const char *piece = pieces[rnd((uint32_t)np)];
+        size_t len = strlen(piece);
+        if (n + len > cap)
+            break;
+        if (cuts && *ncuts < room && rnd(4) == 0)
+            cuts[(*ncuts)++] = n;
+        memcpy(in + n, piece, len);
+        n += len;
+    }
+    return n;
+}
+
+/*
  * Strings of every kind of piece (plain runs, escapes, characters of each
  * length, U+2028, invalid and cut sequences), written into writers with
  * room of every size (fresh, nearly full, limited to the exact output),
@@ -715,15 +739,9 @@ static void escaping_matches_a_reference_whatever_the_room(void **state)
     static unsigned char in[9000];
     static char want[6 * 9000 + 3];
     for (int round = 0; round < 3000; round++) {
-        size_t n = 0, target = round < 2900 ? rnd(300) : 4000 + rnd(4900);
-        while (n < target) {
-            const char *piece = pieces[rnd(sizeof pieces / sizeof *pieces)];
-            size_t len = strlen(piece);
-            if (n + len > sizeof in)
-                break;
-            memcpy(in + n, piece, len);
-            n += len;
-        }
+        size_t target = round < 2900 ? rnd(300) : 4000 + rnd(4900);
+        size_t n = random_pieces((char *)in, sizeof in, target, pieces,
+                                 sizeof pieces / sizeof *pieces, NULL, NULL);
         size_t wlen = reference_escape(in, n, want);
         for (int room = 0; room < 4; room++) {
             jw w;
@@ -764,17 +782,11 @@ static void a_string_in_pieces_is_the_string_whole(void **state)
                                          "0123456789abcdefghij"};
     static char in[4000];
     for (int round = 0; round < 2000; round++) {
-        size_t n = 0, cuts[64], ncuts = 0, target = rnd(1500);
-        while (n < target) {
-            const char *piece = pieces[rnd(sizeof pieces / sizeof *pieces)];
-            size_t len = strlen(piece);
-            if (n + len > sizeof in)
-                break;
-            if (ncuts < 64 && rnd(4) == 0)
-                cuts[ncuts++] = n; /* a cut between two characters */
-            memcpy(in + n, piece, len);
-            n += len;
-        }
+        /* Cuts between two pieces: between two characters, as none of
+           these pieces runs into the next. */
+        size_t cuts[64], ncuts = 64;
+        size_t n = random_pieces(in, sizeof in, rnd(1500), pieces, sizeof pieces / sizeof *pieces,
+                                 cuts, &ncuts);
         jw whole = write_string(in, n);
         jw parts;
         jw_init(&parts, 0);
