@@ -140,6 +140,44 @@ static void non_canonical_uuid_and_timestamp_round_trip_as_strings(void **state)
     mcpage_keyring_free(kr);
 }
 
+/* Canonical timestamps of every year, with and without milliseconds, go
+   as numbers (a shorter cursor) and come back as the same text. */
+static void timestamps_round_trip_as_numbers(void **state)
+{
+    (void)state;
+    mcpage_keyring *kr = ring_with(1, key_a);
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (int i = 0; i < 4000; i++) {
+        x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+        uint64_t r = x * 0x2545F4914F6CDD1Du;
+        char ts[40];
+        int len = snprintf(ts, sizeof ts,
+                           i % 2 ? "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ"
+                                 : "%04d-%02d-%02dT%02d:%02d:%02dZ",
+                           (int)(r % 10000), (int)(r / 10000 % 12) + 1, (int)(r / 120000 % 28) + 1,
+                           (int)(r / 3360000 % 24), (int)(r / 80640000 % 60),
+                           (int)(r / 4838400000 % 60), (int)(r / 290304000000 % 1000));
+        mcpage_cursor c;
+        memset(&c, 0, sizeof c);
+        c.nparts = 1;
+        c.parts[0] = (mcpage_keypart){.is_str = true, .s = ts, .len = (size_t)len};
+        char text[MCPAGE_CURSOR_MAX_LEN + 1], as_text[MCPAGE_CURSOR_MAX_LEN + 1];
+        int n = encode(kr, "t", fp_a, &c, text);
+        assert_true(n > 0);
+        ts[len - 1] = 'z'; /* not canonical: kept as a string */
+        int m = encode(kr, "t", fp_a, &c, as_text);
+        ts[len - 1] = 'Z';
+        assert_true(n < m);
+        mcpage_cursor d;
+        assert_int_equal(mcpage_cursor_decode(kr, "t", fp_a, text, (size_t)n, &d),
+                         MCPAGE_CURSOR_VALID);
+        assert_true(d.parts[0].is_str);
+        assert_int_equal(d.parts[0].len, (size_t)len);
+        assert_memory_equal(d.parts[0].s, ts, (size_t)len);
+    }
+    mcpage_keyring_free(kr);
+}
+
 static void extreme_integers_round_trip(void **state)
 {
     (void)state;
@@ -573,6 +611,7 @@ int main(void)
         cmocka_unit_test(round_trip_keeps_every_field),
         cmocka_unit_test(typical_cursor_is_under_120_chars),
         cmocka_unit_test(non_canonical_uuid_and_timestamp_round_trip_as_strings),
+        cmocka_unit_test(timestamps_round_trip_as_numbers),
         cmocka_unit_test(extreme_integers_round_trip),
         cmocka_unit_test(encode_refuses_what_it_cannot_carry),
         cmocka_unit_test(every_single_bit_flip_is_rejected_as_damaged_or_foreign),
