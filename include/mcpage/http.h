@@ -46,13 +46,16 @@ typedef struct mcpage_http mcpage_http; /* opaque: a running HTTP endpoint */
  *    after which the id is refused anyway by its maximum age);
  *  - an id this instance does not hold is checked with `lookup` before
  *    it is accepted, so an ended session is refused at once everywhere;
- *  - a poller thread calls `since` every half second with a position
- *    (`*mark`, 0 at start: set it and report nothing); `since` calls
- *    each(ctx, key, until) for every end recorded after it, and advances
- *    it. Sessions live on this instance end within that half second.
+ *  - mcpage_http_start calls `since` once before it serves, with a
+ *    position of 0 (`*mark`: set it and report nothing); then a poller
+ *    thread calls it every half second with that position, and `since`
+ *    calls each(ctx, key, until) for every end recorded after it and
+ *    advances it. Sessions live on this instance end within that half
+ *    second.
  * Each returns 0, or non-zero when the record cannot be reached; the
  * instance then goes on with what it knows, logs once, and retries.
- * Called from libmicrohttpd threads and the poller: thread-safe.
+ * Called from the starting thread, libmicrohttpd threads and the
+ * poller: thread-safe.
  */
 typedef struct mcpage_http_ended {
     int (*record)(void *ud, const uint8_t *key, int64_t until);

@@ -372,6 +372,8 @@ int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external,
     } else {
         goto fail;
     }
+    if (h->cfg.ended.since)
+        http_ended_mark(h); /* before the first request can adopt a session */
     /* MHD: one connection is handled by one thread; suspended connections cost none. */
     h->d = MHD_start_daemon(
         flags, cfg->port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,

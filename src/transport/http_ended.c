@@ -138,6 +138,16 @@ static http_session *ended_apply(mcpage_http *h, const ended_batch *b)
     return gone;
 }
 
+void http_ended_mark(mcpage_http *h)
+{
+    const mcpage_http_ended *e = &h->cfg.ended;
+    ended_batch b = {0};
+    /* With the position 0, `since` only sets it: nothing is reported. */
+    int rc = e->since(e->ud, &h->ended_mark, ended_collect, &b);
+    ended_health(h, rc == 0, "poll");
+    mcpage__free(b.keys);
+}
+
 void *http_ended_poller(void *arg)
 {
     mcpage_http *h = arg;
@@ -145,8 +155,10 @@ void *http_ended_poller(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
-    int64_t mark = 0;
-    long wait_ms = 0; /* the first poll sets the position at once */
+    /* Set before the daemon started (http_ended_mark); still 0 when the
+     * record could not be reached then, and the first poll sets it. */
+    int64_t mark = h->ended_mark;
+    long wait_ms = mark > 0 ? HTTP_TICK_MS : 0;
     ended_batch b = {0};
     pthread_mutex_lock(&h->lock);
     while (!h->stopping) {

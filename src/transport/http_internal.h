@@ -166,6 +166,7 @@ struct mcpage_http {
     bool keeper_started;                      /* it runs */
     pthread_t poller;                         /* learns of ids ended elsewhere (cfg.ended) */
     bool poller_started;                      /* it runs */
+    int64_t ended_mark;                       /* its position in cfg.ended (0: not set yet) */
     atomic_bool ended_down;                   /* the shared record failed last time */
     _Atomic size_t buffered;                  /* body bytes reserved by requests right now */
     bool external;                            /* the caller runs the daemon (MHD_run): fuzzing */
@@ -327,6 +328,9 @@ void http_tombstones_expire(mcpage_http *h, int64_t now);
 bool http_ended_lookup(mcpage_http *h, const uint8_t nonce[SESSION_ID_NONCE_LEN]);
 /* Tells the other instances that `hs` ended here. */
 void http_ended_record(mcpage_http *h, const http_session *hs);
+/* Sets the poller's position in the shared record before anything is
+ * served, so no session held here can end unseen before its first poll. */
+void http_ended_mark(mcpage_http *h);
 /* The poller thread (started when cfg.ended.since is set). */
 void *http_ended_poller(void *arg);
 
