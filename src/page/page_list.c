@@ -1158,7 +1158,8 @@ static bool key_put(char *key, size_t cap, size_t *len, const void *bytes, size_
 {
     if (n > cap - *len)
         return false;
-    memcpy(key + *len, bytes, n);
+    if (n)
+        memcpy(key + *len, bytes, n); /* bytes may be NULL when n is 0 (an empty buffer) */
     *len += n;
     return true;
 }
