@@ -342,8 +342,8 @@ static bool resolve_paths(sync_cmd *c)
  * file). 0 or a negative status with the store's message in `err`; 1
  * when it failed and said why already.
  */
-static int run_sync(const sync_cmd *c, const sync_options *opt, sync_report *rep,
-                    sync_costs *costs, char *err, size_t errcap, char *aside, size_t asidecap)
+static int run_sync(const sync_cmd *c, const sync_options *opt, sync_report *rep, sync_costs *costs,
+                    char *err, size_t errcap, char *aside, size_t asidecap)
 {
     if (c->rebuild)
         return rebuild(c->db, c->shown, opt, rep, costs, aside, asidecap) != 0 ? 1 : 0;
