@@ -626,8 +626,6 @@ static void civil_from_days(int64_t z, int64_t *y, int64_t *m, int64_t *d)
     *y = yoe + era * 400 + (*m <= 2);
 }
 
-/* Formats unit-count `v` (ms when `ms`, else s) as "YYYY-MM-DDTHH:MM:SS[.mmm]Z";
-   returns the length, or 0 when the year is outside 0000-9999. */
 /* The n decimal digits of 0 <= v < 10^n, zero-padded, at out. */
 static void put_digits(char *out, int64_t v, int n)
 {
@@ -637,6 +635,8 @@ static void put_digits(char *out, int64_t v, int n)
     }
 }
 
+/* Formats unit-count `v` (ms when `ms`, else s) as "YYYY-MM-DDTHH:MM:SS[.mmm]Z";
+   returns the length, or 0 when the year is outside 0000-9999. */
 static size_t ts_format(int64_t v, bool ms, char *out)
 {
     int64_t frac = 0;

@@ -673,13 +673,11 @@ void store_projects_free(store_projects *l)
     l->count = 0;
 }
 
-void store_session_clear(store_session *r)
+/* Frees what a row owns, leaving its fields as they are. */
+static void session_free_strings(store_session *r)
 {
-    if (!r)
-        return;
     if (r->strings_) {
-        free(r->strings_); /* a row read by store_sql_session_row */
-        memset(r, 0, sizeof *r);
+        free(r->strings_); /* a row read by store_sql_session_row: one allocation */
         return;
     }
     free(r->session_id);
@@ -693,6 +691,13 @@ void store_session_clear(store_session *r)
     free(r->parent_session_id);
     free(r->source_path);
     free(r->hostname);
+}
+
+void store_session_clear(store_session *r)
+{
+    if (!r)
+        return;
+    session_free_strings(r);
     memset(r, 0, sizeof *r);
 }
 
@@ -702,12 +707,8 @@ void store_sessions_free(store_sessions *l)
         return;
     /* The rows go with the array: their strings are freed, not cleared
        (a row is about 1 KiB, its key). */
-    for (size_t i = 0; i < l->count; i++) {
-        if (l->rows[i].strings_)
-            free(l->rows[i].strings_);
-        else
-            store_session_clear(&l->rows[i]);
-    }
+    for (size_t i = 0; i < l->count; i++)
+        session_free_strings(&l->rows[i]);
     free(l->rows);
     l->rows = NULL;
     l->count = 0;
