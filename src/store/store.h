@@ -410,6 +410,89 @@ int store_activity_get(store *s, const store_activity_filter *f, size_t max_rows
                        store_activity *out);
 void store_activity_free(store_activity *a);
 
+/* ---- usage: what model calls cost (docs/usage.md) ------------------ */
+
+/*
+ * One model call as a transcript line records it. Calls that share a
+ * `call_key` are one call written several times (Claude Code writes a
+ * response once per content block): the store keeps every copy and
+ * counts one, the winner of store_usage_add's rule, so a report never
+ * counts a call twice whatever order files arrive in.
+ */
+typedef struct store_usage {
+    const char *session_id;
+    int64_t message_id;    /* the message stored from the same line, or 0 */
+    const char *timestamp; /* ISO 8601; its minute buckets reports */
+    const char *call_key;  /* or NULL: never a copy of another call */
+    const char *model;     /* or NULL */
+    int sidechain;         /* loses to a main-chain copy (Claude) */
+    int64_t input, output, cache_creation, cache_creation_1h, cache_read, reasoning;
+    double cost_usd; /* with cost_given: the agent's own figure */
+    int cost_given;
+} store_usage;
+
+/*
+ * Adds one call. With a key another counted call has, the counted one
+ * is the copy with the larger sum of input, output, cache creation and
+ * cache read; a main-chain copy beats a sidechain one before sums are
+ * compared (and a sidechain copy matches its message id alone, as
+ * ccusage does); on a tie the earlier stays.
+ */
+int store_usage_add(store *s, const store_usage *u);
+/* Unix minutes (UTC) of an ISO 8601 time ("Z" or an offset; date alone =
+ * midnight UTC), or INT64_MIN when it is not one. */
+int64_t store_usage_minute(const char *ts);
+
+typedef enum store_usage_group {
+    STORE_USAGE_BY_HOUR = 0, /* `bucket`: unix hour (UTC), per agent */
+    STORE_USAGE_BY_MINUTE,   /* `bucket`: unix minute, per agent: zones not whole hours from UTC */
+    STORE_USAGE_BY_SESSION,  /* `name`: session id, with its project and agent */
+    STORE_USAGE_BY_PROJECT,  /* `name`: project name ("" when none) */
+    STORE_USAGE_BY_AGENT,    /* `name`: the session's source */
+    STORE_USAGE_BY_MODEL     /* by model only */
+} store_usage_group;
+
+typedef struct store_usage_filter {
+    store_usage_group group;
+    const char *source;     /* or NULL */
+    const char *project;    /* name or path, or NULL */
+    const char *session_id; /* or NULL */
+    int64_t from_minute;    /* calls at or after (unix minutes); INT64_MIN = open */
+    int64_t to_minute;      /* calls before; INT64_MAX = open */
+} store_usage_filter;
+
+/* Tokens of a call past this count are priced at a vendor's long-context
+ * rate where it has one (per call and per kind, as LiteLLM's
+ * *_above_200k_tokens fields mean). */
+#define STORE_USAGE_TIER 200000
+
+/* Counted calls of one group and model, priced or given. */
+typedef struct store_usage_sum {
+    int64_t bucket; /* the time groups: unix hour or minute */
+    char *name;     /* the other groups' key (owned) */
+    char *project;  /* BY_SESSION: the session's project name, or NULL */
+    char *source;   /* BY_SESSION: its agent */
+    char *model;    /* or NULL when the calls named none */
+    int cost_given; /* these calls carry their agent's cost (cost_usd) */
+    int64_t calls;
+    int64_t input, output, cache_creation, cache_creation_1h, cache_read, reasoning;
+    /* of each kind, the tokens of a call past STORE_USAGE_TIER */
+    int64_t over_input, over_output, over_cache_5m, over_cache_1h, over_cache_read;
+    double cost_usd;    /* sum of the given costs */
+    char *first, *last; /* earliest and latest call time (owned) */
+} store_usage_sum;
+
+typedef struct store_usage_sums {
+    store_usage_sum *rows;
+    size_t count;
+} store_usage_sums;
+
+/* Every group of the filter, one row per (group, model, cost_given). At
+ * most `max_rows`; MCPAGE_ERANGE past it. */
+int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
+                         store_usage_sums *out);
+void store_usage_sums_free(store_usage_sums *l);
+
 /* ---- stats --------------------------------------------------------- */
 
 typedef struct store_stats {

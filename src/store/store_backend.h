@@ -11,8 +11,20 @@
 
 #include "store/store.h"
 
+struct store_sql;
+struct store_sql_row;
+struct store_sql_dialect;
+
+/* Called for each row of store_ops.sql_rows; a negative return stops. */
+typedef int (*store_sql_each_fn)(void *ctx, const struct store_sql_row *row);
+
 typedef struct store_ops {
     const char *name;
+    /* How the engine spells the shared SQL (store_sql.h). */
+    const struct store_sql_dialect *dialect;
+    /* Runs a statement built with store_sql, calling `each` for every
+     * row (each may be NULL): the shared code of store_usage.c. */
+    int (*sql_rows)(store *s, const struct store_sql *q, store_sql_each_fn each, void *ctx);
     void (*close)(store *s);
     int (*projects_list)(store *s, const store_project_filter *f, const store_page *pg,
                          store_projects *out);
@@ -111,6 +123,9 @@ double store_now_us(void);
  * or STORE_QUERY_PREFIXES_MAX distinct terms.
  */
 int store_query_normalize(store *s, const char *query, char *out, size_t cap);
+/* Takes a session's model calls away before its rows are reset
+ * (store_usage.c). */
+int store_usage_forget(store *s, const char *session_id);
 /* strdup that accepts NULL. */
 char *store_strdup(const char *src);
 

@@ -210,6 +210,76 @@ static void add_queued(json_t *prompt, sync_tool_ids *ids, sync_text *t, sync_re
         (void)add_blocks(prompt, ids, t, r, &nblocks);
 }
 
+/* 1 when `key` of `obj` is present and JSON null. */
+static int is_null(json_t *obj, const char *key)
+{
+    return json_is_null(json_object_get(obj, key));
+}
+
+/*
+ * The model call a line records: `node` is the line itself, or for a
+ * progress record the assistant line it carries (data.message). Its
+ * message.usage holds input_tokens and output_tokens (both required),
+ * cache_read_input_tokens, and cache writes either split by kind
+ * (cache_creation.ephemeral_5m_input_tokens and _1h_) or as one
+ * cache_creation_input_tokens. A call is keyed by message.id and
+ * requestId (docs/usage.md: Claude Code writes one line per content
+ * block, each with the usage so far). Lines ccusage refuses are refused
+ * the same way: an empty or null id, request id, model or session id.
+ */
+static void claude_usage(json_t *node, const char *line_ts, sync_usage *u)
+{
+    json_t *msg = json_object_get(node, "message");
+    json_t *usage = json_object_get(msg, "usage");
+    if (!json_is_object(usage) || !json_is_integer(json_object_get(usage, "input_tokens")) ||
+        !json_is_integer(json_object_get(usage, "output_tokens")))
+        return;
+    const char *id = sync_json_str(msg, "id"), *req = sync_json_str(node, "requestId");
+    const char *model = sync_json_str(msg, "model"), *sess = sync_json_str(node, "sessionId");
+    if ((id && !*id) || (req && !*req) || (model && !*model) || (sess && !*sess) ||
+        is_null(msg, "id") || is_null(node, "requestId") || is_null(msg, "model") ||
+        is_null(node, "sessionId") || is_null(node, "costUSD") ||
+        is_null(usage, "cache_read_input_tokens") || is_null(usage, "cache_creation_input_tokens"))
+        return;
+    const char *ts = sync_json_str(node, "timestamp");
+    if (!ts || !*ts)
+        ts = line_ts;
+    if (!ts || !*ts)
+        return; /* a call without a time belongs to no day */
+    u->input = sync_json_count(json_object_get(usage, "input_tokens"));
+    u->output = sync_json_count(json_object_get(usage, "output_tokens"));
+    u->cache_read = sync_json_count(json_object_get(usage, "cache_read_input_tokens"));
+    json_t *split = json_object_get(usage, "cache_creation");
+    if (json_is_object(split)) {
+        int64_t m5 = sync_json_count(json_object_get(split, "ephemeral_5m_input_tokens"));
+        u->cache_creation_1h = sync_json_count(json_object_get(split, "ephemeral_1h_input_tokens"));
+        u->cache_creation = m5 + u->cache_creation_1h;
+    } else {
+        u->cache_creation = sync_json_count(json_object_get(usage, "cache_creation_input_tokens"));
+    }
+    json_t *cost = json_object_get(node, "costUSD");
+    if (json_is_number(cost) && json_number_value(cost) >= 0) {
+        u->cost_usd = json_number_value(cost);
+        u->cost_given = 1;
+    }
+    u->sidechain = json_is_true(json_object_get(node, "isSidechain"));
+    if (model && strcmp(model, "<synthetic>") != 0) {
+        const char *speed = sync_json_str(usage, "speed");
+        int fast = speed && strcmp(speed, "fast") == 0;
+        char buf[160];
+        snprintf(buf, sizeof buf, "%.120s%s", model, fast ? "-fast" : "");
+        u->model = sync_short_copy(buf, 150);
+    }
+    if (id) {
+        size_t n = strlen(id) + (req ? strlen(req) : 0) + 2;
+        u->key = malloc(n);
+        if (u->key)
+            snprintf(u->key, n, "%s:%s", id, req ? req : "");
+    }
+    u->timestamp = sync_short_copy(ts, 64);
+    u->present = 1;
+}
+
 int sync_claude_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
                            char *why, size_t whylen)
 {
@@ -246,6 +316,15 @@ int sync_claude_parse_line(const char *line, size_t len, sync_tool_ids *ids, syn
     }
     int is_user = strcmp(type, "user") == 0;
     int is_assistant = strcmp(type, "assistant") == 0;
+    if (is_assistant) {
+        claude_usage(root, NULL, &r->usage);
+    } else if (strcmp(type, "progress") == 0) {
+        /* a sub-agent's response as its parent's file reports it */
+        json_t *inner = json_object_get(json_object_get(root, "data"), "message");
+        const char *itype = sync_json_str(inner, "type");
+        if (itype && strcmp(itype, "assistant") == 0)
+            claude_usage(inner, sync_json_str(root, "timestamp"), &r->usage);
+    }
     int is_system = strcmp(type, "system") == 0;
     json_t *queued = NULL;
     if (strcmp(type, "attachment") == 0) {

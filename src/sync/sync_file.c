@@ -486,8 +486,9 @@ static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
     }
     if (rc < 0)
         return rc;
+    int64_t msg_id = 0;
     if (r.kind == SYNC_SKIP || (f->job->source == SRC_CODEX && sync_codex_is_copy(&f->copies, &r)))
-        goto done;
+        goto usage;
     /* Lines without a time (Codex rollouts of mid-2025 time only their
        first line) take the time of the line before. */
     if (r.timestamp && (!f->last_ts || strcmp(r.timestamp, f->last_ts) > 0)) {
@@ -544,12 +545,13 @@ static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
             .byte_offset = at,
             .byte_length = (int64_t)len,
         };
-        int64_t id = 0;
-        if ((rc = store_message_add(f->s, &m, &id)) < 0)
+        if ((rc = store_message_add(f->s, &m, &msg_id)) < 0)
             goto done;
         f->next_ordinal++;
         f->rep->messages_added++;
     }
+usage:
+    rc = sync_usage_put(f->s, f->job->session_id, msg_id, &r, f->last_ts);
 done:
     sync_record_clear(&r);
     return rc;

@@ -16,6 +16,7 @@
 
 #include "store/store.h"
 #include "sync/sync.h"
+#include "sync/sync_parse.h"
 #include "sync/sync_walk.h"
 
 #define SYNC_BLOCK     (1024 * 1024)      /* read size */
@@ -83,6 +84,12 @@ void sync_group_end(store *s, sync_group *g);
  * transaction. */
 int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep, sync_group *g,
               int64_t files_done, int64_t files_total, int64_t *bytes_done, int64_t bytes_total);
+
+/* Stores the model call a parsed line records, if any (sync_usage.c):
+ * `message_id` the message stored from the line (0 = none), `fallback_ts`
+ * the time of the line before when the line has none. */
+int sync_usage_put(store *s, const char *session_id, int64_t message_id, const sync_record *r,
+                   const char *fallback_ts);
 
 /* Shared helpers. */
 void sync_example(sync_report *rep, const char *path, int64_t line, const char *why);

@@ -28,7 +28,30 @@ void sync_record_clear(sync_record *r)
     free(r->parent_session_id);
     free(r->meta_session_id);
     free(r->git_origin);
+    sync_usage_clear(&r->usage);
     memset(r, 0, sizeof *r);
+}
+
+void sync_usage_clear(sync_usage *u)
+{
+    free(u->key);
+    free(u->model);
+    free(u->timestamp);
+    memset(u, 0, sizeof *u);
+}
+
+int64_t sync_json_count(json_t *v)
+{
+    if (json_is_integer(v)) {
+        json_int_t n = json_integer_value(v);
+        return n > 0 && n <= (json_int_t)9007199254740992LL ? (int64_t)n : 0;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d > 0 && d <= 9007199254740992.0 && d == (double)(int64_t)d)
+            return (int64_t)d;
+    }
+    return 0;
 }
 
 size_t sync_utf8_seq(const unsigned char *p, size_t avail)

@@ -30,6 +30,24 @@ enum sync_record_kind {
     SYNC_META      /* session facts only */
 };
 
+/*
+ * What one model call cost, as a transcript line records it (docs/usage.md
+ * says where each source keeps it and how calls are counted once).
+ * Token counts are >= 0; `present` is 0 when the line records no usage.
+ */
+typedef struct sync_usage {
+    int present;
+    int64_t input, output, cache_creation, cache_read, reasoning;
+    double cost_usd; /* with cost_given: the cost the agent itself reported */
+    int cost_given;
+    char *key;   /* dedupe key: message id + request id, owned or NULL */
+    char *model; /* owned or NULL */
+    /* beyond the brief's names */
+    int64_t cache_creation_1h; /* of cache_creation: 1-hour cache writes (Anthropic) */
+    int sidechain;             /* a Claude sidechain line: loses to a main-chain copy */
+    char *timestamp;           /* owned: the call's time when the line has its own, or NULL */
+} sync_usage;
+
 typedef struct sync_record {
     int kind;
     /* the message (SYNC_MESSAGE) */
@@ -54,6 +72,7 @@ typedef struct sync_record {
     uint64_t words;        /* with side: hash of the words typed or said (images and
                               separators aside), to pair an item with its event */
     char *git_origin;      /* the repository URL a Codex session_meta names */
+    sync_usage usage;      /* the model call this line records (any kind, SYNC_SKIP too) */
 } sync_record;
 
 /* Whose words a Codex message carries, for finding UI-event copies. */
@@ -100,6 +119,10 @@ typedef struct sync_tool_ids {
 } sync_tool_ids;
 
 void sync_record_clear(sync_record *r);
+void sync_usage_clear(sync_usage *u);
+/* A count from a JSON value: a non-negative integer (or a whole real), or
+ * 0 for anything else (absent, negative, a string, past 2^53). */
+int64_t sync_json_count(json_t *v);
 
 /* Each parser: 0 (r filled, maybe SYNC_SKIP) or MCPAGE_EPARSE with a
  * short reason in `why`. `line` is valid UTF-8 (see sync_utf8_repair). */

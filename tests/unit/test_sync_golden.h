@@ -9,6 +9,7 @@
 #define MCPAGE_TEST_SYNC_GOLDEN_H
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,56 @@ static void golden_bool(const char *name, const char *field, json_t *want, int g
 {
     if (want && json_is_true(want) != (got != 0))
         fail_msg("%s: %s: want %d, got %d", name, field, json_is_true(want), got);
+}
+
+/*
+ * The model call a line records: "usage": null when it records none, else
+ * an object whose members present are checked (input, output,
+ * cache_creation, cache_creation_1h, cache_read, reasoning as integers;
+ * key, model, timestamp as strings or null; cost_usd as a number, meaning
+ * a cost given; sidechain as a boolean).
+ */
+static void golden_usage(const char *name, json_t *want, const sync_usage *u)
+{
+    if (!want)
+        return;
+    if (json_is_null(want)) {
+        if (u->present)
+            fail_msg("%s: usage should be absent", name);
+        return;
+    }
+    if (!u->present)
+        fail_msg("%s: usage missing", name);
+    static const struct {
+        const char *k;
+        size_t off;
+    } counts[] = {
+        {"input", offsetof(sync_usage, input)},
+        {"output", offsetof(sync_usage, output)},
+        {"cache_creation", offsetof(sync_usage, cache_creation)},
+        {"cache_creation_1h", offsetof(sync_usage, cache_creation_1h)},
+        {"cache_read", offsetof(sync_usage, cache_read)},
+        {"reasoning", offsetof(sync_usage, reasoning)},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        json_t *w = json_object_get(want, counts[i].k);
+        int64_t got = *(const int64_t *)((const char *)u + counts[i].off);
+        if (w && json_integer_value(w) != got)
+            fail_msg("%s: usage.%s: want %lld, got %lld", name, counts[i].k,
+                     (long long)json_integer_value(w), (long long)got);
+    }
+    golden_str(name, "usage.key", json_object_get(want, "key"), u->key);
+    golden_str(name, "usage.model", json_object_get(want, "model"), u->model);
+    golden_str(name, "usage.timestamp", json_object_get(want, "timestamp"), u->timestamp);
+    golden_bool(name, "usage.sidechain", json_object_get(want, "sidechain"), u->sidechain);
+    json_t *cost = json_object_get(want, "cost_usd");
+    if (cost && json_is_null(cost) && u->cost_given)
+        fail_msg("%s: usage.cost_usd should be unset", name);
+    if (cost && json_is_number(cost) &&
+        (!u->cost_given || u->cost_usd < json_number_value(cost) - 1e-9 ||
+         u->cost_usd > json_number_value(cost) + 1e-9))
+        fail_msg("%s: usage.cost_usd: want %g, got %g (%s)", name, json_number_value(cost),
+                 u->cost_usd, u->cost_given ? "given" : "not given");
 }
 
 static int golden_run(const char *file, golden_parser parse)
@@ -99,6 +150,7 @@ static int golden_run(const char *file, golden_parser parse)
             if (rank && json_integer_value(rank) != r.title_rank)
                 fail_msg("%s: title_rank: want %d, got %d", name, (int)json_integer_value(rank),
                          r.title_rank);
+            golden_usage(name, json_object_get(ex, "usage"), &r.usage);
             sync_record_clear(&r);
         }
         free(in);

@@ -95,6 +95,21 @@ static store_sql_row pg_sql_row(pg_at *at)
     return (store_sql_row){.text = at_text, .int64 = at_int64, .real = at_real, .res = at};
 }
 
+static int pg_sql_rows(store *s, const store_sql *q, store_sql_each_fn each, void *ctx)
+{
+    PGresult *r = q_run(s, q);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r), rc = 0;
+    for (int i = 0; i < n && rc >= 0 && each; i++) {
+        pg_at at = {r, i};
+        store_sql_row row = pg_sql_row(&at);
+        rc = each(ctx, &row);
+    }
+    PQclear(r);
+    return rc < 0 ? rc : 0;
+}
+
 /* Column as a malloc'd string; NULL for NULL, and for '' when `opt`. */
 static int col_dup(const PGresult *r, int row, int col, int opt, char **out)
 {
@@ -1395,6 +1410,8 @@ static int pg_ended_since(store *s, int64_t *mark, store_ended_fn each, void *ct
 
 static const store_ops pg_ops = {
     .name = "postgres",
+    .dialect = &pg_dialect,
+    .sql_rows = pg_sql_rows,
     .close = pg_close,
     .projects_list = pg_projects_list,
     .projects_count = pg_projects_count,

@@ -95,6 +95,8 @@ int sq_refuse_damaged(store *s);
 extern const store_sql_dialect sq_dialect;
 /* The cached statement of q with its parameters bound. */
 int sq_sql_prepare(store *s, store_sql *q, sqlite3_stmt **st);
+/* store_ops.sql_rows */
+int sqlite_sql_rows(store *s, const store_sql *q, store_sql_each_fn each, void *ctx);
 /* A statement's current row as the shared row decoders read it. */
 store_sql_row sq_row(sqlite3_stmt *st);
 /* Runs a count(*) built in q: *n, or the failure (`status_on_error`

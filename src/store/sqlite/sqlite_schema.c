@@ -151,6 +151,35 @@ static const char *const migrations[] = {
     "CREATE TRIGGER message_tokmap_au AFTER UPDATE OF text ON message_text BEGIN"
     "  DELETE FROM message_tokmap WHERE message_id = old.message_id;"
     "  UPDATE meta SET value = value + 1 WHERE key = 'text_deletes'; END;",
+    /* version 5: the model calls transcripts record (store_usage_add,
+     * docs/usage.md): every copy of a call, `counted` on the one a report
+     * adds up; `minute` (unix minutes, UTC) buckets local days. A store
+     * that already holds sessions gets their calls from its raw bytes on
+     * the next sync (usage_state.backfill = 1 until then). */
+    "CREATE TABLE usage_calls("
+    "  id INTEGER PRIMARY KEY,"
+    "  sid INTEGER NOT NULL,"
+    "  source TEXT NOT NULL DEFAULT '',"
+    "  message_id INTEGER,"
+    "  \"timestamp\" TEXT NOT NULL DEFAULT '',"
+    "  minute INTEGER,"
+    "  call_key TEXT,"
+    "  sidechain INTEGER NOT NULL DEFAULT 0,"
+    "  model TEXT,"
+    "  input INTEGER NOT NULL DEFAULT 0,"
+    "  output INTEGER NOT NULL DEFAULT 0,"
+    "  cache_creation INTEGER NOT NULL DEFAULT 0,"
+    "  cache_creation_1h INTEGER NOT NULL DEFAULT 0,"
+    "  cache_read INTEGER NOT NULL DEFAULT 0,"
+    "  reasoning INTEGER NOT NULL DEFAULT 0,"
+    "  cost_usd REAL NOT NULL DEFAULT 0,"
+    "  cost_given INTEGER NOT NULL DEFAULT 0,"
+    "  counted INTEGER NOT NULL DEFAULT 1);"
+    "CREATE INDEX usage_calls_key ON usage_calls(call_key) WHERE call_key IS NOT NULL;"
+    "CREATE INDEX usage_calls_sid ON usage_calls(sid);"
+    "CREATE INDEX usage_calls_minute ON usage_calls(counted, minute, source);"
+    "CREATE TABLE usage_state(backfill INTEGER NOT NULL);"
+    "INSERT INTO usage_state SELECT CASE WHEN EXISTS(SELECT 1 FROM sessions) THEN 1 ELSE 0 END;",
 };
 
 /*

@@ -205,6 +205,29 @@ store_sql_row sq_row(sqlite3_stmt *st)
     return (store_sql_row){.text = row_text, .int64 = row_int64, .real = row_real, .res = st};
 }
 
+int sqlite_sql_rows(store *s, const store_sql *q, store_sql_each_fn each, void *ctx)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_sql_prepare(s, (store_sql *)q, &st);
+    if (rc < 0)
+        return rc;
+    store_sql_row row = sq_row(st);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int r = each ? each(ctx, &row) : 0;
+        if (r < 0) {
+            sqlite3_reset(st);
+            return r;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        rc = sq_err(s, "usage");
+        sqlite3_reset(st);
+        return rc;
+    }
+    sqlite3_reset(st);
+    return 0;
+}
+
 /* Grows a row array by one zeroed row; `cap` tracks its capacity. */
 void *sq_rows_grow(void *rows, size_t count, size_t *cap, size_t elem)
 {
@@ -383,6 +406,8 @@ static void sqlite_close(store *s)
 
 static const store_ops sqlite_ops = {
     .name = "sqlite",
+    .dialect = &sq_dialect,
+    .sql_rows = sqlite_sql_rows,
     .close = sqlite_close,
     .projects_list = sqlite_projects_list,
     .projects_count = sqlite_projects_count,

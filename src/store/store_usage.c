@@ -1,0 +1,472 @@
+/*
+ * Model calls and what they cost (store.h, "usage"), written once for
+ * both backends over store_ops.sql_rows: the copies of a call and which
+ * one counts, the copies a session reset takes away, and the sums the
+ * reports add up (src/tools/usage.c prices them).
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mcpage/mcpage.h>
+
+#include "store/store_backend.h"
+#include "store/store_sql.h"
+
+/* ---- time ------------------------------------------------------------ */
+
+static int digits(const char *p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return 0;
+        v = v * 10 + (p[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date. */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+int64_t store_usage_minute(const char *ts)
+{
+    int y, mo, d, h = 0, mi = 0;
+    if (!ts || strlen(ts) < 10 || !digits(ts, 4, &y) || ts[4] != '-' || !digits(ts + 5, 2, &mo) ||
+        ts[7] != '-' || !digits(ts + 8, 2, &d) || mo < 1 || mo > 12 || d < 1 || d > 31)
+        return INT64_MIN;
+    const char *p = ts + 10;
+    int off = 0; /* minutes east of UTC */
+    if (*p == 'T' || *p == ' ') {
+        if (!digits(p + 1, 2, &h) || p[3] != ':' || !digits(p + 4, 2, &mi) || h > 23 || mi > 59)
+            return INT64_MIN;
+        p += 6;
+        if (*p == ':') { /* seconds and a fraction: within the minute */
+            p++;
+            while (*p >= '0' && *p <= '9')
+                p++;
+            if (*p == '.' || *p == ',') {
+                p++;
+                while (*p >= '0' && *p <= '9')
+                    p++;
+            }
+        }
+        if (*p == '+' || *p == '-') {
+            int oh = 0, om = 0;
+            int sign = *p == '-' ? -1 : 1;
+            if (!digits(p + 1, 2, &oh))
+                return INT64_MIN;
+            const char *q = p + 3;
+            if (*q == ':')
+                q++;
+            if (*q && !digits(q, 2, &om))
+                return INT64_MIN;
+            off = sign * (oh * 60 + om);
+        } else if (*p && *p != 'Z' && *p != 'z') {
+            return INT64_MIN;
+        }
+    } else if (*p) {
+        return INT64_MIN;
+    }
+    return days_from_civil(y, mo, d) * 1440 + h * 60 + mi - off;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+static int first_int(void *ctx, const store_sql_row *row)
+{
+    int64_t *v = ctx;
+    v[0] = 1;
+    v[1] = row->int64(row->res, 0);
+    v[2] = row->int64(row->res, 1);
+    v[3] = row->int64(row->res, 2);
+    return 0;
+}
+
+static int64_t call_total(const store_usage *u)
+{
+    return u->input + u->output + u->cache_creation + u->cache_read;
+}
+
+typedef struct sid_row {
+    int found;
+    int64_t sid;
+    char source[64];
+} sid_row;
+
+static int take_sid(void *ctx, const store_sql_row *row)
+{
+    sid_row *r = ctx;
+    r->found = 1;
+    r->sid = row->int64(row->res, 0);
+    const char *src = row->text(row->res, 1);
+    snprintf(r->source, sizeof r->source, "%s", src ? src : "");
+    return 0;
+}
+
+/* The session's row id and agent. */
+static int session_sid(store *s, const char *id, sid_row *r)
+{
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "SELECT sid, source FROM sessions WHERE session_id = ?");
+    store_sql_text(&q, id);
+    memset(r, 0, sizeof *r);
+    int rc = s->ops->sql_rows(s, &q, take_sid, r);
+    if (rc < 0)
+        return rc;
+    if (!r->found)
+        return store_fail(s, MCPAGE_ENOTFOUND, "no session %s to add usage to", id);
+    return 0;
+}
+
+int store_usage_add(store *s, const store_usage *u)
+{
+    if (!s || !u || !u->session_id)
+        return MCPAGE_EINVAL;
+    if (!s->writable)
+        return store_fail(s, MCPAGE_EINVAL, "store opened read-only");
+    if (u->input < 0 || u->output < 0 || u->cache_creation < 0 || u->cache_read < 0 ||
+        u->reasoning < 0 || u->cache_creation_1h < 0 || u->cache_creation_1h > u->cache_creation)
+        return store_fail(s, MCPAGE_EINVAL, "usage counts must be >= 0");
+    sid_row sr;
+    int rc = session_sid(s, u->session_id, &sr);
+    if (rc < 0)
+        return rc;
+    int counted = 1;
+    if (u->call_key && *u->call_key) {
+        /* the counted copy: the same key, or (a sidechain on either side)
+           the same message id, the part of a Claude key before ':' */
+        const char *colon = strchr(u->call_key, ':');
+        size_t idlen = colon ? (size_t)(colon - u->call_key) : strlen(u->call_key);
+        char *lo = malloc(idlen + 2), *hi = malloc(idlen + 2);
+        if (!lo || !hi) {
+            free(lo);
+            free(hi);
+            return MCPAGE_ENOMEM;
+        }
+        memcpy(lo, u->call_key, idlen);
+        memcpy(hi, u->call_key, idlen);
+        lo[idlen] = ':';
+        hi[idlen] = ';';
+        lo[idlen + 1] = hi[idlen + 1] = 0;
+        store_sql q = {.d = s->ops->dialect};
+        store_sql_add(&q, "SELECT id, input + output + cache_creation + cache_read, sidechain "
+                          "FROM usage_calls WHERE counted = 1 AND (call_key = ?");
+        store_sql_text(&q, u->call_key);
+        if (colon) {
+            store_sql_add(&q, " OR (call_key >= ? AND call_key < ? AND (sidechain = 1 OR ? = 1))");
+            store_sql_text(&q, lo);
+            store_sql_text(&q, hi);
+            store_sql_int(&q, u->sidechain ? 1 : 0);
+        }
+        store_sql_add(&q, ") ORDER BY CASE WHEN call_key = ? THEN 0 ELSE 1 END, id LIMIT 1");
+        store_sql_text(&q, u->call_key);
+        int64_t v[4] = {0};
+        rc = s->ops->sql_rows(s, &q, first_int, v);
+        free(lo);
+        free(hi);
+        if (rc < 0)
+            return rc;
+        if (v[0]) {
+            int ex_side = v[3] != 0, cand_side = u->sidechain != 0;
+            int replace = cand_side != ex_side ? ex_side : call_total(u) > v[2];
+            if (replace) {
+                store_sql up = {.d = s->ops->dialect};
+                store_sql_add(&up, "UPDATE usage_calls SET counted = 0 WHERE id = ?");
+                store_sql_int(&up, v[1]);
+                if ((rc = s->ops->sql_rows(s, &up, NULL, NULL)) < 0)
+                    return rc;
+            } else {
+                counted = 0;
+            }
+        }
+    }
+    int64_t minute = store_usage_minute(u->timestamp);
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "INSERT INTO usage_calls(sid, source, message_id, `timestamp`, minute, "
+                      "call_key, sidechain, model, input, output, cache_creation, "
+                      "cache_creation_1h, cache_read, reasoning, cost_usd, cost_given, counted) "
+                      "VALUES(?, ?, ");
+    store_sql_int(&q, sr.sid);
+    store_sql_text(&q, sr.source);
+    if (u->message_id > 0) {
+        store_sql_add(&q, "?, ?, ");
+        store_sql_int(&q, u->message_id);
+    } else {
+        store_sql_add(&q, "NULL, ?, ");
+    }
+    store_sql_text(&q, u->timestamp ? u->timestamp : "");
+    if (minute != INT64_MIN) {
+        store_sql_add(&q, "?, ");
+        store_sql_int(&q, minute);
+    } else {
+        store_sql_add(&q, "NULL, ");
+    }
+    if (u->call_key && *u->call_key) {
+        store_sql_add(&q, "?, ");
+        store_sql_text(&q, u->call_key);
+    } else {
+        store_sql_add(&q, "NULL, ");
+    }
+    store_sql_add(&q, u->sidechain ? "1, " : "0, ");
+    if (u->model && *u->model) {
+        store_sql_add(&q, "?, ");
+        store_sql_text(&q, u->model);
+    } else {
+        store_sql_add(&q, "NULL, ");
+    }
+    /* counts as parameters: 16 at most per statement, so the flags inline */
+    store_sql_add(&q, "?, ?, ?, ?, ?, ?, ?, ");
+    store_sql_int(&q, u->input);
+    store_sql_int(&q, u->output);
+    store_sql_int(&q, u->cache_creation);
+    store_sql_int(&q, u->cache_creation_1h);
+    store_sql_int(&q, u->cache_read);
+    store_sql_int(&q, u->reasoning);
+    store_sql_real(&q, u->cost_given ? u->cost_usd : 0.0);
+    store_sql_add(&q, u->cost_given ? "1, " : "0, ");
+    store_sql_add(&q, counted ? "1)" : "0)");
+    return s->ops->sql_rows(s, &q, NULL, NULL);
+}
+
+/* ---- a session's calls taken away --------------------------------------- */
+
+typedef struct key_list {
+    char **v;
+    size_t n, cap;
+    int oom;
+} key_list;
+
+static int collect_key(void *ctx, const store_sql_row *row)
+{
+    key_list *k = ctx;
+    const char *t = row->text(row->res, 0);
+    if (!t)
+        return 0;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 16;
+        char **v = realloc(k->v, cap * sizeof *v);
+        if (!v)
+            return MCPAGE_ENOMEM;
+        k->v = v;
+        k->cap = cap;
+    }
+    if (!(k->v[k->n] = store_strdup(t)))
+        return MCPAGE_ENOMEM;
+    k->n++;
+    return 0;
+}
+
+/*
+ * Before a session's rows are deleted (store_session_reset): its calls go
+ * too, and where one of them was the counted copy of a key another
+ * session also holds, the best remaining copy counts instead.
+ */
+int store_usage_forget(store *s, const char *session_id)
+{
+    sid_row sr;
+    int rc = session_sid(s, session_id, &sr);
+    if (rc == MCPAGE_ENOTFOUND)
+        return 0;
+    if (rc < 0)
+        return rc;
+    int64_t sid = sr.sid;
+    key_list keys = {0};
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "SELECT DISTINCT call_key FROM usage_calls WHERE sid = ? AND counted = 1 "
+                      "AND call_key IS NOT NULL");
+    store_sql_int(&q, sid);
+    rc = s->ops->sql_rows(s, &q, collect_key, &keys);
+    if (rc == 0) {
+        store_sql d = {.d = s->ops->dialect};
+        store_sql_add(&d, "DELETE FROM usage_calls WHERE sid = ?");
+        store_sql_int(&d, sid);
+        rc = s->ops->sql_rows(s, &d, NULL, NULL);
+    }
+    for (size_t i = 0; i < keys.n && rc == 0; i++) {
+        store_sql p = {.d = s->ops->dialect};
+        store_sql_add(&p, "UPDATE usage_calls SET counted = 1 WHERE id = (SELECT id FROM "
+                          "usage_calls WHERE call_key = ? ORDER BY sidechain, "
+                          "input + output + cache_creation + cache_read DESC, id LIMIT 1)");
+        store_sql_text(&p, keys.v[i]);
+        rc = s->ops->sql_rows(s, &p, NULL, NULL);
+    }
+    for (size_t i = 0; i < keys.n; i++)
+        free(keys.v[i]);
+    free(keys.v);
+    return rc;
+}
+
+/* ---- sums ----------------------------------------------------------------- */
+
+typedef struct sums_ctx {
+    store_usage_sums *out;
+    size_t cap, max;
+    store_usage_group group;
+} sums_ctx;
+
+static int dup_col(const store_sql_row *row, int col, char **out)
+{
+    return store_sql_col_dup(row, col, 0, out);
+}
+
+static int add_sum(void *ctx, const store_sql_row *row)
+{
+    sums_ctx *c = ctx;
+    store_usage_sums *o = c->out;
+    if (o->count >= c->max)
+        return MCPAGE_ERANGE;
+    if (o->count == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        store_usage_sum *v = realloc(o->rows, cap * sizeof *v);
+        if (!v)
+            return MCPAGE_ENOMEM;
+        o->rows = v;
+        c->cap = cap;
+    }
+    store_usage_sum *r = &o->rows[o->count];
+    memset(r, 0, sizeof *r);
+    o->count++;
+    if (c->group == STORE_USAGE_BY_HOUR || c->group == STORE_USAGE_BY_MINUTE)
+        r->bucket = row->int64(row->res, 0);
+    else if (c->group != STORE_USAGE_BY_MODEL && dup_col(row, 0, &r->name) < 0)
+        return MCPAGE_ENOMEM;
+    if (dup_col(row, 1, &r->project) < 0 || dup_col(row, 2, &r->source) < 0 ||
+        dup_col(row, 3, &r->model) < 0 || dup_col(row, 19, &r->first) < 0 ||
+        dup_col(row, 20, &r->last) < 0)
+        return MCPAGE_ENOMEM;
+    if (c->group == STORE_USAGE_BY_PROJECT && !r->name && !(r->name = store_strdup("")))
+        return MCPAGE_ENOMEM;
+    r->cost_given = row->int64(row->res, 4) != 0;
+    r->calls = row->int64(row->res, 5);
+    int64_t *f[] = {&r->input,         &r->output,        &r->cache_creation, &r->cache_creation_1h,
+                    &r->cache_read,    &r->reasoning,     &r->over_input,     &r->over_output,
+                    &r->over_cache_5m, &r->over_cache_1h, &r->over_cache_read};
+    for (int i = 0; i < 11; i++)
+        *f[i] = row->int64(row->res, 6 + i);
+    r->cost_usd = row->real(row->res, 17);
+    return 0;
+}
+
+int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
+                         store_usage_sums *out)
+{
+    if (!s || !f || !out)
+        return MCPAGE_EINVAL;
+    memset(out, 0, sizeof *out);
+    const char *mx = s->ops->dialect->numbered ? "greatest" : "max";
+    char over[5][160];
+    static const char *const kinds[5] = {"input", "output", "cache_creation - cache_creation_1h",
+                                         "cache_creation_1h", "cache_read"};
+    for (int i = 0; i < 5; i++)
+        snprintf(over[i], sizeof over[i], ", sum(%s(%s - %d, 0))", mx, kinds[i], STORE_USAGE_TIER);
+    /* the time groups and BY_AGENT read the call's own copy of its agent;
+       a session or project needs the sessions */
+    const char *g = "0", *extra = "NULL, u.source", *by = "g, u.source";
+    int join = (f->project && *f->project) || (f->session_id && *f->session_id);
+    switch (f->group) {
+    case STORE_USAGE_BY_HOUR:
+        g = "u.minute / 60";
+        break;
+    case STORE_USAGE_BY_MINUTE:
+        g = "u.minute";
+        break;
+    case STORE_USAGE_BY_SESSION:
+        g = "s.session_id";
+        extra = "max(p.name), max(s.source)";
+        by = "g";
+        join = 1;
+        break;
+    case STORE_USAGE_BY_PROJECT:
+        g = "p.name";
+        extra = "NULL, NULL";
+        by = "g";
+        join = 1;
+        break;
+    case STORE_USAGE_BY_AGENT:
+        g = "u.source";
+        extra = "NULL, NULL";
+        by = "g";
+        break;
+    case STORE_USAGE_BY_MODEL:
+        g = "0";
+        extra = "NULL, NULL";
+        by = "g";
+        break;
+    }
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "SELECT ");
+    store_sql_add(&q, g);
+    store_sql_add(&q, " AS g, ");
+    store_sql_add(&q, extra);
+    store_sql_add(&q, ", u.model, u.cost_given, count(*), sum(u.input), sum(u.output), "
+                      "sum(u.cache_creation), sum(u.cache_creation_1h), sum(u.cache_read), "
+                      "sum(u.reasoning)");
+    for (int i = 0; i < 5; i++)
+        store_sql_add(&q, over[i]);
+    store_sql_add(&q, ", sum(u.cost_usd), 0, min(u.`timestamp`), max(u.`timestamp`) "
+                      "FROM usage_calls u");
+    if (join)
+        store_sql_add(&q, " JOIN sessions s ON s.sid = u.sid LEFT JOIN projects p ON p.id = "
+                          "s.project_id");
+    store_sql_add(&q, " WHERE u.counted = 1");
+    if (f->group == STORE_USAGE_BY_HOUR || f->group == STORE_USAGE_BY_MINUTE ||
+        f->from_minute != INT64_MIN || f->to_minute != INT64_MAX)
+        store_sql_add(&q, " AND u.minute IS NOT NULL");
+    if (f->from_minute != INT64_MIN) {
+        store_sql_add(&q, " AND u.minute >= ?");
+        store_sql_int(&q, f->from_minute);
+    }
+    if (f->to_minute != INT64_MAX) {
+        store_sql_add(&q, " AND u.minute < ?");
+        store_sql_int(&q, f->to_minute);
+    }
+    store_sql_where_text(&q, "u.source = ?", f->source);
+    store_sql_where_text(&q, "s.session_id = ?", f->session_id);
+    if (f->project && *f->project) {
+        store_sql_add(&q, " AND (p.name = ? OR p.path = ?)");
+        store_sql_text(&q, f->project);
+        store_sql_text(&q, f->project);
+    }
+    store_sql_add(&q, " GROUP BY ");
+    store_sql_add(&q, by);
+    store_sql_add(&q, ", u.model, u.cost_given");
+    sums_ctx c = {.out = out, .max = max_rows, .group = f->group};
+    int rc = s->ops->sql_rows(s, &q, add_sum, &c);
+    if (rc == MCPAGE_ERANGE) {
+        store_usage_sums_free(out);
+        return store_fail(s, MCPAGE_ERANGE, "more than %zu usage groups; narrow the filter",
+                          max_rows);
+    }
+    if (rc < 0)
+        store_usage_sums_free(out);
+    return rc;
+}
+
+void store_usage_sums_free(store_usage_sums *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->count; i++) {
+        store_usage_sum *r = &l->rows[i];
+        free(r->name);
+        free(r->project);
+        free(r->source);
+        free(r->model);
+        free(r->first);
+        free(r->last);
+    }
+    free(l->rows);
+    l->rows = NULL;
+    l->count = 0;
+}

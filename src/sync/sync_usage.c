@@ -1,0 +1,33 @@
+/*
+ * The model calls parsed lines record, into the store (store_usage_add):
+ * the one step every line source shares. Internal to src/sync/.
+ */
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_internal.h"
+
+int sync_usage_put(store *s, const char *session_id, int64_t message_id, const sync_record *r,
+                   const char *fallback_ts)
+{
+    const sync_usage *u = &r->usage;
+    if (!u->present)
+        return 0;
+    const char *ts = u->timestamp ? u->timestamp : r->timestamp ? r->timestamp : fallback_ts;
+    store_usage su = {
+        .session_id = session_id,
+        .message_id = message_id,
+        .timestamp = ts,
+        .call_key = u->key,
+        .model = u->model,
+        .sidechain = u->sidechain,
+        .input = u->input,
+        .output = u->output,
+        .cache_creation = u->cache_creation,
+        .cache_creation_1h = u->cache_creation_1h,
+        .cache_read = u->cache_read,
+        .reasoning = u->reasoning,
+        .cost_usd = u->cost_usd,
+        .cost_given = u->cost_given,
+    };
+    return store_usage_add(s, &su);
+}
