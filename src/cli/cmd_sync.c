@@ -135,6 +135,11 @@ static void print_json(const sync_report *r, const sync_costs *costs, const char
     json_object_set_new(o, "tidy_seconds", json_real(costs->tidy_seconds));
     json_object_set_new(o, "tidy_cpu_seconds", json_real(costs->tidy_cpu_seconds));
     json_object_set_new(o, "examples", ex);
+    json_t *warn = json_array();
+    for (int i = 0; i < r->nwarnings; i++)
+        json_array_append_new(warn, json_string(r->warning_list[i]));
+    json_object_set_new(o, "warnings", json_integer(r->warnings));
+    json_object_set_new(o, "warning_list", warn);
     char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (txt)
         printf("%s\n", txt);
@@ -377,6 +382,13 @@ static void print_summary(const sync_report *rep)
                 (long long)rep->dirs_unreadable);
     for (int i = 0; i < rep->nexamples; i++)
         fprintf(stderr, "  %s\n", rep->examples[i]);
+    if (rep->warnings)
+        fprintf(stderr, "  %lld files of the agents' folders refused or skipped:\n",
+                (long long)rep->warnings);
+    for (int i = 0; i < rep->nwarnings; i++)
+        fprintf(stderr, "    %s\n", rep->warning_list[i]);
+    if (rep->warnings > rep->nwarnings)
+        fprintf(stderr, "    (%lld more)\n", (long long)(rep->warnings - rep->nwarnings));
 }
 
 /* The report in the form asked for, and what to do when no agent folder was found. */

@@ -18,6 +18,8 @@
 #define SYNC_EXAMPLES_MAX     5                     /* malformed-line examples kept in a report */
 #define SYNC_EXAMPLE_LEN      300                   /* bytes of one example */
 #define SYNC_PATH_MAX         4096
+#define SYNC_WARNINGS_MAX     64  /* warnings kept in a report (all are counted) */
+#define SYNC_WARNING_LEN      400 /* bytes of one, "source: path[:line]: why" */
 /* A file unchanged this long is finished: a last line without its newline
  * that is a complete JSON object counts as a line. */
 #define SYNC_SETTLED_SECONDS 60
@@ -71,6 +73,13 @@ typedef struct sync_report {
     double seconds;
     int nexamples;
     char examples[SYNC_EXAMPLES_MAX][SYNC_EXAMPLE_LEN]; /* "path:line: why" */
+    /* Files and databases of an agent's folder that were refused or skipped
+       (a link out of it, a FIFO, a file too large, a view, a locked
+       database, a query past its budget): sync_warn() in sync_source.h.
+       Control bytes in them are escaped. */
+    int64_t warnings; /* every warning of the pass */
+    int nwarnings;    /* the first SYNC_WARNINGS_MAX, kept */
+    char warning_list[SYNC_WARNINGS_MAX][SYNC_WARNING_LEN];
 } sync_report;
 
 /* Runs one sync pass into `s` (opened for writing). 0, or the first error

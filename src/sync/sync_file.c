@@ -30,6 +30,7 @@
 
 #include "sync/sync_internal.h"
 #include "sync/sync_parse.h"
+#include "sync/sync_source.h"
 
 #define SYNC_HEAD_MAX   4096        /* bytes hashed to detect a rewritten file */
 #define SYNC_LEGACY_MAX (256 << 20) /* largest legacy .json rollout read */
@@ -180,11 +181,15 @@ void sync_example(sync_report *rep, const char *path, int64_t line, const char *
 {
     if (rep->nexamples >= SYNC_EXAMPLES_MAX)
         return;
-    if (line > 0)
-        snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%s:%lld: %s", path,
-                 (long long)line, why);
-    else
-        snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%s: %s", path, why);
+    /* paths and reasons come from the agent's folder: escaped before a
+       terminal sees them */
+    char epath[200];
+    sync_escape_path(epath, sizeof epath, path);
+    char *ex = rep->examples[rep->nexamples++];
+    int k = line > 0 ? snprintf(ex, SYNC_EXAMPLE_LEN, "%s:%lld: ", epath, (long long)line)
+                     : snprintf(ex, SYNC_EXAMPLE_LEN, "%s: ", epath);
+    if (k > 0 && k < SYNC_EXAMPLE_LEN)
+        sync_escape(ex + k, (size_t)(SYNC_EXAMPLE_LEN - k), why ? why : "", why ? strlen(why) : 0);
 }
 
 int sync_settled(const struct stat *sb)
