@@ -13,6 +13,7 @@
 
 #include "cli/cli_archive.h"
 #include "cli/commands.h"
+#include "tools/text_out.h"
 
 /* Largest reply kept (a tool result is far smaller). */
 #define CALL_REPLY_MAX ((size_t)64 << 20)
@@ -31,7 +32,10 @@ static void call_usage(FILE *out)
             "archive). Exit status 1 when the result is an error.\n\n"
             "  --store URL a shared store, postgres://user@host/db (env MCPAGE_STORE)\n"
             "  --db FILE   the archive (env MCPAGE_DB; default as `mcpage sync`)\n"
-            "  --list      list the tools with their first sentence\n\n"
+            "  --list      list the tools with their first sentence\n"
+            "  --raw       print control characters as they are when stdout is not a\n"
+            "              terminal (by default, and always on a terminal, they are shown\n"
+            "              visibly: ESC as \\e, BEL as ^G)\n\n"
             "example: mcpage call list_sessions '{\"limit\": 5}'\n");
 }
 
@@ -80,6 +84,19 @@ static json_t *request(mcpage_session *s, replies *r, int id, const char *method
     return v;
 }
 
+/* Whether what is printed gets its control characters shown (off: redirected with --raw). */
+static bool call_escape = true;
+
+/* A line of the result on stdout: through the shared terminal escape unless raw. */
+static void print_line(const char *s)
+{
+    if (call_escape)
+        text_term_write(stdout, s, strlen(s));
+    else
+        (void)fputs(s, stdout);
+    (void)putchar('\n');
+}
+
 static void print_text(const json_t *result)
 {
     size_t i;
@@ -87,11 +104,15 @@ static void print_text(const json_t *result)
     json_array_foreach(json_object_get(result, "content"), i, b)
     {
         const char *type = json_string_value(json_object_get(b, "type"));
-        if (type && strcmp(type, "text") == 0)
-            printf("%s\n", json_string_value(json_object_get(b, "text")));
-        else if (type && strcmp(type, "resource_link") == 0)
-            printf("[resource_link] %s (%s)\n", json_string_value(json_object_get(b, "uri")),
-                   json_string_value(json_object_get(b, "mimeType")));
+        const char *text = json_string_value(json_object_get(b, "text"));
+        if (type && strcmp(type, "text") == 0 && text) {
+            print_line(text);
+        } else if (type && strcmp(type, "resource_link") == 0) {
+            const char *uri = json_string_value(json_object_get(b, "uri"));
+            const char *mime = json_string_value(json_object_get(b, "mimeType"));
+            (void)fputs("[resource_link] ", stdout);
+            text_term_printf(stdout, "%s (%s)\n", uri ? uri : "", mime ? mime : "");
+        }
     }
 }
 
@@ -138,6 +159,7 @@ typedef struct call_opts {
     const char *args_text; /* its arguments as JSON text, or NULL */
     bool json;             /* --json: print the whole CallToolResult */
     bool list;             /* --list: list the tools instead */
+    bool raw;              /* --raw: control characters as they are, when redirected */
 } call_opts;
 
 /* Reads the command line; -1 to go on, else the exit status (after --help: 0). */
@@ -152,6 +174,8 @@ static int parse_opts(int argc, char **argv, call_opts *o)
             o->json = true;
         } else if (strcmp(a, "--list") == 0) {
             o->list = true;
+        } else if (strcmp(a, "--raw") == 0) {
+            o->raw = true;
         } else if (i + 1 < argc && strcmp(a, "--db") == 0) {
             o->db_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
@@ -212,12 +236,12 @@ static void session_initialize(mcpage_session *s, replies *r)
 static void print_value(const json_t *v)
 {
     if (json_is_string(v)) {
-        printf("%s\n", json_string_value(v));
+        print_line(json_string_value(v));
         return;
     }
     char *txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     if (txt)
-        printf("%s\n", txt);
+        print_line(txt);
     free(txt);
 }
 
@@ -230,7 +254,7 @@ static int call_tool(mcpage_session *s, replies *r, const call_opts *o, json_t *
     if (res == NULL) {
         const char *msg =
             json_string_value(json_object_get(json_object_get(rep, "error"), "message"));
-        fprintf(stderr, "mcpage call: %s\n", msg ? msg : "no reply");
+        text_term_printf(stderr, "mcpage call: %s\n", msg ? msg : "no reply");
         json_decref(rep);
         return 1;
     }
@@ -255,6 +279,7 @@ int cli_cmd_call(int argc, char **argv)
     int status = parse_opts(argc, argv, &o);
     if (status >= 0)
         return status;
+    call_escape = text_term_escapes(stdout, o.raw);
     json_t *args = parse_arguments(o.args_text);
     if (args == NULL)
         return 2;

@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "cli/cli_archive.h"
 #include "cli/commands.h"
 #include "tools/export.h"
+#include "tools/text_out.h"
 #include "ui/ui_call.h"
 
 /* Most sessions one folder export takes (--max-sessions). */
@@ -48,6 +50,9 @@ static void export_usage(FILE *out)
         "  -o, --output PATH   the file (one session) or the new folder (many)\n"
         "  --max-sessions N    most sessions a folder export takes (default %d, up to %d)\n"
         "  --quiet             no progress\n"
+        "  --raw               stdout byte for byte when it is not a terminal (jsonl);\n"
+        "                      by default, and always on a terminal, control characters\n"
+        "                      are shown visibly (ESC as \\e); -o FILE is always exact\n"
         "  --store URL         a shared store, postgres://user@host/db (env MCPAGE_STORE)\n"
         "  --db FILE           the archive (env MCPAGE_DB; default as `mcpage sync`)\n",
         EXPORT_SESSIONS_DEFAULT, EXPORT_SESSIONS_MAX);
@@ -61,6 +66,7 @@ typedef struct export_opts {
     export_format fmt;              /* --format */
     long max_sessions;              /* --max-sessions */
     bool quiet;                     /* --quiet */
+    bool raw;                       /* --raw: stdout byte for byte when it is not a terminal */
 } export_opts;
 
 /* 0 when parsed, 1 after --help, 2 after a usage error (printed). */
@@ -75,6 +81,9 @@ static int parse_args(export_opts *o, int argc, char **argv)
             return 1;
         } else if (strcmp(a, "--quiet") == 0) {
             o->quiet = true;
+            takes = false;
+        } else if (strcmp(a, "--raw") == 0) {
+            o->raw = true;
             takes = false;
         } else if (v && strcmp(a, "--format") == 0) {
             if (export_format_parse(v, &o->fmt) != 0) {
@@ -130,9 +139,9 @@ static int export_one(const export_opts *o, store *s)
     char err[600];
     export_stats st;
     if (o->output && strcmp(o->output, "-") != 0) {
-        int rc = export_session_file(s, o->session_id, o->fmt, o->output, &st, err, sizeof err);
+        int rc = export_session_output(s, o->session_id, o->fmt, o->output, &st, err, sizeof err);
         if (rc < 0) {
-            (void)fprintf(stderr, "mcpage export: %s: %s\n", o->session_id, err);
+            text_term_printf(stderr, "mcpage export: %s: %s\n", o->session_id, err);
             return 1;
         }
         if (!o->quiet)
@@ -144,16 +153,17 @@ static int export_one(const export_opts *o, store *s)
     store_session ses;
     int rc = store_session_get(s, o->session_id, &ses);
     if (rc < 0) {
-        (void)fprintf(stderr, "mcpage export: %s: %s\n", o->session_id,
-                      rc == MCPAGE_ENOTFOUND ? "no session with this id (mcpage call "
-                                               "list_sessions shows them)"
-                                             : store_errmsg(s));
+        text_term_printf(stderr, "mcpage export: %s: %s\n", o->session_id,
+                         rc == MCPAGE_ENOTFOUND ? "no session with this id (mcpage call "
+                                                  "list_sessions shows them)"
+                                                : store_errmsg(s));
         return 1;
     }
-    rc = export_session_write(s, &ses, o->fmt, stdout, &st);
+    rc = export_session_stream(s, &ses, o->fmt, stdout, text_term_escapes(stdout, o->raw), &st);
     store_session_clear(&ses);
     if (rc < 0) {
-        (void)fprintf(stderr, "mcpage export: %s: %s\n", o->session_id, mcpage_strerror(rc));
+        text_term_printf(stderr, "mcpage export: %s: %s\n", o->session_id,
+                         rc == MCPAGE_EIO && errno == ENOSPC ? "disk full" : mcpage_strerror(rc));
         return 1;
     }
     return 0;
@@ -279,7 +289,10 @@ static int write_index(const export_opts *o, const char *tmpdir, const export_in
         (void)fprintf(stderr, "mcpage export: the folder's path is too long: %s\n", tmpdir);
         return MCPAGE_ERANGE;
     }
-    FILE *f = fopen(path, "wb");
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (f == NULL && fd >= 0)
+        close(fd);
     int rc = f ? export_index_write(f, o->fmt, heading, e, n) : MCPAGE_EIO;
     if (f && fclose(f) != 0 && rc == 0)
         rc = MCPAGE_EIO;
@@ -300,7 +313,7 @@ static int export_each(const export_opts *o, store *s, const json_t *ids, const 
     bool tty = isatty(2); /* a terminal gets one line, rewritten in place */
     for (size_t i = 0; i < n; i++) {
         const char *id = json_string_value(json_array_get(ids, i));
-        char name[256], path[4400], err[600];
+        char name[EXPORT_NAME_MAX], path[4400], err[600];
         export_file_name(id, o->fmt, name, sizeof name);
         if (!path_join(path, sizeof path, tmpdir, name)) {
             (void)fprintf(stderr, "\nmcpage export: the folder's path is too long: %s\n", tmpdir);
@@ -308,13 +321,13 @@ static int export_each(const export_opts *o, store *s, const json_t *ids, const 
         }
         int rc = store_session_get(s, id, &sess[i]);
         if (rc < 0) {
-            (void)fprintf(stderr, "\nmcpage export: %s: %s\n", id, store_errmsg(s));
+            text_term_printf(stderr, "\nmcpage export: %s: %s\n", id, store_errmsg(s));
             return 1;
         }
-        rc = export_session_file(s, id, o->fmt, path, &e[i].stats, err, sizeof err);
+        rc = export_session_file(s, id, o->fmt, path, EXPORT_NEW, &e[i].stats, err, sizeof err);
         if (rc < 0) {
             store_session_clear(&sess[i]);
-            (void)fprintf(stderr, "\nmcpage export: %s: %s\n", id, err);
+            text_term_printf(stderr, "\nmcpage export: %s: %s\n", id, err);
             return 1;
         }
         *done = i + 1;
@@ -343,7 +356,7 @@ static int export_many(const export_opts *o, cli_archive *arc, store *s)
     const char *dir = o->output ? o->output : "mcpage-export";
     struct stat sb;
     if (stat(dir, &sb) == 0) {
-        (void)fprintf(stderr, "mcpage export: %s exists; name a new folder with -o DIR\n", dir);
+        text_term_printf(stderr, "mcpage export: %s exists; name a new folder with -o DIR\n", dir);
         return 1;
     }
     json_t *ids = json_array();
@@ -375,7 +388,6 @@ static int export_many(const export_opts *o, cli_archive *arc, store *s)
     }
     if (export_each(o, s, ids, tmpdir, e, sess, &done) != 0 || write_index(o, tmpdir, e, n) != 0)
         goto out;
-    (void)chmod(tmpdir, 0755);
     if (rename(tmpdir, dir) != 0) {
         (void)fprintf(stderr, "mcpage export: cannot rename %s to %s: %s\n", tmpdir, dir,
                       strerror(errno));

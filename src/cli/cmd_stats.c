@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "store/store.h"
 #include "sync/sync.h"
+#include "tools/text_out.h"
 
 static void stats_usage(FILE *out)
 {
@@ -57,7 +58,7 @@ int cli_cmd_stats(int argc, char **argv)
     char err[600];
     int rc = store_open_msg(db, STORE_OPEN_READONLY, &s, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "mcpage stats: cannot open %s: %s\n", shown, err);
+        text_term_printf(stderr, "mcpage stats: cannot open %s: %s\n", shown, err);
         return 1;
     }
     store_stats st;
@@ -67,7 +68,7 @@ int cli_cmd_stats(int argc, char **argv)
     if (rc == 0 && !no_check)
         rc = store_check(s);
     if (rc < 0) {
-        fprintf(stderr, "mcpage stats: %s\n", store_errmsg(s));
+        text_term_printf(stderr, "mcpage stats: %s\n", store_errmsg(s));
         store_close(s);
         return 1;
     }
@@ -85,12 +86,14 @@ int cli_cmd_stats(int argc, char **argv)
         free(txt);
         json_decref(o);
     } else {
-        printf("archive     %s (%s, schema %d)\n"
-               "projects    %lld\nsessions    %lld\nmessages    %lld\nsources     %lld\n"
-               "size        %.1f MB (raw transcripts kept: %.1f MB)\ngeneration  %lld\n",
-               shown, store_backend_name(s), st.schema_version, (long long)st.projects,
-               (long long)st.sessions, (long long)st.messages, (long long)st.sources,
-               (double)st.size_bytes / 1e6, (double)st.raw_bytes / 1e6, (long long)st.generation);
+        text_term_printf(stdout,
+                         "archive     %s (%s, schema %d)\n"
+                         "projects    %lld\nsessions    %lld\nmessages    %lld\nsources     %lld\n"
+                         "size        %.1f MB (raw transcripts kept: %.1f MB)\ngeneration  %lld\n",
+                         shown, store_backend_name(s), st.schema_version, (long long)st.projects,
+                         (long long)st.sessions, (long long)st.messages, (long long)st.sources,
+                         (double)st.size_bytes / 1e6, (double)st.raw_bytes / 1e6,
+                         (long long)st.generation);
     }
     store_close(s);
     return 0;

@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "store/store.h"
 #include "sync/sync.h"
+#include "tools/text_out.h"
 
 static void sync_usage(FILE *out)
 {
@@ -153,18 +154,19 @@ static void no_folder_help(const char *claude, const char *codex, const char *ge
 {
     fprintf(stderr, "mcpage sync: no agent folder found. Looked for:\n");
     if (claude)
-        fprintf(stderr, "  Claude Code transcripts in %s/projects\n", claude);
+        text_term_printf(stderr, "  Claude Code transcripts in %s/projects\n", claude);
     if (codex)
-        fprintf(stderr, "  Codex rollouts in %s/sessions and %s/archived_sessions\n", codex, codex);
+        text_term_printf(stderr, "  Codex rollouts in %s/sessions and %s/archived_sessions\n",
+                         codex, codex);
     if (gemini)
-        fprintf(stderr, "  Gemini CLI chats in %s/tmp\n", gemini);
+        text_term_printf(stderr, "  Gemini CLI chats in %s/tmp\n", gemini);
     if (copilot)
-        fprintf(stderr, "  GitHub Copilot CLI sessions in %s/session-state\n", copilot);
+        text_term_printf(stderr, "  GitHub Copilot CLI sessions in %s/session-state\n", copilot);
     if (opencode)
-        fprintf(stderr, "  OpenCode sessions in %s/opencode.db and %s/storage\n", opencode,
-                opencode);
+        text_term_printf(stderr, "  OpenCode sessions in %s/opencode.db and %s/storage\n", opencode,
+                         opencode);
     if (cursor)
-        fprintf(stderr, "  Cursor agent CLI chats in %s/chats\n", cursor);
+        text_term_printf(stderr, "  Cursor agent CLI chats in %s/chats\n", cursor);
     fprintf(stderr, "Point sync elsewhere with --claude-home DIR (env MCPAGE_CLAUDE_HOME or\n"
                     "CLAUDE_CONFIG_DIR) and --codex-home DIR (env MCPAGE_CODEX_HOME or "
                     "CODEX_HOME); likewise --gemini-home, --copilot-home, --opencode-home and\n"
@@ -354,7 +356,7 @@ static int run_sync(const sync_cmd *c, const sync_options *opt, sync_report *rep
         return rebuild(c->db, c->shown, opt, rep, costs, aside, asidecap) != 0 ? 1 : 0;
     store *s = NULL;
     if (store_open_msg(c->db, STORE_OPEN_WRITE, &s, err, errcap) < 0) {
-        fprintf(stderr, "mcpage sync: cannot open %s: %s\n", c->shown, err);
+        text_term_printf(stderr, "mcpage sync: cannot open %s: %s\n", c->shown, err);
         return 1;
     }
     int rc = pass_and_tidy(s, opt, rep, costs, err, errcap);
@@ -429,7 +431,7 @@ int cli_cmd_sync(int argc, char **argv)
         return 2;
     }
     if (!store_spec_is_url(c.db) && sync_make_parent_dirs(c.db) < 0) {
-        fprintf(stderr, "mcpage sync: cannot create the directory of %s\n", c.db);
+        text_term_printf(stderr, "mcpage sync: cannot create the directory of %s\n", c.db);
         return 1;
     }
 
@@ -451,7 +453,8 @@ int cli_cmd_sync(int argc, char **argv)
 
     report(&c, &rep, &costs, aside);
     if (rc < 0) {
-        fprintf(stderr, "mcpage sync: %s%s%s\n", mcpage_strerror(rc), err[0] ? ": " : "", err);
+        text_term_printf(stderr, "mcpage sync: %s%s%s\n", mcpage_strerror(rc), err[0] ? ": " : "",
+                         err);
         return 1;
     }
     return rep.files_failed ? 1 : 0;

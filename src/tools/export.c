@@ -8,16 +8,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/sha.h>
+
 #include "tools/text_out.h"
 
-/* Messages read per store call. */
-#define EXPORT_BATCH 200
+/* Messages read per store call: a message holds up to 1 MiB, so a batch up to 32 MiB. */
+#define EXPORT_BATCH 32
 /* Raw bytes copied per store call. */
 #define EXPORT_RAW_CHUNK ((int64_t)1 << 20)
 /* Characters of a tool call's input shown in its folded summary. */
@@ -52,18 +55,39 @@ const char *export_format_mime(export_format f)
 
 void export_file_name(const char *session_id, export_format fmt, char *buf, size_t cap)
 {
+    static const char hex[] = "0123456789ABCDEF";
+    char name[EXPORT_NAME_MAX];
     size_t o = 0;
-    const char *ext = export_format_ext(fmt);
-    size_t room = cap > strlen(ext) + 2 ? cap - strlen(ext) - 2 : 0;
-    for (const char *p = session_id; *p && o < room && o < 200; p++) {
-        char c = *p;
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '-' || c == '_' || (c == '.' && o > 0);
-        buf[o++] = ok ? c : '_';
+    bool whole = true;
+    for (const unsigned char *p = (const unsigned char *)session_id; *p; p++) {
+        unsigned char c = *p;
+        bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || (c == '.' && p != (const unsigned char *)session_id);
+        if (o + 3 > EXPORT_NAME_ID_MAX) {
+            whole = false;
+            break;
+        }
+        if (keep) {
+            name[o++] = (char)c;
+        } else {
+            name[o++] = '%';
+            name[o++] = hex[c >> 4];
+            name[o++] = hex[c & 15];
+        }
     }
-    if (o == 0 && room > 0)
-        buf[o++] = '_';
-    (void)snprintf(buf + o, cap - o, ".%s", ext);
+    if (!whole) { /* too long for one name: a prefix, then '~' and the id's hash */
+        unsigned char d[SHA256_DIGEST_LENGTH];
+        SHA256((const unsigned char *)session_id, strlen(session_id), d);
+        o = EXPORT_NAME_PREFIX;
+        while (o > 0 && (name[o - 1] == '%' || (o > 1 && name[o - 2] == '%')))
+            o--; /* not inside an escape */
+        name[o++] = '~';
+        for (size_t i = 0; i < 16; i++) {
+            name[o++] = hex[d[i] >> 4];
+            name[o++] = hex[d[i] & 15];
+        }
+    }
+    (void)snprintf(buf, cap, "%.*s.%s", (int)o, name, export_format_ext(fmt));
 }
 
 /* ------------------------------------------------------------ what a message is */
@@ -122,6 +146,20 @@ static int64_t count_lines(const char *s, size_t n)
     return k;
 }
 
+/* HTML text on one line: a line end would end the Markdown HTML block around it. */
+static void html_one_line(text_out *o, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = i;
+        while (k < n && s[k] != '\n' && s[k] != '\r')
+            k++;
+        text_out_html(o, s + i, k - i);
+        if (k < n)
+            text_out_puts(o, " ");
+        i = k + 1;
+    }
+}
+
 /* The folded part's one-line summary (HTML-escaped: it goes in <summary>). */
 static void fold_summary(text_out *o, const store_message *m, const msg_parts *p)
 {
@@ -132,7 +170,7 @@ static void fold_summary(text_out *o, const store_message *m, const msg_parts *p
         return;
     }
     text_out_puts(o, p->kind == MSG_TOOL_CALL ? "Tool call: " : "Tool result: ");
-    text_out_html(o, name, strlen(name));
+    html_one_line(o, name, strlen(name));
     if (p->kind == MSG_TOOL_CALL && m->tool_input && m->tool_input[0]) {
         /* the input's summary, on one line, cut at a character boundary */
         const char *s = m->tool_input;
@@ -143,7 +181,7 @@ static void fold_summary(text_out *o, const store_message *m, const msg_parts *p
                 n--;
         }
         text_out_puts(o, " \xE2\x80\x94 "); /* em dash */
-        text_out_html(o, s, n);
+        html_one_line(o, s, n);
         if (n < strlen(s))
             text_out_puts(o, "\xE2\x80\xA6");
     }
@@ -156,31 +194,22 @@ static void fold_summary(text_out *o, const store_message *m, const msg_parts *p
 
 /* ------------------------------------------------------------ Markdown */
 
-/* A single-line Markdown value (title, project): newlines as spaces. */
+/* A single-line Markdown value (title, project): escaped as text, newlines as spaces. */
 static void md_value(text_out *o, const char *s)
 {
-    if (s == NULL || *s == '\0') {
+    if (s == NULL || *s == '\0')
         text_out_puts(o, "-");
-        return;
-    }
-    for (const char *p = s; *p;) {
-        size_t n = strcspn(p, "\r\n");
-        text_out_markdown(o, p, n);
-        p += n;
-        if (*p) {
-            text_out_puts(o, " ");
-            p++;
-        }
-    }
+    else
+        text_out_md_inline(o, s, strlen(s));
 }
 
 static void md_head(text_out *o, const store_session *ses)
 {
     text_out_puts(o, "# ");
     md_value(o, ses->title ? ses->title : ses->session_id);
-    text_out_puts(o, "\n\n- Session: `");
-    text_out_plain(o, ses->session_id, strlen(ses->session_id));
-    text_out_puts(o, "`\n- Project: ");
+    text_out_puts(o, "\n\n- Session: ");
+    md_value(o, ses->session_id);
+    text_out_puts(o, "\n- Project: ");
     md_value(o, ses->project);
     text_out_puts(o, "\n- Agent: ");
     md_value(o, ses->source);
@@ -196,9 +225,9 @@ static void md_head(text_out *o, const store_session *ses)
     md_value(o, ses->ended_at);
     text_out_printf(o, "\n- Messages: %lld\n", (long long)ses->message_count);
     if (ses->parent_session_id) {
-        text_out_puts(o, "- Sub-agent of: `");
-        text_out_plain(o, ses->parent_session_id, strlen(ses->parent_session_id));
-        text_out_puts(o, "`\n");
+        text_out_puts(o, "- Sub-agent of: ");
+        md_value(o, ses->parent_session_id);
+        text_out_puts(o, "\n");
     }
 }
 
@@ -380,8 +409,15 @@ static int write_raw(store *s, const store_session *ses, text_out *o)
 int export_session_write(store *s, const store_session *ses, export_format fmt, FILE *f,
                          export_stats *st)
 {
+    return export_session_stream(s, ses, fmt, f, false, st);
+}
+
+int export_session_stream(store *s, const store_session *ses, export_format fmt, FILE *f, bool term,
+                          export_stats *st)
+{
     text_out o;
     text_out_init(&o, f);
+    o.term = term;
     export_stats local;
     if (st == NULL)
         st = &local;
@@ -405,8 +441,27 @@ int export_session_write(store *s, const store_session *ses, export_format fmt, 
     return rc < 0 ? rc : o.err;
 }
 
+/* Puts the finished temporary file at `path`: over it, or only where nothing is. */
+static int place_file(const char *tmp, const char *path, export_place place)
+{
+    if (place == EXPORT_REPLACE)
+        return rename(tmp, path) == 0 ? 0 : MCPAGE_EIO;
+    if (link(tmp, path) == 0) { /* exclusive: fails when path exists */
+        (void)unlink(tmp);
+        return 0;
+    }
+    if (errno == EEXIST)
+        return MCPAGE_EEXIST;
+    /* a file system without hard links: reserve the name exclusively, then rename over it */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno == EEXIST ? MCPAGE_EEXIST : MCPAGE_EIO;
+    close(fd);
+    return rename(tmp, path) == 0 ? 0 : MCPAGE_EIO;
+}
+
 int export_session_file(store *s, const char *session_id, export_format fmt, const char *path,
-                        export_stats *st, char *err, size_t errcap)
+                        export_place place, export_stats *st, char *err, size_t errcap)
 {
     store_session ses;
     int rc = store_session_get(s, session_id, &ses);
@@ -421,29 +476,98 @@ int export_session_file(store *s, const char *session_id, export_format fmt, con
         (void)snprintf(err, errcap, "the path is too long");
         return MCPAGE_ERANGE;
     }
-    int fd = mkstemp(tmp);
+    int fd = mkstemp(tmp); /* mode 0600, narrowed by the umask */
     FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (f == NULL) {
-        (void)snprintf(err, errcap, "cannot create %s: %s", tmp, strerror(errno));
+        int e = errno;
+        (void)snprintf(err, errcap, "cannot create %s: %s", tmp,
+                       e == ENOSPC ? "disk full" : strerror(e));
         if (fd >= 0)
             close(fd);
         store_session_clear(&ses);
         return MCPAGE_EIO;
     }
-    (void)fchmod(fd, 0644);
     rc = export_session_write(s, &ses, fmt, f, st);
     store_session_clear(&ses);
+    int e = errno;
     if (rc == 0 && fsync(fd) != 0)
-        rc = MCPAGE_EIO;
+        rc = MCPAGE_EIO, e = errno;
     if (fclose(f) != 0 && rc == 0)
-        rc = MCPAGE_EIO;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = MCPAGE_EIO;
-    if (rc < 0) {
-        int e = errno;
-        (void)unlink(tmp);
-        (void)snprintf(err, errcap, "%s", rc == MCPAGE_EIO ? strerror(e) : mcpage_strerror(rc));
+        rc = MCPAGE_EIO, e = errno;
+    if (rc == 0) {
+        rc = place_file(tmp, path, place);
+        e = errno;
     }
+    if (rc < 0) {
+        (void)unlink(tmp);
+        if (rc == MCPAGE_EEXIST)
+            (void)snprintf(err, errcap, "%s exists already; it was left as it was", path);
+        else if (rc == MCPAGE_EIO)
+            (void)snprintf(err, errcap, "%s", e == ENOSPC ? "disk full" : strerror(e));
+        else
+            (void)snprintf(err, errcap, "%s", mcpage_strerror(rc));
+    }
+    return rc;
+}
+
+int export_session_output(store *s, const char *session_id, export_format fmt, const char *path,
+                          export_stats *st, char *err, size_t errcap)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno != ENOENT) {
+            (void)snprintf(err, errcap, "%s: %s", path, strerror(errno));
+            return MCPAGE_EIO;
+        }
+        return export_session_file(s, session_id, fmt, path, EXPORT_NEW, st, err, errcap);
+    }
+    if (S_ISREG(sb.st_mode)) {
+        char real[PATH_MAX]; /* through a symbolic link: the file it names is replaced */
+        if (realpath(path, real) == NULL) {
+            (void)snprintf(err, errcap, "%s: %s", path, strerror(errno));
+            return MCPAGE_EIO;
+        }
+        return export_session_file(s, session_id, fmt, real, EXPORT_REPLACE, st, err, errcap);
+    }
+    if (!S_ISFIFO(sb.st_mode)) {
+        (void)snprintf(err, errcap, "%s is %s, not a file: give a file's path, or -o - for stdout",
+                       path,
+                       S_ISDIR(sb.st_mode)    ? "a folder"
+                       : S_ISSOCK(sb.st_mode) ? "a socket"
+                                              : "a device");
+        return MCPAGE_EINVAL;
+    }
+    /* a FIFO: streamed into, as to stdout (it is never replaced by a file) */
+    store_session ses;
+    int rc = store_session_get(s, session_id, &ses);
+    if (rc < 0) {
+        (void)snprintf(err, errcap, "%s",
+                       rc == MCPAGE_ENOTFOUND ? "no session with this id" : store_errmsg(s));
+        return rc;
+    }
+    int fd = open(path, O_WRONLY | O_CLOEXEC); /* waits for the reader */
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (f == NULL) {
+        (void)snprintf(err, errcap, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        store_session_clear(&ses);
+        return MCPAGE_EIO;
+    }
+    struct stat now;
+    if (fstat(fd, &now) != 0 || !S_ISFIFO(now.st_mode)) { /* swapped since the stat */
+        (void)snprintf(err, errcap, "%s changed while it was opened; nothing written", path);
+        (void)fclose(f);
+        store_session_clear(&ses);
+        return MCPAGE_EIO;
+    }
+    rc = export_session_write(s, &ses, fmt, f, st);
+    int e = errno;
+    store_session_clear(&ses);
+    if (fclose(f) != 0 && rc == 0)
+        rc = MCPAGE_EIO, e = errno;
+    if (rc < 0)
+        (void)snprintf(err, errcap, "%s", rc == MCPAGE_EIO ? strerror(e) : mcpage_strerror(rc));
     return rc;
 }
 
@@ -454,22 +578,18 @@ const char *export_index_name(export_format fmt)
     return fmt == EXPORT_HTML ? "index.html" : "index.md";
 }
 
-/* A Markdown table cell: one line, `|` escaped. */
+/* A Markdown table cell: one line, escaped as text (`|` included). */
 static void md_cell(text_out *o, const char *s)
 {
-    if (s == NULL || *s == '\0') {
-        text_out_puts(o, "-");
-        return;
-    }
-    for (const char *p = s; *p;) {
-        size_t n = strcspn(p, "|\r\n");
-        text_out_markdown(o, p, n);
-        p += n;
-        if (*p)
-            text_out_puts(o, *p == '|' ? "\\|" : " ");
-        if (*p)
-            p++;
-    }
+    md_value(o, s);
+}
+
+/* A link to a file of the folder: its name percent-encoded (a name may hold '%'). */
+static void index_href(text_out *o, const char *file)
+{
+    char href[3 * EXPORT_NAME_MAX + 1];
+    text_out_puts(o, "./");
+    text_out_write(o, href, text_percent_encode(href, sizeof href, file, NULL));
 }
 
 static void md_index(text_out *o, const char *heading, const export_index_entry *e, size_t n)
@@ -490,7 +610,7 @@ static void md_index(text_out *o, const char *heading, const export_index_entry 
         text_out_printf(o, " | %lld | [", (long long)ses->message_count);
         md_cell(o, ses->title ? ses->title : ses->session_id);
         text_out_puts(o, "](");
-        text_out_plain(o, e[i].file, strlen(e[i].file)); /* [A-Za-z0-9._-] only */
+        index_href(o, e[i].file);
         text_out_puts(o, ") |\n");
     }
 }
@@ -511,7 +631,7 @@ static void html_index(text_out *o, const char *heading, const export_index_entr
         html_value(o, ses->source);
         text_out_printf(o, "</td><td>%lld</td><td dir=\"auto\"><a href=\"",
                         (long long)ses->message_count);
-        text_out_html(o, e[i].file, strlen(e[i].file));
+        index_href(o, e[i].file);
         text_out_puts(o, "\">");
         html_value(o, ses->title ? ses->title : ses->session_id);
         text_out_puts(o, "</a></td></tr>\n");

@@ -12,9 +12,12 @@
  * cut from, so a piece of a file written again since is refused rather
  * than spliced in. The pieces' bytes, joined in order, are the file.
  *
- * Reading an export that was never written writes it first (as
- * export_session would); an existing file is read as it is, and
- * export_session writes it afresh.
+ * A first read (no cursor) writes the export afresh, as export_session
+ * would, so it shows the store's current state; the pieces after it are
+ * read from that file (their cursors name it). An id the store does not
+ * hold is "Resource not found", whatever file is in the folder. The URI
+ * is percent-decoded once, by the template matcher, and must be the
+ * canonical spelling of what it decodes to.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -132,9 +135,14 @@ __attribute__((format(printf, 3, 4))) static int read_fail(mcpage_call *call, in
     return rc < 0 ? rc : 0;
 }
 
-/* Writes the export that a first read found missing. */
-static int write_missing(tools_ctx *ctx, const export_ref *r, const char *path, char *err,
-                         size_t errcap)
+/*
+ * A first read writes the export afresh, so it shows the store as it is
+ * now (a sync may have added messages since the file was written); a
+ * later piece checks that the session still exists. MCPAGE_ENOTFOUND
+ * for a session the store does not hold, whatever file is there.
+ */
+static int export_fresh(tools_ctx *ctx, const export_ref *r, const char *path, char *err,
+                        size_t errcap)
 {
     mcpage_result *tmp = mcpage_result_new();
     store *s = tmp ? tools_store_get(ctx, tmp) : NULL;
@@ -143,8 +151,18 @@ static int write_missing(tools_ctx *ctx, const export_ref *r, const char *path, 
         (void)snprintf(err, errcap, "the archive cannot be opened");
         return MCPAGE_ESTORE;
     }
-    export_stats st;
-    int rc = export_session_file(s, r->id, r->fmt, path, &st, err, errcap);
+    int rc;
+    if (r->cursor == NULL) {
+        export_stats st;
+        rc = export_session_file(s, r->id, r->fmt, path, EXPORT_REPLACE, &st, err, errcap);
+    } else {
+        store_session ses;
+        rc = store_session_get(s, r->id, &ses);
+        if (rc == 0)
+            store_session_clear(&ses);
+        else if (rc != MCPAGE_ENOTFOUND)
+            (void)snprintf(err, errcap, "%s", store_errmsg(s));
+    }
     tools_store_put(ctx, s);
     return rc;
 }
@@ -318,18 +336,14 @@ static int read_export(mcpage_call *call, const char *uri, mcpage_contents *out)
         rc = read_fail(call, EXPORT_RPC_INTERNAL, "Exporting session %s failed: %s.", r->id, err);
         goto done;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT && r->cursor == NULL) {
-        rc = write_missing(ctx, r, path, err, sizeof err);
-        if (rc == MCPAGE_ENOTFOUND)
-            goto done; /* no such session: no such resource */
-        if (rc < 0) {
-            rc = read_fail(call, EXPORT_RPC_INTERNAL, "Exporting session %s failed: %s.", r->id,
-                           err);
-            goto done;
-        }
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+    rc = export_fresh(ctx, r, path, err, sizeof err);
+    if (rc == MCPAGE_ENOTFOUND)
+        goto done; /* no such session: no such resource */
+    if (rc < 0) {
+        rc = read_fail(call, EXPORT_RPC_INTERNAL, "Exporting session %s failed: %s.", r->id, err);
+        goto done;
     }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         rc = read_fail(call, r->cursor ? EXPORT_RPC_INVALID_PARAMS : EXPORT_RPC_INTERNAL,
                        "The export %s cannot be read (%s); read %s to write it again.", r->base,

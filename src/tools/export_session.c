@@ -59,7 +59,7 @@ static int make_dirs(const char *dir)
 int export_target(const tools_ctx *ctx, const char *session_id, export_format fmt, char *path,
                   size_t cap, char *err, size_t errcap)
 {
-    char dir[PATH_MAX], name[256];
+    char dir[PATH_MAX], name[EXPORT_NAME_MAX];
     if (make_dirs(ctx->export_dir) < 0 || realpath(ctx->export_dir, dir) == NULL) {
         (void)snprintf(err, errcap, "the export folder %s cannot be created: %s", ctx->export_dir,
                        strerror(errno));
@@ -132,7 +132,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     }
     store_session_clear(&ses);
     export_stats st;
-    int rc = export_session_file(s, id, fmt, path, &st, err, sizeof err);
+    int rc = export_session_file(s, id, fmt, path, EXPORT_REPLACE, &st, err, sizeof err);
     tools_store_put(ctx, s);
     if (rc < 0)
         return mcpage_result_errorf(res, "Exporting session %s failed: %s.", id, err);

@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 #include <openssl/sha.h>
@@ -24,7 +26,11 @@ void text_out_write(text_out *o, const char *p, size_t n)
 {
     if (o->err || n == 0)
         return;
-    if (fwrite(p, 1, n, o->f) != n) {
+    if (o->term) {
+        text_term_write(o->f, p, n);
+        if (ferror(o->f))
+            o->err = MCPAGE_EIO;
+    } else if (fwrite(p, 1, n, o->f) != n) {
         o->err = MCPAGE_EIO;
         return;
     }
@@ -184,92 +190,377 @@ size_t text_longest_backticks(const char *s, size_t n)
     return best;
 }
 
-/* A fence line: up to 3 spaces, then 3 or more ` or ~; its char and length. */
-static bool fence_line(const char *s, size_t n, char *ch, size_t *len)
+/*
+ * Markdown. The rule: transcript bytes never become Markdown or HTML
+ * syntax. Outside code every character CommonMark (and GFM) reads as
+ * syntax is escaped, so a message renders as the text it is; what stays
+ * code is re-emitted by us, so its extent is ours and not the renderer's
+ * guess: a fenced block becomes our own fence at column 0 (longer than
+ * any backtick run inside it), an inline code span is kept only when it
+ * closes on its own line and holds no `|` (GFM splits table cells first).
+ */
+
+/* ASCII punctuation: what a CommonMark backslash escapes. */
+static bool md_punct(unsigned char c)
+{
+    return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
+           (c >= '{' && c <= '~');
+}
+
+static bool md_alnum(char c)
+{
+    return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9');
+}
+
+static size_t md_run(const char *s, size_t n, size_t i, char ch)
+{
+    size_t k = i;
+    while (k < n && s[k] == ch)
+        k++;
+    return k - i;
+}
+
+/*
+ * A fence line: up to 3 spaces, then 3 or more ` or ~ (a backtick
+ * fence's info string holds no backtick). Its char, its length, its
+ * indent, and where its info string starts.
+ */
+static bool fence_line(const char *s, size_t n, char *ch, size_t *len, size_t *indent, size_t *info)
 {
     size_t i = 0;
     while (i < n && i < 3 && s[i] == ' ')
         i++;
     if (i >= n || (s[i] != '`' && s[i] != '~'))
         return false;
-    size_t k = i;
-    while (k < n && s[k] == s[i])
-        k++;
-    if (k - i < 3)
+    size_t k = md_run(s, n, i, s[i]);
+    if (k < 3)
+        return false;
+    if (s[i] == '`' && memchr(s + i + k, '`', n - i - k) != NULL)
         return false;
     *ch = s[i];
-    *len = k - i;
+    *len = k;
+    *indent = i;
+    *info = i + k;
     return true;
 }
 
-/* One prose line outside fences: code spans as is, `<` elsewhere as &lt;. */
-static void markdown_line(text_out *o, const char *s, size_t n)
+/* A closing fence for (ch, len): up to 3 spaces, the run, then only blanks. */
+static bool fence_closes(const char *s, size_t n, char ch, size_t len)
+{
+    size_t i = 0;
+    while (i < n && i < 3 && s[i] == ' ')
+        i++;
+    size_t k = md_run(s, n, i, ch);
+    if (k < len || k < 3)
+        return false;
+    for (i += k; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t')
+            return false;
+    return true;
+}
+
+/* Where the span opened by the run at s[i..i+run) closes on this line (its end), or 0. */
+static size_t span_close(const char *s, size_t n, size_t i, size_t run)
+{
+    for (size_t j = i + run; j < n;) {
+        size_t r = md_run(s, n, j, '`');
+        if (r == run) {
+            bool pipe = memchr(s + i + run, '|', j - i - run) != NULL;
+            return pipe ? 0 : j + r;
+        }
+        j += r ? r : 1;
+    }
+    return 0;
+}
+
+/*
+ * One line of text, every syntax character escaped. `spans`: inline code
+ * spans of the line are kept (prose); `block`: the line starts a block
+ * line (indentation and block markers are handled), else it is a value
+ * inside one of ours (a heading, a list item, a table cell).
+ */
+static void md_escape_line(text_out *o, const char *s, size_t n, bool spans, bool block)
 {
     size_t i = 0, start = 0;
+    if (block) {
+        /* leading blanks as no-break spaces: never an indented code block */
+        for (; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
+            for (int k = s[i] == '\t' ? 4 : 1; k > 0; k--)
+                text_out_puts(o, "\xC2\xA0");
+        start = i;
+    }
+    size_t first = i; /* the line's first character after its indent */
     while (i < n) {
-        if (s[i] == '`') {
-            size_t run = 0;
-            while (i + run < n && s[i + run] == '`')
-                run++;
-            /* the closing run of the same length, if the line has one */
-            size_t j = i + run, close = 0;
-            while (j < n) {
-                size_t r = 0;
-                while (j + r < n && s[j + r] == '`')
-                    r++;
-                if (r == run) {
-                    close = j + r;
-                    break;
-                }
-                j += r ? r : 1;
+        unsigned char c = (unsigned char)s[i];
+        const char *sub = NULL;
+        size_t skip = 1;
+        if (c == '`') {
+            size_t run = md_run(s, n, i, '`');
+            size_t close = spans && !(i == first && run >= 3) ? span_close(s, n, i, run) : 0;
+            if (close) { /* a code span: copied as is, its bytes are literal */
+                text_out_plain(o, s + start, close - start);
+                start = i = close;
+                continue;
             }
-            i = close ? close : i + run; /* a span is copied as is below */
-        } else if (s[i] == '<') {
             text_out_plain(o, s + start, i - start);
-            text_out_puts(o, "&lt;");
-            start = ++i;
-        } else {
-            i++;
+            for (size_t k = 0; k < run; k++)
+                text_out_puts(o, "\\`");
+            start = i += run;
+            continue;
         }
+        if (c == '<') {
+            sub = "&lt;";
+        } else if (c == '>' && i == first) {
+            sub = "&gt;";
+        } else if (c == '&' && i + 1 < n &&
+                   (s[i + 1] == '#' || ((s[i + 1] | 0x20) >= 'a' && (s[i + 1] | 0x20) <= 'z'))) {
+            sub = "&amp;"; /* not an entity reference */
+        } else if (c == '\\') {
+            if (i + 1 >= n || md_punct((unsigned char)s[i + 1]))
+                sub = "\\\\";
+        } else if (c == '_' && i > first && i + 1 < n && md_alnum(s[i - 1]) && md_alnum(s[i + 1])) {
+            /* snake_case: an underscore inside a word never opens or closes emphasis */
+        } else if (c == '*' || c == '_' || c == '[' || c == ']' || c == '|' || c == '~') {
+            skip = 0; /* escaped below */
+        } else if (i == first && (c == '#' || c == '-' || c == '+' || c == '=')) {
+            skip = 0;
+        } else if ((c == '.' || c == ')') && i > first) {
+            size_t d = first;
+            while (d < i && s[d] >= '0' && s[d] <= '9')
+                d++;
+            if (d == i) /* "12." or "3)" at the line's start: an ordered list */
+                skip = 0;
+        }
+        if (sub || skip == 0) {
+            text_out_plain(o, s + start, i - start);
+            if (sub) {
+                text_out_puts(o, sub);
+            } else {
+                text_out_write(o, "\\", 1);
+                text_out_write(o, s + i, 1);
+            }
+            start = ++i;
+            continue;
+        }
+        i++;
     }
     text_out_plain(o, s + start, n - start);
 }
 
+void text_out_md_inline(text_out *o, const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t k = i;
+        while (k < n && s[k] != '\n' && s[k] != '\r')
+            k++;
+        md_escape_line(o, s + i, k - i, false, false);
+        if (k < n)
+            text_out_puts(o, " ");
+        i = k + 1;
+    }
+}
+
+/* A blank line (only spaces and tabs). */
+static bool md_blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t')
+            return false;
+    return true;
+}
+
+/* The line at s[i..n): its length without the newline (and a CR before it), and the next start. */
+static size_t md_next_line(const char *s, size_t n, size_t i, size_t *len)
+{
+    const char *nl = memchr(s + i, '\n', n - i);
+    size_t end = nl ? (size_t)(nl - s) : n;
+    *len = end - i;
+    if (nl && *len > 0 && s[end - 1] == '\r')
+        (*len)--;
+    return nl ? end + 1 : n;
+}
+
+/* The fenced block of s starting at line `i` (opened by `ch` x `flen`): its end. */
+static size_t md_block_end(const char *s, size_t n, size_t i, char ch, size_t flen, size_t *body,
+                           size_t *body_end)
+{
+    size_t len;
+    size_t next = md_next_line(s, n, i, &len);
+    *body = *body_end = next;
+    while (next < n) {
+        size_t at = next;
+        next = md_next_line(s, n, at, &len);
+        if (fence_closes(s + at, len, ch, flen))
+            return next; /* a fence left open runs to the end of the text */
+        *body_end = next;
+    }
+    return n;
+}
+
+/* Our fence around s's lines [body, body_end), each with up to `indent` spaces removed. */
+static void md_code_block(text_out *o, const char *s, size_t body, size_t body_end, size_t indent,
+                          const char *info, size_t info_len)
+{
+    size_t k = text_longest_backticks(s + body, body_end - body) + 1;
+    if (k < 3)
+        k = 3;
+    for (size_t j = 0; j < k; j++)
+        text_out_write(o, "`", 1);
+    /* the language, when it is a plain word: it becomes a class name */
+    size_t w = 0;
+    while (w < info_len && w < 32 &&
+           (((info[w] | 0x20) >= 'a' && (info[w] | 0x20) <= 'z') ||
+            (info[w] >= '0' && info[w] <= '9') || info[w] == '+' || info[w] == '-' ||
+            info[w] == '_' || info[w] == '.' || info[w] == '#'))
+        w++;
+    if (w > 0 && (w == info_len || info[w] == ' ' || info[w] == '\t'))
+        text_out_write(o, info, w);
+    text_out_write(o, "\n", 1);
+    for (size_t i = body; i < body_end;) {
+        size_t len;
+        size_t next = md_next_line(s, body_end, i, &len);
+        size_t cut = 0;
+        while (cut < indent && cut < len && s[i + cut] == ' ')
+            cut++;
+        text_out_plain(o, s + i + cut, len - cut);
+        text_out_write(o, "\n", 1);
+        i = next;
+    }
+    for (size_t j = 0; j < k; j++)
+        text_out_write(o, "`", 1);
+}
+
+/* True when the line at s[i..n) ends a paragraph: absent, blank, or a fence. */
+static bool md_paragraph_ends(const char *s, size_t n, size_t i)
+{
+    if (i >= n)
+        return true;
+    size_t len, a, b, c;
+    char ch;
+    (void)md_next_line(s, n, i, &len);
+    return md_blank(s + i, len) || fence_line(s + i, len, &ch, &a, &b, &c);
+}
+
 void text_out_markdown(text_out *o, const char *s, size_t n)
 {
-    char fence_ch = 0;
-    size_t fence_len = 0;
     size_t i = 0;
-    while (i <= n) {
-        const char *nl = i < n ? memchr(s + i, '\n', n - i) : NULL;
-        size_t len = nl ? (size_t)(nl - (s + i)) : n - i;
-        size_t line_len = len; /* a CR before the newline is dropped */
-        if (nl && len > 0 && s[i + len - 1] == '\r')
-            len--;
+    bool wrote = false, block = false;
+    while (i < n) {
+        size_t len, flen, indent, info;
+        size_t next = md_next_line(s, n, i, &len);
         char ch;
-        size_t flen;
-        if (fence_line(s + i, len, &ch, &flen)) {
-            if (fence_ch == 0) {
-                fence_ch = ch, fence_len = flen;
-            } else if (ch == fence_ch && flen >= fence_len) {
-                fence_ch = 0;
-            }
-            text_out_plain(o, s + i, len);
-        } else if (fence_ch) {
-            text_out_plain(o, s + i, len);
-        } else {
-            markdown_line(o, s + i, len);
+        if (wrote) /* the line before ends; a blank line after a code block */
+            text_out_write(o, "\n\n", block ? 2 : 1);
+        wrote = true;
+        block = fence_line(s + i, len, &ch, &flen, &indent, &info);
+        if (block) {
+            size_t body, body_end;
+            next = md_block_end(s, n, i, ch, flen, &body, &body_end);
+            while (info < len && (s[i + info] == ' ' || s[i + info] == '\t'))
+                info++;
+            text_out_write(o, "\n", 1); /* a blank line before it */
+            md_code_block(o, s, body, body_end, indent, s + i + info, len - info);
+        } else if (!md_blank(s + i, len)) {
+            md_escape_line(o, s + i, len, true, true);
+            if (!md_paragraph_ends(s, n, next))
+                text_out_write(o, "\\", 1); /* a hard break keeps the line's end */
         }
-        if (!nl)
+        i = next;
+    }
+}
+
+/* ------------------------------------------------------------ the terminal */
+
+/*
+ * The escape of the character at s[0..n) (its length in *len), written
+ * into out (at least 8 bytes), or 0 when it passes unchanged.
+ */
+static size_t term_escape_one(const unsigned char *s, size_t n, size_t *len, char out[8])
+{
+    long cp;
+    *len = utf8_next(s, n, &cp);
+    if (cp < 0)
+        return (size_t)snprintf(out, 8, "\\x%02X", s[0]);
+    if (cp == '\n' || cp == '\t')
+        return 0;
+    if (cp == 0x1B)
+        return (size_t)snprintf(out, 8, "\\e");
+    if (cp < 0x20 || cp == 0x7F)
+        return (size_t)snprintf(out, 8, "^%c", cp == 0x7F ? '?' : (char)(cp + '@'));
+    if ((cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+        (cp >= 0x2066 && cp <= 0x2069))
+        return (size_t)snprintf(out, 8, "\\u%04lX", cp);
+    return 0;
+}
+
+bool text_term_escapes(FILE *f, bool raw)
+{
+    return !raw || isatty(fileno(f));
+}
+
+void text_term_write(FILE *f, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, run = 0; /* bytes [i - run, i) pass unchanged */
+    while (i < n) {
+        char esc[8];
+        size_t len;
+        size_t k = term_escape_one(p + i, n - i, &len, esc);
+        if (k) {
+            (void)fwrite(s + i - run, 1, run, f);
+            (void)fwrite(esc, 1, k, f);
+            run = 0;
+        } else {
+            run += len;
+        }
+        i += len;
+    }
+    (void)fwrite(s + i - run, 1, run, f);
+}
+
+void text_term_printf(FILE *f, const char *fmt, ...)
+{
+    char small[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    char *buf = small;
+    if ((size_t)n >= sizeof small) {
+        buf = malloc((size_t)n + 1);
+        if (buf == NULL)
+            return;
+        va_start(ap, fmt);
+        (void)vsnprintf(buf, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    text_term_write(f, buf, (size_t)n);
+    if (buf != small)
+        free(buf);
+}
+
+size_t text_term_escape(char *buf, size_t cap, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t o = 0;
+    for (size_t i = 0; i < n && cap > 0;) {
+        char esc[8];
+        size_t len;
+        size_t k = term_escape_one(p + i, n - i, &len, esc);
+        const char *w = k ? esc : s + i;
+        size_t wl = k ? k : len;
+        if (o + wl >= cap)
             break;
-        text_out_write(o, "\n", 1);
-        i += line_len + 1;
+        memcpy(buf + o, w, wl);
+        o += wl;
+        i += len;
     }
-    if (fence_ch) {
-        text_out_write(o, "\n", 1);
-        for (size_t k = 0; k < fence_len; k++)
-            text_out_write(o, &fence_ch, 1);
-    }
+    if (cap > 0)
+        buf[o] = '\0';
+    return o;
 }
 
 /* ------------------------------------------------------------ the stylesheet */

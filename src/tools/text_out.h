@@ -12,6 +12,7 @@
 #ifndef MCPAGE_TOOLS_TEXT_OUT_H
 #define MCPAGE_TOOLS_TEXT_OUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -21,6 +22,7 @@ typedef struct text_out {
     int64_t bytes; /* bytes written so far */
     int64_t lines; /* newlines written so far */
     int err;       /* 0, or the first error (MCPAGE_EIO) */
+    bool term;     /* bytes go through text_term_write (a terminal; counts are of the input) */
 } text_out;
 
 void text_out_init(text_out *o, FILE *f);
@@ -34,13 +36,21 @@ void text_out_html(text_out *o, const char *s, size_t n);
 /* Text as is, made safe (controls shown, bad UTF-8 replaced): fenced code. */
 void text_out_plain(text_out *o, const char *s, size_t n);
 /*
- * Markdown prose: kept as written (it is usually Markdown already), but
- * raw HTML neutralised: outside code fences and inline code spans `<` is
- * written `&lt;`, so a message holding <script> shows it instead of
- * running it in a viewer that passes HTML through. A fence the text
- * leaves open is closed at its end, so the next message is not swallowed.
+ * Markdown prose, escaped as text: no transcript byte becomes Markdown or
+ * HTML syntax, whatever the viewer (docs/security.md, "Exports"). Every
+ * character CommonMark or GFM reads as syntax is backslash-escaped (`<`
+ * and a `&` that could start an entity as entities); leading blanks
+ * become no-break spaces (never an indented code block); each line ends
+ * with a hard break inside a paragraph, so lines stay lines. Code stays
+ * code, on our terms: a fenced block of the text is written as our own
+ * fence at column 0, longer than any backtick run inside it (a fence
+ * left open ends with the text); an inline code span is kept when it
+ * closes on its line and holds no `|`.
  */
 void text_out_markdown(text_out *o, const char *s, size_t n);
+/* One Markdown value inside our own syntax (a heading, a list item, a
+ * table cell): escaped as text, line ends as spaces, no code spans. */
+void text_out_md_inline(text_out *o, const char *s, size_t n);
 /*
  * s percent-encoded into buf (NUL-terminated, cut at a whole escape when
  * cap is short): every byte but [A-Za-z0-9-._~] and those in `keep`
@@ -49,6 +59,25 @@ void text_out_markdown(text_out *o, const char *s, size_t n);
 size_t text_percent_encode(char *buf, size_t cap, const char *s, const char *keep);
 /* The longest run of backticks in s: a fence one longer encloses it. */
 size_t text_longest_backticks(const char *s, size_t n);
+
+/*
+ * Text for a terminal (issue 38): transcript text and paths hold escape
+ * sequences (ESC[2J clears the screen, ESC]0;...BEL sets the title, OSC
+ * 52 writes the clipboard), so wherever mcpage prints them (call, export
+ * to stdout, check, stats, sync, error messages quoting input) control
+ * characters other than newline and tab are shown visibly: ESC as \e,
+ * the other C0 controls in caret notation (^G, ^M, ^@), DEL as ^?, C1
+ * controls and bidirectional overrides as \u0085, \u202E, and bytes that
+ * are not UTF-8 as \xFF. Everything else passes unchanged.
+ */
+/* True when output to `f` must be escaped: it is a terminal, or `raw` was not asked for. */
+bool text_term_escapes(FILE *f, bool raw);
+/* Writes s[0..n) to f escaped as above; the first failure's errno is kept by f. */
+void text_term_write(FILE *f, const char *s, size_t n);
+/* Formats, then writes the result escaped (for messages that quote input). */
+void text_term_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s escaped into buf (NUL-terminated, cut before an escape that does not fit); its length. */
+size_t text_term_escape(char *buf, size_t cap, const char *s, size_t n);
 
 /* The stylesheet of every HTML page and export (one copy, one hash). */
 extern const char text_css[];

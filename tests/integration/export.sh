@@ -96,7 +96,7 @@ grep -qF 'line 2000 of a long tool output' "$h" || fail "the long tool output wa
 m=$tmp/out/$hard.md
 grep -qF '<details><summary>Tool result: Bash (2003 lines, error)</summary>' "$m" ||
   fail "the tool result is not folded: $(grep -n details "$m" | head -3)"
-grep -qF 'Render this page: &lt;script>window.__pwned=1' "$m" || fail "raw <script> in the Markdown prose"
+grep -qF 'Render this page: &lt;script>window.\_\_pwned=1' "$m" || fail "raw <script> in the Markdown prose"
 grep -qx '`````text' "$m" || fail "the fence around the tool output is not longer than its backtick runs"
 grep -qx '```' "$m" || fail "the fence the message left open was not closed"
 

@@ -86,14 +86,55 @@ static void bad_utf8_becomes_replacement(void **state)
     expect(text_out_plain, ok, sizeof ok - 1, ok);
 }
 
-static void markdown_neutralises_raw_html(void **state)
+static void markdown_escapes_text_as_text(void **state)
 {
     (void)state;
-    const char in[] = "Use <b>x</b> and `<script>` or ``a ` <b>``\n```html\n<img onerror=1>\n```\n"
-                      "after <i>";
+    /* raw HTML, emphasis, links and block markers are shown, not interpreted; a code span
+       that closes on its line stays code; a fenced block becomes our own fence */
+    const char in[] = "Use <b>x</b> *and* `<script>` [a](javascript:y)\n"
+                      "# not a heading\n"
+                      "```html\n<img onerror=1>\n```\n"
+                      "1. after & &lt;i>";
     expect(text_out_markdown, in, sizeof in - 1,
-           "Use &lt;b>x&lt;/b> and `<script>` or ``a ` <b>``\n```html\n<img onerror=1>\n```\n"
-           "after &lt;i>");
+           "Use &lt;b>x&lt;/b> \\*and\\* `<script>` \\[a\\](javascript:y)\\\n"
+           "\\# not a heading\n"
+           "\n```html\n<img onerror=1>\n```\n\n"
+           "1\\. after & &amp;lt;i>");
+}
+
+static void markdown_backslashes_are_text(void **state)
+{
+    (void)state;
+    /* The old writer took \`...\` for a span where CommonMark reads two literal backticks,
+       and let <img> through. Now a transcript's backslash is text (written \\), so the
+       backticks after it delimit a span for us and for the renderer alike; a run with no
+       closer, or a span holding `|` (GFM cuts table cells first), is escaped. */
+    const char in[] = "\\`<img src=x onerror=1>\\` and ``a`|<b>`` \\<";
+    expect(text_out_markdown, in, sizeof in - 1,
+           "\\\\`<img src=x onerror=1>\\` and \\`\\`a\\`\\|&lt;b>\\`\\` \\\\&lt;");
+}
+
+static void markdown_fence_in_a_list_item_is_ours(void **state)
+{
+    (void)state;
+    /* the renderer ends a list item's fence at the next unindented line: the fence is
+       rewritten at column 0, so its extent is the one we escaped by */
+    const char in[] = "1. foo\n   ```\n<img onerror=1>";
+    expect(text_out_markdown, in, sizeof in - 1,
+           "1\\. foo\n\n```\n<img onerror=1>\n```");
+    /* a fence's content with a longer backtick run gets a longer fence */
+    const char in2[] = "~~~\n````\n~~~";
+    expect(text_out_markdown, in2, sizeof in2 - 1, "\n`````\n````\n`````");
+}
+
+static void markdown_indent_is_not_code(void **state)
+{
+    (void)state;
+    const char in[] = "a\n\n    <b>\n\tc";
+    expect(text_out_markdown, in, sizeof in - 1,
+           "a\n\n\xC2\xA0\xC2\xA0\xC2\xA0\xC2\xA0&lt;b>\\\n"
+           "\xC2\xA0\xC2\xA0\xC2\xA0\xC2\xA0"
+           "c");
 }
 
 static void markdown_closes_a_fence_left_open(void **state)
@@ -102,9 +143,17 @@ static void markdown_closes_a_fence_left_open(void **state)
     const char in[] = "text\n~~~~ js\n<b>open";
     int64_t lines = 0;
     char *got = render(text_out_markdown, in, sizeof in - 1, &lines);
-    assert_string_equal(got, "text\n~~~~ js\n<b>open\n~~~~");
-    assert_int_equal(lines, 3);
+    assert_string_equal(got, "text\n\n```js\n<b>open\n```");
+    assert_int_equal(lines, 4);
     free(got);
+}
+
+static void markdown_inline_values(void **state)
+{
+    (void)state;
+    /* an underscore inside a word is no emphasis and stays; one at a word's edge is escaped */
+    const char in[] = "id`<img>`|x\n# y_z _w_";
+    expect(text_out_md_inline, in, sizeof in - 1, "id\\`&lt;img>\\`\\|x \\# y_z \\_w\\_");
 }
 
 static void percent_encoding(void **state)
@@ -140,7 +189,11 @@ int main(void)
         cmocka_unit_test(html_specials_are_entities),
         cmocka_unit_test(controls_become_pictures),
         cmocka_unit_test(bad_utf8_becomes_replacement),
-        cmocka_unit_test(markdown_neutralises_raw_html),
+        cmocka_unit_test(markdown_escapes_text_as_text),
+        cmocka_unit_test(markdown_backslashes_are_text),
+        cmocka_unit_test(markdown_fence_in_a_list_item_is_ours),
+        cmocka_unit_test(markdown_indent_is_not_code),
+        cmocka_unit_test(markdown_inline_values),
         cmocka_unit_test(markdown_closes_a_fence_left_open),
         cmocka_unit_test(percent_encoding),
         cmocka_unit_test(csp_hash_is_the_stylesheets),
