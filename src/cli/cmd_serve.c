@@ -50,8 +50,11 @@ static void usage(FILE *out)
         "  --export-dir DIR  offer the export_session tool, writing into DIR (env\n"
         "                    MCPAGE_EXPORT_DIR; without either, no tool writes anything)\n"
         "  --claude-home DIR, --codex-home DIR, --gemini-home DIR, --copilot-home DIR,\n"
-        "  --opencode-home DIR, --cursor-home DIR\n"
+        "  --opencode-home DIR, --cursor-home DIR, --NAME-home DIR (any agent\n"
+        "                    `mcpage sources` lists)\n"
         "                    where sync reads transcripts (as mcpage sync)\n"
+        "  --sources FILE    the user's source descriptions (default\n"
+        "                    ~/.config/mcpage/sources.json; docs/sources.md)\n"
         "  -h, --help        this text\n\n"
         "environment:\n"
         "  MCPAGE_KEY        hex key (32-128 digits) signing cursors and HTTP session ids\n"
@@ -79,15 +82,16 @@ static bool parse_count(const char *opt, const char *v, long max, long *out)
 
 /* The background sync: runs sync_run every `interval` seconds until stopped. */
 typedef struct serve_sync {
-    store *writer;      /* the archive opened for writing */
-    sync_options opt;   /* sources */
-    cli_agents agents;  /* --NAME-home and each agent's folder */
-    long interval;      /* seconds between passes */
-    pthread_mutex_t mu; /* guards stop */
-    pthread_cond_t cv;  /* signals stop */
-    bool stop;          /* the server is shutting down */
-    pthread_t thread;   /* the sync thread */
-    bool running;       /* thread was started */
+    store *writer;             /* the archive opened for writing */
+    sync_options opt;          /* sources */
+    cli_agents agents;         /* --NAME-home and each agent's folder */
+    long interval;             /* seconds between passes */
+    pthread_mutex_t mu;        /* guards stop */
+    pthread_cond_t cv;         /* signals stop */
+    bool stop;                 /* the server is shutting down */
+    pthread_t thread;          /* the sync thread */
+    bool running;              /* thread was started */
+    char shown[SYNC_PATH_MAX]; /* the store as `mcpage sources` keys it */
 } serve_sync;
 
 static void sync_once(serve_sync *ss, bool verbose)
@@ -100,6 +104,8 @@ static void sync_once(serve_sync *ss, bool verbose)
         (void)fprintf(stderr, "mcpage serve: synced %lld files, +%lld sessions, +%lld messages\n",
                       (long long)rep.files_seen, (long long)rep.sessions_added,
                       (long long)rep.messages_added);
+    if (rc >= 0)
+        cli_sources_record(ss->shown, &rep);
 }
 
 /* Non-zero once the server is shutting down (the tidy's stop function). */
@@ -162,17 +168,19 @@ static void sync_stop(serve_sync *ss)
     }
     store_close(ss->writer);
     ss->writer = NULL;
+    cli_agents_free(&ss->agents);
 }
 
 /* Opens the archive for writing, syncs once, and starts the periodic sync. */
 static int sync_start(serve_sync *ss, const char *db)
 {
     if (!cli_agents_resolve(&ss->agents)) {
-        (void)fprintf(stderr, "mcpage serve: a source path is too long\n");
+        (void)fprintf(stderr, "mcpage serve: %s\n", ss->agents.err);
         return 1;
     }
     char err[600], shown[SYNC_PATH_MAX];
     store_spec_display(db, shown, sizeof shown);
+    snprintf(ss->shown, sizeof ss->shown, "%s", shown);
     if ((!store_spec_is_url(db) && sync_make_parent_dirs(db) < 0) ||
         store_open_msg(db, STORE_OPEN_WRITE, &ss->writer, err, sizeof err) < 0) {
         (void)fprintf(stderr, "mcpage serve: cannot open %s for sync: %s\n", shown,

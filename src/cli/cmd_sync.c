@@ -20,13 +20,13 @@
 #include "sync/sync.h"
 #include "tools/text_out.h"
 
-static void sync_usage(FILE *out)
+static void print_sync_usage(FILE *out)
 {
     fprintf(out, "usage: mcpage sync [--store URL | --db FILE] [--claude-home DIR]\n"
                  "                   [--codex-home DIR] [--gemini-home DIR] [--copilot-home DIR]\n"
                  "                   [--opencode-home DIR] [--cursor-home DIR] [--no-claude]\n"
                  "                   [--no-codex] [--no-gemini] [--no-copilot] [--no-opencode]\n"
-                 "                   [--no-cursor]\n"
+                 "                   [--no-cursor] [--NAME-home DIR] [--no-NAME] [--sources FILE]\n"
                  "                   [--hostname NAME] [--json] [--quiet] [--rebuild]\n\n"
                  "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
                  "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl, archived ones in\n"
@@ -35,7 +35,8 @@ static void sync_usage(FILE *out)
                  "chats/<parent>/) and GitHub Copilot CLI sessions\n"
                  "(DIR/session-state/<id>/events.jsonl), OpenCode sessions (DIR/opencode.db,\n"
                  "read-only) and Cursor agent CLI chats (DIR/chats/*/*/store.db, read-only)\n"
-                 "into the archive.\n"
+                 "into the archive, and every described agent (Pi, Qwen Code, OpenClaude, ...:\n"
+                 "'mcpage sources' lists them and where each is looked for).\n"
                  "Files already read are skipped or read from where the last sync stopped;\n"
                  "sessions whose files were deleted stay in the archive.\n\n"
                  "  --store URL        a shared store: postgres://user@host/db (env\n"
@@ -56,8 +57,13 @@ static void sync_usage(FILE *out)
                  "                     default $XDG_DATA_HOME/opencode, ~/.local/share/opencode)\n"
                  "  --cursor-home DIR  Cursor's directory (env MCPAGE_CURSOR_HOME; default\n"
                  "                     ~/.cursor)\n"
+                 "  --NAME-home DIR    any other agent's directory, NAME as 'mcpage sources'\n"
+                 "                     lists it (env MCPAGE_NAME_HOME, e.g. MCPAGE_PI_HOME)\n"
                  "  --no-claude, --no-codex, --no-gemini, --no-copilot, --no-opencode,\n"
-                 "  --no-cursor        skip one source\n"
+                 "  --no-cursor, --no-NAME  skip one source\n"
+                 "  --sources FILE     the user's source descriptions (env MCPAGE_SOURCES;\n"
+                 "                     default $XDG_CONFIG_HOME/mcpage/sources.json or\n"
+                 "                     ~/.config/mcpage/sources.json; docs/sources.md)\n"
                  "  --hostname NAME    the machine recorded on sessions and source files\n"
                  "                     (env MCPAGE_HOSTNAME; default gethostname())\n"
                  "  --json             print the report as one JSON object on stdout\n"
@@ -141,6 +147,19 @@ static void print_json(const sync_report *r, const sync_costs *costs, const char
         json_array_append_new(warn, json_string(r->warning_list[i]));
     json_object_set_new(o, "warnings", json_integer(r->warnings));
     json_object_set_new(o, "warning_list", warn);
+    json_t *srcs = json_array();
+    for (int i = 0; i < r->nsources; i++) {
+        const sync_source_report *x = &r->sources[i];
+        json_t *so =
+            json_pack("{ss sb sI sI sI sI sI}", "name", x->name, "found", x->found, "files",
+                      (json_int_t)x->files, "files_failed", (json_int_t)x->files_failed,
+                      "sessions_added", (json_int_t)x->sessions_added, "messages_added",
+                      (json_int_t)x->messages_added, "warnings", (json_int_t)x->warnings);
+        if (so && x->warning[0])
+            json_object_set_new(so, "warning", json_string(x->warning));
+        json_array_append_new(srcs, so);
+    }
+    json_object_set_new(o, "sources", srcs);
     char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (txt)
         printf("%s\n", txt);
@@ -170,7 +189,8 @@ static void no_folder_help(const char *claude, const char *codex, const char *ge
     fprintf(stderr, "Point sync elsewhere with --claude-home DIR (env MCPAGE_CLAUDE_HOME or\n"
                     "CLAUDE_CONFIG_DIR) and --codex-home DIR (env MCPAGE_CODEX_HOME or "
                     "CODEX_HOME); likewise --gemini-home, --copilot-home, --opencode-home and\n"
-                    "--cursor-home.\n");
+                    "--cursor-home; every other agent with --NAME-home DIR or MCPAGE_NAME_HOME.\n"
+                    "'mcpage sources' lists every agent and where it is looked for.\n");
 }
 
 /* Renames `from` to `to` when `from` exists; 0, or -1 with errno. */
@@ -308,7 +328,7 @@ static int parse_args(int argc, char **argv, sync_cmd *c)
         const char *a = argv[i];
         bool has_value = i + 1 < argc, known = true;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            sync_usage(stdout);
+            print_sync_usage(stdout);
             return 0;
         } else if (strcmp(a, "--json") == 0) {
             c->json = 1;
@@ -327,7 +347,7 @@ static int parse_args(int argc, char **argv, sync_cmd *c)
         }
         if (!known) {
             fprintf(stderr, "mcpage sync: unknown or incomplete option '%s'\n", a);
-            sync_usage(stderr);
+            print_sync_usage(stderr);
             return 2;
         }
     }
@@ -391,6 +411,18 @@ static void print_summary(const sync_report *rep)
         fprintf(stderr, "    %s\n", rep->warning_list[i]);
     if (rep->warnings > rep->nwarnings)
         fprintf(stderr, "    (%lld more)\n", (long long)(rep->warnings - rep->nwarnings));
+    /* per source: how many warnings, and the first unless shown above */
+    for (int i = 0; i < rep->nsources; i++) {
+        const sync_source_report *x = &rep->sources[i];
+        if (x->warnings <= 0)
+            continue;
+        int shown = 0;
+        for (int k = 0; k < rep->nexamples && !shown; k++)
+            shown = strcmp(rep->examples[k], x->warning) == 0;
+        fprintf(stderr, "  %s: %lld warning%s%s%s\n", x->name, (long long)x->warnings,
+                x->warnings == 1 ? "" : "s",
+                shown || !x->warning[0] ? "" : ", first: ", shown ? "" : x->warning);
+    }
 }
 
 /* The report in the form asked for, and what to do when no agent folder was found. */
@@ -402,7 +434,10 @@ static void report(const sync_cmd *c, const sync_report *rep, const sync_costs *
     else if (!c->quiet || rep->files_failed)
         print_summary(rep);
 
-    if (!c->json && !rep->claude_found && !rep->codex_found && !rep->gemini_found &&
+    int any = 0;
+    for (int i = 0; i < rep->nsources; i++)
+        any |= rep->sources[i].found;
+    if (!c->json && !any && !rep->claude_found && !rep->codex_found && !rep->gemini_found &&
         !rep->copilot_found && !rep->opencode_found && !rep->cursor_found)
         no_folder_help(cli_agents_home(&c->agents, CLI_AGENT_CLAUDE),
                        cli_agents_home(&c->agents, CLI_AGENT_CODEX),
@@ -427,11 +462,13 @@ int cli_cmd_sync(int argc, char **argv)
         return status;
 
     if (!resolve_paths(&c)) {
-        fprintf(stderr, "mcpage sync: a path is too long\n");
+        fprintf(stderr, "mcpage sync: %s\n", c.agents.err[0] ? c.agents.err : "a path is too long");
+        cli_agents_free(&c.agents);
         return 2;
     }
     if (!store_spec_is_url(c.db) && sync_make_parent_dirs(c.db) < 0) {
         text_term_printf(stderr, "mcpage sync: cannot create the directory of %s\n", c.db);
+        cli_agents_free(&c.agents);
         return 1;
     }
 
@@ -446,8 +483,11 @@ int cli_cmd_sync(int argc, char **argv)
     sync_costs costs = {0};
     char err[600] = "", aside[SYNC_PATH_MAX + 64] = "";
     int rc = run_sync(&c, &opt, &rep, &costs, err, sizeof err, aside, sizeof aside);
-    if (rc == 1)
-        return 1;
+    status = 0;
+    if (rc == 1) {
+        status = 1;
+        goto out;
+    }
     if (bar.enabled && bar.last_pct >= 0)
         fprintf(stderr, "\n");
 
@@ -455,7 +495,12 @@ int cli_cmd_sync(int argc, char **argv)
     if (rc < 0) {
         text_term_printf(stderr, "mcpage sync: %s%s%s\n", mcpage_strerror(rc), err[0] ? ": " : "",
                          err);
-        return 1;
+        status = 1;
+        goto out;
     }
-    return rep.files_failed ? 1 : 0;
+    cli_sources_record(c.shown, &rep);
+    status = rep.files_failed ? 1 : 0;
+out:
+    cli_agents_free(&c.agents);
+    return status;
 }

@@ -25,5 +25,11 @@ int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_call(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
+int cli_cmd_sources(int argc, char **argv);
+
+struct sync_report;
+/* Keeps what a sync pass said of each source (time, files, warnings) in
+ * the state file `mcpage sources` reads (cmd_sources.c). */
+void cli_sources_record(const char *store_shown, const struct sync_report *rep);
 
 #endif

@@ -268,10 +268,24 @@ static int bare_agent_id(sync_job *j, const char *known)
             return 1;
     }
     char id[STORE_ID_MAX + 1];
+    const char *pre = j->id_prefix ? j->id_prefix : "";
     if (known)
         snprintf(id, sizeof id, "%s", known);
     else
-        snprintf(id, sizeof id, "%.100s:%.90s", parent ? parent : j->project_dir, j->session_id);
+        snprintf(id, sizeof id, "%s%.100s:%.90s", pre, parent ? parent : j->project_dir,
+                 j->session_id);
+    if (parent && *pre) {
+        /* an agent writing Claude's format: its parent carries its prefix too */
+        char p[STORE_ID_MAX + 1];
+        snprintf(p, sizeof p, "%s%.150s", pre, parent);
+        char *dup = sync_dup(p);
+        if (!dup) {
+            free(parent);
+            return MCPAGE_ENOMEM;
+        }
+        free(parent);
+        parent = dup;
+    }
     char *dup = sync_dup(id);
     if (!dup) {
         free(parent);
@@ -325,10 +339,17 @@ static int one_file_per_session(sync_jobs *js, sync_report *rep)
             if (v[k] == owner)
                 continue;
             v[k]->same_session = 1;
+            sync_mark mark;
+            sync__source_begin(rep,
+                               v[k]->source_name            ? v[k]->source_name
+                               : v[k]->source == SRC_CLAUDE ? "claude"
+                                                            : "codex",
+                               &mark);
             rep->files_same_session++;
             char why[SYNC_EXAMPLE_LEN];
             snprintf(why, sizeof why, "same session as %.200s: not read", owner->path);
             sync_example(rep, v[k]->path, 0, why);
+            sync__source_end(rep, &mark);
         }
         a = b;
     }
@@ -433,9 +454,17 @@ static int read_changed(store *s, sync_jobs *js, const sync_options *o, sync_rep
                 first = i;
             }
             g.solo = i < solo_end;
+            sync_mark mark;
+            const sync_job *j = &js->v[i];
+            sync__source_begin(rep,
+                               j->source_name            ? j->source_name
+                               : j->source == SRC_CLAUDE ? "claude"
+                                                         : "codex",
+                               &mark);
             if (sync_file(s, &js->v[i], o, rep, &g, p->done, p->changed, &p->bytes_done,
                           p->bytes_total) < 0)
                 js->v[i].project_id = -1;
+            sync__source_end(rep, &mark);
             if (!g.lost) {
                 p->done++;
                 if (o->progress) {
@@ -460,6 +489,20 @@ static int read_changed(store *s, sync_jobs *js, const sync_options *o, sync_rep
     sync_group_end(s, &g);
     free(saved);
     return 0;
+}
+
+int sync_scan(const sync_options *opt, sync_report *rep)
+{
+    if (!opt || !rep)
+        return MCPAGE_EINVAL;
+    memset(rep, 0, sizeof *rep);
+    sync_jobs js = {0};
+    int rc = sync_discover(&js, opt, rep);
+    rep->files_seen = (int64_t)js.n;
+    sync_jobs_free(&js);
+    if (rc == 0)
+        rc = sync__fold_scan(opt, rep);
+    return rc;
 }
 
 int sync_run(store *s, const sync_options *opt, sync_report *rep)

@@ -30,6 +30,14 @@ typedef struct sync_progress {
     const char *path;                /* the file being read */
 } sync_progress;
 
+struct sync_desc;
+
+/* A described source (src/sync/sync_desc.h) and the folder it is read from. */
+typedef struct sync_described {
+    const struct sync_desc *desc;
+    const char *home; /* NULL: turned off */
+} sync_described;
+
 typedef struct sync_options {
     const char *claude_home; /* e.g. ~/.claude; NULL = skip Claude Code */
     const char *codex_home;  /* e.g. ~/.codex; NULL = skip Codex */
@@ -45,7 +53,26 @@ typedef struct sync_options {
     const char *copilot_home;  /* e.g. ~/.copilot; NULL = skip GitHub Copilot CLI */
     const char *opencode_home; /* e.g. ~/.local/share/opencode; NULL = skip OpenCode */
     const char *cursor_home;   /* e.g. ~/.cursor; NULL = skip Cursor's agent CLI */
+
+    /* The described sources (sync_desc.h) and their homes; none when 0. */
+    const sync_described *described;
+    size_t ndescribed;
 } sync_options;
+
+#define SYNC_REPORT_SOURCES 80 /* sources a report keeps apart */
+
+/* What one source gave in a pass, and the first thing that went wrong. */
+typedef struct sync_source_report {
+    char name[32];
+    int found;              /* its folder exists */
+    int64_t files;          /* session files (or database sessions) found */
+    int64_t files_failed;   /* could not be read, or not regular files */
+    int64_t sessions_added; /* new sessions */
+    int64_t messages_added;
+    int64_t warnings;               /* malformed or over-long lines, failed files, links out of its
+                                       folder, unreadable folders, files holding another's session */
+    char warning[SYNC_EXAMPLE_LEN]; /* the first: "path:line: why" */
+} sync_source_report;
 
 typedef struct sync_report {
     int64_t files_seen;         /* transcript files found */
@@ -80,11 +107,20 @@ typedef struct sync_report {
     int64_t warnings; /* every warning of the pass */
     int nwarnings;    /* the first SYNC_WARNINGS_MAX, kept */
     char warning_list[SYNC_WARNINGS_MAX][SYNC_WARNING_LEN];
+    /* per source, in the order they were read */
+    int nsources;
+    sync_source_report sources[SYNC_REPORT_SOURCES];
+    int current; /* the source being read (index + 1), 0 = none: examples are its warnings */
 } sync_report;
 
 /* Runs one sync pass into `s` (opened for writing). 0, or the first error
  * that stopped the whole pass; per-file failures only count in the report. */
 int sync_run(store *s, const sync_options *opt, sync_report *rep);
+
+/* Discovery only, nothing read or stored: what each source finds (its
+ * files, whether its folder exists, folders and links it could not
+ * follow) in rep->sources, for `mcpage sources`. */
+int sync_scan(const sync_options *opt, sync_report *rep);
 
 /* Default locations, resolved from flags' absence through the environment:
  * MCPAGE_CLAUDE_HOME, CLAUDE_CONFIG_DIR, ~/.claude; MCPAGE_CODEX_HOME,

@@ -19,6 +19,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "sync/sync_desc.h"
 #include "sync/sync_internal.h"
 
 #define SYNC_DEPTH_MAX 6 /* directory levels walked under sessions/ */
@@ -347,13 +348,76 @@ static int walk_home(sync_jobs *js, sync_report *rep, const char *home, int sour
     return rc;
 }
 
+/* Walks one source's home under its name: what it finds and what goes
+ * wrong are that source's in the report. */
+static int walk_source(sync_jobs *js, sync_report *rep, const char *home, int source,
+                       const char *name)
+{
+    sync_mark m;
+    sync__source_begin(rep, name, &m);
+    size_t before = js->n;
+    int claude = rep->claude_found, codex = rep->codex_found;
+    int rc = walk_home(js, rep, home, source);
+    sync_source_report *r = sync__source(rep, name);
+    if (r) {
+        r->found |= source == SRC_CLAUDE ? rep->claude_found : rep->codex_found;
+        r->files += (int64_t)(js->n - before);
+    }
+    if (strcmp(name, "claude") != 0 && strcmp(name, "codex") != 0) {
+        /* another agent's folder in this format says nothing of Claude's or Codex's */
+        rep->claude_found = claude;
+        rep->codex_found = codex;
+    }
+    sync__source_end(rep, &m);
+    return rc;
+}
+
+/* The ids of a described source's sessions carry its prefix (a bare
+ * agent-<id> file gets its id, and its prefix, in the pre-pass). */
+static int name_jobs(sync_jobs *js, size_t from, const sync_desc *d)
+{
+    for (size_t i = from; i < js->n; i++) {
+        sync_job *j = &js->v[i];
+        j->source_name = d->name;
+        j->id_prefix = d->id_prefix;
+        char id[STORE_ID_MAX + 1];
+        if (!j->bare_agent && d->id_prefix[0]) {
+            snprintf(id, sizeof id, "%s%.150s", d->id_prefix, j->session_id);
+            char *dup = sync_dup(id);
+            if (!dup)
+                return MCPAGE_ENOMEM;
+            free(j->session_id);
+            j->session_id = dup;
+        }
+        if (j->parent && d->id_prefix[0]) {
+            snprintf(id, sizeof id, "%s%.150s", d->id_prefix, j->parent);
+            char *dup = sync_dup(id);
+            if (!dup)
+                return MCPAGE_ENOMEM;
+            free(j->parent);
+            j->parent = dup;
+        }
+    }
+    return 0;
+}
+
 int sync_discover(sync_jobs *js, const sync_options *o, sync_report *rep)
 {
     int rc = 0;
     if (o->claude_home)
-        rc = walk_home(js, rep, o->claude_home, SRC_CLAUDE);
+        rc = walk_source(js, rep, o->claude_home, SRC_CLAUDE, "claude");
     if (rc == 0 && o->codex_home)
-        rc = walk_home(js, rep, o->codex_home, SRC_CODEX);
+        rc = walk_source(js, rep, o->codex_home, SRC_CODEX, "codex");
+    for (size_t i = 0; rc == 0 && i < o->ndescribed; i++) {
+        const sync_desc *d = o->described[i].desc;
+        if (!o->described[i].home || !d->writes)
+            continue;
+        size_t before = js->n;
+        int source = strcmp(d->writes, "claude") == 0 ? SRC_CLAUDE : SRC_CODEX;
+        rc = walk_source(js, rep, o->described[i].home, source, d->name);
+        if (rc == 0)
+            rc = name_jobs(js, before, d);
+    }
     if (rc == 0 && js->n > 1)
         qsort(js->v, js->n, sizeof js->v[0], job_cmp);
     return rc;

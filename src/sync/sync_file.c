@@ -177,8 +177,59 @@ typedef struct file_state {
     int64_t new_project_id;
 } file_state;
 
+/* Warnings of every kind a report counts. */
+static int64_t warnings_of(const sync_report *rep)
+{
+    return rep->lines_malformed + rep->lines_too_long + rep->files_failed + rep->links_outside +
+           rep->dirs_unreadable + rep->files_same_session;
+}
+
+sync_source_report *sync__source(sync_report *rep, const char *name)
+{
+    for (int i = 0; i < rep->nsources; i++)
+        if (strcmp(rep->sources[i].name, name) == 0)
+            return &rep->sources[i];
+    if (rep->nsources >= SYNC_REPORT_SOURCES)
+        return NULL;
+    sync_source_report *r = &rep->sources[rep->nsources++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    return r;
+}
+
+void sync__source_begin(sync_report *rep, const char *name, sync_mark *m)
+{
+    m->prev = rep->current;
+    m->failed = rep->files_failed;
+    m->sessions = rep->sessions_added;
+    m->messages = rep->messages_added;
+    m->warnings = warnings_of(rep);
+    sync_source_report *r = sync__source(rep, name);
+    rep->current = r ? (int)(r - rep->sources) + 1 : 0;
+}
+
+void sync__source_end(sync_report *rep, sync_mark *m)
+{
+    if (rep->current > 0) {
+        sync_source_report *r = &rep->sources[rep->current - 1];
+        r->files_failed += rep->files_failed - m->failed;
+        r->sessions_added += rep->sessions_added - m->sessions;
+        r->messages_added += rep->messages_added - m->messages;
+        r->warnings += warnings_of(rep) - m->warnings;
+    }
+    rep->current = m->prev;
+}
+
 void sync_example(sync_report *rep, const char *path, int64_t line, const char *why)
 {
+    if (rep->current > 0 && rep->current <= rep->nsources &&
+        !rep->sources[rep->current - 1].warning[0]) {
+        char *w = rep->sources[rep->current - 1].warning;
+        if (line > 0)
+            snprintf(w, SYNC_EXAMPLE_LEN, "%s:%lld: %s", path, (long long)line, why);
+        else
+            snprintf(w, SYNC_EXAMPLE_LEN, "%s: %s", path, why);
+    }
     if (rep->nexamples >= SYNC_EXAMPLES_MAX)
         return;
     /* paths and reasons come from the agent's folder: escaped before a
@@ -315,7 +366,9 @@ static int open_batch(file_state *f)
     }
     store_session_meta m = {
         .session_id = f->job->session_id,
-        .source = f->job->source == SRC_CLAUDE ? "claude" : "codex",
+        .source = f->job->source_name            ? f->job->source_name
+                  : f->job->source == SRC_CLAUDE ? "claude"
+                                                 : "codex",
         .source_path = f->job->path,
         .hostname = f->opt->hostname,
         .parent_session_id = f->job->parent,
@@ -521,8 +574,17 @@ static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
     /* Claude sub-agents name their parent on every line (sessionId),
        Codex forks and sub-agents in their session_meta */
     if ((f->job->subagent || f->job->source == SRC_CODEX) && !f->job->parent &&
-        r.parent_session_id && strcmp(r.parent_session_id, f->job->session_id) != 0 && !f->parent)
-        take(&f->parent, &r.parent_session_id);
+        r.parent_session_id && strcmp(r.parent_session_id, f->job->session_id) != 0 && !f->parent) {
+        if (f->job->id_prefix && *f->job->id_prefix) {
+            /* an agent writing another's format: its ids carry its prefix */
+            char id[STORE_ID_MAX + 1];
+            snprintf(id, sizeof id, "%s%.150s", f->job->id_prefix, r.parent_session_id);
+            if (strcmp(id, f->job->session_id) != 0)
+                f->parent = sync_dup(id);
+        } else {
+            take(&f->parent, &r.parent_session_id);
+        }
+    }
     if (r.kind == SYNC_MESSAGE) {
         if (r.is_prompt && !f->has_title) {
             free(f->title);

@@ -23,6 +23,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "sync/sync_desc.h"
 #include "sync/sync_fold.h"
 #include "sync/sync_internal.h"
 
@@ -33,10 +34,54 @@
 
 /* ---- the fold ---------------------------------------------------------- */
 
+static uint64_t fnv1a(const char *p, size_t n);
+
+/* The hash of an id as entries keep it (cut at SYNC_FOLD_ID_MAX - 1 bytes). */
+static uint64_t id_hash(const char *id)
+{
+    size_t n = strnlen(id, SYNC_FOLD_ID_MAX - 1);
+    return fnv1a(id, n);
+}
+
+static void ix_put(size_t *t, size_t cap, const char *id, size_t i)
+{
+    size_t k = (size_t)id_hash(id) & (cap - 1);
+    while (t[k])
+        k = (k + 1) & (cap - 1);
+    t[k] = i + 1;
+}
+
+/* Makes room for one more id: a table at most half full, rebuilt from
+ * the live entries (rewinds leave stale slots behind). */
+static int ix_reserve(sync_fold *f)
+{
+    if ((f->nix + 1) * 2 <= f->capix)
+        return 0;
+    size_t live = 0;
+    for (size_t i = 0; i < f->n; i++)
+        live += f->v[i].id[0] != 0;
+    size_t cap = 64;
+    while (cap < (live + 1) * 4)
+        cap *= 2;
+    size_t *t = calloc(cap, sizeof *t);
+    if (!t)
+        return MCPAGE_ENOMEM;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->v[i].id[0])
+            ix_put(t, cap, f->v[i].id, i);
+    free(f->ix);
+    f->ix = t;
+    f->capix = cap;
+    f->nix = live;
+    return 0;
+}
+
 int sync_fold_push(sync_fold *f, const char *id, int64_t off, int64_t len, int64_t line_no,
                    int32_t sub)
 {
     if (sync_grow((void **)&f->v, &f->cap, f->n, sizeof *f->v, 64) < 0)
+        return MCPAGE_ENOMEM;
+    if (id && *id && ix_reserve(f) < 0)
         return MCPAGE_ENOMEM;
     sync_fold_entry *e = &f->v[f->n++];
     snprintf(e->id, sizeof e->id, "%s", id ? id : "");
@@ -44,17 +89,32 @@ int sync_fold_push(sync_fold *f, const char *id, int64_t off, int64_t len, int64
     e->length = len;
     e->line_no = line_no;
     e->sub = sub;
+    if (e->id[0]) {
+        ix_put(f->ix, f->capix, e->id, f->n - 1);
+        f->nix++;
+    }
     return 0;
 }
 
+/* The newest live entry with `id`: slots whose entry was dropped (index
+ * past n) or replaced by another id after a rewind are stale and passed. */
 long sync_fold_find(const sync_fold *f, const char *id)
 {
-    if (!id || !*id)
+    if (!id || !*id || !f->capix)
         return -1;
-    for (size_t i = f->n; i-- > 0;)
-        if (strncmp(f->v[i].id, id, SYNC_FOLD_ID_MAX - 1) == 0)
-            return (long)i;
-    return -1;
+    long best = -1;
+    for (size_t k = (size_t)id_hash(id) & (f->capix - 1); f->ix[k]; k = (k + 1) & (f->capix - 1)) {
+        size_t i = f->ix[k] - 1;
+        if (i < f->n && (long)i > best && strncmp(f->v[i].id, id, SYNC_FOLD_ID_MAX - 1) == 0)
+            best = (long)i;
+    }
+    return best;
+}
+
+void sync_fold_truncate(sync_fold *f, size_t n)
+{
+    if (n < f->n)
+        f->n = n;
 }
 
 static uint64_t fnv1a(const char *p, size_t n)
@@ -138,7 +198,9 @@ void sync_fold_free(sync_fold *f)
     free(f->model);
     free(f->branch);
     free(f->parent);
+    free(f->start_time);
     free(f->seen);
+    free(f->ix);
     memset(f, 0, sizeof *f);
 }
 
@@ -166,13 +228,38 @@ int sync__records_finish(sync_record *r, size_t k, sync_record **out, size_t *n)
     return 0;
 }
 
+/* A format's steps: its own functions, or the engine's for a described one. */
+static int fmt_fold_line(const sync_fold_format *fmt, sync_fold *f, const char *line, size_t len,
+                         int64_t off, int64_t line_no, char *why, size_t whylen)
+{
+    if (fmt->desc)
+        return sync__desc_fold_line(fmt->desc, f, line, len, off, line_no, why, whylen);
+    return fmt->fold_line(f, line, len, off, line_no, why, whylen);
+}
+
+static int fmt_expand(const sync_fold_format *fmt, const char *line, size_t len, int32_t sub,
+                      sync_record **out, size_t *n)
+{
+    if (fmt->desc)
+        return sync__desc_expand(fmt->desc, line, len, sub, out, n);
+    return fmt->expand(line, len, sub, out, n);
+}
+
+static int fmt_convert(const sync_fold_format *fmt, const char *doc, size_t len, char **out,
+                       size_t *outlen, char *why, size_t whylen)
+{
+    if (fmt->desc)
+        return sync__desc_convert(fmt->desc, doc, len, out, outlen, why, whylen);
+    return fmt->convert(doc, len, out, outlen, why, whylen);
+}
+
 int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char *line, size_t len,
                           sync_record **out, size_t *n, char *why, size_t whylen)
 {
     *out = NULL;
     *n = 0;
     /* this line folds at offset -1, every earlier one sits at 0 */
-    int rc = fmt->fold_line(f, line, len, -1, 1, why, whylen);
+    int rc = fmt_fold_line(fmt, f, line, len, -1, 1, why, whylen);
     if (rc < 0)
         return rc;
     long at = -1;
@@ -185,7 +272,7 @@ int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char 
     }
     if (at < 0)
         return 0;
-    rc = fmt->expand(line, len, f->v[at].sub, out, n);
+    rc = fmt_expand(fmt, line, len, f->v[at].sub, out, n);
     if (rc == MCPAGE_EPARSE)
         snprintf(why, whylen, "record not readable");
     return rc;
@@ -196,9 +283,11 @@ int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char 
 static void job_free(sync_fold_job *j)
 {
     free(j->path);
+    free(j->home);
     free(j->db);
     free(j->title);
     free(j->session_id);
+    free(j->fallback_id);
     free(j->parent);
     free(j->cwd);
 }
@@ -352,8 +441,8 @@ static int fold_range(fold_file *ff, sync_fold *f, int64_t from, int64_t to, int
         if (rc < 0)
             return rc;
         char why[200] = "";
-        rc = ff->job->fmt->fold_line(f, fixed ? fixed : p, fixed ? fixed_len : len, at, line_no,
-                                     why, sizeof why);
+        rc = fmt_fold_line(ff->job->fmt, f, fixed ? fixed : p, fixed ? fixed_len : len, at, line_no,
+                           why, sizeof why);
         free(fixed);
         if (rc == MCPAGE_EPARSE) {
             if (counted) {
@@ -380,8 +469,8 @@ static int entry_records(const fold_file *ff, const sync_fold_entry *e, sync_rec
     int rc = sync_utf8_repair(p, (size_t)e->length, &fixed, &fixed_len);
     if (rc < 0)
         return rc;
-    rc = ff->job->fmt->expand(fixed ? fixed : p, fixed ? fixed_len : (size_t)e->length, e->sub,
-                              recs, n);
+    rc = fmt_expand(ff->job->fmt, fixed ? fixed : p, fixed ? fixed_len : (size_t)e->length, e->sub,
+                    recs, n);
     free(fixed);
     return rc;
 }
@@ -786,7 +875,7 @@ static int load_whole(fold_file *ff, int fd)
     }
     char why[160] = "";
     size_t n = 0;
-    rc = ff->job->fmt->convert(raw, (size_t)ff->sb.st_size, &ff->buf, &n, why, sizeof why);
+    rc = fmt_convert(ff->job->fmt, raw, (size_t)ff->sb.st_size, &ff->buf, &n, why, sizeof why);
     free(raw);
     if (rc == MCPAGE_EPARSE) {
         ff->rep->lines_malformed++;
@@ -845,17 +934,28 @@ static int fold_whole(fold_file *ff, int fd, int *reparsed)
     if ((rc = fold_range(ff, &now, 0, ff->end, 0, INT64_MAX, &lines)) < 0)
         goto out;
     char *stem_id = NULL;
-    if (!ff->job->session_id && !now.session_id) {
+    if (!ff->job->session_id && !now.session_id && !ff->job->fallback_id) {
         const char *b = strrchr(ff->job->path, '/');
         b = b ? b + 1 : ff->job->path;
-        stem_id = sync_short_copy(b, STORE_ID_MAX - 8);
+        stem_id = sync_short_copy(b, STORE_ID_MAX - 48);
         if (stem_id) {
             char *dot = strrchr(stem_id, '.');
             if (dot && dot != stem_id)
                 *dot = 0;
         }
+        const sync_desc *d = ff->job->fmt->desc;
+        if (stem_id && d && d->id_prefix[0]) {
+            /* a described source's ids carry its prefix */
+            char id[STORE_ID_MAX + 1];
+            snprintf(id, sizeof id, "%s%s", d->id_prefix, stem_id);
+            free(stem_id);
+            stem_id = sync_dup(id);
+        }
     }
-    ff->sid = ff->job->session_id ? ff->job->session_id : now.session_id ? now.session_id : stem_id;
+    ff->sid = ff->job->session_id   ? ff->job->session_id
+              : now.session_id      ? now.session_id
+              : ff->job->fallback_id ? ff->job->fallback_id
+                                    : stem_id;
     if (!ff->sid || strlen(ff->sid) > STORE_ID_MAX) {
         free(stem_id);
         rc = MCPAGE_EPARSE;
@@ -906,6 +1006,8 @@ static int fold_whole(fold_file *ff, int fd, int *reparsed)
         if ((rc = old_keys(ff)) < 0)
             goto out_id;
     }
+    if (now.start_time && !ff->last_ts)
+        ff->last_ts = sync_short_copy(now.start_time, 64); /* for messages without a time */
     rc = store_chunk(ff, &now, reset ? 0 : old.n, reset, reset ? 0 : consumed, 1);
 out_id:
     if (locked)
@@ -980,9 +1082,80 @@ static int is_dir(const char *home, const char *sub)
     return d != NULL;
 }
 
-int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
+/* Discovery of one source under its name in the report: the jobs it
+ * adds, whether its folder exists, what went wrong. */
+typedef int (*discover_fn)(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                           sync_report *rep);
+
+static int discover_source(sync_fold_jobs *js, const char *name, const char *home, int found,
+                           discover_fn fn, const void *arg, store *s, sync_report *rep)
 {
-    sync_fold_jobs js = {0};
+    sync_mark m;
+    sync__source_begin(rep, name, &m);
+    size_t before = js->n;
+    int rc = fn(js, arg, home, s, rep);
+    sync_source_report *r = sync__source(rep, name);
+    if (r) {
+        r->found |= found;
+        r->files += (int64_t)(js->n - before);
+    }
+    sync__source_end(rep, &m);
+    return rc;
+}
+
+static int gemini_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                     sync_report *rep)
+{
+    (void)arg;
+    (void)rep;
+    return sync__gemini_discover(js, home, s);
+}
+
+static int copilot_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                      sync_report *rep)
+{
+    (void)arg;
+    (void)s;
+    (void)rep;
+    return sync__copilot_discover(js, home);
+}
+
+static int opencode_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                       sync_report *rep)
+{
+    (void)arg;
+    (void)s;
+    return sync__opencode_discover(js, home, rep);
+}
+
+static int cursor_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                     sync_report *rep)
+{
+    (void)arg;
+    (void)s;
+    (void)rep;
+    return sync__cursor_discover(js, home);
+}
+
+static int desc_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                   sync_report *rep)
+{
+    (void)s;
+    return sync__desc_discover(arg, home, js, rep);
+}
+
+/* 1 when `home` is a folder. */
+static int is_home(const char *home)
+{
+    struct stat sb;
+    return stat(home, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* Every folded source's files, in path order, each file once. */
+static int fold_discover_all(store *s, const sync_options *opt, sync_report *rep,
+                             sync_fold_jobs *jsp)
+{
+    sync_fold_jobs js = *jsp;
     int rc = 0;
     rep->gemini_found = opt->gemini_home && is_dir(opt->gemini_home, "tmp");
     rep->copilot_found = opt->copilot_home && is_dir(opt->copilot_home, "session-state");
@@ -993,18 +1166,62 @@ int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
         (is_dir(opt->opencode_home, "storage/session") || is_dir(opt->opencode_home, "project") ||
          (snprintf(odb, sizeof odb, "%s/opencode.db", opt->opencode_home) > 0 &&
           stat(odb, &osb) == 0));
-    if (opt->gemini_home && (rc = sync__gemini_discover(&js, opt->gemini_home, s)) < 0)
-        goto out;
-    if (opt->copilot_home && (rc = sync__copilot_discover(&js, opt->copilot_home)) < 0)
-        goto out;
-    if (opt->opencode_home && (rc = sync__opencode_discover(&js, opt->opencode_home, rep)) < 0)
-        goto out;
     rep->cursor_found = opt->cursor_home && is_dir(opt->cursor_home, "chats");
-    if (opt->cursor_home && (rc = sync__cursor_discover(&js, opt->cursor_home)) < 0)
+    if (opt->gemini_home && (rc = discover_source(&js, "gemini", opt->gemini_home,
+                                                  rep->gemini_found, gemini_fn, NULL, s, rep)) < 0)
         goto out;
-    if (js.n == 0)
+    if (opt->copilot_home &&
+        (rc = discover_source(&js, "copilot", opt->copilot_home, rep->copilot_found, copilot_fn,
+                              NULL, s, rep)) < 0)
         goto out;
-    qsort(js.v, js.n, sizeof js.v[0], job_cmp);
+    if (opt->opencode_home &&
+        (rc = discover_source(&js, "opencode", opt->opencode_home, rep->opencode_found, opencode_fn,
+                              NULL, s, rep)) < 0)
+        goto out;
+    if (opt->cursor_home && (rc = discover_source(&js, "cursor", opt->cursor_home,
+                                                  rep->cursor_found, cursor_fn, NULL, s, rep)) < 0)
+        goto out;
+    for (size_t i = 0; i < opt->ndescribed; i++) {
+        const sync_desc *d = opt->described[i].desc;
+        const char *home = opt->described[i].home;
+        if (!home || d->writes || sync_desc_disabled(d))
+            continue;
+        if ((rc = discover_source(&js, d->name, home, is_home(home), desc_fn, d, s, rep)) < 0)
+            goto out;
+    }
+out:
+    if (js.n > 1)
+        qsort(js.v, js.n, sizeof js.v[0], job_cmp);
+    /* two globs of one description may find a file twice: it is one job */
+    size_t kept = 0;
+    for (size_t i = 0; i < js.n; i++) {
+        if (kept > 0 && strcmp(js.v[kept - 1].path, js.v[i].path) == 0 &&
+            js.v[kept - 1].fmt == js.v[i].fmt) {
+            job_free(&js.v[i]);
+            continue;
+        }
+        js.v[kept++] = js.v[i];
+    }
+    js.n = kept;
+    *jsp = js;
+    return rc;
+}
+
+int sync__fold_scan(const sync_options *opt, sync_report *rep)
+{
+    sync_fold_jobs js = {0};
+    int rc = fold_discover_all(NULL, opt, rep, &js);
+    rep->files_seen += (int64_t)js.n;
+    sync__fold_jobs_free(&js);
+    return rc;
+}
+
+int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
+{
+    sync_fold_jobs js = {0};
+    int rc = fold_discover_all(s, opt, rep, &js);
+    if (rc < 0 || js.n == 0)
+        goto out;
     rep->files_seen += (int64_t)js.n;
     store_sources known;
     if ((rc = store_sources_all(s, opt->hostname, FOLD_SOURCES_MAX, &known)) < 0)
@@ -1027,7 +1244,10 @@ int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
             rep->files_unchanged++;
             continue;
         }
+        sync_mark m;
+        sync__source_begin(rep, js.v[i].fmt->source, &m);
         fold_file_run(s, &js.v[i], opt, rep);
+        sync__source_end(rep, &m);
         done++;
         if (opt->progress) {
             sync_progress p = {done, (int64_t)js.n, 0, 0, js.v[i].path};

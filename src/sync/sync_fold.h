@@ -45,15 +45,22 @@ typedef struct sync_fold {
     char *model;      /* the last model named by a facts line, or NULL */
     char *branch;     /* git branch, or NULL */
     char *parent;     /* the parent session, or NULL */
+    char *start_time; /* when the session began, for messages without a time, or NULL */
     uint64_t *seen;   /* hashes of names a format remembers (sync_fold_seen_add) */
     size_t nseen, capseen;
+    /* ids to entries: an open-addressed table of indexes + 1 (0 = free),
+       so finding a record by id is linear over a file, not quadratic */
+    size_t *ix;
+    size_t nix, capix;
 } sync_fold;
 
 /* Appends an entry; MCPAGE_ENOMEM. */
 int sync_fold_push(sync_fold *f, const char *id, int64_t off, int64_t len, int64_t line_no,
                    int32_t sub);
-/* Index of the entry with `id`, searched from the newest; -1 when absent. */
+/* Index of the newest entry with `id`; -1 when absent. */
 long sync_fold_find(const sync_fold *f, const char *id);
+/* Keeps the first `n` entries (a rewind, a checkpoint starting over). */
+void sync_fold_truncate(sync_fold *f, size_t n);
 /* Remembers a name (e.g. a tool call id already requested) for the rest
  * of the fold; MCPAGE_ENOMEM. NULL or "" is ignored. */
 int sync_fold_seen_add(sync_fold *f, const char *name);
@@ -65,6 +72,7 @@ void sync_fold_free(sync_fold *f);
 
 /* One folded format. */
 struct sync_fold_job;
+struct sync_desc;
 
 typedef struct sync_fold_format {
     const char *source; /* the store's source name, e.g. "gemini" */
@@ -84,13 +92,18 @@ typedef struct sync_fold_format {
      * A rendering may change anywhere, so before new rows are appended the
      * stored raw bytes are compared with the rendering's prefix. */
     int (*load)(const struct sync_fold_job *job, char **out, size_t *len, char *why, size_t whylen);
+    /* A described format (sync_desc.h): fold_line, expand and convert are
+       the engine's, driven by this description; NULL for the C formats. */
+    const struct sync_desc *desc;
 } sync_fold_format;
 
 /* One file to read. */
 typedef struct sync_fold_job {
     char *path;
+    char *home; /* the agent's folder (resolved) the file was found under, or NULL */
     const sync_fold_format *fmt;
     char *session_id; /* from the file's place; NULL = the id the file names */
+    char *fallback_id; /* the id when the file names none (a described source's {id}), or NULL */
     char *parent;     /* parent session from the file's place, or NULL */
     char *cwd;        /* project directory from the file's place, or NULL */
     int convert;      /* read through fmt->convert */
@@ -136,6 +149,8 @@ int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_repor
  * hostname resolved): discovery, the unchanged-file check, and each
  * changed file. Per-file failures only count in the report. */
 int sync__fold_run(store *s, const sync_options *opt, sync_report *rep);
+/* Discovery only (sync_scan): the files each folded source finds. */
+int sync__fold_scan(const sync_options *opt, sync_report *rep);
 
 /* One line through a format as sync reads it, for tests and fuzzing:
  * folds it into `f` and expands what it added or replaced. */

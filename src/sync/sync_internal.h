@@ -30,13 +30,16 @@ typedef struct sync_job {
     char *session_id;  /* the session the file holds */
     char *parent;      /* parent session for sub-agents, when known from the layout */
     char *project_dir; /* Claude's mangled project directory name */
-    int source;        /* enum sync_source */
-    int subagent;      /* a Claude sub-agent transcript */
-    int bare_agent;    /* an older Claude agent-<id>.jsonl beside the sessions: id from its lines */
-    int legacy;        /* a Codex rollout of the 2025 TypeScript CLI: one JSON document */
-    int changed;       /* set by the pre-pass */
-    int same_session;  /* another file of this pass holds the same session: not read */
-    struct stat sb;    /* from the pre-pass; st_size -1 when stat failed */
+    int source;        /* enum sync_source: the reader */
+    const char *source_name; /* the store's source name when another agent writes this
+                                format (a description's "writes"), else NULL */
+    const char *id_prefix;   /* that agent's session id prefix, or NULL */
+    int subagent;            /* a Claude sub-agent transcript */
+    int bare_agent;   /* an older Claude agent-<id>.jsonl beside the sessions: id from its lines */
+    int legacy;       /* a Codex rollout of the 2025 TypeScript CLI: one JSON document */
+    int changed;      /* set by the pre-pass */
+    int same_session; /* another file of this pass holds the same session: not read */
+    struct stat sb;   /* from the pre-pass; st_size -1 when stat failed */
     int64_t project_id; /* its session's project after this run; -1 = none */
 } sync_job;
 
@@ -93,6 +96,18 @@ int sync_usage_put(store *s, const char *session_id, int64_t message_id, const s
 
 /* Shared helpers. */
 void sync_example(sync_report *rep, const char *path, int64_t line, const char *why);
+
+/* Per-source accounting: the report's counters when a source's work
+ * began; sync__source_end adds what changed since to that source. */
+typedef struct sync_mark {
+    int prev; /* rep->current before */
+    int64_t failed, sessions, messages, warnings;
+} sync_mark;
+
+/* The report's entry for a source (added when new; NULL when full). */
+sync_source_report *sync__source(sync_report *rep, const char *name);
+void sync__source_begin(sync_report *rep, const char *name, sync_mark *m);
+void sync__source_end(sync_report *rep, sync_mark *m);
 /* 1 when the file has not changed for SYNC_SETTLED_SECONDS. */
 int sync_settled(const struct stat *sb);
 

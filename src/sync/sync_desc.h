@@ -1,0 +1,168 @@
+/*
+ * Described sources: an agent told as data, read by one engine
+ * (sync_engine.c). A description (JSON, docs/sources.md) says where the
+ * agent keeps its sessions (a home folder, environment variables, globs
+ * under it), how a session's id, project, title and parent are found, and
+ * how each record (a line of a JSON Lines file, or an element of a JSON
+ * document's array) maps to a message: its role, text, time, tool call
+ * and result, model and token usage. The built-in descriptions
+ * (src/sync/sources.json) are compiled into the binary; a user adds or
+ * overrides agents in ~/.config/mcpage/sources.json.
+ *
+ * Descriptions are checked when loaded: a bad one is refused with a
+ * message that names the field (`sources[2].records[0].role.map: ...`).
+ * Internal to src/sync/ and the CLI.
+ */
+#ifndef MCPAGE_SYNC_DESC_H
+#define MCPAGE_SYNC_DESC_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sync/sync_fold.h"
+
+#define SYNC_DESC_NAME_MAX 32 /* bytes of a source name */
+#define SYNC_DESC_MAX      64 /* descriptions loaded at most */
+#define SYNC_DESC_DEPTH    8  /* folder levels a `**` glob walks */
+#define SYNC_DESC_PATH_MAX 16 /* tokens of one JSON pointer */
+#define SYNC_DESC_ALTS     8  /* alternatives of one value */
+
+/* A JSON pointer (RFC 6901), split into its tokens. */
+typedef struct sd_path {
+    char **tok;
+    size_t n;
+} sd_path;
+
+/* Where a value is: the first of several pointers that holds one, or a
+ * constant. Unset when n == 0 and konst == NULL. */
+typedef struct sd_value {
+    sd_path alt[SYNC_DESC_ALTS];
+    size_t n;
+    char *konst;
+} sd_value;
+
+/* A test on a record: the value at `path` equals one of `want` (a JSON
+ * array of scalars), or, with `present`, exists (1) or not (0). */
+typedef struct sd_when {
+    sd_path path;
+    json_t *want; /* owned; NULL with present >= 0 */
+    int present;  /* -1: compare with want */
+} sd_when;
+
+enum sd_kind { SD_MESSAGE = 0, SD_SESSION, SD_SKIP };
+
+/* One rule: the first whose tests all pass decides what a record is. */
+typedef struct sd_rule {
+    sd_when *when;
+    size_t nwhen;
+    int kind;                  /* enum sd_kind */
+    sd_path at;                /* the message inside the record (paths below are under it) */
+    sd_value id;               /* the record's id: a record with a known id replaces it */
+    sd_value role;             /* its role, through role_map */
+    char **map_from, **map_to; /* role_map: source role -> user|assistant|system|tool|skip */
+    size_t nmap;
+    char *map_default;  /* role_map "*", or NULL */
+    sd_value content;   /* a string, or blocks (text, thinking, tool calls, results) */
+    sd_value calls;     /* an array of tool calls beside the content (OpenAI style) */
+    sd_value call_id;   /* a tool result's call id */
+    sd_value tool_name; /* a tool result's tool */
+    sd_value is_error;  /* a tool result's error flag */
+    sd_value timestamp; /* ISO 8601 text, or seconds / milliseconds since 1970 */
+    sd_value model;
+    sd_value usage_input, usage_output, usage_cache_read, usage_cache_creation, usage_reasoning;
+    sd_value cost;      /* USD */
+    sd_value rewind_to; /* drops the message with this id and every later one */
+    /* session facts (any rule may carry them) */
+    sd_value s_id, s_cwd, s_title, s_parent, s_model, s_branch;
+    sd_value s_time; /* the session's start: the time of messages that have none */
+    char *prefix; /* text put before the message's text (e.g. "[compaction] ") */
+} sd_rule;
+
+enum sd_layout { SD_JSONL = 0, SD_JSON };
+
+/* One glob under the home: segments with `*`, `?`, `**` (any depth) and
+ * captures `{id}`, `{parent}`, `{cwd}`, `{cwd:url}` (percent-decoded),
+ * `{project}` that match like `*`. */
+typedef struct sd_glob {
+    char **seg;
+    size_t n;
+    int layout; /* enum sd_layout of the files it finds */
+} sd_glob;
+
+typedef struct sync_desc {
+    char *name;  /* the store's source name: [a-z0-9_-], 1..31 bytes */
+    char *title; /* shown by `mcpage sources` */
+    char *home;  /* default home: "~/" and "$VAR/" expanded; "${VAR:-~/x}" */
+    char **env;  /* environment variables naming the home, in order */
+    size_t nenv;
+    char *writes;    /* "claude" | "codex": read by that reader, under this name; or NULL */
+    char *id_prefix; /* put before every session id ("<name>:" unless given) */
+    sd_glob *globs;
+    size_t nglobs;
+    sd_path records; /* JSON documents: the array of records */
+    sd_rule doc;     /* JSON documents: the facts of the document itself */
+    sd_rule *rules;
+    size_t nrules;
+    char *sidecar; /* a file beside each session file holding facts, or NULL */
+    sd_rule side;  /* its facts */
+    char **call_types, **result_types, **text_types, **thinking_types; /* extra block types */
+    size_t ncall_types, nresult_types, ntext_types, nthinking_types;
+    char *provenance;     /* where the format knowledge came from (docs) */
+    int builtin;          /* shipped in the binary */
+    sync_fold_format fmt; /* the engine's format for this description */
+} sync_desc;
+
+typedef struct sync_descs {
+    sync_desc *v[SYNC_DESC_MAX];
+    size_t n;
+} sync_descs;
+
+/* The built-in descriptions' JSON text (generated from src/sync/sources.json). */
+extern const char sync__builtin_sources[];
+
+/*
+ * Parses the JSON text of a sources file: {"sources": [description, ...]}
+ * (or the array alone). `origin` names it in errors. Entries whose name
+ * is already in `out` replace it; an entry holding only "name" with
+ * "home" and/or "enabled" changes the home of (or turns off) a known
+ * one. 0, or MCPAGE_EPARSE with "origin: sources[i].field: reason" in
+ * err (nothing added); MCPAGE_ENOMEM.
+ */
+int sync_descs_parse(sync_descs *out, const char *text, size_t len, const char *origin, char *err,
+                     size_t errlen);
+/* Loads the built-in descriptions, then the user's file (NULL: the
+ * default path, $MCPAGE_SOURCES, else $XDG_CONFIG_HOME/mcpage/sources.json,
+ * else ~/.config/mcpage/sources.json; a missing default file is no error). */
+int sync_descs_load(sync_descs *out, const char *user_file, char *err, size_t errlen);
+void sync_descs_free(sync_descs *d);
+const sync_desc *sync_descs_find(const sync_descs *d, const char *name);
+/* The user's sources file path (see sync_descs_load). */
+int sync_descs_user_path(char *buf, size_t n);
+
+/*
+ * The home of a description: `given` (a flag), else the first of its
+ * environment variables set (MCPAGE_<NAME>_HOME first), else its
+ * default. *origin gets "flag", "env NAME" or "default".
+ */
+int sync_desc_home(const sync_desc *d, const char *given, char *buf, size_t n, char *origin,
+                   size_t originlen);
+
+/* A parsed description's tests turned off (for `enabled: false`). */
+int sync_desc_disabled(const sync_desc *d);
+
+/* ---- the engine (sync_engine.c) ---- */
+
+/* Appends a job per session file under `home` (folders confined to it).
+ * Discovery problems go to `rep` under the source's name. */
+int sync__desc_discover(const sync_desc *d, const char *home, sync_fold_jobs *js, sync_report *rep);
+int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, size_t len,
+                         int64_t off, int64_t line_no, char *why, size_t whylen);
+int sync__desc_expand(const sync_desc *d, const char *line, size_t len, int32_t sub,
+                      sync_record **out, size_t *n);
+/* Points the description's format at the engine (after parsing). */
+void sync__desc_bind(sync_desc *d);
+int sync__desc_convert(const sync_desc *d, const char *doc, size_t len, char **out, size_t *outlen,
+                       char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,1267 @@
+/*
+ * The engine of described sources (sync_desc.h): one reader for every
+ * agent told as data. It plugs into the folded sync (sync_fold.c) as a
+ * format whose fold_line, expand, convert and load follow a description:
+ *
+ * - fold_line: the first rule whose tests pass decides what a record is:
+ *   session facts, a message (kept in order; a record whose id is known
+ *   replaces that message in place, so the same id is one message; a
+ *   rewind drops a message and what followed), or nothing;
+ * - expand: a message record becomes the messages mcpage stores: its
+ *   text (text and thinking blocks), one message per tool call, one per
+ *   tool result, with role, time, model and token usage;
+ * - convert: a JSON document becomes JSON Lines: a first line
+ *   {"$document": the document without its records}, then one record per
+ *   line (the session's raw copy, read_raw shows it so);
+ * - load: a session with a sidecar file (meta.json beside messages.jsonl)
+ *   is {"$sidecar": that file} followed by the session file's lines.
+ *
+ * Discovery walks the globs under the agent's home; links are followed
+ * only where they resolve inside the home, only regular files are taken,
+ * and the walk is bounded in depth and in files.
+ */
+#define _GNU_SOURCE /* open_memstream */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_desc.h"
+#include "sync/sync_internal.h"
+#include "sync/sync_json.h"
+
+#define ENGINE_CALLS_MAX   1000      /* tool calls and results of one record */
+#define ENGINE_SIDECAR_MAX (1 << 20) /* bytes of a sidecar file */
+#define ENGINE_FILES_MAX   1000000   /* files one description finds */
+
+/* ---- values --------------------------------------------------------------- */
+
+static json_t *at_path(json_t *v, const sd_path *p)
+{
+    for (size_t i = 0; v && i < p->n; i++) {
+        const char *t = p->tok[i];
+        if (json_is_object(v)) {
+            v = json_object_get(v, t);
+        } else if (json_is_array(v)) {
+            char *end = NULL;
+            long k = strtol(t, &end, 10);
+            if (!*t || *end)
+                return NULL;
+            if (k < 0)
+                k += (long)json_array_size(v);
+            v = k >= 0 ? json_array_get(v, (size_t)k) : NULL;
+        } else {
+            return NULL;
+        }
+    }
+    return v;
+}
+
+/* The first alternative that holds a value (not null, not ""). */
+static json_t *v_json(json_t *root, const sd_value *v)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        json_t *j = at_path(root, &v->alt[i]);
+        if (!j || json_is_null(j) || (json_is_string(j) && !*json_string_value(j)))
+            continue;
+        return j;
+    }
+    return NULL;
+}
+
+static int v_set(const sd_value *v)
+{
+    return v->n > 0 || v->konst != NULL;
+}
+
+/* A value as text: a string as it is, a number or boolean written out;
+ * NULL when absent or another kind. `tmp` holds a written-out one. */
+static const char *v_str(json_t *root, const sd_value *v, char *tmp, size_t tmplen)
+{
+    if (v->konst)
+        return v->konst;
+    json_t *j = v_json(root, v);
+    if (json_is_string(j))
+        return json_string_value(j);
+    if (json_is_integer(j)) {
+        snprintf(tmp, tmplen, "%lld", (long long)json_integer_value(j));
+        return tmp;
+    }
+    if (json_is_real(j)) {
+        snprintf(tmp, tmplen, "%.17g", json_real_value(j));
+        return tmp;
+    }
+    if (json_is_boolean(j))
+        return json_is_true(j) ? "true" : "false";
+    return NULL;
+}
+
+static int truthy(json_t *j)
+{
+    if (json_is_true(j))
+        return 1;
+    if (json_is_integer(j))
+        return json_integer_value(j) != 0;
+    if (json_is_string(j)) {
+        const char *s = json_string_value(j);
+        return *s && strcmp(s, "false") != 0 && strcmp(s, "0") != 0 && strcmp(s, "success") != 0 &&
+               strcmp(s, "ok") != 0;
+    }
+    return json_is_object(j) || (json_is_array(j) && json_array_size(j) > 0);
+}
+
+static int v_bool(json_t *root, const sd_value *v)
+{
+    if (v->konst)
+        return strcmp(v->konst, "true") == 0;
+    return truthy(v_json(root, v));
+}
+
+/* A count of tokens; -1 when absent. */
+static int64_t v_int(json_t *root, const sd_value *v)
+{
+    json_t *j = v_json(root, v);
+    if (json_is_integer(j))
+        return json_integer_value(j) >= 0 ? (int64_t)json_integer_value(j) : -1;
+    if (json_is_real(j) && json_real_value(j) >= 0 && json_real_value(j) < 9e18)
+        return (int64_t)json_real_value(j);
+    if (json_is_string(j)) {
+        char *end = NULL;
+        long long k = strtoll(json_string_value(j), &end, 10);
+        return *end == 0 && k >= 0 ? (int64_t)k : -1;
+    }
+    return -1;
+}
+
+/* A time as ISO 8601: text as it is (cut at 64 bytes), a number as
+ * seconds (below 1e11) or milliseconds since 1970. */
+static char *v_time(json_t *root, const sd_value *v)
+{
+    json_t *j = v->konst ? NULL : v_json(root, v);
+    if (json_is_string(j))
+        return sync_short_copy(json_string_value(j), 64);
+    if (json_is_number(j)) {
+        double x = json_number_value(j);
+        return sync_iso_ms(x < 1e11 ? x * 1000.0 : x);
+    }
+    return NULL;
+}
+
+static char *v_copy(json_t *root, const sd_value *v, size_t max)
+{
+    char tmp[64];
+    const char *s = v_str(root, v, tmp, sizeof tmp);
+    return s && *s ? sync_short_copy(s, max) : NULL;
+}
+
+/* ---- rules ---------------------------------------------------------------- */
+
+static int scalar_eq(json_t *a, json_t *b)
+{
+    if (json_is_null(b))
+        return !a || json_is_null(a);
+    if (!a)
+        return 0;
+    if (json_is_number(a) && json_is_number(b))
+        return json_number_value(a) == json_number_value(b);
+    return json_equal(a, b);
+}
+
+static int when_ok(json_t *root, const sd_when *w)
+{
+    json_t *v = at_path(root, &w->path);
+    if (w->present >= 0)
+        return (v != NULL) == (w->present == 1);
+    size_t i;
+    json_t *e;
+    json_array_foreach(w->want, i, e)
+    {
+        if (scalar_eq(v, e))
+            return 1;
+    }
+    return 0;
+}
+
+static const sd_rule *pick_rule(const sync_desc *d, json_t *root)
+{
+    for (size_t i = 0; i < d->nrules; i++) {
+        const sd_rule *r = &d->rules[i];
+        size_t k = 0;
+        while (k < r->nwhen && when_ok(root, &r->when[k]))
+            k++;
+        if (k == r->nwhen)
+            return r;
+    }
+    return NULL;
+}
+
+/* A session id or parent with the source's prefix, malloc'd. */
+static char *prefixed(const sync_desc *d, const char *id)
+{
+    if (!id || !*id)
+        return NULL;
+    char buf[STORE_ID_MAX + 1];
+    snprintf(buf, sizeof buf, "%s%.*s", d->id_prefix, (int)(STORE_ID_MAX - strlen(d->id_prefix)),
+             id);
+    return sync_dup(buf);
+}
+
+static void set_owned(char **slot, char *val)
+{
+    if (!val)
+        return;
+    free(*slot);
+    *slot = val;
+}
+
+/* The session facts a rule names, into the fold. */
+static void take_facts(const sync_desc *d, const sd_rule *r, json_t *root, sync_fold *f)
+{
+    char tmp[64];
+    if (v_set(&r->s_id) && !f->session_id)
+        set_owned(&f->session_id, prefixed(d, v_str(root, &r->s_id, tmp, sizeof tmp)));
+    if (v_set(&r->s_parent) && !f->parent)
+        set_owned(&f->parent, prefixed(d, v_str(root, &r->s_parent, tmp, sizeof tmp)));
+    if (v_set(&r->s_cwd) && !f->cwd)
+        set_owned(&f->cwd, v_copy(root, &r->s_cwd, SYNC_PATH_MAX));
+    if (v_set(&r->s_title))
+        set_owned(&f->title, v_copy(root, &r->s_title, SYNC_TITLE_MAX));
+    if (v_set(&r->s_model))
+        set_owned(&f->model, v_copy(root, &r->s_model, 100));
+    if (v_set(&r->s_branch))
+        set_owned(&f->branch, v_copy(root, &r->s_branch, 200));
+    if (v_set(&r->s_time) && !f->start_time)
+        set_owned(&f->start_time, v_time(root, &r->s_time));
+}
+
+/* The record of a line: the line's object, or the object inside a
+ * $document / $sidecar wrapper (*wrap 1 and 2). */
+static json_t *unwrap(json_t *root, int *wrap)
+{
+    *wrap = 0;
+    if (json_object_size(root) != 1)
+        return root;
+    json_t *v = json_object_get(root, "$document");
+    if (v) {
+        *wrap = 1;
+        return v;
+    }
+    v = json_object_get(root, "$sidecar");
+    if (v) {
+        *wrap = 2;
+        return v;
+    }
+    return root;
+}
+
+int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, size_t len,
+                         int64_t off, int64_t line_no, char *why, size_t whylen)
+{
+    json_error_t err;
+    json_t *root = sync_json_loadb(line, len, 0, &err);
+    if (!json_is_object(root)) {
+        snprintf(why, whylen, "%s", root ? "not a JSON object" : err.text);
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    int wrap = 0;
+    json_t *rec = unwrap(root, &wrap);
+    int rc = 0;
+    if (wrap) {
+        take_facts(d, wrap == 1 ? &d->doc : &d->side, rec, f);
+        json_decref(root);
+        return 0;
+    }
+    const sd_rule *r = pick_rule(d, rec);
+    if (!r || r->kind == SD_SKIP) {
+        json_decref(root);
+        return 0;
+    }
+    take_facts(d, r, rec, f);
+    if (r->kind == SD_MESSAGE) {
+        char tmp[64];
+        const char *rewind =
+            v_set(&r->rewind_to) ? v_str(rec, &r->rewind_to, tmp, sizeof tmp) : NULL;
+        const char *id = v_set(&r->id) ? v_str(rec, &r->id, tmp, sizeof tmp) : NULL;
+        if (rewind) {
+            long at = sync_fold_find(f, rewind);
+            sync_fold_truncate(f, at >= 0 ? (size_t)at : 0);
+        } else {
+            long at = id ? sync_fold_find(f, id) : -1;
+            if (at >= 0) {
+                /* written again: the newest version, at the first one's place */
+                f->v[at].offset = off;
+                f->v[at].length = (int64_t)len;
+                f->v[at].line_no = line_no;
+                f->v[at].sub = -1;
+            } else {
+                rc = sync_fold_push(f, id, off, (int64_t)len, line_no, -1);
+            }
+        }
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* ---- blocks --------------------------------------------------------------- */
+
+enum { B_NONE, B_TEXT, B_THINKING, B_CALL, B_RESULT, B_IMAGE, B_FILE };
+
+static int in_list(const char *s, const char *const *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, v[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* What a block is, by its type (the common vocabularies of Anthropic,
+ * OpenAI, Gemini, Pi and the AI SDK, plus the description's own), else
+ * by the keys it holds (Gemini parts). */
+static int block_kind(const sync_desc *d, json_t *b)
+{
+    static const char *const text[] = {"text", "input_text", "output_text", "markdown"};
+    static const char *const think[] = {"thinking", "reasoning", "redacted_thinking",
+                                        "reasoning_content"};
+    static const char *const call[] = {"tool_use",     "toolCall",      "tool_call",
+                                       "tool-call",    "function_call", "server_tool_use",
+                                       "tool_request", "function"};
+    static const char *const result[] = {"tool_result",   "toolResult",
+                                         "tool-result",   "function_call_output",
+                                         "tool_response", "function_response"};
+    static const char *const image[] = {"image", "image_url", "input_image"};
+    if (json_is_string(b))
+        return B_TEXT;
+    if (!json_is_object(b))
+        return B_NONE;
+    const char *t = sync_json_str(b, "type");
+    if (t) {
+        if (in_list(t, (const char *const *)d->text_types, d->ntext_types) ||
+            in_list(t, text, sizeof text / sizeof *text))
+            return B_TEXT;
+        if (in_list(t, (const char *const *)d->thinking_types, d->nthinking_types) ||
+            in_list(t, think, sizeof think / sizeof *think))
+            return B_THINKING;
+        if (in_list(t, (const char *const *)d->call_types, d->ncall_types) ||
+            in_list(t, call, sizeof call / sizeof *call))
+            return B_CALL;
+        if (in_list(t, (const char *const *)d->result_types, d->nresult_types) ||
+            in_list(t, result, sizeof result / sizeof *result))
+            return B_RESULT;
+        if (in_list(t, image, sizeof image / sizeof *image))
+            return B_IMAGE;
+        if (strcmp(t, "file") == 0 || strcmp(t, "document") == 0)
+            return B_FILE;
+    }
+    if (json_is_object(json_object_get(b, "functionCall")))
+        return B_CALL;
+    if (json_is_object(json_object_get(b, "functionResponse")))
+        return B_RESULT;
+    if (json_is_object(json_object_get(b, "inlineData")))
+        return B_IMAGE;
+    if (json_is_object(json_object_get(b, "fileData")))
+        return B_FILE;
+    if (json_is_string(json_object_get(b, "text")))
+        return json_is_true(json_object_get(b, "thought")) ? B_THINKING : B_TEXT;
+    return B_NONE;
+}
+
+static const char *first_str(json_t *o, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *s = sync_json_str(o, keys[i]);
+        if (s && *s)
+            return s;
+    }
+    return NULL;
+}
+
+static json_t *first_of(json_t *o, const char *const *keys, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_object_get(o, keys[i]);
+        if (v && !json_is_null(v))
+            return v;
+    }
+    return NULL;
+}
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+/* A tool call block's name, input and id (Gemini's functionCall and
+ * OpenAI's function object looked into). */
+static void call_parts(json_t *b, const char **name, json_t **input, const char **id)
+{
+    static const char *const names[] = {"name", "toolName", "tool_name", "tool"};
+    static const char *const inputs[] = {"input", "arguments", "args", "parameters", "params"};
+    static const char *const ids[] = {"id",           "toolCallId",  "call_id",
+                                      "tool_call_id", "tool_use_id", "callId"};
+    json_t *inner = json_object_get(b, "functionCall");
+    if (!json_is_object(inner))
+        inner = json_object_get(b, "function");
+    *id = first_str(b, ids, COUNT(ids));
+    if (json_is_object(inner)) {
+        *name = first_str(inner, names, COUNT(names));
+        *input = first_of(inner, inputs, COUNT(inputs));
+        if (!*id)
+            *id = first_str(inner, ids, COUNT(ids));
+    } else {
+        *name = first_str(b, names, COUNT(names));
+        *input = first_of(b, inputs, COUNT(inputs));
+    }
+}
+
+static void add_value_text(sync_text *t, json_t *v, int *is_error, int depth);
+
+/* The text of a result's content: a string, blocks, or an object with
+ * output / error / content. */
+static void add_value_text(sync_text *t, json_t *v, int *is_error, int depth)
+{
+    if (!v || json_is_null(v) || depth > 4)
+        return;
+    if (json_is_string(v)) {
+        sync_text_sep(t);
+        sync_text_adds(t, json_string_value(v));
+        return;
+    }
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e)
+        {
+            const char *type = sync_json_str(e, "type");
+            if (type && (strcmp(type, "image") == 0 || strcmp(type, "image_url") == 0)) {
+                sync_text_sep(t);
+                sync_text_adds(t, "[image]");
+            } else if (json_is_string(e) || json_is_string(json_object_get(e, "text"))) {
+                sync_text_sep(t);
+                sync_text_adds(t,
+                               json_is_string(e) ? json_string_value(e) : sync_json_str(e, "text"));
+            } else {
+                add_value_text(t, e, is_error, depth + 1);
+            }
+        }
+        return;
+    }
+    if (json_is_object(v)) {
+        static const char *const outs[] = {"output", "content", "result",
+                                           "text",   "stdout",  "response"};
+        json_t *err = json_object_get(v, "error");
+        json_t *out = first_of(v, outs, COUNT(outs));
+        if (out)
+            add_value_text(t, out, is_error, depth + 1);
+        if (json_is_string(err) && *json_string_value(err)) {
+            sync_text_sep(t);
+            sync_text_adds(t, json_string_value(err));
+            *is_error = 1;
+        }
+        if (!out && !json_is_string(err)) {
+            char *dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            sync_text_sep(t);
+            sync_text_adds(t, dump);
+            free(dump);
+        }
+        return;
+    }
+    char *dump = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    sync_text_sep(t);
+    sync_text_adds(t, dump);
+    free(dump);
+}
+
+/* A result block's call id, tool, text and error flag. */
+static void result_parts(json_t *b, const char **id, const char **name, sync_text *t, int *is_error)
+{
+    static const char *const ids[] = {"tool_use_id",  "toolCallId", "call_id",
+                                      "tool_call_id", "callId",     "id"};
+    static const char *const names[] = {"name", "toolName", "tool_name"};
+    static const char *const outs[] = {"content", "output", "result", "response"};
+    static const char *const errs[] = {"is_error", "isError", "error"};
+    json_t *inner = json_object_get(b, "functionResponse");
+    if (json_is_object(inner))
+        b = inner;
+    *id = first_str(b, ids, COUNT(ids));
+    *name = first_str(b, names, COUNT(names));
+    json_t *err = first_of(b, errs, COUNT(errs));
+    if (json_is_boolean(err))
+        *is_error = json_is_true(err);
+    else if (json_is_string(err) && *json_string_value(err)) {
+        *is_error = 1;
+        sync_text_adds(t, json_string_value(err));
+    }
+    add_value_text(t, first_of(b, outs, COUNT(outs)), is_error, 0);
+}
+
+/* ---- expand --------------------------------------------------------------- */
+
+static char *dup_range(const char *p, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, p, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+/* The messages of one record, built up. */
+typedef struct out {
+    sync_record *v;
+    size_t n, cap;
+    int oom;
+} out;
+
+static sync_record *out_add(out *o)
+{
+    if (o->n >= ENGINE_CALLS_MAX + 2)
+        return NULL;
+    if (sync_grow((void **)&o->v, &o->cap, o->n, sizeof *o->v, 4) < 0) {
+        o->oom = 1;
+        return NULL;
+    }
+    sync_record *r = &o->v[o->n++];
+    memset(r, 0, sizeof *r);
+    r->kind = SYNC_MESSAGE;
+    return r;
+}
+
+static const char *map_role(const sd_rule *r, const char *src)
+{
+    if (r->role.konst)
+        return r->role.konst;
+    if (src) {
+        for (size_t i = 0; i < r->nmap; i++)
+            if (strcmp(r->map_from[i], src) == 0)
+                return r->map_to[i];
+        static const char *const from[] = {"user",      "human",   "assistant",   "model",
+                                           "ai",        "bot",     "agent",       "system",
+                                           "developer", "tool",    "toolResult",  "tool_result",
+                                           "function",  "ipython", "observation", "environment"};
+        static const char *const to[] = {"user",      "user",      "assistant", "assistant",
+                                         "assistant", "assistant", "assistant", "system",
+                                         "system",    "tool",      "tool",      "tool",
+                                         "tool",      "tool",      "tool",      "system"};
+        for (size_t i = 0; i < COUNT(from); i++)
+            if (strcmp(from[i], src) == 0)
+                return to[i];
+    }
+    return r->map_default ? r->map_default : "system";
+}
+
+static const char *static_role(const char *role)
+{
+    if (strcmp(role, "user") == 0)
+        return "user";
+    if (strcmp(role, "assistant") == 0)
+        return "assistant";
+    if (strcmp(role, "tool") == 0)
+        return "tool";
+    return "system";
+}
+
+/* The usage a record names, on its message. */
+static void take_usage(const sd_rule *r, json_t *rec, sync_record *m)
+{
+    sync_usage *u = &m->usage;
+    u->input = v_int(rec, &r->usage_input);
+    u->output = v_int(rec, &r->usage_output);
+    u->cache_read = v_int(rec, &r->usage_cache_read);
+    u->cache_creation = v_int(rec, &r->usage_cache_creation);
+    u->reasoning = v_int(rec, &r->usage_reasoning);
+    json_t *cost = v_json(rec, &r->cost);
+    if (json_is_number(cost) && json_number_value(cost) >= 0) {
+        u->cost_usd = json_number_value(cost);
+        u->cost_given = 1;
+    }
+    u->present = u->input >= 0 || u->output >= 0 || u->cache_read >= 0 || u->cache_creation >= 0 ||
+                 u->reasoning >= 0 || u->cost_given;
+    if (u->input < 0)
+        u->input = 0;
+    if (u->output < 0)
+        u->output = 0;
+    if (u->cache_read < 0)
+        u->cache_read = 0;
+    if (u->cache_creation < 0)
+        u->cache_creation = 0;
+    if (u->reasoning < 0)
+        u->reasoning = 0;
+}
+
+static void add_call(out *o, const char *name, json_t *input, const char *id, const char *ts,
+                     const char *model)
+{
+    sync_record *c = out_add(o);
+    if (!c)
+        return;
+    sync_record_call(c, "assistant", name && *name ? name : "?", id, input, ts);
+    if (model)
+        c->model = sync_short_copy(model, 100);
+}
+
+static void add_result(out *o, const char *id, const char *name, sync_text *t, int is_error,
+                       const char *ts)
+{
+    sync_record *m = out_add(o);
+    if (!m) {
+        free(t->buf);
+        return;
+    }
+    m->role = "tool";
+    m->text = sync_text_finish(t);
+    m->call_id = id && *id ? sync_short_copy(id, 100) : NULL;
+    m->tool_name = name && *name ? sync_short_copy(name, 100) : NULL;
+    m->is_error = is_error;
+    m->timestamp = ts ? sync_short_copy(ts, 64) : NULL;
+}
+
+static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out *o)
+{
+    char tmp[64];
+    const char *role = static_role(map_role(r, v_str(rec, &r->role, tmp, sizeof tmp)));
+    if (strcmp(map_role(r, v_str(rec, &r->role, tmp, sizeof tmp)), "skip") == 0)
+        return;
+    char *ts = v_time(rec, &r->timestamp);
+    char *model = v_copy(rec, &r->model, 100);
+    sync_text text = {0};
+    if (r->prefix)
+        sync_text_adds(&text, r->prefix);
+    size_t prefix_len = text.len;
+    /* calls and results found in the blocks, kept in order after the text */
+    json_t *content = r->content.konst ? NULL : v_json(rec, &r->content);
+    json_t *pending = json_array();
+    if (r->content.konst)
+        sync_text_adds(&text, r->content.konst);
+    int is_error = v_set(&r->is_error) ? v_bool(rec, &r->is_error) : 0;
+    if (json_is_string(content)) {
+        sync_text_adds(&text, json_string_value(content));
+    } else if (json_is_object(content) && block_kind(d, content) == B_NONE &&
+               strcmp(role, "tool") == 0) {
+        add_value_text(&text, content, &is_error, 0);
+    } else if (content) {
+        json_t *one = json_is_array(content) ? json_incref(content) : json_pack("[O]", content);
+        size_t i;
+        json_t *b;
+        json_array_foreach(one, i, b)
+        {
+            int k = block_kind(d, b);
+            if (k == B_TEXT) {
+                sync_text_sep(&text);
+                sync_text_adds(&text,
+                               json_is_string(b) ? json_string_value(b) : sync_json_str(b, "text"));
+            } else if (k == B_THINKING) {
+                static const char *const keys[] = {"thinking", "text", "reasoning", "content",
+                                                   "summary"};
+                const char *th = first_str(b, keys, COUNT(keys));
+                sync_text_sep(&text);
+                sync_text_adds(&text, th ? "[thinking] " : "[thinking redacted]");
+                sync_text_adds(&text, th);
+            } else if (k == B_IMAGE) {
+                json_t *inl = json_object_get(b, "inlineData");
+                json_t *src = json_object_get(b, "source");
+                const char *mime = sync_json_str(json_is_object(inl) ? inl : src,
+                                                 json_is_object(inl) ? "mimeType" : "media_type");
+                if (!mime)
+                    mime = first_str(
+                        b, (const char *const[]){"mimeType", "mime_type", "media_type"}, 3);
+                sync_text_sep(&text);
+                sync_text_adds(&text, mime ? "[image: " : "[image");
+                sync_text_adds(&text, mime);
+                sync_text_adds(&text, "]");
+            } else if (k == B_FILE) {
+                json_t *fd = json_object_get(b, "fileData");
+                const char *uri = first_str(
+                    json_is_object(fd) ? fd : b,
+                    (const char *const[]){"fileUri", "path", "filename", "name", "uri", "url"}, 6);
+                sync_text_sep(&text);
+                sync_text_adds(&text, "[file: ");
+                sync_text_adds(&text, uri ? uri : "?");
+                sync_text_adds(&text, "]");
+            } else if ((k == B_CALL || k == B_RESULT) &&
+                       json_array_size(pending) < ENGINE_CALLS_MAX) {
+                json_array_append(pending, b);
+            }
+        }
+        json_decref(one);
+    }
+    json_t *think = v_set(&r->thinking) ? v_json(rec, &r->thinking) : NULL;
+    if (think) {
+        /* reasoning kept beside the content: before the text, as thinking */
+        sync_text th = {0};
+        int ignored = 0;
+        add_value_text(&th, think, &ignored, 0);
+        if (th.len) {
+            char *body = sync_text_finish(&th);
+            char *rest = text.len > prefix_len ? dup_range(text.buf + prefix_len,
+                                                           text.len - prefix_len)
+                                               : NULL;
+            text.len = prefix_len;
+            sync_text_adds(&text, "[thinking] ");
+            sync_text_adds(&text, body);
+            if (rest) {
+                sync_text_sep(&text);
+                sync_text_adds(&text, rest);
+            }
+            free(rest);
+            free(body);
+        } else {
+            free(th.buf);
+        }
+    }
+    json_t *calls = v_json(rec, &r->calls);
+    if (json_is_array(calls)) {
+        size_t i;
+        json_t *b;
+        json_array_foreach(calls, i, b)
+        {
+            if (json_is_object(b) && json_array_size(pending) < ENGINE_CALLS_MAX)
+                json_array_append(pending, b);
+        }
+    }
+    if (strcmp(role, "tool") == 0) {
+        /* a tool result message: its content is the result */
+        const char *id = v_str(rec, &r->call_id, tmp, sizeof tmp);
+        char *cid = id ? sync_short_copy(id, 100) : NULL;
+        char *name = v_copy(rec, &r->tool_name, 100);
+        size_t i;
+        json_t *b;
+        json_array_foreach(pending, i, b)
+        {
+            /* result blocks inside a tool message: their text joins it */
+            const char *bid = NULL, *bname = NULL;
+            result_parts(b, &bid, &bname, &text, &is_error);
+            if (!cid && bid)
+                cid = sync_short_copy(bid, 100);
+            if (!name && bname)
+                name = sync_short_copy(bname, 100);
+        }
+        add_result(o, cid, name, &text, is_error, ts);
+        free(cid);
+        free(name);
+    } else {
+        int has_text = text.len > prefix_len;
+        if (has_text || json_array_size(pending) == 0) {
+            if (has_text) {
+                sync_record *m = out_add(o);
+                if (m) {
+                    m->role = role;
+                    m->text = sync_text_finish(&text);
+                    m->timestamp = ts ? sync_short_copy(ts, 64) : NULL;
+                    m->is_prompt = strcmp(role, "user") == 0;
+                    m->is_error = strcmp(role, "system") == 0 ? is_error : 0;
+                    if (model && strcmp(role, "assistant") == 0)
+                        m->model = sync_short_copy(model, 100);
+                }
+            }
+        }
+        free(text.buf);
+        size_t i;
+        json_t *b;
+        json_array_foreach(pending, i, b)
+        {
+            int k = block_kind(d, b);
+            if (k == B_RESULT) {
+                const char *id = NULL, *name = NULL;
+                int err = 0;
+                sync_text t = {0};
+                result_parts(b, &id, &name, &t, &err);
+                add_result(o, id, name, &t, err, ts);
+            } else {
+                const char *name = NULL, *id = NULL;
+                json_t *input = NULL;
+                call_parts(b, &name, &input, &id);
+                add_call(o, name, input, id, ts, model);
+            }
+        }
+    }
+    /* the record's usage goes on its first assistant message */
+    for (size_t i = 0; i < o->n; i++) {
+        if (strcmp(o->v[i].role, "assistant") == 0) {
+            take_usage(r, rec, &o->v[i]);
+            break;
+        }
+    }
+    json_decref(pending);
+    free(ts);
+    free(model);
+}
+
+int sync__desc_expand(const sync_desc *d, const char *line, size_t len, int32_t sub,
+                      sync_record **outp, size_t *n)
+{
+    (void)sub;
+    *outp = NULL;
+    *n = 0;
+    json_t *root = sync_json_loadb(line, len, 0, NULL);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    int wrap = 0;
+    json_t *rec = unwrap(root, &wrap);
+    const sd_rule *r = wrap ? NULL : pick_rule(d, rec);
+    out o = {0};
+    if (r && r->kind == SD_MESSAGE)
+        expand_record(d, r, rec, &o);
+    json_decref(root);
+    if (o.oom) {
+        sync__records_free(o.v, o.n);
+        return MCPAGE_ENOMEM;
+    }
+    return sync__records_finish(o.v, o.n, outp, n);
+}
+
+/* ---- documents ------------------------------------------------------------ */
+
+int sync__desc_convert(const sync_desc *d, const char *doc, size_t len, char **outp, size_t *outlen,
+                       char *why, size_t whylen)
+{
+    *outp = NULL;
+    *outlen = 0;
+    json_error_t err;
+    json_t *root = json_loadb(doc, len, 0, &err);
+    if (!root) {
+        snprintf(why, whylen, "not a JSON document: %s (line %d)", err.text, err.line);
+        return MCPAGE_EPARSE;
+    }
+    json_t *recs = at_path(root, &d->records);
+    if (!json_is_array(recs)) {
+        snprintf(why, whylen, "no array of records where the description says (%zu steps in)",
+                 d->records.n);
+        json_decref(root);
+        return MCPAGE_EPARSE;
+    }
+    json_incref(recs);
+    json_t *rest = NULL;
+    if (d->records.n == 0) {
+        rest = json_object();
+    } else {
+        sd_path up = {d->records.tok, d->records.n - 1};
+        json_t *parent = at_path(root, &up);
+        if (json_is_object(parent))
+            json_object_del(parent, d->records.tok[d->records.n - 1]);
+        rest = json_incref(root);
+    }
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *w = open_memstream(&buf, &n);
+    json_t *head = json_pack("{sO}", "$document", rest);
+    int ok = w && head && json_dumpf(head, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+             fputc('\n', w) != EOF;
+    json_decref(head);
+    size_t i;
+    json_t *m;
+    json_array_foreach(recs, i, m)
+    {
+        if (!ok)
+            break;
+        json_t *one = json_is_object(m) ? json_incref(m) : json_pack("{sO}", "$value", m);
+        ok = one && json_dumpf(one, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+             fputc('\n', w) != EOF;
+        json_decref(one);
+    }
+    if (w && fclose(w) != 0)
+        ok = 0;
+    json_decref(recs);
+    json_decref(rest);
+    json_decref(root);
+    if (!ok) {
+        free(buf);
+        return MCPAGE_ENOMEM;
+    }
+    *outp = buf;
+    *outlen = n;
+    return 0;
+}
+
+/* ---- discovery ------------------------------------------------------------ */
+
+typedef struct dwalk {
+    const sync_desc *d;
+    const sd_glob *g;
+    sync_fold_jobs *js;
+    sync_report *rep;
+    const char *root; /* the home, resolved */
+    size_t rootlen;
+    size_t files;
+    /* captures of the path being walked */
+    char id[256], parent[256], cwd[SYNC_PATH_MAX], project[256];
+} dwalk;
+
+static int inside(const dwalk *w, const char *real)
+{
+    if (w->rootlen == 1)
+        return 1;
+    return strncmp(real, w->root, w->rootlen) == 0 &&
+           (real[w->rootlen] == '/' || real[w->rootlen] == 0);
+}
+
+static void percent_decode(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        if (p[0] == '%' && isxdigit((unsigned char)p[1]) && isxdigit((unsigned char)p[2])) {
+            char hex[3] = {p[1], p[2], 0};
+            *o++ = (char)strtol(hex, NULL, 16);
+            p += 2;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = 0;
+}
+
+/*
+ * Matches one name against a segment pattern with captures: `{x}` is a
+ * `*` whose match is kept. The literal parts and wildcards go to
+ * fnmatch; captures are found by trying every split (names are short).
+ */
+static int seg_match(dwalk *w, const char *pat, const char *name)
+{
+    const char *open = strchr(pat, '{');
+    if (!open)
+        return fnmatch(pat, name, FNM_PERIOD) == 0;
+    const char *close = strchr(open, '}');
+    size_t pre = (size_t)(open - pat);
+    char head[256];
+    if (pre >= sizeof head)
+        return 0;
+    memcpy(head, pat, pre);
+    head[pre] = 0;
+    size_t nlen = strlen(name);
+    /* the head must match a prefix, the rest (after the capture) the tail */
+    for (size_t a = 0; a <= nlen; a++) {
+        char left[256];
+        if (a >= sizeof left)
+            break;
+        memcpy(left, name, a);
+        left[a] = 0;
+        if (fnmatch(head, left, FNM_PERIOD) != 0)
+            continue;
+        for (size_t b = nlen; b > a; b--) {
+            if (!seg_match(w, close + 1, name + b))
+                continue;
+            char cap[SYNC_PATH_MAX];
+            size_t cn = b - a < sizeof cap - 1 ? b - a : sizeof cap - 1;
+            memcpy(cap, name + a, cn);
+            cap[cn] = 0;
+            size_t kn = (size_t)(close - open - 1);
+            const char *k = open + 1;
+            if (kn == 2 && strncmp(k, "id", 2) == 0)
+                snprintf(w->id, sizeof w->id, "%.*s", (int)sizeof w->id - 1, cap);
+            else if (kn == 6 && strncmp(k, "parent", 6) == 0)
+                snprintf(w->parent, sizeof w->parent, "%.*s", (int)sizeof w->parent - 1, cap);
+            else if (kn == 7 && strncmp(k, "project", 7) == 0)
+                snprintf(w->project, sizeof w->project, "%.*s", (int)sizeof w->project - 1, cap);
+            else if (kn == 7 && strncmp(k, "cwd:url", 7) == 0) {
+                percent_decode(cap);
+                snprintf(w->cwd, sizeof w->cwd, "%s", cap);
+            } else if (kn == 3)
+                snprintf(w->cwd, sizeof w->cwd, "%s", cap);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void note(dwalk *w, const char *path, const char *what, int err)
+{
+    char why[200];
+    snprintf(why, sizeof why, "%s%s%s", what, err ? ": " : "", err ? strerror(err) : "");
+    sync_example(w->rep, path, 0, why);
+}
+
+/* A session file's sidecar name: the description's, "{stem}" replaced by
+ * the file's name without its last extension. */
+static void sidecar_name(const sync_desc *d, const char *path, char *out, size_t n)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    int stem = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
+    const char *at = strstr(d->sidecar, "{stem}");
+    if (!at)
+        snprintf(out, n, "%s", d->sidecar);
+    else
+        snprintf(out, n, "%.*s%.*s%s", (int)(at - d->sidecar), d->sidecar, stem, base, at + 6);
+}
+
+static int add_file(dwalk *w, const char *path, const struct stat *sb)
+{
+    if (w->files++ >= ENGINE_FILES_MAX)
+        return 1;
+    sync_fold_job j = {.fmt = &w->d->fmt, .convert = w->g->layout == SD_JSON};
+    j.path = sync_dup(path);
+    j.home = sync_dup(w->root);
+    if (w->id[0])
+        j.fallback_id = prefixed(w->d, w->id); /* an id a record names wins */
+    if (w->parent[0])
+        j.parent = prefixed(w->d, w->parent);
+    if (w->cwd[0])
+        j.cwd = sync_dup(w->cwd);
+    else if (w->project[0])
+        j.cwd = sync_dup(w->project);
+    if (!j.path || !j.home) {
+        free(j.path);
+        free(j.home);
+        free(j.fallback_id);
+        free(j.parent);
+        free(j.cwd);
+        return MCPAGE_ENOMEM;
+    }
+    if (w->d->sidecar) {
+        /* a sidecar's changes count as the session's: its size and time join the file's */
+        char *dir = sync_dup(path);
+        char *slash = dir ? strrchr(dir, '/') : NULL;
+        if (slash)
+            *slash = 0;
+        char name[512];
+        sidecar_name(w->d, path, name, sizeof name);
+        char *side = dir ? sync_join(dir, name) : NULL;
+        struct stat ss;
+        j.size = (int64_t)sb->st_size;
+        j.inode = (int64_t)sb->st_ino;
+        j.mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
+        if (side && lstat(side, &ss) == 0 && S_ISREG(ss.st_mode)) {
+            j.size += (int64_t)ss.st_size;
+            int64_t m = (int64_t)ss.st_mtim.tv_sec * 1000000000 + ss.st_mtim.tv_nsec;
+            if (m > j.mtime_ns)
+                j.mtime_ns = m;
+        }
+        free(side);
+        free(dir);
+    }
+    return sync__fold_jobs_add(w->js, &j);
+}
+
+static int walk_seg(dwalk *w, const char *dir, size_t seg, int depth);
+
+typedef struct dstep {
+    dwalk *w;
+    size_t seg;
+    int depth;
+    int globstar; /* this segment is `**`: also descend keeping it */
+} dstep;
+
+static int step_entry(void *ud, const struct dirent *e, char *path)
+{
+    dstep *st = ud;
+    dwalk *w = st->w;
+    const sd_glob *g = w->g;
+    struct stat lsb, sb;
+    int rc = 0;
+    if (lstat(path, &lsb) < 0) {
+        free(path);
+        return 0;
+    }
+    sb = lsb;
+    if (S_ISLNK(lsb.st_mode)) {
+        char *real = realpath(path, NULL);
+        if (!real) {
+            free(path);
+            return 0;
+        }
+        int ok = inside(w, real);
+        if (!ok) {
+            w->rep->links_outside++;
+            char why[160];
+            snprintf(why, sizeof why, "a link out of %.100s: not followed", w->root);
+            sync_example(w->rep, path, 0, why);
+        }
+        int st_ok = ok && stat(real, &sb) == 0;
+        free(real);
+        if (!st_ok) {
+            free(path);
+            return 0;
+        }
+    }
+    /* save captures: a failed branch must not leave its own */
+    dwalk saved = *w;
+    size_t seg = st->seg;
+    if (st->globstar) {
+        /* `**` matches zero folders (the next segment here) or more (descend) */
+        if (S_ISDIR(sb.st_mode) && st->depth < SYNC_DESC_DEPTH)
+            rc = walk_seg(w, path, seg, st->depth + 1);
+        seg++;
+    }
+    if (rc == 0 && seg < g->n && seg_match(w, g->seg[seg], e->d_name)) {
+        if (seg + 1 == g->n) {
+            if (S_ISREG(sb.st_mode))
+                rc = add_file(w, path, &sb);
+            else if (!S_ISDIR(sb.st_mode) && !S_ISLNK(lsb.st_mode)) {
+                /* a FIFO, a device, a socket where a session file should be */
+                note(w, path, "not a regular file: skipped", 0);
+                w->rep->files_failed++;
+            }
+        } else if (S_ISDIR(sb.st_mode) && st->depth < SYNC_DESC_DEPTH) {
+            rc = walk_seg(w, path, seg + 1, st->depth + 1);
+        }
+    }
+    memcpy(w->id, saved.id, sizeof w->id);
+    memcpy(w->parent, saved.parent, sizeof w->parent);
+    memcpy(w->cwd, saved.cwd, sizeof w->cwd);
+    memcpy(w->project, saved.project, sizeof w->project);
+    free(path);
+    return rc;
+}
+
+static int walk_seg(dwalk *w, const char *dir, size_t seg, int depth)
+{
+    DIR *dd = opendir(dir);
+    if (!dd) {
+        if (errno != ENOENT && errno != ENOTDIR) {
+            w->rep->dirs_unreadable++;
+            note(w, dir, "cannot list this folder", errno);
+        }
+        return 0;
+    }
+    dstep st = {.w = w, .seg = seg, .depth = depth, .globstar = strcmp(w->g->seg[seg], "**") == 0};
+    return sync_dir_each(dd, dir, step_entry, &st);
+}
+
+int sync__desc_discover(const sync_desc *d, const char *home, sync_fold_jobs *js, sync_report *rep)
+{
+    char *root = realpath(home, NULL);
+    if (!root)
+        return 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < d->nglobs; i++) {
+        dwalk *w = calloc(1, sizeof *w);
+        if (!w) {
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        w->d = d;
+        w->g = &d->globs[i];
+        w->js = js;
+        w->rep = rep;
+        w->root = root;
+        w->rootlen = strlen(root);
+        rc = walk_seg(w, home, 0, 0); /* paths as the user gave the home */
+        free(w);
+    }
+    free(root);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- sessions with a sidecar ---------------------------------------------- */
+
+/*
+ * Reads a whole source file: regular files only (a FIFO or a device is
+ * refused without blocking), at most `max` bytes. To be replaced by
+ * sync_source_read once the shared source layer is in.
+ */
+static int read_source(const char *path, size_t max, char **buf, size_t *len, char *why,
+                       size_t whylen)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot open: %s", strerror(errno));
+        return MCPAGE_EIO;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        snprintf(why, whylen, "not a regular file");
+        return MCPAGE_EIO;
+    }
+    if ((size_t)sb.st_size > max) {
+        close(fd);
+        snprintf(why, whylen, "larger than %zu bytes", max);
+        return MCPAGE_ERANGE;
+    }
+    size_t n = (size_t)sb.st_size;
+    char *b = malloc(n + 1);
+    if (!b) {
+        close(fd);
+        return MCPAGE_ENOMEM;
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = pread(fd, b + got, n - got, (off_t)got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    close(fd);
+    b[got] = 0;
+    *buf = b;
+    *len = got;
+    return 0;
+}
+
+static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char *why,
+                     size_t whylen)
+{
+    const sync_desc *d = job->fmt->desc;
+    *outp = NULL;
+    *outlen = 0;
+    char *raw = NULL, *conv = NULL, *side = NULL;
+    size_t rawlen = 0, convlen = 0, sidelen = 0;
+    int rc = read_source(job->path, SYNC_FOLD_READ_MAX, &raw, &rawlen, why, whylen);
+    if (rc < 0)
+        return rc;
+    if (job->convert) {
+        rc = sync__desc_convert(d, raw, rawlen, &conv, &convlen, why, whylen);
+        free(raw);
+        if (rc < 0)
+            return rc;
+        raw = conv;
+        rawlen = convlen;
+    }
+    char *dir = sync_dup(job->path);
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash)
+        *slash = 0;
+    char name[512];
+    sidecar_name(d, job->path, name, sizeof name);
+    char *sp = dir ? sync_join(dir, name) : NULL;
+    char swhy[160];
+    json_t *facts = NULL;
+    if (sp && read_source(sp, ENGINE_SIDECAR_MAX, &side, &sidelen, swhy, sizeof swhy) == 0)
+        facts = json_loadb(side, sidelen, 0, NULL);
+    free(side);
+    free(sp);
+    free(dir);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *w = open_memstream(&buf, &n);
+    int ok = w != NULL;
+    if (ok && json_is_object(facts)) {
+        json_t *head = json_pack("{sO}", "$sidecar", facts);
+        ok = head && json_dumpf(head, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+             fputc('\n', w) != EOF;
+        json_decref(head);
+    }
+    if (ok && rawlen)
+        ok = fwrite(raw, 1, rawlen, w) == rawlen;
+    if (w && fclose(w) != 0)
+        ok = 0;
+    json_decref(facts);
+    free(raw);
+    if (!ok) {
+        free(buf);
+        return MCPAGE_ENOMEM;
+    }
+    *outp = buf;
+    *outlen = n;
+    return 0;
+}
+
+void sync__desc_bind(sync_desc *d)
+{
+    d->fmt.source = d->name;
+    d->fmt.desc = d;
+    d->fmt.load = d->sidecar ? desc_load : NULL;
+}
