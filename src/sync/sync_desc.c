@@ -383,10 +383,9 @@ static int usage_parse(ctx *c, json_t *j, sd_rule *r)
 
 static int message_parse(ctx *c, json_t *j, sd_rule *r)
 {
-    static const char *const keys[] = {"id",        "role",      "role_map", "content",
-                                       "thinking",  "calls",     "call_id",  "tool_name",
-                                       "is_error",  "timestamp", "model",    "usage",
-                                       "rewind_to", "prefix",    NULL};
+    static const char *const keys[] = {"id",    "role",    "role_map",  "content",  "thinking",
+                                       "calls", "call_id", "tool_name", "is_error", "timestamp",
+                                       "model", "usage",   "rewind_to", "prefix",   NULL};
     if (!json_is_object(j))
         return fail(c, NULL, "expected an object mapping the record to a message");
     int rc = only_keys(c, j, keys);

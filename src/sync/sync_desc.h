@@ -64,6 +64,7 @@ typedef struct sd_rule {
     size_t nmap;
     char *map_default;  /* role_map "*", or NULL */
     sd_value content;   /* a string, or blocks (text, thinking, tool calls, results) */
+    sd_value thinking;  /* reasoning beside the content (a string or blocks) */
     sd_value calls;     /* an array of tool calls beside the content (OpenAI style) */
     sd_value call_id;   /* a tool result's call id */
     sd_value tool_name; /* a tool result's tool */
@@ -76,7 +77,7 @@ typedef struct sd_rule {
     /* session facts (any rule may carry them) */
     sd_value s_id, s_cwd, s_title, s_parent, s_model, s_branch;
     sd_value s_time; /* the session's start: the time of messages that have none */
-    char *prefix; /* text put before the message's text (e.g. "[compaction] ") */
+    char *prefix;    /* text put before the message's text (e.g. "[compaction] ") */
 } sd_rule;
 
 enum sd_layout { SD_JSONL = 0, SD_JSON };
@@ -104,7 +105,8 @@ typedef struct sync_desc {
     sd_rule doc;     /* JSON documents: the facts of the document itself */
     sd_rule *rules;
     size_t nrules;
-    char *sidecar; /* a file beside each session file holding facts, or NULL */
+    char *sidecar; /* a file beside each session file holding facts ({stem}: the session
+                      file's name without its extension), or NULL */
     sd_rule side;  /* its facts */
     char **call_types, **result_types, **text_types, **thinking_types; /* extra block types */
     size_t ncall_types, nresult_types, ntext_types, nthinking_types;

@@ -37,6 +37,7 @@
 #include "sync/sync_desc.h"
 #include "sync/sync_internal.h"
 #include "sync/sync_json.h"
+#include "sync/sync_source.h"
 
 #define ENGINE_CALLS_MAX   1000      /* tool calls and results of one record */
 #define ENGINE_SIDECAR_MAX (1 << 20) /* bytes of a sidecar file */
@@ -699,9 +700,9 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
         add_value_text(&th, think, &ignored, 0);
         if (th.len) {
             char *body = sync_text_finish(&th);
-            char *rest = text.len > prefix_len ? dup_range(text.buf + prefix_len,
-                                                           text.len - prefix_len)
-                                               : NULL;
+            char *rest = text.len > prefix_len
+                             ? dup_range(text.buf + prefix_len, text.len - prefix_len)
+                             : NULL;
             text.len = prefix_len;
             sync_text_adds(&text, "[thinking] ");
             sync_text_adds(&text, body);
@@ -975,12 +976,12 @@ static void note(dwalk *w, const char *path, const char *what, int err)
 {
     char why[200];
     snprintf(why, sizeof why, "%s%s%s", what, err ? ": " : "", err ? strerror(err) : "");
-    sync_example(w->rep, path, 0, why);
+    sync_example(w->rep, path, 0, why); /* counted by dirs_unreadable */
 }
 
 /* A session file's sidecar name: the description's, "{stem}" replaced by
  * the file's name without its last extension. */
-static void sidecar_name(const sync_desc *d, const char *path, char *out, size_t n)
+static void sidecar_name(const sync_desc *d, const char *path, char *name, size_t n)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
@@ -988,9 +989,9 @@ static void sidecar_name(const sync_desc *d, const char *path, char *out, size_t
     int stem = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
     const char *at = strstr(d->sidecar, "{stem}");
     if (!at)
-        snprintf(out, n, "%s", d->sidecar);
+        snprintf(name, n, "%s", d->sidecar);
     else
-        snprintf(out, n, "%.*s%.*s%s", (int)(at - d->sidecar), d->sidecar, stem, base, at + 6);
+        snprintf(name, n, "%.*s%.*s%s", (int)(at - d->sidecar), d->sidecar, stem, base, at + 6);
 }
 
 static int add_file(dwalk *w, const char *path, const struct stat *sb)
@@ -1073,7 +1074,7 @@ static int step_entry(void *ud, const struct dirent *e, char *path)
             w->rep->links_outside++;
             char why[160];
             snprintf(why, sizeof why, "a link out of %.100s: not followed", w->root);
-            sync_example(w->rep, path, 0, why);
+            sync_example(w->rep, path, 0, why); /* counted by links_outside */
         }
         int st_ok = ok && stat(real, &sb) == 0;
         free(real);
@@ -1095,11 +1096,9 @@ static int step_entry(void *ud, const struct dirent *e, char *path)
         if (seg + 1 == g->n) {
             if (S_ISREG(sb.st_mode))
                 rc = add_file(w, path, &sb);
-            else if (!S_ISDIR(sb.st_mode) && !S_ISLNK(lsb.st_mode)) {
-                /* a FIFO, a device, a socket where a session file should be */
-                note(w, path, "not a regular file: skipped", 0);
-                w->rep->files_failed++;
-            }
+            else if (!S_ISDIR(sb.st_mode) && !S_ISLNK(lsb.st_mode))
+                /* a FIFO, a device, a socket where a session file should be: never opened */
+                sync_warn(w->rep, w->d->name, path, 0, "not a regular file: skipped");
         } else if (S_ISDIR(sb.st_mode) && st->depth < SYNC_DESC_DEPTH) {
             rc = walk_seg(w, path, seg + 1, st->depth + 1);
         }
@@ -1153,54 +1152,6 @@ int sync__desc_discover(const sync_desc *d, const char *home, sync_fold_jobs *js
 
 /* ---- sessions with a sidecar ---------------------------------------------- */
 
-/*
- * Reads a whole source file: regular files only (a FIFO or a device is
- * refused without blocking), at most `max` bytes. To be replaced by
- * sync_source_read once the shared source layer is in.
- */
-static int read_source(const char *path, size_t max, char **buf, size_t *len, char *why,
-                       size_t whylen)
-{
-    *buf = NULL;
-    *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0) {
-        snprintf(why, whylen, "cannot open: %s", strerror(errno));
-        return MCPAGE_EIO;
-    }
-    struct stat sb;
-    if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        snprintf(why, whylen, "not a regular file");
-        return MCPAGE_EIO;
-    }
-    if ((size_t)sb.st_size > max) {
-        close(fd);
-        snprintf(why, whylen, "larger than %zu bytes", max);
-        return MCPAGE_ERANGE;
-    }
-    size_t n = (size_t)sb.st_size;
-    char *b = malloc(n + 1);
-    if (!b) {
-        close(fd);
-        return MCPAGE_ENOMEM;
-    }
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = pread(fd, b + got, n - got, (off_t)got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-    }
-    close(fd);
-    b[got] = 0;
-    *buf = b;
-    *len = got;
-    return 0;
-}
-
 static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char *why,
                      size_t whylen)
 {
@@ -1209,7 +1160,7 @@ static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char
     *outlen = 0;
     char *raw = NULL, *conv = NULL, *side = NULL;
     size_t rawlen = 0, convlen = 0, sidelen = 0;
-    int rc = read_source(job->path, SYNC_FOLD_READ_MAX, &raw, &rawlen, why, whylen);
+    int rc = sync_source_read(job->home, job->path, SYNC_FOLD_READ_MAX, &raw, &rawlen, why, whylen);
     if (rc < 0)
         return rc;
     if (job->convert) {
@@ -1229,7 +1180,8 @@ static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char
     char *sp = dir ? sync_join(dir, name) : NULL;
     char swhy[160];
     json_t *facts = NULL;
-    if (sp && read_source(sp, ENGINE_SIDECAR_MAX, &side, &sidelen, swhy, sizeof swhy) == 0)
+    if (sp && sync_source_read(job->home, sp, ENGINE_SIDECAR_MAX, &side, &sidelen, swhy,
+                               sizeof swhy) == 0)
         facts = json_loadb(side, sidelen, 0, NULL);
     free(side);
     free(sp);

@@ -180,6 +180,7 @@ typedef struct file_state {
 /* Warnings of every kind a report counts. */
 static int64_t warnings_of(const sync_report *rep)
 {
+    /* (sync_warn counts its own per source) */
     return rep->lines_malformed + rep->lines_too_long + rep->files_failed + rep->links_outside +
            rep->dirs_unreadable + rep->files_same_session;
 }

@@ -952,10 +952,10 @@ static int fold_whole(fold_file *ff, int fd, int *reparsed)
             stem_id = sync_dup(id);
         }
     }
-    ff->sid = ff->job->session_id   ? ff->job->session_id
-              : now.session_id      ? now.session_id
+    ff->sid = ff->job->session_id    ? ff->job->session_id
+              : now.session_id       ? now.session_id
               : ff->job->fallback_id ? ff->job->fallback_id
-                                    : stem_id;
+                                     : stem_id;
     if (!ff->sid || strlen(ff->sid) > STORE_ID_MAX) {
         free(stem_id);
         rc = MCPAGE_EPARSE;

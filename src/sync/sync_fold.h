@@ -102,11 +102,11 @@ typedef struct sync_fold_job {
     char *path;
     char *home; /* the agent's folder (resolved) the file was found under, or NULL */
     const sync_fold_format *fmt;
-    char *session_id; /* from the file's place; NULL = the id the file names */
+    char *session_id;  /* from the file's place; NULL = the id the file names */
     char *fallback_id; /* the id when the file names none (a described source's {id}), or NULL */
-    char *parent;     /* parent session from the file's place, or NULL */
-    char *cwd;        /* project directory from the file's place, or NULL */
-    int convert;      /* read through fmt->convert */
+    char *parent;      /* parent session from the file's place, or NULL */
+    char *cwd;         /* project directory from the file's place, or NULL */
+    int convert;       /* read through fmt->convert */
     /* a job that is not a file (fmt->load): where its rows are, and the
        identity that says whether they changed (compared like a stat) */
     char *db;         /* the database file, or NULL */

@@ -323,8 +323,10 @@ char *sync_tool_summary(json_t *input)
     /* absolute_path, dir_path: Gemini CLI's read_file, list_directory;
        filePath: OpenCode's read, edit, write */
     static const char *const keys[] = {
-        "command",     "cmd",    "file_path",     "path",  "pattern",       "query",    "url",
-        "description", "prompt", "notebook_path", "skill", "absolute_path", "dir_path", "filePath"};
+        "command",  "cmd",           "file_path",   "path",
+        "pattern",  "query",         "url",         "description",
+        "prompt",   "notebook_path", "skill",       "absolute_path",
+        "dir_path", "filePath",      "target_file", "target_directory"};
     json_t *parsed = NULL;
     char *out = NULL;
     if (json_is_string(input)) {

@@ -20,6 +20,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "sync/sync_internal.h"
 #include "sync/sync_source.h"
 #include "sync/sync_walk.h"
 
@@ -97,10 +98,23 @@ void sync_warn(sync_report *rep, const char *source, const char *path, int64_t l
                const char *why)
 {
     rep->warnings++;
-    if (rep->nwarnings >= SYNC_WARNINGS_MAX)
-        return;
     char epath[240];
     sync_escape_path(epath, sizeof epath, path);
+    sync_source_report *r = sync__source(rep, source ? source : "sync");
+    if (r) {
+        /* the source's own count and first warning (`mcpage sources`, --json) */
+        r->warnings++;
+        if (!r->warning[0]) {
+            int m = line > 0 ? snprintf(r->warning, sizeof r->warning, "%s:%lld: ", epath,
+                                        (long long)line)
+                             : snprintf(r->warning, sizeof r->warning, "%s: ", epath);
+            if (m > 0 && (size_t)m < sizeof r->warning)
+                sync_escape(r->warning + m, sizeof r->warning - (size_t)m, why ? why : "",
+                            why ? strlen(why) : 0);
+        }
+    }
+    if (rep->nwarnings >= SYNC_WARNINGS_MAX)
+        return;
     char *w = rep->warning_list[rep->nwarnings++];
     int k = line > 0
                 ? snprintf(w, SYNC_WARNING_LEN, "%.40s: %s:%lld: ", source ? source : "sync", epath,
