@@ -9,6 +9,11 @@
  *   bench_sync ARCHIVE_DIR DB_FILE [--keep]
  * DB_FILE is deleted first, unless --keep: then the full sync is skipped
  * and only the incremental passes run on the existing store.
+ *
+ * MCPAGE_BENCH_DESCRIBED=NAME reads the claude/ folder with the described
+ * source NAME (the built-in descriptions and MCPAGE_SOURCES) instead of
+ * the Claude Code reader, and leaves Codex out: the engine against the
+ * dedicated reader on the same bytes (bench/claude-described.json).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,7 @@
 
 #include "store/store.h"
 #include "sync/sync.h"
+#include "sync/sync_desc.h"
 
 static double now_s(void)
 {
@@ -104,6 +110,27 @@ int main(int argc, char **argv)
                 "\"id\":\"appended-1\",\"timestamp\":\"2025-12-31T23:59:59.000Z\"}\n";
         line2 = "{\"type\":\"user.message\",\"data\":{\"content\":\"and one more\"},"
                 "\"id\":\"appended-2\",\"timestamp\":\"2025-12-31T23:59:59.500Z\"}\n";
+    }
+    const char *described = getenv("MCPAGE_BENCH_DESCRIBED");
+    sync_descs descs = {0};
+    sync_described one = {0};
+    if (described && *described) {
+        char err[700];
+        if (sync_descs_load(&descs, NULL, err, sizeof err) < 0) {
+            fprintf(stderr, "bench_sync: %s\n", err);
+            return 1;
+        }
+        one.desc = sync_descs_find(&descs, described);
+        if (!one.desc) {
+            fprintf(stderr, "bench_sync: no source is described as %s\n", described);
+            return 1;
+        }
+        one.home = claude;
+        o.described = &one;
+        o.ndescribed = 1;
+        o.claude_home = NULL;
+        o.codex_home = NULL;
+        printf("claude/ read by the described source %s (Codex left out)\n", described);
     }
     sync_report r;
     double secs;

@@ -4,6 +4,9 @@
 #   bench/run_sync_bench.sh [SIZE_MB] [DIR] [SOURCE]
 # SOURCE: mixed (Claude Code and Codex CLI, the default), gemini or copilot;
 # "all" runs the three one after the other, each SIZE_MB, each in DIR-SOURCE.
+# "engine": the mixed archive's Claude Code files read twice, by the Claude
+# reader and by the engine of described sources (bench/claude-described.json),
+# in turn: the engine's cost against the dedicated reader on the same bytes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size=${1:-1024}
@@ -21,7 +24,24 @@ run() {
   echo "== $src"
   build/release/bench/bench_sync "$d/archive" "$d/archive.db"
 }
-if [ "$source" = all ]; then
+if [ "$source" = engine ]; then
+  d=$dir-mixed
+  if [ ! -f "$d/.size-$size-mixed" ]; then
+    rm -rf "$d"
+    build/release/bench/gen_archive --out "$d/archive" --size-mb "$size" --source mixed
+    touch "$d/.size-$size-mixed"
+  fi
+  # the Claude files alone (Codex's moved aside for the run)
+  mkdir -p "$d/claude-only"
+  [ -e "$d/claude-only/claude" ] || ln -s "$d/archive/claude" "$d/claude-only/claude"
+  for round in 1 2; do
+    echo "== claude reader (round $round)"
+    build/release/bench/bench_sync "$d/claude-only" "$d/claude.db"
+    echo "== engine, claude-described.json (round $round)"
+    MCPAGE_SOURCES=bench/claude-described.json MCPAGE_BENCH_DESCRIBED=claude-data \
+      build/release/bench/bench_sync "$d/claude-only" "$d/engine.db"
+  done
+elif [ "$source" = all ]; then
   for s in mixed gemini copilot; do run "$s" "$dir-$s"; done
 else
   run "$source" "$dir"

@@ -534,6 +534,8 @@ static int glob_parse(ctx *c, const char *field, const char *s, int layout, sd_g
 
 /* ---- descriptions ------------------------------------------------------- */
 
+static void db_free(sd_db *b);
+
 static void strv_free(char **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -561,6 +563,7 @@ static void desc_free(sync_desc *d)
     free(d->rules);
     free(d->sidecar);
     rule_free(&d->side);
+    db_free(d->db);
     strv_free(d->call_types, d->ncall_types);
     strv_free(d->result_types, d->nresult_types);
     strv_free(d->text_types, d->ntext_types);
@@ -711,12 +714,139 @@ static int blocks_parse(ctx *c, json_t *j, sync_desc *d)
     return rc;
 }
 
+/* ---- SQLite stores ------------------------------------------------------ */
+
+static void db_free(sd_db *b)
+{
+    if (!b)
+        return;
+    for (size_t i = 0; i < b->nglobs; i++)
+        glob_free(&b->globs[i]);
+    free(b->globs);
+    free(b->s_table);
+    free(b->s_id);
+    free(b->s_cwd);
+    free(b->s_title);
+    free(b->s_parent);
+    free(b->s_time);
+    free(b->s_changed);
+    strv_free(b->s_json, b->ns_json);
+    free(b->m_table);
+    free(b->m_session);
+    strv_free(b->m_order, b->nm_order);
+    strv_free(b->m_json, b->nm_json);
+    free(b);
+}
+
+/* A table or column name: [A-Za-z_][A-Za-z0-9_]*, at most 64 bytes. */
+static int ident_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+            return 0;
+    return 1;
+}
+
+static int ident_field(ctx *c, json_t *o, const char *k, int required, char **out)
+{
+    int rc = str_field(c, o, k, required, out);
+    if (rc == 0 && *out && !ident_ok(*out))
+        return fail(c, k, "\"%s\": a table or column name (letters, digits, '_')", *out);
+    return rc;
+}
+
+static int idents_field(ctx *c, json_t *o, const char *k, char ***out, size_t *n)
+{
+    int rc = strv_field(c, o, k, out, n);
+    for (size_t i = 0; rc == 0 && i < *n; i++)
+        if (!ident_ok((*out)[i]))
+            rc = fail(c, k, "\"%s\": a column name (letters, digits, '_')", (*out)[i]);
+    return rc;
+}
+
+static int db_parse(ctx *c, json_t *j, sync_desc *d)
+{
+    static const char *const keys[] = {"files", "sessions", "messages", NULL};
+    static const char *const skeys[] = {"table", "id",      "cwd",  "title", "parent",
+                                        "time",  "changed", "json", NULL};
+    static const char *const mkeys[] = {"table", "session", "order", "json", NULL};
+    if (!json_is_object(j))
+        return fail(c, NULL, "expected {\"files\": ..., \"sessions\": {...}, \"messages\": {...}}");
+    int rc = only_keys(c, j, keys);
+    if (rc < 0)
+        return rc;
+    sd_db *b = d->db = calloc(1, sizeof *b);
+    if (!b)
+        return MCPAGE_ENOMEM;
+    json_t *files = json_object_get(j, "files");
+    json_t *list = json_is_string(files) ? json_pack("[O]", files) : json_incref(files);
+    if (!json_is_array(list) || json_array_size(list) == 0 || json_array_size(list) > 8) {
+        json_decref(list);
+        return fail(c, "files",
+                    "expected the database's glob under the home "
+                    "(\"sessions/sessions.db\") or a list of 1 to 8");
+    }
+    b->globs = calloc(json_array_size(list), sizeof *b->globs);
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        char field[32];
+        snprintf(field, sizeof field, "files[%zu]", i);
+        if (!b->globs)
+            rc = MCPAGE_ENOMEM;
+        else if (!json_is_string(e))
+            rc = fail(c, field, "expected a glob string");
+        else {
+            rc = glob_parse(c, field, json_string_value(e), SD_DB, &b->globs[b->nglobs]);
+            b->nglobs++;
+        }
+        if (rc < 0)
+            break;
+    }
+    json_decref(list);
+    if (rc < 0)
+        return rc;
+    json_t *s = json_object_get(j, "sessions");
+    if (!json_is_object(s))
+        return fail(c, "sessions", "missing: {\"table\": \"sessions\", \"id\": \"id\", ...}");
+    size_t at = enter(c, "sessions");
+    if ((rc = only_keys(c, s, skeys)) < 0 ||
+        (rc = ident_field(c, s, "table", 1, &b->s_table)) < 0 ||
+        (rc = ident_field(c, s, "id", 1, &b->s_id)) < 0 ||
+        (rc = ident_field(c, s, "cwd", 0, &b->s_cwd)) < 0 ||
+        (rc = ident_field(c, s, "title", 0, &b->s_title)) < 0 ||
+        (rc = ident_field(c, s, "parent", 0, &b->s_parent)) < 0 ||
+        (rc = ident_field(c, s, "time", 0, &b->s_time)) < 0 ||
+        (rc = ident_field(c, s, "changed", 0, &b->s_changed)) < 0 ||
+        (rc = idents_field(c, s, "json", &b->s_json, &b->ns_json)) < 0)
+        return rc;
+    leave(c, at);
+    json_t *m = json_object_get(j, "messages");
+    if (m) {
+        at = enter(c, "messages");
+        if (!json_is_object(m))
+            return fail(c, NULL, "expected {\"table\": ..., \"session\": ..., \"order\": [...]}");
+        if ((rc = only_keys(c, m, mkeys)) < 0 ||
+            (rc = ident_field(c, m, "table", 1, &b->m_table)) < 0 ||
+            (rc = ident_field(c, m, "session", 1, &b->m_session)) < 0 ||
+            (rc = idents_field(c, m, "order", &b->m_order, &b->nm_order)) < 0 ||
+            (rc = idents_field(c, m, "json", &b->m_json, &b->nm_json)) < 0)
+            return rc;
+        leave(c, at);
+    }
+    return 0;
+}
+
 static int desc_parse(ctx *c, json_t *j, sync_desc *d)
 {
-    static const char *const keys[] = {"name",     "title",   "home",      "env",        "files",
-                                       "layout",   "records", "document",  "sidecar",    "rules",
-                                       "blocks",   "writes",  "id_prefix", "provenance", "enabled",
-                                       "$comment", NULL};
+    static const char *const keys[] = {
+        "name",     "title",    "home",     "env",          "files",  "layout",    "records",
+        "document", "sidecar",  "rules",    "blocks",       "writes", "id_prefix", "provenance",
+        "enabled",  "$comment", "database", "unique_calls", NULL};
     int rc = only_keys(c, j, keys);
     if (rc == 0)
         rc = str_field(c, j, "title", 0, &d->title);
@@ -737,6 +867,10 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
         else if (!(d->id_prefix = sync_dup(json_string_value(p))))
             rc = MCPAGE_ENOMEM;
     }
+    json_t *uc = json_object_get(j, "unique_calls");
+    if (rc == 0 && uc && !json_is_boolean(uc))
+        rc = fail(c, "unique_calls", "expected true or false");
+    d->unique_calls = json_is_true(uc);
     if (rc < 0)
         return rc;
     if (!d->title && !(d->title = sync_dup(d->name)))
@@ -765,13 +899,20 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
     if ((rc = layout_of(c, "layout", json_object_get(j, "layout"), SD_JSONL, &layout)) < 0)
         return rc;
     json_t *files = json_object_get(j, "files");
-    if (!files)
+    json_t *database = json_object_get(j, "database");
+    if (!files && !database)
         return fail(c, "files",
                     "missing: where the session files are under the home "
-                    "(\"sessions/*/*.jsonl\")");
-    if ((rc = files_parse(c, files, layout, d)) < 0)
+                    "(\"sessions/*/*.jsonl\"), or a \"database\"");
+    if (files && (rc = files_parse(c, files, layout, d)) < 0)
         return rc;
-    int any_json = 0;
+    if (database) {
+        size_t at = enter(c, "database");
+        if ((rc = db_parse(c, database, d)) < 0)
+            return rc;
+        leave(c, at);
+    }
+    int any_json = d->db && !d->db->m_table;
     for (size_t i = 0; i < d->nglobs; i++)
         any_json |= d->globs[i].layout == SD_JSON;
     json_t *recs = json_object_get(j, "records");
@@ -858,7 +999,7 @@ const sync_desc *sync_descs_find(const sync_descs *ds, const char *name)
 
 int sync_desc_disabled(const sync_desc *d)
 {
-    return d->nglobs == 0 && !d->writes;
+    return d->nglobs == 0 && !d->writes && !d->db;
 }
 
 /* {"name": X, "home": ..., "enabled": ...} alone: a change to a known source. */
@@ -905,6 +1046,8 @@ static int apply_override(ctx *c, sync_desc *d, json_t *e)
         for (size_t i = 0; i < d->nglobs; i++)
             glob_free(&d->globs[i]);
         d->nglobs = 0;
+        db_free(d->db);
+        d->db = NULL;
         free(d->writes);
         d->writes = NULL;
     }
@@ -1050,7 +1193,9 @@ int sync_descs_load(sync_descs *out, const char *user_file, char *err, size_t er
         return 0;
     FILE *fp = fopen(path, "re");
     if (!fp) {
-        if (errno == ENOENT && !explicit_file)
+        /* the default file is optional: absent, or behind a folder this
+           user cannot enter (another user's home, a sandbox) */
+        if (!explicit_file && (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
             return 0;
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         sync_descs_free(out);

@@ -80,7 +80,7 @@ typedef struct sd_rule {
     char *prefix;    /* text put before the message's text (e.g. "[compaction] ") */
 } sd_rule;
 
-enum sd_layout { SD_JSONL = 0, SD_JSON };
+enum sd_layout { SD_JSONL = 0, SD_JSON, SD_DB };
 
 /* One glob under the home: segments with `*`, `?`, `**` (any depth) and
  * captures `{id}`, `{parent}`, `{cwd}`, `{cwd:url}` (percent-decoded),
@@ -90,6 +90,26 @@ typedef struct sd_glob {
     size_t n;
     int layout; /* enum sd_layout of the files it finds */
 } sd_glob;
+
+/* A SQLite store (the description's "database"): where the databases are,
+ * the table of sessions and, unless each session row is a document holding
+ * its messages ("records" points into it), the table of messages. Names
+ * are checked identifiers; queries are built from them, never taken as
+ * text. */
+typedef struct sd_db {
+    sd_glob *globs;
+    size_t nglobs;
+    char *s_table;                                                /* sessions */
+    char *s_id, *s_cwd, *s_title, *s_parent, *s_time, *s_changed; /* its columns, or NULL */
+    char **s_json;                                                /* columns holding JSON text */
+    size_t ns_json;
+    char *m_table;   /* messages, or NULL: the session row is the document */
+    char *m_session; /* its column naming the session */
+    char **m_order;  /* the columns it is ordered by */
+    size_t nm_order;
+    char **m_json;
+    size_t nm_json;
+} sd_db;
 
 typedef struct sync_desc {
     char *name;  /* the store's source name: [a-z0-9_-], 1..31 bytes */
@@ -105,12 +125,14 @@ typedef struct sync_desc {
     sd_rule doc;     /* JSON documents: the facts of the document itself */
     sd_rule *rules;
     size_t nrules;
+    sd_db *db;     /* a SQLite store, or NULL */
     char *sidecar; /* a file beside each session file holding facts ({stem}: the session
                       file's name without its extension), or NULL */
     sd_rule side;  /* its facts */
     char **call_types, **result_types, **text_types, **thinking_types; /* extra block types */
     size_t ncall_types, nresult_types, ntext_types, nthinking_types;
     char *provenance;     /* where the format knowledge came from (docs) */
+    int unique_calls;     /* a tool call written again (same id) in a later record is stored once */
     int builtin;          /* shipped in the binary */
     sync_fold_format fmt; /* the engine's format for this description */
 } sync_desc;
@@ -164,6 +186,12 @@ int sync__desc_expand(const sync_desc *d, const char *line, size_t len, int32_t 
                       sync_record **out, size_t *n);
 /* Points the description's format at the engine (after parsing). */
 void sync__desc_bind(sync_desc *d);
+/* The SQLite side (sync_engine_db.c): one job per session of each
+ * database the description's globs find, and a session's rows rendered as
+ * JSON Lines. */
+int sync__desc_db_discover(const sync_desc *d, const char *root, const char *path,
+                           sync_fold_jobs *js, sync_report *rep);
+int sync__desc_db_load(const sync_fold_job *job, char **out, size_t *len, char *why, size_t whylen);
 int sync__desc_convert(const sync_desc *d, const char *doc, size_t len, char **out, size_t *outlen,
                        char *why, size_t whylen);
 

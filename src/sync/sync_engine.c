@@ -147,8 +147,20 @@ static int64_t v_int(json_t *root, const sd_value *v)
 static char *v_time(json_t *root, const sd_value *v)
 {
     json_t *j = v->konst ? NULL : v_json(root, v);
-    if (json_is_string(j))
-        return sync_short_copy(json_string_value(j), 64);
+    if (json_is_string(j)) {
+        char *t = sync_short_copy(json_string_value(j), 64);
+        /* SQLite's CURRENT_TIMESTAMP, "YYYY-MM-DD HH:MM:SS" in UTC: as ISO 8601 */
+        size_t tl = t ? strlen(t) : 0;
+        size_t frac = tl > 19 && t[19] == '.' ? strspn(t + 20, "0123456789") : 0;
+        if (t && tl >= 19 && t[4] == '-' && t[10] == ' ' && t[13] == ':' &&
+            (tl == 19 || (frac > 0 && 20 + frac == tl))) {
+            char iso[48];
+            snprintf(iso, sizeof iso, "%.10sT%sZ", t, t + 11);
+            free(t);
+            t = sync_dup(iso);
+        }
+        return t;
+    }
     if (json_is_number(j)) {
         double x = json_number_value(j);
         return sync_iso_ms(x < 1e11 ? x * 1000.0 : x);
@@ -278,6 +290,14 @@ int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, siz
     int rc = 0;
     if (wrap) {
         take_facts(d, wrap == 1 ? &d->doc : &d->side, rec, f);
+        if (wrap == 1 && d->db && d->db->s_time && !f->start_time) {
+            /* a database session's start: its time column */
+            sd_value t = {.n = 1};
+            char *tok[1] = {d->db->s_time};
+            t.alt[0].tok = tok;
+            t.alt[0].n = 1;
+            f->start_time = v_time(rec, &t);
+        }
         json_decref(root);
         return 0;
     }
@@ -331,13 +351,13 @@ static int block_kind(const sync_desc *d, json_t *b)
 {
     static const char *const text[] = {"text", "input_text", "output_text", "markdown"};
     static const char *const think[] = {"thinking", "reasoning", "redacted_thinking",
-                                        "reasoning_content"};
+                                        "reasoning_content", "redactedThinking"};
     static const char *const call[] = {"tool_use",     "toolCall",      "tool_call",
                                        "tool-call",    "function_call", "server_tool_use",
-                                       "tool_request", "function"};
-    static const char *const result[] = {"tool_result",   "toolResult",
-                                         "tool-result",   "function_call_output",
-                                         "tool_response", "function_response"};
+                                       "tool_request", "function",      "toolRequest"};
+    static const char *const result[] = {
+        "tool_result",   "toolResult",        "tool-result", "function_call_output",
+        "tool_response", "function_response", "toolResponse"};
     static const char *const image[] = {"image", "image_url", "input_image"};
     if (json_is_string(b))
         return B_TEXT;
@@ -408,6 +428,9 @@ static void call_parts(json_t *b, const char **name, json_t **input, const char 
     json_t *inner = json_object_get(b, "functionCall");
     if (!json_is_object(inner))
         inner = json_object_get(b, "function");
+    json_t *tc = json_object_get(b, "toolCall"); /* Goose: {status, value: {name, arguments}} */
+    if (!json_is_object(inner) && json_is_object(json_object_get(tc, "value")))
+        inner = json_object_get(tc, "value");
     *id = first_str(b, ids, COUNT(ids));
     if (json_is_object(inner)) {
         *name = first_str(inner, names, COUNT(names));
@@ -453,8 +476,9 @@ static void add_value_text(sync_text *t, json_t *v, int *is_error, int depth)
         return;
     }
     if (json_is_object(v)) {
-        static const char *const outs[] = {"output", "content", "result",
-                                           "text",   "stdout",  "response"};
+        static const char *const outs[] = {"output",        "content",         "result",
+                                           "text",          "stdout",          "response",
+                                           "responseParts", "functionResponse"};
         json_t *err = json_object_get(v, "error");
         json_t *out = first_of(v, outs, COUNT(outs));
         if (out)
@@ -490,6 +514,20 @@ static void result_parts(json_t *b, const char **id, const char **name, sync_tex
     if (json_is_object(inner))
         b = inner;
     *id = first_str(b, ids, COUNT(ids));
+    json_t *tr = json_object_get(b, "toolResult"); /* Goose: {status, value | error} */
+    if (json_is_object(tr)) {
+        const char *status = sync_json_str(tr, "status");
+        json_t *val = json_object_get(tr, "value");
+        if (status && strcmp(status, "error") == 0) {
+            *is_error = 1;
+            add_value_text(t, json_object_get(tr, "error"), is_error, 0);
+            return;
+        }
+        if (json_is_object(val) && json_is_true(json_object_get(val, "isError")))
+            *is_error = 1;
+        add_value_text(t, val, is_error, 0);
+        return;
+    }
     *name = first_str(b, names, COUNT(names));
     json_t *err = first_of(b, errs, COUNT(errs));
     if (json_is_boolean(err))
@@ -572,6 +610,8 @@ static const char *static_role(const char *role)
 static void take_usage(const sd_rule *r, json_t *rec, sync_record *m)
 {
     sync_usage *u = &m->usage;
+    if (m->model && !u->model)
+        u->model = sync_short_copy(m->model, 100);
     u->input = v_int(rec, &r->usage_input);
     u->output = v_int(rec, &r->usage_output);
     u->cache_read = v_int(rec, &r->usage_cache_read);
@@ -998,6 +1038,8 @@ static int add_file(dwalk *w, const char *path, const struct stat *sb)
 {
     if (w->files++ >= ENGINE_FILES_MAX)
         return 1;
+    if (w->g->layout == SD_DB)
+        return sync__desc_db_discover(w->d, w->root, path, w->js, w->rep);
     sync_fold_job j = {.fmt = &w->d->fmt, .convert = w->g->layout == SD_JSON};
     j.path = sync_dup(path);
     j.home = sync_dup(w->root);
@@ -1017,6 +1059,9 @@ static int add_file(dwalk *w, const char *path, const struct stat *sb)
         free(j.cwd);
         return MCPAGE_ENOMEM;
     }
+    j.size = (int64_t)sb->st_size;
+    j.inode = (int64_t)sb->st_ino;
+    j.mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
     if (w->d->sidecar) {
         /* a sidecar's changes count as the session's: its size and time join the file's */
         char *dir = sync_dup(path);
@@ -1051,9 +1096,16 @@ typedef struct dstep {
     int globstar; /* this segment is `**`: also descend keeping it */
 } dstep;
 
+static int step_name(dstep *st, const char *d_name, char *path);
+
 static int step_entry(void *ud, const struct dirent *e, char *path)
 {
-    dstep *st = ud;
+    return step_name(ud, e->d_name, path);
+}
+
+/* One entry (`d_name` in its folder, at `path`, owned) against the glob. */
+static int step_name(dstep *st, const char *d_name, char *path)
+{
     dwalk *w = st->w;
     const sd_glob *g = w->g;
     struct stat lsb, sb;
@@ -1092,7 +1144,7 @@ static int step_entry(void *ud, const struct dirent *e, char *path)
             rc = walk_seg(w, path, seg, st->depth + 1);
         seg++;
     }
-    if (rc == 0 && seg < g->n && seg_match(w, g->seg[seg], e->d_name)) {
+    if (rc == 0 && seg < g->n && seg_match(w, g->seg[seg], d_name)) {
         if (seg + 1 == g->n) {
             if (S_ISREG(sb.st_mode))
                 rc = add_file(w, path, &sb);
@@ -1113,6 +1165,20 @@ static int step_entry(void *ud, const struct dirent *e, char *path)
 
 static int walk_seg(dwalk *w, const char *dir, size_t seg, int depth)
 {
+    const char *pat = w->g->seg[seg];
+    if (!strpbrk(pat, "*?[{")) {
+        /* a plain name (".forge.db" too): looked up, not listed */
+        dstep st = {.w = w, .seg = seg, .depth = depth};
+        char *path = sync_join(dir, pat);
+        if (!path)
+            return MCPAGE_ENOMEM;
+        struct stat sb;
+        if (lstat(path, &sb) < 0) {
+            free(path);
+            return 0;
+        }
+        return step_name(&st, pat, path);
+    }
     DIR *dd = opendir(dir);
     if (!dd) {
         if (errno != ENOENT && errno != ENOTDIR) {
@@ -1131,14 +1197,15 @@ int sync__desc_discover(const sync_desc *d, const char *home, sync_fold_jobs *js
     if (!root)
         return 0;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < d->nglobs; i++) {
+    size_t nglobs = d->nglobs + (d->db ? d->db->nglobs : 0);
+    for (size_t i = 0; rc == 0 && i < nglobs; i++) {
         dwalk *w = calloc(1, sizeof *w);
         if (!w) {
             rc = MCPAGE_ENOMEM;
             break;
         }
         w->d = d;
-        w->g = &d->globs[i];
+        w->g = i < d->nglobs ? &d->globs[i] : &d->db->globs[i - d->nglobs];
         w->js = js;
         w->rep = rep;
         w->root = root;
@@ -1156,6 +1223,8 @@ static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char
                      size_t whylen)
 {
     const sync_desc *d = job->fmt->desc;
+    if (job->db)
+        return sync__desc_db_load(job, outp, outlen, why, whylen);
     *outp = NULL;
     *outlen = 0;
     char *raw = NULL, *conv = NULL, *side = NULL;
@@ -1175,9 +1244,10 @@ static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char
     char *slash = dir ? strrchr(dir, '/') : NULL;
     if (slash)
         *slash = 0;
-    char name[512];
-    sidecar_name(d, job->path, name, sizeof name);
-    char *sp = dir ? sync_join(dir, name) : NULL;
+    char name[512] = "";
+    if (d->sidecar)
+        sidecar_name(d, job->path, name, sizeof name);
+    char *sp = dir && d->sidecar ? sync_join(dir, name) : NULL;
     char swhy[160];
     json_t *facts = NULL;
     if (sp && sync_source_read(job->home, sp, ENGINE_SIDECAR_MAX, &side, &sidelen, swhy,
@@ -1215,5 +1285,5 @@ void sync__desc_bind(sync_desc *d)
 {
     d->fmt.source = d->name;
     d->fmt.desc = d;
-    d->fmt.load = d->sidecar ? desc_load : NULL;
+    d->fmt.load = d->sidecar || d->db ? desc_load : NULL;
 }

@@ -26,6 +26,7 @@
 #include "sync/sync_desc.h"
 #include "sync/sync_fold.h"
 #include "sync/sync_internal.h"
+#include "sync/sync_source.h"
 
 #define FOLD_HEAD_MAX    4096    /* bytes hashed to detect a rewritten file (as sync.c) */
 #define FOLD_FILES_MAX   1000000 /* folded files in one pass */
@@ -369,6 +370,7 @@ typedef struct fold_file {
     fold_keys keys;     /* the stored messages' places, when stored again */
     fold_later *later;  /* messages without a kept id, stored last */
     size_t nlater, caplater;
+    sync_idmap calls; /* call ids stored by this pass (a description's unique_calls) */
 } fold_file;
 
 /* Reads [from, to) of fd into a malloc'd buffer. */
@@ -644,6 +646,8 @@ static int store_held(fold_file *ff)
     for (size_t i = 0; rc == 0 && i < ff->nlater; i++) {
         int64_t id = 0;
         rc = store_message_add(ff->s, &ff->later[i].m, &id);
+        if (rc == 0) /* the model call the message's record reports, if any */
+            rc = sync_usage_put(ff->s, ff->sid, id, &ff->later[i].r, ff->last_ts);
     }
     later_free(ff);
     return rc;
@@ -675,10 +679,26 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
         return 0;
     }
     int64_t k = 0;
+    const sync_desc *d = ff->job->fmt->desc;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         sync_record *r = &recs[i];
         if (r->kind != SYNC_MESSAGE)
             continue;
+        if (d && d->unique_calls && r->call_id && r->tool_name && strcmp(r->role, "tool") != 0) {
+            /* an agent that writes a call again in later records (iFlow's
+               streamed snapshots): the first is the call */
+            char *known = NULL;
+            int had = sync_idmap_get(&ff->calls, r->call_id) >= 0;
+            if (!had && store_tool_call_name(ff->s, ff->sid, r->call_id, &known) == 0)
+                had = 1;
+            free(known);
+            if (had)
+                continue;
+            if (sync_idmap_add(&ff->calls, r->call_id) < 0) {
+                rc = MCPAGE_ENOMEM;
+                break;
+            }
+        }
         if (r->timestamp && (!ff->last_ts || strcmp(r->timestamp, ff->last_ts) > 0)) {
             free(ff->last_ts);
             ff->last_ts = sync_short_copy(r->timestamp, 64);
@@ -724,6 +744,8 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
             rc = store_later(ff, &m, r);
         else
             rc = store_message_add(ff->s, &m, &id);
+        if (rc == 0 && !(ff->keys.n && m.message_id == 0))
+            rc = sync_usage_put(ff->s, ff->sid, id, r, ff->last_ts);
         if (rc < 0)
             break;
         (*ordinal)++;
@@ -1062,6 +1084,7 @@ static int fold_file_run(store *s, const sync_fold_job *job, const sync_options 
         sync_example(rep, job->path, 0, why);
     }
     free(ff.buf);
+    sync_idmap_free(&ff.calls);
     free(ff.keys.v);
     free(ff.last_ts);
     free(ff.first_prompt);
@@ -1203,6 +1226,31 @@ out:
         js.v[kept++] = js.v[i];
     }
     js.n = kept;
+    /* a described source's database and its older files may hold the same
+       session (Goose and Hermes import their files): the database's wins */
+    sync_idmap ids = {0};
+    char key[STORE_ID_MAX + 40];
+    for (size_t i = 0; rc == 0 && i < js.n; i++) {
+        if (!js.v[i].fmt->desc || !js.v[i].db || !js.v[i].session_id)
+            continue;
+        snprintf(key, sizeof key, "%p|%s", (const void *)js.v[i].fmt, js.v[i].session_id);
+        if (sync_idmap_add(&ids, key) < 0)
+            rc = MCPAGE_ENOMEM;
+    }
+    kept = 0;
+    for (size_t i = 0; i < js.n; i++) {
+        const char *fb = js.v[i].fallback_id;
+        if (ids.n && fb && !js.v[i].db) {
+            snprintf(key, sizeof key, "%p|%s", (const void *)js.v[i].fmt, fb);
+            if (sync_idmap_get(&ids, key) >= 0) {
+                job_free(&js.v[i]);
+                continue;
+            }
+        }
+        js.v[kept++] = js.v[i];
+    }
+    js.n = kept;
+    sync_idmap_free(&ids);
     *jsp = js;
     return rc;
 }

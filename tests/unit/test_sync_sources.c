@@ -271,7 +271,8 @@ static void golden(fx *f, const char *agent, int files, int malformed)
     free(want);
     /* nothing changed: every file skipped without reading */
     sync_one(f->db, &d, agent, home, &rep);
-    assert_int_equal(rep.files_unchanged, files);
+    assert_true(rep.files_seen > 0);
+    assert_int_equal(rep.files_unchanged, rep.files_seen); /* a file a database holds: not read */
     assert_int_equal(rep.messages_added, 0);
     char *again = ts_dump(f->db, 160);
     assert_string_equal(again, got);
@@ -292,6 +293,32 @@ static void golden_pi(void **state)
     /* the model change names the session's model */
     assert_non_null(strstr(d, "model=claude-opus-4-5"));
     free(d);
+    /* each assistant record's tokens and cost are one call of its model */
+    store *s = NULL;
+    assert_int_equal(store_open(((fx *)*state)->db, STORE_OPEN_READONLY, &s), 0);
+    store_usage_filter uf = {
+        .group = STORE_USAGE_BY_AGENT, .from_minute = INT64_MIN, .to_minute = INT64_MAX};
+    store_usage_sums sums;
+    assert_int_equal(store_usage_sums_get(s, &uf, 100, &sums), 0);
+    int64_t calls = 0, input = 0, output = 0, cache_read = 0, cache_creation = 0;
+    double cost = 0;
+    for (size_t i = 0; i < sums.count; i++) {
+        assert_string_equal(sums.rows[i].name, "pi");
+        calls += sums.rows[i].calls;
+        input += sums.rows[i].input;
+        output += sums.rows[i].output;
+        cache_read += sums.rows[i].cache_read;
+        cache_creation += sums.rows[i].cache_creation;
+        cost += sums.rows[i].cost_usd;
+    }
+    assert_int_equal(calls, 4);
+    assert_int_equal(input, 1520 + 210 + 340 + 800);
+    assert_int_equal(output, 96 + 64 + 41 + 30);
+    assert_int_equal(cache_read, 11200 + 12700 + 13020);
+    assert_int_equal(cache_creation, 380 + 120);
+    assert_true(cost > 0.02818 && cost < 0.02819); /* 0.010785 + 0.0081 + 0.0093 */
+    store_usage_sums_free(&sums);
+    store_close(s);
 }
 
 static void golden_omp(void **state)
@@ -363,6 +390,41 @@ static void golden_vibe(void **state)
 static void golden_gptme(void **state)
 {
     golden(*state, "gptme", 1, 0);
+}
+
+static void golden_goose(void **state)
+{
+    /* sessions.db (two sessions, one a sub-agent) and an older .jsonl file */
+    golden(*state, "goose", 3, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    assert_non_null(strstr(d, "parent=goose:20251205_1"));
+    free(d);
+}
+
+static void golden_hermes(void **state)
+{
+    golden(*state, "hermes", 5, 0);
+}
+
+static void golden_forge(void **state)
+{
+    golden(*state, "forge", 2, 0);
+}
+
+static void golden_devin(void **state)
+{
+    golden(*state, "devin", 2, 0);
+}
+
+static void golden_iflow(void **state)
+{
+    golden(*state, "iflow", 1, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    /* streamed snapshots repeat call_aa11 and call_bb22: each is stored once */
+    const char *first = strstr(d, "call=call_bb22 err=0");
+    assert_non_null(first);
+    assert_true(strstr(first + 1, "tool=run_shell_command input=npm test call=call_bb22") == NULL);
+    free(d);
 }
 
 /* ---- records of each common shape ----------------------------------------- */
@@ -700,6 +762,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(golden_grok, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_vibe, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_gptme, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_goose, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_hermes, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_forge, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_devin, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_iflow, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(jsonl_append_rewind_rewrite_delete, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(json_documents_and_sidecars, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(hostile_folders, setup, ts_fixture_drop),
