@@ -92,20 +92,21 @@ bool cli_agents_resolve(cli_agents *a)
         char *home = a->home[g];
         if (a->arg[g] ? snprintf(home, SYNC_PATH_MAX, "%s", a->arg[g]) < 0
                       : agents[g].default_home(home, SYNC_PATH_MAX) < 0) {
-            snprintf(a->err, sizeof a->err, "the folder of %s is too long", agents[g].name);
+            (void)snprintf(a->err, sizeof a->err, "the folder of %s is too long", agents[g].name);
             return false;
         }
-        snprintf(a->origin[g], sizeof a->origin[g], "%s",
-                 a->arg[g] ? "flag" : "environment or default");
+        (void)snprintf(a->origin[g], sizeof a->origin[g], "%s",
+                       a->arg[g] ? "flag" : "environment or default");
     }
     if (a->descs.n == 0 && sync_descs_load(&a->descs, a->sources_file, a->err, sizeof a->err) < 0)
         return false;
     for (size_t i = 0; i < a->nflags; i++) {
         if (!sync_descs_find(&a->descs, a->flag[i].name)) {
-            snprintf(a->err, sizeof a->err,
-                     "no agent is named '%s' (in --%s-home or --no-%s); `mcpage sources` lists "
-                     "them",
-                     a->flag[i].name, a->flag[i].name, a->flag[i].name);
+            (void)snprintf(
+                a->err, sizeof a->err,
+                "no agent is named '%s' (in --%s-home or --no-%s); `mcpage sources` lists "
+                "them",
+                a->flag[i].name, a->flag[i].name, a->flag[i].name);
             return false;
         }
     }
@@ -121,19 +122,20 @@ bool cli_agents_resolve(cli_agents *a)
         }
         char buf[SYNC_PATH_MAX];
         if (sync_desc_home(desc, given, buf, sizeof buf, a->dorigin[d], sizeof a->dorigin[d]) < 0) {
-            snprintf(a->err, sizeof a->err, "the folder of %s is too long", desc->name);
+            (void)snprintf(a->err, sizeof a->err, "the folder of %s is too long", desc->name);
             return false;
         }
         free(a->dhome[d]);
         a->dhome[d] = strdup(buf);
         if (!a->dhome[d]) {
-            snprintf(a->err, sizeof a->err, "out of memory");
+            (void)snprintf(a->err, sizeof a->err, "out of memory");
             return false;
         }
         if (sync_desc_disabled(desc))
-            snprintf(a->dorigin[d], sizeof a->dorigin[d], "turned off in sources.json");
+            (void)snprintf(a->dorigin[d], sizeof a->dorigin[d], "turned off in sources.json");
         else if (skip)
-            snprintf(a->dorigin[d], sizeof a->dorigin[d], "turned off by --no-%s", desc->name);
+            (void)snprintf(a->dorigin[d], sizeof a->dorigin[d], "turned off by --no-%s",
+                           desc->name);
         a->described[d].desc = desc;
         a->described[d].home = skip ? NULL : a->dhome[d];
     }

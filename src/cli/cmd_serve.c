@@ -180,7 +180,7 @@ static int sync_start(serve_sync *ss, const char *db)
     }
     char err[600], shown[SYNC_PATH_MAX];
     store_spec_display(db, shown, sizeof shown);
-    snprintf(ss->shown, sizeof ss->shown, "%s", shown);
+    (void)snprintf(ss->shown, sizeof ss->shown, "%s", shown);
     if ((!store_spec_is_url(db) && sync_make_parent_dirs(db) < 0) ||
         store_open_msg(db, STORE_OPEN_WRITE, &ss->writer, err, sizeof err) < 0) {
         (void)fprintf(stderr, "mcpage serve: cannot open %s for sync: %s\n", shown,

@@ -27,6 +27,7 @@
 #include "store/store.h"
 #include "sync/sync.h"
 #include "sync/sync_walk.h"
+#include "tools/text_out.h"
 
 #define STATE_MAX (8 << 20) /* bytes of the state file read */
 
@@ -92,7 +93,7 @@ static json_t *state_load(const char *path)
 static void state_key(const char *shown, char *key, size_t n)
 {
     char *real = store_spec_is_url(shown) ? NULL : realpath(shown, NULL);
-    snprintf(key, n, "%s", real ? real : shown);
+    (void)snprintf(key, n, "%s", real ? real : shown);
     free(real);
 }
 
@@ -130,7 +131,7 @@ void cli_sources_record(const char *store_shown, const sync_report *rep)
         if (o)
             json_object_set_new(st, r->name, o);
     }
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    (void)snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
     int ok = fp && json_dumpf(root, fp, JSON_INDENT(1) | JSON_SORT_KEYS) == 0;
@@ -191,17 +192,17 @@ static void print_text(json_t *list, const char *shown, int have_store, const ch
         const char *at = json_string_value(json_object_get(l, "synced_at"));
         char sessions[32] = "-";
         if (json_object_get(o, "sessions"))
-            snprintf(sessions, sizeof sessions, "%lld",
-                     (long long)json_integer_value(json_object_get(o, "sessions")));
+            (void)snprintf(sessions, sizeof sessions, "%lld",
+                           (long long)json_integer_value(json_object_get(o, "sessions")));
         int on = json_is_true(json_object_get(o, "enabled"));
-        printf("%-11s %-5s %6lld %8s  %-20s %s (%s)\n",
-               json_string_value(json_object_get(o, "name")),
-               !on                                         ? "off"
-               : json_is_true(json_object_get(o, "found")) ? "yes"
-                                                           : "no",
-               (long long)json_integer_value(json_object_get(o, "files")), sessions, at ? at : "-",
-               json_string_value(json_object_get(o, "home")),
-               json_string_value(json_object_get(o, "home_from")));
+        text_term_printf(stdout, "%-11s %-5s %6lld %8s  %-20s %s (%s)\n",
+                         json_string_value(json_object_get(o, "name")),
+                         !on                                         ? "off"
+                         : json_is_true(json_object_get(o, "found")) ? "yes"
+                                                                     : "no",
+                         (long long)json_integer_value(json_object_get(o, "files")), sessions,
+                         at ? at : "-", json_string_value(json_object_get(o, "home")),
+                         json_string_value(json_object_get(o, "home_from")));
     }
     int header = 0;
     json_array_foreach(list, i, o)
@@ -215,13 +216,14 @@ static void print_text(json_t *list, const char *shown, int have_store, const ch
         if (!header++)
             printf("\nwarnings:\n");
         if (sw)
-            printf("  %s: now: %s\n", json_string_value(json_object_get(o, "name")), sw);
+            text_term_printf(stdout, "  %s: now: %s\n",
+                             json_string_value(json_object_get(o, "name")), sw);
         if (w)
-            printf("  %s: last sync (%lld): %s\n", json_string_value(json_object_get(o, "name")),
-                   (long long)nw, w);
+            text_term_printf(stdout, "  %s: last sync (%lld): %s\n",
+                             json_string_value(json_object_get(o, "name")), (long long)nw, w);
     }
-    printf("\nArchive: %s%s. Last syncs from %s.\n", shown, have_store ? "" : " (not readable)",
-           state);
+    text_term_printf(stdout, "\nArchive: %s%s. Last syncs from %s.\n", shown,
+                     have_store ? "" : " (not readable)", state);
     printf("Point an agent elsewhere with --NAME-home DIR or MCPAGE_NAME_HOME; leave it out with\n"
            "--no-NAME; add your own agents in the sources file (docs/sources.md).\n");
 }
@@ -246,7 +248,7 @@ int cli_cmd_sources(int argc, char **argv)
         } else if (i + 1 < argc && strcmp(o, "--store") == 0) {
             store_arg = argv[++i];
         } else if (!cli_agents_parse(a, argc, argv, &i, true)) {
-            fprintf(stderr, "mcpage sources: unknown or incomplete option '%s'\n", o);
+            text_term_printf(stderr, "mcpage sources: unknown or incomplete option '%s'\n", o);
             sources_usage(stderr);
             status = 2;
         }
@@ -257,7 +259,7 @@ int cli_cmd_sources(int argc, char **argv)
         return status;
     }
     if (!cli_agents_resolve(a)) {
-        fprintf(stderr, "mcpage sources: %s\n", a->err);
+        text_term_printf(stderr, "mcpage sources: %s\n", a->err);
         cli_agents_free(a);
         free(a);
         return 2;

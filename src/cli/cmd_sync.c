@@ -419,9 +419,9 @@ static void print_summary(const sync_report *rep)
         int shown = 0;
         for (int k = 0; k < rep->nexamples && !shown; k++)
             shown = strcmp(rep->examples[k], x->warning) == 0;
-        fprintf(stderr, "  %s: %lld warning%s%s%s\n", x->name, (long long)x->warnings,
-                x->warnings == 1 ? "" : "s",
-                shown || !x->warning[0] ? "" : ", first: ", shown ? "" : x->warning);
+        text_term_printf(stderr, "  %s: %lld warning%s%s%s\n", x->name, (long long)x->warnings,
+                         x->warnings == 1 ? "" : "s",
+                         shown || !x->warning[0] ? "" : ", first: ", shown ? "" : x->warning);
     }
 }
 
@@ -462,7 +462,8 @@ int cli_cmd_sync(int argc, char **argv)
         return status;
 
     if (!resolve_paths(&c)) {
-        fprintf(stderr, "mcpage sync: %s\n", c.agents.err[0] ? c.agents.err : "a path is too long");
+        text_term_printf(stderr, "mcpage sync: %s\n",
+                         c.agents.err[0] ? c.agents.err : "a path is too long");
         cli_agents_free(&c.agents);
         return 2;
     }

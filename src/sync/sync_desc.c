@@ -38,8 +38,8 @@ static int fail(ctx *c, const char *field, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    snprintf(c->err, c->errlen, "%s: %s%s%s: %s", c->origin, c->where,
-             field && *field && c->where[0] ? "." : "", field ? field : "", msg);
+    (void)snprintf(c->err, c->errlen, "%s: %s%s%s: %s", c->origin, c->where,
+                   field && *field && c->where[0] ? "." : "", field ? field : "", msg);
     return MCPAGE_EPARSE;
 }
 
@@ -47,7 +47,7 @@ static int fail(ctx *c, const char *field, const char *fmt, ...)
 static size_t enter(ctx *c, const char *name)
 {
     size_t n = strlen(c->where);
-    snprintf(c->where + n, sizeof c->where - n, "%s%s", n ? "." : "", name);
+    (void)snprintf(c->where + n, sizeof c->where - n, "%s%s", n ? "." : "", name);
     return n;
 }
 
@@ -81,7 +81,7 @@ static int only_keys(ctx *c, json_t *o, const char *const *known)
             char list[300] = "";
             for (size_t i = 0; known[i]; i++) {
                 size_t n = strlen(list);
-                snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", known[i]);
+                (void)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", known[i]);
             }
             return fail(c, k, "unknown field (known here: %s)", list);
         }
@@ -195,7 +195,7 @@ static int value_parse(ctx *c, const char *field, json_t *j, sd_value *out)
             out->konst = sync_dup(json_is_true(k) ? "true" : "false");
         else {
             char num[64];
-            snprintf(num, sizeof num, "%.17g", json_number_value(k));
+            (void)snprintf(num, sizeof num, "%.17g", json_number_value(k));
             out->konst = sync_dup(num);
         }
         return out->konst ? 0 : MCPAGE_ENOMEM;
@@ -669,7 +669,7 @@ static int files_parse(ctx *c, json_t *j, int layout, sync_desc *d)
         if (rc < 0)
             break;
         char field[32];
-        snprintf(field, sizeof field, "files[%zu]", i);
+        (void)snprintf(field, sizeof field, "files[%zu]", i);
         int lay = layout;
         const char *g = json_string_value(e);
         if (json_is_object(e)) {
@@ -795,7 +795,7 @@ static int db_parse(ctx *c, json_t *j, sync_desc *d)
     json_array_foreach(list, i, e)
     {
         char field[32];
-        snprintf(field, sizeof field, "files[%zu]", i);
+        (void)snprintf(field, sizeof field, "files[%zu]", i);
         if (!b->globs)
             rc = MCPAGE_ENOMEM;
         else if (!json_is_string(e))
@@ -877,7 +877,7 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
         return MCPAGE_ENOMEM;
     if (!d->id_prefix) {
         char pre[SYNC_DESC_NAME_MAX + 2];
-        snprintf(pre, sizeof pre, "%s:", d->name);
+        (void)snprintf(pre, sizeof pre, "%s:", d->name);
         if (!(d->id_prefix = sync_dup(pre)))
             return MCPAGE_ENOMEM;
     }
@@ -968,7 +968,7 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
     json_array_foreach(rules, i, e)
     {
         char field[32];
-        snprintf(field, sizeof field, "rules[%zu]", i);
+        (void)snprintf(field, sizeof field, "rules[%zu]", i);
         size_t at = enter(c, field);
         rc = rule_parse(c, e, &d->rules[d->nrules]);
         d->nrules++;
@@ -1061,8 +1061,8 @@ int sync_descs_parse(sync_descs *out, const char *text, size_t len, const char *
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        snprintf(err, errlen, "%s:%d:%d: not valid JSON: %s", origin, jerr.line, jerr.column,
-                 jerr.text);
+        (void)snprintf(err, errlen, "%s:%d:%d: not valid JSON: %s", origin, jerr.line, jerr.column,
+                       jerr.text);
         return MCPAGE_EPARSE;
     }
     json_t *list = root;
@@ -1085,7 +1085,7 @@ int sync_descs_parse(sync_descs *out, const char *text, size_t len, const char *
     json_t *e;
     json_array_foreach(list, i, e)
     {
-        snprintf(c.where, sizeof c.where, "sources[%zu]", i);
+        (void)snprintf(c.where, sizeof c.where, "sources[%zu]", i);
         if (!json_is_object(e)) {
             rc = fail(&c, NULL, "expected an object describing one agent");
             break;
@@ -1098,7 +1098,7 @@ int sync_descs_parse(sync_descs *out, const char *text, size_t len, const char *
             break;
         }
         size_t n = strlen(c.where);
-        snprintf(c.where + n, sizeof c.where - n, " (%s)", name);
+        (void)snprintf(c.where + n, sizeof c.where - n, " (%s)", name);
         if (reserved(name)) {
             rc = fail(&c, "name", "\"%s\" is read by mcpage's own reader; pick another name", name);
             break;
@@ -1188,7 +1188,7 @@ int sync_descs_load(sync_descs *out, const char *user_file, char *err, size_t er
     int explicit_file =
         user_file != NULL || (getenv("MCPAGE_SOURCES") && *getenv("MCPAGE_SOURCES"));
     if (user_file)
-        snprintf(path, sizeof path, "%s", user_file);
+        (void)snprintf(path, sizeof path, "%s", user_file);
     else if (sync_descs_user_path(path, sizeof path) < 0)
         return 0;
     FILE *fp = fopen(path, "re");
@@ -1197,14 +1197,15 @@ int sync_descs_load(sync_descs *out, const char *user_file, char *err, size_t er
            user cannot enter (another user's home, a sandbox) */
         if (!explicit_file && (errno == ENOENT || errno == ENOTDIR || errno == EACCES))
             return 0;
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        (void)snprintf(err, errlen, "%s: %s", path, strerror(errno));
         sync_descs_free(out);
         return MCPAGE_EIO;
     }
     struct stat sb;
     if (fstat(fileno(fp), &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size > DESC_FILE_MAX) {
         fclose(fp);
-        snprintf(err, errlen, "%s: not a regular file of at most %d bytes", path, DESC_FILE_MAX);
+        (void)snprintf(err, errlen, "%s: not a regular file of at most %d bytes", path,
+                       DESC_FILE_MAX);
         sync_descs_free(out);
         return MCPAGE_EPARSE;
     }
@@ -1293,7 +1294,7 @@ int sync_desc_home(const sync_desc *d, const char *given, char *buf, size_t n, c
                    size_t originlen)
 {
     if (given) {
-        snprintf(origin, originlen, "flag --%s-home", d->name);
+        (void)snprintf(origin, originlen, "flag --%s-home", d->name);
         int k = snprintf(buf, n, "%s", given);
         return (k < 0 || (size_t)k >= n) ? MCPAGE_ERANGE : 0;
     }
@@ -1301,17 +1302,17 @@ int sync_desc_home(const sync_desc *d, const char *given, char *buf, size_t n, c
     size_t k = strlen(var);
     for (const char *p = d->name; *p && k + 6 < sizeof var; p++)
         var[k++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
-    snprintf(var + k, sizeof var - k, "_HOME");
+    (void)snprintf(var + k, sizeof var - k, "_HOME");
     const char *e = getenv(var);
     for (size_t i = 0; (!e || !*e) && i < d->nenv; i++) {
         e = getenv(d->env[i]);
-        snprintf(var, sizeof var, "%.40s", d->env[i]);
+        (void)snprintf(var, sizeof var, "%.40s", d->env[i]);
     }
     if (e && *e) {
-        snprintf(origin, originlen, "env %s", var);
+        (void)snprintf(origin, originlen, "env %s", var);
         int m = snprintf(buf, n, "%s", e);
         return (m < 0 || (size_t)m >= n) ? MCPAGE_ERANGE : 0;
     }
-    snprintf(origin, originlen, "default");
+    (void)snprintf(origin, originlen, "default");
     return expand_home(d->home, buf, n);
 }

@@ -93,11 +93,11 @@ static const char *v_str(json_t *root, const sd_value *v, char *tmp, size_t tmpl
     if (json_is_string(j))
         return json_string_value(j);
     if (json_is_integer(j)) {
-        snprintf(tmp, tmplen, "%lld", (long long)json_integer_value(j));
+        (void)snprintf(tmp, tmplen, "%lld", (long long)json_integer_value(j));
         return tmp;
     }
     if (json_is_real(j)) {
-        snprintf(tmp, tmplen, "%.17g", json_real_value(j));
+        (void)snprintf(tmp, tmplen, "%.17g", json_real_value(j));
         return tmp;
     }
     if (json_is_boolean(j))
@@ -155,7 +155,7 @@ static char *v_time(json_t *root, const sd_value *v)
         if (t && tl >= 19 && t[4] == '-' && t[10] == ' ' && t[13] == ':' &&
             (tl == 19 || (frac > 0 && 20 + frac == tl))) {
             char iso[48];
-            snprintf(iso, sizeof iso, "%.10sT%sZ", t, t + 11);
+            (void)snprintf(iso, sizeof iso, "%.10sT%sZ", t, t + 11);
             free(t);
             t = sync_dup(iso);
         }
@@ -222,8 +222,8 @@ static char *prefixed(const sync_desc *d, const char *id)
     if (!id || !*id)
         return NULL;
     char buf[STORE_ID_MAX + 1];
-    snprintf(buf, sizeof buf, "%s%.*s", d->id_prefix, (int)(STORE_ID_MAX - strlen(d->id_prefix)),
-             id);
+    (void)snprintf(buf, sizeof buf, "%s%.*s", d->id_prefix,
+                   (int)(STORE_ID_MAX - strlen(d->id_prefix)), id);
     return sync_dup(buf);
 }
 
@@ -281,7 +281,7 @@ int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, siz
     json_error_t err;
     json_t *root = sync_json_loadb(line, len, 0, &err);
     if (!json_is_object(root)) {
-        snprintf(why, whylen, "%s", root ? "not a JSON object" : err.text);
+        (void)snprintf(why, whylen, "%s", root ? "not a JSON object" : err.text);
         json_decref(root);
         return MCPAGE_EPARSE;
     }
@@ -869,13 +869,13 @@ int sync__desc_convert(const sync_desc *d, const char *doc, size_t len, char **o
     json_error_t err;
     json_t *root = json_loadb(doc, len, 0, &err);
     if (!root) {
-        snprintf(why, whylen, "not a JSON document: %s (line %d)", err.text, err.line);
+        (void)snprintf(why, whylen, "not a JSON document: %s (line %d)", err.text, err.line);
         return MCPAGE_EPARSE;
     }
     json_t *recs = at_path(root, &d->records);
     if (!json_is_array(recs)) {
-        snprintf(why, whylen, "no array of records where the description says (%zu steps in)",
-                 d->records.n);
+        (void)snprintf(why, whylen, "no array of records where the description says (%zu steps in)",
+                       d->records.n);
         json_decref(root);
         return MCPAGE_EPARSE;
     }
@@ -996,16 +996,17 @@ static int seg_match(dwalk *w, const char *pat, const char *name)
             size_t kn = (size_t)(close - open - 1);
             const char *k = open + 1;
             if (kn == 2 && strncmp(k, "id", 2) == 0)
-                snprintf(w->id, sizeof w->id, "%.*s", (int)sizeof w->id - 1, cap);
+                (void)snprintf(w->id, sizeof w->id, "%.*s", (int)sizeof w->id - 1, cap);
             else if (kn == 6 && strncmp(k, "parent", 6) == 0)
-                snprintf(w->parent, sizeof w->parent, "%.*s", (int)sizeof w->parent - 1, cap);
+                (void)snprintf(w->parent, sizeof w->parent, "%.*s", (int)sizeof w->parent - 1, cap);
             else if (kn == 7 && strncmp(k, "project", 7) == 0)
-                snprintf(w->project, sizeof w->project, "%.*s", (int)sizeof w->project - 1, cap);
+                (void)snprintf(w->project, sizeof w->project, "%.*s", (int)sizeof w->project - 1,
+                               cap);
             else if (kn == 7 && strncmp(k, "cwd:url", 7) == 0) {
                 percent_decode(cap);
-                snprintf(w->cwd, sizeof w->cwd, "%s", cap);
+                (void)snprintf(w->cwd, sizeof w->cwd, "%s", cap);
             } else if (kn == 3)
-                snprintf(w->cwd, sizeof w->cwd, "%s", cap);
+                (void)snprintf(w->cwd, sizeof w->cwd, "%s", cap);
             return 1;
         }
     }
@@ -1015,7 +1016,7 @@ static int seg_match(dwalk *w, const char *pat, const char *name)
 static void note(dwalk *w, const char *path, const char *what, int err)
 {
     char why[200];
-    snprintf(why, sizeof why, "%s%s%s", what, err ? ": " : "", err ? strerror(err) : "");
+    (void)snprintf(why, sizeof why, "%s%s%s", what, err ? ": " : "", err ? strerror(err) : "");
     sync_example(w->rep, path, 0, why); /* counted by dirs_unreadable */
 }
 
@@ -1029,9 +1030,10 @@ static void sidecar_name(const sync_desc *d, const char *path, char *name, size_
     int stem = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
     const char *at = strstr(d->sidecar, "{stem}");
     if (!at)
-        snprintf(name, n, "%s", d->sidecar);
+        (void)snprintf(name, n, "%s", d->sidecar);
     else
-        snprintf(name, n, "%.*s%.*s%s", (int)(at - d->sidecar), d->sidecar, stem, base, at + 6);
+        (void)snprintf(name, n, "%.*s%.*s%s", (int)(at - d->sidecar), d->sidecar, stem, base,
+                       at + 6);
 }
 
 static int add_file(dwalk *w, const char *path, const struct stat *sb)
@@ -1125,7 +1127,7 @@ static int step_name(dstep *st, const char *d_name, char *path)
         if (!ok) {
             w->rep->links_outside++;
             char why[160];
-            snprintf(why, sizeof why, "a link out of %.100s: not followed", w->root);
+            (void)snprintf(why, sizeof why, "a link out of %.100s: not followed", w->root);
             sync_example(w->rep, path, 0, why); /* counted by links_outside */
         }
         int st_ok = ok && stat(real, &sb) == 0;

@@ -60,7 +60,7 @@ static json_t *column_json(sqlite3_stmt *st, int i, int is_json)
         return json_null();
     case SQLITE_BLOB: {
         char b[64];
-        snprintf(b, sizeof b, "[blob %d bytes]", sqlite3_column_bytes(st, i));
+        (void)snprintf(b, sizeof b, "[blob %d bytes]", sqlite3_column_bytes(st, i));
         return json_string(b);
     }
     default: {
@@ -140,7 +140,7 @@ static void lengths(char *out, size_t n, const char *alias, char **cols, size_t 
         k += (size_t)snprintf(out + k, n - k, "%scoalesce(length(%s.\"%s\"), 0)", i ? " + " : "",
                               alias, cols[i]);
     if (!ncols)
-        snprintf(out, n, "0");
+        (void)snprintf(out, n, "0");
 }
 
 int sync__desc_db_discover(const sync_desc *d, const char *root, const char *path,
@@ -195,7 +195,7 @@ int sync__desc_db_discover(const sync_desc *d, const char *root, const char *pat
     sqlite3_stmt *st = NULL;
     if (k < 0 || (size_t)k >= sizeof sql ||
         sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        snprintf(why, sizeof why, "cannot list its sessions: %s", sqlite3_errmsg(db));
+        (void)snprintf(why, sizeof why, "cannot list its sessions: %s", sqlite3_errmsg(db));
         sync_warn(rep, d->name, path, 0, why);
         sqlite3_close(db);
         return 0;
@@ -214,8 +214,8 @@ int sync__desc_db_discover(const sync_desc *d, const char *root, const char *pat
         if (k < 0 || (size_t)k >= sizeof vpath)
             continue;
         char sid[STORE_ID_MAX + 1], pid[STORE_ID_MAX + 1];
-        snprintf(sid, sizeof sid, "%s%s", d->id_prefix, id);
-        snprintf(pid, sizeof pid, "%s%.150s", d->id_prefix, parent ? parent : "");
+        (void)snprintf(sid, sizeof sid, "%s%s", d->id_prefix, id);
+        (void)snprintf(pid, sizeof pid, "%s%.150s", d->id_prefix, parent ? parent : "");
         sync_fold_job j = {.fmt = &d->fmt};
         j.path = sync_dup(vpath);
         j.db = sync_dup(path);
@@ -245,7 +245,7 @@ int sync__desc_db_discover(const sync_desc *d, const char *root, const char *pat
         rc = sync__fold_jobs_add(js, &j);
     }
     if (rc == 0 && step != SQLITE_DONE && step != SQLITE_ROW) {
-        snprintf(why, sizeof why, "reading its sessions: %s", sync_source_db_error(db, step));
+        (void)snprintf(why, sizeof why, "reading its sessions: %s", sync_source_db_error(db, step));
         sync_warn(rep, d->name, path, 0, why);
     }
     sqlite3_finalize(st);
@@ -260,7 +260,7 @@ static int render(sqlite3 *db, FILE *w, const char *sql, const char *id, char **
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        snprintf(why, whylen, "%s", sqlite3_errmsg(db));
+        (void)snprintf(why, whylen, "%s", sqlite3_errmsg(db));
         return MCPAGE_EIO;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -270,7 +270,7 @@ static int render(sqlite3 *db, FILE *w, const char *sql, const char *id, char **
         rc = put_line(w, doc && row ? json_pack("{so}", "$document", row) : row);
     }
     if (rc == 0 && step != SQLITE_DONE) {
-        snprintf(why, whylen, "%s", sync_source_db_error(db, step));
+        (void)snprintf(why, whylen, "%s", sync_source_db_error(db, step));
         rc = sync_source_db_status(step);
     }
     sqlite3_finalize(st);
@@ -295,12 +295,13 @@ int sync__desc_db_load(const sync_fold_job *job, char **out, size_t *len, char *
     rc = w ? 0 : MCPAGE_ENOMEM;
     /* one read transaction: one consistent snapshot of the session */
     if (rc == 0 && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        snprintf(why, whylen, "%s", sqlite3_errmsg(db));
+        (void)snprintf(why, whylen, "%s", sqlite3_errmsg(db));
         rc = MCPAGE_EIO;
     }
     char sql[DB_SQL_MAX];
     if (rc == 0) {
-        snprintf(sql, sizeof sql, "SELECT * FROM \"%s\" WHERE \"%s\" = ?1", b->s_table, b->s_id);
+        (void)snprintf(sql, sizeof sql, "SELECT * FROM \"%s\" WHERE \"%s\" = ?1", b->s_table,
+                       b->s_id);
         rc = render(db, w, sql, id, b->s_json, b->ns_json, 1, why, whylen);
     }
     if (rc == 0 && b->m_table) {
@@ -309,7 +310,7 @@ int sync__desc_db_load(const sync_fold_job *job, char **out, size_t *len, char *
         for (size_t i = 0; i < b->nm_order && k > 0 && (size_t)k < sizeof sql; i++)
             k += snprintf(sql + k, sizeof sql - (size_t)k, "\"%s\", ", b->m_order[i]);
         if (k > 0 && (size_t)k < sizeof sql)
-            snprintf(sql + k, sizeof sql - (size_t)k, "rowid");
+            (void)snprintf(sql + k, sizeof sql - (size_t)k, "rowid");
         rc = render(db, w, sql, id, b->m_json, b->nm_json, 0, why, whylen);
     }
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
@@ -317,7 +318,7 @@ int sync__desc_db_load(const sync_fold_job *job, char **out, size_t *len, char *
     if (w && fclose(w) != 0 && rc == 0)
         rc = MCPAGE_ENOMEM;
     if (rc == 0 && n > SYNC_FOLD_READ_MAX) {
-        snprintf(why, whylen, "its rows render past %d bytes", SYNC_FOLD_READ_MAX);
+        (void)snprintf(why, whylen, "its rows render past %d bytes", SYNC_FOLD_READ_MAX);
         rc = MCPAGE_ERANGE;
     }
     if (rc == 0 && job->convert) {
@@ -331,7 +332,7 @@ int sync__desc_db_load(const sync_fold_job *job, char **out, size_t *len, char *
         rc = doc ? sync__desc_convert(d, doc, strlen(doc), &conv, &clen, why, whylen)
                  : MCPAGE_EPARSE;
         if (!doc)
-            snprintf(why, whylen, "the session row is gone");
+            (void)snprintf(why, whylen, "the session row is gone");
         free(doc);
         free(buf);
         buf = conv;
