@@ -484,7 +484,6 @@ int cli_cmd_sync(int argc, char **argv)
     sync_costs costs = {0};
     char err[600] = "", aside[SYNC_PATH_MAX + 64] = "";
     int rc = run_sync(&c, &opt, &rep, &costs, err, sizeof err, aside, sizeof aside);
-    status = 0;
     if (rc == 1) {
         status = 1;
         goto out;

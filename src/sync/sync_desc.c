@@ -852,7 +852,7 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
         rc = str_field(c, j, "title", 0, &d->title);
     if (rc == 0)
         rc = str_field(c, j, "home", 1, &d->home);
-    if (rc == 0 && d->home[0] != '~' && d->home[0] != '/' && d->home[0] != '$')
+    if (rc == 0 && d->home && d->home[0] != '~' && d->home[0] != '/' && d->home[0] != '$')
         rc = fail(c, "home", "\"%s\": an absolute path, \"~/...\" or \"${VAR:-~/...}\"", d->home);
     if (rc == 0)
         rc = strv_field(c, j, "env", &d->env, &d->nenv);
@@ -1035,8 +1035,10 @@ static int apply_override(ctx *c, sync_desc *d, json_t *e)
         char **v = NULL;
         size_t n = 0;
         int rc = strv_field(c, e, "env", &v, &n);
-        if (rc < 0)
+        if (rc < 0) {
+            strv_free(v, n);
             return rc;
+        }
         strv_free(d->env, d->nenv);
         d->env = v;
         d->nenv = n;
@@ -1185,8 +1187,8 @@ int sync_descs_load(sync_descs *out, const char *user_file, char *err, size_t er
     for (size_t i = 0; i < out->n; i++)
         out->v[i]->builtin = 1;
     char path[SYNC_PATH_MAX];
-    int explicit_file =
-        user_file != NULL || (getenv("MCPAGE_SOURCES") && *getenv("MCPAGE_SOURCES"));
+    const char *env_file = getenv("MCPAGE_SOURCES");
+    int explicit_file = user_file != NULL || (env_file && *env_file);
     if (user_file)
         (void)snprintf(path, sizeof path, "%s", user_file);
     else if (sync_descs_user_path(path, sizeof path) < 0)
