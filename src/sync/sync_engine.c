@@ -43,6 +43,8 @@
 #define ENGINE_SIDECAR_MAX (1 << 20) /* bytes of a sidecar file */
 #define ENGINE_FILES_MAX   1000000   /* files one description finds */
 
+static void percent_decode(char *s);
+
 /* ---- values --------------------------------------------------------------- */
 
 static json_t *at_path(json_t *v, const sd_path *p)
@@ -243,8 +245,15 @@ static void take_facts(const sync_desc *d, const sd_rule *r, json_t *root, sync_
         set_owned(&f->session_id, prefixed(d, v_str(root, &r->s_id, tmp, sizeof tmp)));
     if (v_set(&r->s_parent) && !f->parent)
         set_owned(&f->parent, prefixed(d, v_str(root, &r->s_parent, tmp, sizeof tmp)));
-    if (v_set(&r->s_cwd) && !f->cwd)
-        set_owned(&f->cwd, v_copy(root, &r->s_cwd, SYNC_PATH_MAX));
+    if (v_set(&r->s_cwd) && !f->cwd) {
+        char *cwd = v_copy(root, &r->s_cwd, SYNC_PATH_MAX);
+        if (cwd && strncmp(cwd, "file://", 7) == 0) {
+            /* an editor's workspace URI: its path, percent-decoded */
+            memmove(cwd, cwd + 7, strlen(cwd + 7) + 1);
+            percent_decode(cwd);
+        }
+        set_owned(&f->cwd, cwd);
+    }
     if (v_set(&r->s_title))
         set_owned(&f->title, v_copy(root, &r->s_title, SYNC_TITLE_MAX));
     if (v_set(&r->s_model))
@@ -505,8 +514,8 @@ static void add_value_text(sync_text *t, json_t *v, int *is_error, int depth)
 /* A result block's call id, tool, text and error flag. */
 static void result_parts(json_t *b, const char **id, const char **name, sync_text *t, int *is_error)
 {
-    static const char *const ids[] = {"tool_use_id",  "toolCallId", "call_id",
-                                      "tool_call_id", "callId",     "id"};
+    static const char *const ids[] = {"tool_use_id", "toolCallId", "call_id", "tool_call_id",
+                                      "callId",      "toolUseID",  "id"};
     static const char *const names[] = {"name", "toolName", "tool_name"};
     static const char *const outs[] = {"content", "output", "result", "response"};
     static const char *const errs[] = {"is_error", "isError", "error"};
@@ -514,6 +523,24 @@ static void result_parts(json_t *b, const char **id, const char **name, sync_tex
     if (json_is_object(inner))
         b = inner;
     *id = first_str(b, ids, COUNT(ids));
+    json_t *run = json_object_get(b, "run"); /* Amp: {status, result, error: {message}} */
+    if (json_is_object(run)) {
+        const char *status = sync_json_str(run, "status");
+        if (status && strcmp(status, "done") != 0 && strcmp(status, "success") != 0)
+            *is_error = 1;
+        add_value_text(t, json_object_get(run, "result"), is_error, 0);
+        const char *msg = sync_json_str(json_object_get(run, "error"), "message");
+        if (msg) {
+            sync_text_sep(t);
+            sync_text_adds(t, msg);
+        }
+        if (t->len == 0 && status) {
+            sync_text_adds(t, "[");
+            sync_text_adds(t, status);
+            sync_text_adds(t, "]");
+        }
+        return;
+    }
     json_t *tr = json_object_get(b, "toolResult"); /* Goose: {status, value | error} */
     if (json_is_object(tr)) {
         const char *status = sync_json_str(tr, "status");
@@ -1262,7 +1289,7 @@ static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char
     size_t n = 0;
     FILE *w = open_memstream(&buf, &n);
     int ok = w != NULL;
-    if (ok && json_is_object(facts)) {
+    if (ok && (json_is_object(facts) || json_is_array(facts))) {
         json_t *head = json_pack("{sO}", "$sidecar", facts);
         ok = head && json_dumpf(head, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
              fputc('\n', w) != EOF;

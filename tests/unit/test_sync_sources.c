@@ -427,6 +427,35 @@ static void golden_iflow(void **state)
     free(d);
 }
 
+static void golden_cline(void **state)
+{
+    golden(*state, "cline", 2, 0);
+}
+
+static void golden_roo(void **state)
+{
+    golden(*state, "roo", 2, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    /* history_item.json names the sub-task's parent */
+    assert_non_null(strstr(d, "parent=roo:019398a0-7c1e-7d3a-9b2f-4c5d6e7f0001"));
+    free(d);
+}
+
+static void golden_kilocode(void **state)
+{
+    golden(*state, "kilocode", 1, 0);
+}
+
+static void golden_continue(void **state)
+{
+    golden(*state, "continue", 2, 0);
+}
+
+static void golden_amp(void **state)
+{
+    golden(*state, "amp", 1, 0);
+}
+
 /* ---- records of each common shape ----------------------------------------- */
 
 static void expand_line(const sync_desc *d, sync_fold *fold, const char *line, sync_record **r,
@@ -767,6 +796,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(golden_forge, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_devin, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_iflow, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_cline, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_roo, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_kilocode, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_continue, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_amp, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(jsonl_append_rewind_rewrite_delete, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(json_documents_and_sidecars, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(hostile_folders, setup, ts_fixture_drop),
