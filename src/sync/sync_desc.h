@@ -180,6 +180,9 @@ int sync_desc_disabled(const sync_desc *d);
 /* Appends a job per session file under `home` (folders confined to it).
  * Discovery problems go to `rep` under the source's name. */
 int sync__desc_discover(const sync_desc *d, const char *home, sync_fold_jobs *js, sync_report *rep);
+/* 1 when the folder one of its globs starts in (its plain leading names)
+ * exists under `home`: the agent is there, even with no session yet. */
+int sync__desc_found(const sync_desc *d, const char *home);
 int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, size_t len,
                          int64_t off, int64_t line_no, char *why, size_t whylen);
 int sync__desc_expand(const sync_desc *d, const char *line, size_t len, int32_t sub,

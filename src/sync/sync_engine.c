@@ -1220,6 +1220,26 @@ static int walk_seg(dwalk *w, const char *dir, size_t seg, int depth)
     return sync_dir_each(dd, dir, step_entry, &st);
 }
 
+int sync__desc_found(const sync_desc *d, const char *home)
+{
+    size_t nglobs = d->nglobs + (d->db ? d->db->nglobs : 0);
+    for (size_t i = 0; i < nglobs; i++) {
+        const sd_glob *g = i < d->nglobs ? &d->globs[i] : &d->db->globs[i - d->nglobs];
+        /* the folder the glob's plain leading names lead to (its file for a whole-name glob) */
+        char path[SYNC_PATH_MAX];
+        int k = snprintf(path, sizeof path, "%s", home);
+        size_t lead = 0;
+        while (lead < g->n && !strpbrk(g->seg[lead], "*?[{") && k > 0 && (size_t)k < sizeof path) {
+            k += snprintf(path + k, sizeof path - (size_t)k, "/%s", g->seg[lead]);
+            lead++;
+        }
+        struct stat sb;
+        if (lead > 0 && k > 0 && (size_t)k < sizeof path && stat(path, &sb) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 int sync__desc_discover(const sync_desc *d, const char *home, sync_fold_jobs *js, sync_report *rep)
 {
     char *root = realpath(home, NULL);

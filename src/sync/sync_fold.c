@@ -1110,6 +1110,9 @@ static int is_dir(const char *home, const char *sub)
 typedef int (*discover_fn)(sync_fold_jobs *js, const void *arg, const char *home, store *s,
                            sync_report *rep);
 
+static int desc_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                   sync_report *rep);
+
 static int discover_source(sync_fold_jobs *js, const char *name, const char *home, int found,
                            discover_fn fn, const void *arg, store *s, sync_report *rep)
 {
@@ -1119,7 +1122,7 @@ static int discover_source(sync_fold_jobs *js, const char *name, const char *hom
     int rc = fn(js, arg, home, s, rep);
     sync_source_report *r = sync__source(rep, name);
     if (r) {
-        r->found |= found;
+        r->found |= found || (fn == desc_fn && js->n > before);
         r->files += (int64_t)(js->n - before);
     }
     sync__source_end(rep, &m);
@@ -1167,13 +1170,6 @@ static int desc_fn(sync_fold_jobs *js, const void *arg, const char *home, store 
     return sync__desc_discover(arg, home, js, rep);
 }
 
-/* 1 when `home` is a folder. */
-static int is_home(const char *home)
-{
-    struct stat sb;
-    return stat(home, &sb) == 0 && S_ISDIR(sb.st_mode);
-}
-
 /* Every folded source's files, in path order, each file once. */
 static int fold_discover_all(store *s, const sync_options *opt, sync_report *rep,
                              sync_fold_jobs *jsp)
@@ -1209,7 +1205,8 @@ static int fold_discover_all(store *s, const sync_options *opt, sync_report *rep
         const char *home = opt->described[i].home;
         if (!home || d->writes || sync_desc_disabled(d))
             continue;
-        if ((rc = discover_source(&js, d->name, home, is_home(home), desc_fn, d, s, rep)) < 0)
+        if ((rc = discover_source(&js, d->name, home, sync__desc_found(d, home), desc_fn, d, s,
+                                  rep)) < 0)
             goto out;
     }
 out:
