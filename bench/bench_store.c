@@ -244,6 +244,10 @@ static const probe probes[] = {
     {"search 'error' (common) newest (20)", 3, "error", STORE_SEARCH_NEWEST, 0},
     {"search 'error' (common) relevance (20)", 3, "error", STORE_SEARCH_RELEVANCE, 0},
     {"search 'axo*' prefix newest (20)", 3, "axo*", STORE_SEARCH_NEWEST, 0},
+    /* words that ask for their class (store_words.h), and the exact form */
+    {"search 'parse token' relevance (20)", 3, "parse token", STORE_SEARCH_RELEVANCE, 0},
+    {"search 'parse token' count", 3, "parse token", STORE_SEARCH_RELEVANCE, 1},
+    {"search '\"error\"' (exact) relevance (20)", 3, "\"error\"", STORE_SEARCH_RELEVANCE, 0},
 };
 
 static int cmp_double(const void *a, const void *b)

@@ -850,6 +850,13 @@ int store_page_keyset(const store_page *pg)
 
 int store_query_term(const char **p, const char **start, const char **end, int *prefix)
 {
+    int quoted;
+    return store_query_term_quoted(p, start, end, prefix, &quoted);
+}
+
+int store_query_term_quoted(const char **p, const char **start, const char **end, int *prefix,
+                            int *quoted)
+{
     const char *c = *p;
     while (blank(*c))
         c++;
@@ -858,6 +865,7 @@ int store_query_term(const char **p, const char **start, const char **end, int *
         return 0;
     }
     *prefix = 0;
+    *quoted = *c == '"';
     if (*c == '"') {
         *start = ++c;
         while (*c && *c != '"')

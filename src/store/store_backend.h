@@ -105,6 +105,11 @@ int store_page_keyset(const store_page *pg);
  * tokens, whether it has any) is each backend's business.
  */
 int store_query_term(const char **p, const char **start, const char **end, int *prefix);
+/* store_query_term(), and in *quoted whether the term was a "quoted phrase"
+ * (exact tokens) rather than a word (whose class a backend may ask for:
+ * store_words.h). */
+int store_query_term_quoted(const char **p, const char **start, const char **end, int *prefix,
+                            int *quoted);
 /*
  * The budget of store_budget_set: 0 while the work may go on, else
  * MCPAGE_ERANGE (past the deadline) or MCPAGE_ECANCELED (stopped by the

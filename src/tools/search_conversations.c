@@ -51,7 +51,10 @@ static const char schema[] =
     "{\"type\":\"object\",\"additionalProperties\":false,\"required\":[\"query\"],"
     "\"properties\":{"
     "\"query\":{\"type\":\"string\",\"minLength\":1,\"description\":\"Words and \\\"quoted "
-    "phrases\\\", all required; a trailing * makes a prefix (max_tok*). Filters may be written in "
+    "phrases\\\", all required; a trailing * makes a prefix (max_tok*). An unquoted word also "
+    "finds its other forms and identifiers containing it (session live finds SessionLive and "
+    "session_live; rendering finds rendered); quote a word for that exact word. Filters may be "
+    "written in "
     "the query: project:NAME source:" TOOLS_SOURCE_LIST
     " role:user|assistant|system|tool tool:NAME "
     "after:YYYY-MM-DD before:YYYY-MM-DD has:error. Example: \\\"retry budget\\\" role:user "
@@ -389,7 +392,8 @@ int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
     (void)snprintf(
         desc, sizeof desc,
         "Full-text search over every message of every archived coding-agent session. The "
-        "query takes words and \"quoted phrases\" (all required; word* for a prefix) and "
+        "query takes words and \"quoted phrases\" (all required; word* for a prefix; an unquoted "
+        "word also finds its forms and identifier parts: session live finds SessionLive) and "
         "filters written in it: project:NAME source:" TOOLS_SOURCE_LIST
         " role:user|assistant|system|tool tool:NAME after:YYYY-MM-DD before:YYYY-MM-DD has:error "
         "(or pass them as arguments). Matches come as arrays in the order of `columns` (text "

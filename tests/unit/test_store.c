@@ -382,7 +382,9 @@ static void search_syntax_and_filters(void **state)
     assert_int_equal(hits(f->s, &q), all);
     q.query = "max_tokens";
     assert_int_equal(hits(f->s, &q), all);
-    q.query = "max"; /* `_` is a token character: no match inside max_tokens */
+    q.query = "max"; /* a part of the identifier max_tokens (store_words.h) */
+    assert_int_equal(hits(f->s, &q), all);
+    q.query = "\"max\""; /* a quoted word stays exact: max_tokens is one token */
     assert_int_equal(hits(f->s, &q), 0);
     q.query = "max_tok*";
     assert_int_equal(hits(f->s, &q), all);
@@ -610,6 +612,161 @@ static void long_text_snippets_read_a_window(void **state)
     remap_tokens(f);
     assert_int_equal(file_int(f->db, "SELECT count(*) FROM message_tokmap"), 1);
     snippets_agree_with_whole_text(f->s, queries, sizeof queries / sizeof queries[0]);
+}
+
+/* ---- words a developer types (store_words.h) --------------------------- */
+
+static const char *const dev_texts[] = {
+    "The SessionLive component renders the list",
+    "waiting_summary.ex holds the summary while waiting",
+    "rendering the sprites took long",
+    "we rendered it twice",
+    "call render() again",
+    "HTTPServer and v2Handler and __init__",
+    "session live notes",
+};
+
+static void add_dev_texts(store *s)
+{
+    assert_int_equal(store_begin(s), 0);
+    store_session_meta m = {
+        .session_id = "words-1", .source = "claude", .source_path = "/dev/null"};
+    assert_int_equal(store_session_put(s, &m), 0);
+    for (size_t i = 0; i < sizeof dev_texts / sizeof dev_texts[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "%s", dev_texts[i]);
+        store_message msg = {.session_id = "words-1",
+                             .ordinal = (int64_t)i,
+                             .role = "user",
+                             .timestamp = "2026-02-01T00:00:00Z",
+                             .text = text,
+                             .line_no = (int64_t)i + 1};
+        int64_t id = 0;
+        assert_int_equal(store_message_add(s, &msg, &id), 0);
+    }
+    assert_int_equal(store_session_refresh(s, "words-1"), 0);
+    assert_int_equal(store_commit(s), 0);
+}
+
+/* The counts and snippets of the words a developer types, the same on both backends. */
+static void dev_words_are_found(store *s)
+{
+    static const struct {
+        const char *query;
+        int64_t n;
+    } want[] = {
+        {"session live", 2},     /* SessionLive, and the two words */
+        {"\"session live\"", 1}, /* a quoted phrase stays exact */
+        {"SessionLive", 1},      /* an identifier finds itself */
+        {"sessionlive", 1},
+        {"waiting summary", 1},
+        {"waiting_summary", 1},
+        {"waiting_summary.ex", 1},
+        {"render", 4}, /* renders, rendering, rendered, render */
+        {"Rendering", 4},
+        {"renders", 4},
+        {"\"rendering\"", 1}, /* quoted: the exact form */
+        {"render*", 4},
+        {"server", 1},
+        {"http", 1},
+        {"handler", 1},
+        {"v2", 1},
+        {"init", 1},
+        {"\"init\"", 0},
+        {"~render", 4}, /* the class mark is a separator in what users type */
+        {"\"~render\"", 1},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        store_search_filter q = {.query = want[i].query};
+        int64_t n = hits(s, &q);
+        if (n != want[i].n)
+            fail_msg("%s: %lld matches, want %lld", want[i].query, (long long)n,
+                     (long long)want[i].n);
+    }
+    char *snip = snippet_of(s, "rendered sprites");
+    assert_string_equal(snip, "[rendering] the [sprites] took long");
+    free(snip);
+    snip = snippet_of(s, "session live component");
+    assert_string_equal(snip, "The [SessionLive] [component] renders the list");
+    free(snip);
+    snip = snippet_of(s, "handler");
+    assert_string_equal(snip, "HTTPServer and [v2Handler] and __init__");
+    free(snip);
+}
+
+static void dev_words_are_split_and_stemmed(void **state)
+{
+    fixture *f = *state;
+    add_dev_texts(f->s);
+    dev_words_are_found(f->s);
+}
+
+/* The number of texts the index gives the class of `render`, or -1. */
+static int64_t class_tokens(const char *spec)
+{
+    int64_t n = -1;
+    if (store_spec_is_url(spec)) {
+        PGconn *c = PQconnectdb(spec);
+        PGresult *r =
+            PQexec(c, "SELECT count(*) FROM messages WHERE tsv @@ '''~render'''::tsquery");
+        if (PQresultStatus(r) == PGRES_TUPLES_OK)
+            n = atoll(PQgetvalue(r, 0, 0));
+        PQclear(r);
+        PQfinish(c);
+        return n;
+    }
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open(spec, &db) == SQLITE_OK &&
+        sqlite3_exec(db, "CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, messages_fts, row)",
+                     NULL, NULL, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT coalesce(sum(doc), 0) FROM temp.v WHERE term = '~render'",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A store indexed by an older build (no classes, no parts) is indexed
+ * again when a writer opens it. */
+static void old_stores_are_indexed_again(void **state)
+{
+    fixture *f = *state;
+    add_dev_texts(f->s);
+    store_close(f->s);
+    f->s = NULL;
+    assert_int_equal(class_tokens(f->db), 4);
+    /* the index as the previous schema version wrote it */
+    if (store_spec_is_url(f->db)) {
+        PGconn *c = PQconnectdb(f->db);
+        assert_int_equal(PQstatus(c), CONNECTION_OK);
+        PGresult *r = PQexec(c, "UPDATE messages SET tsv = to_tsvector('simple', text);"
+                                "DELETE FROM schema_version WHERE version >= 5");
+        assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+        PQclear(r);
+        PQfinish(c);
+        store_pool_drain(); /* a process migrates a URL once: forget it */
+    } else {
+        sqlite3 *db = NULL; /* a stock connection: the built-in unicode61 */
+        assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(db,
+                                      "INSERT INTO messages_fts(messages_fts) VALUES('rebuild');"
+                                      "DELETE FROM schema_version WHERE version >= 6;",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+        sqlite3_close(db);
+    }
+    assert_int_equal(class_tokens(f->db), 0);
+    store *r = NULL; /* a reader refuses the older version */
+    assert_true(store_open(f->db, STORE_OPEN_READONLY, &r) < 0);
+    store_close(r);
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+    assert_int_equal(class_tokens(f->db), 4);
+    dev_words_are_found(f->s);
+    store_search_filter q = {.query = "\"exact phrase here\""};
+    assert_int_equal(hits(f->s, &q), 60); /* fill()'s texts too */
 }
 
 /* Every token map of the store as one string: message ids and the maps in hex. */
@@ -1280,7 +1437,8 @@ static void first_page_is_bm25(store *s, sqlite3 *raw, const char *query, const 
     store_hits_free(&h);
 }
 
-/* Words in `min` rows or more (fts5vocab), and their rows summed. */
+/* Words in `min` rows or more (fts5vocab) other than plain words of letters, whose class
+ * queries ask for (store_words.h): those the writer keeps heads of; and their rows summed. */
 static int64_t common_words(sqlite3 *raw, int64_t min, int64_t *rows)
 {
     sqlite3_stmt *st = NULL;
@@ -1291,7 +1449,7 @@ static int64_t common_words(sqlite3 *raw, int64_t min, int64_t *rows)
                      SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(raw,
                                         "SELECT count(*), coalesce(sum(doc), 0) FROM temp.v "
-                                        "WHERE doc >= ?",
+                                        "WHERE doc >= ? AND term GLOB '*[^a-z]*'",
                                         -1, &st, NULL),
                      SQLITE_OK);
     sqlite3_bind_int64(st, 1, min);
@@ -1909,6 +2067,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(project_walks_in_every_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(search_walks_in_every_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(dev_words_are_split_and_stemmed, setup, teardown),
+        cmocka_unit_test_setup_teardown(old_stores_are_indexed_again, setup, teardown),
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),
         cmocka_unit_test_setup_teardown(token_maps_from_the_index_match_the_scan, setup, teardown),

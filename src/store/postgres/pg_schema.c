@@ -6,7 +6,8 @@
  *
  * Text columns that take part in sort orders are COLLATE "C" so they
  * compare bytes like SQLite's BINARY collation and walks page the same.
- * `tsv` holds the tsvector built by pg_text.c (no parser, no stemming).
+ * `tsv` holds the tsvector built by pg_text.c (no parser; word classes
+ * and identifier parts from store_words.h, version 5).
  * The tables live in the first schema of the connection's search_path,
  * so several stores can share one database (tests use that).
  */
@@ -15,6 +16,9 @@
 #include <string.h>
 
 #include "store/postgres/pg_internal.h"
+
+#define STR_OF_(x) #x
+#define STR_OF(x)  STR_OF_(x)
 
 static const char *const migrations[] = {
     /* version 1 */
@@ -136,7 +140,128 @@ static const char *const migrations[] = {
     "CREATE INDEX usage_calls_minute ON usage_calls(counted, minute, source);"
     "CREATE TABLE usage_state(backfill INTEGER NOT NULL);"
     "INSERT INTO usage_state SELECT CASE WHEN EXISTS(SELECT 1 FROM sessions) THEN 1 ELSE 0 END;",
+    /* version 5: words a developer types (store_words.h): every message's
+     * tsvector built again with word classes and identifier parts, in C
+     * (retokenize(), below), after this statement */
+    "SELECT 1",
 };
+
+static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);
+
+/* The step whose texts are tokenized again, and its batches. */
+#define PG_RETOKENIZE_STEP  5
+#define PG_RETOKENIZE_BATCH 500
+#define PG_RETOKENIZE_SAY   10000 /* messages from which it says how far it is */
+
+/*
+ * Builds every message's tsvector again (pg_text.c), by message id in
+ * batches, inside the migration's transaction: interrupted, the store
+ * stays as it was and the next writer starts over.
+ */
+static int retokenize(PGconn *db, char *err, size_t errlen)
+{
+    long long after = 0, done = 0, total = 0;
+    PGresult *r = PQexec(db, "SELECT count(*) FROM messages");
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+        total = atoll(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    if (total >= PG_RETOKENIZE_SAY)
+        (void)fprintf(
+            stderr,
+            "mcpage: indexing the words of %lld messages again (identifier parts, word "
+            "forms); once, for this version. Interrupting it keeps the store as it was.\n",
+            total);
+    for (;;) {
+        char at[24];
+        (void)snprintf(at, sizeof at, "%lld", after);
+        const char *params[1] = {at};
+        r = PQexecParams(db,
+                         "SELECT message_id, text FROM messages WHERE message_id > $1::bigint "
+                         "ORDER BY message_id LIMIT " STR_OF(PG_RETOKENIZE_BATCH),
+                         1, NULL, params, NULL, NULL, 0);
+        if (PQresultStatus(r) != PGRES_TUPLES_OK) {
+            pg_msg(db, r, err, errlen, "migration to version 5 (reading texts)");
+            PQclear(r);
+            return MCPAGE_ESTORE;
+        }
+        int n = PQntuples(r);
+        if (n == 0) {
+            PQclear(r);
+            break;
+        }
+        /* the batch as two array literals: ids and tsvector texts */
+        size_t cap = 64, len = 0;
+        char *ids = malloc((size_t)n * 24 + 8);
+        char *tsvs = malloc(cap);
+        int rc = ids && tsvs ? 0 : MCPAGE_ENOMEM;
+        size_t il = 0;
+        if (rc == 0) {
+            ids[il++] = '{';
+            tsvs[len++] = '{';
+        }
+        for (int i = 0; rc == 0 && i < n; i++) {
+            char *tsv = NULL;
+            if ((rc = store_pg_tsvector(PQgetvalue(r, i, 1), &tsv)) < 0)
+                break;
+            /* an array element: quoted, with " and \ escaped */
+            size_t need = len + 2 * strlen(tsv) + 8;
+            if (need > cap) {
+                while (cap < need)
+                    cap *= 2;
+                char *nt = realloc(tsvs, cap);
+                if (!nt) {
+                    free(tsv);
+                    rc = MCPAGE_ENOMEM;
+                    break;
+                }
+                tsvs = nt;
+            }
+            if (i) {
+                ids[il++] = ',';
+                tsvs[len++] = ',';
+            }
+            il += (size_t)snprintf(ids + il, 24, "%s", PQgetvalue(r, i, 0));
+            tsvs[len++] = '"';
+            for (const char *c = tsv; *c; c++) {
+                if (*c == '"' || *c == '\\')
+                    tsvs[len++] = '\\';
+                tsvs[len++] = *c;
+            }
+            tsvs[len++] = '"';
+            free(tsv);
+        }
+        after = atoll(PQgetvalue(r, n - 1, 0));
+        PQclear(r);
+        if (rc == 0) {
+            ids[il++] = '}';
+            ids[il] = 0;
+            tsvs[len++] = '}';
+            tsvs[len] = 0;
+            const char *up[2] = {ids, tsvs};
+            r = PQexecParams(db,
+                             "UPDATE messages m SET tsv = u.t::tsvector FROM "
+                             "unnest($1::bigint[], $2::text[]) AS u(id, t) WHERE m.message_id = "
+                             "u.id",
+                             2, NULL, up, NULL, NULL, 0);
+            if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+                pg_msg(db, r, err, errlen, "migration to version 5 (writing tokens)");
+                rc = MCPAGE_ESTORE;
+            }
+            PQclear(r);
+        }
+        free(ids);
+        free(tsvs);
+        if (rc < 0) {
+            if (rc == MCPAGE_ENOMEM)
+                (void)snprintf(err, errlen, "migration to version 5: out of memory");
+            return MCPAGE_ESTORE;
+        }
+        done += n;
+        if (total >= PG_RETOKENIZE_SAY && done % (PG_RETOKENIZE_BATCH * 100LL) == 0)
+            (void)fprintf(stderr, "mcpage: indexing words: %lld of %lld messages\n", done, total);
+    }
+    return 0;
+}
 
 int store_pg_schema_latest(void)
 {
@@ -216,6 +341,8 @@ int store_pg_migrate(PGconn *db, char *err, size_t errlen)
         char what[64];
         snprintf(what, sizeof what, "migration to version %d", version + 1);
         if (run(db, migrations[version], err, errlen, what) < 0)
+            goto fail;
+        if (version + 1 == PG_RETOKENIZE_STEP && retokenize(db, err, errlen) < 0)
             goto fail;
         snprintf(sql, sizeof sql, "INSERT INTO schema_version VALUES(%d)", version + 1);
         if (run(db, sql, err, errlen, what) < 0 || run(db, "COMMIT", err, errlen, what) < 0)

@@ -5,7 +5,8 @@
  * unicode61 tokenizer (tokenchars '_') does the opposite. So this file
  * tokenizes in C, the same way for documents and queries, and hands
  * PostgreSQL finished tsvector and tsquery literals (no parser, no
- * dictionary, no stemming: the 'simple' behaviour). Snippets are cut here
+ * dictionary: the 'simple' behaviour), with the same extra tokens at each
+ * token's position (word classes, identifier parts: store_words.h). Snippets are cut here
  * too, by the rule of the SQLite backend's mcpage_snippet(), so hits are marked the same.
  *
  * Tokens: runs of ASCII letters, digits and `_`, and of non-ASCII code
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "store/postgres/pg_internal.h"
+#include "store/store_words.h"
 
 /* Base letters of U+00C0..U+00FF and U+0100..U+017F; '.' = no base
  * letter (only lower-cased), '-' = not a letter. */
@@ -234,6 +236,25 @@ static int buf_done(buf *b, char **out)
 
 /* ---- tsvector --------------------------------------------------------- */
 
+/* The lexemes being written: each extra token goes at the position `num`. */
+typedef struct tsv_out {
+    buf *b;          /* the literal */
+    const char *num; /* "':N " of the current token */
+    size_t bytes;    /* lexeme bytes so far */
+} tsv_out;
+
+static int tsv_extra(void *ud, const char *lexeme, size_t len)
+{
+    tsv_out *o = ud;
+    buf_add(o->b, "'", 1);
+    buf_add(o->b, lexeme, len); /* ASCII letters, digits, `_` and the class mark */
+    buf_str(o->b, o->num);
+    o->bytes += len;
+    return 0;
+}
+
+/* Each token as written and its extra tokens (store_words.h) at its
+ * position, as the SQLite backend's tokenizer indexes them. */
 int store_pg_tsvector(const char *text, char **out)
 {
     buf b = {0};
@@ -241,20 +262,21 @@ int store_pg_tsvector(const char *text, char **out)
     size_t pos = 0;
     tok t;
     int ntok = 0;
-    size_t bytes = 0;
     char lex[PG_LEXEME_MAX + 1];
-    while (ntok < PG_TSV_TOKENS && bytes < PG_TSV_BYTES && next_token(text, n, &pos, &t)) {
+    char num[24];
+    tsv_out o = {.b = &b, .num = num};
+    while (ntok < PG_TSV_TOKENS && o.bytes < PG_TSV_BYTES && next_token(text, n, &pos, &t)) {
         size_t k = fold_token(text, t, lex, sizeof lex);
         if (k == 0)
             continue;
         ntok++;
-        bytes += k;
+        o.bytes += k;
         /* tsvector positions stop at 16383; later tokens share it */
-        char num[24];
         snprintf(num, sizeof num, "':%d ", ntok < 16383 ? ntok : 16383);
         buf_add(&b, "'", 1);
         buf_add(&b, lex, k); /* tokens hold no quote or backslash */
         buf_str(&b, num);
+        store_word_extras(text + t.start, t.end - t.start, tsv_extra, &o);
     }
     return buf_done(&b, out);
 }
@@ -268,13 +290,28 @@ void store_pg_query_free(pg_query *q)
     memset(q, 0, sizeof *q);
 }
 
-static int add_term(pg_query *q, const char *start, size_t len, int prefix, char *err,
+static int add_term(pg_query *q, const char *start, size_t len, int prefix, int quoted, char *err,
                     size_t errlen)
 {
     size_t pos = 0;
     tok t;
     int first = q->ntokens;
     char lex[PG_LEXEME_MAX + 1];
+    /* An unquoted word asks for its class (store_words.h), one lexeme. */
+    char cls[STORE_WORD_CAP];
+    size_t ncls = quoted || prefix ? 0 : store_word_query(start, len, cls);
+    if (ncls) {
+        if (q->ntokens >= PG_QUERY_TOKENS) {
+            snprintf(err, errlen, "search query has more than %d words", PG_QUERY_TOKENS);
+            return MCPAGE_EPARSE;
+        }
+        char *copy = malloc(ncls + 1);
+        if (!copy)
+            return MCPAGE_ENOMEM;
+        memcpy(copy, cls, ncls + 1);
+        q->tok[q->ntokens++] = copy;
+        len = 0; /* no further tokens */
+    }
     while (next_token(start, len, &pos, &t)) {
         if (q->ntokens >= PG_QUERY_TOKENS) {
             snprintf(err, errlen, "search query has more than %d words", PG_QUERY_TOKENS);
@@ -307,9 +344,9 @@ int store_pg_query_parse(const char *in, pg_query *q, char *err, size_t errlen)
 {
     memset(q, 0, sizeof *q);
     const char *p = in, *start, *end;
-    int rc = 0, prefix;
-    while (store_query_term(&p, &start, &end, &prefix)) {
-        if ((rc = add_term(q, start, (size_t)(end - start), prefix, err, errlen)) < 0)
+    int rc = 0, prefix, quoted;
+    while (store_query_term_quoted(&p, &start, &end, &prefix, &quoted)) {
+        if ((rc = add_term(q, start, (size_t)(end - start), prefix, quoted, err, errlen)) < 0)
             goto fail;
     }
     if (!q->nterms) {
@@ -406,6 +443,13 @@ static int doc_load(doc *d, const char *text)
     return 0;
 }
 
+/* Whether one extra token of a document token is the class asked for. */
+static int is_wanted(void *ud, const char *lexeme, size_t len)
+{
+    const char *want = ud;
+    return strlen(want) == len && memcmp(want, lexeme, len) == 0;
+}
+
 static int term_at(const doc *d, const pg_query *q, int term, int pos)
 {
     int cnt = q->count[term];
@@ -414,7 +458,11 @@ static int term_at(const doc *d, const pg_query *q, int term, int pos)
     for (int i = 0; i < cnt; i++) {
         const char *want = q->tok[q->first[term] + i];
         const char *have = d->fold[pos + i];
-        if (q->prefix[term] && i == cnt - 1) {
+        if (want[0] == STORE_WORD_CLASS) { /* a class: one of the token's extras */
+            const tok *t = &d->t[pos + i];
+            if (!store_word_extras(d->text + t->start, t->end - t->start, is_wanted, (void *)want))
+                return 0;
+        } else if (q->prefix[term] && i == cnt - 1) {
             if (strncmp(have, want, strlen(want)) != 0)
                 return 0;
         } else if (strcmp(have, want) != 0) {

@@ -447,8 +447,10 @@ static int heads_due(store *s, const sq_version *v, int64_t vmax, int *choose, c
                         "fts5vocab(main, messages_fts, row)");
     if (rc == 0)
         rc = sq_prep(s,
-                     *choose ? "SELECT term FROM temp.impact_vocab WHERE doc >= ?1 ORDER BY "
-                               "doc DESC, term LIMIT ?2"
+                     /* not a word of letters only: queries ask for its class (`~the`,
+                      * store_words.h), its exact form only when quoted */
+                     *choose ? "SELECT term FROM temp.impact_vocab WHERE doc >= ?1 AND term "
+                               "GLOB '*[^a-z]*' ORDER BY doc DESC, term LIMIT ?2"
                              : "SELECT fts FROM impact_heads WHERE deletes = ?3 AND max_id < ?4 "
                                "ORDER BY n DESC LIMIT ?2",
                      &st);

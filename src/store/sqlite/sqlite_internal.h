@@ -202,6 +202,9 @@ int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **
 void store_sqlite_tokmap_watch(void *snip);
 /* Token maps caught while FTS5 indexed their texts (tests). */
 extern int64_t store_sqlite__tokmap_caught;
+/* Documents mcpage's tokenizer has indexed in this process (the re-index
+ * migration's progress). */
+extern int64_t store_sqlite__docs_indexed;
 /*
  * Registers mcpage_bm25() (sqlite_rank.c), bm25() with cached row lengths;
  * 0 or -1. *nhit is the bare match count of the query being ranked while

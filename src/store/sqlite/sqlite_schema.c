@@ -5,14 +5,16 @@
  * step, recording each in the schema_version table.
  *
  * Tokenizer: unicode61 with remove_diacritics 2 and `_` as a token
- * character. Prose splits on spaces and punctuation as usual; code keeps
- * snake_case identifiers whole (`max_tokens` is one token) while `foo-bar`,
- * `a.b.c` and `path/to/file.c` split into parts that a quoted phrase query
- * matches in order. Trigram would also find substrings, but its index is
- * 2.7x larger on the sample archive (docs/store.md) and it cannot match
- * words under three characters; we chose word tokens and phrase queries.
+ * character, as the table says; mcpage's connections register their own
+ * under that name, which adds word classes and identifier parts at each
+ * token's position (version 6, store_words.h). Prose splits on spaces and punctuation as usual;
+ * code keeps snake_case identifiers whole (`max_tokens` is one token) while `foo-bar`, `a.b.c` and
+ * `path/to/file.c` split into parts that a quoted phrase query matches in order. Trigram would also
+ * find substrings, but its index is 2.7x larger on the sample archive (docs/store.md) and it cannot
+ * match words under three characters; we chose word tokens and phrase queries.
  */
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "store/sqlite/sqlite_internal.h"
@@ -180,7 +182,75 @@ static const char *const migrations[] = {
     "CREATE INDEX usage_calls_minute ON usage_calls(counted, minute, source);"
     "CREATE TABLE usage_state(backfill INTEGER NOT NULL);"
     "INSERT INTO usage_state SELECT CASE WHEN EXISTS(SELECT 1 FROM sessions) THEN 1 ELSE 0 END;",
+    /* version 6: words a developer types (store_words.h): every text indexed
+     * again by mcpage's tokenizer, which adds each word's class and each
+     * identifier's parts at the token's position (sqlite_snippet.c). The
+     * caches beside the index go: the kept lists and heads are of the old
+     * tokens, and the moved text-delete count retires every reader's. */
+    "INSERT INTO messages_fts(messages_fts) VALUES('rebuild');"
+    "DROP TABLE IF EXISTS impact_lists;"
+    "DROP TABLE IF EXISTS impact_heads;"
+    "UPDATE meta SET value = value + 1 WHERE key = 'text_deletes';",
 };
+
+/* The step that indexes every text again (version 6), and how often it
+ * says how far it is. */
+#define SQ_REINDEX_STEP      6
+#define SQ_REINDEX_SAY_MIN   10000 /* messages from which it is said at all */
+#define SQ_REINDEX_SAY_EVERY 5.0   /* seconds between two lines */
+#define SQ_REINDEX_CHECK_OPS 100000
+
+/* Progress of a long step, said on stderr (a sync's or a server's start). */
+typedef struct step_progress {
+    int64_t total;   /* messages to index */
+    int64_t start;   /* store_sqlite__docs_indexed when the step began */
+    double began_us; /* when it began */
+    double said_us;  /* when a line was last written */
+} step_progress;
+
+static int say_progress(void *ud)
+{
+    step_progress *p = ud;
+    double now = store_now_us();
+    if (now - p->said_us < SQ_REINDEX_SAY_EVERY * 1e6)
+        return 0;
+    p->said_us = now;
+    int64_t done = __atomic_load_n(&store_sqlite__docs_indexed, __ATOMIC_RELAXED) - p->start;
+    fprintf(stderr, "mcpage: indexing words: %lld of %lld messages (%.0f s)\n", (long long)done,
+            (long long)p->total, (now - p->began_us) / 1e6);
+    return 0;
+}
+
+/* Runs migration step `version` (0-based), saying how far a long re-index is. */
+static int run_step(sqlite3 *db, int version, char **msg)
+{
+    if (version + 1 != SQ_REINDEX_STEP)
+        return sqlite3_exec(db, migrations[version], NULL, NULL, msg);
+    step_progress p = {.began_us = store_now_us()};
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM message_text", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        p.total = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    int say = p.total >= SQ_REINDEX_SAY_MIN;
+    if (say) {
+        fprintf(stderr,
+                "mcpage: indexing the words of %lld messages again (identifier parts, word "
+                "forms); once, for this version. Interrupting it keeps the store as it was.\n",
+                (long long)p.total);
+        p.start = __atomic_load_n(&store_sqlite__docs_indexed, __ATOMIC_RELAXED);
+        p.said_us = p.began_us;
+        sqlite3_progress_handler(db, SQ_REINDEX_CHECK_OPS, say_progress, &p);
+    }
+    int rc = sqlite3_exec(db, migrations[version], NULL, NULL, msg);
+    if (say) {
+        sqlite3_progress_handler(db, 0, NULL, NULL); /* the caller sets its own again */
+        if (rc == SQLITE_OK)
+            fprintf(stderr, "mcpage: indexed the words of %lld messages in %.1f s\n",
+                    (long long)p.total, (store_now_us() - p.began_us) / 1e6);
+    }
+    return rc;
+}
 
 /*
  * FTS5 keeps the terms of the rows a transaction inserts in a hash and
@@ -292,7 +362,7 @@ int store_sqlite_migrate(sqlite3 *db, char *err, size_t errlen)
             sqlite3_exec(db, "CREATE TABLE schema_version(version INTEGER NOT NULL);", NULL, NULL,
                          &msg) != SQLITE_OK)
             goto fail_tx;
-        if (sqlite3_exec(db, migrations[version], NULL, NULL, &msg) != SQLITE_OK)
+        if (run_step(db, version, &msg) != SQLITE_OK)
             goto fail_tx;
         if (sqlite3_exec(db, bump, NULL, NULL, &msg) != SQLITE_OK)
             goto fail_tx;

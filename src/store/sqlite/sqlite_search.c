@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_internal.h"
+#include "store/store_words.h"
 
 /* ---- search --------------------------------------------------------- */
 
@@ -71,8 +72,22 @@ static int fts_query_build(store *s, const char *in, char *out, size_t cap, sq_t
     if (cost)
         memset(cost, 0, sizeof *cost);
     const char *p = in, *start, *end;
-    int prefix;
-    while (store_query_term(&p, &start, &end, &prefix)) {
+    int prefix, quoted;
+    while (store_query_term_quoted(&p, &start, &end, &prefix, &quoted)) {
+        /* An unquoted word asks for its class (store_words.h): `~render`,
+         * one token that the tokenizer passes through. Anything else asks
+         * for its tokens as written; separators before the first word
+         * byte are dropped (they separate nothing), so no term of the
+         * user's starts with the class mark. */
+        char cls[STORE_WORD_CAP];
+        size_t ncls = quoted || prefix ? 0 : store_word_query(start, (size_t)(end - start), cls);
+        if (ncls) {
+            start = cls;
+            end = cls + ncls;
+        } else {
+            while (start < end && !is_word_byte((unsigned char)*start))
+                start++;
+        }
         int wordy = 0;
         for (const char *c = start; c < end; c++)
             if (is_word_byte((unsigned char)*c))

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_internal.h"
+#include "store/store_words.h"
 
 #define SNIP_TOKENS_MAX  64
 #define SNIP_MARK_MAX    16     /* bytes of an open/close/ellipsis string used */
@@ -44,6 +45,8 @@
 int store_sqlite__snippet_whole;
 
 int64_t store_sqlite__tokmap_caught;
+
+int64_t store_sqlite__docs_indexed;
 
 /* The token map of the text being indexed (store_sqlite_tokmap_watch). */
 typedef struct tokmap {
@@ -502,13 +505,22 @@ int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **
 }
 
 /*
- * The writer's tokenizer: the built-in unicode61, registered under its
- * own name on mcpage's connections (FTS5 takes the latest registration of
- * a name), so the table and its tokens stay the built-in's and a stock
- * sqlite3 reads the file. What it adds: while the writer watches
- * (store_sqlite_tokmap_watch), the next document FTS5 indexes also gives
- * its token map from the tokens FTS5 gets, instead of a second scan of
- * the text. Otherwise every call goes straight to unicode61.
+ * mcpage's tokenizer: the built-in unicode61, registered under its own
+ * name on mcpage's connections (FTS5 takes the latest registration of a
+ * name), so the table's definition stays the built-in's and a stock
+ * sqlite3 reads the file (exact words). What it adds:
+ *
+ * - each document token's extra tokens (store_words.h: a word's class,
+ *   an identifier's parts) at the token's own position
+ *   (FTS5_TOKEN_COLOCATED), so positions, row lengths and phrases are
+ *   those of the built-in;
+ * - in a query, a term that starts with the class mark (`~render`,
+ *   written only by sqlite_search.c) is that one token;
+ * - while the writer watches (store_sqlite_tokmap_watch), the next
+ *   document FTS5 indexes also gives its token map from the tokens FTS5
+ *   gets, instead of a second scan of the text.
+ *
+ * Snippets and token maps (FTS5_TOKENIZE_AUX) get the built-in's tokens.
  */
 typedef struct watch_tok {
     fts5_tokenizer tk; /* the built-in's methods */
@@ -519,17 +531,30 @@ typedef struct watch_tok {
 typedef struct watch_pass {
     void *ctx;
     int (*token)(void *, int, const char *, int, int, int);
-    tokmap *map;
+    tokmap *map;      /* the map being caught, or NULL */
+    const char *text; /* the document, for each token's bytes as written */
 } watch_pass;
+
+/* Hands one extra token to FTS5 at the position of the last token. */
+static int watch_extra(void *ud, const char *tok, size_t len)
+{
+    const watch_pass *w = ud;
+    return w->token(w->ctx, FTS5_TOKEN_COLOCATED, tok, (int)len, 0, 0);
+}
 
 static int watch_token(void *ud, int flags, const char *tok, int ntok, int from, int to)
 {
     watch_pass *w = ud;
-    if (!(flags & FTS5_TOKEN_COLOCATED))
-        tokmap_token(w->map, from);
-    if (w->map->nomem)
-        return SQLITE_NOMEM;
-    return w->token(w->ctx, flags, tok, ntok, from, to);
+    if (w->map) {
+        if (!(flags & FTS5_TOKEN_COLOCATED))
+            tokmap_token(w->map, from);
+        if (w->map->nomem)
+            return SQLITE_NOMEM;
+    }
+    int rc = w->token(w->ctx, flags, tok, ntok, from, to);
+    if (rc != SQLITE_OK || (flags & FTS5_TOKEN_COLOCATED))
+        return rc;
+    return store_word_extras(w->text + from, (size_t)(to - from), watch_extra, w);
 }
 
 static int watch_create(void *ud, const char **args, int nargs, Fts5Tokenizer **out)
@@ -560,11 +585,17 @@ static int watch_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *te
 {
     watch_tok *w = (watch_tok *)p;
     snip_conn *sc = w->sc;
-    if (sc->watch != WATCH_ARMED || flags != FTS5_TOKENIZE_DOCUMENT)
+    if ((flags & FTS5_TOKENIZE_QUERY) && n > 1 && n < STORE_WORD_CAP && text[0] == STORE_WORD_CLASS)
+        return token(ctx, 0, text, n, 0, n); /* a word's class, as sqlite_search.c wrote it */
+    if (flags != FTS5_TOKENIZE_DOCUMENT)
         return w->tk.xTokenize(w->inner, ctx, flags, text, n, token);
-    sc->watch = WATCH_DONE;
-    sc->watched_len = n;
-    watch_pass pass = {.ctx = ctx, .token = token, .map = &sc->watched};
+    __atomic_fetch_add(&store_sqlite__docs_indexed, 1, __ATOMIC_RELAXED); /* shared */
+    watch_pass pass = {.ctx = ctx, .token = token, .text = text};
+    if (sc->watch == WATCH_ARMED) {
+        sc->watch = WATCH_DONE;
+        sc->watched_len = n;
+        pass.map = &sc->watched;
+    }
     return w->tk.xTokenize(w->inner, &pass, flags, text, n, watch_token);
 }
 

@@ -508,6 +508,7 @@ int store_sqlite_open(store *s, const char *path, int flags)
             goto fail_open;
         char err[512] = "";
         rc = store_sqlite_migrate(c->db, err, sizeof err);
+        sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, s); /* a step's own ended */
         if (rc < 0) {
             if (sqlite3_errcode(c->db) != SQLITE_OK && sq_fail(s, rc, err) != rc)
                 rc = MCPAGE_ESTORE; /* damaged or read-only, said by sq_fail */
