@@ -21,6 +21,7 @@
 #include "sync/sync.h"
 #include "sync/sync_fold.h"
 #include "sync/sync_internal.h"
+#include "sync/sync_source.h"
 #include "sync/sync_parse.h"
 
 /* ---- default paths --------------------------------------------------- */
@@ -87,10 +88,15 @@ int sync_make_parent_dirs(const char *path)
 
 /* ---- projects of sessions without a cwd -------------------------------- */
 
-/* The first line of a file (at most SYNC_BLOCK bytes), or NULL. */
+/* The first line of a file (at most SYNC_BLOCK bytes), or NULL (also when
+ * the file is refused: sync_file names it). */
 static char *first_line(const sync_job *j, size_t *len)
 {
-    int fd = open(j->real ? j->real : j->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    const char *home = j->home;
+    char why[SYNC_WARNING_LEN];
+    struct stat sb;
+    int fd =
+        sync_source_open(home ? home : "/", j->real ? j->real : j->path, 0, &sb, why, sizeof why);
     if (fd < 0)
         return NULL;
     char *buf = malloc(SYNC_BLOCK);

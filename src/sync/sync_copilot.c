@@ -90,7 +90,7 @@ static int copilot_fold_line(sync_fold *f, const char *line, size_t len, int64_t
     if (strcmp(type, "session.snapshot_rewind") == 0) {
         long at = sync_fold_find(f, sync_json_str(data, "upToEventId"));
         if (at >= 0)
-            f->n = (size_t)at;
+            rc = sync_fold_truncate(f, (size_t)at);
     } else {
         if (strcmp(type, "session.start") == 0) {
             sync_fold_set(&f->session_id, sync_json_str(data, "sessionId"));
@@ -344,22 +344,29 @@ static char *yaml_value(const char *text, const char *key)
     return NULL;
 }
 
-/* The cwd workspace.yaml names, or NULL. */
-static char *workspace_cwd(const char *dir)
+/* Where session folders go: the home and the report. */
+typedef struct copilot_at {
+    sync_fold_jobs *js;
+    const char *home; /* COPILOT_HOME */
+    sync_report *rep;
+} copilot_at;
+
+/* The cwd workspace.yaml names, or NULL (also when it is refused: a link
+ * out of COPILOT_HOME, a FIFO, over COPILOT_YAML_MAX bytes; warned). */
+static char *workspace_cwd(const copilot_at *at, const char *dir)
 {
     char path[SYNC_PATH_MAX];
     int k = snprintf(path, sizeof path, "%s/workspace.yaml", dir);
     if (k < 0 || (size_t)k >= sizeof path)
         return NULL;
-    FILE *fp = fopen(path, "r");
-    if (!fp)
+    char *buf = NULL, why[SYNC_WARNING_LEN] = "";
+    size_t n = 0;
+    int rc = sync_source_read(at->home, path, COPILOT_YAML_MAX, &buf, &n, why, sizeof why);
+    if (rc < 0) {
+        if (rc != MCPAGE_ENOTFOUND && rc != MCPAGE_ENOMEM)
+            sync_warn(at->rep, "copilot", path, 0, why);
         return NULL;
-    char *buf = malloc(COPILOT_YAML_MAX + 1);
-    size_t n = buf ? fread(buf, 1, COPILOT_YAML_MAX, fp) : 0;
-    fclose(fp);
-    if (!buf)
-        return NULL;
-    buf[n] = 0;
+    }
     char *cwd = yaml_value(buf, "cwd");
     free(buf);
     return cwd;
@@ -368,19 +375,21 @@ static char *workspace_cwd(const char *dir)
 /* session-state/<id>/events.jsonl, with workspace.yaml beside it. */
 static int session_entry(void *ud, const struct dirent *e, char *dir)
 {
-    sync_fold_jobs *js = ud;
+    const copilot_at *at = ud;
     char path[SYNC_PATH_MAX];
     int k = snprintf(path, sizeof path, "%s/events.jsonl", dir);
     struct stat sb;
     if (strlen(e->d_name) > STORE_ID_MAX || k < 0 || (size_t)k >= sizeof path ||
-        stat(path, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+        lstat(path, &sb) < 0) {
         free(dir);
         return 0;
     }
-    sync_fold_job j = {.fmt = &sync__copilot_format};
+    /* anything but a folder's regular file (a link, a FIFO) is looked at
+       when it is opened: refused there, and named */
+    sync_fold_job j = {.fmt = &sync__copilot_format, .home = sync_dup(at->home)};
     j.path = sync_short_copy(path, SYNC_PATH_MAX);
     j.session_id = sync_short_copy(e->d_name, STORE_ID_MAX);
-    j.cwd = workspace_cwd(dir);
+    j.cwd = workspace_cwd(at, dir);
     free(dir);
     if (!j.path || !j.session_id) {
         free(j.path);
@@ -388,15 +397,16 @@ static int session_entry(void *ud, const struct dirent *e, char *dir)
         free(j.cwd);
         return MCPAGE_ENOMEM;
     }
-    return sync__fold_jobs_add(js, &j);
+    return sync__fold_jobs_add(at->js, &j);
 }
 
-int sync__copilot_discover(sync_fold_jobs *js, const char *home)
+int sync__copilot_discover(sync_fold_jobs *js, const char *home, sync_report *rep)
 {
     char root[SYNC_PATH_MAX];
     int k = snprintf(root, sizeof root, "%s/session-state", home);
     if (k < 0 || (size_t)k >= sizeof root)
         return MCPAGE_ERANGE;
-    DIR *d = opendir(root);
-    return d ? sync_dir_each(d, root, session_entry, js) : 0;
+    copilot_at at = {.js = js, .home = home, .rep = rep};
+    DIR *d = sync_source_opendir(home, root, rep, "copilot");
+    return d ? sync_dir_each(d, root, session_entry, &at) : 0;
 }

@@ -44,6 +44,7 @@
 #include <mcpage/mcpage.h>
 
 #include "sync/sync_fold.h"
+#include "sync/sync_source.h"
 
 #define CURSOR_BUSY_MS   5000    /* waits for a writer's checkpoint at most this long */
 #define CURSOR_DEPTH_MAX 64      /* levels of the blob tree followed */
@@ -128,12 +129,15 @@ typedef struct chat chat;
 struct chat {
     sqlite3 *db;
     sqlite3_stmt *get; /* SELECT data FROM blobs WHERE id = ? */
+    int db_rc;         /* SQLite's code of a failed fetch, or 0 */
     /* a blob's bytes (*data malloc'd), MCPAGE_ENOTFOUND, or an error */
     int (*fetch)(chat *c, const char *id, unsigned char **data, size_t *n);
     FILE *w; /* the rendering */
     json_int_t created;
-    char *workspace; /* the root's workspace path (owned), or NULL */
-    size_t nodes;
+    char *workspace;   /* the root's workspace path (owned), or NULL */
+    size_t nodes;      /* blobs fetched */
+    sync_idmap walked; /* tree nodes walked: each once, so a cycle or a
+                          node named twice at every level stays linear */
 };
 
 static int emit_message(chat *c, const char *id, const unsigned char *data, size_t n)
@@ -145,15 +149,21 @@ static int emit_message(chat *c, const char *id, const unsigned char *data, size
     int ok = line && json_dumpf(line, c->w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
              fputc('\n', c->w) != EOF;
     json_decref(line);
+    if (ok && ftell(c->w) > SYNC_FOLD_READ_MAX)
+        return MCPAGE_ERANGE; /* a blob named over and over: stop at the read limit */
     return ok ? 0 : MCPAGE_ENOMEM;
 }
 
-/* A blob the tree names but the database lacks: a line sync counts. */
+/* A blob the tree names but the database lacks: a line sync counts. The
+ * id may be the meta row's (any text): written as a JSON string. */
 static int emit_missing(chat *c, const char *id)
 {
-    return fprintf(c->w, "{\"table\":\"blobs\",\"row\":{\"id\":\"%s\",\"missing\":true}}\n", id) < 0
-               ? MCPAGE_ENOMEM
-               : 0;
+    json_t *line = json_pack("{s:s,s:{s:o,s:b}}", "table", "blobs", "row", "id",
+                             sync_json_text(id, strlen(id)), "missing", 1);
+    int ok = line && json_dumpf(line, c->w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+             fputc('\n', c->w) != EOF;
+    json_decref(line);
+    return ok ? 0 : MCPAGE_ENOMEM;
 }
 
 static int walk_blob(chat *c, const char *id, int depth);
@@ -204,8 +214,11 @@ static int db_fetch(chat *c, const char *id, unsigned char **data, size_t *n)
     sqlite3_reset(c->get);
     sqlite3_bind_text(c->get, 1, id, -1, SQLITE_TRANSIENT);
     int step = sqlite3_step(c->get);
-    if (step != SQLITE_ROW)
+    if (step != SQLITE_ROW) {
+        if (step != SQLITE_DONE)
+            c->db_rc = step;
         return step == SQLITE_DONE ? MCPAGE_ENOTFOUND : MCPAGE_EIO;
+    }
     *n = (size_t)sqlite3_column_bytes(c->get, 0);
     const unsigned char *d = sqlite3_column_blob(c->get, 0);
     if (!d || *n == 0)
@@ -227,7 +240,15 @@ static int walk_blob(chat *c, const char *id, int depth)
         return emit_missing(c, id);
     if (rc < 0)
         return rc;
-    rc = d[0] == '{' ? emit_message(c, id, d, n) : walk_node(c, id, d, n, depth);
+    if (d[0] == '{') {
+        rc = emit_message(c, id, d, n);
+    } else {
+        /* a node: walked once (a second reference adds nothing: the
+           messages under it are in the rendering already) */
+        rc = sync_idmap_add(&c->walked, id);
+        if (rc > 0)
+            rc = walk_node(c, id, d, n, depth);
+    }
     free(d);
     return rc;
 }
@@ -243,6 +264,7 @@ int sync__cursor_render_node(const unsigned char *p, size_t n, FILE *w, char **w
     chat c = {.fetch = none_fetch, .w = w};
     int rc = walk_node(&c, "root", p, n, 0);
     *workspace = c.workspace;
+    sync_idmap_free(&c.walked);
     return rc;
 }
 
@@ -284,17 +306,19 @@ static int cursor_load(const sync_fold_job *job, char **out, size_t *len, char *
     *out = NULL;
     *len = 0;
     chat c = {.fetch = db_fetch};
-    if (sqlite3_open_v2(job->db, &c.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
+    int rc = sync_source_db_open(job->home ? job->home : "/", job->db, &c.db, why, whylen);
+    static const char *const meta_cols[] = {"key", "value", NULL};
+    static const char *const blob_cols[] = {"id", "data", NULL};
+    if (rc == 0 && (rc = sync_source_db_table(c.db, "meta", meta_cols, why, whylen)) == 0)
+        rc = sync_source_db_table(c.db, "blobs", blob_cols, why, whylen);
+    if (rc < 0) {
         sqlite3_close(c.db);
-        snprintf(why, whylen, "cannot open the chat database read-only");
-        return MCPAGE_EIO;
+        return rc == MCPAGE_EPARSE ? MCPAGE_EINVAL : rc;
     }
-    sqlite3_busy_timeout(c.db, CURSOR_BUSY_MS);
     char *buf = NULL;
     size_t n = 0;
     c.w = open_memstream(&buf, &n);
-    int rc = c.w ? 0 : MCPAGE_ENOMEM;
+    rc = c.w ? 0 : MCPAGE_ENOMEM;
     json_t *meta = NULL;
     /* one read transaction: one committed tree */
     if (rc == 0 && sqlite3_exec(c.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
@@ -337,10 +361,18 @@ static int cursor_load(const sync_fold_job *job, char **out, size_t *len, char *
             rc = MCPAGE_ENOMEM;
         json_decref(line);
     }
-    if (rc == MCPAGE_EIO)
+    if (rc == MCPAGE_ERANGE)
+        snprintf(why, whylen, "the chat's messages pass the %d MiB read limit: skipped",
+                 SYNC_FOLD_READ_MAX >> 20);
+    if (rc == MCPAGE_EIO && c.db_rc) {
+        snprintf(why, whylen, "%s", sync_source_db_error(c.db, c.db_rc));
+        rc = sync_source_db_status(c.db_rc);
+    } else if (rc == MCPAGE_EIO) {
         snprintf(why, whylen, "%s", sqlite3_errmsg(c.db));
+    }
     free(msgs);
     free(c.workspace);
+    sync_idmap_free(&c.walked);
     json_decref(meta);
     sqlite3_finalize(c.get);
     sqlite3_exec(c.db, "COMMIT", NULL, NULL, NULL);
@@ -554,19 +586,29 @@ const sync_fold_format sync__cursor_format = {
 
 /* ---- discovery ------------------------------------------------------- */
 
+/* Where chat folders go. */
+typedef struct cursor_at {
+    sync_fold_jobs *js;
+    const char *home; /* CURSOR_HOME */
+    sync_report *rep;
+} cursor_at;
+
 /* chats/<workspace hash>/<chat id>/store.db: one job, changed when the
-   database or its WAL is. */
+   database or its WAL is. Anything there but a regular file (a link, a
+   FIFO) is looked at when it is opened: refused there, and named. */
 static int chat_entry(void *ud, const struct dirent *e, char *dir)
 {
-    sync_fold_jobs *js = ud;
+    const cursor_at *at = ud;
     char path[SYNC_PATH_MAX], wal[SYNC_PATH_MAX + 8];
     int k = snprintf(path, sizeof path, "%s/store.db", dir);
     free(dir);
     struct stat sb, wb;
     if (strlen(e->d_name) > STORE_ID_MAX || k < 0 || (size_t)k >= sizeof path ||
-        stat(path, &sb) < 0 || !S_ISREG(sb.st_mode))
+        lstat(path, &sb) < 0)
         return 0;
-    sync_fold_job j = {.fmt = &sync__cursor_format};
+    if (S_ISLNK(sb.st_mode) && stat(path, &sb) < 0)
+        memset(&sb, 0, sizeof sb);
+    sync_fold_job j = {.fmt = &sync__cursor_format, .home = sync_dup(at->home)};
     j.path = sync_short_copy(path, SYNC_PATH_MAX);
     j.db = sync_short_copy(path, SYNC_PATH_MAX);
     j.session_id = sync_short_copy(e->d_name, STORE_ID_MAX);
@@ -585,24 +627,26 @@ static int chat_entry(void *ud, const struct dirent *e, char *dir)
         free(j.session_id);
         return MCPAGE_ENOMEM;
     }
-    return sync__fold_jobs_add(js, &j);
+    return sync__fold_jobs_add(at->js, &j);
 }
 
 static int workspace_entry(void *ud, const struct dirent *e, char *dir)
 {
     (void)e;
-    DIR *d = opendir(dir);
+    const cursor_at *at = ud;
+    DIR *d = sync_source_opendir(at->home, dir, at->rep, "cursor");
     int rc = d ? sync_dir_each(d, dir, chat_entry, ud) : 0;
     free(dir);
     return rc;
 }
 
-int sync__cursor_discover(sync_fold_jobs *js, const char *home)
+int sync__cursor_discover(sync_fold_jobs *js, const char *home, sync_report *rep)
 {
     char root[SYNC_PATH_MAX];
     int k = snprintf(root, sizeof root, "%s/chats", home);
     if (k < 0 || (size_t)k >= sizeof root)
         return MCPAGE_ERANGE;
-    DIR *d = opendir(root);
-    return d ? sync_dir_each(d, root, workspace_entry, js) : 0;
+    cursor_at at = {.js = js, .home = home, .rep = rep};
+    DIR *d = sync_source_opendir(home, root, rep, "cursor");
+    return d ? sync_dir_each(d, root, workspace_entry, &at) : 0;
 }

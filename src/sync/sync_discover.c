@@ -21,6 +21,7 @@
 
 #include "sync/sync_desc.h"
 #include "sync/sync_internal.h"
+#include "sync/sync_source.h"
 
 #define SYNC_DEPTH_MAX 6 /* directory levels walked under sessions/ */
 
@@ -30,6 +31,8 @@ typedef struct walk {
     sync_report *rep;
     const char *root; /* the agent's folder, resolved */
     size_t rootlen;
+    const char *home;   /* the agent's folder as the options name it */
+    const char *source; /* "claude" or "codex", for warnings */
 } walk;
 
 static char *stem(const char *name)
@@ -85,7 +88,7 @@ static void note_errno(walk *w, const char *path, const char *what, int err)
 {
     char why[200];
     snprintf(why, sizeof why, "%s: %s", what, strerror(err));
-    sync_example(w->rep, path, 0, why);
+    sync_warn(w->rep, w->source, path, 0, why);
 }
 
 /* A directory, or NULL (a missing one silently: sub-agent folders are
@@ -149,7 +152,7 @@ static int entry_kind(walk *w, const struct dirent *e, const char *path, char **
         w->rep->links_outside++;
         char why[120];
         snprintf(why, sizeof why, "a link out of %.80s: not followed", w->root);
-        sync_example(w->rep, path, 0, why);
+        sync_warn(w->rep, w->source, path, 0, why);
         free(r);
         return ENTRY_NONE;
     }
@@ -181,7 +184,7 @@ static int claude_subagent(void *ud, const struct dirent *e, char *path)
         free(path);
         return 0;
     }
-    sync_job j = {.source = SRC_CLAUDE, .subagent = 1, .path = path};
+    sync_job j = {.source = SRC_CLAUDE, .subagent = 1, .path = path, .home = at->w->home};
     char *st = stem(e->d_name);
     char id[STORE_ID_MAX + 1];
     snprintf(id, sizeof id, "%.100s:%.90s", at->parent, st ? st : "");
@@ -208,7 +211,7 @@ static int claude_entry(void *ud, const struct dirent *e, char *path)
     char *real = NULL;
     int kind = entry_kind(at->w, e, path, &real);
     if (kind == ENTRY_FILE && sync_ends_with(e->d_name, ".jsonl")) {
-        sync_job j = {.source = SRC_CLAUDE, .path = path, .real = real};
+        sync_job j = {.source = SRC_CLAUDE, .path = path, .real = real, .home = at->w->home};
         j.session_id = stem(e->d_name);
         j.project_dir = sync_dup(at->name);
         j.subagent = strncmp(e->d_name, "agent-", 6) == 0;
@@ -287,7 +290,8 @@ static int codex_entry(void *ud, const struct dirent *e, char *path)
     int kind = entry_kind(at->w, e, path, &real);
     int legacy = strncmp(e->d_name, "rollout-", 8) == 0 && sync_ends_with(e->d_name, ".json");
     if (kind == ENTRY_FILE && (sync_ends_with(e->d_name, ".jsonl") || legacy)) {
-        sync_job j = {.source = SRC_CODEX, .path = path, .real = real, .legacy = legacy};
+        sync_job j = {
+            .source = SRC_CODEX, .path = path, .real = real, .legacy = legacy, .home = at->w->home};
         j.session_id = codex_session_id(e->d_name);
         if (!j.session_id) {
             job_free(&j);
@@ -326,7 +330,8 @@ static int walk_home(sync_jobs *js, sync_report *rep, const char *home, int sour
     char *root = realpath(home, NULL);
     if (!root)
         return 0;
-    walk w = {.js = js, .rep = rep, .root = root, .rootlen = strlen(root)};
+    walk w = {.js = js, .rep = rep, .root = root, .rootlen = strlen(root), .home = home};
+    w.source = source == SRC_CLAUDE ? "claude" : "codex";
     int rc = 0;
     if (source == SRC_CLAUDE) {
         rc = discover_claude(&w, home);

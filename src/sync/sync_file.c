@@ -722,13 +722,24 @@ static int read_on_state(file_state *f, size_t line_max)
     return 0;
 }
 
-/* Opens the file (a link as its resolved path, inside the agent's folder;
- * never a link swapped in since). */
+/* Opens the file through sync_source_open: inside the agent's folder (a
+ * link as its resolved path; never a link swapped in since), a regular
+ * file. 1 when it is refused (named in a warning): nothing to read. */
 static int open_source(file_state *f)
 {
-    f->fd = open(f->job->real ? f->job->real : f->job->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (f->fd < 0 || fstat(f->fd, &f->sb) < 0) {
-        f->sys_errno = errno;
+    const char *home = f->job->home;
+    char why[SYNC_WARNING_LEN] = "";
+    errno = 0;
+    f->fd = sync_source_open(home ? home : "/", f->job->real ? f->job->real : f->job->path, 0,
+                             &f->sb, why, sizeof why);
+    if (f->fd == MCPAGE_EINVAL || f->fd == MCPAGE_ERANGE) {
+        sync_warn(f->rep, f->job->source == SRC_CLAUDE ? "claude" : "codex", f->job->path, 0, why);
+        f->fd = -1;
+        return 1;
+    }
+    if (f->fd < 0) {
+        f->sys_errno = f->fd == MCPAGE_ENOTFOUND ? ENOENT : errno ? errno : EIO;
+        f->fd = -1;
         return MCPAGE_EIO;
     }
     return 0;
@@ -980,8 +991,10 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
     store_source src = {0};
     int locked = 0;
     int rc = open_source(&f);
-    if (rc < 0)
+    if (rc != 0) {
+        rc = rc > 0 ? 0 : rc; /* refused: warned, not a failure */
         goto out;
+    }
 
     /* claim the session: another sync process (another machine, same
      * store) waits here, then continues from what this one stored */

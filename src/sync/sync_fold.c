@@ -37,85 +37,51 @@
 
 static uint64_t fnv1a(const char *p, size_t n);
 
-/* The hash of an id as entries keep it (cut at SYNC_FOLD_ID_MAX - 1 bytes). */
-static uint64_t id_hash(const char *id)
-{
-    size_t n = strnlen(id, SYNC_FOLD_ID_MAX - 1);
-    return fnv1a(id, n);
-}
-
-static void ix_put(size_t *t, size_t cap, const char *id, size_t i)
-{
-    size_t k = (size_t)id_hash(id) & (cap - 1);
-    while (t[k])
-        k = (k + 1) & (cap - 1);
-    t[k] = i + 1;
-}
-
-/* Makes room for one more id: a table at most half full, rebuilt from
- * the live entries (rewinds leave stale slots behind). */
-static int ix_reserve(sync_fold *f)
-{
-    if ((f->nix + 1) * 2 <= f->capix)
-        return 0;
-    size_t live = 0;
-    for (size_t i = 0; i < f->n; i++)
-        live += f->v[i].id[0] != 0;
-    size_t cap = 64;
-    while (cap < (live + 1) * 4)
-        cap *= 2;
-    size_t *t = calloc(cap, sizeof *t);
-    if (!t)
-        return MCPAGE_ENOMEM;
-    for (size_t i = 0; i < f->n; i++)
-        if (f->v[i].id[0])
-            ix_put(t, cap, f->v[i].id, i);
-    free(f->ix);
-    f->ix = t;
-    f->capix = cap;
-    f->nix = live;
-    return 0;
-}
-
 int sync_fold_push(sync_fold *f, const char *id, int64_t off, int64_t len, int64_t line_no,
                    int32_t sub)
 {
     if (sync_grow((void **)&f->v, &f->cap, f->n, sizeof *f->v, 64) < 0)
         return MCPAGE_ENOMEM;
-    if (id && *id && ix_reserve(f) < 0)
-        return MCPAGE_ENOMEM;
-    sync_fold_entry *e = &f->v[f->n++];
+    sync_fold_entry *e = &f->v[f->n];
     snprintf(e->id, sizeof e->id, "%s", id ? id : "");
     e->offset = off;
     e->length = len;
     e->line_no = line_no;
     e->sub = sub;
+    e->prev = -1;
     if (e->id[0]) {
-        ix_put(f->ix, f->capix, e->id, f->n - 1);
-        f->nix++;
+        e->prev = sync_idmap_get(&f->index, e->id);
+        if (sync_idmap_put(&f->index, e->id, (long)f->n) < 0)
+            return MCPAGE_ENOMEM;
     }
+    f->n++;
     return 0;
 }
 
-/* The newest live entry with `id`: slots whose entry was dropped (index
- * past n) or replaced by another id after a rewind are stale and passed. */
 long sync_fold_find(const sync_fold *f, const char *id)
 {
-    if (!id || !*id || !f->capix)
+    if (!id || !*id)
         return -1;
-    long best = -1;
-    for (size_t k = (size_t)id_hash(id) & (f->capix - 1); f->ix[k]; k = (k + 1) & (f->capix - 1)) {
-        size_t i = f->ix[k] - 1;
-        if (i < f->n && (long)i > best && strncmp(f->v[i].id, id, SYNC_FOLD_ID_MAX - 1) == 0)
-            best = (long)i;
-    }
-    return best;
+    char key[SYNC_FOLD_ID_MAX];
+    snprintf(key, sizeof key, "%s", id); /* ids are kept cut to this */
+    long at = sync_idmap_get(&f->index, key);
+    assert(at < (long)f->n);
+    return at;
 }
 
-void sync_fold_truncate(sync_fold *f, size_t n)
+int sync_fold_truncate(sync_fold *f, size_t n)
 {
-    if (n < f->n)
-        f->n = n;
+    if (n == 0) {
+        sync_idmap_free(&f->index);
+        f->n = 0;
+        return 0;
+    }
+    for (; f->n > n; f->n--) {
+        const sync_fold_entry *e = &f->v[f->n - 1];
+        if (e->id[0] && sync_idmap_put(&f->index, e->id, e->prev) < 0)
+            return MCPAGE_ENOMEM;
+    }
+    return 0;
 }
 
 static uint64_t fnv1a(const char *p, size_t n)
@@ -201,7 +167,7 @@ void sync_fold_free(sync_fold *f)
     free(f->parent);
     free(f->start_time);
     free(f->seen);
-    free(f->ix);
+    sync_idmap_free(&f->index);
     memset(f, 0, sizeof *f);
 }
 
@@ -370,8 +336,22 @@ typedef struct fold_file {
     fold_keys keys;     /* the stored messages' places, when stored again */
     fold_later *later;  /* messages without a kept id, stored last */
     size_t nlater, caplater;
-    sync_idmap calls; /* call ids stored by this pass (a description's unique_calls) */
+    sync_idmap calls;      /* call ids stored by this pass (a description's unique_calls) */
+    sync_idmap held_calls; /* call id -> its message in `later` */
+    /* the last checkpoint line parsed (fmt->parse), owned */
+    const char *parsed_buf; /* the buffer it is in */
+    int64_t parsed_off;     /* its offset */
+    void *parsed;           /* the format's parse, or NULL */
+    int warned;             /* refused, and named in a warning already */
 } fold_file;
+
+static void parsed_drop(fold_file *ff)
+{
+    if (ff->parsed)
+        ff->job->fmt->parsed_free(ff->parsed);
+    ff->parsed = NULL;
+    ff->parsed_buf = NULL;
+}
 
 /* Reads [from, to) of fd into a malloc'd buffer. */
 static int read_range(int fd, int64_t from, int64_t to, char **out)
@@ -459,20 +439,36 @@ static int fold_range(fold_file *ff, sync_fold *f, int64_t from, int64_t to, int
     return 0;
 }
 
-/* The records the line of entry `e` expands to (MCPAGE_EPARSE: none). */
-static int entry_records(const fold_file *ff, const sync_fold_entry *e, sync_record **recs,
-                         size_t *n)
+/* The records the line of entry `e` expands to (MCPAGE_EPARSE: none). A
+ * line that entries point into by index (a checkpoint) is parsed once. */
+static int entry_records(fold_file *ff, const sync_fold_entry *e, sync_record **recs, size_t *n)
 {
     /* every entry points at a complete line of the content read */
     assert(e->offset >= ff->base && e->length >= 0 && e->offset + e->length < ff->end);
+    const sync_fold_format *fmt = ff->job->fmt;
+    int cached = e->sub >= 0 && fmt->parse;
+    if (cached && ff->parsed_buf == ff->buf && ff->parsed_off == e->offset) {
+        if (!ff->parsed)
+            return MCPAGE_EPARSE;
+        return fmt->expand_parsed(ff->parsed, e->sub, recs, n);
+    }
     const char *p = ff->buf + (e->offset - ff->base);
     char *fixed = NULL;
     size_t fixed_len = 0;
     int rc = sync_utf8_repair(p, (size_t)e->length, &fixed, &fixed_len);
     if (rc < 0)
         return rc;
-    rc = fmt_expand(ff->job->fmt, fixed ? fixed : p, fixed ? fixed_len : (size_t)e->length, e->sub,
-                    recs, n);
+    const char *line = fixed ? fixed : p;
+    size_t len = fixed ? fixed_len : (size_t)e->length;
+    if (cached) {
+        parsed_drop(ff);
+        ff->parsed = fmt->parse(line, len);
+        ff->parsed_buf = ff->buf;
+        ff->parsed_off = e->offset;
+        free(fixed);
+        return ff->parsed ? fmt->expand_parsed(ff->parsed, e->sub, recs, n) : MCPAGE_EPARSE;
+    }
+    rc = fmt_expand(fmt, line, len, e->sub, recs, n);
     free(fixed);
     return rc;
 }
@@ -553,6 +549,8 @@ static int old_keys(fold_file *ff)
     if (rc < 0)
         return rc == MCPAGE_ENOMEM ? rc : 0;
     fold_file old = *ff;
+    old.parsed = NULL; /* its own cache: ff's stays ff's */
+    old.parsed_buf = NULL;
     old.buf = raw;
     old.base = 0;
     old.len = old.end = size;
@@ -607,6 +605,7 @@ static int old_keys(fold_file *ff)
     keys->n = (size_t)count;
     qsort(keys->v, keys->n, sizeof keys->v[0], key_cmp);
 out:
+    parsed_drop(&old);
     store_messages_free(&l);
     sync_fold_free(&f);
     free(raw);
@@ -623,7 +622,11 @@ static int store_later(fold_file *ff, const store_message *m, sync_record *r)
 {
     if (sync_grow((void **)&ff->later, &ff->caplater, ff->nlater, sizeof *ff->later, 32) < 0)
         return MCPAGE_ENOMEM;
-    fold_later *x = &ff->later[ff->nlater++];
+    fold_later *x = &ff->later[ff->nlater];
+    if (m->tool_name && m->tool_call_id && strcmp(m->role, "tool") != 0 &&
+        sync_idmap_put(&ff->held_calls, m->tool_call_id, (long)ff->nlater) < 0)
+        return MCPAGE_ENOMEM;
+    ff->nlater++;
     x->r = *r;
     memset(r, 0, sizeof *r);
     x->m = *m;
@@ -637,6 +640,7 @@ static void later_free(fold_file *ff)
     free(ff->later);
     ff->later = NULL;
     ff->nlater = ff->caplater = 0;
+    sync_idmap_free(&ff->held_calls);
 }
 
 /* Stores the held messages (their new ids after every kept one). */
@@ -656,13 +660,8 @@ static int store_held(fold_file *ff)
 /* The tool of a held call (not in the store yet), copied, or NULL. */
 static char *held_call_name(const fold_file *ff, const char *call_id)
 {
-    for (size_t i = ff->nlater; i-- > 0;) {
-        const store_message *m = &ff->later[i].m;
-        if (m->tool_name && m->tool_call_id && strcmp(m->role, "tool") != 0 &&
-            strcmp(m->tool_call_id, call_id) == 0)
-            return sync_short_copy(m->tool_name, 100);
-    }
-    return NULL;
+    long at = sync_idmap_get(&ff->held_calls, call_id);
+    return at >= 0 ? sync_short_copy(ff->later[at].m.tool_name, 100) : NULL;
 }
 
 /* The records of one entry, as stored: with the id each had when the
@@ -875,9 +874,16 @@ static int load_whole(fold_file *ff, int fd)
         char why[160] = "";
         size_t n = 0;
         int rc = ff->job->fmt->load(ff->job, &ff->buf, &n, why, sizeof why);
-        if (rc == MCPAGE_EPARSE) {
+        if (rc == MCPAGE_ESTATE || rc == MCPAGE_EINVAL || rc == MCPAGE_ERANGE) {
+            /* refused: busy, not the tables expected, past a budget */
+            sync_warn(ff->rep, ff->job->fmt->source, ff->job->path, 0, why[0] ? why : "refused");
+            ff->warned = 1;
+        } else if (rc == MCPAGE_EPARSE) {
             ff->rep->lines_malformed++;
             sync_example(ff->rep, ff->job->path, 0, why[0] ? why : "not readable");
+        } else if (rc == 0 && why[0]) {
+            /* read, but a file of it was refused (the reason names it) */
+            sync_warn(ff->rep, ff->job->fmt->source, ff->job->path, 0, why);
         }
         ff->len = (int64_t)n;
         ff->rep->bytes_read += ff->len;
@@ -1063,10 +1069,19 @@ static int fold_file_run(store *s, const sync_fold_job *job, const sync_options 
     if (job->fmt->load) {
         job_stat(job, &ff.sb);
         rc = fold_whole(&ff, -1, &reparsed);
-    } else if ((fd = open(job->path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &ff.sb) < 0) {
-        rc = MCPAGE_EIO;
     } else {
-        rc = fold_whole(&ff, fd, &reparsed);
+        /* a file: inside the agent's folder, regular, within the read limit */
+        char why[SYNC_WARNING_LEN] = "";
+        fd = sync_source_open(job->home ? job->home : "/", job->path, SYNC_FOLD_READ_MAX, &ff.sb,
+                              why, sizeof why);
+        if (fd >= 0) {
+            rc = fold_whole(&ff, fd, &reparsed);
+        } else {
+            rc = fd;
+            if (rc != MCPAGE_ENOTFOUND) /* one that vanished since: nothing to say */
+                sync_warn(rep, job->fmt->source, job->path, 0, why);
+            ff.warned = 1;
+        }
     }
     if (fd >= 0)
         close(fd);
@@ -1075,21 +1090,22 @@ static int fold_file_run(store *s, const sync_fold_job *job, const sync_options 
             rep->files_reparsed++;
         else
             rep->files_read++;
-    } else if (rc != MCPAGE_EPARSE) {
+    } else if (rc != MCPAGE_EPARSE && !ff.warned) {
         rep->files_failed++;
         char why[160];
-        snprintf(why, sizeof why, "file not synced: %s%s%s", mcpage_strerror(rc),
-                 rc == MCPAGE_ERANGE ? " (larger than the read limit)" : "",
+        snprintf(why, sizeof why, "file not synced: %s%s", mcpage_strerror(rc),
                  rc == MCPAGE_ESTORE ? store_errmsg(s) : "");
         sync_example(rep, job->path, 0, why);
     }
+    parsed_drop(&ff);
+    later_free(&ff);
     free(ff.buf);
     sync_idmap_free(&ff.calls);
     free(ff.keys.v);
     free(ff.last_ts);
     free(ff.first_prompt);
     free(ff.model);
-    return rc == MCPAGE_EPARSE ? 0 : rc;
+    return rc == MCPAGE_EPARSE || ff.warned ? 0 : rc;
 }
 
 /* ---- the pass ---------------------------------------------------------- */
@@ -1133,8 +1149,7 @@ static int gemini_fn(sync_fold_jobs *js, const void *arg, const char *home, stor
                      sync_report *rep)
 {
     (void)arg;
-    (void)rep;
-    return sync__gemini_discover(js, home, s);
+    return sync__gemini_discover(js, home, s, rep);
 }
 
 static int copilot_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
@@ -1142,8 +1157,7 @@ static int copilot_fn(sync_fold_jobs *js, const void *arg, const char *home, sto
 {
     (void)arg;
     (void)s;
-    (void)rep;
-    return sync__copilot_discover(js, home);
+    return sync__copilot_discover(js, home, rep);
 }
 
 static int opencode_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
@@ -1159,8 +1173,7 @@ static int cursor_fn(sync_fold_jobs *js, const void *arg, const char *home, stor
 {
     (void)arg;
     (void)s;
-    (void)rep;
-    return sync__cursor_discover(js, home);
+    return sync__cursor_discover(js, home, rep);
 }
 
 static int desc_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,

@@ -21,6 +21,7 @@
 #include "store/store.h"
 #include "sync/sync.h"
 #include "sync/sync_parse.h"
+#include "sync/sync_source.h"
 #include "sync/sync_walk.h"
 
 #define SYNC_FOLD_READ_MAX (256 << 20) /* largest file read (it is read whole) */
@@ -33,6 +34,7 @@ typedef struct sync_fold_entry {
     int64_t length;            /* that line's bytes, newline excluded */
     int64_t line_no;           /* 1-based line number of that line */
     int32_t sub;               /* its index in a checkpoint line's array; -1 = the line */
+    long prev;                 /* the entry before it with the same id, or -1 */
 } sync_fold_entry;
 
 /* The folded state of a file: its messages in order and the facts seen. */
@@ -48,19 +50,17 @@ typedef struct sync_fold {
     char *start_time; /* when the session began, for messages without a time, or NULL */
     uint64_t *seen;   /* hashes of names a format remembers (sync_fold_seen_add) */
     size_t nseen, capseen;
-    /* ids to entries: an open-addressed table of indexes + 1 (0 = free),
-       so finding a record by id is linear over a file, not quadratic */
-    size_t *ix;
-    size_t nix, capix;
+    sync_idmap index; /* id -> its newest entry below n (-1: none), so a fold is linear */
 } sync_fold;
 
 /* Appends an entry; MCPAGE_ENOMEM. */
 int sync_fold_push(sync_fold *f, const char *id, int64_t off, int64_t len, int64_t line_no,
                    int32_t sub);
-/* Index of the newest entry with `id`; -1 when absent. */
+/* Index of the newest entry with `id`; -1 when absent. O(1). */
 long sync_fold_find(const sync_fold *f, const char *id);
-/* Keeps the first `n` entries (a rewind, a checkpoint starting over). */
-void sync_fold_truncate(sync_fold *f, size_t n);
+/* Drops the entries from `n` on (a rewind; 0 for a checkpoint), keeping the
+ * index right: O(entries dropped). Never set f->n directly. */
+int sync_fold_truncate(sync_fold *f, size_t n);
 /* Remembers a name (e.g. a tool call id already requested) for the rest
  * of the fold; MCPAGE_ENOMEM. NULL or "" is ignored. */
 int sync_fold_seen_add(sync_fold *f, const char *name);
@@ -95,6 +95,14 @@ typedef struct sync_fold_format {
     /* A described format (sync_desc.h): fold_line, expand and convert are
        the engine's, driven by this description; NULL for the C formats. */
     const struct sync_desc *desc;
+    /* Optional, for a line many entries point into (a checkpoint of
+     * 10,000 messages): the line parsed once (NULL when it does not
+     * parse), an entry's messages from that (as expand gives them), and
+     * its release. Without them each entry parses its line again, which
+     * is quadratic in a checkpoint's size. */
+    void *(*parse)(const char *line, size_t len);
+    int (*expand_parsed)(void *parsed, int32_t sub, sync_record **out, size_t *n);
+    void (*parsed_free)(void *parsed);
 } sync_fold_format;
 
 /* One file to read. */
@@ -133,14 +141,14 @@ extern const sync_fold_format sync__opencode_json_format;
 extern const sync_fold_format sync__cursor_format;
 
 /* Discovery per format: appends the files under the agent's home. */
-int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s);
-int sync__copilot_discover(sync_fold_jobs *js, const char *home);
+int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s, sync_report *rep);
+int sync__copilot_discover(sync_fold_jobs *js, const char *home, sync_report *rep);
 /* For tests and fuzzing: a Cursor tree node's bytes rendered as sync
  * renders them (every child blob missing), into w; *workspace gets the
  * workspace a root names (owned), or NULL. */
 int sync__cursor_render_node(const unsigned char *p, size_t n, FILE *w, char **workspace);
 /* Cursor's agent CLI: one job per chat database under CURSOR_HOME/chats. */
-int sync__cursor_discover(sync_fold_jobs *js, const char *home);
+int sync__cursor_discover(sync_fold_jobs *js, const char *home, sync_report *rep);
 /* OpenCode: one job per session of DATA/opencode.db; a database that
  * cannot be opened is counted as a failed file in `rep`. */
 int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep);

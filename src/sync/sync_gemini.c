@@ -39,9 +39,10 @@
 #include "sync/sync_fold.h"
 #include "sync/sync_json.h"
 
-#define GEMINI_ROOT_MAX 4096 /* bytes of a .project_root file read */
-#define GEMINI_PROJECTS 100  /* store pages of projects matched against a hash folder */
-#define GEMINI_DIRS_MAX 100000
+#define GEMINI_ROOT_MAX     4096       /* bytes of a .project_root file read */
+#define GEMINI_REGISTRY_MAX (16 << 20) /* bytes of projects.json read */
+#define GEMINI_PROJECTS     100        /* store pages of projects matched against a hash folder */
+#define GEMINI_DIRS_MAX     100000
 
 /* ---- default home ---------------------------------------------------- */
 
@@ -85,7 +86,9 @@ static void take_facts(sync_fold *f, json_t *o, int first_line)
 /* A checkpoint: the messages become exactly the array's. */
 static int fold_checkpoint(sync_fold *f, json_t *msgs, int64_t off, int64_t len, int64_t line_no)
 {
-    f->n = 0;
+    int rc = sync_fold_truncate(f, 0);
+    if (rc < 0)
+        return rc;
     size_t i;
     json_t *m;
     json_array_foreach(msgs, i, m)
@@ -101,8 +104,7 @@ static int fold_checkpoint(sync_fold *f, json_t *msgs, int64_t off, int64_t len,
             f->v[at].sub = (int32_t)i;
             continue;
         }
-        int rc = sync_fold_push(f, id, off, len, line_no, (int32_t)i);
-        if (rc < 0)
+        if ((rc = sync_fold_push(f, id, off, len, line_no, (int32_t)i)) < 0)
             return rc;
     }
     return 0;
@@ -124,7 +126,7 @@ static int gemini_fold_line(sync_fold *f, const char *line, size_t len, int64_t 
     const char *id = sync_json_str(root, "id");
     if (rewind) {
         long at = sync_fold_find(f, rewind);
-        f->n = at >= 0 ? (size_t)at : 0;
+        rc = sync_fold_truncate(f, at >= 0 ? (size_t)at : 0);
     } else if (json_is_object(set)) {
         take_facts(f, set, 0);
         json_t *msgs = json_object_get(set, "messages");
@@ -367,23 +369,43 @@ static int expand_message(json_t *msg, sync_record **out, size_t *n)
     return sync__records_finish(r, k, out, n);
 }
 
-static int gemini_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)
+static void *gemini_parse(const char *line, size_t len)
 {
-    *out = NULL;
-    *n = 0;
     json_t *root = sync_json_loadb(line, len, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
-        return MCPAGE_EPARSE;
+        return NULL;
     }
-    json_t *msg = root;
+    return root;
+}
+
+static void gemini_parsed_free(void *parsed)
+{
+    json_decref(parsed);
+}
+
+static int gemini_expand_parsed(void *parsed, int32_t sub, sync_record **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    json_t *root = parsed, *msg = root;
     if (sub >= 0) {
         json_t *set = json_object_get(root, "$set");
         json_t *msgs = json_object_get(json_is_object(set) ? set : root, "messages");
         msg = json_array_get(msgs, (size_t)sub);
     }
-    int rc = json_is_object(msg) ? expand_message(msg, out, n) : MCPAGE_EPARSE;
-    json_decref(root);
+    return json_is_object(msg) ? expand_message(msg, out, n) : MCPAGE_EPARSE;
+}
+
+static int gemini_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    void *root = gemini_parse(line, len);
+    if (!root)
+        return MCPAGE_EPARSE;
+    int rc = gemini_expand_parsed(root, sub, out, n);
+    gemini_parsed_free(root);
     return rc;
 }
 
@@ -440,14 +462,21 @@ const sync_fold_format sync__gemini_format = {
     .fold_line = gemini_fold_line,
     .expand = gemini_expand,
     .convert = gemini_convert,
+    .parse = gemini_parse,
+    .expand_parsed = gemini_expand_parsed,
+    .parsed_free = gemini_parsed_free,
 };
 
 /* ---- discovery ------------------------------------------------------- */
 
 typedef struct gemini_map {
+    const char *home; /* GEMINI_HOME */
+    sync_report *rep; /* for warnings */
     json_t *registry; /* projects.json's "projects": {path: slug}, or NULL */
     store *s;         /* for paths of projects already archived */
     json_t *hashes;   /* {sha256 hex: path} of archived projects, loaded on first need */
+    json_t *by_slug;  /* {slug: path} from the registry, made on first need */
+    json_t *by_hash;  /* {sha256 hex: path} from the registry, likewise */
 } gemini_map;
 
 static void sha256_hex(const char *s, char out[65])
@@ -470,22 +499,24 @@ static int is_hash_name(const char *name)
     return i == 64;
 }
 
-/* The first line of <dir>/.project_root, trimmed; NULL when absent. */
-static char *read_project_root(const char *dir)
+/* The first line of <dir>/.project_root, trimmed; NULL when absent (or
+ * refused: a link out of GEMINI_HOME, a FIFO, over GEMINI_ROOT_MAX bytes,
+ * named in a warning). */
+static char *read_project_root(gemini_map *m, const char *dir)
 {
     char *p = sync_join(dir, ".project_root");
-    FILE *fp = p ? fopen(p, "r") : NULL;
+    char *buf = NULL, why[SYNC_WARNING_LEN] = "";
+    size_t n = 0;
+    int rc = p ? sync_source_read(m->home, p, GEMINI_ROOT_MAX, &buf, &n, why, sizeof why)
+               : MCPAGE_ENOMEM;
+    if (rc < 0 && rc != MCPAGE_ENOTFOUND && rc != MCPAGE_ENOMEM)
+        sync_warn(m->rep, "gemini", p, 0, why);
     free(p);
-    if (!fp)
+    if (rc < 0)
         return NULL;
-    char buf[GEMINI_ROOT_MAX];
-    size_t n = fread(buf, 1, sizeof buf - 1, fp);
-    fclose(fp);
-    buf[n] = 0;
-    char *nl = strchr(buf, '\n');
-    if (nl)
-        *nl = 0;
-    char *out = sync_short_copy(buf, sizeof buf);
+    buf[strcspn(buf, "\r\n")] = 0;
+    char *out = sync_short_copy(buf, GEMINI_ROOT_MAX);
+    free(buf);
     if (out && !*out) {
         free(out);
         out = NULL;
@@ -518,39 +549,52 @@ static void load_store_hashes(gemini_map *m)
     }
 }
 
-/* The project path a tmp/<name> folder stands for, or a copy of the name. */
-static char *project_of(gemini_map *m, const char *dir, const char *name)
+/* projects.json indexed once, by slug and by the SHA-256 of each path (the
+ * older folder names), so each folder costs a lookup, not a pass over it. */
+static void index_registry(gemini_map *m)
 {
-    char *root = read_project_root(dir);
-    if (root)
-        return root;
+    m->by_slug = json_object();
+    m->by_hash = json_object();
     const char *path;
     json_t *slug;
     json_object_foreach(m->registry, path, slug)
     {
-        if (json_is_string(slug) && strcmp(json_string_value(slug), name) == 0)
-            return sync_short_copy(path, SYNC_PATH_MAX);
+        char h[65];
+        if (json_is_string(slug) && !json_object_get(m->by_slug, json_string_value(slug)))
+            json_object_set_new(m->by_slug, json_string_value(slug), json_string(path));
+        sha256_hex(path, h);
+        if (h[0] && !json_object_get(m->by_hash, h))
+            json_object_set_new(m->by_hash, h, json_string(path));
     }
+}
+
+/* The project path a tmp/<name> folder stands for, or a copy of the name. */
+static char *project_of(gemini_map *m, const char *dir, const char *name)
+{
+    char *root = read_project_root(m, dir);
+    if (root)
+        return root;
+    if (!m->by_slug)
+        index_registry(m);
+    const char *known = sync_json_str(m->by_slug, name);
+    if (known)
+        return sync_short_copy(known, SYNC_PATH_MAX);
     if (is_hash_name(name)) {
-        json_object_foreach(m->registry, path, slug)
-        {
-            char h[65];
-            sha256_hex(path, h);
-            if (strcmp(h, name) == 0)
-                return sync_short_copy(path, SYNC_PATH_MAX);
-        }
+        if ((known = sync_json_str(m->by_hash, name)))
+            return sync_short_copy(known, SYNC_PATH_MAX);
         if (!m->hashes)
             load_store_hashes(m);
-        const char *known = sync_json_str(m->hashes, name);
-        if (known)
+        if ((known = sync_json_str(m->hashes, name)))
             return sync_short_copy(known, SYNC_PATH_MAX);
     }
     return sync_short_copy(name, SYNC_PATH_MAX);
 }
 
-static int add_job(sync_fold_jobs *js, char *path, const char *parent, const char *cwd, int convert)
+static int add_job(sync_fold_jobs *js, const char *home, char *path, const char *parent,
+                   const char *cwd, int convert)
 {
-    sync_fold_job j = {.path = path, .fmt = &sync__gemini_format, .convert = convert};
+    sync_fold_job j = {
+        .path = path, .fmt = &sync__gemini_format, .convert = convert, .home = sync_dup(home)};
     j.parent = parent ? sync_short_copy(parent, STORE_ID_MAX) : NULL;
     j.cwd = cwd ? sync_short_copy(cwd, SYNC_PATH_MAX) : NULL;
     if ((parent && !j.parent) || (cwd && !j.cwd)) {
@@ -576,7 +620,7 @@ static int subagent_entry(void *ud, const struct dirent *e, char *path)
 {
     const chats_at *at = ud;
     if (sync_ends_with(e->d_name, ".jsonl") && sync_entry_is(e, path, 0))
-        return add_job(at->js, path, at->parent, at->cwd, 0);
+        return add_job(at->js, at->m->home, path, at->parent, at->cwd, 0);
     free(path);
     return 0;
 }
@@ -586,21 +630,21 @@ static int chats_entry(void *ud, const struct dirent *e, char *path)
     const chats_at *at = ud;
     int session = strncmp(e->d_name, "session-", 8) == 0;
     if (sync_entry_is(e, path, 1)) {
-        DIR *d = opendir(path);
-        chats_at in = {.js = at->js, .cwd = at->cwd, .parent = e->d_name};
+        DIR *d = sync_source_opendir(at->m->home, path, at->m->rep, "gemini");
+        chats_at in = {.js = at->js, .m = at->m, .cwd = at->cwd, .parent = e->d_name};
         int rc = d ? sync_dir_each(d, path, subagent_entry, &in) : 0;
         free(path);
         return rc;
     }
     if (session && sync_ends_with(e->d_name, ".jsonl") && sync_entry_is(e, path, 0))
-        return add_job(at->js, path, NULL, at->cwd, 0);
+        return add_job(at->js, at->m->home, path, NULL, at->cwd, 0);
     if (session && sync_ends_with(e->d_name, ".json") && sync_entry_is(e, path, 0)) {
         /* migrated: Gemini CLI continues it in <name>.jsonl */
         char migrated[SYNC_PATH_MAX];
         struct stat sb;
         int k = snprintf(migrated, sizeof migrated, "%sl", path);
         if (!(k > 0 && (size_t)k < sizeof migrated && stat(migrated, &sb) == 0))
-            return add_job(at->js, path, NULL, at->cwd, 1);
+            return add_job(at->js, at->m->home, path, NULL, at->cwd, 1);
     }
     free(path);
     return 0;
@@ -621,8 +665,8 @@ static int folder_entry(void *ud, const struct dirent *e, char *dir)
         rc = MCPAGE_ENOMEM;
     } else if (stat(chats, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         char *cwd = project_of(at->m, dir, e->d_name);
-        DIR *d = cwd ? opendir(chats) : NULL;
-        chats_at in = {.js = at->js, .cwd = cwd};
+        DIR *d = cwd ? sync_source_opendir(at->m->home, chats, at->m->rep, "gemini") : NULL;
+        chats_at in = {.js = at->js, .m = at->m, .cwd = cwd};
         rc = !cwd ? MCPAGE_ENOMEM : d ? sync_dir_each(d, chats, chats_entry, &in) : 0;
         free(cwd);
     }
@@ -631,9 +675,9 @@ static int folder_entry(void *ud, const struct dirent *e, char *dir)
     return rc;
 }
 
-int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s)
+int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s, sync_report *rep)
 {
-    gemini_map m = {.s = s};
+    gemini_map m = {.home = home, .rep = rep, .s = s};
     char *reg = sync_join(home, "projects.json");
     char *tmp = sync_join(home, "tmp");
     int rc = 0;
@@ -641,7 +685,14 @@ int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s)
         rc = MCPAGE_ENOMEM;
         goto out;
     }
-    json_t *doc = json_load_file(reg, 0, NULL);
+    char *text = NULL, why[SYNC_WARNING_LEN] = "";
+    size_t n = 0;
+    rc = sync_source_read(home, reg, GEMINI_REGISTRY_MAX, &text, &n, why, sizeof why);
+    if (rc < 0 && rc != MCPAGE_ENOTFOUND)
+        sync_warn(rep, "gemini", reg, 0, why);
+    rc = 0;
+    json_t *doc = text ? json_loadb(text, n, 0, NULL) : NULL;
+    free(text);
     m.registry = json_object_get(doc, "projects");
     json_incref(m.registry);
     json_decref(doc);
@@ -649,13 +700,15 @@ int sync__gemini_discover(sync_fold_jobs *js, const char *home, store *s)
         json_decref(m.registry);
         m.registry = NULL;
     }
-    DIR *d = opendir(tmp);
+    DIR *d = sync_source_opendir(home, tmp, rep, "gemini");
     chats_at at = {.js = js, .m = &m};
     if (d)
         rc = sync_dir_each(d, tmp, folder_entry, &at);
 out:
     json_decref(m.registry);
     json_decref(m.hashes);
+    json_decref(m.by_slug);
+    json_decref(m.by_hash);
     free(reg);
     free(tmp);
     return rc;

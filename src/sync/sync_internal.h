@@ -26,6 +26,7 @@ enum sync_source { SRC_CLAUDE, SRC_CODEX };
 
 typedef struct sync_job {
     char *path;        /* as found under the agent's folder */
+    const char *home;  /* that folder, as the options name it (not owned) */
     char *real;        /* the resolved path when a link led to it (inside the folder), or NULL */
     char *session_id;  /* the session the file holds */
     char *parent;      /* parent session for sub-agents, when known from the layout */

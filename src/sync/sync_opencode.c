@@ -55,8 +55,7 @@
 #include <mcpage/mcpage.h>
 
 #include "sync/sync_fold.h"
-
-#define OPENCODE_BUSY_MS 5000 /* waits for a writer's checkpoint at most this long */
+#include "sync/sync_source.h"
 
 enum { ROLE_USER = 0, ROLE_ASSISTANT = 1, ROLE_OTHER = 2 };
 
@@ -74,18 +73,27 @@ int sync_default_opencode_home(char *buf, size_t n)
     return (k < 0 || (size_t)k >= n) ? MCPAGE_ERANGE : 0;
 }
 
-static int open_readonly(const char *path, sqlite3 **out)
+/* The tables and columns read: anything else (a view, a virtual table, a
+ * column missing) is refused by name (sync_source_db_table). */
+static const char *const session_cols[] = {"id",    "directory",    "parent_id",
+                                           "title", "time_updated", NULL};
+static const char *const message_cols[] = {"id",           "session_id", "time_created",
+                                           "time_updated", "data",       NULL};
+static const char *const part_cols[] = {"id",           "message_id", "session_id",
+                                        "time_updated", "data",       NULL};
+
+/* The database, opened as every source database is, with its tables checked. */
+static int open_checked(const char *home, const char *path, sqlite3 **db, char *why, size_t whylen)
 {
-    *out = NULL;
-    sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        sqlite3_close(db);
-        return MCPAGE_EIO;
+    int rc = sync_source_db_open(home ? home : "/", path, db, why, whylen);
+    if (rc == 0 && (rc = sync_source_db_table(*db, "session", session_cols, why, whylen)) == 0 &&
+        (rc = sync_source_db_table(*db, "message", message_cols, why, whylen)) == 0)
+        rc = sync_source_db_table(*db, "part", part_cols, why, whylen);
+    if (rc < 0) {
+        sqlite3_close(*db);
+        *db = NULL;
     }
-    sqlite3_busy_timeout(db, OPENCODE_BUSY_MS);
-    *out = db;
-    return 0;
+    return rc == MCPAGE_EPARSE ? MCPAGE_EINVAL : rc;
 }
 
 /* ---- rendering ------------------------------------------------------- */
@@ -125,36 +133,62 @@ static int render_row(FILE *w, const char *table, sqlite3_stmt *st)
     return ok ? 0 : MCPAGE_ENOMEM;
 }
 
-static int render_query(sqlite3 *db, FILE *w, const char *table, const char *sql, const char *id,
-                        int (*each)(sqlite3 *, FILE *, sqlite3_stmt *))
+/* One session's rendering: rows by id, each id once. A database whose
+ * rows repeat ids (no primary key) would otherwise render every part of a
+ * message once per copy of the message: rows times rows. */
+typedef struct render {
+    sqlite3 *db;
+    FILE *w;
+    sync_idmap messages, parts; /* ids rendered */
+    int db_rc;                  /* SQLite's code of a failed statement, or 0 */
+} render;
+
+/* The text of a row's `id` column, or NULL. */
+static const char *row_id(sqlite3_stmt *st)
+{
+    for (int i = 0; i < sqlite3_column_count(st); i++)
+        if (strcmp(sqlite3_column_name(st, i), "id") == 0)
+            return (const char *)sqlite3_column_text(st, i);
+    return NULL;
+}
+
+static int render_query(render *r, const char *table, sync_idmap *seen, const char *sql,
+                        const char *id, int (*each)(render *, const char *))
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    int src = sqlite3_prepare_v2(r->db, sql, -1, &st, NULL);
+    if (src != SQLITE_OK) {
+        r->db_rc = src;
         return MCPAGE_EIO;
-    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    int rc = 0, step;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        rc = render_row(w, table, st);
-        if (rc == 0 && each)
-            rc = each(db, w, st);
     }
-    if (rc == 0 && step != SQLITE_DONE)
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    int rc = 0;
+    while (rc == 0 && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *rid = row_id(st);
+        int added = rid ? sync_idmap_add(seen, rid) : 0;
+        if (added <= 0) {
+            rc = added; /* no id, or one rendered already: 0 */
+            continue;
+        }
+        rc = render_row(r->w, table, st);
+        if (rc == 0 && ftell(r->w) > SYNC_FOLD_READ_MAX)
+            rc = MCPAGE_ERANGE;
+        if (rc == 0 && each)
+            rc = each(r, rid);
+    }
+    if (rc == 0 && src != SQLITE_DONE) {
+        r->db_rc = src;
         rc = MCPAGE_EIO;
+    }
     sqlite3_finalize(st);
     return rc;
 }
 
 /* After a message row: its parts. */
-static int message_parts(sqlite3 *db, FILE *w, sqlite3_stmt *msg)
+static int message_parts(render *r, const char *message_id)
 {
-    const char *id = NULL;
-    for (int i = 0; !id && i < sqlite3_column_count(msg); i++)
-        if (strcmp(sqlite3_column_name(msg, i), "id") == 0)
-            id = (const char *)sqlite3_column_text(msg, i);
-    if (!id)
-        return MCPAGE_EIO;
-    return render_query(db, w, "part", "SELECT * FROM part WHERE message_id = ?1 ORDER BY id", id,
-                        NULL);
+    return render_query(r, "part", &r->parts,
+                        "SELECT * FROM part WHERE message_id = ?1 ORDER BY id", message_id, NULL);
 }
 
 static int opencode_load(const sync_fold_job *job, char **out, size_t *len, char *why,
@@ -162,28 +196,36 @@ static int opencode_load(const sync_fold_job *job, char **out, size_t *len, char
 {
     *out = NULL;
     *len = 0;
-    sqlite3 *db = NULL;
-    if (open_readonly(job->db, &db) < 0) {
-        snprintf(why, whylen, "cannot open the database read-only");
-        return MCPAGE_EIO;
-    }
+    render r = {0};
+    int rc = open_checked(job->home, job->db, &r.db, why, whylen);
+    if (rc < 0)
+        return rc;
     char *buf = NULL;
     size_t n = 0;
-    FILE *w = open_memstream(&buf, &n);
-    int rc = w ? 0 : MCPAGE_ENOMEM;
+    r.w = open_memstream(&buf, &n);
+    rc = r.w ? 0 : MCPAGE_ENOMEM;
     /* one read transaction: one consistent snapshot of the session */
-    if (rc == 0 && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    if (rc == 0 && (r.db_rc = sqlite3_exec(r.db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
         rc = MCPAGE_EIO;
     if (rc == 0)
-        rc = render_query(db, w, "message",
+        rc = render_query(&r, "message", &r.messages,
                           "SELECT * FROM message WHERE session_id = ?1 "
                           "ORDER BY time_created, id",
                           job->session_id, message_parts);
-    if (rc < 0)
-        snprintf(why, whylen, "%s", sqlite3_errmsg(db));
-    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
-    sqlite3_close(db);
-    if (w && fclose(w) != 0 && rc == 0)
+    if (rc == MCPAGE_ERANGE) {
+        snprintf(why, whylen, "the session's rows pass the %d MiB read limit: skipped",
+                 SYNC_FOLD_READ_MAX >> 20);
+    } else if (rc == MCPAGE_EIO && r.db_rc) {
+        snprintf(why, whylen, "%s", sync_source_db_error(r.db, r.db_rc));
+        rc = sync_source_db_status(r.db_rc);
+    } else if (rc < 0) {
+        snprintf(why, whylen, "%s", sqlite3_errmsg(r.db));
+    }
+    sqlite3_exec(r.db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(r.db);
+    sync_idmap_free(&r.messages);
+    sync_idmap_free(&r.parts);
+    if (r.w && fclose(r.w) != 0 && rc == 0)
         rc = MCPAGE_ENOMEM;
     if (rc < 0 || n > SYNC_FOLD_READ_MAX) {
         free(buf);
@@ -475,25 +517,23 @@ const sync_fold_format sync__opencode_format = {
 
 /* ---- discovery ------------------------------------------------------- */
 
-static void failed(sync_report *rep, const char *path, const char *why)
-{
-    rep->files_failed++;
-    if (rep->nexamples < SYNC_EXAMPLES_MAX)
-        snprintf(rep->examples[rep->nexamples++], SYNC_EXAMPLE_LEN, "%.200s:0: %.90s", path, why);
-}
-
 static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep)
 {
     char path[SYNC_PATH_MAX];
     int k = snprintf(path, sizeof path, "%s/opencode.db", data_dir);
     struct stat sb;
-    if (k < 0 || (size_t)k >= sizeof path || stat(path, &sb) < 0)
+    if (k < 0 || (size_t)k >= sizeof path || lstat(path, &sb) < 0)
         return 0; /* no OpenCode database */
     sqlite3 *db = NULL;
-    if (open_readonly(path, &db) < 0) {
-        failed(rep, path, "cannot open the OpenCode database read-only");
+    char why[SYNC_WARNING_LEN] = "";
+    int orc = open_checked(data_dir, path, &db, why, sizeof why);
+    if (orc < 0) {
+        /* busy (retried on the next sync), refused, or no OpenCode database */
+        sync_warn(rep, "opencode", path, 0, why);
         return 0;
     }
+    if (stat(path, &sb) < 0)
+        memset(&sb, 0, sizeof sb);
     /* per session, its change identity: the bytes of its rows' data and
        the sum of their update times (OpenCode sets time_updated on every
        update), the session row's included */
@@ -509,14 +549,15 @@ static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *re
         "   + coalesce((SELECT sum(time_updated) FROM part p WHERE p.session_id = s.id), 0) "
         "FROM session s ORDER BY s.id";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        char why[200];
-        snprintf(why, sizeof why, "not an OpenCode database: %s", sqlite3_errmsg(db));
-        failed(rep, path, why);
+    int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (src != SQLITE_OK) {
+        snprintf(why, sizeof why, "not an OpenCode database: %s", sync_source_db_error(db, src));
+        sync_warn(rep, "opencode", path, 0, why);
         sqlite3_close(db);
         return 0;
     }
     int rc = 0, step;
+    sync_idmap ids = {0}; /* a session row whose id repeats is one session */
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         const char *id = (const char *)sqlite3_column_text(st, 0);
         const char *dir = (const char *)sqlite3_column_text(st, 1);
@@ -524,11 +565,16 @@ static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *re
         const char *title = (const char *)sqlite3_column_text(st, 3);
         if (!id || !*id || strlen(id) > STORE_ID_MAX)
             continue;
+        int added = sync_idmap_add(&ids, id);
+        if (added <= 0) {
+            rc = added;
+            continue;
+        }
         char vpath[SYNC_PATH_MAX];
         k = snprintf(vpath, sizeof vpath, "%s#%s", path, id);
         if (k < 0 || (size_t)k >= sizeof vpath)
             continue;
-        sync_fold_job j = {.fmt = &sync__opencode_format};
+        sync_fold_job j = {.fmt = &sync__opencode_format, .home = sync_dup(data_dir)};
         j.path = sync_short_copy(vpath, SYNC_PATH_MAX);
         j.db = sync_short_copy(path, SYNC_PATH_MAX);
         j.session_id = sync_short_copy(id, STORE_ID_MAX);
@@ -551,10 +597,10 @@ static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *re
         rc = sync__fold_jobs_add(js, &j);
     }
     if (rc == 0 && step != SQLITE_DONE) {
-        char why[200];
-        snprintf(why, sizeof why, "reading sessions: %s", sqlite3_errmsg(db));
-        failed(rep, path, why);
+        snprintf(why, sizeof why, "reading sessions: %s", sync_source_db_error(db, step));
+        sync_warn(rep, "opencode", path, 0, why);
     }
+    sync_idmap_free(&ids);
     sqlite3_finalize(st);
     sqlite3_close(db);
     return rc;
@@ -578,12 +624,31 @@ static int rec_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Where the tree's files are read from and refusals go. */
+typedef struct tree_src {
+    const char *home;  /* OPENCODE_HOME: every file must resolve inside it */
+    sync_report *rep;  /* at discovery: refusals are warnings here */
+    char *why;         /* at a session's load: the first refusal, "path: why" */
+    size_t whylen;     /* its size */
+    sync_idmap *known; /* sessions found before: the database's and the newer
+                          layouts' win over a later copy */
+} tree_src;
+
+/* A refused file: a warning at discovery, named in the load's `why` after. */
+static void tree_refused(const tree_src *t, const char *path, const char *why)
+{
+    if (t->rep)
+        sync_warn(t->rep, "opencode", path, 0, why);
+    else if (t->why && !t->why[0])
+        snprintf(t->why, t->whylen, "%.200s: %s", path, why);
+}
+
 /* The *.json files of a folder (names malloc'd), sorted by name. */
-static int list_json(const char *dir, rec_file **out, size_t *n)
+static int list_json(const tree_src *t, const char *dir, rec_file **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    DIR *d = opendir(dir);
+    DIR *d = sync_source_opendir(t->home, dir, t->rep, "opencode");
     if (!d)
         return 0;
     size_t cap = 0;
@@ -622,22 +687,15 @@ static void rec_free(rec_file *v, size_t n)
     free(v);
 }
 
-/* A whole small file (malloc'd, NUL-terminated), or NULL. */
-static char *read_small(const char *path, size_t *len)
+/* A whole record file (malloc'd, NUL-terminated), or NULL: gone, or
+ * refused (a link out of OPENCODE_HOME, a FIFO, over OPENCODE_FILE_MAX). */
+static char *read_small(const tree_src *t, const char *path, size_t *len)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    char *b = malloc(OPENCODE_FILE_MAX + 1);
-    size_t n = b ? fread(b, 1, OPENCODE_FILE_MAX + 1, fp) : 0;
-    fclose(fp);
-    if (!b || n > OPENCODE_FILE_MAX) {
-        free(b);
-        return NULL;
-    }
-    b[n] = 0;
-    *len = n;
-    return b;
+    char *b = NULL, why[SYNC_WARNING_LEN] = "";
+    int rc = sync_source_read(t->home, path, OPENCODE_FILE_MAX, &b, len, why, sizeof why);
+    if (rc < 0 && rc != MCPAGE_ENOTFOUND && rc != MCPAGE_ENOMEM)
+        tree_refused(t, path, why);
+    return rc < 0 ? NULL : b;
 }
 
 /* One record file as a rendered row: its ids, its file and its text. */
@@ -694,20 +752,20 @@ static int part_dir(char *buf, size_t n, const char *storage, tree_layout lay, c
     return k < 0 || (size_t)k >= n ? MCPAGE_ERANGE : 0;
 }
 
-static int render_parts(FILE *w, const char *storage, tree_layout lay, const char *msg_id,
-                        const char *sid, int64_t created)
+static int render_parts(const tree_src *t, FILE *w, const char *storage, tree_layout lay,
+                        const char *msg_id, const char *sid, int64_t created)
 {
     char dir[SYNC_PATH_MAX];
     if (part_dir(dir, sizeof dir, storage, lay, sid, msg_id) < 0)
         return MCPAGE_ERANGE;
     rec_file *parts = NULL;
     size_t n = 0;
-    int rc = list_json(dir, &parts, &n);
+    int rc = list_json(t, dir, &parts, &n);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char path[SYNC_PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", dir, parts[i].name);
         size_t len = 0;
-        char *text = read_small(path, &len);
+        char *text = read_small(t, path, &len);
         char *id = file_id(parts[i].name);
         if (text && id)
             rc = render_file(w, "part", id, "message_id", msg_id, sid, path + strlen(storage) + 1,
@@ -728,18 +786,58 @@ static int64_t message_created(json_t *m)
     return json_is_integer(c) ? json_integer_value(c) : 0;
 }
 
+static int order_cmp(const void *a, const void *b, void *ud)
+{
+    const rec_file *v = ud;
+    int c = rec_cmp(&v[*(const size_t *)a], &v[*(const size_t *)b]);
+    /* ties keep the listing's order */
+    return c ? c
+             : (*(const size_t *)a > *(const size_t *)b) -
+                   (*(const size_t *)a < *(const size_t *)b);
+}
+
+/* Sorts msgs by rec_cmp, texts and lens moving with them. */
+static int sort_with_texts(rec_file *msgs, char **texts, size_t *lens, size_t n)
+{
+    size_t *ord = malloc(n * sizeof *ord);
+    rec_file *m2 = malloc(n * sizeof *m2);
+    char **t2 = malloc(n * sizeof *t2);
+    size_t *l2 = malloc(n * sizeof *l2);
+    int rc = ord && m2 && t2 && l2 ? 0 : MCPAGE_ENOMEM;
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            ord[i] = i;
+        qsort_r(ord, n, sizeof *ord, order_cmp, msgs);
+        for (size_t i = 0; i < n; i++) {
+            m2[i] = msgs[ord[i]];
+            t2[i] = texts[ord[i]];
+            l2[i] = lens[ord[i]];
+        }
+        memcpy(msgs, m2, n * sizeof *m2);
+        memcpy(texts, t2, n * sizeof *t2);
+        memcpy(lens, l2, n * sizeof *l2);
+    }
+    free(ord);
+    free(m2);
+    free(t2);
+    free(l2);
+    return rc;
+}
+
 static int tree_load(const sync_fold_job *job, tree_layout lay, char **out, size_t *len, char *why,
                      size_t whylen)
 {
     *out = NULL;
     *len = 0;
     const char *storage = job->db; /* the storage folder */
+    tree_src t = {.home = job->home ? job->home : "/", .why = why, .whylen = whylen};
+    why[0] = 0;
     char dir[SYNC_PATH_MAX];
     if (message_dir(dir, sizeof dir, storage, lay, job->session_id) < 0)
         return MCPAGE_ERANGE;
     rec_file *msgs = NULL;
     size_t n = 0;
-    int rc = list_json(dir, &msgs, &n);
+    int rc = list_json(&t, dir, &msgs, &n);
     char **texts = rc == 0 && n ? calloc(n, sizeof *texts) : NULL;
     size_t *lens = rc == 0 && n ? calloc(n, sizeof *lens) : NULL;
     if (rc == 0 && n && (!texts || !lens))
@@ -748,25 +846,15 @@ static int tree_load(const sync_fold_job *job, tree_layout lay, char **out, size
     for (size_t i = 0; rc == 0 && i < n; i++) {
         char path[SYNC_PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s", dir, msgs[i].name);
-        texts[i] = read_small(path, &lens[i]);
+        texts[i] = read_small(&t, path, &lens[i]);
         json_t *m = texts[i] ? json_loads(texts[i], 0, NULL) : NULL;
         msgs[i].created = message_created(m);
         json_decref(m);
     }
-    /* sort the texts with their files */
-    for (size_t i = 1; rc == 0 && i < n; i++) {
-        for (size_t j = i; j > 0 && rec_cmp(&msgs[j - 1], &msgs[j]) > 0; j--) {
-            rec_file t = msgs[j];
-            msgs[j] = msgs[j - 1];
-            msgs[j - 1] = t;
-            char *tt = texts[j];
-            texts[j] = texts[j - 1];
-            texts[j - 1] = tt;
-            size_t tl = lens[j];
-            lens[j] = lens[j - 1];
-            lens[j - 1] = tl;
-        }
-    }
+    /* sort the texts with their files: O(n log n), a session may hold
+       100,000 message files in any order */
+    if (rc == 0 && n > 1)
+        rc = sort_with_texts(msgs, texts, lens, n);
     char *buf = NULL;
     size_t blen = 0;
     FILE *w = rc == 0 ? open_memstream(&buf, &blen) : NULL;
@@ -782,7 +870,7 @@ static int tree_load(const sync_fold_job *job, tree_layout lay, char **out, size
                               lens[i], msgs[i].created)
                 : MCPAGE_ENOMEM;
         if (rc == 0)
-            rc = render_parts(w, storage, lay, id, job->session_id, msgs[i].created);
+            rc = render_parts(&t, w, storage, lay, id, job->session_id, msgs[i].created);
         free(id);
     }
     for (size_t i = 0; texts && i < n; i++)
@@ -832,12 +920,12 @@ static const sync_fold_format opencode_oldest_format = {
 };
 
 /* A folder's record files: their bytes plus count, and the newest mtime. */
-static void tree_identity(const char *dir, int64_t *size, int64_t *mtime, rec_file **names,
-                          size_t *n)
+static void tree_identity(const tree_src *t, const char *dir, int64_t *size, int64_t *mtime,
+                          rec_file **names, size_t *n)
 {
     *names = NULL;
     *n = 0;
-    if (list_json(dir, names, n) < 0)
+    if (list_json(t, dir, names, n) < 0)
         return;
     for (size_t i = 0; i < *n; i++) {
         char path[SYNC_PATH_MAX + 300];
@@ -852,35 +940,27 @@ static void tree_identity(const char *dir, int64_t *size, int64_t *mtime, rec_fi
     }
 }
 
-/* 1 when `id` is among the first `n` jobs' session ids (the database's). */
-static int in_db(const sync_fold_jobs *js, size_t from, const char *id)
-{
-    for (size_t i = from; i < js->n; i++)
-        if (js->v[i].session_id && strcmp(js->v[i].session_id, id) == 0)
-            return 1;
-    return 0;
-}
-
 /*
  * One session file of a JSON tree as a job: its facts, and as its change
  * identity the session file, its message files and their part files.
  * `fallback_cwd`: a project name when the session names no directory.
  */
-static int tree_session(sync_fold_jobs *js, const char *storage, tree_layout lay, const char *path,
-                        const char *fallback_cwd, size_t db_from)
+static int tree_session(const tree_src *t, sync_fold_jobs *js, const char *storage, tree_layout lay,
+                        const char *path, const char *fallback_cwd)
 {
     struct stat sb;
     size_t len = 0;
-    char *text = stat(path, &sb) == 0 ? read_small(path, &len) : NULL;
+    char *text = stat(path, &sb) == 0 ? read_small(t, path, &len) : NULL;
     json_t *info = text ? json_loads(text, 0, NULL) : NULL;
     free(text);
     const char *id = sync_json_str(info, "id");
-    if (!id || strlen(id) > STORE_ID_MAX || in_db(js, db_from, id)) {
+    if (!id || strlen(id) > STORE_ID_MAX || sync_idmap_get(t->known, id) >= 0) {
         json_decref(info);
         return 0;
     }
     sync_fold_job j = {.fmt = lay == TREE_OLDEST ? &opencode_oldest_format
-                                                 : &sync__opencode_json_format};
+                                                 : &sync__opencode_json_format,
+                       .home = sync_dup(t->home)};
     j.path = sync_short_copy(path, SYNC_PATH_MAX + 600);
     j.db = sync_short_copy(storage, SYNC_PATH_MAX);
     j.session_id = sync_short_copy(id, STORE_ID_MAX);
@@ -900,13 +980,13 @@ static int tree_session(sync_fold_jobs *js, const char *storage, tree_layout lay
     rec_file *msgs = NULL;
     size_t nm = 0;
     if (j.session_id && message_dir(dir, sizeof dir, storage, lay, j.session_id) == 0)
-        tree_identity(dir, &j.size, &j.mtime_ns, &msgs, &nm);
+        tree_identity(t, dir, &j.size, &j.mtime_ns, &msgs, &nm);
     for (size_t m = 0; m < nm; m++) {
         rec_file *parts = NULL;
         size_t np = 0;
         char *mid = file_id(msgs[m].name);
         if (mid && part_dir(dir, sizeof dir, storage, lay, j.session_id, mid) == 0)
-            tree_identity(dir, &j.size, &j.mtime_ns, &parts, &np);
+            tree_identity(t, dir, &j.size, &j.mtime_ns, &parts, &np);
         free(mid);
         rec_free(parts, np);
     }
@@ -920,22 +1000,31 @@ static int tree_session(sync_fold_jobs *js, const char *storage, tree_layout lay
         free(j.title);
         return MCPAGE_ENOMEM;
     }
+    if (sync_idmap_put(t->known, j.session_id, 0) < 0) {
+        free(j.path);
+        free(j.db);
+        free(j.session_id);
+        free(j.cwd);
+        free(j.parent);
+        free(j.title);
+        return MCPAGE_ENOMEM;
+    }
     return sync__fold_jobs_add(js, &j);
 }
 
 /* The session files of one folder. */
-static int tree_sessions(sync_fold_jobs *js, const char *storage, tree_layout lay,
-                         const char *folder, const char *fallback_cwd, size_t db_from)
+static int tree_sessions(const tree_src *t, sync_fold_jobs *js, const char *storage,
+                         tree_layout lay, const char *folder, const char *fallback_cwd)
 {
     rec_file *files = NULL;
     size_t nf = 0;
-    if (list_json(folder, &files, &nf) < 0)
+    if (list_json(t, folder, &files, &nf) < 0)
         return 0;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < nf; i++) {
         char path[SYNC_PATH_MAX + 600];
         snprintf(path, sizeof path, "%s/%s", folder, files[i].name);
-        rc = tree_session(js, storage, lay, path, fallback_cwd, db_from);
+        rc = tree_session(t, js, storage, lay, path, fallback_cwd);
     }
     rec_free(files, nf);
     return rc;
@@ -944,7 +1033,7 @@ static int tree_sessions(sync_fold_jobs *js, const char *storage, tree_layout la
 /* Where a folder's entries go. */
 typedef struct tree_at {
     sync_fold_jobs *js;
-    size_t db_from; /* the jobs from here on are the database's */
+    const tree_src *t;
     const char *data_dir;
 } tree_at;
 
@@ -958,7 +1047,7 @@ static int project_entry(void *ud, const struct dirent *e, char *path)
         strcmp(e->d_name, "part") != 0) {
         char storage[SYNC_PATH_MAX];
         snprintf(storage, sizeof storage, "%s/storage", at->data_dir);
-        rc = tree_sessions(at->js, storage, TREE_V2, path, NULL, at->db_from);
+        rc = tree_sessions(at->t, at->js, storage, TREE_V2, path, NULL);
     }
     free(path);
     return rc;
@@ -974,18 +1063,26 @@ static int first_storage_entry(void *ud, const struct dirent *e, char *path)
     if (k < 0 || (size_t)k >= sizeof storage)
         return 0;
     snprintf(info, sizeof info, "%s/session/info", storage);
-    return tree_sessions(at->js, storage, TREE_OLDEST, info, e->d_name, at->db_from);
+    return tree_sessions(at->t, at->js, storage, TREE_OLDEST, info, e->d_name);
 }
 
-static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from)
+static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from, sync_report *rep)
 {
     char storage[SYNC_PATH_MAX], dir[SYNC_PATH_MAX + 40];
     int k = snprintf(storage, sizeof storage, "%s/storage", data_dir);
     if (k < 0 || (size_t)k >= sizeof storage)
         return 0;
-    tree_at at = {.js = js, .db_from = db_from, .data_dir = data_dir};
+    /* the database's sessions, by id: one lookup per session file */
+    sync_idmap db_ids = {0};
+    for (size_t i = db_from; i < js->n; i++)
+        if (js->v[i].session_id && sync_idmap_put(&db_ids, js->v[i].session_id, 0) < 0) {
+            sync_idmap_free(&db_ids);
+            return MCPAGE_ENOMEM;
+        }
+    tree_src t = {.home = data_dir, .rep = rep, .known = &db_ids};
+    tree_at at = {.js = js, .t = &t, .data_dir = data_dir};
     snprintf(dir, sizeof dir, "%s/session", storage);
-    DIR *d = opendir(dir);
+    DIR *d = sync_source_opendir(data_dir, dir, rep, "opencode");
     int rc = d ? sync_dir_each(d, dir, project_entry, &at) : 0;
     /* OpenCode's first storage (sessions the layouts above hold too, as
        OpenCode copies them on upgrade, are skipped): DATA/storage, and
@@ -993,10 +1090,13 @@ static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_fro
        project when no message names its directory */
     snprintf(dir, sizeof dir, "%s/session/info", storage);
     if (rc == 0)
-        rc = tree_sessions(js, storage, TREE_OLDEST, dir, NULL, db_from);
+        rc = tree_sessions(&t, js, storage, TREE_OLDEST, dir, NULL);
     snprintf(dir, sizeof dir, "%s/project", data_dir);
-    d = rc == 0 ? opendir(dir) : NULL;
-    return d ? sync_dir_each(d, dir, first_storage_entry, &at) : rc;
+    d = rc == 0 ? sync_source_opendir(data_dir, dir, rep, "opencode") : NULL;
+    if (d)
+        rc = sync_dir_each(d, dir, first_storage_entry, &at);
+    sync_idmap_free(&db_ids);
+    return rc;
 }
 
 int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep)
@@ -1004,6 +1104,6 @@ int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_repor
     size_t from = js->n;
     int rc = db_discover(js, data_dir, rep);
     if (rc == 0)
-        rc = json_discover(js, data_dir, from);
+        rc = json_discover(js, data_dir, from, rep);
     return rc;
 }

@@ -200,7 +200,10 @@ int sync_source_open(const char *home, const char *path, int64_t max_bytes, stru
         int e = errno;
         snprintf(why, whylen, "%s", e == ELOOP ? "a link swapped in: not followed" : strerror(e));
         rc = e == ENOENT ? MCPAGE_ENOTFOUND : e == ELOOP ? MCPAGE_EINVAL : MCPAGE_EIO;
-        goto out;
+        free(rhome);
+        free(rpath);
+        errno = e; /* for a caller that names the system's reason */
+        return rc;
     }
     if (fd_inside(fd, rhome) < 0) {
         snprintf(why, whylen, "moved outside %.200s while opened: not read", rhome);
@@ -237,6 +240,33 @@ out:
     free(rhome);
     free(rpath);
     return rc;
+}
+
+DIR *sync_source_opendir(const char *home, const char *path, sync_report *rep, const char *source)
+{
+    char why[SYNC_WARNING_LEN] = "";
+    char *rhome = NULL, *rpath = NULL;
+    int rc = resolve(home, path, &rhome, &rpath, why, sizeof why);
+    DIR *d = NULL;
+    if (rc == 0) {
+        int fd = open(rpath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && fd_inside(fd, rhome) < 0) {
+            snprintf(why, sizeof why, "moved outside %.200s while opened: not read", rhome);
+            rc = MCPAGE_EINVAL;
+        } else if (fd >= 0 && !(d = fdopendir(fd))) {
+            rc = MCPAGE_ENOMEM;
+        } else if (fd < 0) {
+            rc = errno == ENOENT || errno == ENOTDIR ? MCPAGE_ENOTFOUND : MCPAGE_EIO;
+            snprintf(why, sizeof why, "cannot list this folder: %s", strerror(errno));
+        }
+        if (!d && fd >= 0)
+            close(fd);
+    }
+    if (rc < 0 && rc != MCPAGE_ENOTFOUND && rep)
+        sync_warn(rep, source, path, 0, why);
+    free(rhome);
+    free(rpath);
+    return d;
 }
 
 int sync_source_read(const char *home, const char *path, int64_t max_bytes, char **out, size_t *len,

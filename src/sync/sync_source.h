@@ -17,6 +17,7 @@
 #ifndef MCPAGE_SYNC_SOURCE_H
 #define MCPAGE_SYNC_SOURCE_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -53,6 +54,11 @@ extern int64_t sync__source_db_steps;
  * (too large), MCPAGE_EIO. */
 int sync_source_open(const char *home, const char *path, int64_t max_bytes, struct stat *sb,
                      char *why, size_t whylen);
+/* A folder under `home` opened for listing, only when it resolves inside the resolved home
+ * (O_DIRECTORY|O_NOFOLLOW on the resolved path). A link out of it, or a folder that cannot
+ * be listed, is named in a warning of `source` (when rep is not NULL); NULL then, and
+ * silently when the folder does not exist. */
+DIR *sync_source_opendir(const char *home, const char *path, sync_report *rep, const char *source);
 /* The whole file through sync_source_open (malloc'd, NUL-terminated, *len bytes). */
 int sync_source_read(const char *home, const char *path, int64_t max_bytes, char **out, size_t *len,
                      char *why, size_t whylen);
