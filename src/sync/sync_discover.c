@@ -127,6 +127,16 @@ static int entry_kind(walk *w, const struct dirent *e, const char *path, char **
         return ENTRY_FILE;
     if (e->d_type == DT_DIR)
         return ENTRY_DIR;
+    if (e->d_type == DT_FIFO || e->d_type == DT_CHR || e->d_type == DT_BLK ||
+        e->d_type == DT_SOCK) {
+        /* never opened (it could block); named, since a transcript's
+           place holds it */
+        if (sync_ends_with(e->d_name, ".jsonl") || sync_ends_with(e->d_name, ".json"))
+            sync_warn(w->rep, w->source, path, 0,
+                      e->d_type == DT_FIFO ? "a FIFO, not a regular file: skipped"
+                                           : "a device or socket, not a regular file: skipped");
+        return ENTRY_NONE;
+    }
     if (e->d_type == DT_UNKNOWN) {
         struct stat lsb;
         if (lstat(path, &lsb) < 0)
