@@ -92,9 +92,11 @@ typedef struct mcpage_http_config {
     const char *host;                 /* numeric IPv4/IPv6 address to bind; default "127.0.0.1" */
     uint16_t port;                    /* 0 = any free port (mcpage_http_port() tells which) */
     const char *const *allow_origins; /* NULL-terminated Origin values also allowed ("*" = any) */
-    const char *auth_token;           /* bearer token every request must carry, or NULL */
-    size_t max_body;                  /* largest POST body in bytes; 0 = the server's max_message */
-    unsigned max_connections;         /* open TCP connections (default 2048) */
+    const char *auth_token;        /* bearer token every request must carry (16 characters at least,
+                                      else MCPAGE_EINVAL at start), or NULL; a client's failed
+                                      tokens are throttled (429 with Retry-After) */
+    size_t max_body;               /* largest POST body in bytes; 0 = the server's max_message */
+    unsigned max_connections;      /* open TCP connections (default 2048) */
     unsigned max_sessions;         /* live sessions; one more initialize gets 503 (default 1024) */
     unsigned session_idle_s;       /* a session idle this long leaves memory (default 1800) */
     unsigned session_max_age_s;    /* a session id older than this is refused; 0 = never

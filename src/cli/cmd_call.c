@@ -35,7 +35,9 @@ static void call_usage(FILE *out)
             "  --list      list the tools with their first sentence\n"
             "  --raw       print control characters as they are when stdout is not a\n"
             "              terminal (by default, and always on a terminal, they are shown\n"
-            "              visibly: ESC as \\e, BEL as ^G)\n\n"
+            "              visibly: ESC as \\e, BEL as ^G)\n"
+            "  --no-check  skip the integrity check of the store (every page read first;\n"
+            "              a damaged store exits 1 with the remedy)\n\n"
             "example: mcpage call list_sessions '{\"limit\": 5}'\n");
 }
 
@@ -160,6 +162,7 @@ typedef struct call_opts {
     bool json;             /* --json: print the whole CallToolResult */
     bool list;             /* --list: list the tools instead */
     bool raw;              /* --raw: control characters as they are, when redirected */
+    bool no_check;         /* --no-check: skip the store's integrity check */
 } call_opts;
 
 /* Reads the command line; -1 to go on, else the exit status (after --help: 0). */
@@ -176,6 +179,8 @@ static int parse_opts(int argc, char **argv, call_opts *o)
             o->list = true;
         } else if (strcmp(a, "--raw") == 0) {
             o->raw = true;
+        } else if (strcmp(a, "--no-check") == 0) {
+            o->no_check = true;
         } else if (i + 1 < argc && strcmp(a, "--db") == 0) {
             o->db_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
@@ -304,8 +309,12 @@ int cli_cmd_call(int argc, char **argv)
         rc = cli_archive_register(&arc, srv);
     if (rc == 0)
         rc = mcpage_session_new(srv, capture, &r, &s);
+    char why[700] = "";
     if (rc != 0) {
         fprintf(stderr, "mcpage call: %s\n", mcpage_strerror(rc));
+    } else if (!o.no_check && tools_check(&arc.tools, why, sizeof why) < 0) {
+        /* an answer read from a damaged store is not to be trusted: say so, exit 1 */
+        text_term_printf(stderr, "mcpage call: %s\n", why);
     } else {
         session_initialize(s, &r);
         status = o.list ? list_tools(s, &r) : call_tool(s, &r, &o, args);

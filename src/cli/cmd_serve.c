@@ -17,6 +17,7 @@
 #include "cli/serve_http.h"
 #include "store/store.h"
 #include "sync/sync.h"
+#include "tools/text_out.h"
 
 /* The largest values of the counting options (mcpage_server_new's limits where they meet). */
 #define SERVE_MAX_PAGE_SIZE       10000  /* --page-size */
@@ -294,6 +295,16 @@ static int server_open(const serve_cmd *c, const serve_sync *ss, cli_archive *ar
     return 0;
 }
 
+/* The store checked once at start, beside serving: damage is said with its remedy. */
+static void *check_at_start(void *arg)
+{
+    tools_ctx *ctx = arg;
+    char why[700] = "";
+    if (tools_check(ctx, why, sizeof why) < 0)
+        text_term_printf(stderr, "mcpage serve: %s\n", why);
+    return NULL;
+}
+
 int cli_cmd_serve(int argc, char **argv)
 {
     serve_cmd c = {.page = MCPAGE_DEFAULT_PAGE_SIZE,
@@ -319,6 +330,11 @@ int cli_cmd_serve(int argc, char **argv)
         return 1;
     }
 
+    /* A damaged store is reported as damaged (and /health says so) without holding up the
+       first request: the check reads every page. */
+    pthread_t checker;
+    bool checking = pthread_create(&checker, NULL, check_at_start, &arc.tools) == 0;
+
     /* Ended sessions are shared through a store many instances share; an
        archive file is one machine's, and its servers open it read-only. */
     mcpage_http_ended ended = tools_ended_sessions(&arc.tools);
@@ -331,6 +347,8 @@ int cli_cmd_serve(int argc, char **argv)
         return 0;
     }
 
+    if (checking)
+        pthread_join(checker, NULL);
     mcpage_server_free(srv);
     sync_stop(&ss);
     cli_archive_close(&arc);

@@ -402,6 +402,11 @@ static void print_summary(const sync_report *rep)
                 "agent's folder not followed, %lld folders unreadable\n",
                 (long long)rep->files_same_session, (long long)rep->links_outside,
                 (long long)rep->dirs_unreadable);
+    if (rep->files_failed)
+        fprintf(stderr,
+                "  the counts are what was committed; the %lld failed files' uncommitted lines "
+                "were rolled back, and the next sync reads them again from there\n",
+                (long long)rep->files_failed);
     for (int i = 0; i < rep->nexamples; i++)
         fprintf(stderr, "  %s\n", rep->examples[i]);
     if (rep->warnings)

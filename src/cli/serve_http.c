@@ -4,6 +4,7 @@
  */
 #include "cli/serve_http.h"
 
+#include "tools/text_out.h"
 #include "ui/ui.h"
 
 #include <errno.h>
@@ -12,6 +13,8 @@
 
 /* Largest accepted token file. */
 #define TOKEN_FILE_MAX 4096
+/* Shortest accepted token (the transport refuses shorter ones too). */
+#define TOKEN_MIN 16
 
 void cli_http_usage(FILE *out)
 {
@@ -25,7 +28,10 @@ void cli_http_usage(FILE *out)
         "                          \"*\" admits any). Without it, requests carrying an Origin\n"
         "                          get 403 unless bound to loopback and the Origin is local\n"
         "  --auth-token-file FILE  require 'Authorization: Bearer <first line of FILE>'\n"
-        "                          (401 otherwise)\n"
+        "                          (401 otherwise; at least 16 characters: make one with\n"
+        "                          'openssl rand -hex 32 > FILE'). A client's failed tokens\n"
+        "                          are throttled: after 10, one per 6 s (429 with\n"
+        "                          Retry-After)\n"
         "  --max-sessions N        live sessions before initialize gets 503 (default 1024)\n"
         "  --session-idle SECONDS  a session unused this long leaves memory (default 1800);\n"
         "                          its signed id still resumes it, here or on any instance\n"
@@ -41,8 +47,8 @@ void cli_http_usage(FILE *out)
         "                          (use --auth-token-file; a browser logs in once with\n"
         "                          /?token=TOKEN and keeps an HttpOnly cookie)\n"
         "GET /health answers 200 while the store answers, else 503 with the reason.\n"
-        "Bound to loopback, requests whose Host is not localhost, 127.0.0.1 or [::1]\n"
-        "get 403 (DNS rebinding protection).\n");
+        "Bound to loopback, requests whose Host is not localhost, 127.0.0.1, [::1] or the\n"
+        "bound address get 403 (DNS rebinding protection).\n");
 }
 
 static bool num(const char *opt, const char *v, long lo, long hi, long *out)
@@ -160,9 +166,14 @@ static char *read_token(const char *path)
         buf[--len] = '\0';
     size_t start = strspn(buf, " \t");
     memmove(buf, buf + start, len - start + 1);
-    if (buf[0] == '\0') {
-        (void)fprintf(stderr, "mcpage serve: --auth-token-file %s: the first line is empty\n",
-                      path);
+    size_t n_chars = strlen(buf);
+    if (n_chars < TOKEN_MIN) {
+        text_term_printf(stderr,
+                         "mcpage serve: --auth-token-file %s: the token is %zu characters; a "
+                         "token needs at least %d (guessable otherwise). Make one with:\n"
+                         "  openssl rand -hex 32 > %s && chmod 600 %s\n",
+                         path, n_chars, TOKEN_MIN, path, path);
+        memset(buf, 0, TOKEN_FILE_MAX + 1);
         free(buf);
         return NULL;
     }

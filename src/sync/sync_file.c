@@ -294,6 +294,10 @@ int sync_group_commit(store *s, sync_group *g)
 
 void sync_group_end(store *s, sync_group *g)
 {
+    if (g->open && g->rep) { /* the summary counts what was committed, not what was undone */
+        g->rep->sessions_added = g->sessions_at;
+        g->rep->messages_added = g->messages_at;
+    }
     if (g->open)
         store_rollback(s);
     g->open = 0;
@@ -349,6 +353,9 @@ static int begin_tx(file_state *f)
         if (rc < 0)
             return rc;
         f->g->open = 1;
+        f->g->rep = f->rep;
+        f->g->sessions_at = f->rep->sessions_added;
+        f->g->messages_at = f->rep->messages_added;
     }
     f->in_tx = 1;
     return 0;

@@ -1063,6 +1063,7 @@ static int fold_file_run(store *s, const sync_fold_job *job, const sync_options 
                          sync_report *rep)
 {
     fold_file ff = {.job = job, .opt = opt, .rep = rep, .s = s};
+    const int64_t sessions_at = rep->sessions_added, messages_at = rep->messages_added;
     int reparsed = 0;
     int rc = 0;
     int fd = -1;
@@ -1091,6 +1092,8 @@ static int fold_file_run(store *s, const sync_fold_job *job, const sync_options 
         else
             rep->files_read++;
     } else if (rc != MCPAGE_EPARSE && !ff.warned) {
+        rep->sessions_added = sessions_at; /* rolled back: the summary counts what was kept */
+        rep->messages_added = messages_at;
         rep->files_failed++;
         char why[160];
         snprintf(why, sizeof why, "file not synced: %s%s", mcpage_strerror(rc),

@@ -72,6 +72,9 @@ typedef struct sync_group {
     int64_t lines, bytes; /* of the files finished in the open transaction */
     char **claims;        /* those files' session claims, released after the commit (owned) */
     size_t nclaims;       /* entries in claims: the files finished in it */
+    sync_report *rep;     /* the report whose counts the open transaction added to */
+    int64_t sessions_at;  /* rep->sessions_added when the transaction began */
+    int64_t messages_at;  /* rep->messages_added then: a rollback puts both back */
 } sync_group;
 
 /* Tests set this: a file fails (MCPAGE_EIO) when it reaches this line

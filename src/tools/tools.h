@@ -55,7 +55,11 @@ typedef struct tools_ctx {
     uint64_t clock;                        /* ticks once per cache use */
     int64_t query_budget_ms;               /* work one list call may do (tests lower it) */
     const char *export_dir; /* export_session's folder (borrowed), or NULL: no tool */
+    int64_t checked_ms;     /* monotonic ms of the last thorough check by /health; 0: none */
 } tools_ctx;
+
+/* How often GET /health reads every page of the store (tools_check) at most. */
+#define TOOLS_HEALTH_CHECK_MS 60000
 
 /* Sets up `ctx` for the store `db`; `pager` is borrowed. */
 int tools_ctx_init(tools_ctx *ctx, const char *db, const mcpage_pager *pager);
@@ -68,6 +72,15 @@ void tools_ctx_free(tools_ctx *ctx);
  * answers, else its error with the reason in `why`.
  */
 int tools_health(void *ud, char *why, size_t cap);
+/*
+ * A thorough check of the store now (store_check: SQLite reads every page,
+ * seconds on a large store): 0 when sound, else its error with what is
+ * wrong and the remedy ("mcpage sync --rebuild") in `why`. GET /health
+ * runs it at most every TOOLS_HEALTH_CHECK_MS; `serve` once at start;
+ * `call` before its call. Damage found is remembered by the process, so
+ * every later check and write reports it.
+ */
+int tools_check(tools_ctx *ctx, char *why, size_t cap);
 
 /*
  * The HTTP transport's shared record of sessions ended with DELETE

@@ -4,6 +4,7 @@
  */
 #include "tools/transcript.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,25 +175,49 @@ int transcript_walk_ex(store *s, const store_session *ses, int64_t start_line,
     return rc < 0 ? rc : 0;
 }
 
-/* Appends one line of the document to the dbuf `ud`; its error, or 0. */
+/* The document being rendered whole: its buffer, and where it was cut. */
+typedef struct doc_state {
+    dbuf d;        /* the text so far */
+    int64_t lines; /* lines in it */
+    bool cut;      /* the next line did not fit TRANSCRIPT_DOC_MAX */
+} doc_state;
+
+/* Appends one line of the document; stops (1) at the line that would pass the limit. */
 static int doc_line(void *ud, const char *line, size_t len)
 {
-    dbuf *d = ud;
-    dbuf_put(d, line, len);
-    dbuf_putc(d, '\n');
-    return d->err;
+    doc_state *ds = ud;
+    if (ds->d.len + len + 1 > TRANSCRIPT_DOC_MAX - TRANSCRIPT_DOC_NOTE) {
+        ds->cut = true;
+        return 1;
+    }
+    dbuf_put(&ds->d, line, len);
+    dbuf_putc(&ds->d, '\n');
+    ds->lines++;
+    return ds->d.err;
 }
 
 int transcript_render(store *s, const store_session *ses, char **out, size_t *len)
 {
-    dbuf d;
-    dbuf_init(&d, TRANSCRIPT_DOC_MAX - 1); /* and its NUL */
+    doc_state ds = {.lines = 0};
+    dbuf_init(&ds.d, TRANSCRIPT_DOC_MAX - 1); /* and its NUL */
     int64_t total = 0;
-    int rc = transcript_walk(s, ses, 1, doc_line, &d, &total);
+    int rc = transcript_walk(s, ses, 1, doc_line, &ds, &total);
     if (rc < 0) {
-        dbuf_free(&d);
+        dbuf_free(&ds.d);
         return rc;
     }
-    *out = dbuf_take(&d, len);
+    if (ds.cut) /* a session larger than one answer: where the rest is */
+        dbuf_printf(&ds.d,
+                    "[Cut after line %lld of %lld: this resource holds at most %zu bytes. Read "
+                    "on with read_session(session_id=\"%.300s\") from line %lld, or read the "
+                    "export mcpage://export/ID.md in pieces.]\n",
+                    (long long)ds.lines, (long long)total, (size_t)TRANSCRIPT_DOC_MAX,
+                    ses->session_id, (long long)ds.lines + 1);
+    if (ds.d.err) {
+        int err = ds.d.err;
+        dbuf_free(&ds.d);
+        return err;
+    }
+    *out = dbuf_take(&ds.d, len);
     return *out ? 0 : MCPAGE_ENOMEM;
 }

@@ -27,8 +27,15 @@
 #define TRANSCRIPT_HEAD_LINES 2
 /* Messages fetched per store call while rendering. */
 #define TRANSCRIPT_BATCH 200
-/* Largest whole document rendered in memory (resources/read). */
-#define TRANSCRIPT_DOC_MAX ((size_t)64 << 20)
+/*
+ * Largest whole document rendered in memory (resources/read): a session
+ * longer than this is cut at a line and ends with a note naming where the
+ * rest is, so one read stays in bounded memory whatever the session's
+ * size (its JSON answer and the transport's copies are a few times this).
+ */
+#define TRANSCRIPT_DOC_MAX ((size_t)8 << 20)
+/* Room kept at the end for that note. */
+#define TRANSCRIPT_DOC_NOTE 1024
 
 /*
  * Called with each line (no newline; bytes valid during the call).
@@ -54,7 +61,8 @@ int transcript_walk(store *s, const store_session *ses, int64_t start_line, tran
 int transcript_walk_ex(store *s, const store_session *ses, int64_t start_line,
                        void (*on_total)(void *ud, int64_t total), transcript_line_fn fn, void *ud,
                        int64_t *total);
-/* The whole document (NUL-terminated; free it with mcpage_free), at most TRANSCRIPT_DOC_MAX. */
+/* The whole document (NUL-terminated; free it with mcpage_free), at most TRANSCRIPT_DOC_MAX:
+ * a longer one is cut at a line, with a last line saying where the rest is. */
 int transcript_render(store *s, const store_session *ses, char **out, size_t *len);
 
 #endif

@@ -294,6 +294,7 @@ static void http_free(mcpage_http *h)
     mcpage__free(h->host);
     mcpage__free(h->tombs);
     pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->auth_lock);
     pthread_mutex_destroy(&h->lock);
     mcpage__free(h);
 }
@@ -305,12 +306,13 @@ int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external,
     if (srv == NULL || cfg == NULL || out == NULL || cfg->max_connections == 0 ||
         cfg->max_sessions == 0 || cfg->session_idle_s == 0 || cfg->heartbeat_ms < 10 ||
         cfg->threads == 0 || cfg->threads > 64 || cfg->stream_buffer < 1024 ||
-        cfg->body_timeout_s == 0 || (cfg->auth_token && cfg->auth_token[0] == '\0'))
+        cfg->body_timeout_s == 0 || (cfg->auth_token && strlen(cfg->auth_token) < HTTP_TOKEN_MIN))
         return MCPAGE_EINVAL;
     mcpage_http *h = mcpage__calloc(1, sizeof *h);
     if (h == NULL)
         return MCPAGE_ENOMEM;
     pthread_mutex_init(&h->lock, NULL);
+    pthread_mutex_init(&h->auth_lock, NULL);
     pthread_cond_init(&h->cv, NULL);
     h->srv = srv;
     h->cfg = *cfg;

@@ -66,6 +66,23 @@
 /* JSON-RPC error code of a refusal by the transport itself: no session id, no room. */
 #define HTTP_RPC_TRANSPORT (-32000)
 
+/* Shortest bearer token accepted (mcpage_http_config.auth_token). */
+#define HTTP_TOKEN_MIN 16
+/* Clients whose failed authentications are remembered (a ring of addresses). */
+#define HTTP_AUTH_CLIENTS 256
+/* Failed authentications a client may make before it must wait. */
+#define HTTP_AUTH_BURST 10
+/* Seconds one failure is held against its client. */
+#define HTTP_AUTH_DECAY_S 6
+
+/* A client's failed authentications: a leaky bucket per address. */
+typedef struct http_auth_client {
+    uint8_t addr[16]; /* IPv4 (mapped) or IPv6 address */
+    bool used;        /* the slot holds a client */
+    double fails;     /* failures not yet leaked away */
+    int64_t at_ms;    /* monotonic ms of the last update */
+} http_auth_client;
+
 typedef struct http_session http_session;
 typedef struct http_conn http_conn;
 typedef struct http_page_job http_page_job; /* a page rendered on a worker (http_page.c) */
@@ -171,6 +188,9 @@ struct mcpage_http {
     _Atomic size_t buffered;                  /* body bytes reserved by requests right now */
     bool external;                            /* the caller runs the daemon (MHD_run): fuzzing */
     http_page_job *pages;                     /* pages being rendered or answered (h->lock) */
+    pthread_mutex_t auth_lock;                /* guards auth_clients */
+    http_auth_client auth_clients[HTTP_AUTH_CLIENTS]; /* failed authentications by client */
+    size_t auth_next;                                 /* the slot a new client takes */
 };
 
 /* The per-request state libmicrohttpd keeps for us (con_cls). */
@@ -225,7 +245,17 @@ bool http_accepts(const char *accept, const char *type);
 bool http_check_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
 /* The MCP endpoint: the Host names this server (DNS rebinding). */
 bool http_check_host(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
-bool http_check_auth(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+/* The token, unless the client is throttled for failed ones (429 with Retry-After). */
+bool http_check_auth(mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+/*
+ * Throttling of failed authentication per client address: a leaky bucket
+ * of HTTP_AUTH_BURST failures, one leaking away every HTTP_AUTH_DECAY_S.
+ * Records a failure when `failed` (and the client is not throttled yet);
+ * returns the seconds the client must wait, or 0.
+ */
+unsigned http_auth_wait(mcpage_http *h, struct MHD_Connection *c, bool failed);
+/* 429 with Retry-After: `wait` seconds and a message saying why. */
+enum MHD_Result http_fail_throttled(struct MHD_Connection *c, unsigned wait);
 /* The bearer token `tok` is the server's (constant time). */
 bool http_token_matches(const mcpage_http *h, const char *tok);
 /* An Authorization header value carries the token, or none is required. */

@@ -20,6 +20,7 @@
  * other connections of that thread go on. The handler gets a copy of
  * the path and the query arguments: it never touches the connection.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,20 +160,55 @@ static enum MHD_Result page_queue(struct MHD_Connection *c, unsigned status, con
  * that sets the cookie). True when the handler may run; else *ret holds
  * the answer.
  */
+/*
+ * Where a login sends the browser back: the same path, as a relative
+ * reference on this origin. libmicrohttpd hands us the path decoded, so
+ * it is encoded again (every byte but unreserved characters and '/'):
+ * "/%5C127.0.0.1:8080" decodes to "/\127.0.0.1:8080", which a browser
+ * reads as "//127.0.0.1:8080", another origin. A path that would still
+ * start with "//" is "/".
+ */
+static void login_location(const char *url, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)url; *p && o + 4 < cap; p++) {
+        unsigned char ch = *p;
+        bool plain = ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z') || (ch >= '0' && ch <= '9') ||
+                     ch == '-' || ch == '.' || ch == '_' || ch == '~' || ch == '/';
+        if (plain) {
+            out[o++] = (char)ch;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[ch >> 4];
+            out[o++] = hex[ch & 15];
+        }
+    }
+    out[o] = '\0';
+    if (out[0] != '/' || out[1] == '/' || o + 4 >= cap)
+        (void)snprintf(out, cap, "/");
+}
+
 static bool page_auth(mcpage_http *h, struct MHD_Connection *c, const char *url,
                       enum MHD_Result *ret)
 {
     if (!h->auth)
         return true;
+    unsigned wait = http_auth_wait(h, c, false);
+    if (wait) { /* before any comparison: a throttled guess learns nothing */
+        *ret = http_fail_throttled(c, wait);
+        return false;
+    }
     const char *tok = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
     if (tok && http_token_matches(h, tok)) {
-        char value[2 * SHA256_DIGEST_LENGTH + 1], headers[600];
+        char value[2 * SHA256_DIGEST_LENGTH + 1], where[1200], headers[1400];
         cookie_value(h, value);
+        login_location(url, where, sizeof where);
         /* back to the same path, without the token in the address */
         (void)snprintf(headers, sizeof headers,
                        "Set-Cookie: " PAGE_COOKIE "=%s; Path=/; HttpOnly; SameSite=Strict\n"
                        "Location: %s\n",
-                       value, url[0] == '/' && url[1] != '/' && !strpbrk(url, "\r\n") ? url : "/");
+                       value, where);
         *ret = page_queue(c, MHD_HTTP_SEE_OTHER, "text/plain", "", 0, headers);
         return false;
     }
@@ -180,6 +216,9 @@ static bool page_auth(mcpage_http *h, struct MHD_Connection *c, const char *url,
         (cookie_ok(h, c) ||
          http_auth_header_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"))))
         return true;
+    if (tok || MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization") ||
+        MHD_lookup_connection_value(c, MHD_COOKIE_KIND, PAGE_COOKIE))
+        (void)http_auth_wait(h, c, true); /* a wrong token or cookie, not a first visit */
     *ret = page_queue(c, MHD_HTTP_UNAUTHORIZED, "text/html; charset=utf-8", login_page,
                       sizeof login_page - 1, NULL);
     return false;

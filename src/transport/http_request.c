@@ -11,6 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <openssl/crypto.h>
 
 #include "mcp/jsonin.h"
@@ -30,8 +33,10 @@ void http_add_cors(struct MHD_Connection *c, struct MHD_Response *r)
     }
 }
 
-enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, const char *ctype,
-                           const char *body, size_t len, const char *sid)
+/* http_queue with Retry-After: `retry_after` seconds (0: the default for 503 and 429). */
+static enum MHD_Result queue_retry(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                   const char *body, size_t len, const char *sid,
+                                   unsigned retry_after)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -45,8 +50,11 @@ enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, const char
         MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"mcp\"");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(r, "Allow", "GET, POST, DELETE");
-    if (status == MHD_HTTP_SERVICE_UNAVAILABLE || status == MHD_HTTP_TOO_MANY_REQUESTS)
-        MHD_add_response_header(r, "Retry-After", "5");
+    if (status == MHD_HTTP_SERVICE_UNAVAILABLE || status == MHD_HTTP_TOO_MANY_REQUESTS) {
+        char secs[16];
+        (void)snprintf(secs, sizeof secs, "%u", retry_after ? retry_after : 5);
+        MHD_add_response_header(r, "Retry-After", secs);
+    }
     if (status != MHD_HTTP_FORBIDDEN) /* a refused Origin gets no CORS grant */
         http_add_cors(c, r);
     enum MHD_Result ok = MHD_queue_response(c, status, r);
@@ -54,7 +62,15 @@ enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, const char
     return ok;
 }
 
-enum MHD_Result http_fail(struct MHD_Connection *c, unsigned status, int code, const char *message)
+enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, const char *ctype,
+                           const char *body, size_t len, const char *sid)
+{
+    return queue_retry(c, status, ctype, body, len, sid, 0);
+}
+
+/* A JSON-RPC error body (id null) with `status`, and Retry-After when it is 429 or 503. */
+static enum MHD_Result fail_retry(struct MHD_Connection *c, unsigned status, int code,
+                                  const char *message, unsigned retry_after)
 {
     jw w;
     jw_init(&w, 4096);
@@ -68,10 +84,15 @@ enum MHD_Result http_fail(struct MHD_Connection *c, unsigned status, int code, c
     jw_kv_string(&w, "message", message);
     jw_object_end(&w);
     jw_object_end(&w);
-    enum MHD_Result ok =
-        http_queue(c, status, "application/json", w.err ? "" : w.buf, w.err ? 0 : w.len, NULL);
+    enum MHD_Result ok = queue_retry(c, status, "application/json", w.err ? "" : w.buf,
+                                     w.err ? 0 : w.len, NULL, retry_after);
     jw_free(&w);
     return ok;
+}
+
+enum MHD_Result http_fail(struct MHD_Connection *c, unsigned status, int code, const char *message)
+{
+    return fail_retry(c, status, code, message, 0);
 }
 
 enum MHD_Result http_preflight(struct MHD_Connection *c)
@@ -152,7 +173,16 @@ static size_t split_host(const char *hp, long *port)
     return strlen(hp);
 }
 
-/* DNS rebinding: bound to loopback, the Host must name loopback and our port. */
+/* The address we are bound to, as a Host names it ("127.0.0.2", "[::1]"). */
+static bool bound_name(const mcpage_http *h, const char *name, size_t n)
+{
+    size_t b = strlen(h->host);
+    if (name[0] == '[')
+        return n == b + 2 && strncasecmp(name + 1, h->host, b) == 0 && name[n - 1] == ']';
+    return n == b && strncasecmp(name, h->host, b) == 0;
+}
+
+/* DNS rebinding: bound to loopback, the Host must name loopback (or our address) and our port. */
 static bool host_ok(const mcpage_http *h, const char *host)
 {
     if (!h->loopback)
@@ -161,7 +191,8 @@ static bool host_ok(const mcpage_http *h, const char *host)
         return false;
     long port;
     size_t n = split_host(host, &port);
-    return n > 0 && loopback_name(host, n) && (port < 0 || port == h->port);
+    return n > 0 && (loopback_name(host, n) || bound_name(h, host, n)) &&
+           (port < 0 || port == h->port);
 }
 
 static bool origin_ok(const mcpage_http *h, const char *origin)
@@ -183,7 +214,7 @@ static bool origin_ok(const mcpage_http *h, const char *origin)
         return false;
     long port;
     size_t n = split_host(rest, &port);
-    return n > 0 && loopback_name(rest, n);
+    return n > 0 && (loopback_name(rest, n) || bound_name(h, rest, n));
 }
 
 bool http_token_matches(const mcpage_http *h, const char *tok)
@@ -206,24 +237,51 @@ bool http_auth_header_ok(const mcpage_http *h, const char *authz)
     return http_token_matches(h, tok);
 }
 
-static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key,
-                                  const char *value)
+/* Headers that must come once: libmicrohttpd's lookup returns the first, so a second must not
+   slip by (Host: DNS rebinding; the MCP headers: a session, a version, a method). */
+typedef struct single_headers {
+    const char *seen[32]; /* names met so far among those that must be single */
+    size_t nseen;         /* their count */
+    const char *dup;      /* the first name met twice, or NULL */
+} single_headers;
+
+static bool must_be_single(const char *key)
+{
+    return strcasecmp(key, "Host") == 0 || strcasecmp(key, "Origin") == 0 ||
+           strcasecmp(key, "Authorization") == 0 || strcasecmp(key, "Content-Type") == 0 ||
+           strcasecmp(key, "Last-Event-ID") == 0 || strncasecmp(key, "Mcp-", 4) == 0;
+}
+
+static enum MHD_Result find_duplicate(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
 {
     (void)kind;
     (void)value;
-    if (strcasecmp(key, "Host") == 0)
-        (*(unsigned *)cls)++;
+    single_headers *sh = cls;
+    if (key == NULL || sh->dup || !must_be_single(key))
+        return MHD_YES;
+    for (size_t i = 0; i < sh->nseen; i++) {
+        if (strcasecmp(sh->seen[i], key) == 0) {
+            sh->dup = key;
+            return MHD_YES;
+        }
+    }
+    if (sh->nseen < sizeof sh->seen / sizeof sh->seen[0])
+        sh->seen[sh->nseen++] = key;
+    else
+        sh->dup = key; /* more than 32 such headers: no client sends that */
     return MHD_YES;
 }
 
 bool http_check_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
 {
-    /* libmicrohttpd's lookup returns the first Host: a second one must not slip past it. */
-    unsigned hosts = 0;
-    MHD_get_connection_values(c, MHD_HEADER_KIND, count_host, &hosts);
-    if (hosts > 1) {
-        *ret = http_fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST,
-                         "Bad Request: more than one Host header; send exactly one");
+    single_headers sh = {.nseen = 0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, find_duplicate, &sh);
+    if (sh.dup) {
+        char msg[200];
+        (void)snprintf(msg, sizeof msg, "Bad Request: more than one %.40s header; send exactly one",
+                       sh.dup);
+        *ret = http_fail(c, MHD_HTTP_BAD_REQUEST, RPC_INVALID_REQUEST, msg);
         return false;
     }
     if (!origin_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"))) {
@@ -245,10 +303,83 @@ bool http_check_host(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Re
     return false;
 }
 
-bool http_check_auth(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+/* The client's address as 16 bytes (IPv4 mapped); zeros when unknown (a socketpair). */
+static void client_addr(struct MHD_Connection *c, uint8_t out[16])
 {
+    memset(out, 0, 16);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (sa && sa->sa_family == AF_INET) {
+        out[10] = out[11] = 0xff;
+        memcpy(out + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+    }
+}
+
+/* The client's slot (h->auth_lock held), its failures leaked down to now; a new one if needed. */
+static http_auth_client *auth_client(mcpage_http *h, const uint8_t addr[16], int64_t now)
+{
+    http_auth_client *slot = NULL;
+    for (size_t i = 0; i < HTTP_AUTH_CLIENTS && slot == NULL; i++)
+        if (h->auth_clients[i].used && memcmp(h->auth_clients[i].addr, addr, 16) == 0)
+            slot = &h->auth_clients[i];
+    if (slot == NULL) { /* past HTTP_AUTH_CLIENTS, the oldest newcomer's slot is reused */
+        slot = &h->auth_clients[h->auth_next];
+        h->auth_next = (h->auth_next + 1) % HTTP_AUTH_CLIENTS;
+        memset(slot, 0, sizeof *slot);
+        memcpy(slot->addr, addr, 16);
+        slot->used = true;
+        slot->at_ms = now;
+    }
+    double leaked = (double)(now - slot->at_ms) / (1000.0 * HTTP_AUTH_DECAY_S);
+    slot->fails = slot->fails > leaked ? slot->fails - leaked : 0;
+    slot->at_ms = now;
+    return slot;
+}
+
+unsigned http_auth_wait(mcpage_http *h, struct MHD_Connection *c, bool failed)
+{
+    uint8_t addr[16];
+    client_addr(c, addr);
+    int64_t now = http_now_ms();
+    pthread_mutex_lock(&h->auth_lock);
+    http_auth_client *cl = auth_client(h, addr, now);
+    unsigned wait = 0;
+    double over = cl->fails - (HTTP_AUTH_BURST - 1); /* > 0: its burst is spent */
+    if (over > 0) /* wait until one failure has leaked away */
+        wait = (unsigned)(over * HTTP_AUTH_DECAY_S + 0.999);
+    else if (failed)
+        cl->fails += 1;
+    pthread_mutex_unlock(&h->auth_lock);
+    return wait;
+}
+
+enum MHD_Result http_fail_throttled(struct MHD_Connection *c, unsigned wait)
+{
+    char msg[200];
+    (void)snprintf(msg, sizeof msg,
+                   "Too Many Requests: too many failed authentications from this address; "
+                   "retry in %u s with the server's token",
+                   wait);
+    return fail_retry(c, MHD_HTTP_TOO_MANY_REQUESTS, RPC_INVALID_REQUEST, msg, wait);
+}
+
+bool http_check_auth(mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+{
+    if (!h->auth)
+        return true;
+    /* A throttled client is refused before its token is compared: the answer must not tell
+       a right guess from a wrong one. */
+    unsigned wait = http_auth_wait(h, c, false);
+    if (wait) {
+        *ret = http_fail_throttled(c, wait);
+        return false;
+    }
     if (http_auth_header_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
         return true;
+    (void)http_auth_wait(h, c, true);
     *ret = http_fail(c, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST,
                      "Unauthorized: send Authorization: Bearer TOKEN with the server's token");
     return false;

@@ -168,7 +168,7 @@ start() {
   done
   fail "server did not start: $* ($(cat "$log"))"
 }
-echo "secret-token" >"$tmp/token"
+echo "secret-token-for-check-42" >"$tmp/token"
 start "$MCPAGE_BIN" serve --no-sync --db "$tmp/a.db" --http 127.0.0.1:0 --auth-token-file "$tmp/token"
 set +e
 "$MCPAGE_BIN" check --quiet "$url" >"$tmp/noauth.out"
@@ -176,7 +176,7 @@ status=$?
 set -e
 [ "$status" -eq 3 ] && grep -q "Unauthorized" "$tmp/noauth.out" || fail "no token: status $status, $(cat "$tmp/noauth.out")"
 for era in 2026-07-28 2025-11-25; do
-  "$MCPAGE_BIN" check --json --quiet --warnings-fail --era "$era" --header "Authorization: Bearer secret-token" \
+  "$MCPAGE_BIN" check --json --quiet --warnings-fail --era "$era" --header "Authorization: Bearer secret-token-for-check-42" \
     --args 'search_conversations={"query": "sqlite"}' \
     --args "read_session={\"session_id\": \"$sid\"}" --args "read_message={\"message_id\": $mid}" \
     --args "read_raw={\"session_id\": \"$sid\"}" --args "get_session_summary={\"session_id\": \"$sid\"}" \

@@ -64,7 +64,7 @@ execFileSync(bin, ["sync", "--quiet", "--db", db, "--claude-home", path.join(src
   "--codex-home", empty, "--gemini-home", empty, "--copilot-home", empty, "--opencode-home", empty],
 { stdio: ["ignore", "ignore", "ignore"] });
 const HARD = "0badc0de-7e57-4a11-8d00-000000000042";
-const TOKEN = "t0ken-" + Math.random().toString(36).slice(2);
+const TOKEN = "t0ken-" + Math.random().toString(36).slice(2) + "-0123456789"; // 16 characters at least
 fs.writeFileSync(path.join(tmp, "token"), TOKEN + "\n");
 
 const servers = [];

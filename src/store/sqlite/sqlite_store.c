@@ -59,6 +59,11 @@ static int sq_fail(store *s, int status, const char *what)
     }
     if (code == SQLITE_READONLY)
         return store_sqlite__readonly(s, c->path, s->writable);
+    if (code == SQLITE_FULL) /* SQLite rolled the transaction back: what it held is not kept */
+        return store_fail(s, MCPAGE_ESTORE,
+                          "disk full: no room left for %s (%s); what was committed before "
+                          "stays; free space on its disk, then run the command again",
+                          c->path, what);
     return store_fail(s, status, "%s: %s", what, sqlite3_errmsg(c->db));
 }
 

@@ -69,6 +69,10 @@ int sqlite_rollback(store *s)
     c->pend.sid = 0;
     free(c->add_session);
     c->add_session = NULL;
+    /* SQLite ends a transaction itself on some errors (a full disk): a ROLLBACK then fails
+       with "no transaction is active", which would hide the error that ended it */
+    if (sqlite3_get_autocommit(c->db))
+        return 0;
     return sq_exec(s, "ROLLBACK");
 }
 
