@@ -82,7 +82,9 @@ static void check_inlines(const char *p, size_t n)
         if (c == '_' && !(i > 0 && i + 1 < n && alnum((unsigned char)p[i - 1]) &&
                           alnum((unsigned char)p[i + 1])))
             abort();
-        if (c == '&') {
+        /* an entity reference: & then a letter (a name) or '#' (a number), up to ';' */
+        if (c == '&' && i + 1 < n &&
+            (p[i + 1] == '#' || ((p[i + 1] | 0x20) >= 'a' && (p[i + 1] | 0x20) <= 'z'))) {
             size_t k = i + 1;
             while (k < n && k - i < 34 && (alnum((unsigned char)p[k]) || p[k] == '#'))
                 k++;
