@@ -348,7 +348,7 @@ unsigned http_auth_wait(mcpage_http *h, struct MHD_Connection *c, bool failed)
     http_auth_client *cl = auth_client(h, addr, now);
     unsigned wait = 0;
     double over = cl->fails - (HTTP_AUTH_BURST - 1); /* > 0: its burst is spent */
-    if (over > 0) /* wait until one failure has leaked away */
+    if (over > 0)                                    /* wait until one failure has leaked away */
         wait = (unsigned)(over * HTTP_AUTH_DECAY_S + 0.999);
     else if (failed)
         cl->fails += 1;

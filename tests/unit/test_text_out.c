@@ -120,8 +120,7 @@ static void markdown_fence_in_a_list_item_is_ours(void **state)
     /* the renderer ends a list item's fence at the next unindented line: the fence is
        rewritten at column 0, so its extent is the one we escaped by */
     const char in[] = "1. foo\n   ```\n<img onerror=1>";
-    expect(text_out_markdown, in, sizeof in - 1,
-           "1\\. foo\n\n```\n<img onerror=1>\n```");
+    expect(text_out_markdown, in, sizeof in - 1, "1\\. foo\n\n```\n<img onerror=1>\n```");
     /* a fence's content with a longer backtick run gets a longer fence */
     const char in2[] = "~~~\n````\n~~~";
     expect(text_out_markdown, in2, sizeof in2 - 1, "\n`````\n````\n`````");
