@@ -31,12 +31,13 @@ if [ "$source" = engine ]; then
     build/release/bench/gen_archive --out "$d/archive" --size-mb "$size" --source mixed
     touch "$d/.size-$size-mixed"
   fi
-  # the Claude files alone (Codex's moved aside for the run)
-  mkdir -p "$d/claude-only"
-  [ -e "$d/claude-only/claude" ] || ln -s "$d/archive/claude" "$d/claude-only/claude"
+  # the Claude files alone, a fresh copy per run (bench_sync appends lines)
+  fresh() { rm -rf "$d/claude-only" && mkdir -p "$d/claude-only" && cp -r "$d/archive/claude" "$d/claude-only/"; }
   for round in 1 2; do
+    fresh
     echo "== claude reader (round $round)"
     build/release/bench/bench_sync "$d/claude-only" "$d/claude.db"
+    fresh
     echo "== engine, claude-described.json (round $round)"
     MCPAGE_SOURCES=bench/claude-described.json MCPAGE_BENCH_DESCRIBED=claude-data \
       build/release/bench/bench_sync "$d/claude-only" "$d/engine.db"

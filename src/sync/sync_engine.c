@@ -361,9 +361,9 @@ static int block_kind(const sync_desc *d, json_t *b)
     static const char *const text[] = {"text", "input_text", "output_text", "markdown"};
     static const char *const think[] = {"thinking", "reasoning", "redacted_thinking",
                                         "reasoning_content", "redactedThinking"};
-    static const char *const call[] = {"tool_use",     "toolCall",      "tool_call",
-                                       "tool-call",    "function_call", "server_tool_use",
-                                       "tool_request", "function",      "toolRequest"};
+    static const char *const call[] = {
+        "tool_use",        "toolCall",     "tool_call", "tool-call",   "function_call",
+        "server_tool_use", "tool_request", "function",  "toolRequest", "toolUse"};
     static const char *const result[] = {
         "tool_result",   "toolResult",        "tool-result", "function_call_output",
         "tool_response", "function_response", "toolResponse"};
@@ -432,8 +432,8 @@ static void call_parts(json_t *b, const char **name, json_t **input, const char 
 {
     static const char *const names[] = {"name", "toolName", "tool_name", "tool"};
     static const char *const inputs[] = {"input", "arguments", "args", "parameters", "params"};
-    static const char *const ids[] = {"id",           "toolCallId",  "call_id",
-                                      "tool_call_id", "tool_use_id", "callId"};
+    static const char *const ids[] = {"id",          "toolCallId", "call_id",  "tool_call_id",
+                                      "tool_use_id", "callId",     "toolUseId"};
     json_t *inner = json_object_get(b, "functionCall");
     if (!json_is_object(inner))
         inner = json_object_get(b, "function");
@@ -485,9 +485,9 @@ static void add_value_text(sync_text *t, json_t *v, int *is_error, int depth)
         return;
     }
     if (json_is_object(v)) {
-        static const char *const outs[] = {"output",        "content",         "result",
-                                           "text",          "stdout",          "response",
-                                           "responseParts", "functionResponse"};
+        static const char *const outs[] = {"output",        "content",          "result",
+                                           "text",          "stdout",           "response",
+                                           "responseParts", "functionResponse", "data"};
         json_t *err = json_object_get(v, "error");
         json_t *out = first_of(v, outs, COUNT(outs));
         if (out)
@@ -515,7 +515,7 @@ static void add_value_text(sync_text *t, json_t *v, int *is_error, int depth)
 static void result_parts(json_t *b, const char **id, const char **name, sync_text *t, int *is_error)
 {
     static const char *const ids[] = {"tool_use_id", "toolCallId", "call_id", "tool_call_id",
-                                      "callId",      "toolUseID",  "id"};
+                                      "callId",      "toolUseID",  "id",      "toolUseId"};
     static const char *const names[] = {"name", "toolName", "tool_name"};
     static const char *const outs[] = {"content", "output", "result", "response"};
     static const char *const errs[] = {"is_error", "isError", "error"};
@@ -556,6 +556,9 @@ static void result_parts(json_t *b, const char **id, const char **name, sync_tex
         return;
     }
     *name = first_str(b, names, COUNT(names));
+    const char *status = sync_json_str(b, "status"); /* Kiro: "error" | "success" */
+    if (status && (strcmp(status, "error") == 0 || strcmp(status, "Error") == 0))
+        *is_error = 1;
     json_t *err = first_of(b, errs, COUNT(errs));
     if (json_is_boolean(err))
         *is_error = json_is_true(err);
@@ -690,6 +693,25 @@ static void add_result(out *o, const char *id, const char *name, sync_text *t, i
     m->timestamp = ts ? sync_short_copy(ts, 64) : NULL;
 }
 
+/* A block written as {"kind": K, "data": D} (Kiro): as {"type": K, ...D}
+ * (D an object) or {"type": K, "text": D} (D a string); NULL otherwise. */
+static json_t *kind_data_block(json_t *b)
+{
+    const char *kind = sync_json_str(b, "kind");
+    json_t *data = json_object_get(b, "data");
+    if (!kind || !data || json_object_get(b, "type"))
+        return NULL;
+    json_t *n = json_is_object(data) ? json_deep_copy(data) : json_object();
+    if (!n)
+        return NULL;
+    json_object_set_new(n, "type", json_string(kind));
+    if (json_is_string(data)) {
+        json_object_set(n, "text", data);
+        json_object_set(n, "thinking", data);
+    }
+    return n;
+}
+
 static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out *o)
 {
     char tmp[64];
@@ -719,6 +741,9 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
         json_t *b;
         json_array_foreach(one, i, b)
         {
+            json_t *norm = kind_data_block(b);
+            if (norm)
+                b = norm;
             int k = block_kind(d, b);
             if (k == B_TEXT) {
                 sync_text_sep(&text);
@@ -756,6 +781,7 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
                        json_array_size(pending) < ENGINE_CALLS_MAX) {
                 json_array_append(pending, b);
             }
+            json_decref(norm);
         }
         json_decref(one);
     }

@@ -456,6 +456,15 @@ static void golden_amp(void **state)
     golden(*state, "amp", 1, 0);
 }
 
+static void golden_kiro(void **state)
+{
+    golden(*state, "kiro", 2, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    /* a failed tool result ({kind, data} blocks, status "error") */
+    assert_non_null(strstr(d, "call=tooluse_Jx2 err=1"));
+    free(d);
+}
+
 /* ---- records of each common shape ----------------------------------------- */
 
 static void expand_line(const sync_desc *d, sync_fold *fold, const char *line, sync_record **r,
@@ -801,6 +810,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(golden_kilocode, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_continue, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_amp, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_kiro, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(jsonl_append_rewind_rewrite_delete, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(json_documents_and_sidecars, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(hostile_folders, setup, ts_fixture_drop),
