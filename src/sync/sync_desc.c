@@ -154,6 +154,8 @@ static void value_free(sd_value *v)
     for (size_t i = 0; i < v->n; i++)
         path_free(&v->alt[i]);
     free(v->konst);
+    free(v->after);
+    free(v->until);
     memset(v, 0, sizeof *v);
 }
 
@@ -182,6 +184,28 @@ static int value_parse(ctx *c, const char *field, json_t *j, sd_value *out)
         }
         return 0;
     }
+    if (json_is_object(j) && json_object_get(j, "find")) {
+        /* {"find": pointers, "after": "marker", "until": "end"}: text inside */
+        static const char *const fkeys[] = {"find", "after", "until", NULL};
+        json_t *find = json_object_get(j, "find");
+        json_t *after = json_object_get(j, "after");
+        json_t *until = json_object_get(j, "until");
+        if (json_is_object(find) || !json_is_string(after) || !*json_string_value(after) ||
+            (until && (!json_is_string(until) || !*json_string_value(until))))
+            return fail(c, field,
+                        "expected {\"find\": \"/pointer\", \"after\": \"text before the value\", "
+                        "\"until\": \"text after it\"} (after and until non-empty strings)");
+        size_t at = enter(c, field);
+        int rc = only_keys(c, j, fkeys);
+        leave(c, at);
+        if (rc == 0)
+            rc = value_parse(c, field, find, out);
+        if (rc < 0)
+            return rc;
+        out->after = sync_dup(json_string_value(after));
+        out->until = until ? sync_dup(json_string_value(until)) : NULL;
+        return out->after && (!until || out->until) ? 0 : MCPAGE_ENOMEM;
+    }
     if (json_is_object(j)) {
         json_t *k = json_object_get(j, "const");
         if (json_object_size(j) != 1 || !k ||
@@ -201,7 +225,8 @@ static int value_parse(ctx *c, const char *field, json_t *j, sd_value *out)
         return out->konst ? 0 : MCPAGE_ENOMEM;
     }
     return fail(c, field,
-                "expected a JSON pointer (\"/message/text\"), a list of them, or {\"const\": ...}");
+                "expected a JSON pointer (\"/message/text\"), a list of them, {\"const\": ...} "
+                "or {\"find\": ..., \"after\": ...}");
 }
 
 /* ---- rules -------------------------------------------------------------- */
@@ -360,13 +385,16 @@ static int facts_parse(ctx *c, json_t *j, sd_rule *r)
 
 static int usage_parse(ctx *c, json_t *j, sd_rule *r)
 {
-    static const char *const keys[] = {"input",     "output", "cache_read", "cache_creation",
-                                       "reasoning", "cost",   NULL};
+    static const char *const keys[] = {"input",          "input_total", "output", "cache_read",
+                                       "cache_creation", "reasoning",   "cost",   NULL};
     if (!json_is_object(j))
         return fail(c, NULL, "expected an object: {\"input\": \"/usage/input_tokens\", ...}");
     int rc = only_keys(c, j, keys);
     if (rc == 0)
         rc = value_parse(c, "input", json_object_get(j, "input"), &r->usage_input);
+    if (rc == 0)
+        rc =
+            value_parse(c, "input_total", json_object_get(j, "input_total"), &r->usage_input_total);
     if (rc == 0)
         rc = value_parse(c, "output", json_object_get(j, "output"), &r->usage_output);
     if (rc == 0)
@@ -561,8 +589,10 @@ static void desc_free(sync_desc *d)
     for (size_t i = 0; i < d->nrules; i++)
         rule_free(&d->rules[i]);
     free(d->rules);
-    free(d->sidecar);
-    rule_free(&d->side);
+    for (size_t i = 0; i < d->nsidecar; i++) {
+        free(d->sidecar[i]);
+        rule_free(&d->side[i]);
+    }
     db_free(d->db);
     strv_free(d->call_types, d->ncall_types);
     strv_free(d->result_types, d->nresult_types);
@@ -841,6 +871,47 @@ static int db_parse(ctx *c, json_t *j, sync_desc *d)
     return 0;
 }
 
+/* "sidecar": {"file", "session"} or a list of up to SYNC_DESC_SIDECARS. */
+static int sidecars_parse(ctx *c, json_t *j, sync_desc *d)
+{
+    static const char *const skeys[] = {"file", "session", NULL};
+    size_t n = json_is_array(j) ? json_array_size(j) : 1;
+    if (!(json_is_object(j) || json_is_array(j)) || n == 0 || n > SYNC_DESC_SIDECARS)
+        return fail(c, "sidecar",
+                    "expected {\"file\": \"meta.json\", \"session\": {...}}, or a list of 1 to %d",
+                    SYNC_DESC_SIDECARS);
+    for (size_t i = 0; i < n; i++) {
+        json_t *side = json_is_array(j) ? json_array_get(j, i) : j;
+        char field[32];
+        if (json_is_array(j))
+            (void)snprintf(field, sizeof field, "sidecar[%zu]", i);
+        else
+            (void)snprintf(field, sizeof field, "sidecar");
+        size_t at = enter(c, field);
+        if (!json_is_object(side))
+            return fail(c, NULL, "expected {\"file\": \"meta.json\", \"session\": {...}}");
+        int rc = only_keys(c, side, skeys);
+        if (rc == 0)
+            rc = str_field(c, side, "file", 1, &d->sidecar[i]);
+        d->nsidecar = i + 1;
+        if (rc < 0)
+            return rc;
+        const char *f = d->sidecar[i];
+        if (strchr(f, '/') || f[0] == '.' || strstr(f, ".."))
+            return fail(c, "file", "a file name beside the session file (no '/', not hidden)");
+        json_t *facts = json_object_get(side, "session");
+        if (!facts)
+            return fail(c, "session", "missing: the facts the file holds");
+        size_t at2 = enter(c, "session");
+        if ((rc = facts_parse(c, facts, &d->side[i])) < 0)
+            return rc;
+        leave(c, at2);
+        d->side[i].kind = SD_SESSION;
+        leave(c, at);
+    }
+    return 0;
+}
+
 static int desc_parse(ctx *c, json_t *j, sync_desc *d)
 {
     static const char *const keys[] = {
@@ -935,26 +1006,8 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
         d->doc.kind = SD_SESSION;
     }
     json_t *side = json_object_get(j, "sidecar");
-    if (side) {
-        static const char *const skeys[] = {"file", "session", NULL};
-        size_t at = enter(c, "sidecar");
-        if (!json_is_object(side))
-            return fail(c, NULL, "expected {\"file\": \"meta.json\", \"session\": {...}}");
-        if ((rc = only_keys(c, side, skeys)) < 0 ||
-            (rc = str_field(c, side, "file", 1, &d->sidecar)) < 0)
-            return rc;
-        if (strchr(d->sidecar, '/') || d->sidecar[0] == '.' || strstr(d->sidecar, ".."))
-            return fail(c, "file", "a file name beside the session file (no '/', not hidden)");
-        json_t *facts = json_object_get(side, "session");
-        if (!facts)
-            return fail(c, "session", "missing: the facts the file holds");
-        size_t at2 = enter(c, "session");
-        if ((rc = facts_parse(c, facts, &d->side)) < 0)
-            return rc;
-        leave(c, at2);
-        leave(c, at);
-        d->side.kind = SD_SESSION;
-    }
+    if (side && (rc = sidecars_parse(c, side, d)) < 0)
+        return rc;
     json_t *rules = json_object_get(j, "rules");
     if (!json_is_array(rules) || json_array_size(rules) == 0 || json_array_size(rules) > 64)
         return fail(c, "rules",

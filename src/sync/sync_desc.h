@@ -27,6 +27,7 @@
 #define SYNC_DESC_DEPTH    8  /* folder levels a `**` glob walks */
 #define SYNC_DESC_PATH_MAX 16 /* tokens of one JSON pointer */
 #define SYNC_DESC_ALTS     8  /* alternatives of one value */
+#define SYNC_DESC_SIDECARS 4  /* files beside a session file holding its facts */
 
 /* A JSON pointer (RFC 6901), split into its tokens. */
 typedef struct sd_path {
@@ -35,11 +36,15 @@ typedef struct sd_path {
 } sd_path;
 
 /* Where a value is: the first of several pointers that holds one, or a
- * constant. Unset when n == 0 and konst == NULL. */
+ * constant. Unset when n == 0 and konst == NULL. With `after`, the value
+ * is text found inside what the pointers hold (a string, or the strings
+ * in an array or object): what follows the first `after`, up to `until`
+ * (which must follow; without `until`, to the end of its line). */
 typedef struct sd_value {
     sd_path alt[SYNC_DESC_ALTS];
     size_t n;
     char *konst;
+    char *after, *until; /* "find": text between two markers, or NULL */
 } sd_value;
 
 /* A test on a record: the value at `path` equals one of `want` (a JSON
@@ -72,8 +77,9 @@ typedef struct sd_rule {
     sd_value timestamp; /* ISO 8601 text, or seconds / milliseconds since 1970 */
     sd_value model;
     sd_value usage_input, usage_output, usage_cache_read, usage_cache_creation, usage_reasoning;
-    sd_value cost;      /* USD */
-    sd_value rewind_to; /* drops the message with this id and every later one */
+    sd_value usage_input_total; /* input counting cache reads (OpenAI's prompt_tokens) */
+    sd_value cost;              /* USD */
+    sd_value rewind_to;         /* drops the message with this id and every later one */
     /* session facts (any rule may carry them) */
     sd_value s_id, s_cwd, s_title, s_parent, s_model, s_branch;
     sd_value s_time; /* the session's start: the time of messages that have none */
@@ -125,10 +131,12 @@ typedef struct sync_desc {
     sd_rule doc;     /* JSON documents: the facts of the document itself */
     sd_rule *rules;
     size_t nrules;
-    sd_db *db;     /* a SQLite store, or NULL */
-    char *sidecar; /* a file beside each session file holding facts ({stem}: the session
-                      file's name without its extension), or NULL */
-    sd_rule side;  /* its facts */
+    sd_db *db; /* a SQLite store, or NULL */
+    /* files beside each session file holding facts ({stem}: the session
+       file's name without its extension), each optional */
+    char *sidecar[SYNC_DESC_SIDECARS];
+    sd_rule side[SYNC_DESC_SIDECARS]; /* their facts */
+    size_t nsidecar;
     char **call_types, **result_types, **text_types, **thinking_types; /* extra block types */
     size_t ncall_types, nresult_types, ntext_types, nthinking_types;
     char *provenance;     /* where the format knowledge came from (docs) */

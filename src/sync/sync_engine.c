@@ -13,8 +13,9 @@
  * - convert: a JSON document becomes JSON Lines: a first line
  *   {"$document": the document without its records}, then one record per
  *   line (the session's raw copy, read_raw shows it so);
- * - load: a session with a sidecar file (meta.json beside messages.jsonl)
- *   is {"$sidecar": that file} followed by the session file's lines.
+ * - load: a session with sidecar files (meta.json beside messages.jsonl)
+ *   is {"$sidecar": the first}, {"$sidecar1": the second}... followed by
+ *   the session file's lines.
  *
  * Discovery walks the globs under the agent's home; links are followed
  * only where they resolve inside the home, only regular files are taken,
@@ -39,9 +40,9 @@
 #include "sync/sync_json.h"
 #include "sync/sync_source.h"
 
-#define ENGINE_CALLS_MAX   1000      /* tool calls and results of one record */
-#define ENGINE_SIDECAR_MAX (1 << 20) /* bytes of a sidecar file */
-#define ENGINE_FILES_MAX   1000000   /* files one description finds */
+#define ENGINE_CALLS_MAX   1000       /* tool calls and results of one record */
+#define ENGINE_SIDECAR_MAX (16 << 20) /* bytes of a sidecar file */
+#define ENGINE_FILES_MAX   1000000    /* files one description finds */
 
 static void percent_decode(char *s);
 
@@ -170,8 +171,68 @@ static char *v_time(json_t *root, const sd_value *v)
     return NULL;
 }
 
+/* The text after `after` (up to `until`, which must follow, or without it
+ * the line's end) in the first string of j (a string, or inside an array or object) that holds
+ * `after`; bounded in depth and in the strings looked at. */
+static char *find_between(json_t *j, const char *after, const char *until, size_t max, int depth,
+                          size_t *budget)
+{
+    if (!j || depth > 8 || *budget == 0)
+        return NULL;
+    if (json_is_string(j)) {
+        (*budget)--;
+        const char *s = json_string_value(j);
+        const char *at = strstr(s, after);
+        if (!at)
+            return NULL;
+        at += strlen(after);
+        const char *end = until ? strstr(at, until) : at + strcspn(at, "\r\n");
+        if (!end) /* the marker without its end: not this one */
+            return NULL;
+        size_t n = (size_t)(end - at);
+        if (n == 0)
+            return NULL;
+        char *t = malloc(n + 1);
+        if (!t)
+            return NULL;
+        memcpy(t, at, n);
+        t[n] = 0;
+        char *cut = sync_short_copy(t, max);
+        free(t);
+        return cut;
+    }
+    size_t i;
+    const char *k;
+    json_t *e;
+    if (json_is_array(j)) {
+        json_array_foreach(j, i, e)
+        {
+            char *t = find_between(e, after, until, max, depth + 1, budget);
+            if (t)
+                return t;
+        }
+    } else if (json_is_object(j)) {
+        json_object_foreach(j, k, e)
+        {
+            char *t = find_between(e, after, until, max, depth + 1, budget);
+            if (t)
+                return t;
+        }
+    }
+    return NULL;
+}
+
 static char *v_copy(json_t *root, const sd_value *v, size_t max)
 {
+    if (v->after) {
+        size_t budget = 10000; /* strings looked at */
+        for (size_t i = 0; i < v->n; i++) {
+            char *t = find_between(at_path(root, &v->alt[i]), v->after, v->until, max, 0, &budget);
+            if (t)
+                return t;
+        }
+        return NULL;
+    }
     char tmp[64];
     const char *s = v_str(root, v, tmp, sizeof tmp);
     return s && *s ? sync_short_copy(s, max) : NULL;
@@ -265,7 +326,7 @@ static void take_facts(const sync_desc *d, const sd_rule *r, json_t *root, sync_
 }
 
 /* The record of a line: the line's object, or the object inside a
- * $document / $sidecar wrapper (*wrap 1 and 2). */
+ * $document / $sidecar wrapper (*wrap 1, and 2 + the sidecar's index). */
 static json_t *unwrap(json_t *root, int *wrap)
 {
     *wrap = 0;
@@ -276,10 +337,14 @@ static json_t *unwrap(json_t *root, int *wrap)
         *wrap = 1;
         return v;
     }
-    v = json_object_get(root, "$sidecar");
-    if (v) {
-        *wrap = 2;
-        return v;
+    const char *key = json_object_iter_key(json_object_iter(root));
+    if (key && strncmp(key, "$sidecar", 8) == 0) {
+        /* "$sidecar" is the first sidecar, "$sidecar1".. the others */
+        int k = key[8] ? key[8] - '0' : 0;
+        if (k >= 0 && k < SYNC_DESC_SIDECARS && (!key[8] || !key[9])) {
+            *wrap = 2 + k;
+            return json_object_get(root, key);
+        }
     }
     return root;
 }
@@ -298,7 +363,8 @@ int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, siz
     json_t *rec = unwrap(root, &wrap);
     int rc = 0;
     if (wrap) {
-        take_facts(d, wrap == 1 ? &d->doc : &d->side, rec, f);
+        if (wrap == 1 || (size_t)(wrap - 2) < d->nsidecar)
+            take_facts(d, wrap == 1 ? &d->doc : &d->side[wrap - 2], rec, f);
         if (wrap == 1 && d->db && d->db->s_time && !f->start_time) {
             /* a database session's start: its time column */
             sd_value t = {.n = 1};
@@ -645,6 +711,12 @@ static void take_usage(const sd_rule *r, json_t *rec, sync_record *m)
     u->input = v_int(rec, &r->usage_input);
     u->output = v_int(rec, &r->usage_output);
     u->cache_read = v_int(rec, &r->usage_cache_read);
+    if (u->input < 0 && v_set(&r->usage_input_total)) {
+        /* a prompt count that includes the cache reads: input is the rest */
+        int64_t total = v_int(rec, &r->usage_input_total);
+        if (total >= 0)
+            u->input = u->cache_read > 0 && u->cache_read <= total ? total - u->cache_read : total;
+    }
     u->cache_creation = v_int(rec, &r->usage_cache_creation);
     u->reasoning = v_int(rec, &r->usage_reasoning);
     json_t *cost = v_json(rec, &r->cost);
@@ -1075,18 +1147,17 @@ static void note(dwalk *w, const char *path, const char *what, int err)
 
 /* A session file's sidecar name: the description's, "{stem}" replaced by
  * the file's name without its last extension. */
-static void sidecar_name(const sync_desc *d, const char *path, char *name, size_t n)
+static void sidecar_name(const char *side, const char *path, char *name, size_t n)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     const char *dot = strrchr(base, '.');
     int stem = dot && dot != base ? (int)(dot - base) : (int)strlen(base);
-    const char *at = strstr(d->sidecar, "{stem}");
+    const char *at = strstr(side, "{stem}");
     if (!at)
-        (void)snprintf(name, n, "%s", d->sidecar);
+        (void)snprintf(name, n, "%s", side);
     else
-        (void)snprintf(name, n, "%.*s%.*s%s", (int)(at - d->sidecar), d->sidecar, stem, base,
-                       at + 6);
+        (void)snprintf(name, n, "%.*s%.*s%s", (int)(at - side), side, stem, base, at + 6);
 }
 
 static int add_file(dwalk *w, const char *path, const struct stat *sb)
@@ -1117,19 +1188,16 @@ static int add_file(dwalk *w, const char *path, const struct stat *sb)
     j.size = (int64_t)sb->st_size;
     j.inode = (int64_t)sb->st_ino;
     j.mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
-    if (w->d->sidecar) {
-        /* a sidecar's changes count as the session's: its size and time join the file's */
-        char *dir = sync_dup(path);
-        char *slash = dir ? strrchr(dir, '/') : NULL;
-        if (slash)
-            *slash = 0;
+    /* a sidecar's changes count as the session's: its size and time join the file's */
+    char *dir = w->d->nsidecar ? sync_dup(path) : NULL;
+    char *slash = dir ? strrchr(dir, '/') : NULL;
+    if (slash)
+        *slash = 0;
+    for (size_t i = 0; dir && i < w->d->nsidecar; i++) {
         char name[512];
-        sidecar_name(w->d, path, name, sizeof name);
-        char *side = dir ? sync_join(dir, name) : NULL;
+        sidecar_name(w->d->sidecar[i], path, name, sizeof name);
+        char *side = sync_join(dir, name);
         struct stat ss;
-        j.size = (int64_t)sb->st_size;
-        j.inode = (int64_t)sb->st_ino;
-        j.mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
         if (side && lstat(side, &ss) == 0 && S_ISREG(ss.st_mode)) {
             j.size += (int64_t)ss.st_size;
             int64_t m = (int64_t)ss.st_mtim.tv_sec * 1000000000 + ss.st_mtim.tv_nsec;
@@ -1137,8 +1205,8 @@ static int add_file(dwalk *w, const char *path, const struct stat *sb)
                 j.mtime_ns = m;
         }
         free(side);
-        free(dir);
     }
+    free(dir);
     return sync__fold_jobs_add(w->js, &j);
 }
 
@@ -1319,33 +1387,41 @@ static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char
     char *slash = dir ? strrchr(dir, '/') : NULL;
     if (slash)
         *slash = 0;
-    char name[512] = "";
-    if (d->sidecar)
-        sidecar_name(d, job->path, name, sizeof name);
-    char *sp = dir && d->sidecar ? sync_join(dir, name) : NULL;
-    char swhy[160];
-    json_t *facts = NULL;
-    if (sp && sync_source_read(job->home, sp, ENGINE_SIDECAR_MAX, &side, &sidelen, swhy,
-                               sizeof swhy) == 0)
-        facts = json_loadb(side, sidelen, 0, NULL);
-    free(side);
-    free(sp);
-    free(dir);
     char *buf = NULL;
     size_t n = 0;
     FILE *w = open_memstream(&buf, &n);
     int ok = w != NULL;
-    if (ok && (json_is_object(facts) || json_is_array(facts))) {
-        json_t *head = json_pack("{sO}", "$sidecar", facts);
-        ok = head && json_dumpf(head, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
-             fputc('\n', w) != EOF;
-        json_decref(head);
+    for (size_t i = 0; ok && dir && i < d->nsidecar; i++) {
+        /* each sidecar that is there and holds JSON: a first line {"$sidecarK": it} */
+        char name[512];
+        sidecar_name(d->sidecar[i], job->path, name, sizeof name);
+        char *sp = sync_join(dir, name);
+        char swhy[160];
+        json_t *facts = NULL;
+        if (sp && sync_source_read(job->home, sp, ENGINE_SIDECAR_MAX, &side, &sidelen, swhy,
+                                   sizeof swhy) == 0)
+            facts = json_loadb(side, sidelen, 0, NULL);
+        free(side);
+        side = NULL;
+        free(sp);
+        if (json_is_object(facts) || json_is_array(facts)) {
+            char key[16];
+            if (i == 0)
+                (void)snprintf(key, sizeof key, "$sidecar");
+            else
+                (void)snprintf(key, sizeof key, "$sidecar%zu", i);
+            json_t *head = json_pack("{sO}", key, facts);
+            ok = head && json_dumpf(head, w, JSON_COMPACT | JSON_PRESERVE_ORDER) == 0 &&
+                 fputc('\n', w) != EOF;
+            json_decref(head);
+        }
+        json_decref(facts);
     }
+    free(dir);
     if (ok && rawlen)
         ok = fwrite(raw, 1, rawlen, w) == rawlen;
     if (w && fclose(w) != 0)
         ok = 0;
-    json_decref(facts);
     free(raw);
     if (!ok) {
         free(buf);
@@ -1360,5 +1436,5 @@ void sync__desc_bind(sync_desc *d)
 {
     d->fmt.source = d->name;
     d->fmt.desc = d;
-    d->fmt.load = d->sidecar || d->db ? desc_load : NULL;
+    d->fmt.load = d->nsidecar || d->db ? desc_load : NULL;
 }

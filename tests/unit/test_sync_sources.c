@@ -163,6 +163,22 @@ static void bad_descriptions_name_the_field(void **state)
          "{\"role\": \"/r\", \"content\": \"/c/~2\"}}]}]",
          "'~' must be followed by 0 or 1"},
         {"{\"sources\": [], \"sources\": []}", "test:1:"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"session\": "
+         "{\"cwd\": {\"find\": \"/c\", \"until\": \")\"}}}]}]",
+         "rules[0].session.cwd: expected {\"find\": \"/pointer\", \"after\""},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"session\": "
+         "{\"cwd\": {\"find\": \"/c\", \"after\": \"(\", \"upto\": \")\"}}}]}]",
+         "rules[0].session.cwd.upto: unknown field"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"skip\": true}], "
+         "\"sidecar\": [{\"file\": \"a.json\", \"session\": {}}, {\"file\": \"../b.json\", "
+         "\"session\": {}}]}]",
+         "sources[0] (x).sidecar[1].file: a file name beside the session file"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"skip\": true}], "
+         "\"sidecar\": [{\"file\": \"1\", \"session\": {}}, {\"file\": \"2\", \"session\": {}}, "
+         "{\"file\": \"3\", \"session\": {}}, {\"file\": \"4\", \"session\": {}}, "
+         "{\"file\": \"5\", \"session\": {}}]}]",
+         "sources[0] (x).sidecar: expected {\"file\": \"meta.json\", \"session\": {...}}, or a "
+         "list of 1 to 4"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sync_descs d;
@@ -425,25 +441,6 @@ static void golden_iflow(void **state)
     assert_non_null(first);
     assert_true(strstr(first + 1, "tool=run_shell_command input=npm test call=call_bb22") == NULL);
     free(d);
-}
-
-static void golden_cline(void **state)
-{
-    golden(*state, "cline", 2, 0);
-}
-
-static void golden_roo(void **state)
-{
-    golden(*state, "roo", 2, 0);
-    char *d = ts_dump(((fx *)*state)->db, 200);
-    /* history_item.json names the sub-task's parent */
-    assert_non_null(strstr(d, "parent=roo:019398a0-7c1e-7d3a-9b2f-4c5d6e7f0001"));
-    free(d);
-}
-
-static void golden_kilocode(void **state)
-{
-    golden(*state, "kilocode", 1, 0);
 }
 
 static void golden_continue(void **state)
@@ -780,6 +777,57 @@ static void hostile_folders(void **state)
     assert_null(strstr(dump, "root:"));
     free(dump);
     sync_descs_free(&d);
+}
+
+/* ---- VS Code-family extensions (Cline, Roo Code, Kilo Code) ------------- */
+
+/* Cline: legacy XML-style task (no ts: times from ui_messages' first
+ * record), native-tool task with modelInfo and metrics (prompt tokens
+ * include the cached ones), project from the environment details. */
+static void golden_cline(void **state)
+{
+    golden(*state, "cline", 2, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    assert_non_null(strstr(d, "title=Add a --verbose flag to cli.py"));
+    assert_non_null(strstr(d, "project tool /home/dev/tool cline"));
+    assert_non_null(strstr(d, "model=anthropic/claude-sonnet-4.5"));
+    free(d);
+    /* metrics: prompt counts the cached tokens, so input is prompt - cached */
+    store *s = NULL;
+    assert_int_equal(store_open(((fx *)*state)->db, STORE_OPEN_READONLY, &s), 0);
+    store_usage_filter uf = {
+        .group = STORE_USAGE_BY_AGENT, .from_minute = INT64_MIN, .to_minute = INT64_MAX};
+    store_usage_sums sums;
+    assert_int_equal(store_usage_sums_get(s, &uf, 100, &sums), 0);
+    assert_int_equal(sums.count, 1);
+    assert_string_equal(sums.rows[0].name, "cline");
+    assert_int_equal(sums.rows[0].calls, 4);
+    assert_int_equal(sums.rows[0].input, 12044 + 366 + 380 + 220);
+    assert_int_equal(sums.rows[0].output, 141 + 230 + 180 + 52);
+    assert_int_equal(sums.rows[0].cache_read, 12044 + 12410 + 12790);
+    store_usage_sums_free(&sums);
+    store_close(s);
+}
+
+/* Roo Code: history_item.json (workspace, task, parentTaskId), a failed
+ * tool result, a condense summary, reasoning blocks, a sub-task. */
+static void golden_roo(void **state)
+{
+    golden(*state, "roo", 2, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    assert_non_null(strstr(d, "parent=roo:019398a0-7c1e-7d3a-9b2f-4c5d6e7f0001"));
+    assert_non_null(strstr(d, "9 system 2025-12-06T05:48:13.001Z tool=- input=- call=- err=0 "
+                              "line=10 at=5539+305 | [summary] "));
+    free(d);
+}
+
+/* Kilo Code: no index; project and model from the environment details. */
+static void golden_kilocode(void **state)
+{
+    golden(*state, "kilocode", 1, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    assert_non_null(strstr(d, "model=z-ai/glm-4.6"));
+    free(d);
 }
 
 int main(void)
