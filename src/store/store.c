@@ -569,6 +569,64 @@ int store_project_ensure(store *s, const char *path, const char *name, int64_t *
     return s->ops->project_ensure(s, path, name, id);
 }
 
+/* The parent folder a project's name is told apart by: its path without
+ * the trailing "/name" (or the whole path when the name is not its last
+ * component), without leading and trailing slashes. *n its length. */
+static const char *name_parent(const char *path, const char *name, size_t *n)
+{
+    size_t pl = strlen(path), nl = strlen(name);
+    while (pl > 1 && path[pl - 1] == '/')
+        pl--;
+    if (pl > nl && path[pl - nl - 1] == '/' && strncmp(path + pl - nl, name, nl) == 0)
+        pl -= nl + 1;
+    while (pl > 0 && path[pl - 1] == '/')
+        pl--;
+    if (pl == nl && strncmp(path, name, nl) == 0)
+        pl = 0; /* the path is the name: no parent to tell it by */
+    const char *p = path;
+    while (pl > 0 && *p == '/') {
+        p++;
+        pl--;
+    }
+    *n = pl;
+    return p;
+}
+
+void store_project_name_try(const char *path, const char *name, int attempt, char *buf, size_t cap)
+{
+    size_t n;
+    const char *parent = name_parent(path, name, &n);
+    size_t comps = n > 0;
+    for (size_t i = 0; i < n; i++)
+        comps += parent[i] == '/';
+    if (attempt == 0 || n == 0) {
+        if (attempt == 0)
+            (void)snprintf(buf, cap, "%s", name);
+        else
+            (void)snprintf(buf, cap, "%s %d", name, attempt + 1);
+        return;
+    }
+    /* attempt k shows the last k+1 folders (at least two, the example's
+       "srv/b"), up to the whole parent; past that, numbers */
+    size_t want = (comps < 2 ? comps : 2) + (size_t)attempt - 1, extra = 0;
+    if (want > comps) {
+        extra = want - comps;
+        want = comps;
+    }
+    const char *tail = parent + n;
+    for (size_t k = 0; k < want && tail > parent;) {
+        tail--;
+        if (*tail == '/' && ++k == want) {
+            tail++;
+            break;
+        }
+    }
+    if (extra)
+        (void)snprintf(buf, cap, "%s (%.*s) %zu", name, (int)(parent + n - tail), tail, extra + 1);
+    else
+        (void)snprintf(buf, cap, "%s (%.*s)", name, (int)(parent + n - tail), tail);
+}
+
 int store_session_put(store *s, const store_session_meta *m)
 {
     if (!s || !m)

@@ -134,6 +134,17 @@ int store_usage_forget(store *s, const char *session_id);
 /* strdup that accepts NULL. */
 char *store_strdup(const char *src);
 
+/*
+ * The display name a new project at `path` tries in turn (`attempt` 0,
+ * 1, ...) until one no other project holds: `name` itself, then `name`
+ * with more and more of its parent folder, "project (srv/b)", then
+ * numbered "project (srv/b) 2", ... Into buf (cut to cap). Shared by the
+ * backends' project_ensure, so a name selects exactly one project.
+ */
+void store_project_name_try(const char *path, const char *name, int attempt, char *buf, size_t cap);
+/* Attempts project_ensure makes before it gives up (MCPAGE_ESTORE). */
+#define STORE_PROJECT_NAME_TRIES 64
+
 /* Backends. */
 int store_sqlite_open(store *s, const char *path, int flags);
 int store_pg_open(store *s, const char *url, int flags);

@@ -23,6 +23,7 @@
 
 #include "store/sqlite/sqlite_internal.h"
 #include "store/store.h"
+#include "store/store_backend.h"
 #include "support/store_backends.h"
 
 typedef struct fixture {
@@ -1897,6 +1898,113 @@ static void activity_buckets(void **state)
     assert_int_equal(store_activity_get(f->s, &flt, 2, &a), MCPAGE_ERANGE);
 }
 
+/* Two folders with the same last name are two projects: the second gets
+ * its parent in its name, and a name (or a path) selects exactly one, in
+ * session lists, search and the activity map. An archive made before
+ * (same names) is renamed when opened. */
+static void same_named_projects_stay_apart(void **state)
+{
+    fixture *f = *state;
+    char buf[256];
+    store_project_name_try("/srv/b/project", "project", 0, buf, sizeof buf);
+    assert_string_equal(buf, "project");
+    store_project_name_try("/srv/b/project", "project", 1, buf, sizeof buf);
+    assert_string_equal(buf, "project (srv/b)");
+    store_project_name_try("/home/u/srv/b/project/", "project", 1, buf, sizeof buf);
+    assert_string_equal(buf, "project (srv/b)");
+    store_project_name_try("/home/u/srv/b/project", "project", 2, buf, sizeof buf);
+    assert_string_equal(buf, "project (u/srv/b)");
+    store_project_name_try("/b/project", "project", 1, buf, sizeof buf);
+    assert_string_equal(buf, "project (b)");
+    store_project_name_try("/b/project", "project", 2, buf, sizeof buf);
+    assert_string_equal(buf, "project (b) 2");
+    store_project_name_try("/project", "project", 1, buf, sizeof buf);
+    assert_string_equal(buf, "project 2");
+    store_project_name_try("-home-a-x", "-home-a-x", 1, buf, sizeof buf);
+    assert_string_equal(buf, "-home-a-x 2");
+
+    int64_t home = 0, srv = 0, deep = 0, root = 0, again = 0;
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_project_ensure(f->s, "/home/u/proj0", "proj0", &home), 0);
+    assert_int_equal(store_project_ensure(f->s, "/srv/b/proj0", "proj0", &srv), 0);
+    assert_int_equal(store_project_ensure(f->s, "/x/srv/b/proj0", "proj0", &deep), 0);
+    assert_int_equal(store_project_ensure(f->s, "/proj0", "proj0", &root), 0);
+    assert_int_equal(store_project_ensure(f->s, "/srv/b/proj0", "proj0", &again), 0);
+    assert_int_equal(again, srv);
+    assert_true(home != srv && srv != deep && deep != root);
+    store_session_meta m = {.session_id = "srv-b-1", .source = "claude", .project_id = srv};
+    assert_int_equal(store_session_put(f->s, &m), 0);
+    store_message msg = {.session_id = "srv-b-1",
+                         .ordinal = 0,
+                         .role = "user",
+                         .timestamp = "2025-03-01T10:00:00Z",
+                         .text = "alpha in the other folder",
+                         .line_no = 1};
+    int64_t mid = 0;
+    assert_int_equal(store_message_add(f->s, &msg, &mid), 0);
+    assert_int_equal(store_session_refresh(f->s, "srv-b-1"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+
+    store_page pg = {.limit = 100};
+    store_sessions l;
+    store_session_filter sf = {.project = "proj0"};
+    assert_int_equal(store_sessions_list(f->s, &sf, &pg, &l), 0);
+    assert_int_equal(l.count, 15);
+    for (size_t i = 0; i < l.count; i++)
+        assert_string_equal(l.rows[i].project, "proj0");
+    store_sessions_free(&l);
+    const char *one[] = {"proj0 (srv/b)", "/srv/b/proj0"};
+    for (int k = 0; k < 2; k++) {
+        sf.project = one[k];
+        assert_int_equal(store_sessions_list(f->s, &sf, &pg, &l), 0);
+        assert_int_equal(l.count, 1);
+        assert_string_equal(l.rows[0].session_id, "srv-b-1");
+        assert_string_equal(l.rows[0].project, "proj0 (srv/b)");
+        store_sessions_free(&l);
+    }
+    store_hits h;
+    store_search_filter qf = {.query = "alpha", .project = "proj0 (srv/b)"};
+    assert_int_equal(store_search(f->s, &qf, &pg, &h), 0);
+    assert_int_equal(h.count, 1);
+    assert_string_equal(h.rows[0].session_id, "srv-b-1");
+    store_hits_free(&h);
+    qf.project = "proj0";
+    assert_int_equal(store_search(f->s, &qf, &pg, &h), 0);
+    assert_true(h.count > 0);
+    for (size_t i = 0; i < h.count; i++)
+        assert_string_not_equal(h.rows[i].session_id, "srv-b-1");
+    store_hits_free(&h);
+    store_activity a;
+    store_activity_filter af = {.bucket = STORE_BUCKET_MONTH, .project = "proj0"};
+    assert_int_equal(store_activity_get(f->s, &af, 1000, &a), 0);
+    for (size_t i = 0; i < a.count; i++)
+        assert_int_equal(a.rows[i].project_id, home);
+    store_activity_free(&a);
+
+    if (tb_current() != TB_SQLITE)
+        return;
+    /* an archive of the schema before: both named "proj0" */
+    store_close(f->s);
+    f->s = NULL;
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "UPDATE projects SET name = 'proj0' WHERE path = '/srv/b/proj0'; DELETE FROM "
+             "schema_version WHERE version >= 6;");
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+    sf.project = "proj0 (srv/b)";
+    assert_int_equal(store_sessions_list(f->s, &sf, &pg, &l), 0);
+    assert_int_equal(l.count, 1);
+    store_sessions_free(&l);
+    sf.project = "proj0";
+    assert_int_equal(store_sessions_list(f->s, &sf, &pg, &l), 0);
+    assert_int_equal(l.count, 15);
+    store_sessions_free(&l);
+}
+
 static void stats_and_a_concurrent_reader(void **state)
 {
     fixture *f = *state;
@@ -2090,6 +2198,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(generation_moves_with_changes_only, setup, teardown),
         cmocka_unit_test_setup_teardown(transcript_raw_and_summary, setup, teardown),
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
+        cmocka_unit_test_setup_teardown(same_named_projects_stay_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(lost_connections_recover, setup, teardown),
         cmocka_unit_test_setup_teardown(ended_sessions_are_shared, setup, teardown),

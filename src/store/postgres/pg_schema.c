@@ -144,6 +144,14 @@ static const char *const migrations[] = {
      * tsvector built again with word classes and identifier parts, in C
      * (retokenize(), below), after this statement */
     "SELECT 1",
+    /* version 6: a project's display name selects exactly one project:
+     * of projects sharing a name (two folders with the same last name),
+     * all but the first take their parent folder, "project (srv/b)"
+     * (new ones get the shortest such name: store_project_name_try) */
+    "UPDATE projects SET name = name || ' (' || CASE WHEN length(path) > length(name) + 1 AND "
+    "  substr(path, length(path) - length(name)) = '/' || name THEN "
+    "  btrim(substr(path, 1, length(path) - length(name) - 1), '/') ELSE path END || ')' "
+    "WHERE EXISTS (SELECT 1 FROM projects o WHERE o.name = projects.name AND o.id < projects.id);",
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);

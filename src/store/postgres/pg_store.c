@@ -769,6 +769,22 @@ static int pg_project_ensure(store *s, const char *path, const char *name, int64
         return 0;
     }
     PQclear(r);
+    /* a name no other project holds, so that it selects this one */
+    char unique[1024];
+    for (int attempt = 0;; attempt++) {
+        if (attempt == STORE_PROJECT_NAME_TRIES)
+            return store_fail(s, MCPAGE_ESTORE, "no free display name for the project at %s", path);
+        store_project_name_try(path, name, attempt, unique, sizeof unique);
+        const char *u[] = {unique};
+        r = run(s, "SELECT 1 FROM projects WHERE name = $1", 1, u);
+        if (!r)
+            return MCPAGE_ESTORE;
+        int taken = PQntuples(r) > 0;
+        PQclear(r);
+        if (!taken)
+            break;
+    }
+    v[1] = unique;
     r = run(s, "INSERT INTO projects(path, name) VALUES($1, $2) RETURNING id", 2, v);
     if (!r)
         return MCPAGE_ESTORE;

@@ -191,6 +191,14 @@ static const char *const migrations[] = {
     "DROP TABLE IF EXISTS impact_lists;"
     "DROP TABLE IF EXISTS impact_heads;"
     "UPDATE meta SET value = value + 1 WHERE key = 'text_deletes';",
+    /* version 7: a project's display name selects exactly one project:
+     * of projects sharing a name (two folders with the same last name),
+     * all but the first take their parent folder, "project (srv/b)"
+     * (new ones get the shortest such name: store_project_name_try) */
+    "UPDATE projects SET name = name || ' (' || CASE WHEN length(path) > length(name) + 1 AND "
+    "  substr(path, length(path) - length(name)) = '/' || name THEN "
+    "  trim(substr(path, 1, length(path) - length(name) - 1), '/') ELSE path END || ')' "
+    "WHERE EXISTS (SELECT 1 FROM projects o WHERE o.name = projects.name AND o.id < projects.id);",
 };
 
 /* The step that indexes every text again (version 6), and how often it

@@ -101,11 +101,28 @@ int sqlite_project_ensure(store *s, const char *path, const char *name, int64_t 
     sqlite3_reset(st);
     if (rc != SQLITE_DONE)
         return sq_err(s, "project");
+    /* a name no other project holds, so that it selects this one */
+    char unique[1024];
+    for (int attempt = 0;; attempt++) {
+        if (attempt == STORE_PROJECT_NAME_TRIES)
+            return store_fail(s, MCPAGE_ESTORE, "no free display name for the project at %s", path);
+        store_project_name_try(path, name, attempt, unique, sizeof unique);
+        rc = sq_prep(s, "SELECT 1 FROM projects WHERE name = ?", &st);
+        if (rc < 0)
+            return rc;
+        sq_bind_text(st, 1, unique);
+        rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc == SQLITE_DONE)
+            break;
+        if (rc != SQLITE_ROW)
+            return sq_err(s, "project name");
+    }
     rc = sq_prep(s, "INSERT INTO projects(path, name) VALUES(?, ?)", &st);
     if (rc < 0)
         return rc;
     sq_bind_text(st, 1, path);
-    sq_bind_text(st, 2, name);
+    sq_bind_text(st, 2, unique);
     rc = sq_done(s, st, "project insert");
     if (rc < 0)
         return rc;
