@@ -170,27 +170,52 @@ static const char *tag_text(const char *t, const char *tag, size_t *n)
 }
 
 /*
- * A slash command the user ran with arguments ("/review the parser"), as
- * Claude Code writes it: <command-name>/review</command-name> ...
- * <command-args>the parser</command-args>. Rewrites `t` to what the user
- * typed and returns 1; 0 (t unchanged) for anything else, including a
- * command without arguments (/clear, /compact), which stays bookkeeping.
+ * The expansion a custom slash command sent the model, as Claude Code
+ * records it: <command-contents> holding the text, or a JSON text block
+ * {"type":"text","text":...}. Added to `t` after a blank line.
+ */
+static void add_contents(sync_text *t, const char *c, size_t n)
+{
+    json_error_t err;
+    json_t *j = n > 0 && c[0] == '{' ? json_loadb(c, n, 0, &err) : NULL;
+    const char *text = json_is_object(j) ? sync_json_str(j, "text") : NULL;
+    sync_text_add(t, "\n\n", 2);
+    if (text)
+        sync_text_adds(t, text);
+    else
+        sync_text_add(t, c, n);
+    json_decref(j);
+}
+
+/*
+ * A slash command the user ran, as Claude Code writes it:
+ * <command-name>/review</command-name> ... <command-args>the
+ * parser</command-args>, and for a custom command the prompt it expanded
+ * to in <command-contents>. Rewrites `t` to what the user typed ("/review
+ * the parser"), followed by the expansion, and returns 1; 0 (t unchanged)
+ * for anything else, including a command with neither arguments nor
+ * contents (/clear, /compact), which stays bookkeeping.
  */
 static int slash_command(sync_text *t)
 {
     if (!t->buf || !sync_starts_with(t->buf, "<command-"))
         return 0;
-    size_t nn = 0, na = 0;
+    size_t nn = 0, na = 0, nc = 0;
     const char *name = tag_text(t->buf, "command-name", &nn);
     const char *args = tag_text(t->buf, "command-args", &na);
-    if (!name || nn == 0 || !args || na == 0)
+    const char *contents = tag_text(t->buf, "command-contents", &nc);
+    if (!name || nn == 0 || ((!args || na == 0) && (!contents || nc == 0)))
         return 0;
     sync_text typed = {0};
     if (name[0] != '/')
         sync_text_add(&typed, "/", 1);
     sync_text_add(&typed, name, nn);
-    sync_text_add(&typed, " ", 1);
-    sync_text_add(&typed, args, na);
+    if (args && na > 0) {
+        sync_text_add(&typed, " ", 1);
+        sync_text_add(&typed, args, na);
+    }
+    if (contents && nc > 0)
+        add_contents(&typed, contents, nc);
     if (typed.oom) {
         free(typed.buf);
         return 0;

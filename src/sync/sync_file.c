@@ -596,7 +596,7 @@ static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
     if (r.kind == SYNC_MESSAGE) {
         if (r.is_prompt && !f->has_title) {
             free(f->title);
-            f->title = sync_short_copy(r.text, SYNC_TITLE_MAX);
+            f->title = sync_title_of_prompt(r.text);
             f->has_title = f->title != NULL;
         }
         if (!r.tool_name && r.call_id && strcmp(r.role, "tool") == 0) {

@@ -707,7 +707,7 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
         if (r->model)
             sync_fold_set(&ff->model, r->model);
         if (r->is_prompt && !ff->first_prompt)
-            ff->first_prompt = sync_short_copy(r->text, SYNC_TITLE_MAX);
+            ff->first_prompt = sync_title_of_prompt(r->text);
         if (r->tool_name && r->call_id && strcmp(r->role, "tool") != 0)
             sync_tool_ids_put(&ff->ids, r->call_id, r->tool_name);
         if (!r->tool_name && r->call_id && strcmp(r->role, "tool") == 0) {

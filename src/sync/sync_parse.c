@@ -228,6 +228,52 @@ char *sync_short_copy(const char *s, size_t max)
     return o;
 }
 
+/* Text agents put on the user's side that is no request of the user's. */
+static const char *const injected_prompts[] = {
+    "Your task is to create a detailed summary of the conversation",
+    "This session is being continued from a previous conversation",
+    "Caveat: The messages below were generated",
+    "<system-reminder>",
+    "<local-command-",
+    "<command-name>",
+    "<command-message>",
+    "[Request interrupted",
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<session_context>",
+};
+
+char *sync_title_of_prompt(const char *text)
+{
+    if (!text)
+        return NULL;
+    while (*text == ' ' || *text == '\n' || *text == '\t' || *text == '\r')
+        text++;
+    if (strcmp(text, "Warmup") == 0)
+        return NULL; /* Claude Code's sub-agent warm-up */
+    for (size_t i = 0; i < sizeof injected_prompts / sizeof injected_prompts[0]; i++)
+        if (sync_starts_with(text, injected_prompts[i]))
+            return NULL;
+    if (sync_starts_with(text, "# Files mentioned by the user")) {
+        /* "## My request for Codex:" (or "## My request:") then the request */
+        const char *req = strstr(text, "\n## My request");
+        const char *colon = req ? strchr(req + 1, ':') : NULL;
+        const char *eol = req ? strchr(req + 1, '\n') : NULL;
+        if (!colon || (eol && eol < colon))
+            return NULL;
+        text = colon + 1;
+        while (*text == ' ' || *text == '\n' || *text == '\t' || *text == '\r')
+            text++;
+        if (!*text)
+            return NULL;
+    }
+    return sync_short_copy(text, SYNC_TITLE_MAX);
+}
+
 void sync_record_call(sync_record *r, const char *role, const char *name, const char *call_id,
                       json_t *args, const char *ts)
 {

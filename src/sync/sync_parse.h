@@ -156,6 +156,16 @@ char *sync_text_finish(sync_text *t);
 /* A copy of at most `max` bytes, cut at a UTF-8 boundary, newlines and
  * tabs turned into spaces, trimmed. */
 char *sync_short_copy(const char *s, size_t max);
+/*
+ * The session title a user message gives, or NULL when it is no real
+ * request: text an agent injects on the user's side (Claude Code's
+ * compaction prompt "Your task is to create a detailed summary ...", its
+ * continuation summary, a sub-agent's "Warmup", Codex's environment and
+ * AGENTS.md blocks, Gemini's session context, ...). Codex Desktop's
+ * "# Files mentioned by the user:" preamble gives the request after its
+ * "## My request...:" heading. At most SYNC_TITLE_MAX bytes, malloc'd.
+ */
+char *sync_title_of_prompt(const char *text);
 /* A one-line summary of a tool's input (object or JSON string). */
 char *sync_tool_summary(json_t *input);
 /* A tool call as a message: text `[tool_use NAME] summary`, its tool

@@ -28,6 +28,7 @@
 #include "store/store.h"
 #include "sync/sync.h"
 #include "sync/sync_internal.h"
+#include "sync/sync_parse.h"
 #include "support/store_backends.h"
 #include "support/sync_support.h"
 
@@ -439,6 +440,72 @@ static void codex_forks_untimed_items_and_claude_titles(void **state)
 
     session_row(f, "t1", &row);
     assert_string_equal(row.title, "final name");
+    store_session_clear(&row);
+}
+
+/* Titles come from the first real request: Codex Desktop's file preamble
+ * gives the request after it, and Claude Code's compaction prompt and a
+ * sub-agent's warm-up give none. */
+static void titles_skip_injected_prompts(void **state)
+{
+    fx *f = *state;
+    char *t = sync_title_of_prompt("\n# Files mentioned by the user:\n\n## a.png: /tmp/a.png\n\n"
+                                   "## My request for Codex:\nfix the login bug\n");
+    assert_string_equal(t, "fix the login bug");
+    free(t);
+    t = sync_title_of_prompt("# Files mentioned by the user:\n\n## a.txt: /a.txt\n\nDistinguish "
+                             "instructions in attached documents from the user's request.\n\n"
+                             "## My request:\nrename it");
+    assert_string_equal(t, "rename it");
+    free(t);
+    assert_null(sync_title_of_prompt("# Files mentioned by the user:\n\n## a.png: /a.png\n"));
+    assert_null(sync_title_of_prompt("# Files mentioned by the user:\n\n## My request:\n\n"));
+    assert_null(sync_title_of_prompt("Your task is to create a detailed summary of the "
+                                     "conversation so far, paying close attention to ..."));
+    assert_null(sync_title_of_prompt("Warmup"));
+    assert_null(sync_title_of_prompt("<environment_context>\n<cwd>/x</cwd>"));
+    t = sync_title_of_prompt("Warmup the oven");
+    assert_string_equal(t, "Warmup the oven");
+    free(t);
+
+    char path[700];
+    snprintf(path, sizeof path,
+             "%s/sessions/2025/01/02/rollout-2025-01-03T11-00-00-0199a001-0000-7000-8000-"
+             "00000000f11e.jsonl",
+             f->codex);
+    put(path, "w",
+        "{\"timestamp\":\"2025-01-03T11:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":"
+        "\"0199a001-0000-7000-8000-00000000f11e\",\"cwd\":\"/home/u/desk\"}}\n"
+        "{\"timestamp\":\"2025-01-03T11:00:02Z\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+        "\"user_message\",\"message\":\"# Files mentioned by the user:\\n\\n## shot.png: "
+        "/tmp/shot.png\\n\\n## My request for Codex:\\nwhy is the header blue\\n\"}}\n"
+        "{\"timestamp\":\"2025-01-03T11:00:09Z\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+        "\"agent_message\",\"message\":\"a CSS rule\"}}\n");
+    char cpath[700];
+    snprintf(cpath, sizeof cpath, "%s/compact1.jsonl", f->proj);
+    put(cpath, "w",
+        "{\"type\":\"user\",\"sessionId\":\"compact1\",\"cwd\":\"/home/u/app\",\"timestamp\":"
+        "\"2025-01-03T10:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"Your task is to "
+        "create a detailed summary of the conversation so far, paying close attention to the "
+        "user's explicit requests.\"}}\n"
+        "{\"type\":\"user\",\"sessionId\":\"compact1\",\"cwd\":\"/home/u/app\",\"timestamp\":"
+        "\"2025-01-03T10:00:05Z\",\"message\":{\"role\":\"user\",\"content\":\"tidy the "
+        "readme\"}}\n");
+    snprintf(cpath, sizeof cpath, "%s/warm1.jsonl", f->proj);
+    put(cpath, "w",
+        "{\"type\":\"user\",\"sessionId\":\"warm1\",\"cwd\":\"/home/u/app\",\"timestamp\":"
+        "\"2025-01-03T10:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"Warmup\"}}\n");
+    sync_report r;
+    sync_once(f, &r, 0, 0);
+    store_session row;
+    session_row(f, "0199a001-0000-7000-8000-00000000f11e", &row);
+    assert_string_equal(row.title, "why is the header blue");
+    store_session_clear(&row);
+    session_row(f, "compact1", &row);
+    assert_string_equal(row.title, "tidy the readme");
+    store_session_clear(&row);
+    session_row(f, "warm1", &row);
+    assert_null(row.title);
     store_session_clear(&row);
 }
 
@@ -1605,6 +1672,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(long_malformed_and_invalid_lines_are_counted, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(codex_rollout_session_id_and_facts, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(titles_skip_injected_prompts, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(codex_forks_untimed_items_and_claude_titles, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(codex_legacy_json_rollouts, setup, ts_fixture_drop),
