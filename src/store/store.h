@@ -335,10 +335,12 @@ typedef enum store_search_sort {
  * quoted before it reaches the engine, so `foo-bar`, `c++` and
  * `path/to/file.c` match the text they spell (as a phrase of their word
  * parts). A trailing `*` on a word makes it a prefix. Snippets mark hits
- * as [..] (STORE_HIT_OPEN / STORE_HIT_CLOSE) with "…" at cut ends.
+ * as ⟦..⟧ (STORE_HIT_OPEN / STORE_HIT_CLOSE: U+27E6 and U+27E7, white
+ * square brackets, which transcripts hardly ever hold, where "[COMPILE
+ * ERROR]" and "[1]" are common) with "…" at cut ends.
  */
-#define STORE_HIT_OPEN  "["
-#define STORE_HIT_CLOSE "]"
+#define STORE_HIT_OPEN  "\xE2\x9F\xA6"
+#define STORE_HIT_CLOSE "\xE2\x9F\xA7"
 
 typedef struct store_search_filter {
     const char *query;   /* required */

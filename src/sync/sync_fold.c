@@ -838,7 +838,9 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
     if ((!cwd || cwd[0] != '/') && fold->cwd)
         cwd = fold->cwd;
     if (cwd && *cwd) {
-        const char *name = strrchr(cwd, '/');
+        const char *name = strrchr(cwd, '/'), *bs = strrchr(cwd, '\\');
+        if (bs && (!name || bs > name) && cwd[0] != '/')
+            name = bs; /* a Windows path, C:\src\app */
         name = (name && name[1]) ? name + 1 : cwd;
         if ((rc = store_project_ensure(ff->s, cwd, name, &m.project_id)) < 0)
             goto fail;

@@ -83,6 +83,47 @@ static void take_facts(sync_fold *f, json_t *o, int first_line)
         sync_fold_set(&f->cwd, json_string_value(json_array_get(dirs, 0)));
 }
 
+/*
+ * The working directory Gemini CLI states in the context it sends first,
+ * "I'm currently working in the directory: /home/u/app" (in a user
+ * message, or the <session_context> seed of newer versions): the project
+ * of a session whose folder maps to no path (an old SHA-256 folder with
+ * no projects.json entry). Only an absolute path (POSIX or a Windows
+ * drive) is taken, and only the first.
+ */
+#define GEMINI_CWD_SAYS "I'm currently working in the directory: "
+static void cwd_of_context(sync_fold *f, json_t *msg)
+{
+    if (f->cwd || !json_is_object(msg))
+        return;
+    const char *type = sync_json_str(msg, "type");
+    if (!type || strcmp(type, "user") != 0)
+        return;
+    json_t *content = json_object_get(msg, "content");
+    size_t i, n = json_is_array(content) ? json_array_size(content) : 1;
+    for (i = 0; i < n && !f->cwd; i++) {
+        json_t *part = json_is_array(content) ? json_array_get(content, i) : content;
+        const char *text =
+            json_is_string(part) ? json_string_value(part) : sync_json_str(part, "text");
+        const char *at = text ? strstr(text, GEMINI_CWD_SAYS) : NULL;
+        if (!at)
+            continue;
+        at += strlen(GEMINI_CWD_SAYS);
+        size_t len = strcspn(at, "\r\n");
+        while (len > 0 && (at[len - 1] == ' ' || at[len - 1] == '\t'))
+            len--;
+        int posix = at[0] == '/';
+        int drive = len >= 3 && ((at[0] | 0x20) >= 'a' && (at[0] | 0x20) <= 'z') && at[1] == ':' &&
+                    (at[2] == '\\' || at[2] == '/');
+        if ((!posix && !drive) || len >= SYNC_PATH_MAX)
+            continue;
+        char path[SYNC_PATH_MAX];
+        memcpy(path, at, len);
+        path[len] = '\0';
+        sync_fold_set(&f->cwd, path);
+    }
+}
+
 /* A checkpoint: the messages become exactly the array's. */
 static int fold_checkpoint(sync_fold *f, json_t *msgs, int64_t off, int64_t len, int64_t line_no)
 {
@@ -93,6 +134,7 @@ static int fold_checkpoint(sync_fold *f, json_t *msgs, int64_t off, int64_t len,
     json_t *m;
     json_array_foreach(msgs, i, m)
     {
+        cwd_of_context(f, m);
         const char *id = sync_json_str(m, "id");
         if (!id)
             continue;
@@ -133,6 +175,7 @@ static int gemini_fold_line(sync_fold *f, const char *line, size_t len, int64_t 
         if (json_is_array(msgs))
             rc = fold_checkpoint(f, msgs, off, (int64_t)len, line_no);
     } else if (id) {
+        cwd_of_context(f, root);
         long at = sync_fold_find(f, id);
         if (at >= 0) {
             /* written again: the newest version, at the first one's place */

@@ -245,6 +245,7 @@ static const char *const injected_prompts[] = {
     "<turn_aborted>",
     "<user_shell_command>",
     "<session_context>",
+    "This is the Gemini CLI. We are setting up the context",
 };
 
 char *sync_title_of_prompt(const char *text)

@@ -1,7 +1,8 @@
 /*
  * activity_map (SPATIAL, unit cells): messages per project (rows, most
- * active first) and per day, week or month (columns, oldest first, every
- * bucket between the first and the last, empty ones included), walked
+ * active first) and per day, week or month (columns, newest first, so a
+ * first page shows the latest activity: every bucket from the last
+ * active one back to the first, empty ones included), walked
  * by region. Row and column labels (project names, bucket dates) ride in
  * the page through the grid builder's labels.
  */
@@ -132,6 +133,13 @@ static int build(const store_activity *a, store_bucket bucket, act_grid *g)
         strftime(g->cols[g->ncols++], 11, "%Y-%m-%d", &tm);
         next_bucket(&tm, bucket);
     }
+    /* newest first: the first page shows the latest active periods */
+    for (size_t i = 0, j = g->ncols - 1; i < j; i++, j--) {
+        char tmp[11];
+        memcpy(tmp, g->cols[i], sizeof tmp);
+        memcpy(g->cols[i], g->cols[j], sizeof tmp);
+        memcpy(g->cols[j], tmp, sizeof tmp);
+    }
     g->cells = calloc(g->nrows * g->ncols, sizeof *g->cells);
     if (!g->cells)
         return MCPAGE_ENOMEM;
@@ -230,12 +238,14 @@ int tools_activity_map_register(mcpage_server *srv, tools_ctx *ctx)
 {
     const mcpage_pager *p = mcpage_server_pager(srv);
     char dr[PAGE_FMT_INT_CAP], dc[PAGE_FMT_INT_CAP], mr[PAGE_FMT_INT_CAP], mc[PAGE_FMT_INT_CAP];
-    char budget[128], desc[900];
+    char budget[128], desc[1200];
     (void)snprintf(
         desc, sizeof desc,
         "Maps archived activity as a grid: rows are projects (most messages first), columns "
-        "are days, weeks (default) or months (bucket=day|week|month) from the first to the "
-        "last active one, each cell the number of messages. row_labels (project names) and "
+        "are days, weeks (default) or months (bucket=day|week|month), newest first: from the "
+        "last active one back to the first, each cell the number of messages (so the first "
+        "page shows the latest activity, and next_regions.right goes back in time). row_labels "
+        "(project names) and "
         "col_labels (bucket start dates) come with the page. Navigate by region {row, col, "
         "rows, cols} (0-based; default %s rows x %s columns, maximum %s x %s) within %s, "
         "following next_regions.right or .down. Filters: project, source, after, before.",

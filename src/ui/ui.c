@@ -5,19 +5,57 @@
  */
 #include "ui/ui.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+#include <openssl/sha.h>
+
 #include "ui/ui_internal.h"
+
+/*
+ * The view's own rules, after the stylesheet it shares with the exports
+ * (text_css). Tables size their columns to their content: short cells
+ * (dates, counts, agents) stay on one line, and only the one wide column
+ * (a title, a project's name: class w) wraps, breaking inside a word
+ * only when the word is longer than the column; a project's name beside
+ * a title (class p) moves to the next line whole rather than break at
+ * its hyphen. On a phone the optional columns go and a date may break at
+ * its space.
+ */
+static const char ui_css[] = "td,th{overflow-wrap:normal;white-space:nowrap}"
+                             "td.w,th.w{white-space:normal;overflow-wrap:anywhere;width:100%}"
+                             "td .p{display:inline-block}.nw{white-space:nowrap}"
+                             "ol.hits mark{padding:0 .1em;border-radius:.2em}"
+                             "@media (max-width:40rem){td.t{white-space:normal}}";
+
+static char ui_css_hash[64];
+static pthread_once_t ui_css_once = PTHREAD_ONCE_INIT;
+
+static void ui_css_hash_init(void)
+{
+    unsigned char d[SHA256_DIGEST_LENGTH];
+    EVP_MD_CTX *c = EVP_MD_CTX_new();
+    if (c == NULL || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1 ||
+        EVP_DigestUpdate(c, text_css, strlen(text_css)) != 1 ||
+        EVP_DigestUpdate(c, ui_css, strlen(ui_css)) != 1 || EVP_DigestFinal_ex(c, d, NULL) != 1)
+        memset(d, 0, sizeof d); /* a policy no stylesheet meets: pages unstyled, still safe */
+    EVP_MD_CTX_free(c);
+    unsigned char b64[48];
+    int n = EVP_EncodeBlock(b64, d, sizeof d); /* 44 characters */
+    (void)snprintf(ui_css_hash, sizeof ui_css_hash, "'sha256-%.*s'", n, (const char *)b64);
+}
 
 /* The policy of every page: nothing but our stylesheet, forms to ourselves. */
 static void csp_header(char *buf, size_t cap)
 {
+    pthread_once(&ui_css_once, ui_css_hash_init);
     (void)snprintf(buf, cap,
                    "Content-Security-Policy: default-src 'none'; style-src %s; base-uri 'none'; "
                    "form-action 'self'; frame-ancestors 'none'\n",
-                   text_css_csp_hash());
+                   ui_css_hash);
 }
 
 const char *ui_arg(const ui_doc *d, const char *name)
@@ -59,6 +97,27 @@ void ui_text(ui_doc *d, const char *s)
     text_out_html(&d->o, s, strlen(s));
 }
 
+void ui_snippet(ui_doc *d, const char *s)
+{
+    static const char open[] = STORE_HIT_OPEN, close[] = STORE_HIT_CLOSE;
+    if (s == NULL) {
+        ui_text(d, NULL);
+        return;
+    }
+    bool in = false;
+    for (;;) {
+        const char *m = strstr(s, in ? close : open);
+        text_out_html(&d->o, s, m ? (size_t)(m - s) : strlen(s));
+        if (m == NULL)
+            break;
+        ui_raw(d, in ? "</mark>" : "<mark>");
+        in = !in;
+        s = m + (sizeof open - 1);
+    }
+    if (in)
+        ui_raw(d, "</mark>");
+}
+
 void ui_time(ui_doc *d, const char *ts)
 {
     char buf[17];
@@ -66,10 +125,15 @@ void ui_time(ui_doc *d, const char *ts)
         ui_text(d, ts);
         return;
     }
+    /* the date and the time each unbroken; a line may end between them */
     memcpy(buf, ts, 16);
-    buf[10] = ' ';
+    buf[10] = '\0';
     buf[16] = '\0';
+    ui_raw(d, "<span class=\"nw\">");
     ui_text(d, buf);
+    ui_raw(d, "</span> <span class=\"nw\">");
+    ui_text(d, buf + 11);
+    ui_raw(d, "</span>");
 }
 
 void ui_url(ui_doc *d, const char *s)
@@ -93,6 +157,7 @@ void ui_begin(ui_doc *d, const char *title, const char *q)
     ui_text(d, title);
     ui_raw(d, " \xC2\xB7 mcpage</title>\n<style>");
     ui_raw(d, text_css);
+    ui_raw(d, ui_css);
     ui_raw(d, "</style></head>\n<body>\n<nav class=\"top\"><a href=\"/\"><b>mcpage</b></a>"
               "<a href=\"/map\">activity</a>"
               "<form action=\"/search\" method=\"get\" role=\"search\">"

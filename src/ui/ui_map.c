@@ -2,9 +2,11 @@
  * The activity map as a picture: one activity_map page (SPATIAL family:
  * a region of the projects x time-buckets grid) drawn as inline SVG,
  * darker cells for more messages, a <title> on every cell for its count,
- * and the page's next_regions as "more to the right" and "more below"
- * links. Presentation attributes only (no style attribute, which the
- * page's Content-Security-Policy would refuse).
+ * and the page's next_regions as "Earlier" (the tool's columns are newest
+ * first: to the right is back in time) and "More below" links. Columns
+ * are drawn oldest at the left, so the latest period is at the right.
+ * Presentation attributes only (no style attribute, which the page's
+ * Content-Security-Policy would refuse).
  */
 #include <string.h>
 
@@ -17,6 +19,7 @@
 #define MAP_CELL    16
 #define MAP_LABEL_W 150
 #define MAP_TOP     78
+#define MAP_RIGHT   40 /* room for the last column's slanted label */
 /* Characters of a project name drawn as a row label. */
 #define MAP_LABEL_CHARS 22
 
@@ -34,13 +37,14 @@ static void label_cut(const char *s, size_t max, char *buf, size_t cap)
     strcpy(buf + i, s[i] ? "\xE2\x80\xA6" : "");
 }
 
-static void map_link(ui_doc *d, const char *bucket, const json_t *region, const char *text)
+static void map_link(ui_doc *d, const char *bucket, const json_t *region, const char *text,
+                     const char *rel)
 {
     ui_raw(d, "<a href=\"/map?bucket=");
     ui_url(d, bucket);
-    ui_rawf(d, "&amp;row=%lld&amp;col=%lld&amp;rows=%lld&amp;cols=%lld\">",
+    ui_rawf(d, "&amp;row=%lld&amp;col=%lld&amp;rows=%lld&amp;cols=%lld\" rel=\"%s\">",
             ui_int(region, "row", 0), ui_int(region, "col", 0), ui_int(region, "rows", MAP_ROWS),
-            ui_int(region, "cols", MAP_COLS));
+            ui_int(region, "cols", MAP_COLS), rel);
     ui_raw(d, text);
     ui_raw(d, "</a>");
 }
@@ -69,11 +73,13 @@ static void map_svg(ui_doc *d, const json_t *sc)
         d,
         "<svg class=\"map\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%zu\" height=\"%zu\" "
         "viewBox=\"0 0 %zu %zu\" role=\"img\" aria-label=\"Messages per project and period\">\n",
-        (size_t)MAP_LABEL_W + nc * MAP_CELL + 8, (size_t)MAP_TOP + nr * MAP_CELL + 8,
-        (size_t)MAP_LABEL_W + nc * MAP_CELL + 8, (size_t)MAP_TOP + nr * MAP_CELL + 8);
+        (size_t)MAP_LABEL_W + nc * MAP_CELL + MAP_RIGHT, (size_t)MAP_TOP + nr * MAP_CELL + 8,
+        (size_t)MAP_LABEL_W + nc * MAP_CELL + MAP_RIGHT, (size_t)MAP_TOP + nr * MAP_CELL + 8);
+    /* the tool's columns are newest first; drawn oldest at the left, so
+       time runs left to right and the latest period is the last column */
     for (size_t c = 0; c < nc; c++) {
         ui_rawf(d, "<text transform=\"translate(%zu,%d) rotate(-60)\">",
-                (size_t)MAP_LABEL_W + c * MAP_CELL + 11, MAP_TOP - 4);
+                (size_t)MAP_LABEL_W + (nc - 1 - c) * MAP_CELL + 11, MAP_TOP - 4);
         ui_text(d, json_string_value(json_array_get(cols, c)));
         ui_raw(d, "</text>\n");
     }
@@ -94,7 +100,7 @@ static void map_svg(ui_doc *d, const json_t *sc)
             ui_rawf(d,
                     "<rect x=\"%zu\" y=\"%zu\" width=\"%d\" height=\"%d\" rx=\"2\" fill=\"%s\" "
                     "fill-opacity=\"%.2f\"><title>",
-                    (size_t)MAP_LABEL_W + c * MAP_CELL, (size_t)MAP_TOP + r * MAP_CELL,
+                    (size_t)MAP_LABEL_W + (nc - 1 - c) * MAP_CELL, (size_t)MAP_TOP + r * MAP_CELL,
                     MAP_CELL - 2, MAP_CELL - 2, v > 0 ? "#1a73e8" : "#888888", shade);
             ui_text(d, name);
             ui_raw(d, ", ");
@@ -130,24 +136,29 @@ void ui_page_map(ui_doc *d)
             else
                 ui_rawf(d, "<a href=\"/map?bucket=%s\">%s</a>", buckets[i], buckets[i]);
         }
-        ui_rawf(d,
-                ". Rows %lld\xE2\x80\x93%lld of %lld projects, columns %lld\xE2\x80\x93%lld of "
-                "%lld.</p>\n",
-                ui_int(reg, "row", 0) + 1,
+        const json_t *labels = json_object_get(sc, "col_labels");
+        size_t nc = json_array_size(labels);
+        ui_rawf(d, ". Rows %lld\xE2\x80\x93%lld of %lld projects", ui_int(reg, "row", 0) + 1,
                 ui_int(reg, "row", 0) + (long long)json_array_size(json_object_get(sc, "cells")),
-                ui_int(bounds, "rows", 0), ui_int(reg, "col", 0) + 1,
-                ui_int(reg, "col", 0) +
-                    (long long)json_array_size(json_object_get(sc, "col_labels")),
+                ui_int(bounds, "rows", 0));
+        if (nc > 0) {
+            ui_raw(d, "; periods from ");
+            ui_text(d, json_string_value(json_array_get(labels, nc - 1)));
+            ui_raw(d, " to ");
+            ui_text(d, json_string_value(json_array_get(labels, 0)));
+        }
+        ui_rawf(d, " (columns %lld\xE2\x80\x93%lld of %lld, newest first).</p>\n",
+                ui_int(reg, "col", 0) + 1, ui_int(reg, "col", 0) + (long long)nc,
                 ui_int(bounds, "cols", 0));
         map_svg(d, sc);
         const json_t *next = json_object_get(sc, "next_regions");
         ui_raw(d, "<nav class=\"pager\">");
-        if (ui_int(reg, "row", 0) > 0 || ui_int(reg, "col", 0) > 0)
-            map_link(d, bucket, NULL, "Back to the start");
         if (json_object_get(next, "right"))
-            map_link(d, bucket, json_object_get(next, "right"), "More to the right");
+            map_link(d, bucket, json_object_get(next, "right"), "Earlier", "prev");
+        if (ui_int(reg, "row", 0) > 0 || ui_int(reg, "col", 0) > 0)
+            map_link(d, bucket, NULL, "Back to the latest", "first");
         if (json_object_get(next, "down"))
-            map_link(d, bucket, json_object_get(next, "down"), "More below");
+            map_link(d, bucket, json_object_get(next, "down"), "More below", "next");
         ui_raw(d, "</nav>\n");
     }
     json_decref(res);

@@ -82,6 +82,20 @@ static void list_pager(ui_doc *d, const json_t *sc, const char *path, const char
 
 /* ------------------------------------------------------------ projects */
 
+/* "claude,codex" as "claude, codex": a list that may wrap between agents. */
+static void sources(ui_doc *d, const char *s)
+{
+    if (s == NULL) {
+        ui_text(d, NULL);
+        return;
+    }
+    for (const char *c; (c = strchr(s, ',')) != NULL; s = c + 1) {
+        text_out_html(&d->o, s, (size_t)(c - s));
+        ui_raw(d, ", ");
+    }
+    ui_text(d, s);
+}
+
 void ui_page_projects(ui_doc *d)
 {
     ui_begin(d, "Projects", NULL);
@@ -94,21 +108,22 @@ void ui_page_projects(ui_doc *d)
     if (sc) {
         ui_raw(d, "<h1>Projects</h1>\n");
         list_summary(d, sc, "projects");
-        ui_raw(d, "<table><tr><th>project</th><th class=\"opt\">agents</th><th class=\"num\">"
-                  "sessions</th><th class=\"num opt\">messages</th><th>last active</th></tr>\n");
+        ui_raw(d, "<table><tr><th class=\"w\">project</th><th class=\"opt\">agents</th><th "
+                  "class=\"num\">sessions</th><th class=\"num opt\">messages</th><th>last "
+                  "active</th></tr>\n");
         json_t *recs = ui_records(sc, "projects");
         size_t i;
         const json_t *r;
         json_array_foreach(recs, i, r)
         {
             bool first = true;
-            ui_raw(d, "<tr><td dir=\"auto\">");
+            ui_raw(d, "<tr><td class=\"w\" dir=\"auto\">");
             href_begin(d, "/sessions");
             href_arg(d, &first, "project", ui_rec_str(r, sc, "name", ""));
             ui_raw(d, "\">");
             ui_text(d, ui_rec_str(r, sc, "name", NULL));
-            ui_raw(d, "</a></td><td class=\"opt\">");
-            ui_text(d, ui_rec_str(r, sc, "sources", NULL));
+            ui_raw(d, "</a></td><td class=\"opt s\">");
+            sources(d, ui_rec_str(r, sc, "sources", NULL));
             ui_rawf(
                 d,
                 "</td><td class=\"num\">%lld</td><td class=\"num opt\">%lld</td><td class=\"t\">",
@@ -144,7 +159,8 @@ void ui_page_sessions(ui_doc *d)
         ui_text(d, project ? project : "All sessions");
         ui_raw(d, "</h1>\n");
         list_summary(d, sc, "sessions");
-        ui_raw(d, "<table><tr><th>started</th><th>session</th><th class=\"opt\">agent</th>"
+        ui_raw(d, "<table><tr><th>started</th><th class=\"w\">session</th><th "
+                  "class=\"opt\">agent</th>"
                   "<th class=\"num\">msgs</th></tr>\n");
         json_t *recs = ui_records(sc, "sessions");
         size_t i;
@@ -155,14 +171,14 @@ void ui_page_sessions(ui_doc *d)
             const char *title = ui_rec_str(r, sc, "title", NULL);
             ui_raw(d, "<tr><td class=\"t\">");
             ui_time(d, ui_rec_str(r, sc, "started_at", NULL));
-            ui_raw(d, "</td><td dir=\"auto\">");
+            ui_raw(d, "</td><td class=\"w\" dir=\"auto\">");
             href_begin(d, "/session");
             href_arg(d, &first, "id", ui_rec_str(r, sc, "session_id", ""));
             ui_raw(d, "\">");
             ui_text(d, title ? title : ui_rec_str(r, sc, "session_id", NULL));
             ui_raw(d, "</a>");
             if (!project) {
-                ui_raw(d, " <span class=\"mute\">");
+                ui_raw(d, " <span class=\"mute p\">");
                 ui_text(d, ui_rec_str(r, sc, "project", NULL));
                 ui_raw(d, "</span>");
             }
@@ -219,7 +235,7 @@ static void search_hit(ui_doc *d, const json_t *sc, const json_t *r)
             "#L%lld\" class=\"hit\">line %lld</a></header>\n<div class=\"text\" "
             "dir=\"auto\">",
             line, line);
-    ui_text(d, ui_rec_str(r, sc, "snippet", NULL));
+    ui_snippet(d, ui_rec_str(r, sc, "snippet", NULL));
     ui_raw(d, "</div></li>\n");
 }
 

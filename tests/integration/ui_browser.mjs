@@ -63,6 +63,22 @@ execFileSync(bin, ["sync", "--quiet", "--db", db, "--claude-home", `${arc}/claud
 execFileSync(bin, ["sync", "--quiet", "--db", db, "--claude-home", path.join(src, "tests/data/export/claude"),
   "--codex-home", empty, "--gemini-home", empty, "--copilot-home", empty, "--opencode-home", empty],
 { stdio: ["ignore", "ignore", "ignore"] });
+// A project in another folder with the same last name as ledger-api
+// (/home/ada/src/ledger-api): a project of its own, "ledger-api (srv/b)".
+// Its message holds real brackets beside a word searched for.
+const twin = path.join(tmp, "twin");
+fs.mkdirSync(path.join(twin, "projects", "-srv-b-ledger-api"), { recursive: true });
+fs.writeFileSync(path.join(twin, "projects", "-srv-b-ledger-api", "7e1a0000-0000-4000-8000-000000000b0b.jsonl"),
+  [{ type: "user", sessionId: "7e1a0000-0000-4000-8000-000000000b0b", cwd: "/srv/b/ledger-api",
+    timestamp: "2025-09-01T08:00:00Z", uuid: "u1",
+    message: { role: "user", content: "the build says [COMPILE ERROR] zyzzyva.c:3 [1] again" } },
+  { type: "assistant", sessionId: "7e1a0000-0000-4000-8000-000000000b0b", cwd: "/srv/b/ledger-api",
+    timestamp: "2025-09-01T08:00:05Z", uuid: "a1",
+    message: { role: "assistant", model: "claude-x", content: [{ type: "text", text: "A missing semicolon." }] } }]
+    .map((l) => JSON.stringify(l)).join("\n") + "\n");
+execFileSync(bin, ["sync", "--quiet", "--db", db, "--claude-home", twin,
+  "--codex-home", empty, "--gemini-home", empty, "--copilot-home", empty, "--opencode-home", empty],
+{ stdio: ["ignore", "ignore", "ignore"] });
 const HARD = "0badc0de-7e57-4a11-8d00-000000000042";
 const TOKEN = "t0ken-" + Math.random().toString(36).slice(2) + "-0123456789"; // 16 characters at least
 fs.writeFileSync(path.join(tmp, "token"), TOKEN + "\n");
@@ -175,12 +191,40 @@ try {
     assert.ok(w <= phone.width, `${what}: ${w}px wide on a ${phone.width}px phone`);
   };
   const nextHref = () => page.$eval("a[rel=next]", (a) => a.href).catch(() => null);
+  // What a person sees at `width`: nothing wider than the screen, and no
+  // table cell whose text wraps inside a word that would fit a column of
+  // a reasonable width (40% of the screen): "claud/e", a date one
+  // character per line. Longer words (paths, ids) may still break.
+  const layout = async (what, width) => {
+    const r = await page.evaluate((vw) => {
+      const bad = [];
+      for (const cell of document.querySelectorAll("td, th")) {
+        if (cell.offsetParent === null) continue; // a column hidden on this screen
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          for (const m of n.data.matchAll(/\S+/g)) {
+            const range = document.createRange();
+            range.setStart(n, m.index);
+            range.setEnd(n, m.index + m[0].length);
+            const rects = [...range.getClientRects()].filter((x) => x.width > 0);
+            const lines = new Set(rects.map((x) => Math.round(x.top))).size;
+            const w = rects.reduce((a, x) => a + x.width, 0);
+            if (lines > 1 && w <= 0.4 * vw) bad.push(`"${m[0]}" (${Math.round(w)} px) over ${lines} lines`);
+          }
+        }
+      }
+      return { bad, width: document.documentElement.scrollWidth };
+    }, width);
+    assert.deepEqual(r.bad, [], `${what} at ${width} px: text wraps inside a word in a table cell`);
+    assert.ok(r.width <= width, `${what}: ${r.width}px wide on a ${width}px screen`);
+  };
 
   // login, then the home page: projects
   assert.equal(await go(`${base}/?token=${TOKEN}`), 200, "login lands on the home page");
   assert.equal(new URL(page.url()).search, "", "the token left the address bar");
   const projects = await page.$$eval("table tr td:first-child a", (as) => as.map((a) => a.textContent));
-  assert.deepEqual(projects.slice().sort(), ["données-météo", "hard-cases", "ledger-api", "mcpage", "pixel-garden"]);
+  assert.deepEqual(projects.slice().sort(),
+    ["données-météo", "hard-cases", "ledger-api", "ledger-api (srv/b)", "mcpage", "pixel-garden"]);
   await fitsPhone("projects");
   await shot("1-projects");
 
@@ -188,6 +232,9 @@ try {
   await page.click("a[href='/sessions?project=ledger-api']");
   await page.waitForSelector("h1");
   assert.equal(await page.$eval("h1", (h) => h.textContent), "ledger-api");
+  const ledgerIds = await page.$$eval("table a[href^='/session?id=']", (as) => as.map((a) => new URL(a.href).searchParams.get("id")));
+  assert.ok(ledgerIds.length > 1 && !ledgerIds.includes("7e1a0000-0000-4000-8000-000000000b0b"),
+    "ledger-api selects its own folder's sessions only, not /srv/b/ledger-api's");
   await fitsPhone("sessions");
   await shot("2-sessions");
   await go(`${base}/sessions`);
@@ -294,16 +341,49 @@ try {
   assert.match(title, /: \d+ messages$/);
   let regions = 1;
   while (regions < 10) {
-    const more = await page.$$eval("nav.pager a", (as) => as.filter((a) => a.textContent === "More to the right").map((a) => a.href));
+    const more = await page.$$eval("nav.pager a", (as) => as.filter((a) => a.textContent === "Earlier").map((a) => a.href));
     if (!more.length) break;
     await go(more[0]);
     regions++;
   }
-  assert.ok(regions >= 5, `the day map by 7 columns: ${regions} regions to the right`);
-  assert.ok(await page.$eval("p.meta", (p) => /columns \d+–(\d+) of \1\./.test(p.textContent)), "walked to the last column");
+  assert.ok(regions >= 5, `the day map by 7 columns: ${regions} regions back in time`);
+  assert.ok(await page.$eval("p.meta", (p) => /columns \d+–(\d+) of \1,/.test(p.textContent)), "walked to the last column");
   await page.setViewport(phone);
   await go(`${base}/map`);
   await fitsPhone("map");
+
+  // the map opens on the latest period with activity: its rightmost
+  // column is the day of the archive's last message
+  await page.setViewport({ width: 1280, height: 900 });
+  await go(`${base}/`);
+  const lastActive = (await page.$$eval("table td.t", (ts) => ts.map((t) => t.textContent))).sort().pop().slice(0, 10);
+  await go(`${base}/map?bucket=day`);
+  const rightmost = await page.$$eval("svg.map > text", (ts) => ts
+    .map((t) => ({ x: Number(t.getAttribute("transform").match(/translate\((\d+)/)[1]), d: t.textContent }))
+    .sort((a, b) => a.x - b.x).pop().d);
+  assert.equal(rightmost, lastActive, "the day map's last column is the latest active day");
+  assert.ok(await page.$eval("nav.pager", (n) => n.textContent.includes("Earlier")), "earlier periods one click away");
+
+  // search hits are <mark>ed; the transcript's own [brackets] stay text
+  await go(`${base}/search?q=zyzzyva`);
+  const hit = await page.$eval("ol.hits > li .text", (t) => ({
+    marks: [...t.querySelectorAll("mark")].map((m) => m.textContent), text: t.textContent }));
+  assert.deepEqual(hit.marks, ["zyzzyva"], `marked: ${JSON.stringify(hit)}`);
+  assert.ok(hit.text.includes("[COMPILE ERROR] zyzzyva.c:3 [1]"), hit.text);
+  assert.ok(!/[⟦⟧]/.test(hit.text), "no marker characters shown");
+
+  // every page kind at a desktop width and on a phone: screenshots, and
+  // no cell text wrapping inside a word
+  const kinds = [["1-projects", "/"], ["2-sessions", "/sessions?project=ledger-api"], ["3-all-sessions", "/sessions"],
+    ["4-search", "/search?q=error"], ["5-session", `/session?id=${HARD}`], ["6-map", "/map"]];
+  for (const width of [1280, 400]) {
+    await page.setViewport({ width, height: 900, deviceScaleFactor: 1, isMobile: width < 600, hasTouch: width < 600 });
+    for (const [name, url] of kinds) {
+      assert.equal(await go(base + url), 200, url);
+      await shot(`w${width}-${name}`);
+      await layout(name, width);
+    }
+  }
 
   // an error page: an unknown session
   assert.equal(await go(`${base}/session?id=no-such-session`), 404);

@@ -438,6 +438,50 @@ static void project_folders_map_to_paths(void **state)
     assert_non_null(strstr(d, "project tools /home/u/tools gemini sessions=1"));
     assert_non_null(strstr(d, "session unk00001 source=gemini project=000000000000"));
     free(d);
+
+    /* a hash folder no file maps: the directory the session's context
+       names ("I'm currently working in the directory: ..."); its title is
+       the first real request, not the context */
+    folder_session(f, "1111111111111111111111111111111111111111111111111111111111111111",
+                   "ctx00001");
+    char path[1000];
+    snprintf(path, sizeof path,
+             "%s/tmp/1111111111111111111111111111111111111111111111111111111111111111/chats/"
+             "session-2025-08-01T09-00-ctx00001.jsonl",
+             f->home);
+    ts_put(path, "w",
+           "{\"sessionId\":\"ctx00001\",\"projectHash\":\"h\",\"startTime\":"
+           "\"2025-08-01T09:00:00Z\",\"lastUpdated\":\"2025-08-01T09:00:00Z\"}\n");
+    ts_put(path, "a",
+           msg("c1", "user",
+               "<session_context>\\nThis is the Gemini CLI. We are setting up the context for our "
+               "chat.\\nThe project's temporary directory is: /home/u/.gemini/tmp/1111\\nI'm "
+               "currently working in the directory: /home/u/ctx project  \\nHere is the folder "
+               "structure\\n</session_context>"));
+    ts_put(path, "a", msg("c2", "user", "count the lines"));
+    folder_session(f, "2222222222222222222222222222222222222222222222222222222222222222",
+                   "win00001");
+    snprintf(path, sizeof path,
+             "%s/tmp/2222222222222222222222222222222222222222222222222222222222222222/chats/"
+             "session-2025-08-01T09-00-win00001.jsonl",
+             f->home);
+    ts_put(path, "a",
+           msg("w1", "user",
+               "This is the Gemini CLI.\\nI'm currently working in the directory: "
+               "R:\\\\HACK\\\\book-site\\nShowing up to 200 items"));
+    ts_sync(f->db, f->home, NULL, &rep);
+    d = ts_dump(f->db, 80);
+    assert_non_null(strstr(d, "project ctx project /home/u/ctx project gemini sessions=1"));
+    assert_non_null(strstr(d, "session ctx00001 source=gemini project=ctx project"));
+    assert_non_null(strstr(d, "R:\\HACK\\book-site"));
+    free(d);
+    store *s = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &s), 0);
+    store_session row;
+    assert_int_equal(store_session_get(s, "ctx00001", &row), 0);
+    assert_string_equal(row.title, "count the lines");
+    store_session_clear(&row);
+    store_close(s);
 }
 
 int main(void)
