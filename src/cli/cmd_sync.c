@@ -27,7 +27,8 @@ static void print_sync_usage(FILE *out)
                  "                   [--opencode-home DIR] [--cursor-home DIR] [--no-claude]\n"
                  "                   [--no-codex] [--no-gemini] [--no-copilot] [--no-opencode]\n"
                  "                   [--no-cursor] [--NAME-home DIR] [--no-NAME] [--sources FILE]\n"
-                 "                   [--hostname NAME] [--json] [--quiet] [--rebuild]\n\n"
+                 "                   [--hostname NAME] [--json] [--quiet] [--rebuild]\n"
+                 "                   [--settle]\n\n"
                  "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
                  "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl, archived ones in\n"
                  "DIR/archived_sessions, 2025's rollout-*.json), Gemini CLI chats\n"
@@ -38,7 +39,9 @@ static void print_sync_usage(FILE *out)
                  "into the archive, and every described agent (Pi, Qwen Code, OpenClaude, ...:\n"
                  "'mcpage sources' lists them and where each is looked for).\n"
                  "Files already read are skipped or read from where the last sync stopped;\n"
-                 "sessions whose files were deleted stay in the archive.\n\n"
+                 "sessions whose files were deleted stay in the archive. A last line without\n"
+                 "its newline may still be written: it is taken once its file has been\n"
+                 "unchanged for 60 s (sync names the files it holds back and when).\n\n"
                  "  --store URL        a shared store: postgres://user@host/db (env\n"
                  "                     MCPAGE_STORE); several machines may sync into it\n"
                  "                     at once\n"
@@ -68,6 +71,9 @@ static void print_sync_usage(FILE *out)
                  "                     (env MCPAGE_HOSTNAME; default gethostname())\n"
                  "  --json             print the report as one JSON object on stdout\n"
                  "  --quiet            print nothing unless something failed\n"
+                 "  --settle           take every file as finished now: a last line without\n"
+                 "                     its newline that is a whole JSON object is read at once\n"
+                 "                     (after copying transcripts; not while an agent writes)\n"
                  "  --rebuild          build a new store from the transcripts (for a damaged\n"
                  "                     one): written beside it as FILE.rebuild, then swapped\n"
                  "                     in; the old file is kept as FILE.old-<UTC time>.\n"
@@ -160,6 +166,18 @@ static void print_json(const sync_report *r, const sync_costs *costs, const char
         json_array_append_new(srcs, so);
     }
     json_object_set_new(o, "sources", srcs);
+    json_t *held = json_array();
+    for (int i = 0; i < r->nheld; i++)
+        json_array_append_new(held, json_string(r->held_list[i]));
+    json_object_set_new(o, "files_held_back", json_integer(r->held));
+    json_object_set_new(o, "held_back", held);
+    if (r->held_until > 0) {
+        time_t t = (time_t)r->held_until;
+        struct tm tm;
+        char at[32];
+        if (gmtime_r(&t, &tm) && strftime(at, sizeof at, "%Y-%m-%dT%H:%M:%SZ", &tm))
+            json_object_set_new(o, "held_back_until", json_string(at));
+    }
     char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (txt)
         printf("%s\n", txt);
@@ -315,6 +333,7 @@ typedef struct sync_cmd {
     const char *db_arg;        /* --db FILE, or NULL */
     const char *host_arg;      /* --hostname, else MCPAGE_HOSTNAME, or NULL */
     int json, quiet, rebuild;  /* --json, --quiet, --rebuild */
+    int settle;                /* --settle */
     cli_agents agents;         /* --NAME-home, --no-NAME and the folders */
     char db[SYNC_PATH_MAX];    /* the store spec */
     char shown[SYNC_PATH_MAX]; /* the store as messages show it (no password) */
@@ -336,6 +355,8 @@ static int parse_args(int argc, char **argv, sync_cmd *c)
             c->quiet = 1;
         } else if (strcmp(a, "--rebuild") == 0) {
             c->rebuild = 1;
+        } else if (strcmp(a, "--settle") == 0) {
+            c->settle = 1;
         } else if (has_value && strcmp(a, "--db") == 0) {
             c->db_arg = argv[++i];
         } else if (has_value && strcmp(a, "--store") == 0) {
@@ -428,6 +449,20 @@ static void print_summary(const sync_report *rep)
                          x->warnings == 1 ? "" : "s",
                          shown || !x->warning[0] ? "" : ", first: ", shown ? "" : x->warning);
     }
+    if (rep->held) {
+        fprintf(stderr, "  %lld files hold back their last line:\n", (long long)rep->held);
+        for (int i = 0; i < rep->nheld; i++)
+            text_term_printf(stderr, "    %s\n", rep->held_list[i]);
+        if (rep->held > rep->nheld)
+            fprintf(stderr, "    (%lld more)\n", (long long)(rep->held - rep->nheld));
+        if (rep->held_until > 0) {
+            time_t t = (time_t)rep->held_until, now = time(NULL);
+            fprintf(stderr,
+                    "  run `mcpage sync` again after %lld s to take them, or `mcpage sync "
+                    "--settle` to take complete lines now\n",
+                    (long long)(t > now ? t - now : 0));
+        }
+    }
 }
 
 /* The report in the form asked for, and what to do when no agent folder was found. */
@@ -483,6 +518,7 @@ int cli_cmd_sync(int argc, char **argv)
         .hostname = c.host_arg && *c.host_arg ? c.host_arg : NULL,
         .progress = draw_bar,
         .progress_ud = &bar,
+        .settle = c.settle,
     };
     cli_agents_options(&c.agents, &opt);
     sync_report rep;

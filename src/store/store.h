@@ -335,12 +335,13 @@ typedef enum store_search_sort {
  * quoted before it reaches the engine, so `foo-bar`, `c++` and
  * `path/to/file.c` match the text they spell (as a phrase of their word
  * parts). A trailing `*` on a word makes it a prefix. Snippets mark hits
- * as ⟦..⟧ (STORE_HIT_OPEN / STORE_HIT_CLOSE: U+27E6 and U+27E7, white
- * square brackets, which transcripts hardly ever hold, where "[COMPILE
- * ERROR]" and "[1]" are common) with "…" at cut ends.
+ * as 【..】 (STORE_HIT_OPEN / STORE_HIT_CLOSE: U+3010 and U+3011, black
+ * lenticular brackets, which English transcripts hardly ever hold, where
+ * "[COMPILE ERROR]" and "[1]" are common; o200k counts them as [ and ],
+ * one token each, where ⟦ ⟧ cost three) with "…" at cut ends.
  */
-#define STORE_HIT_OPEN  "\xE2\x9F\xA6"
-#define STORE_HIT_CLOSE "\xE2\x9F\xA7"
+#define STORE_HIT_OPEN  "\xE3\x80\x90"
+#define STORE_HIT_CLOSE "\xE3\x80\x91"
 
 typedef struct store_search_filter {
     const char *query;   /* required */

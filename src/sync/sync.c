@@ -150,7 +150,7 @@ static int origin_project(const char *url, char *path, size_t pathlen, char *nam
 static int codex_fallback_project(store *s, const sync_job *j, int64_t *pid)
 {
     *pid = 0;
-    if (j->sb.st_size < 0 || !sync_settled(&j->sb))
+    if (j->sb.st_size < 0 || !sync_job_settled(j, &j->sb))
         return 0;
     char path[1024] = "unknown", name[256] = "unknown";
     size_t len = 0;
@@ -270,7 +270,7 @@ static int bare_agent_id(sync_job *j, const char *known)
             parent = sync_dup(sid);
         json_decref(v);
         free(line);
-        if (!parent && !sync_settled(&j->sb))
+        if (!parent && !sync_job_settled(j, &j->sb))
             return 1;
     }
     char id[STORE_ID_MAX + 1];
@@ -400,9 +400,12 @@ static int prepass(store *s, sync_jobs *js, const char *host, sync_report *rep, 
         int same =
             src && src->size == size && src->inode == (int64_t)j->sb.st_ino &&
             src->mtime_ns == (int64_t)j->sb.st_mtim.tv_sec * 1000000000 + j->sb.st_mtim.tv_nsec;
-        int waiting = same && src->consumed < size && !j->legacy && sync_settled(&j->sb);
-        if (same && !waiting)
+        int waiting = same && src->consumed < size && !j->legacy && sync_job_settled(j, &j->sb);
+        if (same && !waiting) {
+            if (src->consumed < size && !j->legacy) /* its last line still waits */
+                sync_held(rep, j->path, (int64_t)j->sb.st_mtim.tv_sec + SYNC_SETTLED_SECONDS);
             continue;
+        }
         j->changed = 1;
         int64_t from = src && src->consumed <= size ? src->consumed : 0;
         *bytes_total += size - from;
@@ -530,6 +533,8 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     if (rc < 0)
         goto out;
     rep->files_seen = (int64_t)js.n;
+    for (size_t i = 0; i < js.n; i++)
+        js.v[i].settle = o.settle;
     pass_files p = {0};
     if ((rc = prepass(s, &js, o.hostname, rep, &p.changed, &p.bytes_total)) < 0)
         goto out;

@@ -57,6 +57,10 @@ typedef struct sync_options {
     /* The described sources (sync_desc.h) and their homes; none when 0. */
     const sync_described *described;
     size_t ndescribed;
+    /* Take every file as settled: a complete last line without its
+       newline is a line now, not once the file has been unchanged for
+       SYNC_SETTLED_SECONDS (`mcpage sync --settle`, after copying files). */
+    int settle;
 } sync_options;
 
 #define SYNC_REPORT_SOURCES 80 /* sources a report keeps apart */
@@ -111,6 +115,14 @@ typedef struct sync_report {
     int nsources;
     sync_source_report sources[SYNC_REPORT_SOURCES];
     int current; /* the source being read (index + 1), 0 = none: examples are its warnings */
+    /* Files whose last line was held back (sync_held): "path: why, when".
+       held counts them all (a file once), held_list keeps the first. */
+    int64_t held;
+    int nheld;
+    char held_list[SYNC_EXAMPLES_MAX][SYNC_EXAMPLE_LEN];
+    /* When the last of them that waits only for time is taken (Unix
+       seconds: its file unchanged for SYNC_SETTLED_SECONDS), or 0. */
+    int64_t held_until;
 } sync_report;
 
 /* Runs one sync pass into `s` (opened for writing). 0, or the first error

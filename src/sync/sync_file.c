@@ -244,6 +244,37 @@ void sync_example(sync_report *rep, const char *path, int64_t line, const char *
         sync_escape(ex + k, (size_t)(SYNC_EXAMPLE_LEN - k), why ? why : "", why ? strlen(why) : 0);
 }
 
+int sync_job_settled(const sync_job *j, const struct stat *sb)
+{
+    return j->settle || sync_settled(sb);
+}
+
+void sync_held(sync_report *rep, const char *path, int64_t until)
+{
+    rep->held++;
+    if (until > rep->held_until)
+        rep->held_until = until;
+    if (rep->nheld >= SYNC_EXAMPLES_MAX)
+        return;
+    char epath[170], why[120]; /* "epath: why" fits SYNC_EXAMPLE_LEN */
+    sync_escape_path(epath, sizeof epath, path);
+    if (until > 0) {
+        time_t t = (time_t)until;
+        struct tm tm;
+        char at[16] = "";
+        if (gmtime_r(&t, &tm))
+            strftime(at, sizeof at, "%H:%M:%S", &tm);
+        (void)snprintf(why, sizeof why,
+                       "its last line has no newline yet: taken at %s UTC (%d s unchanged), or "
+                       "now with --settle",
+                       at, SYNC_SETTLED_SECONDS);
+    } else {
+        (void)snprintf(why, sizeof why,
+                       "its last line is unfinished: read once the agent has written it whole");
+    }
+    (void)snprintf(rep->held_list[rep->nheld++], SYNC_EXAMPLE_LEN, "%s: %s", epath, why);
+}
+
 int sync_settled(const struct stat *sb)
 {
     struct timespec now;
@@ -946,9 +977,12 @@ static int finish_last_line(file_state *f, line_reader *lr)
 {
     if (f->consumed >= f->size)
         return 0;
-    if (lr->skipping || !lr->buf || f->job->legacy || !sync_settled(&f->sb) ||
-        !complete_object(lr->buf, lr->len)) {
+    int whole = !lr->skipping && lr->buf && !f->job->legacy && complete_object(lr->buf, lr->len);
+    if (!whole || !sync_job_settled(f->job, &f->sb)) {
         f->rep->lines_partial++;
+        if (!lr->skipping && lr->buf)
+            sync_held(f->rep, f->job->path,
+                      whole ? (int64_t)f->sb.st_mtim.tv_sec + SYNC_SETTLED_SECONDS : 0);
         return 0;
     }
     int rc;

@@ -1029,8 +1029,10 @@ static int fold_whole(fold_file *ff, int fd, int *reparsed)
     if (rc < 0)
         goto out_id;
     ff->rep->lines_read += new_lines;
-    if (ff->end < ff->total)
+    if (ff->end < ff->total) {
         ff->rep->lines_partial++;
+        sync_held(ff->rep, ff->job->path, 0);
+    }
     if (reset && consumed > 0) {
         *reparsed = 1;
         if ((rc = old_keys(ff)) < 0)

@@ -41,6 +41,7 @@ typedef struct sync_job {
     int changed;      /* set by the pre-pass */
     int same_session; /* another file of this pass holds the same session: not read */
     struct stat sb;   /* from the pre-pass; st_size -1 when stat failed */
+    int settle;       /* sync_options.settle: taken as settled whatever its age */
     int64_t project_id; /* its session's project after this run; -1 = none */
 } sync_job;
 
@@ -114,5 +115,14 @@ void sync__source_begin(sync_report *rep, const char *name, sync_mark *m);
 void sync__source_end(sync_report *rep, sync_mark *m);
 /* 1 when the file has not changed for SYNC_SETTLED_SECONDS. */
 int sync_settled(const struct stat *sb);
+/* 1 when the job's file counts as settled: sync_settled, or --settle. */
+int sync_job_settled(const sync_job *j, const struct stat *sb);
+/*
+ * Names a file whose last line was held back in the report. `until` > 0:
+ * the line is complete and waits only for the file to settle, which it
+ * does at `until` (Unix seconds); 0: the line is unfinished and waits for
+ * its writer.
+ */
+void sync_held(sync_report *rep, const char *path, int64_t until);
 
 #endif

@@ -16,6 +16,8 @@
 
 #include <mcpage/mcpage.h>
 
+#include "store/store.h"
+
 void text_out_init(text_out *o, FILE *f)
 {
     memset(o, 0, sizeof *o);
@@ -564,6 +566,9 @@ size_t text_term_escape(char *buf, size_t cap, const char *s, size_t n)
 }
 
 /* ------------------------------------------------------------ the stylesheet */
+
+const char text_hit_open[] = STORE_HIT_OPEN;
+const char text_hit_close[] = STORE_HIT_CLOSE;
 
 const char text_css[] =
     ":root{color-scheme:light dark;--fg:#1d1f21;--bg:#fff;--mute:#666;--line:#ddd;--code:#f5f5f4;"

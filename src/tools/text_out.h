@@ -83,5 +83,9 @@ size_t text_term_escape(char *buf, size_t cap, const char *s, size_t n);
 extern const char text_css[];
 /* "'sha256-...'" of text_css, for a Content-Security-Policy style-src. */
 const char *text_css_csp_hash(void);
+/* How search snippets mark a hit (the store's STORE_HIT_OPEN and
+   STORE_HIT_CLOSE, for modules that do not read the store): "【", "】". */
+extern const char text_hit_open[];
+extern const char text_hit_close[];
 
 #endif

@@ -99,7 +99,8 @@ void ui_text(ui_doc *d, const char *s)
 
 void ui_snippet(ui_doc *d, const char *s)
 {
-    static const char open[] = STORE_HIT_OPEN, close[] = STORE_HIT_CLOSE;
+    const char *open = text_hit_open, *close = text_hit_close;
+    size_t skip = strlen(open); /* both marks are as long */
     if (s == NULL) {
         ui_text(d, NULL);
         return;
@@ -112,7 +113,7 @@ void ui_snippet(ui_doc *d, const char *s)
             break;
         ui_raw(d, in ? "</mark>" : "<mark>");
         in = !in;
-        s = m + (sizeof open - 1);
+        s = m + skip;
     }
     if (in)
         ui_raw(d, "</mark>");

@@ -11,7 +11,6 @@
 
 #include <jansson.h>
 
-#include "store/store.h"
 #include "tools/text_out.h"
 #include "ui/ui.h"
 #include "ui/ui_call.h"
@@ -36,8 +35,8 @@ long long ui_arg_int(const ui_doc *d, const char *name, long long dflt);
 void ui_begin(ui_doc *d, const char *title, const char *q);
 /* Text, HTML-escaped ("-" for NULL). */
 void ui_text(ui_doc *d, const char *s);
-/* A search snippet: its text escaped, each hit (between STORE_HIT_OPEN
-   and STORE_HIT_CLOSE) in <mark>. */
+/* A search snippet: its text escaped, each hit (between text_hit_open
+   and text_hit_close) in <mark>. */
 void ui_snippet(ui_doc *d, const char *s);
 /* A stored timestamp as a person reads it: "2025-09-26 19:03" (UTC). */
 void ui_time(ui_doc *d, const char *ts);

@@ -85,7 +85,7 @@ try {
     fields: ["session_id", "snippet", "line", "ordinal"] } });
   ok(!hits.isError && hits.structuredContent.total_matches > 0, "search matches");
   const m = rowsOf(hits.structuredContent, "matches")[0];
-  ok(Number.isInteger(m.line) && m.line > 2 && m.snippet.includes("["), "match has a line and a marked snippet");
+  ok(Number.isInteger(m.line) && m.line > 2 && m.snippet.includes("【") && m.snippet.includes("】"), "match has a line and a marked snippet");
   const bad = await client.callTool({ name: "search_conversations", arguments: { query: "x role:nobody" } });
   ok(bad.isError && bad.structuredContent.error.code === "invalid_argument", "bad filter is an invalid_argument");
 

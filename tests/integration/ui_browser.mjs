@@ -370,7 +370,7 @@ try {
     marks: [...t.querySelectorAll("mark")].map((m) => m.textContent), text: t.textContent }));
   assert.deepEqual(hit.marks, ["zyzzyva"], `marked: ${JSON.stringify(hit)}`);
   assert.ok(hit.text.includes("[COMPILE ERROR] zyzzyva.c:3 [1]"), hit.text);
-  assert.ok(!/[⟦⟧]/.test(hit.text), "no marker characters shown");
+  assert.ok(!/[【】]/.test(hit.text), "no marker characters shown");
 
   // every page kind at a desktop width and on a phone: screenshots, and
   // no cell text wrapping inside a word

@@ -976,6 +976,49 @@ static void transcript_cases_sync_the_same_line_by_line(void **state)
 /* A finished session's last line without its newline is archived; when
  * the file grows after all (the newline, then more lines), reading goes
  * on from there: no line twice, none lost, the raw copy the file. */
+/* A first sync of freshly copied files: a last line without its newline
+ * is held back, and the report names the file and when it will be taken
+ * (again on the next sync while it waits); --settle takes a complete one
+ * at once, and still names an unfinished one. */
+static void held_back_files_are_named_and_settle_takes_them(void **state)
+{
+    fx *f = *state;
+    char path[600], path2[600];
+    snprintf(path, sizeof path, "%s/s1.jsonl", f->proj);
+    put(path, "w", user_line(0, "one"));
+    char last[512];
+    snprintf(last, sizeof last, "%s", user_line(1, "two"));
+    last[strlen(last) - 1] = 0; /* no newline */
+    put(path, "a", last);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    sync_report r;
+    for (int pass = 0; pass < 2; pass++) {
+        sync_once(f, &r, 0, 0);
+        assert_int_equal(r.messages_added, pass == 0 ? 1 : 0);
+        assert_int_equal(r.held, 1);
+        assert_int_equal(r.nheld, 1);
+        assert_non_null(strstr(r.held_list[0], "s1.jsonl: its last line has no newline yet: "
+                                               "taken at "));
+        assert_non_null(strstr(r.held_list[0], "or now with --settle"));
+        assert_int_equal(r.held_until, (int64_t)sb.st_mtim.tv_sec + SYNC_SETTLED_SECONDS);
+    }
+    snprintf(path2, sizeof path2, "%s/s2.jsonl", f->proj);
+    put(path2, "w", "{\"type\":\"user\",\"sessionId\":\"s2\",\"mess");
+    store *s = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &s), 0);
+    sync_options o = {
+        .claude_home = f->claude, .codex_home = f->codex, .hostname = "test", .settle = 1};
+    assert_int_equal(sync_run(s, &o, &r), 0);
+    store_close(s);
+    assert_int_equal(r.messages_added, 1);
+    assert_int_equal(r.lines_unterminated, 1);
+    assert_int_equal(count_messages(f, "s1"), 2);
+    assert_int_equal(r.held, 1); /* the unfinished one */
+    assert_int_equal(r.held_until, 0);
+    assert_non_null(strstr(r.held_list[0], "s2.jsonl: its last line is unfinished"));
+}
+
 static void unterminated_last_line_is_taken_and_read_on(void **state)
 {
     fx *f = *state;
@@ -1685,6 +1728,8 @@ int main(void)
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(transcript_cases_sync_as_expected, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(transcript_cases_sync_the_same_line_by_line, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(held_back_files_are_named_and_settle_takes_them, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(unterminated_last_line_is_taken_and_read_on, setup,
                                         ts_fixture_drop),
