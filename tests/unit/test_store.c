@@ -685,13 +685,13 @@ static void dev_words_are_found(store *s)
                      (long long)want[i].n);
     }
     char *snip = snippet_of(s, "rendered sprites");
-    assert_string_equal(snip, "[rendering] the [sprites] took long");
+    assert_string_equal(snip, "【rendering】 the 【sprites】 took long");
     free(snip);
     snip = snippet_of(s, "session live component");
-    assert_string_equal(snip, "The [SessionLive] [component] renders the list");
+    assert_string_equal(snip, "The 【SessionLive】 【component】 renders the list");
     free(snip);
     snip = snippet_of(s, "handler");
-    assert_string_equal(snip, "HTTPServer and [v2Handler] and __init__");
+    assert_string_equal(snip, "HTTPServer and 【v2Handler】 and __init__");
     free(snip);
 }
 
