@@ -112,10 +112,27 @@ json_t *check__request(check_ctx *c, const char *method, json_t *params)
     json_t *reply = NULL;
     char why[256] = "";
     int timeout = c->o->timeout_ms > 0 ? c->o->timeout_ms : CHECK_DEFAULT_TIMEOUT_MS;
+    bool tool_call = strcmp(method, "tools/call") == 0;
+    if (tool_call && c->call_timeout_ms > 0)
+        timeout = c->call_timeout_ms;
     int rc = c->t->exchange(c->t->ud, req, timeout, &reply, why, sizeof why);
     json_decref(req);
     if (rc != 0 && c->probing)
         return NULL; /* a server of the old era may not answer server/discover at all */
+    if (rc == MCPAGE_ECANCELED && tool_call) {
+        /* One slow tool: its caller reports it, the server is told to stop, the run goes on. */
+        c->timed_out = true;
+        json_t *n = json_pack("{s:s, s:s, s:{s:I, s:s}}", "jsonrpc", "2.0", "method",
+                              "notifications/cancelled", "params", "requestId", (json_int_t)id,
+                              "reason", "mcpage check: no reply within its timeout");
+        if (n && c->modern)
+            json_object_set_new(json_object_get(n, "params"), "_meta", modern_meta());
+        json_t *ignored = NULL;
+        (void)c->t->exchange(c->t->ud, n, 1000, &ignored, why, sizeof why);
+        json_decref(ignored);
+        json_decref(n);
+        return NULL;
+    }
     if (rc != 0) {
         check__find(c, CHECK_ERROR, c->last_request,
                     "answer within --timeout, keep the process running and its stdout open",
@@ -362,6 +379,7 @@ int check_run(const check_options *o, check_transport *t, check_report *rep)
     json_decref(tools);
     json_decref(opening);
     json_decref(c.last_request);
+    json_decref(c.seen);
     return 0;
 }
 

@@ -34,8 +34,9 @@
  * message; when it has an id it waits for the reply with that id and
  * hands it over in *reply (a new reference), skipping notifications.
  * A notification gets 0 and *reply NULL. Returns 0 or a negative
- * mcpage status (MCPAGE_EIO for a transport failure or a timeout, with
- * a sentence in why).
+ * mcpage status with a sentence in why: MCPAGE_ECANCELED when no reply
+ * came within the timeout (the connection is still usable: a late reply
+ * is skipped by its id), MCPAGE_EIO for a transport failure.
  */
 typedef struct check_transport {
     int (*exchange)(void *ud, const json_t *msg, int timeout_ms, json_t **reply, char *why,
@@ -48,6 +49,8 @@ typedef enum check_severity { CHECK_ERROR, CHECK_WARNING, CHECK_INFO } check_sev
 
 typedef struct check_options {
     int timeout_ms; /* per request; 0 = CHECK_DEFAULT_TIMEOUT_MS */
+    /* object: tool name -> seconds (a number) its calls may take (--timeout TOOL=S), or NULL */
+    const json_t *tool_timeouts;
     long max_calls; /* tools/call requests at most; 0 = CHECK_DEFAULT_MAX_CALLS */
     long page_size; /* window of the walks (limit, max_lines, max_bytes); 0 = the tool's default */
     const json_t *allow; /* array of tool names that may be called without readOnlyHint */

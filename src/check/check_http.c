@@ -227,6 +227,9 @@ static int http_exchange(void *ud, const json_t *msg, int timeout_ms, json_t **r
     if (b.err == MCPAGE_ERANGE) {
         snprintf(why, why_len, "a response longer than %zu bytes", CHECK_MESSAGE_MAX);
         rc = MCPAGE_ERANGE;
+    } else if (cc == CURLE_OPERATION_TIMEDOUT) {
+        snprintf(why, why_len, "no reply within the timeout");
+        rc = MCPAGE_ECANCELED;
     } else if (cc != CURLE_OK) {
         snprintf(why, why_len, "%s", curl_easy_strerror(cc));
         rc = MCPAGE_EIO;

@@ -21,6 +21,9 @@ typedef struct check_ctx {
     bool dead;              /* the transport failed: no more requests */
     bool probing;           /* the server/discover probe: a failure is not a finding */
     const json_t *tools;    /* the tools/list items, once walked */
+    int call_timeout_ms;    /* the tool being checked: what its calls may take; 0 = timeout_ms */
+    bool timed_out;         /* a tools/call got no reply within call_timeout_ms (cancelled) */
+    json_t *seen;           /* values of the server's answers by name (check_guess.c) */
 } check_ctx;
 
 /*
@@ -41,6 +44,19 @@ json_t *check__request(check_ctx *c, const char *method, json_t *params);
  */
 void check__names(check_ctx *c, const json_t *request, const char *where, const char *text,
                   const char *self, const json_t *self_props);
+
+/* Remembers the values of a tool's answer by name, for guessing arguments (check_guess.c). */
+void check__harvest(check_ctx *c, const char *tool, const json_t *args, const json_t *res);
+
+/*
+ * Fills the arguments `needs` names (an array of names) that `base`
+ * lacks from what earlier answers held under the same name (or, for a
+ * path, any path they listed). `attempt` picks among several candidates
+ * (0 first). Returns the guessed arguments (new object; empty when
+ * nothing fits) and, in from, where they came from.
+ */
+json_t *check__guess(check_ctx *c, const json_t *tool, const json_t *base, const json_t *needs,
+                     int attempt, char *from, size_t from_len);
 
 /* Checks every tool of the list (an array of Tool objects). */
 void check__tools(check_ctx *c, const json_t *tools);

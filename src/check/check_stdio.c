@@ -184,7 +184,7 @@ static int read_line(check_stdio *c, int64_t deadline, char **line, size_t *n, c
         int64_t left = deadline - now_ms();
         if (left <= 0) {
             snprintf(why, why_len, "no reply within the timeout");
-            return MCPAGE_EIO;
+            return MCPAGE_ECANCELED;
         }
         struct pollfd p = {.fd = c->from, .events = POLLIN};
         int pr = poll(&p, 1, (int)(left > 1000000 ? 1000000 : left));

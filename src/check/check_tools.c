@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #endif
 #include <assert.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,15 @@ typedef struct tool_ctx {
     size_t max_budget;                  /* the max_tokens maximum the schema states, or 0 */
     bool record_too_large;              /* a record too large for any page was reported */
     bool app_only;                      /* _meta.ui.visibility without "model" (MCP Apps) */
-    json_t *rpc_error; /* when not NULL, call() keeps a JSON-RPC error here instead of reporting */
-    json_t *walks;     /* [{by, units, pages, ms}] of the full walks */
+    json_t *rpc_error;  /* when not NULL, call() keeps a JSON-RPC error here instead of reporting */
+    json_t *walks;      /* [{by, units, pages, ms}] of the full walks */
+    bool stopped;       /* a call timed out: no more calls of this tool */
+    int timeout_ms;     /* what one call may take */
+    int64_t slowest_ms; /* the longest call that was answered */
 } tool_ctx;
+
+/* A finding about the tool, shown by the last request sent. */
+#define FIND(t, sev, fix, ...) check__find((t)->c, sev, (t)->c->last_request, fix, __VA_ARGS__)
 
 static int64_t now_ms(void)
 {
@@ -110,16 +117,34 @@ static json_t *call(tool_ctx *t, json_t *extra)
     if (extra)
         json_object_update(args, extra);
     json_decref(extra);
-    if (c->dead) {
+    if (c->dead || t->stopped) {
         json_decref(args);
         return NULL;
     }
     c->rep->calls++;
     t->calls++;
     progress(t);
+    int64_t asked = now_ms();
+    c->call_timeout_ms = t->timeout_ms;
     json_t *r = check__request(c, "tools/call",
-                               json_pack("{s:s, s:o}", "name", t->name, "arguments", args));
+                               json_pack("{s:s, s:O}", "name", t->name, "arguments", args));
+    c->call_timeout_ms = 0;
+    if (c->timed_out) {
+        c->timed_out = false;
+        t->stopped = true;
+        FIND(t, CHECK_WARNING,
+             "answer within a host's timeout (or send progress notifications); a tool meant to "
+             "be slow can say how long in a parameter's default (duration, timeout: seconds), "
+             "or be given more with --timeout TOOL=SECONDS",
+             "no reply within %.1f s: the call was cancelled (notifications/cancelled) and the "
+             "tool's other checks skipped (--timeout '%s=SECONDS' waits longer)",
+             t->timeout_ms / 1000.0, t->name);
+    } else if (r && now_ms() - asked > t->slowest_ms) {
+        t->slowest_ms = now_ms() - asked;
+    }
     json_t *res = json_incref(json_object_get(r, "result"));
+    check__harvest(c, t->name, args, res);
+    json_decref(args);
     if (r && res == NULL && t->rpc_error) {
         json_object_update(t->rpc_error, json_object_get(r, "error"));
     } else if (r && res == NULL) {
@@ -166,9 +191,6 @@ static const char *text0(const json_t *res)
     return json_string_value(
         json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
 }
-
-/* A finding about the tool, shown by the last request sent. */
-#define FIND(t, sev, fix, ...) check__find((t)->c, sev, (t)->c->last_request, fix, __VA_ARGS__)
 
 /* ------------------------------------------------------------ the envelope (mcpage's contract) */
 
@@ -1002,18 +1024,183 @@ static bool allowed(const check_ctx *c, const json_t *tool, const char *name)
     return false;
 }
 
-/* The first required parameter the base arguments lack (and no default fills), or NULL. */
-static const char *missing_required(const json_t *schema, const json_t *base)
+/* Appends name to the array unless it is there. */
+static void add_name(json_t *names, const char *name)
 {
     size_t i;
     const json_t *v;
+    json_array_foreach(names, i, v)
+    {
+        if (strcmp(json_string_value(v), name) == 0)
+            return;
+    }
+    json_array_append_new(names, json_string(name));
+}
+
+/* Appends a and then b to what (a phrase) within cap. */
+static void say(char *what, size_t cap, const char *a, const char *b)
+{
+    size_t n = strlen(what);
+    if (n < cap)
+        snprintf(what + n, cap - n, "%s%s", a, b);
+}
+
+/*
+ * The arguments a call needs that `base` lacks: the schema's `required`,
+ * and where it states alternatives (anyOf/oneOf of `required` sets) and
+ * `base` completes none of them, the names of the first set. Adds them
+ * to needs and says them in `what` ("argument query", "one of
+ * session_id or message_id"). True when something is missing.
+ */
+static bool missing_required(const json_t *schema, const json_t *base, json_t *needs, char *what,
+                             size_t cap)
+{
+    what[0] = '\0';
+    size_t i;
+    const json_t *v;
+    size_t lacking = 0;
     json_array_foreach(json_object_get(schema, "required"), i, v)
     {
         const char *k = json_string_value(v);
-        if (k && !json_object_get(base, k))
-            return k;
+        if (k && !json_object_get(base, k)) {
+            say(what, cap, what[0] ? ", " : "argument ", k);
+            add_name(needs, k);
+            lacking++;
+        }
     }
-    return NULL;
+    if (lacking > 1) { /* "argument a, b" -> "arguments a, b" */
+        size_t n = strlen(what);
+        if (n + 1 < cap) {
+            memmove(what + 9, what + 8, n - 8 + 1);
+            what[8] = 's';
+        }
+    }
+    static const char *const alternatives[] = {"anyOf", "oneOf"};
+    for (size_t a = 0; a < 2; a++) {
+        const json_t *sets = json_object_get(schema, alternatives[a]);
+        bool complete = false, any = false;
+        json_array_foreach(sets, i, v)
+        {
+            const json_t *req = json_object_get(v, "required");
+            if (!json_is_array(req) || json_array_size(req) == 0) {
+                complete = true; /* a branch that requires nothing */
+                continue;
+            }
+            any = true;
+            bool all = true;
+            size_t j;
+            const json_t *k;
+            json_array_foreach(req, j, k) all =
+                all && json_is_string(k) && json_object_get(base, json_string_value(k));
+            complete = complete || all;
+        }
+        if (complete || !any)
+            continue;
+        say(what, cap, what[0] ? "; " : "", "");
+        json_array_foreach(sets, i, v)
+        {
+            size_t j;
+            const json_t *k;
+            say(what, cap, i ? " or " : "one of ", "");
+            json_array_foreach(json_object_get(v, "required"), j, k)
+            {
+                if (!json_is_string(k))
+                    continue;
+                say(what, cap, j ? " and " : "", json_string_value(k));
+                if (i == 0 && !json_object_get(base, json_string_value(k)))
+                    add_name(needs, json_string_value(k));
+            }
+        }
+    }
+    return json_array_size(needs) > 0;
+}
+
+/*
+ * The argument a refusal is about when it is not a window parameter (the
+ * call lacked an identifier, or the one given names nothing): the
+ * structured error's param, else a parameter of the schema the text
+ * names in "missing"/"required"/"invalid" prose; NULL when the refusal
+ * is about a window or cannot be told.
+ */
+static const char *refused_argument(const json_t *res, const json_t *props, char *buf, size_t cap)
+{
+    const char *p = json_string_value(json_object_get(json_object_get(sc(res), "error"), "param"));
+    if (p) {
+        size_t n = strcspn(p, ".[");
+        snprintf(buf, cap, "%.*s", (int)n, p);
+        return is_window_param(buf) ? NULL : buf;
+    }
+    const char *txt = text0(res);
+    if (txt == NULL ||
+        !(strstr(txt, "required") || strstr(txt, "missing") || strstr(txt, "Required") ||
+          strstr(txt, "Missing") || strstr(txt, "nvalid")))
+        return NULL;
+    const char *k, *found = NULL;
+    const json_t *v;
+    json_object_foreach((json_t *)props, k, v)
+    {
+        const char *at = strstr(txt, k);
+        size_t n = strlen(k);
+        bool word = at && (at == txt || !(isalnum((unsigned char)at[-1]) || at[-1] == '_')) &&
+                    !(isalnum((unsigned char)at[n]) || at[n] == '_');
+        if (!word)
+            continue;
+        if (is_window_param(k))
+            return NULL; /* the text is about a window too */
+        found = found ? found : k;
+    }
+    if (found == NULL)
+        return NULL;
+    snprintf(buf, cap, "%s", found);
+    return buf;
+}
+
+/*
+ * What one call of the tool may take: --timeout TOOL=S, else --timeout
+ * plus what the tool declares it takes (the default of a parameter that
+ * is a duration: duration, timeout, delay, wait, sleep, seconds, or "in
+ * seconds"/"milliseconds" in its description). `why` says which.
+ */
+static int tool_timeout(const check_ctx *c, const char *name, const json_t *props, char *why,
+                        size_t cap)
+{
+    int base = c->o->timeout_ms > 0 ? c->o->timeout_ms : CHECK_DEFAULT_TIMEOUT_MS;
+    why[0] = '\0';
+    const json_t *set = json_object_get(c->o->tool_timeouts, name);
+    if (json_is_number(set) && json_number_value(set) > 0) {
+        snprintf(why, cap, "--timeout %s=%g", name, json_number_value(set));
+        double ms = json_number_value(set) * 1000;
+        return ms > 3600000 ? 3600000 : (int)ms;
+    }
+    double declared = 0;
+    const char *k;
+    const json_t *p;
+    json_object_foreach((json_t *)props, k, p)
+    {
+        const json_t *def = json_object_get(p, "default");
+        const char *d = json_string_value(json_object_get(p, "description")) ?: "";
+        if (!json_is_number(def) || json_number_value(def) <= 0)
+            continue;
+        char sq[64];
+        size_t n = 0;
+        for (const char *q = k; *q && n + 1 < sizeof sq; q++)
+            sq[n++] = (char)tolower((unsigned char)*q);
+        sq[n] = '\0';
+        bool ms = strstr(d, "millisecond") || (n > 2 && strcmp(sq + n - 2, "ms") == 0);
+        bool duration = strstr(sq, "duration") || strstr(sq, "timeout") || strstr(sq, "delay") ||
+                        strstr(sq, "wait") || strstr(sq, "sleep") || strstr(sq, "seconds") ||
+                        strstr(d, "in seconds") || strstr(d, "milliseconds");
+        if (!duration)
+            continue;
+        double sec = json_number_value(def) / (ms ? 1000.0 : 1.0);
+        if (sec > declared) {
+            declared = sec;
+            snprintf(why, cap, "%s defaults to %g %s", k, json_number_value(def), ms ? "ms" : "s");
+        }
+    }
+    if (declared > 3600)
+        declared = 3600;
+    return base + (int)(declared * 1000);
 }
 
 static void static_checks(tool_ctx *t, const json_t *tool)
@@ -1028,6 +1215,19 @@ static void static_checks(tool_ctx *t, const json_t *tool)
             "seen)",
             strlen(d), CHECK_DESCRIPTION_MAX);
     check__names(t->c, NULL, "description", d, t->name, t->props);
+    /* Claude's API refuses a request whose tools have a combinator at the top of a schema. */
+    static const char *const combinators[] = {"anyOf", "oneOf", "allOf"};
+    for (size_t i = 0; i < 3; i++)
+        if (json_object_get(json_object_get(tool, "inputSchema"), combinators[i]))
+            check__find(t->c, CHECK_WARNING, NULL,
+                        "drop it: mark none of the alternatives required, say in their "
+                        "descriptions which one is needed, and refuse a call without any with "
+                        "an isError result naming them",
+                        "inputSchema has %s at its top level: Claude's API refuses every request "
+                        "whose tools include such a schema (\"input_schema does not support "
+                        "oneOf, allOf, or anyOf at the top level\"), so in Claude Code no tool "
+                        "of this server can be used",
+                        combinators[i]);
     const char *k;
     const json_t *p;
     json_object_foreach((json_t *)t->props, k, p)
@@ -1119,48 +1319,90 @@ static json_t *fit_row(const tool_ctx *t, const check_measure *ms)
     return fit;
 }
 
-static void check_tool(check_ctx *c, const json_t *tool)
+/* What checking a tool came to. */
+typedef enum outcome { TOOL_DONE, TOOL_NEEDS } outcome;
+
+/*
+ * Checks one tool, with `guess` (arguments guessed from earlier answers,
+ * said to come from `from`) added to its base arguments. TOOL_NEEDS when
+ * it could not be called for want of arguments (nothing recorded: the
+ * names are added to needs, the phrase to what, a refusal's text to
+ * refusal), TOOL_DONE when its row is in the report.
+ */
+static outcome check_tool(check_ctx *c, const json_t *tool, const json_t *guess, const char *from,
+                          json_t *needs, char *what, size_t what_len, char *refusal,
+                          size_t refusal_len)
 {
     assert(check_host_count <= CHECK_HOSTS_MAX);
     tool_ctx t = {.c = c, .name = json_string_value(json_object_get(tool, "name"))};
-    t.walks = json_array();
     if (t.name == NULL)
-        return;
+        return TOOL_DONE;
     c->scope = t.name;
     int64_t started = now_ms();
     const json_t *schema = json_object_get(tool, "inputSchema");
     t.props = json_object_get(schema, "properties");
     family f = family_of(t.props);
-    static_checks(&t, tool);
+    static_checks(&t, tool); /* said once: a finding is not repeated */
     const json_t *base = json_object_get(c->o->args, t.name);
     t.base = json_is_object(base) ? json_deep_copy(base) : NULL;
     if (t.base == NULL && c->o->base_args)
         t.base = c->o->base_args(t.name, c->o->base_args_ud);
     if (t.base == NULL)
         t.base = json_object();
-    json_t *row = json_pack("{s:s, s:s, s:b, s:b}", "name", t.name, "family", family_names[f],
-                            "called", false, "envelope", false);
-    const char *need = missing_required(schema, t.base);
+    if (guess)
+        json_object_update_missing(t.base, (json_t *)guess);
+    char timeout_why[160];
+    t.timeout_ms = tool_timeout(c, t.name, t.props, timeout_why, sizeof timeout_why);
+    bool called = false, envelope = false;
     if (!allowed(c, tool, t.name)) {
         check__find(c, CHECK_INFO, NULL,
                     "annotate read-only tools readOnlyHint: true (or pass --allow to call it)",
                     "not called: not annotated readOnlyHint (--allow %s to call it)", t.name);
-    } else if (need) {
-        check__find(c, CHECK_INFO, NULL, "pass its arguments with --args TOOL=JSON",
-                    "not called: needs argument %s (--args '%s={\"%s\": ...}')", need, t.name,
-                    need);
+    } else if (missing_required(schema, t.base, needs, what, what_len)) {
+        json_decref(t.base);
+        json_decref(t.walks);
+        return TOOL_NEEDS;
     } else {
-        json_object_set_new(row, "called", json_true());
+        t.walks = json_array();
         json_t *res = call(&t, NULL);
-        bool envelope =
-            res && !json_is_true(json_object_get(res, "isError")) && claims_envelope(res);
-        if (res && json_is_true(json_object_get(res, "isError")))
+        char arg[128];
+        const char *refused = res && json_is_true(json_object_get(res, "isError"))
+                                  ? refused_argument(res, t.props, arg, sizeof arg)
+                                  : NULL;
+        if (guess && res && json_is_true(json_object_get(res, "isError")) && !refused)
+            refused = json_string_value(json_array_get(needs, 0)) ?: "?"; /* a wrong guess */
+        if (refused && (guess || !json_object_get(t.base, refused))) {
+            /* It wants an identifier (or the guessed one named nothing): not the window's fault. */
+            add_name(needs, refused);
+            if (what[0] == '\0')
+                snprintf(what, what_len, "argument %s", refused);
+            snprintf(refusal, refusal_len, "%.200s", text0(res) ?: "?");
+            json_decref(res);
+            json_decref(t.base);
+            json_decref(t.walks);
+            return TOOL_NEEDS;
+        }
+        called = true;
+        if (guess) {
+            char *g = json_dumps(guess, JSON_COMPACT);
+            FIND(&t, CHECK_INFO,
+                 "none needed: pass --args TOOL=JSON to check it with arguments of your choice",
+                 "called with guessed arguments %.300s (%s)", g ? g : "?", from);
+            free(g);
+        }
+        envelope = res && !json_is_true(json_object_get(res, "isError")) && claims_envelope(res);
+        if (refused)
+            FIND(&t, CHECK_INFO, "none: pass arguments it accepts with --args TOOL=JSON",
+                 "not checked further: the arguments given were refused: %.200s",
+                 text0(res) ?: "?");
+        else if (res && json_is_true(json_object_get(res, "isError")))
             FIND(&t, CHECK_ERROR,
-                 "give every window parameter a default, so a call without them returns page one",
+                 "answer a call that gives only the required arguments with page one: give every "
+                 "window parameter a default (or, when the server cannot serve at all, say how "
+                 "to make it)",
                  "the call with no window arguments failed: %.200s", text0(res) ?: "?");
         if (res)
             default_fit(&t, res);
-        json_object_set_new(row, "envelope", json_boolean(envelope));
         if (envelope) {
             check_page(&t, res, "default page");
             if (f == FAM_LIST)
@@ -1175,28 +1417,158 @@ static void check_tool(check_ctx *c, const json_t *tool)
             plain_windows(&t);
         }
         json_decref(res);
+        int base_ms = c->o->timeout_ms > 0 ? c->o->timeout_ms : CHECK_DEFAULT_TIMEOUT_MS;
+        if (!t.stopped && t.slowest_ms > base_ms)
+            FIND(&t, CHECK_INFO,
+                 "none needed; a host may give up sooner (send progress notifications while it "
+                 "works)",
+                 "slow: a call took %.1f s, past the %d s timeout; it was given %.1f s because %s",
+                 (double)t.slowest_ms / 1000.0, base_ms / 1000, t.timeout_ms / 1000.0,
+                 timeout_why[0] ? timeout_why : "--timeout");
     }
-    json_object_set_new(row, "app_only", json_boolean(t.app_only));
-    json_object_set_new(row, "calls", json_integer(t.calls));
-    json_object_set_new(row, "ms", json_integer(now_ms() - started));
-    json_object_set_new(row, "walks", t.walks);
-    json_object_set_new(row, "pages", json_integer(t.pages));
+    json_t *row =
+        json_pack("{s:s, s:s, s:b, s:b, s:b, s:I, s:I, s:o, s:I}", "name", t.name, "family",
+                  family_names[f], "called", called, "envelope", envelope, "app_only", t.app_only,
+                  "calls", (json_int_t)t.calls, "ms", (json_int_t)(now_ms() - started), "walks",
+                  t.walks ? t.walks : json_array(), "pages", (json_int_t)t.pages);
+    json_object_set_new(row, "timed_out", json_boolean(t.stopped));
+    if (guess)
+        json_object_set(row, "guessed", (json_t *)guess);
     json_object_set_new(row, "fit", fit_row(&t, t.def));
     json_object_set_new(row, "fit_largest", fit_row(&t, t.max));
     json_array_append_new(c->rep->tools, row);
     json_decref(t.base);
     if (c->o->progress && t.calls >= 200)
         fprintf(stderr, "\rmcpage check: %s: %ld calls, %ld pages\n", t.name, t.calls, t.pages);
+    return TOOL_DONE;
+}
+
+/* A tool that was never called for want of arguments: the note and its row. */
+static void not_called(check_ctx *c, const json_t *tool, const json_t *needs, const char *what,
+                       const char *refusal, const char *tried)
+{
+    const char *name = json_string_value(json_object_get(tool, "name"));
+    const char *first = json_string_value(json_array_get(needs, 0)) ?: "?";
+    c->scope = name;
+    char more[400] = "";
+    if (tried[0])
+        snprintf(more, sizeof more, "; guessed %.120s, refused: %.200s", tried, refusal);
+    else if (refusal[0])
+        snprintf(more, sizeof more, "; a call without it was refused: %.200s", refusal);
+    check__find(c, CHECK_INFO, NULL, "pass its arguments with --args TOOL=JSON",
+                "not called: needs %s (--args '%s={\"%s\": ...}')%s", what, name, first, more);
+    const json_t *props = json_object_get(json_object_get(tool, "inputSchema"), "properties");
+    tool_ctx t = {.c = c, .name = name};
+    json_t *row =
+        json_pack("{s:s, s:s, s:b, s:b, s:b, s:i, s:i, s:[], s:i, s:b}", "name", name, "family",
+                  family_names[family_of(props)], "called", false, "envelope", false, "app_only",
+                  false, "calls", 0, "ms", 0, "walks", "pages", 0, "timed_out", false);
+    json_object_set_new(row, "fit", fit_row(&t, t.def));
+    json_object_set_new(row, "fit_largest", fit_row(&t, t.max));
+    json_array_append_new(c->rep->tools, row);
+}
+
+/* Guessed calls per tool, and candidates looked at for them. */
+#define GUESS_ATTEMPTS 3
+#define GUESS_SCAN     12
+
+/*
+ * One round of guesses for a waiting tool w ({needs, what, refusal,
+ * tried: [guesses refused], calls}): the candidates not tried yet, until
+ * one is accepted. True when the tool was checked (its row is in).
+ */
+static bool try_guesses(check_ctx *c, const json_t *tool, json_t *w)
+{
+    const json_t *args =
+        json_object_get(c->o->args, json_string_value(json_object_get(tool, "name")));
+    json_t *tried = json_object_get(w, "tried");
+    for (int scan = 0; scan < GUESS_SCAN && !c->dead; scan++) {
+        if (json_integer_value(json_object_get(w, "calls")) >= GUESS_ATTEMPTS)
+            return false;
+        char from[256], what[256], refusal[256];
+        json_t *g =
+            check__guess(c, tool, args, json_object_get(w, "needs"), scan, from, sizeof from);
+        char *key = json_object_size(g) ? json_dumps(g, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        if (key == NULL || json_object_get(tried, key)) {
+            bool none = key == NULL;
+            free(key);
+            json_decref(g);
+            if (none)
+                return false;
+            continue;
+        }
+        json_t *needs = json_array();
+        what[0] = refusal[0] = '\0';
+        outcome o = check_tool(c, tool, g, from, needs, what, sizeof what, refusal, sizeof refusal);
+        json_decref(g);
+        if (o == TOOL_DONE) {
+            free(key);
+            json_decref(needs);
+            return true;
+        }
+        /* A refusal may name another argument it wants: guess that one next. */
+        size_t j;
+        const json_t *nm;
+        json_array_foreach(needs, j, nm)
+            add_name(json_object_get(w, "needs"), json_string_value(nm));
+        json_decref(needs);
+        if (refusal[0]) { /* called and refused (not merely short of an argument) */
+            json_object_set_new(tried, key, json_string(refusal));
+            json_object_set_new(w, "last", json_string(key));
+            json_object_set_new(w, "calls",
+                                json_integer(json_integer_value(json_object_get(w, "calls")) + 1));
+        }
+        free(key);
+    }
+    return false;
 }
 
 void check__tools(check_ctx *c, const json_t *tools)
 {
-    size_t i;
-    const json_t *tool;
-    json_array_foreach(tools, i, tool)
+    size_t n = json_array_size(tools);
+    /* Per tool (by index) waiting for arguments: {needs, what, refusal, tried, calls}. */
+    json_t *waiting = json_object();
+    char what[256], refusal[256];
+    for (size_t i = 0; i < n && !c->dead; i++) {
+        json_t *needs = json_array();
+        what[0] = refusal[0] = '\0';
+        if (check_tool(c, json_array_get(tools, i), NULL, NULL, needs, what, sizeof what, refusal,
+                       sizeof refusal) == TOOL_NEEDS) {
+            char key[24];
+            snprintf(key, sizeof key, "%zu", i);
+            json_object_set_new(waiting, key,
+                                json_pack("{s:o, s:s, s:s, s:{}, s:i}", "needs", needs, "what",
+                                          what, "refusal", refusal, "tried", "calls", 0));
+        } else {
+            json_decref(needs);
+        }
+    }
+    /* Then those that need arguments, with what earlier answers held, until none advances. */
+    for (bool progress = true; progress && !c->dead;) {
+        progress = false;
+        const char *key;
+        json_t *w;
+        void *tmp;
+        json_object_foreach_safe(waiting, tmp, key, w)
+        {
+            if (try_guesses(c, json_array_get(tools, strtoul(key, NULL, 10)), w)) {
+                json_object_del(waiting, key);
+                progress = true;
+            }
+        }
+    }
+    const char *key;
+    json_t *w;
+    json_object_foreach(waiting, key, w)
     {
         if (c->dead)
             break;
-        check_tool(c, tool);
+        const char *last = json_string_value(json_object_get(w, "last"));
+        const char *why =
+            last ? json_string_value(json_object_get(json_object_get(w, "tried"), last))
+                 : json_string_value(json_object_get(w, "refusal"));
+        not_called(c, json_array_get(tools, strtoul(key, NULL, 10)), json_object_get(w, "needs"),
+                   json_string_value(json_object_get(w, "what")), why ? why : "", last ? last : "");
     }
+    json_decref(waiting);
 }

@@ -41,7 +41,11 @@ static void check_usage(FILE *out)
             "  --page-size N       walk with this window (limit, max_lines, max_bytes);\n"
             "                      default: the tool's own default\n"
             "  --max-calls N       tools/call requests at most (default %d)\n"
-            "  --timeout SECONDS   per request (default %d)\n"
+            "  --timeout SECONDS   per request (default %d); a tool whose parameters declare\n"
+            "                      a duration (a default of duration, timeout, delay...\n"
+            "                      in seconds) is given that much more\n"
+            "  --timeout TOOL=SECONDS  what each call of TOOL may take; a call past its\n"
+            "                      timeout is cancelled, reported, and the run goes on\n"
             "  --era REVISION      speak only 2025-11-25 or 2026-07-28 (default: probe)\n"
             "  --json              the report as one JSON object\n"
             "  --warnings-fail     exit 1 on warnings too\n"
@@ -52,6 +56,23 @@ static void check_usage(FILE *out)
             "          mcpage check --header 'Authorization: Bearer TOKEN' "
             "https://example.com/mcp\n",
             CHECK_DEFAULT_MAX_CALLS, CHECK_DEFAULT_TIMEOUT_MS / 1000);
+}
+
+/* Adds TOOL=SECONDS to timeouts; 0 or -1 with a message. */
+static int add_timeout(json_t *timeouts, const char *spec)
+{
+    const char *eq = strrchr(spec, '=');
+    char *end = NULL;
+    double v = eq ? strtod(eq + 1, &end) : 0;
+    if (eq == NULL || eq == spec || end == eq + 1 || *end != '\0' || !(v > 0 && v <= 3600)) {
+        fprintf(stderr,
+                "mcpage check: --timeout wants SECONDS (1-3600) or TOOL=SECONDS, got '%s'\n", spec);
+        return -1;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+    json_object_set_new(timeouts, name, json_real(v));
+    return 0;
 }
 
 /* Adds TOOL=JSON to args; 0 or -1 with a message. */
@@ -89,7 +110,7 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
 int cli_cmd_check(int argc, char **argv)
 {
     check_options o = {.progress = isatty(2) != 0};
-    json_t *allow = json_array(), *args = json_object();
+    json_t *allow = json_array(), *args = json_object(), *timeouts = json_object();
     const char *headers[64];
     size_t n_headers = 0;
     bool as_json = false, warnings_fail = false;
@@ -139,6 +160,9 @@ int cli_cmd_check(int argc, char **argv)
         } else if (has && strcmp(a, "--timeout") == 0 && parse_long(argv[i + 1], 1, 3600, &n)) {
             o.timeout_ms = (int)n * 1000;
             i++;
+        } else if (has && strcmp(a, "--timeout") == 0 && strchr(argv[i + 1], '=')) {
+            if (add_timeout(timeouts, argv[++i]) != 0)
+                goto done;
         } else if (a[0] != '-' && i + 1 == argc) {
             break; /* the URL */
         } else {
@@ -156,6 +180,7 @@ int cli_cmd_check(int argc, char **argv)
     }
     o.allow = allow;
     o.args = args;
+    o.tool_timeouts = timeouts;
     signal(SIGPIPE, SIG_IGN); /* a server that exits is reported, not fatal */
     char why[256] = "";
     check_stdio *child = NULL;
@@ -201,5 +226,6 @@ int cli_cmd_check(int argc, char **argv)
 done:
     json_decref(allow);
     json_decref(args);
+    json_decref(timeouts);
     return status;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mcpage.h>
 
@@ -346,12 +347,77 @@ static int read_resource(mcpage_call *call, const char *uri, mcpage_contents *ou
     return mcpage_contents_add_text(out, uri, "text/plain", "r", 1);
 }
 
+/*
+ * Tools that need an identifier: one_of_ids states it as anyOf of two
+ * required sets (and is noted, never called); wants_id states nothing
+ * and refuses a call without `id` naming it (a note, not an error about
+ * its window). The archive's ids come from no other tool here, so
+ * neither can be guessed.
+ */
+static int wants_id(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    if (!json_is_string(json_object_get(args, "id"))) {
+        mcpage_result_set_error(res, true);
+        return json_result(res, json_pack("{s:{s:s, s:s, s:s}}", "error", "code",
+                                          "invalid_argument", "param", "id", "message",
+                                          "Invalid id: pass the id of a record."));
+    }
+    return json_result(res,
+                       json_pack("{s:s}", "id", json_string_value(json_object_get(args, "id"))));
+}
+
+/*
+ * Slow tools (the checker runs broken_server with --timeout 1): slow_ok
+ * declares how long it takes (duration, default 2 seconds) and is waited
+ * for; too_slow declares nothing, takes 3 s, and is cancelled while the
+ * run goes on to the next tool.
+ */
+static int sleep_for(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    const json_t *d = json_object_get(args, "duration");
+    double sec = json_is_number(d) ? json_number_value(d) : 3.0;
+    struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    return json_result(res, json_pack("{s:f}", "slept", sec));
+}
+
 static int add_tools(mcpage_server *srv)
 {
+    static const mcpage_tool slow[] = {
+        {.name = "too_slow",
+         .description = "Takes three seconds.",
+         .read_only = MCPAGE_HINT_TRUE,
+         .handler = sleep_for},
+        {.name = "slow_ok",
+         .description = "Takes as long as it is asked to.",
+         .input_schema = "{\"type\": \"object\", \"properties\": {\"duration\": {\"type\": "
+                         "\"number\", \"default\": 2, \"description\": \"How long to take, in "
+                         "seconds.\"}}}",
+         .read_only = MCPAGE_HINT_TRUE,
+         .handler = sleep_for},
+        {.name = "one_of_ids",
+         .description = "Reads a session, by session_id or by message_id.",
+         .input_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
+                         "\"string\"}, \"message_id\": {\"type\": \"integer\"}}, \"anyOf\": "
+                         "[{\"required\": [\"session_id\"]}, {\"required\": [\"message_id\"]}]}",
+         .read_only = MCPAGE_HINT_TRUE,
+         .handler = wants_id},
+        {.name = "wants_id",
+         .description = "Reads one record by its id.",
+         .input_schema = "{\"type\": \"object\", \"properties\": {\"id\": {\"type\": "
+                         "\"string\"}, \"limit\": {\"type\": \"integer\", \"default\": 5}}}",
+         .read_only = MCPAGE_HINT_TRUE,
+         .handler = wants_id},
+    };
     static char long_description[2200];
     memset(long_description, 'x', sizeof long_description - 1);
     memcpy(long_description, "Lists items. ", 13);
     int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof slow / sizeof slow[0]; i++)
+        rc = mcpage_server_add_tool(srv, &slow[i]);
     for (size_t i = 0; rc == 0 && i < sizeof tools / sizeof tools[0]; i++) {
         bool plain = strncmp(tools[i].name, "plain_", 6) == 0;
         mcpage_tool t = {.name = tools[i].name,

@@ -58,11 +58,17 @@ offset_has_more_lies	offset walk page 2: hasMore false after 6 of 9
 cut_bad_read_with	read_with passes argument 'record', which good_list's inputSchema lacks
 huge_page	Claude Code refuses results over 25000
 not_read_only	not called: not annotated readOnlyHint
+too_slow	no reply within 1.0 s: the call was cancelled
+slow_ok	slow: a call took
+one_of_ids	not called: needs one of session_id or message_id
+wants_id	not called: needs argument id
+one_of_ids	inputSchema has anyOf at its top level
 EXPECTED
 
 check_broken() {
   local era=$1 status=0
-  "$MCPAGE_BIN" check --json --quiet --era "$era" -- "$bin/broken_server" >"$tmp/broken.json" || status=$?
+  # --timeout 1: too_slow (3 s) is cancelled and the run goes on; slow_ok declares 2 s.
+  "$MCPAGE_BIN" check --json --quiet --timeout 1 --era "$era" -- "$bin/broken_server" >"$tmp/broken.json" || status=$?
   [ "$status" -eq 1 ] || fail "broken_server ($era): exit status $status, want 1"
   node - "$tmp/broken.json" "$tmp/expected" "$era" <<'NODE'
 const fs = require("fs");
@@ -79,10 +85,14 @@ for (const [scope, words] of expected) {
 }
 for (const f of report.findings) {
   if (!scopes.has(f.scope)) say(`false alarm on ${f.scope}: ${f.message}`);
-  if (f.severity !== "info" && f.scope !== "resources/list" && !f.request && !/schema maximum|cuts it|description names|does not define/.test(f.message))
+  if (f.severity !== "info" && f.scope !== "resources/list" && !f.request && !/schema maximum|cuts it|description names|does not define|top level/.test(f.message))
     say(`${f.scope}: finding without the request that shows it: ${f.message}`);
   if (!f.fix) say(`${f.scope}: finding without a fix: ${f.message}`);
 }
+// too_slow was cancelled and the run went on to the tools after it.
+const slow = report.tools.find((t) => t.name === "too_slow");
+if (!slow || !slow.timed_out || report.summary.stopped_early || !report.tools.find((t) => t.name === "good_list").called)
+  say(`too_slow stopped the run: ${JSON.stringify(slow)} ${JSON.stringify(report.summary)}`);
 const writer = report.tools.find((t) => t.name === "not_read_only");
 if (!writer || writer.called || writer.calls !== 0) say("not_read_only was called");
 const good = report.tools.find((t) => t.name === "good_list");
@@ -121,6 +131,24 @@ for era in 2026-07-28 2025-11-25; do
     }' "$tmp/serve.json" || fail "mcpage serve ($era): findings, or a tool not called"
 done
 echo "check: mcpage serve: no findings in either era, every tool called"
+# The help's own example, with no --args at all (the archive from MCPAGE_DB):
+# no error or warning in either era; the tools that need a session_id are
+# called with one list_sessions gave, those that need what no answer holds
+# (a query, a message_id) are noted.
+for era in 2026-07-28 2025-11-25; do
+  MCPAGE_DB="$tmp/a.db" "$MCPAGE_BIN" check --json --quiet --warnings-fail --era "$era" \
+    -- "$MCPAGE_BIN" serve --no-sync >"$tmp/bare.json" || fail "bare mcpage serve ($era): $(cat "$tmp/bare.json")"
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const called = (n) => r.tools.find((t) => t.name === n).called;
+    const noted = (n, w) => r.findings.some((f) => f.scope === n && f.severity === "info" && f.message.includes(w));
+    if (r.errors || r.summary.errors || r.summary.warnings ||
+        !["read_session", "read_raw", "get_session_summary"].every((n) => called(n) && noted(n, "guessed arguments {\"session_id\"")) ||
+        !noted("search_conversations", "needs argument query") || !noted("read_message", "needs argument message_id")) {
+      console.error(JSON.stringify(r.findings)); process.exit(1);
+    }' "$tmp/bare.json" || fail "bare mcpage serve ($era)"
+done
+echo "check: mcpage check -- mcpage serve --no-sync: exit 0, no error or warning in either era, ids guessed"
 
 # The examples and the runtime fixture.
 mkdir -p "$tmp/files/sub"
@@ -189,9 +217,13 @@ for era in 2026-07-28 2025-11-25; do
 done
 start "$bin/conformance_server" --port 0
 for era in 2026-07-28 2025-11-25; do
-  "$MCPAGE_BIN" check --quiet --warnings-fail --era "$era" "$url" >"$tmp/conf.out" ||
+  # One warning only: the conformance suite's json_schema_2020_12_tool (SEP-1613)
+  # has allOf at the top of its inputSchema, which Claude's API refuses; the
+  # fixture mirrors the suite, so it stays.
+  "$MCPAGE_BIN" check --quiet --era "$era" "$url" >"$tmp/conf.out" ||
     fail "conformance_server ($era): $(cat "$tmp/conf.out")"
-  grep -q "^0 errors, 0 warnings" "$tmp/conf.out" || fail "conformance_server ($era): $(tail -1 "$tmp/conf.out")"
+  grep -q "^0 errors, 1 warnings" "$tmp/conf.out" && grep -q "warning inputSchema has allOf at its top level" "$tmp/conf.out" ||
+    fail "conformance_server ($era): $(grep -E 'error|warning' "$tmp/conf.out")"
 done
 echo "check: Streamable HTTP: mcpage serve (with a token) and the conformance fixture, no findings"
 
@@ -207,10 +239,11 @@ if [[ -x $node_bin && -f $mods/.bin/mcp-server-filesystem && -f $mods/.bin/mcp-s
   "$MCPAGE_BIN" check --json --quiet --timeout 30 \
     --args "read_multiple_files={\"paths\": [\"$fsd/README.md\", \"$fsd/contract.md\"]}" \
     --args "read_text_file={\"path\": \"$fsd/README.md\"}" --args "list_directory={\"path\": \"$fsd\"}" \
+    --args "read_media_file={\"path\": \"$fsd/sub/small.txt\"}" \
     -- "$node_bin" "$mods/.bin/mcp-server-filesystem" "$fsd" >"$tmp/fs.json" 2>/dev/null ||
     fail "server-filesystem: $(cat "$tmp/fs.json")"
   "$MCPAGE_BIN" check --json --quiet --timeout 30 \
-    --args 'trigger-long-running-operation={"duration": 1, "steps": 1}' \
+    --timeout trigger-long-running-operation=2 \
     -- "$node_bin" "$mods/.bin/mcp-server-everything" stdio >"$tmp/everything.json" 2>/dev/null ||
     fail "server-everything: $(cat "$tmp/everything.json")"
   if [[ -f $mods/.bin/mcp-pdf-server ]]; then
@@ -256,7 +289,8 @@ const want = {
   everything: ["tools/list: garbage cursor", "resources/list: garbage cursor",
                "resources/templates/list: garbage cursor", "prompts/list: garbage cursor",
                "get-resource-links: window parameter count has a schema maximum",
-               "get-resource-links: count=100000 was rejected instead of clamped"],
+               "get-resource-links: count=100000 was rejected instead of clamped",
+               "trigger-long-running-operation: no reply within 2.0 s"],
   pdf: ["tools/list: garbage cursor", "resources/list: garbage cursor",
         "resources/templates/list: garbage cursor", "interact: Claude Code cuts it at 2048"],
 };
@@ -277,6 +311,14 @@ for (const [name, expected] of Object.entries(want)) {
 }
 const fsr = load("fs");
 if (fsr.tools.find((t) => t.name === "write_file").called) say("server-filesystem: write_file was called");
+// The tools that need a path are called with one the server listed (no --args for them).
+for (const t of ["read_file", "get_file_info", "directory_tree", "list_directory_with_sizes"])
+  if (!fsr.tools.find((x) => x.name === t).called ||
+      !fsr.findings.some((f) => f.scope === t && f.message.includes("guessed arguments {\"path\":")))
+    say(`server-filesystem: ${t} not called with a guessed path`);
+const everything = load("everything");
+if (everything.summary.stopped_early || !everything.tools.find((t) => t.name === "simulate-research-query"))
+  say("server-everything: the run did not reach its end");
 let walked = "";
 if (have("pdf")) {
   const pdf = load("pdf");
