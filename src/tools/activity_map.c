@@ -257,6 +257,7 @@ int tools_activity_map_register(mcpage_server *srv, tools_ctx *ctx)
         .title = "Activity map",
         .description = desc,
         .input_schema = schema,
+        .output_schema = TOOLS_GRID_OUTPUT,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

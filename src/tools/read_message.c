@@ -102,6 +102,7 @@ int tools_read_message_register(mcpage_server *srv, tools_ctx *ctx)
         .title = "Read one message",
         .description = desc,
         .input_schema = schema,
+        .output_schema = TOOLS_LINES_OUTPUT,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

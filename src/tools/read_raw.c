@@ -100,6 +100,7 @@ int tools_read_raw_register(mcpage_server *srv, tools_ctx *ctx)
         .title = "Read a session's original bytes",
         .description = desc,
         .input_schema = schema,
+        .output_schema = TOOLS_BYTES_OUTPUT,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

@@ -181,6 +181,7 @@ int tools_read_session_register(mcpage_server *srv, tools_ctx *ctx)
         .title = "Read a session transcript",
         .description = desc,
         .input_schema = schema,
+        .output_schema = TOOLS_LINES_OUTPUT,
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

@@ -269,6 +269,43 @@ int tools_add_windowed(mcpage_server *srv, const mcpage_tool *t, json_t *window)
     "{\"type\":\"integer\"},\"next_cursor\":{\"type\":\"string\"},\"hint\":{\"type\":"             \
     "\"string\"}}}"
 
+/*
+ * The outputSchema of a CONTENT-line page (read_session, read_message),
+ * a CONTENT-byte page (read_raw) and a SPATIAL page (activity_map): the
+ * envelope the builders write (docs/contract.md), or the error of a
+ * rejected call. Extra fields are allowed (a clamp's <param>_clamped).
+ */
+#define TOOLS_WINDOW_OUTPUT_COMMON                                                                 \
+    "\"error\":{\"type\":\"object\"},\"returned\":{\"type\":\"integer\",\"minimum\":0},"           \
+    "\"has_more\":{\"type\":\"boolean\"},\"stopped_by\":{\"type\":\"string\"},"                    \
+    "\"hint\":{\"type\":\"string\"}"
+#define TOOLS_LINES_OUTPUT                                                                         \
+    "{\"type\":\"object\",\"anyOf\":[{\"required\":[\"lines\",\"returned\",\"total_lines\","       \
+    "\"has_more\"]},{\"required\":[\"error\"]}],\"properties\":{" TOOLS_WINDOW_OUTPUT_COMMON       \
+    ",\"lines\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"The "        \
+    "window's lines, in order.\"},\"total_lines\":{\"type\":\"integer\",\"minimum\":0},"           \
+    "\"start_line\":{\"type\":\"integer\"},\"end_line\":{\"type\":\"integer\"},\"start_column\":"  \
+    "{\"type\":\"integer\"},\"max_lines\":{\"type\":\"integer\"},\"next_start_line\":{\"type\":"   \
+    "\"integer\"},\"next_start_column\":{\"type\":\"integer\"}}}"
+#define TOOLS_BYTES_OUTPUT                                                                         \
+    "{\"type\":\"object\",\"anyOf\":[{\"required\":[\"returned\",\"total_bytes\",\"has_more\"]},"  \
+    "{\"required\":[\"error\"]}],\"properties\":{" TOOLS_WINDOW_OUTPUT_COMMON                      \
+    ",\"text\":{\"type\":\"string\",\"description\":\"The window's bytes as UTF-8 text (encoding " \
+    "utf-8), or base64 (encoding base64) where they are not text.\"},\"encoding\":{\"type\":"      \
+    "\"string\",\"enum\":[\"utf-8\",\"base64\"]},\"total_bytes\":{\"type\":\"integer\","           \
+    "\"minimum\":0},\"offset\":{\"type\":\"integer\"},\"max_bytes\":{\"type\":\"integer\"},"       \
+    "\"next_offset\":{\"type\":\"integer\"}}}"
+#define TOOLS_GRID_OUTPUT                                                                          \
+    "{\"type\":\"object\",\"anyOf\":[{\"required\":[\"cells\",\"returned\",\"total_cells\","       \
+    "\"has_more\",\"region\",\"bounds\"]},{\"required\":[\"error\"]}],\"properties\":"             \
+    "{" TOOLS_WINDOW_OUTPUT_COMMON                                                                 \
+    ",\"cells\":{\"type\":\"array\",\"items\":{\"type\":\"array\"},"                               \
+    "\"description\":\"One array of counts per row of the region.\"},\"row_labels\":{\"type\":"    \
+    "\"array\",\"items\":{\"type\":\"string\"}},\"col_labels\":{\"type\":\"array\",\"items\":"     \
+    "{\"type\":\"string\"}},\"total_cells\":{\"type\":\"integer\",\"minimum\":0},\"region\":"      \
+    "{\"type\":\"object\"},\"bounds\":{\"type\":\"object\"},\"next_regions\":{\"type\":"           \
+    "\"object\"}}}"
+
 /* The agents the archive holds (the store's session source names), as a
  * JSON-schema enum, and in words for descriptions. sync_fold.c and sync.c
  * write these names. */
