@@ -159,7 +159,10 @@ typedef struct mcpage_list_spec {
 
 /* The window a LIST tool queries its store with. Read-only. */
 typedef struct mcpage_list_window {
-    int64_t offset;              /* logical offset of the first record (from the cursor if any) */
+    /* Logical offset of the first record (from the cursor if any). When `resume` is set the
+       query starts strictly after `after` and offset only numbers the records (offset,
+       next_offset); otherwise the query skips offset records. */
+    int64_t offset;
     int64_t limit;               /* records wanted, after clamping */
     int64_t fetch;               /* rows to fetch: limit + 1, so has_more needs no count */
     int64_t max_tokens;          /* the token budget, after clamping */

@@ -17,4 +17,15 @@ if ! diff -u "$example" "$tmp" >"$tmp.diff"; then
   echo "  fix: change the guide and the example together"
   exit 1
 fi
+# Every "minimal_server.c ... in N lines" the docs say is the file's count.
+minimal=$src/examples/minimal/minimal_server.c
+lines=$(wc -l <"$minimal")
+for doc in "$guide" "$src/README.md" "$src/docs/runtime.md"; do
+  for said in $(perl -0777 -ne 'print "$1\n" while /minimal.{0,120}?\bin (\d+) lines/gs' "$doc"); do
+    [ "$said" = "$lines" ] || {
+      echo "FAIL: $doc says the minimal server is $said lines; examples/minimal/minimal_server.c has $lines"
+      exit 1
+    }
+  done
+done
 echo "ok: docs/guide.md's $blocks C blocks are examples/files/files_server.c ($(wc -l <"$example") lines)"

@@ -53,6 +53,10 @@ examples="minimal files csv"
 version=$(pkg-config --modversion mcpage)
 header_version=$(sed -n 's/^#define MCPAGE_VERSION_STRING *"\(.*\)"/\1/p' "$prefix/include/mcpage/mcpage.h")
 [ "$version" = "$header_version" ] || fail "pkg-config says $version, mcpage.h says $header_version"
+# The run path is the library directory, absolute and normalised (no
+# lib/pkgconfig/../../lib in every program's RUNPATH).
+rpath=$(pkg-config --libs mcpage | grep -o -- '-Wl,-rpath,[^ ]*' | sed 's/-Wl,-rpath,//')
+[ "$rpath" = "$(readlink -f "$libdir")" ] || fail "mcpage.pc's run path is '$rpath', not $(readlink -f "$libdir")"
 incdir=$(pkg-config --variable=includedir mcpage)
 [ "$(readlink -f "$incdir")" = "$(readlink -f "$prefix/include")" ] ||
   fail "pkg-config's includedir $incdir is not $prefix/include"
