@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command: installs what is missing, builds mcpage
-# (release), then runs the main job on the bundled sample archive.
+# (release), installs the binary to ~/.local/bin (scripts/install-bin.sh:
+# it says what to add to PATH when that is not on it), then runs the main
+# job on the bundled sample archive.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -9,4 +11,6 @@ cmake --build --preset release -j "$(nproc)"
 bin=build/release/bin/mcpage
 echo
 echo "built: $bin ($($bin version))"
-exec scripts/demo.sh "$bin"
+scripts/demo.sh "$bin"
+echo
+scripts/install-bin.sh "$bin"

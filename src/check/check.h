@@ -126,6 +126,27 @@ void check_measure_result(const check_host *h, const json_t *res, check_measure 
 /* True when m passes h's limits (raised_chars > 0 replaces max_chars where raisable). */
 bool check_fits(const check_host *h, const check_measure *m, size_t raised_chars);
 
+/* ------------------------------------------------------------ a plain client */
+
+/* One session with a server over a transport (`mcpage call --server`, `--url`). */
+typedef struct check_client {
+    check_transport *t; /* the server */
+    int timeout_ms;     /* per request; 0 = CHECK_DEFAULT_TIMEOUT_MS */
+    bool modern;        /* 2026-07-28: the _meta on every request */
+    long next_id;       /* next JSON-RPC id */
+    char version[32];   /* the protocol revision spoken */
+} check_client;
+
+/*
+ * Opens the session: era "2026-07-28" or "2025-11-25" forces one, NULL
+ * probes (server/discover, then initialize). 0, or a negative status with
+ * a sentence in why.
+ */
+int check_client_open(check_client *cl, const char *era, char *why, size_t why_len);
+/* Sends method(params, stolen); the whole reply (new reference), or NULL with why. */
+json_t *check_client_request(check_client *cl, const char *method, json_t *params, char *why,
+                             size_t why_len);
+
 /* ------------------------------------------------------------ transports */
 
 /* A server started as a child process on stdio (argv[0] found on PATH). */

@@ -1,29 +1,42 @@
 /*
  * `mcpage call TOOL 'JSON'`: runs one archive tool in-process through the
  * same registry and dispatch path as `mcpage serve` (a session fed an
- * initialize and one tools/call) and prints its result.
+ * initialize and one tools/call) and prints its result. With --server
+ * (a command on stdio) or --url (Streamable HTTP) it calls any server's
+ * tool instead, in either protocol era, through the checker's client
+ * (src/check/check_client.c). --all-pages follows next_cursor to the end.
  */
 #include <jansson.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <mcpage/server.h>
 
+#include <curl/curl.h>
+
+#include "check/check.h"
 #include "cli/cli_archive.h"
 #include "cli/commands.h"
 #include "tools/text_out.h"
 
 /* Largest reply kept (a tool result is far smaller). */
 #define CALL_REPLY_MAX ((size_t)64 << 20)
+/* Pages --all-pages follows at most (a cursor that never ends). */
+#define CALL_MAX_PAGES 100000
+/* --header lines at most. */
+#define CALL_MAX_HEADERS 64
 
 static void call_usage(FILE *out)
 {
     fprintf(out,
-            "usage: mcpage call [--store URL | --db FILE] [--json | --field NAME] TOOL ['JSON "
-            "ARGUMENTS']\n"
-            "       mcpage call [--store URL | --db FILE] --list\n\n"
+            "usage: mcpage call [--store URL | --db FILE] [OUTPUT] TOOL ['JSON ARGUMENTS']\n"
+            "       mcpage call [--store URL | --db FILE] --list\n"
+            "       mcpage call --server [OPTIONS] [OUTPUT] -- COMMAND [ARGS...] TOOL ['JSON']\n"
+            "       mcpage call --url URL [OPTIONS] [OUTPUT] TOOL ['JSON']\n"
+            "       mcpage call --server ... --list -- COMMAND [ARGS...]\n\n"
             "Runs one tool of the archive server against the archive, in-process, through\n"
             "the same registry and dispatch as `mcpage serve`, and prints what a client gets:\n"
             "the text block by default (and any resource link), the whole CallToolResult\n"
@@ -39,6 +52,31 @@ static void call_usage(FILE *out)
             "  --no-check  skip the integrity check of the store (every page read first;\n"
             "              a damaged store exits 1 with the remedy)\n\n"
             "example: mcpage call list_sessions '{\"limit\": 5}'\n");
+            "With --server or --url it calls a tool of any MCP server instead: COMMAND\n"
+            "started on stdio (the last argument is the JSON when it starts with '{', the\n"
+            "one before it the tool), or a Streamable HTTP endpoint. It speaks 2026-07-28\n"
+            "when the server lists it in server/discover, else 2025-11-25 (initialize).\n\n"
+            "  --store URL   a shared store, postgres://user@host/db (env MCPAGE_STORE)\n"
+            "  --db FILE     the archive (env MCPAGE_DB; default as `mcpage sync`)\n"
+            "  --list        list the tools with their first sentence\n"
+            "  --server      call a server started as COMMAND (after --) on stdio\n"
+            "  --url URL     call a Streamable HTTP server, e.g. http://127.0.0.1:8765/mcp\n"
+            "  --header 'NAME: VALUE'  an HTTP header on every request (--url)\n"
+            "  --era REVISION  speak only 2025-11-25 or 2026-07-28 (default: probe)\n"
+            "  --timeout SECONDS  per request (default %d)\n"
+            "OUTPUT:\n"
+            "  --json        the whole CallToolResult, one line per page\n"
+            "  --field NAME  one field of structuredContent, one line per page\n"
+            "  --all-pages   call again with cursor=next_cursor (or nextCursor) until a page\n"
+            "                has none; every page is printed\n"
+            "  --raw         print control characters as they are when stdout is not a\n"
+            "                terminal (by default, and always on a terminal, they are shown\n"
+            "                visibly: ESC as \\e, BEL as ^G)\n\n"
+            "examples: mcpage call list_sessions '{\"limit\": 5}'\n"
+            "          mcpage call --all-pages --field sessions list_sessions\n"
+            "          mcpage call --server -- ./csv_server rows.csv list_rows '{\"limit\": 2}'\n"
+            "          mcpage call --url http://127.0.0.1:8765/mcp --list\n",
+            CHECK_DEFAULT_TIMEOUT_MS / 1000);
 }
 
 /* The replies the session sent, keyed by request id. */
@@ -99,6 +137,26 @@ static void print_line(const char *s)
     (void)putchar('\n');
 }
 
+/* Where requests go: the archive in-process, or a server through a transport. */
+typedef struct call_target {
+    mcpage_session *s; /* in-process: the session */
+    replies *r;        /* and its replies */
+    int next_id;       /* next request id in-process */
+    check_client *cl;  /* --server, --url: the client, else NULL */
+} call_target;
+
+/* Sends one request to the target; the whole reply (new reference), or NULL after saying why. */
+static json_t *send_request(call_target *t, const char *method, json_t *params)
+{
+    if (t->cl == NULL)
+        return request(t->s, t->r, t->next_id++, method, params);
+    char why[256];
+    json_t *rep = check_client_request(t->cl, method, params, why, sizeof why);
+    if (rep == NULL)
+        text_term_printf(stderr, "mcpage call: %s: %s\n", method, why);
+    return rep;
+}
+
 static void print_text(const json_t *result)
 {
     size_t i;
@@ -118,14 +176,14 @@ static void print_text(const json_t *result)
     }
 }
 
-static int list_tools(mcpage_session *s, replies *r)
+static int list_tools(call_target *target)
 {
     json_t *cursor = NULL;
-    for (int id = 10;; id++) {
+    for (int page = 0; page < CALL_MAX_PAGES; page++) {
         json_t *params = json_object();
         if (cursor)
             json_object_set(params, "cursor", cursor);
-        json_t *rep = request(s, r, id, "tools/list", params);
+        json_t *rep = send_request(target, "tools/list", params);
         const json_t *res = json_object_get(rep, "result");
         if (res == NULL) {
             fprintf(stderr, "mcpage call: tools/list failed\n");
@@ -140,12 +198,16 @@ static int list_tools(mcpage_session *s, replies *r)
             const char *d = json_string_value(json_object_get(t, "description"));
             const char *dot = d ? strstr(d, ". ") : NULL;
             int n = d ? (dot ? (int)(dot - d) + 1 : (int)strlen(d)) : 0;
-            printf("%-22s %.*s\n", json_string_value(json_object_get(t, "name")), n, d ? d : "");
+            /* another server's names and descriptions reach the terminal escaped */
+            text_term_printf(stdout, "%-22s %.*s\n",
+                             json_string_value(json_object_get(t, "name")) ?: "?", n, d ? d : "");
         }
+        const json_t *next = json_object_get(res, "nextCursor");
+        bool same = json_is_string(next) && cursor && json_equal(next, cursor);
         json_decref(cursor);
-        cursor = json_incref(json_object_get(res, "nextCursor"));
+        cursor = json_incref((json_t *)next);
         json_decref(rep);
-        if (!json_is_string(cursor))
+        if (!json_is_string(cursor) || same)
             break;
     }
     json_decref(cursor);
@@ -163,7 +225,46 @@ typedef struct call_opts {
     bool list;             /* --list: list the tools instead */
     bool raw;              /* --raw: control characters as they are, when redirected */
     bool no_check;         /* --no-check: skip the store's integrity check */
+    bool all_pages;        /* --all-pages: follow next_cursor to the end */
+    bool server;           /* --server: a command on stdio (command[]) */
+    const char *url;       /* --url URL, or NULL */
+    const char *era;       /* --era, or NULL to probe */
+    int timeout_ms;        /* --timeout; 0 = the default */
+    char **command;        /* --server: the command and its arguments, NULL-terminated */
+    const char *headers[CALL_MAX_HEADERS]; /* --header lines */
+    size_t n_headers;
 } call_opts;
+
+/*
+ * Splits what follows `--` after --server: COMMAND [ARGS...] TOOL ['JSON']
+ * (or the command alone with --list). Returns -1, or 2 after saying why.
+ */
+static int split_server_command(call_opts *o, int argc, char **argv, int at)
+{
+    int end = argc; /* the command is argv[at..end) */
+    if (!o->list) {
+        const char *last = at < argc ? argv[argc - 1] : NULL;
+        while (last && (*last == ' ' || *last == '\t' || *last == '\n'))
+            last++;
+        if (last && *last == '{') {
+            o->args_text = argv[argc - 1];
+            end--;
+        }
+        if (end - 1 > at)
+            o->tool = argv[--end];
+    }
+    if (end <= at || (!o->list && o->tool == NULL)) {
+        fprintf(stderr, "mcpage call: --server wants -- COMMAND [ARGS...] TOOL ['JSON'] (or "
+                        "--list -- COMMAND [ARGS...])\n");
+        return 2;
+    }
+    o->command = calloc((size_t)(end - at) + 1, sizeof *o->command);
+    if (o->command == NULL)
+        return 2;
+    for (int k = at; k < end; k++)
+        o->command[k - at] = argv[k];
+    return -1;
+}
 
 /* Reads the command line; -1 to go on, else the exit status (after --help: 0). */
 static int parse_opts(int argc, char **argv, call_opts *o)
@@ -181,6 +282,36 @@ static int parse_opts(int argc, char **argv, call_opts *o)
             o->raw = true;
         } else if (strcmp(a, "--no-check") == 0) {
             o->no_check = true;
+        } else if (strcmp(a, "--all-pages") == 0) {
+            o->all_pages = true;
+        } else if (strcmp(a, "--server") == 0) {
+            o->server = true;
+        } else if (strcmp(a, "--") == 0 && o->server) {
+            return split_server_command(o, argc, argv, i + 1);
+        } else if (i + 1 < argc && strcmp(a, "--url") == 0) {
+            o->url = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--header") == 0) {
+            if (o->n_headers == CALL_MAX_HEADERS || !strchr(argv[i + 1], ':')) {
+                fprintf(stderr, "mcpage call: --header wants 'NAME: VALUE' (at most %d)\n",
+                        CALL_MAX_HEADERS);
+                return 2;
+            }
+            o->headers[o->n_headers++] = argv[++i];
+        } else if (i + 1 < argc && strcmp(a, "--era") == 0) {
+            o->era = argv[++i];
+            if (strcmp(o->era, "2025-11-25") != 0 && strcmp(o->era, "2026-07-28") != 0) {
+                fprintf(stderr, "mcpage call: --era is 2025-11-25 or 2026-07-28\n");
+                return 2;
+            }
+        } else if (i + 1 < argc && strcmp(a, "--timeout") == 0) {
+            char *end = NULL;
+            long v = strtol(argv[i + 1], &end, 10);
+            if (end == argv[i + 1] || *end != '\0' || v < 1 || v > 3600) {
+                fprintf(stderr, "mcpage call: --timeout wants SECONDS, 1 to 3600\n");
+                return 2;
+            }
+            o->timeout_ms = (int)v * 1000;
+            i++;
         } else if (i + 1 < argc && strcmp(a, "--db") == 0) {
             o->db_arg = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
@@ -199,6 +330,10 @@ static int parse_opts(int argc, char **argv, call_opts *o)
             fprintf(stderr, "mcpage call: too many arguments; quote the JSON arguments as one\n");
             return 2;
         }
+    }
+    if (o->server) {
+        fprintf(stderr, "mcpage call: --server wants -- COMMAND [ARGS...] TOOL ['JSON']\n");
+        return 2;
     }
     if (!o->list && o->tool == NULL) {
         call_usage(stderr);
@@ -250,20 +385,19 @@ static void print_value(const json_t *v)
     free(txt);
 }
 
-/* Calls the tool and prints its result as asked; the exit status. */
-static int call_tool(mcpage_session *s, replies *r, const call_opts *o, json_t *args)
+/* The cursor of the next page a result names (next_cursor, or nextCursor), or NULL. */
+static const json_t *next_cursor(const json_t *res)
 {
-    json_t *rep =
-        request(s, r, 2, "tools/call", json_pack("{s:s, s:O}", "name", o->tool, "arguments", args));
-    const json_t *res = json_object_get(rep, "result");
-    if (res == NULL) {
-        const char *msg =
-            json_string_value(json_object_get(json_object_get(rep, "error"), "message"));
-        text_term_printf(stderr, "mcpage call: %s\n", msg ? msg : "no reply");
-        json_decref(rep);
-        return 1;
-    }
+    const json_t *sc = json_object_get(res, "structuredContent");
+    const json_t *c = json_object_get(sc, "next_cursor");
+    if (!json_is_string(c))
+        c = json_object_get(sc, "nextCursor");
+    return json_is_string(c) && json_string_length(c) > 0 ? c : NULL;
+}
 
+/* Prints one result as asked. */
+static void print_result(const call_opts *o, const json_t *res)
+{
     bool is_error = json_is_true(json_object_get(res, "isError"));
     if (o->json) {
         print_value(res);
@@ -274,8 +408,85 @@ static int call_tool(mcpage_session *s, replies *r, const call_opts *o, json_t *
     } else {
         print_text(res);
     }
-    json_decref(rep);
-    return is_error ? 1 : 0;
+}
+
+/* Calls the tool (every page with --all-pages) and prints as asked; the exit status. */
+static int call_tool(call_target *target, const call_opts *o, json_t *args)
+{
+    json_t *cursor = NULL;
+    int status = 0;
+    for (long page = 0; page < CALL_MAX_PAGES; page++) {
+        json_t *a = json_deep_copy(args);
+        if (cursor)
+            json_object_set(a, "cursor", cursor);
+        json_t *rep = send_request(target, "tools/call",
+                                   json_pack("{s:s, s:o}", "name", o->tool, "arguments", a));
+        const json_t *res = json_object_get(rep, "result");
+        if (res == NULL) {
+            const char *msg =
+                json_string_value(json_object_get(json_object_get(rep, "error"), "message"));
+            if (rep)
+                text_term_printf(stderr, "mcpage call: %s\n", msg ? msg : "no reply");
+            json_decref(rep);
+            status = 1;
+            break;
+        }
+        print_result(o, res);
+        bool is_error = json_is_true(json_object_get(res, "isError"));
+        const json_t *next = o->all_pages && !is_error ? next_cursor(res) : NULL;
+        if (next && cursor && json_equal(next, cursor)) {
+            fprintf(stderr, "mcpage call: page %ld handed back its own cursor; stopped\n",
+                    page + 1);
+            status = 1;
+            next = NULL;
+        }
+        json_decref(cursor);
+        cursor = json_incref((json_t *)next);
+        json_decref(rep);
+        if (is_error)
+            status = 1;
+        if (cursor == NULL)
+            break;
+    }
+    json_decref(cursor);
+    return status;
+}
+
+/* --server or --url: the tool of another server; the exit status. */
+static int call_remote(const call_opts *o, json_t *args)
+{
+    char why[256] = "";
+    check_stdio *child = NULL;
+    check_http *endpoint = NULL;
+    check_transport t;
+    int rc;
+    if (o->url) {
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+        rc = check_http_start(o->url, o->headers, o->n_headers, &endpoint, why, sizeof why);
+        if (rc == 0)
+            check_http_transport(endpoint, &t);
+    } else {
+        signal(SIGPIPE, SIG_IGN); /* a server that exits is reported, not fatal */
+        rc = check_stdio_start(o->command, &child, why, sizeof why);
+        if (rc == 0)
+            check_stdio_transport(child, &t);
+    }
+    int status = 1;
+    if (rc == 0) {
+        check_client cl = {.t = &t, .timeout_ms = o->timeout_ms};
+        rc = check_client_open(&cl, o->era, why, sizeof why);
+        if (rc == 0) {
+            call_target target = {.cl = &cl};
+            status = o->list ? list_tools(&target) : call_tool(&target, o, args);
+        }
+    }
+    if (rc != 0)
+        text_term_printf(stderr, "mcpage call: %s\n", why[0] ? why : mcpage_strerror(rc));
+    check_stdio_stop(child);
+    check_http_stop(endpoint);
+    if (o->url)
+        curl_global_cleanup();
+    return status;
 }
 
 int cli_cmd_call(int argc, char **argv)
@@ -286,8 +497,16 @@ int cli_cmd_call(int argc, char **argv)
         return status;
     call_escape = text_term_escapes(stdout, o.raw);
     json_t *args = parse_arguments(o.args_text);
-    if (args == NULL)
+    if (args == NULL) {
+        free(o.command);
         return 2;
+    }
+    if (o.server || o.url) {
+        status = call_remote(&o, args);
+        json_decref(args);
+        free(o.command);
+        return status;
+    }
     cli_archive arc;
     if (cli_archive_open(&arc, "mcpage call", o.store_arg, o.db_arg) != 0) {
         json_decref(args);
@@ -317,7 +536,8 @@ int cli_cmd_call(int argc, char **argv)
         text_term_printf(stderr, "mcpage call: %s\n", why);
     } else {
         session_initialize(s, &r);
-        status = o.list ? list_tools(s, &r) : call_tool(s, &r, &o, args);
+        call_target target = {.s = s, .r = &r, .next_id = 10};
+        status = o.list ? list_tools(&target) : call_tool(&target, &o, args);
     }
 
     mcpage_session_free(s);
