@@ -46,7 +46,7 @@ node -e '
   fail "one page without --all-pages"
 
 # Streamable HTTP behind a token, both eras.
-MCPAGE_HTTP_TOKEN=secret-token "${csv[0]}" --http 0 "${csv[1]}" 2>"$tmp/http.log" &
+MCPAGE_HTTP_TOKEN=call-remote-secret-token-0123456789 "${csv[0]}" --http 0 "${csv[1]}" 2>"$tmp/http.log" &
 pids+=($!)
 url=
 for _ in $(seq 100); do
@@ -61,7 +61,7 @@ status=$?
 set -e
 [ "$status" -eq 1 ] || fail "--url without the token: status $status"
 for era in 2026-07-28 2025-11-25; do
-  "$MCPAGE_BIN" call --url "$url" --header "Authorization: Bearer secret-token" --era "$era" \
+  "$MCPAGE_BIN" call --url "$url" --header "Authorization: Bearer call-remote-secret-token-0123456789" --era "$era" \
     --all-pages --field rows list_rows '{"limit": 4}' >"$tmp/http.out" || fail "--url ($era): $(cat "$tmp/http.out")"
   [ "$(wc -l <"$tmp/http.out")" -eq 2 ] && grep -q '"id":"6"' "$tmp/http.out" || fail "--url ($era): $(cat "$tmp/http.out")"
 done
