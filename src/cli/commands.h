@@ -21,6 +21,7 @@ int cli_store_spec(char *buf, size_t n, const char *store_arg, const char *db_ar
 int cli_cmd_version(int argc, char **argv);
 int cli_cmd_sync(int argc, char **argv);
 int cli_cmd_stats(int argc, char **argv);
+int cli_cmd_usage(int argc, char **argv);
 int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_call(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);

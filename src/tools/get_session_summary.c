@@ -10,6 +10,7 @@
 
 #include "tools/tools.h"
 #include "tools/transcript.h"
+#include "tools/usage.h"
 
 /* The first prompt is cut to this many bytes (at a character boundary). */
 #define FIRST_PROMPT_MAX 1000
@@ -28,7 +29,42 @@ static const char output_schema[] =
     "\"session_id\":{\"type\":\"string\"},\"messages\":{\"type\":\"integer\"},"
     "\"messages_by_role\":{\"type\":\"object\"},\"tools_used\":{\"type\":\"array\"},"
     "\"tool_errors\":{\"type\":\"integer\"},\"first_prompt\":{\"type\":[\"string\",\"null\"]},"
-    "\"transcript_lines\":{\"type\":\"integer\"},\"resource_uri\":{\"type\":\"string\"}}}";
+    "\"transcript_lines\":{\"type\":\"integer\"},\"usage\":{\"type\":\"object\","
+    "\"description\":\"Tokens and cost of the session's model calls.\"},"
+    "\"resource_uri\":{\"type\":\"string\"}}}";
+
+/*
+ * The session's tokens and cost (docs/usage.md): {"calls", "input_tokens",
+ * ..., "cost_usd", "models": [{"model", "total_tokens", "cost_usd",
+ * "priced"}]}, or NULL when the store has none of its calls or cannot say.
+ */
+static json_t *session_usage(store *s, const char *id)
+{
+    usage_prices *prices = NULL;
+    char err[300];
+    if (usage_prices_load(NULL, &prices, err, sizeof err) < 0)
+        return NULL;
+    usage_query q = {.group = USAGE_SESSION, .session_id = id};
+    usage_report r;
+    json_t *o = NULL;
+    if (usage_report_build(s, prices, &q, &r, err, sizeof err) == 0) {
+        o = json_object();
+        json_object_set_new(o, "calls", json_integer(r.totals.calls));
+        usage_counts_json(o, &r.totals);
+        json_t *models = json_array();
+        for (size_t i = 0; r.count && i < r.rows[0].nmodels; i++) {
+            const usage_model_row *m = &r.rows[0].models[i];
+            json_array_append_new(
+                models, json_pack("{s:s, s:I, s:o, s:b}", "model", m->model, "total_tokens",
+                                  (json_int_t)usage_counts_total(&m->c), "cost_usd",
+                                  usage_money(m->c.cost_usd), "priced", m->priced));
+        }
+        json_object_set_new(o, "models", models);
+        usage_report_free(&r);
+    }
+    usage_prices_free(prices);
+    return o;
+}
 
 static size_t utf8_cut(const char *s, size_t max)
 {
@@ -105,6 +141,9 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     }
     json_object_set_new(o, "transcript_lines", json_integer(lines));
     json_object_set_new(o, "raw_bytes", json_integer(ss->raw_size));
+    json_t *usage = session_usage(s, ss->session_id);
+    if (usage)
+        json_object_set_new(o, "usage", usage);
     json_object_set_new(o, "resource_uri", json_string(uri));
     char hint[400];
     snprintf(hint, sizeof hint,
@@ -112,7 +151,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
              "original bytes with read_raw(session_id=\"%s\").",
              ss->session_id, (long long)lines, ss->session_id);
     json_object_set_new(o, "hint", json_string(hint));
-    char *text = json_dumps(o, JSON_COMPACT);
+    char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(12));
     rc = text ? mcpage_result_add_text(res, text, strlen(text)) : MCPAGE_ENOMEM;
     free(text);
     if (rc == 0)
@@ -132,8 +171,10 @@ int tools_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx)
         .description =
             "Summarizes one archived session in a few hundred tokens: project, title, source, "
             "model, branch, start and end, messages per role, tools used (up to 40, most used "
-            "first), tool errors, the first 1,000 bytes of the first prompt and the transcript's "
-            "length in lines, plus a resource link to the whole transcript. Not paged. Follow "
+            "first), tool errors, the first 1,000 bytes of the first prompt, the transcript's "
+            "length in lines, its tokens and cost (usage: input, output, cache creation and "
+            "cache read tokens, cost_usd, per model), plus a resource link to the whole "
+            "transcript. Not paged. Follow "
             "with read_session to read it.",
         .input_schema = schema,
         .output_schema = output_schema,

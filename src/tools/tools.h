@@ -326,5 +326,6 @@ int tools_activity_map_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_export_session_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_resources_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_usage_report_register(mcpage_server *srv, tools_ctx *ctx);
 
 #endif

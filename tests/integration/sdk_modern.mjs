@@ -155,7 +155,7 @@ async function archiveSuite(client, label) {
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
   eq(names, ["activity_map", "get_session_summary", "list_projects", "list_sessions", "read_message",
-    "read_raw", "read_session", "search_conversations"], `${label}: the eight archive tools`);
+    "read_raw", "read_session", "search_conversations", "usage_report"], `${label}: the nine archive tools`);
   for (const t of tools) ok(t.annotations?.readOnlyHint === true, `${label}: ${t.name} readOnlyHint`);
 
   const projects = await client.callTool({ name: "list_projects", arguments: {} });
