@@ -5,7 +5,7 @@
  * ccusage and agentsview price from), as ccusage 20.0.24 embeds it for
  * --offline: every rate below except those marked was read back from
  * ccusage by pricing one call of 300,000 and one of 1,000,000 tokens of
- * each kind per model (tests/usage/probe-prices.py re-runs it). Where
+ * each kind per model (tests/usage/probe_prices.py re-runs it). Where
  * ccusage's name matching lands on another entry than the model's own
  * (o3, o4-mini, codex-mini-latest, gemini-2.5-pro, gemini-2.0-flash) the
  * vendor's list price is used instead, marked "vendor".
