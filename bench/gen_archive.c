@@ -139,6 +139,32 @@ static size_t tool_output_size(void)
     return 100000 + below(900000);
 }
 
+/*
+ * Usage figures, from a generator of their own so the archive's text and
+ * sizes stay those of earlier runs (the main generator's draws are
+ * unchanged): shaped like Claude Code's message.usage and Codex's
+ * token_count events.
+ */
+static uint64_t usage_state = 0x9e3779b97f4a7c15ull;
+
+static unsigned usage_below(unsigned n)
+{
+    usage_state ^= usage_state << 13;
+    usage_state ^= usage_state >> 7;
+    usage_state ^= usage_state << 17;
+    return (unsigned)(usage_state % n);
+}
+
+/* One Claude response's usage object, `out` output tokens. */
+static void claude_usage(out *o, unsigned in, unsigned out_tokens, unsigned cw, unsigned cr)
+{
+    fprintf(o->f,
+            ",\"usage\":{\"input_tokens\":%u,\"cache_creation_input_tokens\":%u,"
+            "\"cache_read_input_tokens\":%u,\"cache_creation\":{\"ephemeral_5m_input_tokens\":%u,"
+            "\"ephemeral_1h_input_tokens\":0},\"output_tokens\":%u,\"service_tier\":\"standard\"}",
+            in, cw, cr, cw, out_tokens);
+}
+
 static void claude_session(out *o, const char *cwd, const char *sid, uint64_t *t)
 {
     char stamp[40], text[4096], id[64];
@@ -163,15 +189,21 @@ static void claude_session(out *o, const char *cwd, const char *sid, uint64_t *t
             *t += 1 + below(30);
             ts(stamp, sizeof stamp, *t);
             sentence(text, sizeof text, 3 + below(6));
+            unsigned long long msg = (unsigned long long)usage_state;
             fprintf(
                 o->f,
                 "{\"type\":\"assistant\",\"sessionId\":\"%s\",\"cwd\":\"%s\",\"timestamp\":\"%s\","
-                "\"message\":{\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\","
+                "\"requestId\":\"req_%016llx\",\"message\":{\"id\":\"msg_%016llx\","
+                "\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\","
                 "\"content\":[{\"type\":\"tool_use\",\"id\":\"%s\",\"name\":\"%s\",\"input\":{"
                 "\"command\":\"",
-                sid, cwd, stamp, call, tool);
+                sid, cwd, stamp, msg, msg, call, tool);
             put_text(o, text);
-            fputs("\"}}]}}\n", o->f);
+            fputs("\"}}]", o->f);
+            claude_usage(o, 1 + usage_below(20), 20 + usage_below(400), usage_below(3000),
+                         10000 + usage_below(150000));
+            (void)usage_below(2);
+            fputs("}}\n", o->f);
             *t += 1 + below(30);
             ts(stamp, sizeof stamp, *t);
             fprintf(o->f,
@@ -186,20 +218,41 @@ static void claude_session(out *o, const char *cwd, const char *sid, uint64_t *t
         *t += 2 + below(60);
         ts(stamp, sizeof stamp, *t);
         sentence(text, sizeof text, 10 + below(120));
+        /* the answer: a thinking line, then the text line of the same
+           response with the output grown (Claude Code writes one line
+           per content block), every 8th written twice (a resumed copy) */
+        unsigned long long msg = (unsigned long long)usage_state;
+        unsigned in = 1 + usage_below(50), cw = usage_below(5000), cr = 20000 + usage_below(180000);
+        unsigned final_out = 50 + usage_below(2000);
+        int twice = usage_below(8) == 0;
         fprintf(o->f,
                 "{\"type\":\"assistant\",\"sessionId\":\"%s\",\"cwd\":\"%s\",\"timestamp\":\"%s\","
-                "\"message\":{\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\","
-                "\"content\":[{\"type\":\"text\",\"text\":\"",
-                sid, cwd, stamp);
-        put_text(o, text);
-        fputs("\"}]}}\n", o->f);
-        o->lines++;
+                "\"requestId\":\"req_%016llx\",\"message\":{\"id\":\"msg_%016llx\","
+                "\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5-20250929\","
+                "\"content\":[{\"type\":\"thinking\",\"thinking\":\"planning\"}]",
+                sid, cwd, stamp, msg, msg);
+        claude_usage(o, in, 1 + usage_below(final_out), cw, cr);
+        fputs("}}\n", o->f);
+        for (int copy = 0; copy <= twice; copy++) {
+            fprintf(o->f,
+                    "{\"type\":\"assistant\",\"sessionId\":\"%s\",\"cwd\":\"%s\","
+                    "\"timestamp\":\"%s\",\"requestId\":\"req_%016llx\",\"message\":{"
+                    "\"id\":\"msg_%016llx\",\"role\":\"assistant\",\"model\":"
+                    "\"claude-sonnet-4-5-20250929\",\"content\":[{\"type\":\"text\",\"text\":\"",
+                    sid, cwd, stamp, msg, msg);
+            put_text(o, text);
+            fputs("\"}]", o->f);
+            claude_usage(o, in, final_out, cw, cr);
+            fputs("}}\n", o->f);
+        }
+        o->lines += 2 + twice;
     }
 }
 
 static void codex_session(out *o, const char *cwd, const char *sid, uint64_t *t)
 {
     char stamp[40], text[4096];
+    unsigned long long total_in = 0, total_cached = 0, total_out = 0, total_reason = 0;
     ts(stamp, sizeof stamp, *t);
     fprintf(
         o->f,
@@ -249,11 +302,27 @@ static void codex_session(out *o, const char *cwd, const char *sid, uint64_t *t)
             stamp);
         put_text(o, text);
         fputs("\"}]}}\n", o->f);
-        fprintf(o->f,
-                "{\"timestamp\":\"%s\",\"type\":\"event_msg\",\"payload\":{\"type\":"
-                "\"token_count\",\"info\":null}}\n",
-                stamp);
-        o->lines += 2;
+        /* the turn's tokens, the running total and the last call; some
+           events written twice with the same sums, as Codex does */
+        unsigned in = 5000 + usage_below(60000), cached = in / 2 + usage_below(in / 2);
+        unsigned outp = 50 + usage_below(3000), reason = usage_below(outp);
+        total_in += in;
+        total_cached += cached;
+        total_out += outp;
+        total_reason += reason;
+        int twice = usage_below(4) == 0;
+        for (int copy = 0; copy <= twice; copy++)
+            fprintf(o->f,
+                    "{\"timestamp\":\"%s\",\"type\":\"event_msg\",\"payload\":{\"type\":"
+                    "\"token_count\",\"info\":{\"total_token_usage\":{\"input_tokens\":%llu,"
+                    "\"cached_input_tokens\":%llu,\"output_tokens\":%llu,"
+                    "\"reasoning_output_tokens\":%llu,\"total_tokens\":%llu},"
+                    "\"last_token_usage\":{\"input_tokens\":%u,\"cached_input_tokens\":%u,"
+                    "\"output_tokens\":%u,\"reasoning_output_tokens\":%u,\"total_tokens\":%u},"
+                    "\"model_context_window\":272000}}}\n",
+                    stamp, total_in, total_cached, total_out, total_reason, total_in + total_out,
+                    in, cached, outp, reason, in + outp);
+        o->lines += 2 + twice;
     }
 }
 

@@ -7,7 +7,8 @@
 #   bench/run.sh [--quick] [--runs N] [--size-mb N] [--http-seconds S] [--cache DIR]
 #
 # Default scale: a generated archive of about a million messages
-# (--size-mb 1700), 5 runs per server. The archive and its store are made
+# (--size-mb 1700), 5 runs per server. Last: `mcpage usage daily` against
+# ccusage on the archive's Claude Code transcripts (run_usage_bench.sh). The archive and its store are made
 # once under the cache directory (default /tmp/mcpage-vs-bench, never the
 # repository) and reused while the size is the same; a first run also
 # generates (about 1.8 GB) and syncs it, which takes a few minutes more.
@@ -44,7 +45,7 @@ if ! "$node22" -e 'new (require("node:sqlite").DatabaseSync)(":memory:")' 2>/dev
 fi
 
 # The archive: generated and synced once per size, then reused.
-dir=$cache/a$size
+dir=$cache/a$size-u1 # -u1: the generator writes usage (issue 31)
 mkdir -p "$dir"
 if [ ! -f "$dir/.generated" ]; then
   say "generating a $size MB archive into $dir (once)"
@@ -86,7 +87,7 @@ else
 fi
 
 # Sync throughput, measured in this run on its own smaller archive.
-sdir=$cache/s$sync_mb
+sdir=$cache/s$sync_mb-u1
 if [ ! -f "$sdir/.generated" ]; then
   rm -rf "$sdir"
   build/release/bench/gen_archive --out "$sdir/archive" --size-mb "$sync_mb" >/dev/null
@@ -110,3 +111,9 @@ say "comparing (load average before: $load_before)"
   --db "$dir/archive.db" --runs "$runs" --http-seconds "$http_s" \
   --sync-file "$sdir/sync.json" --archive-file "$dir/archive.json" \
   --load-before "$load_before" "${extra[@]}"
+
+# Tokens and cost: mcpage usage daily against ccusage on the same transcripts.
+say "usage daily against ccusage"
+report=bench/reports/$(date -u +%Y-%m-%d)$([ "$quick" = 1 ] && echo -quick).md
+bench/run_usage_bench.sh "$bin" "$dir/archive.db" "$dir/archive/claude" "$runs" "$dir/usage.json" \
+  | tee -a "$report"

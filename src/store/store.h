@@ -442,6 +442,18 @@ typedef struct store_usage {
  * ccusage does); on a tie the earlier stays.
  */
 int store_usage_add(store *s, const store_usage *u);
+/* Takes a session's calls away (as store_session_reset does first). */
+int store_usage_reset(store *s, const char *session_id);
+/*
+ * The backfill of a store made before calls were kept: *pending is 1
+ * until store_usage_backfill_done (in a transaction). Sessions are listed
+ * with their source (ids[i], sources[i], malloc'd; free with
+ * store_usage_sessions_free).
+ */
+int store_usage_backfill_pending(store *s, int *pending);
+int store_usage_backfill_done(store *s);
+int store_usage_sessions(store *s, char ***ids, char ***sources, size_t *n);
+void store_usage_sessions_free(char **ids, char **sources, size_t n);
 /* Unix minutes (UTC) of an ISO 8601 time ("Z" or an offset; date alone =
  * midnight UTC), or INT64_MIN when it is not one. */
 int64_t store_usage_minute(const char *ts);

@@ -470,3 +470,98 @@ void store_usage_sums_free(store_usage_sums *l)
     l->rows = NULL;
     l->count = 0;
 }
+
+/* ---- the backfill of an older store -------------------------------------- */
+
+int store_usage_reset(store *s, const char *session_id)
+{
+    if (!s || !session_id)
+        return MCPAGE_EINVAL;
+    if (!s->writable)
+        return store_fail(s, MCPAGE_EINVAL, "store opened read-only");
+    return store_usage_forget(s, session_id);
+}
+
+static int first_flag(void *ctx, const store_sql_row *row)
+{
+    *(int *)ctx = (int)row->int64(row->res, 0);
+    return 0;
+}
+
+int store_usage_backfill_pending(store *s, int *pending)
+{
+    if (!s || !pending)
+        return MCPAGE_EINVAL;
+    *pending = 0;
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "SELECT max(backfill) FROM usage_state");
+    return s->ops->sql_rows(s, &q, first_flag, pending);
+}
+
+int store_usage_backfill_done(store *s)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "UPDATE usage_state SET backfill = 0");
+    return s->ops->sql_rows(s, &q, NULL, NULL);
+}
+
+typedef struct id_list {
+    char **ids, **sources;
+    size_t n, cap;
+} id_list;
+
+static int collect_session(void *ctx, const store_sql_row *row)
+{
+    id_list *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        char **a = realloc(l->ids, cap * sizeof *a);
+        if (!a)
+            return MCPAGE_ENOMEM;
+        l->ids = a;
+        char **b = realloc(l->sources, cap * sizeof *b);
+        if (!b)
+            return MCPAGE_ENOMEM;
+        l->sources = b;
+        l->cap = cap;
+    }
+    l->ids[l->n] = store_strdup(row->text(row->res, 0));
+    l->sources[l->n] = store_strdup(row->text(row->res, 1));
+    if (!l->ids[l->n] || !l->sources[l->n]) {
+        free(l->ids[l->n]);
+        free(l->sources[l->n]);
+        return MCPAGE_ENOMEM;
+    }
+    l->n++;
+    return 0;
+}
+
+int store_usage_sessions(store *s, char ***ids, char ***sources, size_t *n)
+{
+    if (!s || !ids || !sources || !n)
+        return MCPAGE_EINVAL;
+    id_list l = {0};
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "SELECT session_id, source FROM sessions WHERE raw_size > 0 ORDER BY sid");
+    int rc = s->ops->sql_rows(s, &q, collect_session, &l);
+    if (rc < 0) {
+        store_usage_sessions_free(l.ids, l.sources, l.n);
+        return rc;
+    }
+    *ids = l.ids;
+    *sources = l.sources;
+    *n = l.n;
+    return 0;
+}
+
+void store_usage_sessions_free(char **ids, char **sources, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(ids ? ids[i] : NULL);
+        free(sources ? sources[i] : NULL);
+    }
+    free(ids);
+    free(sources);
+}

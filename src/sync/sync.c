@@ -529,7 +529,11 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
         o.hostname = host;
     }
     sync_jobs js = {0};
-    int rc = sync_discover(&js, &o, rep);
+    /* a store older than usage_calls: its sessions' calls, from its raw bytes */
+    int rc = sync_usage_backfill(s);
+    if (rc < 0)
+        goto out;
+    rc = sync_discover(&js, &o, rep);
     if (rc < 0)
         goto out;
     rep->files_seen = (int64_t)js.n;

@@ -275,6 +275,49 @@ static void add_item(json_t *p, sync_tool_ids *ids, sync_text *t, sync_record *r
     }
 }
 
+/*
+ * A token_count event: info.last_token_usage is the call just made
+ * (input_tokens counts the cached ones too; output_tokens the reasoning
+ * ones), info.total_token_usage the session's running sum. The running
+ * total keys the call within its session: Codex writes some events twice
+ * with the same sums, and those are one call. Events without
+ * last_token_usage (or with no tokens) record none. The model is the
+ * turn's (turn_context), which sync supplies.
+ */
+static void codex_usage(json_t *payload, sync_usage *u)
+{
+    const char *et = sync_json_str(payload, "type");
+    if (!et || strcmp(et, "token_count") != 0)
+        return;
+    json_t *info = json_object_get(payload, "info");
+    json_t *last = json_object_get(info, "last_token_usage");
+    json_t *total = json_object_get(info, "total_token_usage");
+    if (!json_is_object(last))
+        return;
+    int64_t in = sync_json_count(json_object_get(last, "input_tokens"));
+    int64_t cached = sync_json_count(json_object_get(last, "cached_input_tokens"));
+    int64_t out = sync_json_count(json_object_get(last, "output_tokens"));
+    if (cached > in)
+        cached = in;
+    if (in + out == 0)
+        return;
+    u->input = in - cached;
+    u->cache_read = cached;
+    u->output = out;
+    u->reasoning = sync_json_count(json_object_get(last, "reasoning_output_tokens"));
+    if (json_is_object(total)) { /* else never taken for a copy */
+        char key[96];
+        snprintf(key, sizeof key, "codex-total:%lld:%lld:%lld",
+                 (long long)sync_json_count(json_object_get(total, "total_tokens")),
+                 (long long)sync_json_count(json_object_get(total, "input_tokens")),
+                 (long long)sync_json_count(json_object_get(total, "output_tokens")));
+        u->key = sync_short_copy(key, sizeof key);
+        u->key_per_session = 1;
+    }
+    u->model_from_session = 1;
+    u->present = 1;
+}
+
 int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
                           char *why, size_t whylen)
 {
@@ -331,6 +374,8 @@ int sync_codex_parse_line(const char *line, size_t len, sync_tool_ids *ids, sync
             r->role = "system";
         }
     }
+    if (type && strcmp(type, "event_msg") == 0)
+        codex_usage(payload, &r->usage);
     if (type && strcmp(type, "event_msg") == 0) {
         /* The UI's record of a message: often a copy of a response item,
            sometimes the only record (Codex Desktop's prompts, events-only

@@ -657,7 +657,7 @@ static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
         f->rep->messages_added++;
     }
 usage:
-    rc = sync_usage_put(f->s, f->job->session_id, msg_id, &r, f->last_ts);
+    rc = sync_usage_put(f->s, f->job->session_id, msg_id, &r, f->last_ts, f->model);
 done:
     sync_record_clear(&r);
     return rc;

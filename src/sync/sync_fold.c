@@ -681,6 +681,9 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
     const sync_desc *d = ff->job->fmt->desc;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         sync_record *r = &recs[i];
+        if (r->usage.present &&
+            (rc = sync_usage_put(ff->s, ff->sid, 0, r, ff->last_ts, ff->model)) < 0)
+            break;
         if (r->kind != SYNC_MESSAGE)
             continue;
         if (d && d->unique_calls && r->call_id && r->tool_name && strcmp(r->role, "tool") != 0) {

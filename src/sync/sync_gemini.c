@@ -343,6 +343,42 @@ static size_t expand_call(json_t *tc, const char *msg_ts, const char *model, syn
     return 2;
 }
 
+/*
+ * A gemini message's `tokens`: input (the prompt, cached tokens included),
+ * cached, output, thoughts (billed as output), tool (tool-use prompt
+ * tokens, billed as input), total. Keyed by the message id within the
+ * session: the fold keeps a message's latest version only, and a session
+ * stored again replaces its calls.
+ */
+static void gemini_usage(json_t *msg, const char *model, const char *ts, sync_usage *u)
+{
+    json_t *tok = json_object_get(msg, "tokens");
+    if (!json_is_object(tok))
+        return;
+    int64_t in = sync_json_count(json_object_get(tok, "input"));
+    int64_t cached = sync_json_count(json_object_get(tok, "cached"));
+    int64_t out = sync_json_count(json_object_get(tok, "output"));
+    int64_t thoughts = sync_json_count(json_object_get(tok, "thoughts"));
+    int64_t tool = sync_json_count(json_object_get(tok, "tool"));
+    if (cached > in)
+        cached = in;
+    if (in + out + thoughts + tool == 0)
+        return;
+    u->input = in - cached + tool;
+    u->cache_read = cached;
+    u->output = out + thoughts;
+    u->reasoning = thoughts;
+    const char *id = sync_json_str(msg, "id");
+    if (id && *id) {
+        u->key = sync_short_copy(id, 100);
+        u->key_per_session = 1;
+    }
+    u->model = model && *model ? sync_short_copy(model, 150) : NULL;
+    u->model_from_session = u->model == NULL;
+    u->timestamp = ts && *ts ? sync_short_copy(ts, 64) : NULL;
+    u->present = 1;
+}
+
 /* The records of one message object. */
 static int expand_message(json_t *msg, sync_record **out, size_t *n)
 {
@@ -386,6 +422,8 @@ static int expand_message(json_t *msg, sync_record **out, size_t *n)
         memset(&t, 0, sizeof t);
         for (size_t c = 0; c < ncalls; c++)
             k += expand_call(json_array_get(calls, c), ts, model, &r[k]);
+        if (k > 0)
+            gemini_usage(msg, model, ts, &r[0].usage);
     } else {
         json_t *shown = json_object_get(msg, "displayContent");
         int user = type && strcmp(type, "user") == 0;

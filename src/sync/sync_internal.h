@@ -95,9 +95,14 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
 
 /* Stores the model call a parsed line records, if any (sync_usage.c):
  * `message_id` the message stored from the line (0 = none), `fallback_ts`
- * the time of the line before when the line has none. */
+ * the time of the line before when the line has none, `fallback_model`
+ * the session's model so far when the line names none (Codex). */
 int sync_usage_put(store *s, const char *session_id, int64_t message_id, const sync_record *r,
-                   const char *fallback_ts);
+                   const char *fallback_ts, const char *fallback_model);
+
+/* Reads the calls of sessions stored before the store kept them, once
+ * (sync_backfill.c). */
+int sync_usage_backfill(store *s);
 
 /* Shared helpers. */
 void sync_example(sync_report *rep, const char *path, int64_t line, const char *why);

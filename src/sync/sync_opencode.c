@@ -457,6 +457,53 @@ static json_t *v1_part(json_t *part, json_t *metadata)
                      "state", st);
 }
 
+/*
+ * An assistant message's usage: tokens {input, output, reasoning, cache
+ * {read, write}} and cost (USD, what OpenCode priced it at), in the
+ * message itself or, before mid-2025, under metadata.assistant. input
+ * excludes the cache reads and writes; reasoning is billed as output. A
+ * cost above 0 is used as given; 0 (a subscription, an unknown price)
+ * leaves the call to the price table. Keyed by the message id within its
+ * session. A record of its own (no text), which sync_fold stores as a
+ * call only.
+ */
+static size_t opencode_usage(json_t *row, json_t *data, const char *ts, sync_record *r)
+{
+    json_t *v1 = json_object_get(json_object_get(data, "metadata"), "assistant");
+    json_t *src = json_object_get(data, "tokens") ? data : v1;
+    const char *role = sync_json_str(data, "role");
+    json_t *tok = json_object_get(src, "tokens");
+    if (!json_is_object(tok) || (role && strcmp(role, "assistant") != 0))
+        return 0;
+    sync_usage *u = &r->usage;
+    json_t *cache = json_object_get(tok, "cache");
+    u->input = sync_json_count(json_object_get(tok, "input"));
+    u->reasoning = sync_json_count(json_object_get(tok, "reasoning"));
+    u->output = sync_json_count(json_object_get(tok, "output")) + u->reasoning;
+    u->cache_read = sync_json_count(json_object_get(cache, "read"));
+    u->cache_creation = sync_json_count(json_object_get(cache, "write"));
+    json_t *cost = json_object_get(src, "cost");
+    if (json_is_number(cost) && json_number_value(cost) > 0) {
+        u->cost_usd = json_number_value(cost);
+        u->cost_given = 1;
+    }
+    if (u->input + u->output + u->cache_read + u->cache_creation == 0 && !u->cost_given)
+        return 0;
+    const char *model = sync_json_str(src, "modelID");
+    u->model = model && *model ? sync_short_copy(model, 150) : NULL;
+    u->model_from_session = u->model == NULL;
+    const char *id = sync_json_str(row, "id");
+    if (id && *id) {
+        u->key = sync_short_copy(id, 100);
+        u->key_per_session = 1;
+    }
+    u->timestamp = ts && *ts ? sync_short_copy(ts, 64) : NULL;
+    u->present = 1;
+    r->kind = SYNC_SKIP;
+    r->text = calloc(1, 1);
+    return 1;
+}
+
 static int opencode_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)
 {
     *out = NULL;
@@ -473,7 +520,7 @@ static int opencode_expand(const char *line, size_t len, int32_t sub, sync_recor
     size_t nparts = json_is_array(inline_parts) ? json_array_size(inline_parts) : 0;
     if (nparts > 10000)
         nparts = 10000;
-    sync_record *r = calloc(2 + 2 * nparts, sizeof *r);
+    sync_record *r = calloc(3 + 2 * nparts, sizeof *r);
     if (!r) {
         json_decref(data);
         json_decref(root);
@@ -496,10 +543,14 @@ static int opencode_expand(const char *line, size_t len, int32_t sub, sync_recor
         json_t *e = json_object_get(metadata, "error");
         if (json_is_object(e))
             k += error_record(e, sync_short_copy(ts, 64), r + k);
+        k += opencode_usage(row, data, ts, r + k);
         free(ts);
     } else if (strcmp(table, "message") == 0 && json_is_object(json_object_get(data, "error"))) {
-        k = error_record(json_object_get(data, "error"), ts, r);
+        k = opencode_usage(row, data, ts, r);
+        k += error_record(json_object_get(data, "error"), ts, r + k);
     } else {
+        if (strcmp(table, "message") == 0)
+            k = opencode_usage(row, data, ts, r);
         free(ts);
     }
     json_decref(data);

@@ -46,6 +46,8 @@ typedef struct sync_usage {
     int64_t cache_creation_1h; /* of cache_creation: 1-hour cache writes (Anthropic) */
     int sidechain;             /* a Claude sidechain line: loses to a main-chain copy */
     char *timestamp;           /* owned: the call's time when the line has its own, or NULL */
+    int key_per_session;       /* the key names a call within its session only (Codex) */
+    int model_from_session;    /* the line names no model: the session's latest is the call's */
 } sync_usage;
 
 typedef struct sync_record {

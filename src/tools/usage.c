@@ -472,6 +472,7 @@ json_t *usage_report_json(const usage_report *r, int breakdown, const usage_pric
     for (size_t i = 0; i < r->count; i++)
         json_array_append_new(rows, usage_row_json(r, &r->rows[i], breakdown));
     usage_counts_json(tot, &r->totals);
+    json_object_set_new(tot, "cache_savings_usd", usage_money(r->totals.cache_savings_usd));
     for (size_t i = 0; i < r->nunpriced; i++)
         json_array_append_new(un, json_string(r->unpriced[i]));
     json_object_set_new(o, usage_group_list_key(r->group), rows);

@@ -171,6 +171,7 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
         return MCPAGE_ENOMEM;
     }
     json_object_set_new(tot, "rows", json_integer((json_int_t)u->r.count));
+    json_object_set_new(tot, "cache_savings_usd", usage_money(u->r.totals.cache_savings_usd));
     json_t *un = json_array();
     for (size_t k = 0; k < u->r.nunpriced; k++)
         json_array_append_new(un, json_string(u->r.unpriced[k]));

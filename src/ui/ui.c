@@ -160,7 +160,7 @@ void ui_begin(ui_doc *d, const char *title, const char *q)
     ui_raw(d, text_css);
     ui_raw(d, ui_css);
     ui_raw(d, "</style></head>\n<body>\n<nav class=\"top\"><a href=\"/\"><b>mcpage</b></a>"
-              "<a href=\"/map\">activity</a>"
+              "<a href=\"/map\">activity</a><a href=\"/usage\">usage</a>"
               "<form action=\"/search\" method=\"get\" role=\"search\">"
               "<input type=\"search\" name=\"q\" aria-label=\"Search the archive\" "
               "placeholder=\"words, &quot;phrases&quot;, prefix*, project:NAME, role:tool\" "
@@ -205,7 +205,7 @@ static const struct {
     void (*render)(ui_doc *d);
 } routes[] = {
     {"/", ui_page_projects},       {"/sessions", ui_page_sessions}, {"/search", ui_page_search},
-    {"/session", ui_page_session}, {"/map", ui_page_map},
+    {"/session", ui_page_session}, {"/map", ui_page_map},           {"/usage", ui_page_usage},
 };
 
 int ui_page(void *ud, const mcpage_http_page_req *req, mcpage_http_page *out)
@@ -224,7 +224,7 @@ int ui_page(void *ud, const mcpage_http_page_req *req, mcpage_http_page *out)
     } else {
         ui_begin(&d, "Not found", NULL);
         ui_error(&d, 404, "Not found",
-                 "No page here. The pages are /, /sessions, /search, /session and /map.");
+                 "No page here. The pages are /, /sessions, /search, /session, /map and /usage.");
     }
     ui_raw(&d, "</main></body></html>\n");
     int err = d.o.err;

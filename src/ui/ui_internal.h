@@ -62,5 +62,8 @@ void ui_page_sessions(ui_doc *d);
 void ui_page_search(ui_doc *d);
 void ui_page_session(ui_doc *d);
 void ui_page_map(ui_doc *d);
+void ui_page_usage(ui_doc *d);
+/* " · N tokens · $X" of a get_session_summary result, when it has usage (ui_usage.c). */
+void ui_usage_session_line(ui_doc *d, const json_t *summary);
 
 #endif

@@ -291,7 +291,9 @@ static void session_head(ui_doc *d, const char *id)
         ui_text(d, ui_str(sc, "model", NULL));
         ui_raw(d, " \xC2\xB7 ");
         ui_time(d, ui_str(sc, "started_at", NULL));
-        ui_rawf(d, " \xC2\xB7 %lld messages \xC2\xB7 <code>", ui_int(sc, "messages", 0));
+        ui_rawf(d, " \xC2\xB7 %lld messages", ui_int(sc, "messages", 0));
+        ui_usage_session_line(d, sc);
+        ui_raw(d, " \xC2\xB7 <code>");
         ui_text(d, id);
         ui_raw(d, "</code></p>\n");
     }

@@ -34,6 +34,19 @@ done
 "$bin" usage daily --db "$db" --json > "$tmp/m-daily2.json"
 python3 "$src/tests/usage/compare.py" daily "$tmp/m-daily2.json" "$tmp/c-daily.json" > /dev/null
 
+# an archive synced before calls were kept: its calls come from the raw
+# bytes in the store on the next sync, the files unchanged and not re-read
+sqlite3 "$db" "DELETE FROM usage_calls; UPDATE usage_state SET backfill = 1;"
+[ "$("$bin" usage daily --db "$db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["total_tokens"])')" = 0 ]
+"$bin" sync --db "$db" --claude-home "$tmp/claude" --no-codex --no-gemini --no-copilot \
+  --no-opencode --no-cursor --json > "$tmp/resync.json"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["messages_added"] == 0, r' "$tmp/resync.json"
+[ "$(sqlite3 "$db" "SELECT backfill FROM usage_state")" = 0 ]
+for report in daily session; do
+  "$bin" usage $report --db "$db" --json > "$tmp/m-$report-b.json"
+  python3 "$src/tests/usage/compare.py" $report "$tmp/m-$report-b.json" "$tmp/c-$report.json" | tail -1
+done
+
 python3 - "$tmp" "$bin" "$db" <<'PY'
 import json, subprocess, sys, os
 tmp, bin_, db = sys.argv[1:4]
