@@ -245,7 +245,7 @@ static void claude_session(out *o, const char *cwd, const char *sid, uint64_t *t
             claude_usage(o, in, final_out, cw, cr);
             fputs("}}\n", o->f);
         }
-        o->lines += 2 + twice;
+        o->lines += twice ? 3u : 2u;
     }
 }
 
@@ -322,7 +322,7 @@ static void codex_session(out *o, const char *cwd, const char *sid, uint64_t *t)
                     "\"model_context_window\":272000}}}\n",
                     stamp, total_in, total_cached, total_out, total_reason, total_in + total_out,
                     in, cached, outp, reason, in + outp);
-        o->lines += 2 + twice;
+        o->lines += twice ? 3u : 2u;
     }
 }
 

@@ -494,7 +494,7 @@ typedef struct store_usage_sum {
     /* of each kind, the tokens of a call past STORE_USAGE_TIER */
     int64_t over_input, over_output, over_cache_5m, over_cache_1h, over_cache_read;
     double cost_usd;    /* sum of the given costs */
-    char *first, *last; /* earliest and latest call time (owned) */
+    char *first, *last; /* earliest and latest call time (owned); empty from the hourly sums */
 } store_usage_sum;
 
 typedef struct store_usage_sums {

@@ -129,6 +129,111 @@ static int session_sid(store *s, const char *id, sid_row *r)
     return 0;
 }
 
+/* ---- the hourly sums (usage_hours) ---------------------------------------- */
+
+/* The hour of calls without a time: apart from every real hour. */
+#define NO_HOUR "-4611686018427387904"
+
+static const char *greatest(const store *s)
+{
+    return s->ops->dialect->numbered ? "greatest" : "max";
+}
+
+/* The upsert's tail: each sum grows by the new row's. */
+static void rollup_upsert(store_sql *q)
+{
+    static const char *const cols[] = {
+        "calls",         "input",           "output",     "cache_creation", "cache_creation_1h",
+        "cache_read",    "reasoning",       "over_input", "over_output",    "over_cache_5m",
+        "over_cache_1h", "over_cache_read", "cost_usd"};
+    store_sql_add(q, " ON CONFLICT(hour, source, model, cost_given) DO UPDATE SET ");
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        char part[96];
+        snprintf(part, sizeof part, "%s%s = usage_hours.%s + excluded.%s", i ? ", " : "", cols[i],
+                 cols[i], cols[i]);
+        store_sql_add(q, part);
+    }
+}
+
+/*
+ * Adds (sign "1") or takes away ("-1") the counted calls of usage_calls
+ * that `cond` (one integer parameter: `v`) selects to the hourly sums.
+ */
+static int rollup_rows(store *s, const char *sign, const char *cond, int64_t v)
+{
+    const char *mx = greatest(s);
+    char sums[900];
+    snprintf(sums, sizeof sums,
+             "%s * count(*), %s * sum(input), %s * sum(output), %s * sum(cache_creation), "
+             "%s * sum(cache_creation_1h), %s * sum(cache_read), %s * sum(reasoning), "
+             "%s * sum(%s(input - %d, 0)), %s * sum(%s(output - %d, 0)), "
+             "%s * sum(%s(cache_creation - cache_creation_1h - %d, 0)), "
+             "%s * sum(%s(cache_creation_1h - %d, 0)), %s * sum(%s(cache_read - %d, 0)), "
+             "%s * sum(cost_usd)",
+             sign, sign, sign, sign, sign, sign, sign, sign, mx, STORE_USAGE_TIER, sign, mx,
+             STORE_USAGE_TIER, sign, mx, STORE_USAGE_TIER, sign, mx, STORE_USAGE_TIER, sign, mx,
+             STORE_USAGE_TIER, sign);
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "INSERT INTO usage_hours(hour, source, model, cost_given, calls, input, "
+                      "output, cache_creation, cache_creation_1h, cache_read, reasoning, "
+                      "over_input, over_output, over_cache_5m, over_cache_1h, over_cache_read, "
+                      "cost_usd) SELECT coalesce(minute / 60, " NO_HOUR
+                      "), source, coalesce(model, ''), cost_given, ");
+    store_sql_add(&q, sums);
+    store_sql_add(&q, " FROM usage_calls WHERE counted = 1 AND ");
+    store_sql_add(&q, cond);
+    store_sql_int(&q, v);
+    store_sql_add(&q, " GROUP BY coalesce(minute / 60, " NO_HOUR
+                      "), source, coalesce(model, ''), cost_given");
+    rollup_upsert(&q);
+    return s->ops->sql_rows(s, &q, NULL, NULL);
+}
+
+static int64_t past_tier(int64_t n)
+{
+    return n > STORE_USAGE_TIER ? n - STORE_USAGE_TIER : 0;
+}
+
+/* Adds one new counted call to the hourly sums. */
+static int rollup_call(store *s, const char *source, int64_t minute, const store_usage *u)
+{
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "INSERT INTO usage_hours(hour, source, model, cost_given, calls, input, "
+                      "output, cache_creation, cache_creation_1h, cache_read, reasoning, "
+                      "over_input, over_output, over_cache_5m, over_cache_1h, over_cache_read, "
+                      "cost_usd) VALUES(");
+    if (minute != INT64_MIN) {
+        store_sql_add(&q, "?");
+        /* as SQL's minute / 60 (truncated toward 0) */
+        store_sql_int(&q, minute / 60);
+    } else {
+        store_sql_add(&q, NO_HOUR);
+    }
+    store_sql_add(&q, ", ?, ?, ");
+    store_sql_text(&q, source);
+    store_sql_text(&q, u->model && *u->model ? u->model : "");
+    store_sql_add(&q, u->cost_given ? "1, 1" : "0, 1");
+    int64_t v[] = {u->input,
+                   u->output,
+                   u->cache_creation,
+                   u->cache_creation_1h,
+                   u->cache_read,
+                   u->reasoning,
+                   past_tier(u->input),
+                   past_tier(u->output),
+                   past_tier(u->cache_creation - u->cache_creation_1h),
+                   past_tier(u->cache_creation_1h),
+                   past_tier(u->cache_read)};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        store_sql_add(&q, ", ?");
+        store_sql_int(&q, v[i]);
+    }
+    store_sql_add(&q, ", ?)");
+    store_sql_real(&q, u->cost_given ? u->cost_usd : 0.0);
+    rollup_upsert(&q);
+    return s->ops->sql_rows(s, &q, NULL, NULL);
+}
+
 int store_usage_add(store *s, const store_usage *u)
 {
     if (!s || !u || !u->session_id)
@@ -181,6 +286,8 @@ int store_usage_add(store *s, const store_usage *u)
             int ex_side = v[3] != 0, cand_side = u->sidechain != 0;
             int replace = cand_side != ex_side ? ex_side : call_total(u) > v[2];
             if (replace) {
+                if ((rc = rollup_rows(s, "-1", "id = ?", v[1])) < 0)
+                    return rc;
                 store_sql up = {.d = s->ops->dialect};
                 store_sql_add(&up, "UPDATE usage_calls SET counted = 0 WHERE id = ?");
                 store_sql_int(&up, v[1]);
@@ -236,7 +343,10 @@ int store_usage_add(store *s, const store_usage *u)
     store_sql_real(&q, u->cost_given ? u->cost_usd : 0.0);
     store_sql_add(&q, u->cost_given ? "1, " : "0, ");
     store_sql_add(&q, counted ? "1)" : "0)");
-    return s->ops->sql_rows(s, &q, NULL, NULL);
+    rc = s->ops->sql_rows(s, &q, NULL, NULL);
+    if (rc == 0 && counted)
+        rc = rollup_call(s, sr.source, minute, u);
+    return rc;
 }
 
 /* ---- a session's calls taken away --------------------------------------- */
@@ -287,6 +397,8 @@ int store_usage_forget(store *s, const char *session_id)
                       "AND call_key IS NOT NULL");
     store_sql_int(&q, sid);
     rc = s->ops->sql_rows(s, &q, collect_key, &keys);
+    if (rc == 0)
+        rc = rollup_rows(s, "-1", "sid = ?", sid);
     if (rc == 0) {
         store_sql d = {.d = s->ops->dialect};
         store_sql_add(&d, "DELETE FROM usage_calls WHERE sid = ?");
@@ -295,11 +407,18 @@ int store_usage_forget(store *s, const char *session_id)
     }
     for (size_t i = 0; i < keys.n && rc == 0; i++) {
         store_sql p = {.d = s->ops->dialect};
-        store_sql_add(&p, "UPDATE usage_calls SET counted = 1 WHERE id = (SELECT id FROM "
-                          "usage_calls WHERE call_key = ? ORDER BY sidechain, "
-                          "input + output + cache_creation + cache_read DESC, id LIMIT 1)");
+        store_sql_add(&p, "SELECT id, 0, 0 FROM usage_calls WHERE call_key = ? ORDER BY "
+                          "sidechain, input + output + cache_creation + cache_read DESC, id "
+                          "LIMIT 1");
         store_sql_text(&p, keys.v[i]);
-        rc = s->ops->sql_rows(s, &p, NULL, NULL);
+        int64_t best[4] = {0};
+        if ((rc = s->ops->sql_rows(s, &p, first_int, best)) < 0 || !best[0])
+            continue;
+        store_sql up = {.d = s->ops->dialect};
+        store_sql_add(&up, "UPDATE usage_calls SET counted = 1 WHERE id = ?");
+        store_sql_int(&up, best[1]);
+        if ((rc = s->ops->sql_rows(s, &up, NULL, NULL)) == 0)
+            rc = rollup_rows(s, "1", "id = ?", best[1]);
     }
     for (size_t i = 0; i < keys.n; i++)
         free(keys.v[i]);
@@ -365,11 +484,12 @@ int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
         return MCPAGE_EINVAL;
     memset(out, 0, sizeof *out);
     const char *mx = s->ops->dialect->numbered ? "greatest" : "max";
-    char over[5][160];
+    char tiers[5][160];
     static const char *const kinds[5] = {"input", "output", "cache_creation - cache_creation_1h",
                                          "cache_creation_1h", "cache_read"};
     for (int i = 0; i < 5; i++)
-        snprintf(over[i], sizeof over[i], ", sum(%s(%s - %d, 0))", mx, kinds[i], STORE_USAGE_TIER);
+        snprintf(tiers[i], sizeof tiers[i], ", sum(%s(%s - %d, 0))", mx, kinds[i],
+                 STORE_USAGE_TIER);
     /* the time groups and BY_AGENT read the call's own copy of its agent;
        a session or project needs the sessions */
     const char *g = "0", *extra = "NULL, u.source", *by = "g, u.source";
@@ -405,6 +525,43 @@ int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
         break;
     }
     store_sql q = {.d = s->ops->dialect};
+    int hourly = !join &&
+                 (f->group == STORE_USAGE_BY_HOUR || f->group == STORE_USAGE_BY_AGENT ||
+                  f->group == STORE_USAGE_BY_MODEL) &&
+                 (f->from_minute == INT64_MIN || f->from_minute % 60 == 0) &&
+                 (f->to_minute == INT64_MAX || f->to_minute % 60 == 0);
+    if (hourly) {
+        /* whole hours: the few rows of usage_hours instead of every call */
+        const char *hg = f->group == STORE_USAGE_BY_HOUR    ? "hour"
+                         : f->group == STORE_USAGE_BY_AGENT ? "source"
+                                                            : "0";
+        store_sql_add(&q, "SELECT ");
+        store_sql_add(&q, hg);
+        store_sql_add(&q, f->group == STORE_USAGE_BY_HOUR ? " AS g, NULL, source"
+                                                          : " AS g, NULL, NULL");
+        store_sql_add(&q, ", CASE WHEN model = '' THEN NULL ELSE model END, cost_given, "
+                          "sum(calls), sum(input), sum(output), sum(cache_creation), "
+                          "sum(cache_creation_1h), sum(cache_read), sum(reasoning), "
+                          "sum(over_input), sum(over_output), sum(over_cache_5m), "
+                          "sum(over_cache_1h), sum(over_cache_read), sum(cost_usd), 0, NULL, NULL "
+                          "FROM usage_hours WHERE calls <> 0");
+        if (f->group == STORE_USAGE_BY_HOUR || f->from_minute != INT64_MIN ||
+            f->to_minute != INT64_MAX)
+            store_sql_add(&q, " AND hour <> " NO_HOUR);
+        if (f->from_minute != INT64_MIN) {
+            store_sql_add(&q, " AND hour >= ?");
+            store_sql_int(&q, f->from_minute / 60);
+        }
+        if (f->to_minute != INT64_MAX) {
+            store_sql_add(&q, " AND hour < ?");
+            store_sql_int(&q, f->to_minute / 60);
+        }
+        store_sql_where_text(&q, "source = ?", f->source);
+        store_sql_add(&q,
+                      f->group == STORE_USAGE_BY_HOUR ? " GROUP BY hour, source" : " GROUP BY g");
+        store_sql_add(&q, ", model, cost_given");
+        goto run;
+    }
     store_sql_add(&q, "SELECT ");
     store_sql_add(&q, g);
     store_sql_add(&q, " AS g, ");
@@ -413,7 +570,7 @@ int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
                       "sum(u.cache_creation), sum(u.cache_creation_1h), sum(u.cache_read), "
                       "sum(u.reasoning)");
     for (int i = 0; i < 5; i++)
-        store_sql_add(&q, over[i]);
+        store_sql_add(&q, tiers[i]);
     store_sql_add(&q, ", sum(u.cost_usd), 0, min(u.`timestamp`), max(u.`timestamp`) "
                       "FROM usage_calls u");
     if (join)
@@ -441,6 +598,7 @@ int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
     store_sql_add(&q, " GROUP BY ");
     store_sql_add(&q, by);
     store_sql_add(&q, ", u.model, u.cost_given");
+run:;
     sums_ctx c = {.out = out, .max = max_rows, .group = f->group};
     int rc = s->ops->sql_rows(s, &q, add_sum, &c);
     if (rc == MCPAGE_ERANGE) {

@@ -546,14 +546,15 @@ static void remap_tokens(fixture *f)
     f->s = NULL;
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "DROP TABLE message_tokmap; DROP TRIGGER message_tokmap_ad; "
-                                  "DROP TRIGGER message_tokmap_au; "
-                                  "DELETE FROM meta WHERE key IN ('text_deletes', 'store_id'); "
-                                  "DROP TABLE usage_calls; DROP TABLE usage_state; "
-                                  "DELETE FROM schema_version WHERE version >= 4;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "DROP TABLE message_tokmap; DROP TRIGGER message_tokmap_ad; "
+                     "DROP TRIGGER message_tokmap_au; "
+                     "DELETE FROM meta WHERE key IN ('text_deletes', 'store_id'); "
+                     "DROP TABLE usage_calls; DROP TABLE usage_state; DROP TABLE usage_hours; "
+                     "DELETE FROM schema_version WHERE version >= 4;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(file_int(f->db, "SELECT count(*) FROM message_tokmap"), -1);
     assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);

@@ -102,6 +102,35 @@ static void totals(store *s, const store_usage_filter *f, int64_t t[5])
 static const store_usage_filter all = {
     .group = STORE_USAGE_BY_MODEL, .from_minute = INT64_MIN, .to_minute = INT64_MAX};
 
+/* The hourly sums (usage_hours: BY_MODEL, BY_AGENT, BY_HOUR) agree with
+ * the calls themselves (BY_SESSION, BY_PROJECT, BY_MINUTE read usage_calls). */
+static void hourly_sums_agree(store *s)
+{
+    int64_t want[5], got[5], h[5], m[5];
+    store_usage_filter f = all;
+    f.group = STORE_USAGE_BY_SESSION;
+    totals(s, &f, want);
+    static const store_usage_group same[] = {STORE_USAGE_BY_MODEL, STORE_USAGE_BY_AGENT,
+                                             STORE_USAGE_BY_PROJECT};
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        f.group = same[i];
+        totals(s, &f, got);
+        assert_memory_equal(got, want, sizeof want);
+    }
+    f.group = STORE_USAGE_BY_HOUR; /* calls with a time only, both ways */
+    totals(s, &f, h);
+    f.group = STORE_USAGE_BY_MINUTE;
+    totals(s, &f, m);
+    assert_memory_equal(h, m, sizeof h);
+    /* a whole-hour range reads usage_hours; one off the hour, the calls */
+    f.group = STORE_USAGE_BY_AGENT;
+    f.from_minute = store_usage_minute("2026-01-02T10:00:00Z");
+    totals(s, &f, h);
+    f.from_minute = store_usage_minute("2026-01-02T09:59:00Z");
+    totals(s, &f, m);
+    assert_memory_equal(h, m, sizeof h);
+}
+
 static void one_copy_of_a_call_counts(void **state)
 {
     fixture *f = *state;
@@ -150,7 +179,8 @@ static void one_copy_of_a_call_counts(void **state)
             seen++;
             assert_int_equal(l.rows[i].calls, 2);
             assert_string_equal(l.rows[i].model, "gpt-5");
-            assert_string_equal(l.rows[i].first, "2026-01-03T00:30:00+01:00");
+            assert_string_equal(l.rows[i].source, "codex");
+            assert_true(!l.rows[i].first || !*l.rows[i].first); /* hourly sums: no times */
         }
     assert_int_equal(seen, 1);
     store_usage_sums_free(&l);
@@ -170,6 +200,7 @@ static void one_copy_of_a_call_counts(void **state)
     by.to_minute = store_usage_minute("2026-01-02T23:00:00Z");
     totals(f->s, &by, t);
     assert_int_equal(t[0], 1); /* m2 alone */
+    hourly_sums_agree(f->s);
 }
 
 static void a_reset_promotes_the_best_remaining_copy(void **state)
@@ -189,6 +220,7 @@ static void a_reset_promotes_the_best_remaining_copy(void **state)
     totals(f->s, &all, t);
     assert_int_equal(t[0], 1);
     assert_int_equal(t[2], 35);
+    hourly_sums_agree(f->s);
     /* and a session read again competes as before */
     assert_int_equal(store_begin(f->s), 0);
     add(f->s, "a", "2026-01-02T10:00:00Z", "m1:r1", "opus", 0, 10, 40, 0, 0);
@@ -196,6 +228,7 @@ static void a_reset_promotes_the_best_remaining_copy(void **state)
     totals(f->s, &all, t);
     assert_int_equal(t[0], 1);
     assert_int_equal(t[2], 40);
+    hourly_sums_agree(f->s);
 }
 
 static void long_context_parts_and_bad_counts(void **state)

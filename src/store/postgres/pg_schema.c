@@ -152,6 +152,36 @@ static const char *const migrations[] = {
     "  substr(path, length(path) - length(name)) = '/' || name THEN "
     "  btrim(substr(path, 1, length(path) - length(name) - 1), '/') ELSE path END || ')' "
     "WHERE EXISTS (SELECT 1 FROM projects o WHERE o.name = projects.name AND o.id < projects.id);",
+    /* version 7: the counted calls added up per hour (UTC), agent, model
+     * and cost kind, kept by every change to usage_calls (store_usage.c):
+     * a daily, weekly, monthly, agent or model report reads these few
+     * rows instead of every call. Calls without a time are in hour
+     * -2^62. Filled here from the calls a store already holds. */
+    "CREATE TABLE usage_hours("
+    "  hour bigint NOT NULL,"
+    "  source TEXT NOT NULL,"
+    "  model TEXT NOT NULL,"
+    "  cost_given bigint NOT NULL,"
+    "  calls bigint NOT NULL,"
+    "  input bigint NOT NULL,"
+    "  output bigint NOT NULL,"
+    "  cache_creation bigint NOT NULL,"
+    "  cache_creation_1h bigint NOT NULL,"
+    "  cache_read bigint NOT NULL,"
+    "  reasoning bigint NOT NULL,"
+    "  over_input bigint NOT NULL,"
+    "  over_output bigint NOT NULL,"
+    "  over_cache_5m bigint NOT NULL,"
+    "  over_cache_1h bigint NOT NULL,"
+    "  over_cache_read bigint NOT NULL,"
+    "  cost_usd double precision NOT NULL,"
+    "  PRIMARY KEY(hour, source, model, cost_given));"
+    "INSERT INTO usage_hours SELECT coalesce(minute / 60, -4611686018427387904), source, "
+    "coalesce(model, ''), cost_given, count(*), sum(input), sum(output), sum(cache_creation), "
+    "sum(cache_creation_1h), sum(cache_read), sum(reasoning), sum(greatest(input - 200000, 0)), "
+    "sum(greatest(output - 200000, 0)), sum(greatest(cache_creation - cache_creation_1h - 200000, "
+    "0)), sum(greatest(cache_creation_1h - 200000, 0)), sum(greatest(cache_read - 200000, 0)), "
+    "sum(cost_usd) FROM usage_calls WHERE counted = 1 GROUP BY 1, 2, 3, 4;",
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);
