@@ -651,7 +651,7 @@ static int store_held(fold_file *ff)
         int64_t id = 0;
         rc = store_message_add(ff->s, &ff->later[i].m, &id);
         if (rc == 0) /* the model call the message's record reports, if any */
-            rc = sync_usage_put(ff->s, ff->sid, id, &ff->later[i].r, ff->last_ts);
+            rc = sync_usage_put(ff->s, ff->sid, id, &ff->later[i].r, ff->last_ts, ff->model);
     }
     later_free(ff);
     return rc;
@@ -681,11 +681,14 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
     const sync_desc *d = ff->job->fmt->desc;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         sync_record *r = &recs[i];
-        if (r->usage.present &&
-            (rc = sync_usage_put(ff->s, ff->sid, 0, r, ff->last_ts, ff->model)) < 0)
-            break;
-        if (r->kind != SYNC_MESSAGE)
+        if (r->kind != SYNC_MESSAGE) {
+            /* a record of usage only (OpenCode's assistant message row):
+               a call with no message; a message's call is stored with it */
+            if (r->usage.present &&
+                (rc = sync_usage_put(ff->s, ff->sid, 0, r, ff->last_ts, ff->model)) < 0)
+                break;
             continue;
+        }
         if (d && d->unique_calls && r->call_id && r->tool_name && strcmp(r->role, "tool") != 0) {
             /* an agent that writes a call again in later records (iFlow's
                streamed snapshots): the first is the call */
@@ -747,7 +750,7 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
         else
             rc = store_message_add(ff->s, &m, &id);
         if (rc == 0 && !(ff->keys.n && m.message_id == 0))
-            rc = sync_usage_put(ff->s, ff->sid, id, r, ff->last_ts);
+            rc = sync_usage_put(ff->s, ff->sid, id, r, ff->last_ts, ff->model);
         if (rc < 0)
             break;
         (*ordinal)++;
