@@ -10,7 +10,7 @@
 set -euo pipefail
 bin=$1 db=$2 claude=$3 runs=$4 out=$5
 src=$(cd "$(dirname "$0")/.." && pwd)
-ccusage=$src/tests/node/node_modules/.bin/ccusage
+ccusage=$src/tests/node/ccusage/node_modules/.bin/ccusage
 export TZ=UTC
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

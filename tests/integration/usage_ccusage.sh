@@ -9,7 +9,7 @@
 set -euo pipefail
 bin=${MCPAGE_BIN:?}
 src=${MCPAGE_SOURCE_DIR:?}
-ccusage=$src/tests/node/node_modules/.bin/ccusage
+ccusage=$src/tests/node/ccusage/node_modules/.bin/ccusage
 if [ ! -x "$ccusage" ]; then
   echo "ccusage not installed (scripts/install-test-tools.sh)"
   exit 77
@@ -36,7 +36,7 @@ python3 "$src/tests/usage/compare.py" daily "$tmp/m-daily2.json" "$tmp/c-daily.j
 
 # an archive synced before calls were kept: its calls come from the raw
 # bytes in the store on the next sync, the files unchanged and not re-read
-sqlite3 "$db" "DELETE FROM usage_calls; UPDATE usage_state SET backfill = 1;"
+sqlite3 "$db" "DELETE FROM usage_calls; DELETE FROM usage_hours; UPDATE usage_state SET backfill = 1;"
 [ "$("$bin" usage daily --db "$db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["totals"]["total_tokens"])')" = 0 ]
 "$bin" sync --db "$db" --claude-home "$tmp/claude" --no-codex --no-gemini --no-copilot \
   --no-opencode --no-cursor --json > "$tmp/resync.json"

@@ -113,7 +113,7 @@ print("usage sources ok: codex", agents["codex"]["total_tokens"], "gemini", gem[
       "opencode", oc["total_tokens"], "tokens")
 PY
 # the backfill of a store whose calls were dropped gives the same report
-sqlite3 "$db" "DELETE FROM usage_calls; UPDATE usage_state SET backfill = 1;"
+sqlite3 "$db" "DELETE FROM usage_calls; DELETE FROM usage_hours; UPDATE usage_state SET backfill = 1;"
 "$bin" sync "${args[@]}"
 "$bin" usage agent --db "$db" --json > "$tmp/agents2.json"
 python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["totals"]; b=json.load(open(sys.argv[2]))["totals"]; assert a == b, (a, b)' "$tmp/agents.json" "$tmp/agents2.json"

@@ -1992,7 +1992,7 @@ static void same_named_projects_stay_apart(void **state)
     char sql[256];
     snprintf(sql, sizeof sql,
              "UPDATE projects SET name = 'proj0' WHERE path = '/srv/b/proj0'; DELETE FROM "
-             "schema_version WHERE version >= 6;");
+             "schema_version WHERE version >= 7;");
     assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);

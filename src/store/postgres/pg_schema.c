@@ -157,6 +157,7 @@ static const char *const migrations[] = {
      * a daily, weekly, monthly, agent or model report reads these few
      * rows instead of every call. Calls without a time are in hour
      * -2^62. Filled here from the calls a store already holds. */
+    "DROP TABLE IF EXISTS usage_hours;" /* made again from usage_calls */
     "CREATE TABLE usage_hours("
     "  hour bigint NOT NULL,"
     "  source TEXT NOT NULL,"
