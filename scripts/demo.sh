@@ -13,10 +13,15 @@ db=$tmp/archive.db
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
 call() { step "mcpage call $*"; "$bin" call --db "$db" "$@"; }
 
-step "mcpage sync --db $db (the bundled sample archive)"
-"$bin" sync --db "$db" --claude-home examples/archive/claude --codex-home examples/archive/codex \
-    --gemini-home examples/archive/gemini --copilot-home examples/archive/copilot \
-    --opencode-home examples/archive/opencode --cursor-home examples/archive/cursor
+# Every agent's sample lives in examples/archive/NAME, laid out as under
+# that agent's own folder: --NAME-home points each agent there.
+homes=()
+for d in examples/archive/*/; do
+  name=$(basename "$d")
+  [ "$name" = handwritten ] || homes+=("--$name-home" "${d%/}")
+done
+step "mcpage sync --db $db (the bundled sample archive, every agent)"
+"$bin" sync --db "$db" "${homes[@]}"
 
 call list_projects '{"limit": 3}'
 call list_sessions '{"limit": 3}'
