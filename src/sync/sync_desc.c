@@ -28,7 +28,8 @@ typedef struct ctx {
     int failed;
 } ctx;
 
-static int fail(ctx *c, const char *field, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int fail(ctx *c, const char *field, const char *fmt,
+                                                      ...)
 {
     if (c->failed)
         return MCPAGE_EPARSE;
