@@ -242,6 +242,7 @@ static void rule_free(sd_rule *r)
     sd_value *vals[] = {&r->id,
                         &r->role,
                         &r->content,
+                        &r->thinking,
                         &r->calls,
                         &r->call_id,
                         &r->tool_name,
@@ -249,6 +250,7 @@ static void rule_free(sd_rule *r)
                         &r->timestamp,
                         &r->model,
                         &r->usage_input,
+                        &r->usage_input_total,
                         &r->usage_output,
                         &r->usage_cache_read,
                         &r->usage_cache_creation,
@@ -260,7 +262,8 @@ static void rule_free(sd_rule *r)
                         &r->s_title,
                         &r->s_parent,
                         &r->s_model,
-                        &r->s_branch};
+                        &r->s_branch,
+                        &r->s_time};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
         value_free(vals[i]);
     for (size_t i = 0; i < r->nmap; i++) {

@@ -24,7 +24,11 @@ const sdk = {
   ...require("@modelcontextprotocol/sdk/client/index.js"),
   ...require("@modelcontextprotocol/sdk/client/streamableHttp.js"),
 };
-const RSS_MAX_KB = 256 * 1024;
+// Under ASan, freed memory waits in a 256 MB quarantine and every byte has
+// shadow memory, so RSS measures the sanitizer: the ceiling there only
+// catches runaway growth (the plain builds hold the 256 MB line).
+const ASAN = /asan/.test(process.env.MCPAGE_BINARY_DIR || "");
+const RSS_MAX_KB = (ASAN ? 1024 : 256) * 1024;
 
 let checks = 0;
 function ok(cond, what) {
@@ -105,7 +109,7 @@ try {
     await client.close();
   }
   const peak = peakKb();
-  ok(peak < RSS_MAX_KB, `the server's peak RSS is ${(peak / 1024).toFixed(0)} MB (< 256 MB)`);
+  ok(peak < RSS_MAX_KB, `the server's peak RSS is ${(peak / 1024).toFixed(0)} MB (< ${RSS_MAX_KB / 1024} MB)`);
 } finally {
   child.kill("SIGTERM");
   fs.rmSync(tmp, { recursive: true, force: true });
