@@ -511,6 +511,7 @@ static void glob_free(sd_glob *g)
     for (size_t i = 0; i < g->n; i++)
         free(g->seg[i]);
     free(g->seg);
+    free(g->each);
     memset(g, 0, sizeof *g);
 }
 
@@ -575,15 +576,28 @@ static void strv_free(char **v, size_t n)
     free(v);
 }
 
+static void roots_free(sd_roots *r)
+{
+    if (!r)
+        return;
+    free(r->file);
+    path_free(&r->list);
+    path_free(&r->folder);
+    path_free(&r->cwd);
+    free(r);
+}
+
 static void desc_free(sync_desc *d)
 {
     if (!d)
         return;
+    roots_free(d->roots);
     free(d->name);
     free(d->title);
     free(d->home);
     strv_free(d->env, d->nenv);
     free(d->writes);
+    free(d->db_file);
     free(d->id_prefix);
     for (size_t i = 0; i < d->nglobs; i++)
         glob_free(&d->globs[i]);
@@ -682,9 +696,24 @@ static int layout_of(ctx *c, const char *field, json_t *v, int dflt, int *out)
         *out = SD_JSONL;
     else if (s && strcmp(s, "json") == 0)
         *out = SD_JSON;
+    else if (s && strcmp(s, "folder") == 0)
+        *out = SD_FOLDER;
     else
-        return fail(c, field, "expected \"jsonl\" (a record per line) or \"json\" (one document)");
+        return fail(c, field,
+                    "expected \"jsonl\" (a record per line), \"json\" (one document) or "
+                    "\"folder\" (a file per record)");
     return 0;
+}
+
+/* A folder layout's record files: relative, no "..", patterns only in
+ * the last name ("events/event-*.json"). */
+static int each_ok(const char *each)
+{
+    const char *wild = strpbrk(each, "*?[{");
+    const char *last = strrchr(each, '/');
+    if (!*each || each[0] == '/' || strstr(each, "..") || strstr(each, "//"))
+        return 0;
+    return !(wild && last && wild < last) && !(last && last[1] == 0);
 }
 
 static int files_parse(ctx *c, json_t *j, int layout, sync_desc *d)
@@ -706,8 +735,9 @@ static int files_parse(ctx *c, json_t *j, int layout, sync_desc *d)
         (void)snprintf(field, sizeof field, "files[%zu]", i);
         int lay = layout;
         const char *g = json_string_value(e);
+        const char *each = NULL;
         if (json_is_object(e)) {
-            static const char *const keys[] = {"glob", "layout", NULL};
+            static const char *const keys[] = {"glob", "layout", "each", NULL};
             size_t at = enter(c, field);
             rc = only_keys(c, e, keys);
             if (rc == 0)
@@ -715,6 +745,17 @@ static int files_parse(ctx *c, json_t *j, int layout, sync_desc *d)
             g = json_string_value(json_object_get(e, "glob"));
             if (rc == 0 && !g)
                 rc = fail(c, "glob", "missing");
+            each = json_string_value(json_object_get(e, "each"));
+            if (rc == 0 && (lay == SD_FOLDER) != (each != NULL))
+                rc = fail(c, "each",
+                          lay == SD_FOLDER ? "missing: the record files under the session's "
+                                             "folder (\"events/event-*.json\")"
+                                           : "only with \"layout\": \"folder\"");
+            if (rc == 0 && each && !each_ok(each))
+                rc = fail(c, "each",
+                          "\"%s\": folder names, then a file pattern, under the session's "
+                          "folder (\"events/event-*.json\")",
+                          each);
             leave(c, at);
             if (rc < 0)
                 break;
@@ -722,8 +763,14 @@ static int files_parse(ctx *c, json_t *j, int layout, sync_desc *d)
             rc = fail(c, field, "expected a glob string or {\"glob\": ..., \"layout\": ...}");
             break;
         }
+        if (lay == SD_FOLDER && !each) {
+            rc = fail(c, field, "a \"folder\" layout needs {\"glob\", \"layout\", \"each\"}");
+            break;
+        }
         rc = glob_parse(c, field, g, lay, &d->globs[d->nglobs]);
         d->nglobs++;
+        if (rc == 0 && each && !(d->globs[d->nglobs - 1].each = sync_dup(each)))
+            rc = MCPAGE_ENOMEM;
     }
     json_decref(list);
     return rc;
@@ -875,6 +922,38 @@ static int db_parse(ctx *c, json_t *j, sync_desc *d)
     return 0;
 }
 
+/* "roots": {"file", "list", "folder", "cwd"}: folders a file in the home lists. */
+static int roots_parse(ctx *c, json_t *j, sync_desc *d)
+{
+    static const char *const keys[] = {"file", "list", "folder", "cwd", NULL};
+    if (!json_is_object(j))
+        return fail(c, NULL,
+                    "expected {\"file\": \"projects.json\", \"list\": \"/projects\", "
+                    "\"folder\": \"/data_dir\"}");
+    int rc = only_keys(c, j, keys);
+    if (rc < 0)
+        return rc;
+    sd_roots *r = d->roots = calloc(1, sizeof *r);
+    if (!r)
+        return MCPAGE_ENOMEM;
+    if ((rc = str_field(c, j, "file", 1, &r->file)) < 0)
+        return rc;
+    if (strstr(r->file, "..") || r->file[0] == '/' || !r->file[0])
+        return fail(c, "file", "\"%s\": a file under the home (relative, no \"..\")", r->file);
+    static const char *const paths[] = {"list", "folder", "cwd"};
+    sd_path *out[] = {&r->list, &r->folder, &r->cwd};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *v = json_object_get(j, paths[i]);
+        if (!v && i == 2)
+            break;
+        if (!json_is_string(v))
+            return fail(c, paths[i], "expected a JSON pointer (\"/projects\", \"/data_dir\")");
+        if ((rc = path_parse(c, paths[i], json_string_value(v), out[i])) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* "sidecar": {"file", "session"} or a list of up to SYNC_DESC_SIDECARS. */
 static int sidecars_parse(ctx *c, json_t *j, sync_desc *d)
 {
@@ -919,9 +998,9 @@ static int sidecars_parse(ctx *c, json_t *j, sync_desc *d)
 static int desc_parse(ctx *c, json_t *j, sync_desc *d)
 {
     static const char *const keys[] = {
-        "name",     "title",    "home",     "env",          "files",  "layout",    "records",
-        "document", "sidecar",  "rules",    "blocks",       "writes", "id_prefix", "provenance",
-        "enabled",  "$comment", "database", "unique_calls", NULL};
+        "name",     "title",    "home",     "env",          "files",   "layout",    "records",
+        "document", "sidecar",  "rules",    "blocks",       "writes",  "id_prefix", "provenance",
+        "enabled",  "$comment", "database", "unique_calls", "db_file", "roots",     NULL};
     int rc = only_keys(c, j, keys);
     if (rc == 0)
         rc = str_field(c, j, "title", 0, &d->title);
@@ -935,6 +1014,8 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
         rc = str_field(c, j, "writes", 0, &d->writes);
     if (rc == 0)
         rc = str_field(c, j, "provenance", 0, &d->provenance);
+    if (rc == 0)
+        rc = str_field(c, j, "db_file", 0, &d->db_file);
     if (rc == 0 && json_object_get(j, "id_prefix")) {
         json_t *p = json_object_get(j, "id_prefix");
         if (!json_is_string(p) || strlen(json_string_value(p)) > 40)
@@ -956,11 +1037,18 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
         if (!(d->id_prefix = sync_dup(pre)))
             return MCPAGE_ENOMEM;
     }
+    if (d->db_file && !d->writes)
+        return fail(c, "db_file", "only with \"writes\": \"opencode\"");
     if (d->writes) {
         const char *w = d->writes;
-        if (strcmp(w, "claude") != 0 && strcmp(w, "codex") != 0)
-            return fail(c, "writes", "\"%s\": claude or codex (the reader used)", w);
-        static const char *const banned[] = {"files",   "layout", "records", "document",
+        if (strcmp(w, "claude") != 0 && strcmp(w, "codex") != 0 && strcmp(w, "opencode") != 0)
+            return fail(c, "writes", "\"%s\": claude, codex or opencode (the reader used)", w);
+        if (d->db_file && strcmp(w, "opencode") != 0)
+            return fail(c, "db_file", "only with \"writes\": \"opencode\"");
+        if (d->db_file && (!d->db_file[0] || strchr(d->db_file, '/') || d->db_file[0] == '.'))
+            return fail(c, "db_file", "\"%s\": a file name in the home (no '/', not hidden)",
+                        d->db_file);
+        static const char *const banned[] = {"files",   "layout", "records", "document", "roots",
                                              "sidecar", "rules",  "blocks",  NULL};
         for (size_t i = 0; banned[i]; i++)
             if (json_object_get(j, banned[i]))
@@ -984,6 +1072,13 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
     if (database) {
         size_t at = enter(c, "database");
         if ((rc = db_parse(c, database, d)) < 0)
+            return rc;
+        leave(c, at);
+    }
+    json_t *roots = json_object_get(j, "roots");
+    if (roots) {
+        size_t at = enter(c, "roots");
+        if ((rc = roots_parse(c, roots, d)) < 0)
             return rc;
         leave(c, at);
     }

@@ -86,7 +86,7 @@ typedef struct sd_rule {
     char *prefix;    /* text put before the message's text (e.g. "[compaction] ") */
 } sd_rule;
 
-enum sd_layout { SD_JSONL = 0, SD_JSON, SD_DB };
+enum sd_layout { SD_JSONL = 0, SD_JSON, SD_DB, SD_FOLDER };
 
 /* One glob under the home: segments with `*`, `?`, `**` (any depth) and
  * captures `{id}`, `{parent}`, `{cwd}`, `{cwd:url}` (percent-decoded),
@@ -95,6 +95,11 @@ typedef struct sd_glob {
     char **seg;
     size_t n;
     int layout; /* enum sd_layout of the files it finds */
+    /* with SD_FOLDER (the glob names a session's folder): its record
+       files, one JSON document each, as folder names then a name pattern
+       under the session's folder ("events/event-*.json"), read in name
+       order (numbers in names compared as numbers) */
+    char *each;
 } sd_glob;
 
 /* A SQLite store (the description's "database"): where the databases are,
@@ -117,21 +122,37 @@ typedef struct sd_db {
     size_t nm_json;
 } sd_db;
 
+/* Folders outside the home that hold sessions too, as a file in the home
+ * lists them (Crush: ~/.local/share/crush/projects.json names each
+ * project's .crush folder): the globs are walked under each listed folder
+ * as well, that folder its own root (links out of it are refused). */
+typedef struct sd_roots {
+    char *file;     /* the listing, a JSON file in the home */
+    sd_path list;   /* the array of entries in it */
+    sd_path folder; /* each entry's folder: an absolute path */
+    sd_path cwd;    /* each entry's project directory (n == 0: none) */
+} sd_roots;
+
+#define SYNC_DESC_ROOTS_MAX 10000 /* folders one listing may name */
+
 typedef struct sync_desc {
     char *name;  /* the store's source name: [a-z0-9_-], 1..31 bytes */
     char *title; /* shown by `mcpage sources` */
     char *home;  /* default home: "~/" and "$VAR/" expanded; "${VAR:-~/x}" */
     char **env;  /* environment variables naming the home, in order */
     size_t nenv;
-    char *writes;    /* "claude" | "codex": read by that reader, under this name; or NULL */
-    char *id_prefix; /* put before every session id ("<name>:" unless given) */
+    char *writes;  /* "claude" | "codex" | "opencode": read by that reader, under this name */
+    char *db_file; /* with "opencode": the database's file name in the home (opencode.db) */
+    sync_fold_format wfmt[3]; /* with "opencode": its formats under this name (bound) */
+    char *id_prefix;          /* put before every session id ("<name>:" unless given) */
     sd_glob *globs;
     size_t nglobs;
     sd_path records; /* JSON documents: the array of records */
     sd_rule doc;     /* JSON documents: the facts of the document itself */
     sd_rule *rules;
     size_t nrules;
-    sd_db *db; /* a SQLite store, or NULL */
+    sd_db *db;       /* a SQLite store, or NULL */
+    sd_roots *roots; /* folders a file in the home lists, or NULL */
     /* files beside each session file holding facts ({stem}: the session
        file's name without its extension), each optional */
     char *sidecar[SYNC_DESC_SIDECARS];
@@ -200,7 +221,7 @@ void sync__desc_bind(sync_desc *d);
 /* The SQLite side (sync_engine_db.c): one job per session of each
  * database the description's globs find, and a session's rows rendered as
  * JSON Lines. */
-int sync__desc_db_discover(const sync_desc *d, const char *root, const char *path,
+int sync__desc_db_discover(const sync_desc *d, const char *root, const char *path, const char *cwd,
                            sync_fold_jobs *js, sync_report *rep);
 int sync__desc_db_load(const sync_fold_job *job, char **out, size_t *len, char *why, size_t whylen);
 int sync__desc_convert(const sync_desc *d, const char *doc, size_t len, char **out, size_t *outlen,

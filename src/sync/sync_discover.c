@@ -425,7 +425,7 @@ int sync_discover(sync_jobs *js, const sync_options *o, sync_report *rep)
         rc = walk_source(js, rep, o->codex_home, SRC_CODEX, "codex");
     for (size_t i = 0; rc == 0 && i < o->ndescribed; i++) {
         const sync_desc *d = o->described[i].desc;
-        if (!o->described[i].home || !d->writes)
+        if (!o->described[i].home || !d->writes || strcmp(d->writes, "opencode") == 0)
             continue;
         size_t before = js->n;
         int source = strcmp(d->writes, "claude") == 0 ? SRC_CLAUDE : SRC_CODEX;

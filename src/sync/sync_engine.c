@@ -43,6 +43,8 @@
 #define ENGINE_CALLS_MAX   1000       /* tool calls and results of one record */
 #define ENGINE_SIDECAR_MAX (16 << 20) /* bytes of a sidecar file */
 #define ENGINE_FILES_MAX   1000000    /* files one description finds */
+#define ENGINE_RECORD_MAX  (64 << 20) /* bytes of one record file (a folder layout) */
+#define ENGINE_RECORDS_MAX 100000     /* record files of one session's folder */
 
 static void percent_decode(char *s);
 
@@ -551,9 +553,9 @@ static void add_value_text(sync_text *t, json_t *v, int *is_error, int depth)
         return;
     }
     if (json_is_object(v)) {
-        static const char *const outs[] = {"output",        "content",          "result",
-                                           "text",          "stdout",           "response",
-                                           "responseParts", "functionResponse", "data"};
+        static const char *const outs[] = {
+            "output",   "content",       "result",           "text", "stdout",
+            "response", "responseParts", "functionResponse", "data", "thinking"};
         json_t *err = json_object_get(v, "error");
         json_t *out = first_of(v, outs, COUNT(outs));
         if (out)
@@ -765,13 +767,18 @@ static void add_result(out *o, const char *id, const char *name, sync_text *t, i
     m->timestamp = ts ? sync_short_copy(ts, 64) : NULL;
 }
 
-/* A block written as {"kind": K, "data": D} (Kiro): as {"type": K, ...D}
- * (D an object) or {"type": K, "text": D} (D a string); NULL otherwise. */
+/* A block written as {"kind": K, "data": D} (Kiro), or as {"type": K,
+ * "data": D} and nothing else (Crush): as {"type": K, ...D} (D an object)
+ * or {"type": K, "text": D} (D a string); NULL otherwise. */
 static json_t *kind_data_block(json_t *b)
 {
     const char *kind = sync_json_str(b, "kind");
     json_t *data = json_object_get(b, "data");
-    if (!kind || !data || json_object_get(b, "type"))
+    if (kind && json_object_get(b, "type"))
+        return NULL;
+    if (!kind && json_object_size(b) == 2 && json_is_object(data))
+        kind = sync_json_str(b, "type");
+    if (!kind || !data)
         return NULL;
     json_t *n = json_is_object(data) ? json_deep_copy(data) : json_object();
     if (!n)
@@ -782,6 +789,14 @@ static json_t *kind_data_block(json_t *b)
         json_object_set(n, "thinking", data);
     }
     return n;
+}
+
+/* Blocks are separated by a line, but none comes between a message's
+ * prefix (its first `from` bytes) and its first block. */
+static void sep_after(sync_text *t, size_t from)
+{
+    if (t->len > from)
+        sync_text_sep(t);
 }
 
 static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out *o)
@@ -796,6 +811,7 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
     if (r->prefix)
         sync_text_adds(&text, r->prefix);
     size_t prefix_len = text.len;
+
     /* calls and results found in the blocks, kept in order after the text */
     json_t *content = r->content.konst ? NULL : v_json(rec, &r->content);
     json_t *pending = json_array();
@@ -818,14 +834,14 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
                 b = norm;
             int k = block_kind(d, b);
             if (k == B_TEXT) {
-                sync_text_sep(&text);
+                sep_after(&text, prefix_len);
                 sync_text_adds(&text,
                                json_is_string(b) ? json_string_value(b) : sync_json_str(b, "text"));
             } else if (k == B_THINKING) {
                 static const char *const keys[] = {"thinking", "text", "reasoning", "content",
                                                    "summary"};
                 const char *th = first_str(b, keys, COUNT(keys));
-                sync_text_sep(&text);
+                sep_after(&text, prefix_len);
                 sync_text_adds(&text, th ? "[thinking] " : "[thinking redacted]");
                 sync_text_adds(&text, th);
             } else if (k == B_IMAGE) {
@@ -836,7 +852,7 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
                 if (!mime)
                     mime = first_str(
                         b, (const char *const[]){"mimeType", "mime_type", "media_type"}, 3);
-                sync_text_sep(&text);
+                sep_after(&text, prefix_len);
                 sync_text_adds(&text, mime ? "[image: " : "[image");
                 sync_text_adds(&text, mime);
                 sync_text_adds(&text, "]");
@@ -845,13 +861,25 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
                 const char *uri = first_str(
                     json_is_object(fd) ? fd : b,
                     (const char *const[]){"fileUri", "path", "filename", "name", "uri", "url"}, 6);
-                sync_text_sep(&text);
+                sep_after(&text, prefix_len);
                 sync_text_adds(&text, "[file: ");
                 sync_text_adds(&text, uri ? uri : "?");
                 sync_text_adds(&text, "]");
             } else if ((k == B_CALL || k == B_RESULT) &&
                        json_array_size(pending) < ENGINE_CALLS_MAX) {
                 json_array_append(pending, b);
+            } else if (k == B_NONE && json_is_object(b) && strcmp(role, "user") == 0) {
+                /* a user block of a kind no rule knows (Crush's `!command`
+                   runs): what the user typed is never dropped, so it is
+                   kept as its type and JSON */
+                const char *type = sync_json_str(b, "type");
+                char *dump = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
+                sep_after(&text, prefix_len);
+                sync_text_adds(&text, "[");
+                sync_text_adds(&text, type ? type : "block");
+                sync_text_adds(&text, "] ");
+                sync_text_adds(&text, dump);
+                free(dump);
             }
             json_decref(norm);
         }
@@ -882,7 +910,9 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
         }
     }
     json_t *calls = v_json(rec, &r->calls);
-    if (json_is_array(calls)) {
+    if (json_is_object(calls) && json_array_size(pending) < ENGINE_CALLS_MAX) {
+        json_array_append(pending, calls); /* one call (OpenHands' tool_call) */
+    } else if (json_is_array(calls)) {
         size_t i;
         json_t *b;
         json_array_foreach(calls, i, b)
@@ -1160,13 +1190,134 @@ static void sidecar_name(const char *side, const char *path, char *name, size_t 
         (void)snprintf(name, n, "%.*s%.*s%s", (int)(at - side), side, stem, base, at + 6);
 }
 
+/* ---- sessions that are folders of record files ---------------------------- */
+
+static int name_cmp(const void *a, const void *b)
+{
+    /* event-99999 before event-100000: numbers in names compare as numbers */
+    return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/*
+ * The record files of a session's folder (`each` under it), their paths
+ * in name order, each a regular file (what else is there is named in
+ * `rep` when given, and skipped), ENGINE_RECORDS_MAX at most. The folder
+ * is opened through the source layer, inside `home`.
+ */
+static int folder_records(const char *home, const char *folder, const char *each, sync_report *rep,
+                          const char *source, char ***list, size_t *n)
+{
+    *list = NULL;
+    *n = 0;
+    const char *slash = strrchr(each, '/');
+    const char *pat = slash ? slash + 1 : each;
+    char *dir = slash ? NULL : sync_dup(folder);
+    if (slash) {
+        char sub[SYNC_PATH_MAX];
+        (void)snprintf(sub, sizeof sub, "%.*s", (int)(slash - each), each);
+        dir = sync_join(folder, sub);
+    }
+    if (!dir)
+        return MCPAGE_ENOMEM;
+    DIR *dd = sync_source_opendir(home, dir, rep, source);
+    if (!dd) {
+        free(dir);
+        return 0;
+    }
+    char **v = NULL;
+    size_t cap = 0, k = 0;
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(dd)) != NULL) {
+        if (fnmatch(pat, e->d_name, FNM_PERIOD) != 0)
+            continue;
+        char *path = sync_join(dir, e->d_name);
+        struct stat sb;
+        if (!path) {
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        if (lstat(path, &sb) < 0) {
+            free(path);
+            continue;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            if (rep && !S_ISDIR(sb.st_mode))
+                sync_warn(rep, source, path, 0, "not a regular file: skipped");
+            free(path);
+            continue;
+        }
+        if (k >= ENGINE_RECORDS_MAX) {
+            if (rep)
+                sync_warn(rep, source, dir, 0, "more than 100000 record files: the rest not read");
+            free(path);
+            break;
+        }
+        if (sync_grow((void **)&v, &cap, k, sizeof *v, 64) < 0) {
+            free(path);
+            rc = MCPAGE_ENOMEM;
+            break;
+        }
+        v[k++] = path;
+    }
+    closedir(dd);
+    free(dir);
+    if (rc < 0) {
+        names_free(v, k);
+        return rc;
+    }
+    if (k > 1)
+        qsort(v, k, sizeof *v, name_cmp);
+    *list = v;
+    *n = k;
+    return 0;
+}
+
+static int add_file(dwalk *w, const char *path, const struct stat *sb);
+
+/* A session that is a folder: one job, its change identity the record
+ * files' bytes and count and the newest of their times (sidecars in it
+ * counted too, by add_file). */
+static int add_folder(dwalk *w, const char *path, const struct stat *sb)
+{
+    char **files = NULL;
+    size_t nf = 0;
+    int rc = folder_records(w->root, path, w->g->each, w->rep, w->d->name, &files, &nf);
+    if (rc < 0)
+        return rc;
+    struct stat id = *sb;
+    id.st_size = 0;
+    for (size_t i = 0; i < nf; i++) {
+        struct stat fs;
+        if (lstat(files[i], &fs) < 0)
+            continue;
+        id.st_size += fs.st_size + 1;
+        if (fs.st_mtim.tv_sec > id.st_mtim.tv_sec ||
+            (fs.st_mtim.tv_sec == id.st_mtim.tv_sec && fs.st_mtim.tv_nsec > id.st_mtim.tv_nsec))
+            id.st_mtim = fs.st_mtim;
+    }
+    names_free(files, nf);
+    if (nf == 0)
+        return 0; /* no records (yet): no session */
+    return add_file(w, path, &id);
+}
+
 static int add_file(dwalk *w, const char *path, const struct stat *sb)
 {
     if (w->files++ >= ENGINE_FILES_MAX)
         return 1;
     if (w->g->layout == SD_DB)
-        return sync__desc_db_discover(w->d, w->root, path, w->js, w->rep);
-    sync_fold_job j = {.fmt = &w->d->fmt, .convert = w->g->layout == SD_JSON};
+        return sync__desc_db_discover(w->d, w->root, path, w->cwd[0] ? w->cwd : NULL, w->js,
+                                      w->rep);
+    sync_fold_job j = {
+        .fmt = &w->d->fmt, .convert = w->g->layout == SD_JSON, .folder = w->g->layout == SD_FOLDER};
     j.path = sync_dup(path);
     j.home = sync_dup(w->root);
     if (w->id[0])
@@ -1188,9 +1339,10 @@ static int add_file(dwalk *w, const char *path, const struct stat *sb)
     j.size = (int64_t)sb->st_size;
     j.inode = (int64_t)sb->st_ino;
     j.mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec;
-    /* a sidecar's changes count as the session's: its size and time join the file's */
+    /* a sidecar's changes count as the session's: its size and time join the
+       file's (a folder's sidecars are in it) */
     char *dir = w->d->nsidecar ? sync_dup(path) : NULL;
-    char *slash = dir ? strrchr(dir, '/') : NULL;
+    char *slash = dir && !j.folder ? strrchr(dir, '/') : NULL;
     if (slash)
         *slash = 0;
     for (size_t i = 0; dir && i < w->d->nsidecar; i++) {
@@ -1249,7 +1401,7 @@ static int step_name(dstep *st, const char *d_name, char *path)
             w->rep->links_outside++;
             char why[160];
             (void)snprintf(why, sizeof why, "a link out of %.100s: not followed", w->root);
-            sync_example(w->rep, path, 0, why); /* counted by links_outside */
+            sync_warn(w->rep, w->d->name, path, 0, why); /* named, and counted by links_outside */
         }
         int st_ok = ok && stat(real, &sb) == 0;
         free(real);
@@ -1269,7 +1421,9 @@ static int step_name(dstep *st, const char *d_name, char *path)
     }
     if (rc == 0 && seg < g->n && seg_match(w, g->seg[seg], d_name)) {
         if (seg + 1 == g->n) {
-            if (S_ISREG(sb.st_mode))
+            if (g->layout == SD_FOLDER)
+                rc = S_ISDIR(sb.st_mode) ? add_folder(w, path, &sb) : 0;
+            else if (S_ISREG(sb.st_mode))
                 rc = add_file(w, path, &sb);
             else if (!S_ISDIR(sb.st_mode) && !S_ISLNK(lsb.st_mode))
                 /* a FIFO, a device, a socket where a session file should be: never opened */
@@ -1316,6 +1470,13 @@ static int walk_seg(dwalk *w, const char *dir, size_t seg, int depth)
 
 int sync__desc_found(const sync_desc *d, const char *home)
 {
+    if (d->roots) {
+        char path[SYNC_PATH_MAX];
+        struct stat sb;
+        int k = snprintf(path, sizeof path, "%s/%s", home, d->roots->file);
+        if (k > 0 && (size_t)k < sizeof path && stat(path, &sb) == 0)
+            return 1;
+    }
     size_t nglobs = d->nglobs + (d->db ? d->db->nglobs : 0);
     for (size_t i = 0; i < nglobs; i++) {
         const sd_glob *g = i < d->nglobs ? &d->globs[i] : &d->db->globs[i - d->nglobs];
@@ -1334,33 +1495,196 @@ int sync__desc_found(const sync_desc *d, const char *home)
     return 0;
 }
 
-int sync__desc_discover(const sync_desc *d, const char *home, sync_fold_jobs *js, sync_report *rep)
+/* Walks every glob of the description under `dir`, confined to `root`
+ * (resolved), `cwd` the project of what it finds there (or NULL). */
+static int walk_globs(const sync_desc *d, const char *dir, const char *root, const char *cwd,
+                      sync_fold_jobs *js, sync_report *rep)
 {
-    char *root = realpath(home, NULL);
-    if (!root)
-        return 0;
     int rc = 0;
     size_t nglobs = d->nglobs + (d->db ? d->db->nglobs : 0);
     for (size_t i = 0; rc == 0 && i < nglobs; i++) {
         dwalk *w = calloc(1, sizeof *w);
-        if (!w) {
-            rc = MCPAGE_ENOMEM;
-            break;
-        }
+        if (!w)
+            return MCPAGE_ENOMEM;
         w->d = d;
         w->g = i < d->nglobs ? &d->globs[i] : &d->db->globs[i - d->nglobs];
         w->js = js;
         w->rep = rep;
         w->root = root;
         w->rootlen = strlen(root);
-        rc = walk_seg(w, home, 0, 0); /* paths as the user gave the home */
+        if (cwd)
+            (void)snprintf(w->cwd, sizeof w->cwd, "%s", cwd);
+        rc = walk_seg(w, dir, 0, 0); /* paths as the user gave the home */
         free(w);
     }
+    return rc;
+}
+
+#define ROOTS_FILE_MAX (4 << 20) /* bytes of a listing of folders */
+
+/*
+ * The folders the description's listing names (d->roots), each walked as
+ * a root of its own: an absolute path that exists, resolved, walked once.
+ * The listing is read through the source layer (inside the home, a
+ * regular file, 4 MiB at most); a listing that is not what the
+ * description says is a warning.
+ */
+static int walk_roots(const sync_desc *d, const char *home, const char *root, sync_fold_jobs *js,
+                      sync_report *rep)
+{
+    const sd_roots *r = d->roots;
+    char *path = sync_join(home, r->file);
+    if (!path)
+        return MCPAGE_ENOMEM;
+    struct stat sb;
+    if (lstat(path, &sb) < 0) {
+        free(path);
+        return 0; /* no listing: nothing beyond the home */
+    }
+    char *text = NULL;
+    size_t len = 0;
+    char why[300] = "";
+    int rc = sync_source_read(root, path, ROOTS_FILE_MAX, &text, &len, why, sizeof why);
+    if (rc < 0) {
+        sync_warn(rep, d->name, path, 0, why[0] ? why : "cannot read the listing");
+        free(path);
+        return rc == MCPAGE_ENOMEM ? rc : 0;
+    }
+    json_error_t err;
+    json_t *doc = json_loadb(text, len, 0, &err);
+    free(text);
+    json_t *list = doc ? at_path(doc, &r->list) : NULL;
+    if (!json_is_array(list)) {
+        (void)snprintf(why, sizeof why, "%s",
+                       doc ? "no list of folders where the description says" : err.text);
+        sync_warn(rep, d->name, path, doc ? 0 : err.line, why);
+        json_decref(doc);
+        free(path);
+        return 0;
+    }
+    sync_idmap seen = {0};
+    size_t i;
+    json_t *e;
+    rc = 0;
+    json_array_foreach(list, i, e)
+    {
+        if (rc < 0 || i >= SYNC_DESC_ROOTS_MAX)
+            break;
+        const char *folder = json_string_value(at_path(e, &r->folder));
+        const char *cwd = r->cwd.n ? json_string_value(at_path(e, &r->cwd)) : NULL;
+        if (!folder || !folder[0] || (folder[0] != '/' && strstr(folder, "..")))
+            continue;
+        /* a relative folder is the home's (an agent's listing of its own folders) */
+        char *at = folder[0] == '/' ? sync_dup(folder) : sync_join(home, folder);
+        char *real = at ? realpath(at, NULL) : NULL;
+        if (!real) {
+            free(at);
+            if (!at)
+                rc = MCPAGE_ENOMEM;
+            continue; /* a project folder since removed */
+        }
+        int added = sync_idmap_add(&seen, real);
+        if (added < 0)
+            rc = added;
+        else if (added == 1 && strcmp(real, root) != 0)
+            rc = walk_globs(d, at, real, cwd && cwd[0] == '/' ? cwd : NULL, js, rep);
+        free(real);
+        free(at);
+    }
+    if (json_array_size(list) > SYNC_DESC_ROOTS_MAX) {
+        (void)snprintf(why, sizeof why, "more than %d folders listed: the rest not read",
+                       SYNC_DESC_ROOTS_MAX);
+        sync_warn(rep, d->name, path, 0, why);
+    }
+    sync_idmap_free(&seen);
+    json_decref(doc);
+    free(path);
+    return rc;
+}
+
+int sync__desc_discover(const sync_desc *d, const char *home, sync_fold_jobs *js, sync_report *rep)
+{
+    char *root = realpath(home, NULL);
+    if (!root)
+        return 0;
+    int rc = walk_globs(d, home, root, NULL, js, rep);
+    if (rc == 0 && d->roots)
+        rc = walk_roots(d, home, root, js, rep);
     free(root);
     return rc < 0 ? rc : 0;
 }
 
 /* ---- sessions with a sidecar ---------------------------------------------- */
+
+/*
+ * A session's folder rendered as JSON Lines: each record file, in name
+ * order, as one line (its JSON compacted; a file that is not JSON is a
+ * line saying so, which the fold counts and names as malformed).
+ */
+static int folder_load(const sync_fold_job *job, char **outp, size_t *outlen, char *why,
+                       size_t whylen)
+{
+    const sync_desc *d = job->fmt->desc;
+    const sd_glob *g = NULL;
+    for (size_t i = 0; i < d->nglobs && !g; i++)
+        if (d->globs[i].layout == SD_FOLDER)
+            g = &d->globs[i];
+    if (!g) {
+        (void)snprintf(why, whylen, "no folder layout in the description");
+        return MCPAGE_EINVAL;
+    }
+    char **files = NULL;
+    size_t nf = 0;
+    int rc = folder_records(job->home, job->path, g->each, NULL, d->name, &files, &nf);
+    if (rc < 0)
+        return rc;
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *w = open_memstream(&buf, &n);
+    rc = w ? 0 : MCPAGE_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < nf; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        char fwhy[200] = "";
+        int frc = sync_source_read(job->home, files[i], ENGINE_RECORD_MAX, &text, &len, fwhy,
+                                   sizeof fwhy);
+        if (frc == MCPAGE_ENOMEM) {
+            rc = frc;
+            break;
+        }
+        json_t *rec = frc == 0 ? json_loadb(text, len, 0, NULL) : NULL;
+        free(text);
+        const char *base = strrchr(files[i], '/');
+        base = base ? base + 1 : files[i];
+        if (rec) {
+            if (json_dumpf(rec, w, JSON_COMPACT | JSON_PRESERVE_ORDER) != 0)
+                rc = MCPAGE_ENOMEM;
+        } else {
+            /* not JSON (or refused): a line naming it, never a record */
+            char esc[300];
+            sync_escape(esc, sizeof esc, base, strlen(base));
+            fprintf(w, "%s: %s", esc, frc == 0 ? "not a JSON document" : fwhy);
+        }
+        json_decref(rec);
+        if (rc == 0 && fputc('\n', w) == EOF)
+            rc = MCPAGE_ENOMEM;
+        if (rc == 0 && ftell(w) > SYNC_FOLD_READ_MAX) {
+            (void)snprintf(why, whylen, "its records pass the %d MiB read limit",
+                           SYNC_FOLD_READ_MAX >> 20);
+            rc = MCPAGE_ERANGE;
+        }
+    }
+    names_free(files, nf);
+    if (w && fclose(w) != 0 && rc == 0)
+        rc = MCPAGE_ENOMEM;
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    *outp = buf;
+    *outlen = n;
+    return 0;
+}
 
 static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char *why,
                      size_t whylen)
@@ -1372,7 +1696,9 @@ static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char
     *outlen = 0;
     char *raw = NULL, *conv = NULL, *side = NULL;
     size_t rawlen = 0, convlen = 0, sidelen = 0;
-    int rc = sync_source_read(job->home, job->path, SYNC_FOLD_READ_MAX, &raw, &rawlen, why, whylen);
+    int rc = job->folder ? folder_load(job, &raw, &rawlen, why, whylen)
+                         : sync_source_read(job->home, job->path, SYNC_FOLD_READ_MAX, &raw, &rawlen,
+                                            why, whylen);
     if (rc < 0)
         return rc;
     if (job->convert) {
@@ -1384,7 +1710,7 @@ static int desc_load(const sync_fold_job *job, char **outp, size_t *outlen, char
         rawlen = convlen;
     }
     char *dir = sync_dup(job->path);
-    char *slash = dir ? strrchr(dir, '/') : NULL;
+    char *slash = dir && !job->folder ? strrchr(dir, '/') : NULL;
     if (slash)
         *slash = 0;
     char *buf = NULL;
@@ -1436,5 +1762,10 @@ void sync__desc_bind(sync_desc *d)
 {
     d->fmt.source = d->name;
     d->fmt.desc = d;
-    d->fmt.load = d->nsidecar || d->db ? desc_load : NULL;
+    int folders = 0;
+    for (size_t i = 0; i < d->nglobs; i++)
+        folders |= d->globs[i].layout == SD_FOLDER;
+    d->fmt.load = d->nsidecar || d->db || folders ? desc_load : NULL;
+    if (d->writes && strcmp(d->writes, "opencode") == 0)
+        sync__opencode_formats(d->wfmt, d->name);
 }

@@ -143,7 +143,7 @@ static void lengths(char *out, size_t n, const char *alias, char **cols, size_t 
         (void)snprintf(out, n, "0");
 }
 
-int sync__desc_db_discover(const sync_desc *d, const char *root, const char *path,
+int sync__desc_db_discover(const sync_desc *d, const char *root, const char *path, const char *dcwd,
                            sync_fold_jobs *js, sync_report *rep)
 {
     const sd_db *b = d->db;
@@ -207,6 +207,8 @@ int sync__desc_db_discover(const sync_desc *d, const char *root, const char *pat
         if (!id || !*id || strlen(id) > STORE_ID_MAX - 40)
             continue;
         const char *cwd = (const char *)sqlite3_column_text(st, 1);
+        if (!cwd || !*cwd)
+            cwd = dcwd; /* the project of the folder the database is in */
         const char *title = (const char *)sqlite3_column_text(st, 2);
         const char *parent = (const char *)sqlite3_column_text(st, 3);
         char vpath[SYNC_PATH_MAX];

@@ -254,6 +254,7 @@ static void job_free(sync_fold_job *j)
     free(j->db);
     free(j->title);
     free(j->session_id);
+    free(j->row_id);
     free(j->fallback_id);
     free(j->parent);
     free(j->cwd);
@@ -1196,6 +1197,51 @@ static int desc_fn(sync_fold_jobs *js, const void *arg, const char *home, store 
     return sync__desc_discover(arg, home, js, rep);
 }
 
+/* An agent writing OpenCode's format (Kilo CLI): OpenCode's discovery
+ * under the agent's name and database file, its ids prefixed as every
+ * described source's are, so they never meet OpenCode's own. */
+static int opencode_as_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                          sync_report *rep)
+{
+    (void)s;
+    const sync_desc *d = arg;
+    sync_opencode_as as = {.source = d->name,
+                           .db_file = d->db_file ? d->db_file : "opencode.db",
+                           .fmt = {&d->wfmt[0], &d->wfmt[1], &d->wfmt[2]}};
+    size_t from = js->n;
+    int rc = sync__opencode_discover_as(js, home, rep, &as);
+    char id[STORE_ID_MAX + 1];
+    for (size_t i = from; rc == 0 && i < js->n; i++) {
+        char **slot[2] = {&js->v[i].session_id, &js->v[i].parent};
+        for (int k = 0; k < 2 && rc == 0; k++) {
+            if (!*slot[k] || !d->id_prefix[0])
+                continue;
+            if (k == 0 && !(js->v[i].row_id = sync_dup(*slot[k]))) {
+                rc = MCPAGE_ENOMEM;
+                break;
+            }
+            snprintf(id, sizeof id, "%s%.150s", d->id_prefix, *slot[k]);
+            char *dup = sync_dup(id);
+            if (!dup) {
+                rc = MCPAGE_ENOMEM;
+                break;
+            }
+            free(*slot[k]);
+            *slot[k] = dup;
+        }
+    }
+    return rc;
+}
+
+/* 1 when an OpenCode-format data folder holds something of the agent. */
+static int opencode_found(const char *home, const char *db_file)
+{
+    struct stat sb;
+    char db[SYNC_PATH_MAX];
+    return is_dir(home, "storage/session") || is_dir(home, "project") ||
+           (snprintf(db, sizeof db, "%s/%s", home, db_file) > 0 && stat(db, &sb) == 0);
+}
+
 /* Every folded source's files, in path order, each file once. */
 static int fold_discover_all(store *s, const sync_options *opt, sync_report *rep,
                              sync_fold_jobs *jsp)
@@ -1204,13 +1250,7 @@ static int fold_discover_all(store *s, const sync_options *opt, sync_report *rep
     int rc = 0;
     rep->gemini_found = opt->gemini_home && is_dir(opt->gemini_home, "tmp");
     rep->copilot_found = opt->copilot_home && is_dir(opt->copilot_home, "session-state");
-    struct stat osb;
-    char odb[SYNC_PATH_MAX];
-    rep->opencode_found =
-        opt->opencode_home &&
-        (is_dir(opt->opencode_home, "storage/session") || is_dir(opt->opencode_home, "project") ||
-         (snprintf(odb, sizeof odb, "%s/opencode.db", opt->opencode_home) > 0 &&
-          stat(odb, &osb) == 0));
+    rep->opencode_found = opt->opencode_home && opencode_found(opt->opencode_home, "opencode.db");
     rep->cursor_found = opt->cursor_home && is_dir(opt->cursor_home, "chats");
     if (opt->gemini_home && (rc = discover_source(&js, "gemini", opt->gemini_home,
                                                   rep->gemini_found, gemini_fn, NULL, s, rep)) < 0)
@@ -1229,7 +1269,16 @@ static int fold_discover_all(store *s, const sync_options *opt, sync_report *rep
     for (size_t i = 0; i < opt->ndescribed; i++) {
         const sync_desc *d = opt->described[i].desc;
         const char *home = opt->described[i].home;
-        if (!home || d->writes || sync_desc_disabled(d))
+        if (!home || sync_desc_disabled(d))
+            continue;
+        if (d->writes && strcmp(d->writes, "opencode") == 0) {
+            const char *dbf = d->db_file ? d->db_file : "opencode.db";
+            if ((rc = discover_source(&js, d->name, home, opencode_found(home, dbf), opencode_as_fn,
+                                      d, s, rep)) < 0)
+                goto out;
+            continue;
+        }
+        if (d->writes)
             continue;
         if ((rc = discover_source(&js, d->name, home, sync__desc_found(d, home), desc_fn, d, s,
                                   rep)) < 0)

@@ -111,10 +111,13 @@ typedef struct sync_fold_job {
     char *home; /* the agent's folder (resolved) the file was found under, or NULL */
     const sync_fold_format *fmt;
     char *session_id;  /* from the file's place; NULL = the id the file names */
+    char *row_id;      /* the session's own id where session_id carries a source's prefix
+                          (Kilo's sessions in kilo.db), or NULL: session_id is it */
     char *fallback_id; /* the id when the file names none (a described source's {id}), or NULL */
     char *parent;      /* parent session from the file's place, or NULL */
     char *cwd;         /* project directory from the file's place, or NULL */
     int convert;       /* read through fmt->convert */
+    int folder;        /* path is a session's folder of record files (a described layout) */
     /* a job that is not a file (fmt->load): where its rows are, and the
        identity that says whether they changed (compared like a stat) */
     char *db;         /* the database file, or NULL */
@@ -152,6 +155,20 @@ int sync__cursor_discover(sync_fold_jobs *js, const char *home, sync_report *rep
 /* OpenCode: one job per session of DATA/opencode.db; a database that
  * cannot be opened is counted as a failed file in `rep`. */
 int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep);
+/* An agent that writes OpenCode's format under its own name (Kilo CLI:
+ * DATA/kilo.db and the same storage tree): the source named in jobs and
+ * warnings, the database's file name in its data folder, and its formats
+ * (the database's, the storage tree's, the first storage's), made by
+ * sync__opencode_formats. */
+typedef struct sync_opencode_as {
+    const char *source;
+    const char *db_file;
+    const sync_fold_format *fmt[3];
+} sync_opencode_as;
+int sync__opencode_discover_as(sync_fold_jobs *js, const char *data_dir, sync_report *rep,
+                               const sync_opencode_as *as);
+/* OpenCode's three formats under another source name. */
+void sync__opencode_formats(sync_fold_format fmt[3], const char *source);
 
 /* The folded sources' pass (called by sync_run with its options, the
  * hostname resolved): discovery, the unchanged-file check, and each

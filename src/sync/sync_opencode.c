@@ -211,7 +211,7 @@ static int opencode_load(const sync_fold_job *job, char **out, size_t *len, char
         rc = render_query(&r, "message", &r.messages,
                           "SELECT * FROM message WHERE session_id = ?1 "
                           "ORDER BY time_created, id",
-                          job->session_id, message_parts);
+                          job->row_id ? job->row_id : job->session_id, message_parts);
     if (rc == MCPAGE_ERANGE) {
         snprintf(why, whylen, "the session's rows pass the %d MiB read limit: skipped",
                  SYNC_FOLD_READ_MAX >> 20);
@@ -340,6 +340,9 @@ static size_t expand_tool(json_t *data, char *ts, sync_record *r)
         return 1;
     int failed = strcmp(status, "error") == 0;
     sync_text_adds(&t, sync_json_str(state, failed ? "error" : "output"));
+    /* a call of a tool that does not exist is recorded as OpenCode's own
+       tool "invalid", completed: the call failed */
+    failed |= tool && strcmp(tool, "invalid") == 0;
     json_t *time = json_object_get(state, "time");
     char *end = iso_ms(json_object_get(time, "end"));
     message_record(&r[1], "tool", &t, end ? end : sync_short_copy(r[0].timestamp, 64));
@@ -568,10 +571,20 @@ const sync_fold_format sync__opencode_format = {
 
 /* ---- discovery ------------------------------------------------------- */
 
-static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep)
+static const sync_fold_format opencode_oldest_format;
+
+/* OpenCode itself: its name, opencode.db and its three formats. */
+static const sync_opencode_as opencode_self = {
+    .source = "opencode",
+    .db_file = "opencode.db",
+    .fmt = {&sync__opencode_format, &sync__opencode_json_format, &opencode_oldest_format},
+};
+
+static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep,
+                       const sync_opencode_as *as)
 {
     char path[SYNC_PATH_MAX];
-    int k = snprintf(path, sizeof path, "%s/opencode.db", data_dir);
+    int k = snprintf(path, sizeof path, "%s/%s", data_dir, as->db_file);
     struct stat sb;
     if (k < 0 || (size_t)k >= sizeof path || lstat(path, &sb) < 0)
         return 0; /* no OpenCode database */
@@ -580,7 +593,7 @@ static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *re
     int orc = open_checked(data_dir, path, &db, why, sizeof why);
     if (orc < 0) {
         /* busy (retried on the next sync), refused, or no OpenCode database */
-        sync_warn(rep, "opencode", path, 0, why);
+        sync_warn(rep, as->source, path, 0, why);
         return 0;
     }
     if (stat(path, &sb) < 0)
@@ -603,7 +616,7 @@ static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *re
     int src = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
     if (src != SQLITE_OK) {
         snprintf(why, sizeof why, "not an OpenCode database: %s", sync_source_db_error(db, src));
-        sync_warn(rep, "opencode", path, 0, why);
+        sync_warn(rep, as->source, path, 0, why);
         sqlite3_close(db);
         return 0;
     }
@@ -625,7 +638,7 @@ static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *re
         k = snprintf(vpath, sizeof vpath, "%s#%s", path, id);
         if (k < 0 || (size_t)k >= sizeof vpath)
             continue;
-        sync_fold_job j = {.fmt = &sync__opencode_format, .home = sync_dup(data_dir)};
+        sync_fold_job j = {.fmt = as->fmt[0], .home = sync_dup(data_dir)};
         j.path = sync_short_copy(vpath, SYNC_PATH_MAX);
         j.db = sync_short_copy(path, SYNC_PATH_MAX);
         j.session_id = sync_short_copy(id, STORE_ID_MAX);
@@ -649,7 +662,7 @@ static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *re
     }
     if (rc == 0 && step != SQLITE_DONE) {
         snprintf(why, sizeof why, "reading sessions: %s", sync_source_db_error(db, step));
-        sync_warn(rep, "opencode", path, 0, why);
+        sync_warn(rep, as->source, path, 0, why);
     }
     sync_idmap_free(&ids);
     sqlite3_finalize(st);
@@ -677,19 +690,20 @@ static int rec_cmp(const void *a, const void *b)
 
 /* Where the tree's files are read from and refusals go. */
 typedef struct tree_src {
-    const char *home;  /* OPENCODE_HOME: every file must resolve inside it */
-    sync_report *rep;  /* at discovery: refusals are warnings here */
-    char *why;         /* at a session's load: the first refusal, "path: why" */
-    size_t whylen;     /* its size */
-    sync_idmap *known; /* sessions found before: the database's and the newer
-                          layouts' win over a later copy */
+    const char *home;           /* OPENCODE_HOME: every file must resolve inside it */
+    sync_report *rep;           /* at discovery: refusals are warnings here */
+    char *why;                  /* at a session's load: the first refusal, "path: why" */
+    size_t whylen;              /* its size */
+    sync_idmap *known;          /* sessions found before: the database's and the newer
+                                   layouts' win over a later copy */
+    const sync_opencode_as *as; /* whose files (OpenCode's, or an agent writing its format) */
 } tree_src;
 
 /* A refused file: a warning at discovery, named in the load's `why` after. */
 static void tree_refused(const tree_src *t, const char *path, const char *why)
 {
     if (t->rep)
-        sync_warn(t->rep, "opencode", path, 0, why);
+        sync_warn(t->rep, t->as ? t->as->source : "opencode", path, 0, why);
     else if (t->why && !t->why[0])
         snprintf(t->why, t->whylen, "%.200s: %s", path, why);
 }
@@ -699,7 +713,7 @@ static int list_json(const tree_src *t, const char *dir, rec_file **out, size_t 
 {
     *out = NULL;
     *n = 0;
-    DIR *d = sync_source_opendir(t->home, dir, t->rep, "opencode");
+    DIR *d = sync_source_opendir(t->home, dir, t->rep, t->as ? t->as->source : "opencode");
     if (!d)
         return 0;
     size_t cap = 0;
@@ -884,7 +898,8 @@ static int tree_load(const sync_fold_job *job, tree_layout lay, char **out, size
     tree_src t = {.home = job->home ? job->home : "/", .why = why, .whylen = whylen};
     why[0] = 0;
     char dir[SYNC_PATH_MAX];
-    if (message_dir(dir, sizeof dir, storage, lay, job->session_id) < 0)
+    const char *sid = job->row_id ? job->row_id : job->session_id;
+    if (message_dir(dir, sizeof dir, storage, lay, sid) < 0)
         return MCPAGE_ERANGE;
     rec_file *msgs = NULL;
     size_t n = 0;
@@ -917,11 +932,11 @@ static int tree_load(const sync_fold_job *job, tree_layout lay, char **out, size
         char *id = file_id(msgs[i].name);
         char file[SYNC_PATH_MAX + 300];
         snprintf(file, sizeof file, "%s/%s", dir + strlen(storage) + 1, msgs[i].name);
-        rc = id ? render_file(w, "message", id, NULL, NULL, job->session_id, file, texts[i],
-                              lens[i], msgs[i].created)
+        rc = id ? render_file(w, "message", id, NULL, NULL, sid, file, texts[i], lens[i],
+                              msgs[i].created)
                 : MCPAGE_ENOMEM;
         if (rc == 0)
-            rc = render_parts(&t, w, storage, lay, id, job->session_id, msgs[i].created);
+            rc = render_parts(&t, w, storage, lay, id, sid, msgs[i].created);
         free(id);
     }
     for (size_t i = 0; texts && i < n; i++)
@@ -1009,8 +1024,7 @@ static int tree_session(const tree_src *t, sync_fold_jobs *js, const char *stora
         json_decref(info);
         return 0;
     }
-    sync_fold_job j = {.fmt = lay == TREE_OLDEST ? &opencode_oldest_format
-                                                 : &sync__opencode_json_format,
+    sync_fold_job j = {.fmt = lay == TREE_OLDEST ? t->as->fmt[2] : t->as->fmt[1],
                        .home = sync_dup(t->home)};
     j.path = sync_short_copy(path, SYNC_PATH_MAX + 600);
     j.db = sync_short_copy(storage, SYNC_PATH_MAX);
@@ -1117,7 +1131,8 @@ static int first_storage_entry(void *ud, const struct dirent *e, char *path)
     return tree_sessions(at->t, at->js, storage, TREE_OLDEST, info, e->d_name);
 }
 
-static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from, sync_report *rep)
+static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_from, sync_report *rep,
+                         const sync_opencode_as *as)
 {
     char storage[SYNC_PATH_MAX], dir[SYNC_PATH_MAX + 40];
     int k = snprintf(storage, sizeof storage, "%s/storage", data_dir);
@@ -1130,10 +1145,10 @@ static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_fro
             sync_idmap_free(&db_ids);
             return MCPAGE_ENOMEM;
         }
-    tree_src t = {.home = data_dir, .rep = rep, .known = &db_ids};
+    tree_src t = {.home = data_dir, .rep = rep, .known = &db_ids, .as = as};
     tree_at at = {.js = js, .t = &t, .data_dir = data_dir};
     snprintf(dir, sizeof dir, "%s/session", storage);
-    DIR *d = sync_source_opendir(data_dir, dir, rep, "opencode");
+    DIR *d = sync_source_opendir(data_dir, dir, rep, as->source);
     int rc = d ? sync_dir_each(d, dir, project_entry, &at) : 0;
     /* OpenCode's first storage (sessions the layouts above hold too, as
        OpenCode copies them on upgrade, are skipped): DATA/storage, and
@@ -1143,18 +1158,33 @@ static int json_discover(sync_fold_jobs *js, const char *data_dir, size_t db_fro
     if (rc == 0)
         rc = tree_sessions(&t, js, storage, TREE_OLDEST, dir, NULL);
     snprintf(dir, sizeof dir, "%s/project", data_dir);
-    d = rc == 0 ? sync_source_opendir(data_dir, dir, rep, "opencode") : NULL;
+    d = rc == 0 ? sync_source_opendir(data_dir, dir, rep, as->source) : NULL;
     if (d)
         rc = sync_dir_each(d, dir, first_storage_entry, &at);
     sync_idmap_free(&db_ids);
     return rc;
 }
 
-int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep)
+int sync__opencode_discover_as(sync_fold_jobs *js, const char *data_dir, sync_report *rep,
+                               const sync_opencode_as *as)
 {
     size_t from = js->n;
-    int rc = db_discover(js, data_dir, rep);
+    int rc = db_discover(js, data_dir, rep, as);
     if (rc == 0)
-        rc = json_discover(js, data_dir, from, rep);
+        rc = json_discover(js, data_dir, from, rep, as);
     return rc;
+}
+
+int sync__opencode_discover(sync_fold_jobs *js, const char *data_dir, sync_report *rep)
+{
+    return sync__opencode_discover_as(js, data_dir, rep, &opencode_self);
+}
+
+void sync__opencode_formats(sync_fold_format fmt[3], const char *source)
+{
+    fmt[0] = sync__opencode_format;
+    fmt[1] = sync__opencode_json_format;
+    fmt[2] = opencode_oldest_format;
+    for (int i = 0; i < 3; i++)
+        fmt[i].source = source;
 }

@@ -221,9 +221,12 @@ def make_home(out, sample):
     gemini, copilot = os.path.join(home, ".gemini"), os.path.join(home, ".copilot")
     opencode = os.path.join(home, ".local/share/opencode")
     cursor = os.path.join(home, ".cursor")
+    crush = os.path.join(home, ".local/share/crush")
+    openhands = os.path.join(home, ".openhands")
     # the ordinary sessions
     for name, dst in (("claude", claude), ("codex", codex), ("gemini", gemini),
-                      ("copilot", copilot), ("opencode", opencode), ("cursor", cursor)):
+                      ("copilot", copilot), ("opencode", opencode), ("cursor", cursor),
+                      ("crush", crush), ("openhands", openhands)):
         src = os.path.join(sample, name)
         if os.path.isdir(src):
             shutil.copytree(src, dst, symlinks=True)
@@ -325,6 +328,36 @@ def make_home(out, sample):
     p = os.path.join(chats, "locked/store.db")
     cursor_db(p, "locked", *cursor_many(3), journal="delete")
     case("cursor locked", p)
+    # Crush: its listing names folders outside the home (each a root of its
+    # own): one whose crush.db links out of it, one whose crush.db is a FIFO
+    listing = os.path.join(crush, "projects.json")
+    projects = json.load(open(listing)) if os.path.exists(listing) else {"projects": []}
+    for name in ("link", "fifo"):
+        d = os.path.join(out, "crush-" + name, ".crush")
+        os.makedirs(d)
+        projects["projects"].append({"path": os.path.dirname(d), "data_dir": d})
+        p = os.path.join(d, "crush.db")
+        if name == "link":
+            shutil.copy(os.path.join(sample, "crush/projects/app/.crush/crush.db"),
+                        os.path.join(outside, "crush.db"))
+            link(os.path.join(outside, "crush.db"), p)
+            case("crush db link out of its listed folder", p)
+        else:
+            fifo(p)
+            case("crush db fifo", p)
+    put(listing, json.dumps(projects))
+    # OpenHands: a conversation whose event files are a FIFO and a link out
+    d = os.path.join(openhands, "conversations/eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee/events")
+    os.makedirs(d)
+    put(os.path.join(d, "event-00000-aaaa.json"),
+        json.dumps({"kind": "MessageEvent", "id": "e0", "timestamp": "2026-01-01T00:00:00",
+                    "source": "user", "llm_message": {"role": "user", "content": "beside a fifo"}}))
+    p = os.path.join(d, "event-00001-fifo.json")
+    fifo(p)
+    case("openhands event fifo", p)
+    p = os.path.join(d, "event-00002-link.json")
+    link(secret, p)
+    case("openhands event link out", p)
     # OpenCode database cases that need a home each
     extra = []
     p = os.path.join(out, "opencode-fifo/opencode.db")

@@ -151,7 +151,7 @@ static void bad_descriptions_name_the_field(void **state)
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"writes\": \"claude\", \"files\": \"a\"}]",
          "sources[0] (x).files: not used with \"writes\""},
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"writes\": \"aider\"}]",
-         "sources[0] (x).writes: \"aider\": claude or codex"},
+         "sources[0] (x).writes: \"aider\": claude, codex or opencode"},
         {"[{\"name\": \"x\", \"home\": \"relative/dir\", \"writes\": \"claude\"}]",
          "sources[0] (x).home: \"relative/dir\": an absolute path"},
         {"[{\"name\": \"nosuch\", \"enabled\": false}]",
@@ -179,6 +179,26 @@ static void bad_descriptions_name_the_field(void **state)
          "{\"file\": \"5\", \"session\": {}}]}]",
          "sources[0] (x).sidecar: expected {\"file\": \"meta.json\", \"session\": {...}}, or a "
          "list of 1 to 4"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": {\"glob\": \"c/{id}\", \"layout\": "
+         "\"folder\"}, \"rules\": [{\"skip\": true}]}]",
+         "sources[0] (x).files[0].each: missing: the record files"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": {\"glob\": \"c/{id}\", \"layout\": "
+         "\"folder\", \"each\": \"ev*/e-*.json\"}, \"rules\": [{\"skip\": true}]}]",
+         "sources[0] (x).files[0].each: \"ev*/e-*.json\": folder names, then a file pattern"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": {\"glob\": \"c/*.json\", \"each\": "
+         "\"e.json\"}, \"rules\": [{\"skip\": true}]}]",
+         "sources[0] (x).files[0].each: only with \"layout\": \"folder\""},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"writes\": \"codex\", \"db_file\": \"x.db\"}]",
+         "sources[0] (x).db_file: only with \"writes\": \"opencode\""},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"writes\": \"opencode\", \"db_file\": "
+         "\"../x.db\"}]",
+         "sources[0] (x).db_file: \"../x.db\": a file name in the home"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"skip\": true}], "
+         "\"roots\": {\"file\": \"p.json\", \"list\": \"/projects\"}}]",
+         "sources[0] (x).roots.folder: expected a JSON pointer"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"skip\": true}], "
+         "\"roots\": {\"file\": \"../p.json\", \"list\": \"/p\", \"folder\": \"/d\"}}]",
+         "sources[0] (x).roots.file: \"../p.json\": a file under the home"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sync_descs d;
@@ -446,6 +466,39 @@ static void golden_iflow(void **state)
 static void golden_continue(void **state)
 {
     golden(*state, "continue", 2, 0);
+}
+
+static void golden_kilo(void **state)
+{
+    /* OpenCode's database under Kilo's name and file (kilo.db) */
+    golden(*state, "kilo", 2, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    assert_non_null(strstr(d, "session kilo:ses_4f1a2b3c4d5eFg6H7iJ8kL9mN0 source=kilo"));
+    assert_non_null(strstr(d, "parent=kilo:ses_4f1a2b3c4d5eFg6H7iJ8kL9mN0"));
+    free(d);
+}
+
+static void golden_crush(void **state)
+{
+    /* a database per project, found through projects.json (a relative
+       folder is the home's; a folder since removed is no error) */
+    golden(*state, "crush", 3, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    assert_non_null(strstr(d, "project app /home/dev/app crush sessions=3"));
+    assert_non_null(strstr(d, "parent=crush:8d0c4b2e-6f1a-4c3d-9e8b-7a6f5e4d3c2b"));
+    assert_non_null(strstr(d, "err=1 line=11")); /* the provider's error, as an error */
+    free(d);
+}
+
+static void golden_openhands(void **state)
+{
+    /* a folder per conversation, a file per event, base_state.json beside */
+    golden(*state, "openhands", 1, 0);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    assert_non_null(
+        strstr(d, "session openhands:7b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e source=openhands "
+                  "project=app title=CHANGELOG"));
+    free(d);
 }
 
 static void golden_amp(void **state)
@@ -766,8 +819,8 @@ static void hostile_folders(void **state)
     const sync_source_report *sr = source_of(&rep, "logs");
     assert_int_equal(rep.links_outside, 1);
     assert_int_equal(sr->files, 2);
-    assert_int_equal(rep.warnings, 1); /* the FIFO, named, never opened */
-    assert_int_equal(sr->warnings, 2); /* and the link */
+    assert_int_equal(rep.warnings, 2); /* the FIFO, named, never opened, and the link */
+    assert_int_equal(sr->warnings, 3); /* the link counted as a link out too (as Claude's) */
     assert_non_null(strstr(sr->warning, "jsonl"));
     char *dump = ts_dump(f->db, 40);
     assert_non_null(strstr(dump, "session logs:same source=logs"));
@@ -858,6 +911,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(golden_kilocode, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_continue, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_amp, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_kilo, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_crush, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_openhands, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_kiro, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(jsonl_append_rewind_rewrite_delete, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(json_documents_and_sidecars, setup, ts_fixture_drop),
