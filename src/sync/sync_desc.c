@@ -415,9 +415,10 @@ static int usage_parse(ctx *c, json_t *j, sd_rule *r)
 
 static int message_parse(ctx *c, json_t *j, sd_rule *r)
 {
-    static const char *const keys[] = {"id",    "role",    "role_map",  "content",  "thinking",
-                                       "calls", "call_id", "tool_name", "is_error", "timestamp",
-                                       "model", "usage",   "rewind_to", "prefix",   NULL};
+    static const char *const keys[] = {"id",        "role",      "role_map", "content",
+                                       "thinking",  "calls",     "call_id",  "tool_name",
+                                       "is_error",  "timestamp", "model",    "usage",
+                                       "rewind_to", "prefix",    "join",     NULL};
     if (!json_is_object(j))
         return fail(c, NULL, "expected an object mapping the record to a message");
     int rc = only_keys(c, j, keys);
@@ -445,7 +446,12 @@ static int message_parse(ctx *c, json_t *j, sd_rule *r)
                     "{\"const\": \"assistant\"}");
     if (r->role.konst && !is_role(r->role.konst))
         return fail(c, "role", "a constant role is one of user, assistant, system, tool, skip");
-    if (!r->content.n && !r->content.konst && !r->calls.n && !r->rewind_to.n)
+    json_t *jn = json_object_get(j, "join");
+    if (jn && !json_is_boolean(jn))
+        return fail(c, "join", "expected true or false");
+    r->join = json_is_true(jn);
+    if (!r->content.n && !r->content.konst && !r->calls.n && !r->rewind_to.n &&
+        !json_object_get(j, "usage"))
         return fail(c, "content",
                     "missing: where the message's text or blocks are "
                     "(\"/message/content\")");
@@ -587,11 +593,23 @@ static void roots_free(sd_roots *r)
     free(r);
 }
 
+static void hashed_free(sd_hashed *h)
+{
+    if (!h)
+        return;
+    free(h->file);
+    path_free(&h->list);
+    path_free(&h->cwd);
+    free(h->hash);
+    free(h);
+}
+
 static void desc_free(sync_desc *d)
 {
     if (!d)
         return;
     roots_free(d->roots);
+    hashed_free(d->hashed);
     free(d->name);
     free(d->title);
     free(d->home);
@@ -954,6 +972,39 @@ static int roots_parse(ctx *c, json_t *j, sync_desc *d)
     return 0;
 }
 
+/* "project_hash": {"file", "list", "cwd", "hash"}. */
+static int hashed_parse(ctx *c, json_t *j, sync_desc *d)
+{
+    static const char *const keys[] = {"file", "list", "cwd", "hash", NULL};
+    if (!json_is_object(j))
+        return fail(c, NULL,
+                    "expected {\"file\": \"kimi.json\", \"list\": \"/work_dirs\", \"cwd\": "
+                    "\"/path\", \"hash\": \"md5\"}");
+    int rc = only_keys(c, j, keys);
+    if (rc < 0)
+        return rc;
+    sd_hashed *h = d->hashed = calloc(1, sizeof *h);
+    if (!h)
+        return MCPAGE_ENOMEM;
+    if ((rc = str_field(c, j, "file", 1, &h->file)) < 0 ||
+        (rc = str_field(c, j, "hash", 1, &h->hash)) < 0)
+        return rc;
+    if (strstr(h->file, "..") || h->file[0] == '/' || !h->file[0])
+        return fail(c, "file", "\"%s\": a file under the home (relative, no \"..\")", h->file);
+    if (strcmp(h->hash, "md5") != 0 && strcmp(h->hash, "sha256") != 0)
+        return fail(c, "hash", "\"%s\": md5 or sha256", h->hash);
+    static const char *const paths[] = {"list", "cwd"};
+    sd_path *out[] = {&h->list, &h->cwd};
+    for (size_t i = 0; i < 2; i++) {
+        json_t *v = json_object_get(j, paths[i]);
+        if (!json_is_string(v))
+            return fail(c, paths[i], "expected a JSON pointer (\"/work_dirs\", \"/path\")");
+        if ((rc = path_parse(c, paths[i], json_string_value(v), out[i])) < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* "sidecar": {"file", "session"} or a list of up to SYNC_DESC_SIDECARS. */
 static int sidecars_parse(ctx *c, json_t *j, sync_desc *d)
 {
@@ -998,9 +1049,10 @@ static int sidecars_parse(ctx *c, json_t *j, sync_desc *d)
 static int desc_parse(ctx *c, json_t *j, sync_desc *d)
 {
     static const char *const keys[] = {
-        "name",     "title",    "home",     "env",          "files",   "layout",    "records",
-        "document", "sidecar",  "rules",    "blocks",       "writes",  "id_prefix", "provenance",
-        "enabled",  "$comment", "database", "unique_calls", "db_file", "roots",     NULL};
+        "name",      "title",      "home",         "env",      "files",    "layout",
+        "records",   "document",   "sidecar",      "rules",    "blocks",   "writes",
+        "id_prefix", "provenance", "enabled",      "$comment", "database", "unique_calls",
+        "db_file",   "roots",      "project_hash", NULL};
     int rc = only_keys(c, j, keys);
     if (rc == 0)
         rc = str_field(c, j, "title", 0, &d->title);
@@ -1048,8 +1100,9 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
         if (d->db_file && (!d->db_file[0] || strchr(d->db_file, '/') || d->db_file[0] == '.'))
             return fail(c, "db_file", "\"%s\": a file name in the home (no '/', not hidden)",
                         d->db_file);
-        static const char *const banned[] = {"files",   "layout", "records", "document", "roots",
-                                             "sidecar", "rules",  "blocks",  NULL};
+        static const char *const banned[] = {
+            "files",        "layout",  "records", "document", "roots",
+            "project_hash", "sidecar", "rules",   "blocks",   NULL};
         for (size_t i = 0; banned[i]; i++)
             if (json_object_get(j, banned[i]))
                 return fail(c, banned[i],
@@ -1072,6 +1125,13 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
     if (database) {
         size_t at = enter(c, "database");
         if ((rc = db_parse(c, database, d)) < 0)
+            return rc;
+        leave(c, at);
+    }
+    json_t *hashed = json_object_get(j, "project_hash");
+    if (hashed) {
+        size_t at = enter(c, "project_hash");
+        if ((rc = hashed_parse(c, hashed, d)) < 0)
             return rc;
         leave(c, at);
     }

@@ -84,6 +84,7 @@ typedef struct sd_rule {
     sd_value s_id, s_cwd, s_title, s_parent, s_model, s_branch;
     sd_value s_time; /* the session's start: the time of messages that have none */
     char *prefix;    /* text put before the message's text (e.g. "[compaction] ") */
+    int join;        /* a stream fragment: joins the message of the fragments just before it */
 } sd_rule;
 
 enum sd_layout { SD_JSONL = 0, SD_JSON, SD_DB, SD_FOLDER };
@@ -135,6 +136,16 @@ typedef struct sd_roots {
 
 #define SYNC_DESC_ROOTS_MAX 10000 /* folders one listing may name */
 
+/* Project folders named by a hash of the project's path (Kimi CLI:
+ * sessions/<md5 of the path>/), and a file in the home listing the paths:
+ * a `{project}` capture equal to the hash of a listed path is that path. */
+typedef struct sd_hashed {
+    char *file;   /* the listing, a JSON file in the home */
+    sd_path list; /* the array of entries in it */
+    sd_path cwd;  /* each entry's path */
+    char *hash;   /* "md5" or "sha256" (lowercase hex of the path's bytes) */
+} sd_hashed;
+
 typedef struct sync_desc {
     char *name;  /* the store's source name: [a-z0-9_-], 1..31 bytes */
     char *title; /* shown by `mcpage sources` */
@@ -151,8 +162,9 @@ typedef struct sync_desc {
     sd_rule doc;     /* JSON documents: the facts of the document itself */
     sd_rule *rules;
     size_t nrules;
-    sd_db *db;       /* a SQLite store, or NULL */
-    sd_roots *roots; /* folders a file in the home lists, or NULL */
+    sd_db *db;         /* a SQLite store, or NULL */
+    sd_roots *roots;   /* folders a file in the home lists, or NULL */
+    sd_hashed *hashed; /* project folders named by a hash of their path, or NULL */
     /* files beside each session file holding facts ({stem}: the session
        file's name without its extension), each optional */
     char *sidecar[SYNC_DESC_SIDECARS];

@@ -33,6 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include <mcpage/mcpage.h>
 
 #include "sync/sync_desc.h"
@@ -351,6 +353,8 @@ static json_t *unwrap(json_t *root, int *wrap)
     return root;
 }
 
+static const char *map_role(const sd_rule *r, const char *src);
+
 int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, size_t len,
                          int64_t off, int64_t line_no, char *why, size_t whylen)
 {
@@ -389,9 +393,12 @@ int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, siz
         const char *rewind =
             v_set(&r->rewind_to) ? v_str(rec, &r->rewind_to, tmp, sizeof tmp) : NULL;
         const char *id = v_set(&r->id) ? v_str(rec, &r->id, tmp, sizeof tmp) : NULL;
+        char rtmp[64];
+        const char *role = map_role(r, v_str(rec, &r->role, rtmp, sizeof rtmp));
         if (rewind) {
             long at = sync_fold_find(f, rewind);
             sync_fold_truncate(f, at >= 0 ? (size_t)at : 0);
+            f->join_open = 0;
         } else {
             long at = id ? sync_fold_find(f, id) : -1;
             if (at >= 0) {
@@ -400,8 +407,17 @@ int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, siz
                 f->v[at].length = (int64_t)len;
                 f->v[at].line_no = line_no;
                 f->v[at].sub = -1;
+                f->join_open = 0;
+            } else if (r->join && f->join_open && f->join_open == f->n &&
+                       strncmp(f->join_key, role, sizeof f->join_key) == 0) {
+                /* a stream fragment of the message just before: its entry
+                   spans the lines up to this one (expanded together) */
+                sync_fold_entry *e = &f->v[f->n - 1];
+                e->length = off + (int64_t)len - e->offset;
             } else {
                 rc = sync_fold_push(f, id, off, (int64_t)len, line_no, -1);
+                f->join_open = r->join ? f->n : 0;
+                (void)snprintf(f->join_key, sizeof f->join_key, "%s", role);
             }
         }
     }
@@ -799,7 +815,10 @@ static void sep_after(sync_text *t, size_t from)
         sync_text_sep(t);
 }
 
-static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out *o)
+/* A record's messages; `content` and `think`, when not NULL, stand for
+ * what the rule's pointers would find (stream fragments joined). */
+static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out *o,
+                          json_t *content_over, json_t *think_over)
 {
     char tmp[64];
     const char *role = static_role(map_role(r, v_str(rec, &r->role, tmp, sizeof tmp)));
@@ -813,7 +832,9 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
     size_t prefix_len = text.len;
 
     /* calls and results found in the blocks, kept in order after the text */
-    json_t *content = r->content.konst ? NULL : v_json(rec, &r->content);
+    json_t *content = content_over       ? content_over
+                      : r->content.konst ? NULL
+                                         : v_json(rec, &r->content);
     json_t *pending = json_array();
     if (r->content.konst)
         sync_text_adds(&text, r->content.konst);
@@ -838,8 +859,8 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
                 sync_text_adds(&text,
                                json_is_string(b) ? json_string_value(b) : sync_json_str(b, "text"));
             } else if (k == B_THINKING) {
-                static const char *const keys[] = {"thinking", "text", "reasoning", "content",
-                                                   "summary"};
+                static const char *const keys[] = {"thinking", "text",    "reasoning",
+                                                   "content",  "summary", "think"};
                 const char *th = first_str(b, keys, COUNT(keys));
                 sep_after(&text, prefix_len);
                 sync_text_adds(&text, th ? "[thinking] " : "[thinking redacted]");
@@ -885,7 +906,9 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
         }
         json_decref(one);
     }
-    json_t *think = v_set(&r->thinking) ? v_json(rec, &r->thinking) : NULL;
+    json_t *think = think_over            ? think_over
+                    : v_set(&r->thinking) ? v_json(rec, &r->thinking)
+                                          : NULL;
     if (think) {
         /* reasoning kept beside the content: before the text, as thinking */
         sync_text th = {0};
@@ -978,15 +1001,156 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
         }
     }
     /* the record's usage goes on its first assistant message */
-    for (size_t i = 0; i < o->n; i++) {
+    size_t i;
+    for (i = 0; i < o->n; i++) {
         if (strcmp(o->v[i].role, "assistant") == 0) {
             take_usage(r, rec, &o->v[i]);
             break;
         }
     }
+    if (o->n == 0 && (v_set(&r->usage_input) || v_set(&r->usage_output) || v_set(&r->cost))) {
+        /* a record of usage only (Kimi's StatusUpdate): a model call, no message */
+        sync_record *u = out_add(o);
+        if (u) {
+            u->kind = SYNC_SKIP;
+            u->role = "assistant";
+            u->model = model ? sync_short_copy(model, 100) : NULL;
+            u->timestamp = ts ? sync_short_copy(ts, 64) : NULL;
+            take_usage(r, rec, u);
+        }
+    }
     json_decref(pending);
     free(ts);
     free(model);
+}
+
+/* Joined stream fragments being built: the blocks so far, and the string
+ * fields of the last one growing in buffers (capped as stored text is), so
+ * joining n fragments costs O(n) whatever their number. */
+#define JOIN_KEYS 8
+typedef struct joiner {
+    json_t *arr;  /* the blocks; the last one's joined fields are in buf */
+    json_t *last; /* the last block (borrowed from arr), or NULL */
+    char *key[JOIN_KEYS];
+    sync_text buf[JOIN_KEYS];
+    size_t nkeys;
+} joiner;
+
+/* Writes the last block's buffered fields back into it. */
+static void join_flush(joiner *j)
+{
+    for (size_t i = 0; i < j->nkeys; i++) {
+        if (j->last && j->buf[i].buf)
+            json_object_set_new(j->last, j->key[i],
+                                json_stringn_nocheck(j->buf[i].buf, j->buf[i].len));
+        free(j->buf[i].buf);
+        free(j->key[i]);
+    }
+    memset(j->buf, 0, sizeof j->buf);
+    memset(j->key, 0, sizeof j->key);
+    j->nkeys = 0;
+}
+
+/* Adds a fragment (a string, a block or blocks), joining it to the last
+ * block when both have the same type: their string fields of the same name
+ * are concatenated ("Let me look at " + "the posts folder."). */
+static void add_fragment(joiner *j, json_t *v, int depth)
+{
+    if (!j->arr || !v || json_is_null(v) || depth > 2)
+        return;
+    if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) add_fragment(j, e, depth + 1);
+        return;
+    }
+    json_t *part = json_is_string(v) ? json_pack("{ssso}", "type", "text", "text", json_incref(v))
+                                     : json_deep_copy(v);
+    if (!json_is_object(part)) {
+        json_decref(part);
+        return;
+    }
+    const char *t1 = sync_json_str(j->last, "type"), *t2 = sync_json_str(part, "type");
+    if (t1 && t2 && strcmp(t1, t2) == 0) {
+        const char *k;
+        json_t *val;
+        int joined = 0;
+        json_object_foreach(part, k, val)
+        {
+            if (strcmp(k, "type") == 0 || !json_is_string(val))
+                continue;
+            size_t i = 0;
+            while (i < j->nkeys && strcmp(j->key[i], k) != 0)
+                i++;
+            if (i == j->nkeys) {
+                const char *prev = sync_json_str(j->last, k);
+                if (!prev || j->nkeys >= JOIN_KEYS || !(j->key[i] = sync_dup(k)))
+                    continue;
+                j->nkeys++;
+                sync_text_add(&j->buf[i], prev, strlen(prev));
+            }
+            sync_text_add(&j->buf[i], json_string_value(val), json_string_length(val));
+            joined = 1;
+        }
+        if (joined) {
+            json_decref(part);
+            return;
+        }
+    }
+    if (json_array_size(j->arr) >= ENGINE_CALLS_MAX) {
+        json_decref(part);
+        return;
+    }
+    join_flush(j);
+    json_array_append_new(j->arr, part);
+    j->last = part;
+}
+
+/*
+ * An entry spanning several lines: the first record and the stream
+ * fragments after it (records of join rules with its role; the lines
+ * between them that are no fragment are skipped), their content and
+ * thinking joined in order.
+ */
+static void join_fragments(const sync_desc *d, const sd_rule *first, json_t *first_rec,
+                           const char *chunk, size_t len, json_t **parts, json_t **thinks)
+{
+    char tmp[64];
+    char key[16];
+    (void)snprintf(key, sizeof key, "%s",
+                   map_role(first, v_str(first_rec, &first->role, tmp, sizeof tmp)));
+    joiner jp = {.arr = json_array()}, jt = {.arr = json_array()};
+    const char *p = chunk, *end = chunk + len;
+    while (p < end && jp.arr && jt.arr) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        json_t *root = sync_json_loadb(p, n, 0, NULL);
+        int wrap = 0;
+        json_t *rec = json_is_object(root) ? unwrap(root, &wrap) : NULL;
+        const sd_rule *r = rec && !wrap ? pick_rule(d, rec) : NULL;
+        if (r && r->kind == SD_MESSAGE && r->join &&
+            strncmp(map_role(r, v_str(rec, &r->role, tmp, sizeof tmp)), key, sizeof key) == 0) {
+            if (r->content.konst) {
+                json_t *k = json_string(r->content.konst);
+                add_fragment(&jp, k, 0);
+                json_decref(k);
+            } else {
+                add_fragment(&jp, v_json(rec, &r->content), 0);
+            }
+            if (v_set(&r->thinking))
+                add_fragment(&jt, v_json(rec, &r->thinking), 0);
+        }
+        json_decref(root);
+        p = nl ? nl + 1 : end;
+    }
+    join_flush(&jp);
+    join_flush(&jt);
+    *parts = jp.arr;
+    *thinks = jt.arr;
+    if (*thinks && json_array_size(*thinks) == 0) {
+        json_decref(*thinks);
+        *thinks = NULL;
+    }
 }
 
 int sync__desc_expand(const sync_desc *d, const char *line, size_t len, int32_t sub,
@@ -995,7 +1159,9 @@ int sync__desc_expand(const sync_desc *d, const char *line, size_t len, int32_t 
     (void)sub;
     *outp = NULL;
     *n = 0;
-    json_t *root = sync_json_loadb(line, len, 0, NULL);
+    /* an entry of joined stream fragments spans lines: its first is the record */
+    const char *nl = memchr(line, '\n', len);
+    json_t *root = sync_json_loadb(line, nl ? (size_t)(nl - line) : len, 0, NULL);
     if (!json_is_object(root)) {
         json_decref(root);
         return MCPAGE_EPARSE;
@@ -1004,8 +1170,15 @@ int sync__desc_expand(const sync_desc *d, const char *line, size_t len, int32_t 
     json_t *rec = unwrap(root, &wrap);
     const sd_rule *r = wrap ? NULL : pick_rule(d, rec);
     out o = {0};
-    if (r && r->kind == SD_MESSAGE)
-        expand_record(d, r, rec, &o);
+    if (r && r->kind == SD_MESSAGE && r->join && nl) {
+        json_t *parts = NULL, *thinks = NULL;
+        join_fragments(d, r, rec, line, len, &parts, &thinks);
+        expand_record(d, r, rec, &o, parts, thinks);
+        json_decref(parts);
+        json_decref(thinks);
+    } else if (r && r->kind == SD_MESSAGE) {
+        expand_record(d, r, rec, &o, NULL, NULL);
+    }
     json_decref(root);
     if (o.oom) {
         sync__records_free(o.v, o.n);
@@ -1087,6 +1260,7 @@ typedef struct dwalk {
     const char *root; /* the home, resolved */
     size_t rootlen;
     size_t files;
+    json_t *hashed; /* {hash of a path: the path} (d->hashed), or NULL */
     /* captures of the path being walked */
     char id[256], parent[256], cwd[SYNC_PATH_MAX], project[256];
 } dwalk;
@@ -1324,8 +1498,13 @@ static int add_file(dwalk *w, const char *path, const struct stat *sb)
         j.fallback_id = prefixed(w->d, w->id); /* an id a record names wins */
     if (w->parent[0])
         j.parent = prefixed(w->d, w->parent);
+    const char *hashed = w->project[0] && w->hashed
+                             ? json_string_value(json_object_get(w->hashed, w->project))
+                             : NULL;
     if (w->cwd[0])
         j.cwd = sync_dup(w->cwd);
+    else if (hashed)
+        j.cwd = sync_dup(hashed); /* the folder named by the hash of the path */
     else if (w->project[0])
         j.cwd = sync_dup(w->project);
     if (!j.path || !j.home) {
@@ -1498,7 +1677,7 @@ int sync__desc_found(const sync_desc *d, const char *home)
 /* Walks every glob of the description under `dir`, confined to `root`
  * (resolved), `cwd` the project of what it finds there (or NULL). */
 static int walk_globs(const sync_desc *d, const char *dir, const char *root, const char *cwd,
-                      sync_fold_jobs *js, sync_report *rep)
+                      json_t *hashed, sync_fold_jobs *js, sync_report *rep)
 {
     int rc = 0;
     size_t nglobs = d->nglobs + (d->db ? d->db->nglobs : 0);
@@ -1512,6 +1691,7 @@ static int walk_globs(const sync_desc *d, const char *dir, const char *root, con
         w->rep = rep;
         w->root = root;
         w->rootlen = strlen(root);
+        w->hashed = hashed;
         if (cwd)
             (void)snprintf(w->cwd, sizeof w->cwd, "%s", cwd);
         rc = walk_seg(w, dir, 0, 0); /* paths as the user gave the home */
@@ -1587,7 +1767,7 @@ static int walk_roots(const sync_desc *d, const char *home, const char *root, sy
         if (added < 0)
             rc = added;
         else if (added == 1 && strcmp(real, root) != 0)
-            rc = walk_globs(d, at, real, cwd && cwd[0] == '/' ? cwd : NULL, js, rep);
+            rc = walk_globs(d, at, real, cwd && cwd[0] == '/' ? cwd : NULL, NULL, js, rep);
         free(real);
         free(at);
     }
@@ -1602,12 +1782,61 @@ static int walk_roots(const sync_desc *d, const char *home, const char *root, sy
     return rc;
 }
 
+/* The description's listing of project paths as {hash hex: path} (NULL
+ * when there is none or it is not what the description says: a warning). */
+static json_t *load_hashed(const sync_desc *d, const char *home, const char *root, sync_report *rep)
+{
+    const sd_hashed *h = d->hashed;
+    char *path = sync_join(home, h->file);
+    struct stat sb;
+    if (!path || lstat(path, &sb) < 0) {
+        free(path);
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    char why[300] = "";
+    if (sync_source_read(root, path, ROOTS_FILE_MAX, &text, &len, why, sizeof why) < 0) {
+        sync_warn(rep, d->name, path, 0, why[0] ? why : "cannot read the listing");
+        free(path);
+        return NULL;
+    }
+    json_t *doc = json_loadb(text, len, 0, NULL);
+    free(text);
+    json_t *list = at_path(doc, &h->list);
+    json_t *map = json_object();
+    if (!json_is_array(list))
+        sync_warn(rep, d->name, path, 0, "no list of project paths where the description says");
+    const EVP_MD *md = strcmp(h->hash, "md5") == 0 ? EVP_md5() : EVP_sha256();
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        const char *cwd = json_string_value(at_path(e, &h->cwd));
+        unsigned char dg[EVP_MAX_MD_SIZE];
+        unsigned int dn = 0;
+        if (i >= SYNC_DESC_ROOTS_MAX || !map)
+            break;
+        if (!cwd || EVP_Digest(cwd, strlen(cwd), dg, &dn, md, NULL) != 1)
+            continue;
+        char hex[2 * EVP_MAX_MD_SIZE + 1];
+        for (unsigned int k = 0; k < dn; k++)
+            (void)snprintf(hex + 2 * k, 3, "%02x", dg[k]);
+        json_object_set_new(map, hex, json_string(cwd));
+    }
+    json_decref(doc);
+    free(path);
+    return map;
+}
+
 int sync__desc_discover(const sync_desc *d, const char *home, sync_fold_jobs *js, sync_report *rep)
 {
     char *root = realpath(home, NULL);
     if (!root)
         return 0;
-    int rc = walk_globs(d, home, root, NULL, js, rep);
+    json_t *hashed = d->hashed ? load_hashed(d, home, root, rep) : NULL;
+    int rc = walk_globs(d, home, root, NULL, hashed, js, rep);
+    json_decref(hashed);
     if (rc == 0 && d->roots)
         rc = walk_roots(d, home, root, js, rep);
     free(root);

@@ -181,7 +181,7 @@ void sync__records_free(sync_record *r, size_t n)
 int sync__records_finish(sync_record *r, size_t k, sync_record **out, size_t *n)
 {
     for (size_t i = 0; i < k; i++) {
-        if (!r[i].text) {
+        if (!r[i].text && r[i].kind == SYNC_MESSAGE) { /* a usage-only record has none */
             sync__records_free(r, k);
             return MCPAGE_ENOMEM;
         }

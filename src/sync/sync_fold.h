@@ -50,7 +50,9 @@ typedef struct sync_fold {
     char *start_time; /* when the session began, for messages without a time, or NULL */
     uint64_t *seen;   /* hashes of names a format remembers (sync_fold_seen_add) */
     size_t nseen, capseen;
-    sync_idmap index; /* id -> its newest entry below n (-1: none), so a fold is linear */
+    sync_idmap index;  /* id -> its newest entry below n (-1: none), so a fold is linear */
+    size_t join_open;  /* 1 + the last entry while stream fragments may join it; 0: none */
+    char join_key[16]; /* the role those fragments have */
 } sync_fold;
 
 /* Appends an entry; MCPAGE_ENOMEM. */

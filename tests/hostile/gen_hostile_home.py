@@ -223,10 +223,11 @@ def make_home(out, sample):
     cursor = os.path.join(home, ".cursor")
     crush = os.path.join(home, ".local/share/crush")
     openhands = os.path.join(home, ".openhands")
+    kimi = os.path.join(home, ".kimi")
     # the ordinary sessions
     for name, dst in (("claude", claude), ("codex", codex), ("gemini", gemini),
                       ("copilot", copilot), ("opencode", opencode), ("cursor", cursor),
-                      ("crush", crush), ("openhands", openhands)):
+                      ("crush", crush), ("openhands", openhands), ("kimi", kimi)):
         src = os.path.join(sample, name)
         if os.path.isdir(src):
             shutil.copytree(src, dst, symlinks=True)
@@ -358,6 +359,13 @@ def make_home(out, sample):
     p = os.path.join(d, "event-00002-link.json")
     link(secret, p)
     case("openhands event link out", p)
+    # Kimi CLI: its listing of work dirs (whose md5 names the project
+    # folders) is a FIFO; the sessions are still read, their project unnamed
+    p = os.path.join(kimi, "kimi.json")
+    if os.path.exists(p):
+        os.unlink(p)
+    fifo(p)
+    case("kimi kimi.json fifo", p)
     # OpenCode database cases that need a home each
     extra = []
     p = os.path.join(out, "opencode-fifo/opencode.db")

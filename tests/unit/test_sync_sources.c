@@ -199,6 +199,13 @@ static void bad_descriptions_name_the_field(void **state)
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"skip\": true}], "
          "\"roots\": {\"file\": \"../p.json\", \"list\": \"/p\", \"folder\": \"/d\"}}]",
          "sources[0] (x).roots.file: \"../p.json\": a file under the home"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"skip\": true}], "
+         "\"project_hash\": {\"file\": \"k.json\", \"list\": \"/w\", \"cwd\": \"/p\", \"hash\": "
+         "\"crc32\"}}]",
+         "sources[0] (x).project_hash.hash: \"crc32\": md5 or sha256"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"message\": "
+         "{\"role\": \"/r\", \"content\": \"/c\", \"join\": \"yes\"}}]}]",
+         "rules[0].message.join: expected true or false"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         sync_descs d;
@@ -498,6 +505,20 @@ static void golden_openhands(void **state)
     assert_non_null(
         strstr(d, "session openhands:7b1e2c3d-4f5a-4b6c-8d7e-9f0a1b2c3d4e source=openhands "
                   "project=app title=CHANGELOG"));
+    free(d);
+}
+
+static void golden_kimi(void **state)
+{
+    /* stream fragments joined, usage-only records as calls, the project from
+       the md5 of a path kimi.json lists, a sub-agent linked to its parent */
+    golden(*state, "kimi", 2, 0);
+    char *d = ts_dump(((fx *)*state)->db, 300);
+    assert_non_null(strstr(d, "project blog /home/dev/blog kimi sessions=2"));
+    assert_non_null(strstr(d, "[thinking] User wants a draft; first check existing posts.\\nLet me "
+                              "look at the posts folder."));
+    assert_non_null(strstr(d, "parent=kimi:7c9e6679-7425-40de-944b-e07fc1f90ae7"));
+    assert_non_null(strstr(d, "[approval feedback] don't run network tools"));
     free(d);
 }
 
@@ -914,6 +935,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(golden_kilo, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_crush, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_openhands, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_kimi, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_kiro, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(jsonl_append_rewind_rewrite_delete, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(json_documents_and_sidecars, setup, ts_fixture_drop),
