@@ -49,7 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (store_pg_query_parse(query, &q, err, sizeof err) == 0) {
         (void)store_pg_query_tsquery(&q, &tsq);
         if (store_pg_snippet(text, &q, &snip) == 0 && snip &&
-            strlen(snip) > strlen(text) + 24 * 2 + 2 * strlen("…"))
+            strlen(snip) > strlen(text) + 24 * (strlen(STORE_HIT_OPEN) + strlen(STORE_HIT_CLOSE)) +
+                               2 * strlen("…"))
             abort();
         store_pg_query_free(&q);
     }
