@@ -393,7 +393,11 @@ MCPAGE_API void mcpage_grid_abort(mcpage_grid *pg);
  * into the tool's own: each declares its type, minimum and default, and
  * states its maximum in the description, never as "maximum" (a schema
  * maximum makes hosts reject what the contract clamps). A new object, or
- * NULL when out of memory or the spec is invalid.
+ * NULL when out of memory or the spec is invalid. What is generated is
+ * remembered with a copy of the spec, so a tool registered with
+ * mcpage_server_add_tool whose inputSchema holds these properties
+ * unchanged (and whose name the spec gives) has a bad window answered
+ * with the builder's remedy, as with mcpage_server_add_list_tool.
  */
 MCPAGE_API json_t *mcpage_list_schema(const mcpage_pager *p, const mcpage_list_spec *spec);
 MCPAGE_API json_t *mcpage_lines_schema(const mcpage_pager *p, const mcpage_lines_spec *spec);

@@ -121,6 +121,60 @@ static int page_open(mcpage_call *call, mcpage_result *res)
 }
 
 /*
+ * For a tool registered without its window whose inputSchema holds the
+ * window parameters mcpage_*_schema generated: the builder judges the
+ * window (its page is dropped). MCPAGE_PAGE_REJECTED with the builder's
+ * answer in res, 0 when it accepts the window, or a negative status.
+ */
+static int judge_window(mcpage_call *call, mcpage_result *res)
+{
+    const mcp_tool *t = call->tool;
+    const mcpage_pager *p = call->srv->pager;
+    int rc = 0;
+    switch (t->judge) {
+    case MCP_WINDOW_LIST: {
+        mcpage_list *pg = NULL;
+        rc = mcpage_list_begin(p, t->judge_spec, call->args, &pg);
+        if (rc == MCPAGE_PAGE_REJECTED && mcpage_list_finish(pg, res) != 0)
+            rc = MCPAGE_ENOMEM;
+        else if (rc == 0)
+            mcpage_list_abort(pg);
+        break;
+    }
+    case MCP_WINDOW_LINES: {
+        mcpage_lines *pg = NULL;
+        rc = mcpage_lines_begin(p, t->judge_spec, call->args, &pg);
+        if (rc == MCPAGE_PAGE_REJECTED && mcpage_lines_finish(pg, res) != 0)
+            rc = MCPAGE_ENOMEM;
+        else if (rc == 0)
+            mcpage_lines_abort(pg);
+        break;
+    }
+    case MCP_WINDOW_BYTES: {
+        mcpage_bytes *pg = NULL;
+        rc = mcpage_bytes_begin(p, t->judge_spec, call->args, &pg);
+        if (rc == MCPAGE_PAGE_REJECTED && mcpage_bytes_finish(pg, res) != 0)
+            rc = MCPAGE_ENOMEM;
+        else if (rc == 0)
+            mcpage_bytes_abort(pg);
+        break;
+    }
+    case MCP_WINDOW_GRID: {
+        mcpage_grid *pg = NULL;
+        rc = mcpage_grid_begin(p, t->judge_spec, call->args, &pg);
+        if (rc == MCPAGE_PAGE_REJECTED && mcpage_grid_finish(pg, res) != 0)
+            rc = MCPAGE_ENOMEM;
+        else if (rc == 0)
+            mcpage_grid_abort(pg);
+        break;
+    }
+    case MCP_WINDOW_NONE:
+        break;
+    }
+    return rc;
+}
+
+/*
  * Ends the page page_open began, after the handler returned `rc`: writes
  * it into `res` when the handler succeeded (0, or MCPAGE_PAGE_FULL: it
  * stopped at a full page), else drops it (a negative status, or an error
@@ -242,6 +296,8 @@ static bool run_tool(mcpage_call *call)
         int judged = page_open(call, res);
         if (judged == 0)
             page_close(call, MCPAGE_ECANCELED, res); /* it accepts the window: drop the page */
+        if (judged == 0 && call->tool->window == MCP_WINDOW_NONE)
+            judged = judge_window(call, res); /* generated window parameters, added by hand */
         if (judged != MCPAGE_PAGE_REJECTED) {
             mcpage_result_errorf(res,
                                  "Invalid arguments for tool '%s': %s. Fix this argument and call "

@@ -92,7 +92,11 @@ typedef struct mcp_tool {
     mcpage_task_support tasks; /* may it run as a task */
     mcp_window window;         /* its window's family, or MCP_WINDOW_NONE */
     const void *spec;          /* the window's spec (borrowed), or NULL */
-    int64_t max_result_chars;  /* _meta["anthropic/maxResultSizeChars"], or 0 */
+    /* Registered without its window but with the window parameters mcpage_*_schema
+       generated: the family and spec (the registry's copy) that judge a bad window. */
+    mcp_window judge;
+    const void *judge_spec;
+    int64_t max_result_chars; /* _meta["anthropic/maxResultSizeChars"], or 0 */
 } mcp_tool;
 
 typedef struct mcp_resource {

@@ -178,4 +178,23 @@ typedef struct list_cell {
 int mcpage__list_add_cells(mcpage_list *pg, const list_cell *cells, size_t ncells,
                            const mcpage_keypart *pos, int nparts);
 
+/*
+ * The window schemas this process generated (mcpage_*_schema), so the
+ * runtime can recognise them in the inputSchema of a tool registered
+ * without its window and answer a bad window with the builder's remedy.
+ * Families: PAGE_GEN_LIST, _LINES, _BYTES, _GRID. The registry keeps its
+ * own copy of each spec (strings included) for the life of the process,
+ * at most PAGE_GENERATED_MAX of them, allocated with libc (it is process
+ * state, not an object's: the allocator hook's accounting never sees it).
+ */
+enum { PAGE_GEN_NONE, PAGE_GEN_LIST, PAGE_GEN_LINES, PAGE_GEN_BYTES, PAGE_GEN_GRID };
+#define PAGE_GENERATED_MAX 256
+/*
+ * The family of the generated window whose properties `props` (a tool's
+ * inputSchema properties) hold unchanged and whose spec names `tool`;
+ * its spec (the registry's copy, valid for the process) in *spec.
+ * PAGE_GEN_NONE when none.
+ */
+int page_generated_find(const json_t *props, const char *tool, const void **spec);
+
 #endif

@@ -4,10 +4,149 @@
  * and its behaviour cannot drift apart. Maxima go in descriptions, never
  * in "maximum": the contract clamps what a schema maximum would reject.
  */
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "page/page_internal.h"
+
+/* ------------------------------------------------ what this process generated */
+
+typedef struct generated {
+    int family;  /* PAGE_GEN_* */
+    void *spec;  /* a copy of the spec (libc) */
+    char *props; /* the generated properties, compact JSON with sorted keys (libc) */
+} generated;
+
+static pthread_mutex_t gen_mu = PTHREAD_MUTEX_INITIALIZER;
+static generated gen[PAGE_GENERATED_MAX];
+static size_t ngen;
+
+/* A libc copy of a string, or of a NULL-terminated array of strings; false when out of memory. */
+static bool dup_str(const char **s)
+{
+    if (*s == NULL)
+        return true;
+    char *d = strdup(*s);
+    *s = d;
+    return d != NULL;
+}
+
+static bool dup_strv(const char *const **v)
+{
+    if (*v == NULL)
+        return true;
+    size_t n = 0;
+    while ((*v)[n])
+        n++;
+    const char **d = calloc(n + 1, sizeof *d);
+    if (d == NULL) {
+        *v = NULL;
+        return false;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = (*v)[i];
+        ok = dup_str(&d[i]) && ok;
+    }
+    *v = d;
+    return ok;
+}
+
+/* A copy of the spec the registry owns (never freed: tools borrow it), or NULL. */
+static void *spec_copy(int family, const void *spec)
+{
+    size_t size = family == PAGE_GEN_LIST    ? sizeof(mcpage_list_spec)
+                  : family == PAGE_GEN_LINES ? sizeof(mcpage_lines_spec)
+                  : family == PAGE_GEN_BYTES ? sizeof(mcpage_bytes_spec)
+                                             : sizeof(mcpage_grid_spec);
+    void *c = malloc(size);
+    if (c == NULL)
+        return NULL;
+    memcpy(c, spec, size);
+    bool ok = true;
+    if (family == PAGE_GEN_LIST) {
+        mcpage_list_spec *l = c;
+        ok = dup_str(&l->tool) && dup_str(&l->unit) && dup_str(&l->narrow_hint) &&
+             dup_str(&l->stable_order_hint) && dup_strv(&l->fields) &&
+             dup_strv(&l->default_fields) && dup_strv(&l->id_fields) &&
+             dup_strv(&l->fingerprint_skip);
+        l->read_with = NULL; /* only a page's records need it; a rejection has none */
+        l->ud = NULL;
+    } else if (family == PAGE_GEN_LINES) {
+        mcpage_lines_spec *l = c;
+        ok = dup_str(&l->tool) && dup_str(&l->narrow_hint);
+    } else if (family == PAGE_GEN_BYTES) {
+        mcpage_bytes_spec *b = c;
+        ok = dup_str(&b->tool) && dup_str(&b->narrow_hint);
+    } else {
+        mcpage_grid_spec *g = c;
+        ok = dup_str(&g->tool) && dup_str(&g->narrow_hint);
+    }
+    /* A partial copy stays allocated (reachable from nowhere else): rare, and small. */
+    return ok ? c : NULL;
+}
+
+static const char *spec_tool(int family, const void *spec)
+{
+    return family == PAGE_GEN_LIST    ? ((const mcpage_list_spec *)spec)->tool
+           : family == PAGE_GEN_LINES ? ((const mcpage_lines_spec *)spec)->tool
+           : family == PAGE_GEN_BYTES ? ((const mcpage_bytes_spec *)spec)->tool
+                                      : ((const mcpage_grid_spec *)spec)->tool;
+}
+
+/* Remembers what was generated for spec; failures only mean the runtime will not recognise it. */
+static json_t *remember(int family, const void *spec, json_t *props)
+{
+    char *text = props ? json_dumps(props, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    if (text == NULL)
+        return props;
+    (void)pthread_mutex_lock(&gen_mu);
+    bool known = false;
+    for (size_t i = 0; i < ngen && !known; i++)
+        known = gen[i].family == family && strcmp(gen[i].props, text) == 0 &&
+                strcmp(spec_tool(family, gen[i].spec), spec_tool(family, spec)) == 0;
+    if (!known && ngen < PAGE_GENERATED_MAX) {
+        char *copy = strdup(text);
+        void *sc = copy ? spec_copy(family, spec) : NULL;
+        if (sc) {
+            gen[ngen++] = (generated){family, sc, copy};
+        } else {
+            free(copy);
+        }
+    }
+    (void)pthread_mutex_unlock(&gen_mu);
+    json_free_t jfree = NULL;
+    json_get_alloc_funcs(NULL, &jfree);
+    if (jfree)
+        jfree(text);
+    return props;
+}
+
+int page_generated_find(const json_t *props, const char *tool, const void **spec)
+{
+    int found = PAGE_GEN_NONE;
+    if (!json_is_object(props) || tool == NULL)
+        return found;
+    (void)pthread_mutex_lock(&gen_mu);
+    for (size_t i = ngen; i-- > 0 && found == PAGE_GEN_NONE;) {
+        if (strcmp(spec_tool(gen[i].family, gen[i].spec), tool) != 0)
+            continue;
+        json_t *want = json_loads(gen[i].props, 0, NULL);
+        bool all = json_object_size(want) > 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(want, k, v) all = all && json_equal(v, json_object_get(props, k));
+        json_decref(want);
+        if (all) {
+            found = gen[i].family;
+            *spec = gen[i].spec;
+        }
+    }
+    (void)pthread_mutex_unlock(&gen_mu);
+    return found;
+}
 
 /* {"type":"integer","minimum":min,"default":def,"description":desc} */
 static json_t *int_prop(int64_t min, int64_t def, const char *desc)
@@ -37,7 +176,7 @@ static json_t *checked(json_t *props, int failures)
     return props;
 }
 
-json_t *mcpage_list_schema(const mcpage_pager *p, const mcpage_list_spec *spec)
+static json_t *list_props(const mcpage_pager *p, const mcpage_list_spec *spec)
 {
     if (p == NULL || spec == NULL || spec->tool == NULL || spec->unit == NULL)
         return NULL;
@@ -85,7 +224,7 @@ json_t *mcpage_list_schema(const mcpage_pager *p, const mcpage_list_spec *spec)
     return checked(props, bad);
 }
 
-json_t *mcpage_lines_schema(const mcpage_pager *p, const mcpage_lines_spec *spec)
+static json_t *lines_props(const mcpage_pager *p, const mcpage_lines_spec *spec)
 {
     if (p == NULL || spec == NULL || spec->tool == NULL)
         return NULL;
@@ -108,7 +247,7 @@ json_t *mcpage_lines_schema(const mcpage_pager *p, const mcpage_lines_spec *spec
     return checked(props, bad);
 }
 
-json_t *mcpage_bytes_schema(const mcpage_pager *p, const mcpage_bytes_spec *spec)
+static json_t *bytes_props(const mcpage_pager *p, const mcpage_bytes_spec *spec)
 {
     if (p == NULL || spec == NULL || spec->tool == NULL)
         return NULL;
@@ -125,7 +264,7 @@ json_t *mcpage_bytes_schema(const mcpage_pager *p, const mcpage_bytes_spec *spec
     return checked(props, bad);
 }
 
-json_t *mcpage_grid_schema(const mcpage_pager *p, const mcpage_grid_spec *spec)
+static json_t *grid_props(const mcpage_pager *p, const mcpage_grid_spec *spec)
 {
     if (p == NULL || spec == NULL || spec->tool == NULL)
         return NULL;
@@ -150,4 +289,24 @@ json_t *mcpage_grid_schema(const mcpage_pager *p, const mcpage_grid_spec *spec)
     bad |= json_object_set_new(props, "region", region);
     bad |= add_max_tokens(props, p);
     return checked(props, bad);
+}
+
+json_t *mcpage_list_schema(const mcpage_pager *p, const mcpage_list_spec *spec)
+{
+    return remember(PAGE_GEN_LIST, spec, list_props(p, spec));
+}
+
+json_t *mcpage_lines_schema(const mcpage_pager *p, const mcpage_lines_spec *spec)
+{
+    return remember(PAGE_GEN_LINES, spec, lines_props(p, spec));
+}
+
+json_t *mcpage_bytes_schema(const mcpage_pager *p, const mcpage_bytes_spec *spec)
+{
+    return remember(PAGE_GEN_BYTES, spec, bytes_props(p, spec));
+}
+
+json_t *mcpage_grid_schema(const mcpage_pager *p, const mcpage_grid_spec *spec)
+{
+    return remember(PAGE_GEN_GRID, spec, grid_props(p, spec));
 }

@@ -368,16 +368,16 @@ static int wants_id(mcpage_call *call, const json_t *args, mcpage_result *res)
 }
 
 /*
- * Slow tools (the checker runs broken_server with --timeout 1): slow_ok
- * declares how long it takes (duration, default 2 seconds) and is waited
- * for; too_slow declares nothing, takes 3 s, and is cancelled while the
- * run goes on to the next tool.
+ * Slow tools (the checker runs broken_server with --timeout 2): slow_ok
+ * declares how long it takes (duration, default 3 seconds: it is given
+ * 5) and is waited for; too_slow declares nothing, takes 6 s, and is
+ * cancelled at 2 s while the run goes on to the next tool.
  */
 static int sleep_for(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     (void)call;
     const json_t *d = json_object_get(args, "duration");
-    double sec = json_is_number(d) ? json_number_value(d) : 3.0;
+    double sec = json_is_number(d) ? json_number_value(d) : 6.0;
     struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
     while (nanosleep(&ts, &ts) != 0)
         ;
@@ -388,13 +388,13 @@ static int add_tools(mcpage_server *srv)
 {
     static const mcpage_tool slow[] = {
         {.name = "too_slow",
-         .description = "Takes three seconds.",
+         .description = "Takes six seconds.",
          .read_only = MCPAGE_HINT_TRUE,
          .handler = sleep_for},
         {.name = "slow_ok",
          .description = "Takes as long as it is asked to.",
          .input_schema = "{\"type\": \"object\", \"properties\": {\"duration\": {\"type\": "
-                         "\"number\", \"default\": 2, \"description\": \"How long to take, in "
+                         "\"number\", \"default\": 3, \"description\": \"How long to take, in "
                          "seconds.\"}}}",
          .read_only = MCPAGE_HINT_TRUE,
          .handler = sleep_for},

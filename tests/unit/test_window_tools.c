@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mcpage.h>
@@ -106,6 +107,36 @@ static int setup(void **state)
     assert_int_equal(mcpage_server_add_list_tool(srv, &t, &count_spec), 0);
     mcpage_tool plain = {.name = "plain", .handler = no_window};
     assert_int_equal(mcpage_server_add_tool(srv, &plain), 0);
+    /* The older way: mcpage_server_add_tool with the properties mcpage_*_schema generated,
+       merged by hand into the tool's own schema (the spec a local copy that goes away). */
+    {
+        mcpage_list_spec hand = list_spec;
+        hand.tool = "hand_list";
+        json_t *props = mcpage_list_schema(mcpage_server_pager(srv), &hand);
+        hand.tool = "gone";
+        mcpage_lines_spec hand_lines = lines_spec;
+        hand_lines.tool = "hand_lines";
+        json_t *lprops = mcpage_lines_schema(mcpage_server_pager(srv), &hand_lines);
+        assert_non_null(props);
+        assert_non_null(lprops);
+        json_object_set_new(props, "q", json_pack("{s:s}", "type", "string"));
+        json_t *schema = json_pack("{s:s, s:o}", "type", "object", "properties", props);
+        char *text = json_dumps(schema, JSON_COMPACT);
+        mcpage_tool h = {.name = "hand_list", .handler = not_reached, .input_schema = text};
+        assert_int_equal(mcpage_server_add_tool(srv, &h), 0);
+        /* The same properties under another tool's name: its spec names hand_list, not it. */
+        h.name = "other_list";
+        assert_int_equal(mcpage_server_add_tool(srv, &h), 0);
+        free(text);
+        json_decref(schema);
+        schema = json_pack("{s:s, s:o}", "type", "object", "properties", lprops);
+        text = json_dumps(schema, JSON_COMPACT);
+        h.name = "hand_lines";
+        h.input_schema = text;
+        assert_int_equal(mcpage_server_add_tool(srv, &h), 0);
+        free(text);
+        json_decref(schema);
+    }
     *state = srv;
     return 0;
 }
@@ -172,6 +203,27 @@ static void bad_grid_windows_get_the_builders_remedy(void **state)
     expect_remedy(srv, "read_grid", "{\"region\":{\"rows\":0}}", "region.rows", "1 to 100");
     expect_remedy(srv, "read_grid", "{\"region\":{\"col\":-2}}", "region.col", "0");
     expect_remedy(srv, "read_grid", "{\"region\":\"A1:B2\"}", "region", "row");
+}
+
+/*
+ * A tool registered with mcpage_server_add_tool whose schema holds the
+ * window parameters mcpage_*_schema generated gets the builder's remedy
+ * too (one answer to a bad window, however the tool was declared); the
+ * same properties under a tool the spec does not name keep the schema's.
+ */
+static void generated_windows_added_by_hand_get_the_remedy(void **state)
+{
+    mcpage_server *srv = *state;
+    expect_remedy(srv, "hand_list", "{\"limit\":-1}", "limit", "1 to 100");
+    expect_remedy(srv, "hand_list", "{\"limit\":0,\"q\":\"x\"}", "limit", "1 to 100");
+    expect_remedy(srv, "hand_list", "{\"max_tokens\":10}", "max_tokens", "500");
+    expect_remedy(srv, "hand_list", "{\"fields\":[\"colour\"]}", "fields", "id");
+    expect_remedy(srv, "hand_lines", "{\"max_lines\":0}", "max_lines", "1 to 500");
+    json_t *res = tool_contract_call(srv, "other_list", json_pack("{s:i}", "limit", -1));
+    const json_t *err = json_object_get(json_object_get(res, "structuredContent"), "error");
+    assert_true(json_is_true(json_object_get(res, "isError")));
+    assert_null(json_object_get(err, "example"));
+    json_decref(res);
 }
 
 /* The tool's own parameters keep the schema's answer: the builder accepts the window. */
@@ -271,6 +323,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(bad_list_windows_get_the_builders_remedy, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_content_windows_get_the_builders_remedy, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(generated_windows_added_by_hand_get_the_remedy, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(bad_grid_windows_get_the_builders_remedy, setup, teardown),
         cmocka_unit_test_setup_teardown(a_bad_own_parameter_keeps_the_schema_answer, setup,
