@@ -6,29 +6,29 @@
  */
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "page/alloc.h"
 #include "page/page_internal.h"
 
 /* ------------------------------------------------ what this process generated */
 
 typedef struct generated {
     int family;  /* PAGE_GEN_* */
-    void *spec;  /* a copy of the spec (libc) */
-    char *props; /* the generated properties, compact JSON with sorted keys (libc) */
+    void *spec;  /* a copy of the spec (the library allocator) */
+    char *props; /* the generated properties, compact JSON with sorted keys (the library allocator) */
 } generated;
 
 static pthread_mutex_t gen_mu = PTHREAD_MUTEX_INITIALIZER;
 static generated gen[PAGE_GENERATED_MAX];
 static size_t ngen;
 
-/* A libc copy of a string, or of a NULL-terminated array of strings; false when out of memory. */
+/* A copy of a string, or of a NULL-terminated array of strings; false when out of memory. */
 static bool dup_str(const char **s)
 {
     if (*s == NULL)
         return true;
-    char *d = strdup(*s);
+    char *d = mcpage__strdup(*s);
     *s = d;
     return d != NULL;
 }
@@ -40,7 +40,7 @@ static bool dup_strv(const char *const **v)
     size_t n = 0;
     while ((*v)[n])
         n++;
-    const char **d = calloc(n + 1, sizeof *d);
+    const char **d = mcpage__calloc(n + 1, sizeof *d);
     if (d == NULL) {
         *v = NULL;
         return false;
@@ -61,7 +61,7 @@ static void *spec_copy(int family, const void *spec)
                   : family == PAGE_GEN_LINES ? sizeof(mcpage_lines_spec)
                   : family == PAGE_GEN_BYTES ? sizeof(mcpage_bytes_spec)
                                              : sizeof(mcpage_grid_spec);
-    void *c = malloc(size);
+    void *c = mcpage__malloc(size);
     if (c == NULL)
         return NULL;
     memcpy(c, spec, size);
@@ -108,12 +108,12 @@ static json_t *remember(int family, const void *spec, json_t *props)
         known = gen[i].family == family && strcmp(gen[i].props, text) == 0 &&
                 strcmp(spec_tool(family, gen[i].spec), spec_tool(family, spec)) == 0;
     if (!known && ngen < PAGE_GENERATED_MAX) {
-        char *copy = strdup(text);
+        char *copy = mcpage__strdup(text);
         void *sc = copy ? spec_copy(family, spec) : NULL;
         if (sc) {
             gen[ngen++] = (generated){family, sc, copy};
         } else {
-            free(copy);
+            mcpage__free(copy);
         }
     }
     (void)pthread_mutex_unlock(&gen_mu);
