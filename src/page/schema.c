@@ -14,9 +14,10 @@
 /* ------------------------------------------------ what this process generated */
 
 typedef struct generated {
-    int family;  /* PAGE_GEN_* */
-    void *spec;  /* a copy of the spec (the library allocator) */
-    char *props; /* the generated properties, compact JSON with sorted keys (the library allocator) */
+    int family; /* PAGE_GEN_* */
+    void *spec; /* a copy of the spec (the library allocator) */
+    char *
+        props; /* the generated properties, compact JSON with sorted keys (the library allocator) */
 } generated;
 
 static pthread_mutex_t gen_mu = PTHREAD_MUTEX_INITIALIZER;
