@@ -10,6 +10,7 @@ packages=(
   libjansson-dev libssl-dev libsqlite3-dev sqlite3 libmicrohttpd-dev
   libcmocka-dev gcovr libcurl4-openssl-dev  # libcurl: the HTTP transport of mcpage check
   libpq-dev postgresql nginx-light
+  libzstd-dev  # Zed's thread rows are zstd-compressed JSON
   python3  # free loopback ports in tests/integration/multi_instance.sh
   chromium  # headless, for the browser view's test (tests/integration/ui_browser.mjs)
 )

@@ -257,6 +257,7 @@ static void rule_free(sd_rule *r)
                         &r->usage_reasoning,
                         &r->cost,
                         &r->rewind_to,
+                        &r->results,
                         &r->s_id,
                         &r->s_cwd,
                         &r->s_title,
@@ -415,10 +416,10 @@ static int usage_parse(ctx *c, json_t *j, sd_rule *r)
 
 static int message_parse(ctx *c, json_t *j, sd_rule *r)
 {
-    static const char *const keys[] = {"id",        "role",      "role_map", "content",
-                                       "thinking",  "calls",     "call_id",  "tool_name",
-                                       "is_error",  "timestamp", "model",    "usage",
-                                       "rewind_to", "prefix",    "join",     NULL};
+    static const char *const keys[] = {"id",      "role",    "role_map",  "content",  "thinking",
+                                       "calls",   "call_id", "tool_name", "is_error", "timestamp",
+                                       "model",   "usage",   "rewind_to", "prefix",   "join",
+                                       "results", NULL};
     if (!json_is_object(j))
         return fail(c, NULL, "expected an object mapping the record to a message");
     int rc = only_keys(c, j, keys);
@@ -435,7 +436,8 @@ static int message_parse(ctx *c, json_t *j, sd_rule *r)
                 {"is_error", &r->is_error},
                 {"timestamp", &r->timestamp},
                 {"model", &r->model},
-                {"rewind_to", &r->rewind_to}};
+                {"rewind_to", &r->rewind_to},
+                {"results", &r->results}};
     for (size_t i = 0; rc == 0 && i < sizeof vals / sizeof vals[0]; i++)
         rc = value_parse(c, vals[i].k, json_object_get(j, vals[i].k), vals[i].v);
     if (rc < 0)

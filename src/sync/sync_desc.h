@@ -80,6 +80,7 @@ typedef struct sd_rule {
     sd_value usage_input_total; /* input counting cache reads (OpenAI's prompt_tokens) */
     sd_value cost;              /* USD */
     sd_value rewind_to;         /* drops the message with this id and every later one */
+    sd_value results;           /* tool results beside the calls: an array, or an object by id */
     /* session facts (any rule may carry them) */
     sd_value s_id, s_cwd, s_title, s_parent, s_model, s_branch;
     sd_value s_time; /* the session's start: the time of messages that have none */

@@ -451,7 +451,7 @@ static int block_kind(const sync_desc *d, json_t *b)
     static const char *const result[] = {
         "tool_result",   "toolResult",        "tool-result", "function_call_output",
         "tool_response", "function_response", "toolResponse"};
-    static const char *const image[] = {"image", "image_url", "input_image"};
+    static const char *const image[] = {"image", "image_url", "input_image", "Image"};
     if (json_is_string(b))
         return B_TEXT;
     if (!json_is_object(b))
@@ -817,6 +817,103 @@ static void sep_after(sync_text *t, size_t from)
 
 /* A record's messages; `content` and `think`, when not NULL, stand for
  * what the rule's pointers would find (stream fragments joined). */
+/* A block written as an externally tagged enum, {"Text": "..."} or
+ * {"ToolUse": {...}} (Zed), whose tag the description lists among its
+ * block types (or is "Image"): as {"type": TAG, ...} (an object's fields,
+ * or "text" and "thinking" for a string); NULL otherwise. */
+static json_t *tagged_block(const sync_desc *d, json_t *b)
+{
+    if (!json_is_object(b) || json_object_size(b) != 1)
+        return NULL;
+    const char *tag = json_object_iter_key(json_object_iter(b));
+    json_t *v = json_object_iter_value(json_object_iter(b));
+    if (!in_list(tag, (const char *const *)d->text_types, d->ntext_types) &&
+        !in_list(tag, (const char *const *)d->thinking_types, d->nthinking_types) &&
+        !in_list(tag, (const char *const *)d->call_types, d->ncall_types) &&
+        !in_list(tag, (const char *const *)d->result_types, d->nresult_types) &&
+        strcmp(tag, "Image") != 0)
+        return NULL;
+    json_t *n = json_is_object(v) ? json_deep_copy(v) : json_object();
+    if (!n)
+        return NULL;
+    if (json_is_string(v)) {
+        json_object_set(n, "text", v);
+        json_object_set(n, "thinking", v);
+    }
+    json_object_set_new(n, "type", json_string(tag));
+    return n;
+}
+
+/* A tool result of a `results` list or map, as a result block: its
+ * content's tagged blocks read as such. */
+static json_t *result_block(const sync_desc *d, json_t *v, const char *key)
+{
+    if (!json_is_object(v))
+        return NULL;
+    json_t *n = json_deep_copy(v);
+    if (!n)
+        return NULL;
+    if (!json_object_get(n, "type"))
+        json_object_set_new(n, "type", json_string("tool_result"));
+    if (key && !sync_json_str(n, "tool_use_id") && !sync_json_str(n, "call_id"))
+        json_object_set_new(n, "tool_use_id", json_string(key));
+    json_t *c = json_object_get(n, "content");
+    json_t *one = json_is_object(c) ? json_pack("[O]", c) : json_incref(c);
+    if (json_is_array(one)) {
+        json_t *arr = json_array();
+        size_t i;
+        json_t *e;
+        json_array_foreach(one, i, e)
+        {
+            json_t *t = tagged_block(d, e);
+            json_array_append_new(arr, t ? t : json_incref(e));
+        }
+        json_object_set_new(n, "content", arr);
+    }
+    json_decref(one);
+    return n;
+}
+
+/* Puts each result of `res` (an array, or an object keyed by call id)
+ * after the call it answers in `pending`, else at its end. */
+static void place_results(const sync_desc *d, json_t *pending, json_t *res)
+{
+    const char *key;
+    json_t *v;
+    size_t i;
+    json_t *list = json_array();
+    if (json_is_object(res)) {
+        json_object_foreach(res, key, v) json_array_append_new(list, result_block(d, v, key));
+    } else if (json_is_array(res)) {
+        json_array_foreach(res, i, v) json_array_append_new(list, result_block(d, v, NULL));
+    }
+    json_array_foreach(list, i, v)
+    {
+        if (!v || json_array_size(pending) >= ENGINE_CALLS_MAX)
+            continue;
+        const char *id = NULL, *name = NULL;
+        sync_text t = {0};
+        int err = 0;
+        result_parts(v, &id, &name, &t, &err);
+        free(t.buf);
+        size_t at = json_array_size(pending);
+        for (size_t k = 0; id && k < json_array_size(pending); k++) {
+            json_t *c = json_array_get(pending, k);
+            const char *cn = NULL, *cid = NULL;
+            json_t *in = NULL;
+            if (block_kind(d, c) != B_CALL)
+                continue;
+            call_parts(c, &cn, &in, &cid);
+            if (cid && strcmp(cid, id) == 0) {
+                at = k + 1;
+                break;
+            }
+        }
+        json_array_insert(pending, at, v);
+    }
+    json_decref(list);
+}
+
 static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out *o,
                           json_t *content_over, json_t *think_over)
 {
@@ -851,6 +948,8 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
         json_array_foreach(one, i, b)
         {
             json_t *norm = kind_data_block(b);
+            if (!norm)
+                norm = tagged_block(d, b);
             if (norm)
                 b = norm;
             int k = block_kind(d, b);
@@ -894,6 +993,8 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
                    runs): what the user typed is never dropped, so it is
                    kept as its type and JSON */
                 const char *type = sync_json_str(b, "type");
+                if (!type && json_object_size(b) == 1) /* an externally tagged block */
+                    type = json_object_iter_key(json_object_iter(b));
                 char *dump = json_dumps(b, JSON_COMPACT | JSON_PRESERVE_ORDER);
                 sep_after(&text, prefix_len);
                 sync_text_adds(&text, "[");
@@ -944,6 +1045,8 @@ static void expand_record(const sync_desc *d, const sd_rule *r, json_t *rec, out
                 json_array_append(pending, b);
         }
     }
+    if (v_set(&r->results))
+        place_results(d, pending, v_json(rec, &r->results));
     if (strcmp(role, "tool") == 0) {
         /* a tool result message: its content is the result */
         const char *id = v_str(rec, &r->call_id, tmp, sizeof tmp);

@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 #include <sqlite3.h>
+#include <zstd.h>
 
 #include <mcpage/mcpage.h>
 
@@ -37,7 +38,55 @@
 #include "sync/sync_parse.h"
 #include "sync/sync_source.h"
 
-#define DB_SQL_MAX 4096
+#define DB_SQL_MAX  4096
+#define DB_ZSTD_MAX (64 << 20) /* bytes a compressed JSON value may inflate to */
+
+/*
+ * A zstd frame (Zed's thread rows) inflated, DB_ZSTD_MAX bytes at most so
+ * a small crafted blob cannot exhaust memory: the text (malloc'd, *n
+ * bytes), or NULL when it is no zstd, damaged or too large.
+ */
+static char *inflate_zstd(const void *p, size_t n, size_t *outn)
+{
+    static const unsigned char magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+    *outn = 0;
+    if (n < 4 || memcmp(p, magic, 4) != 0)
+        return NULL;
+    ZSTD_DStream *z = ZSTD_createDStream();
+    if (!z)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    ZSTD_inBuffer in = {p, n, 0};
+    int ok = buf != NULL && !ZSTD_isError(ZSTD_initDStream(z));
+    while (ok) {
+        if (len == cap) {
+            char *g = cap < DB_ZSTD_MAX ? realloc(buf, cap * 2) : NULL;
+            if (!g) {
+                ok = 0;
+                break;
+            }
+            buf = g;
+            cap *= 2;
+        }
+        ZSTD_outBuffer out = {buf + len, cap - len, 0};
+        size_t r = ZSTD_decompressStream(z, &out, &in);
+        len += out.pos;
+        if (ZSTD_isError(r))
+            ok = 0;
+        else if (r == 0 && in.pos == in.size)
+            break; /* the frame is done */
+        else if (in.pos == in.size && out.pos == 0)
+            ok = 0; /* truncated */
+    }
+    ZSTD_freeDStream(z);
+    if (!ok) {
+        free(buf);
+        return NULL;
+    }
+    *outn = len;
+    return buf;
+}
 
 static int listed(char **v, size_t n, const char *name)
 {
@@ -49,7 +98,7 @@ static int listed(char **v, size_t n, const char *name)
 
 /* One column of the current row as JSON (a JSON column parsed when it
  * holds JSON, else kept as text). */
-static json_t *column_json(sqlite3_stmt *st, int i, int is_json)
+static json_t *column_json(sqlite3_stmt *st, int i, int is_json, int *refused)
 {
     switch (sqlite3_column_type(st, i)) {
     case SQLITE_INTEGER:
@@ -59,8 +108,28 @@ static json_t *column_json(sqlite3_stmt *st, int i, int is_json)
     case SQLITE_NULL:
         return json_null();
     case SQLITE_BLOB: {
-        char b[64];
-        (void)snprintf(b, sizeof b, "[blob %d bytes]", sqlite3_column_bytes(st, i));
+        const void *p = sqlite3_column_blob(st, i);
+        size_t n = (size_t)sqlite3_column_bytes(st, i);
+        static const unsigned char zmagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+        int zstd = p && n >= 4 && memcmp(p, zmagic, 4) == 0;
+        if (is_json && p) {
+            /* JSON kept as a blob: zstd-compressed (Zed) or plain */
+            size_t tn = 0;
+            char *text = inflate_zstd(p, n, &tn);
+            json_t *v = json_loadb(text ? text : p, text ? tn : n, JSON_DECODE_ANY, NULL);
+            free(text);
+            if (v)
+                return v;
+        }
+        char b[120];
+        if (is_json && zstd)
+            *refused = 1;
+        if (is_json && zstd)
+            (void)snprintf(b, sizeof b,
+                           "[zstd blob %zu bytes: not read (damaged, not JSON, or past %d MiB)]", n,
+                           DB_ZSTD_MAX >> 20);
+        else
+            (void)snprintf(b, sizeof b, "[blob %zu bytes]", n);
         return json_string(b);
     }
     default: {
@@ -76,12 +145,12 @@ static json_t *column_json(sqlite3_stmt *st, int i, int is_json)
     }
 }
 
-static json_t *row_json(sqlite3_stmt *st, char **json_cols, size_t njson)
+static json_t *row_json(sqlite3_stmt *st, char **json_cols, size_t njson, int *refused)
 {
     json_t *row = json_object();
     for (int i = 0; row && i < sqlite3_column_count(st); i++) {
         const char *name = sqlite3_column_name(st, i);
-        json_t *v = column_json(st, i, name && listed(json_cols, njson, name));
+        json_t *v = column_json(st, i, name && listed(json_cols, njson, name), refused);
         if (!name || !v || json_object_set_new(row, name, v) < 0) {
             json_decref(row);
             row = NULL;
@@ -209,6 +278,13 @@ int sync__desc_db_discover(const sync_desc *d, const char *root, const char *pat
         const char *cwd = (const char *)sqlite3_column_text(st, 1);
         if (!cwd || !*cwd)
             cwd = dcwd; /* the project of the folder the database is in */
+        char first[SYNC_PATH_MAX];
+        const char *nl = cwd ? strchr(cwd, '\n') : NULL;
+        if (nl) {
+            /* folders one per line (Zed's folder_paths): the first is the project */
+            (void)snprintf(first, sizeof first, "%.*s", (int)(nl - cwd), cwd);
+            cwd = first;
+        }
         const char *title = (const char *)sqlite3_column_text(st, 2);
         const char *parent = (const char *)sqlite3_column_text(st, 3);
         char vpath[SYNC_PATH_MAX];
@@ -268,7 +344,18 @@ static int render(sqlite3 *db, FILE *w, const char *sql, const char *id, char **
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
     int rc = 0, step;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = row_json(st, json_cols, njson);
+        int refused = 0;
+        json_t *row = row_json(st, json_cols, njson, &refused);
+        if (refused) {
+            /* a compressed column that would not inflate within its limit */
+            (void)snprintf(why, whylen,
+                           "a zstd-compressed column is damaged, not JSON or inflates past %d "
+                           "MiB: skipped",
+                           DB_ZSTD_MAX >> 20);
+            json_decref(row);
+            rc = MCPAGE_ERANGE;
+            break;
+        }
         rc = put_line(w, doc && row ? json_pack("{so}", "$document", row) : row);
     }
     if (rc == 0 && step != SQLITE_DONE) {

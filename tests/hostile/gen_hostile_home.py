@@ -224,10 +224,11 @@ def make_home(out, sample):
     crush = os.path.join(home, ".local/share/crush")
     openhands = os.path.join(home, ".openhands")
     kimi = os.path.join(home, ".kimi")
+    zed = os.path.join(home, ".local/share/zed")
     # the ordinary sessions
     for name, dst in (("claude", claude), ("codex", codex), ("gemini", gemini),
                       ("copilot", copilot), ("opencode", opencode), ("cursor", cursor),
-                      ("crush", crush), ("openhands", openhands), ("kimi", kimi)):
+                      ("crush", crush), ("openhands", openhands), ("kimi", kimi), ("zed", zed)):
         src = os.path.join(sample, name)
         if os.path.isdir(src):
             shutil.copytree(src, dst, symlinks=True)
@@ -366,6 +367,19 @@ def make_home(out, sample):
         os.unlink(p)
     fifo(p)
     case("kimi kimi.json fifo", p)
+    # Zed: a thread row whose zstd data inflates to 256 MiB of zeros (a
+    # few KiB stored): refused past 64 MiB, named, the other rows read
+    db_path = os.path.join(zed, "threads/threads.db")
+    if os.path.exists(db_path) and shutil.which("zstd"):
+        import subprocess
+        bomb = subprocess.run(["zstd", "-q", "-19", "-c"], input=b"\0" * (256 << 20),
+                              stdout=subprocess.PIPE, check=True).stdout
+        db = sqlite3.connect(db_path)
+        db.execute("INSERT INTO threads(id, summary, updated_at, data_type, data) "
+                   "VALUES('bomb', 'zstd bomb', '2026-01-01T00:00:00Z', 'zstd', ?)", (bomb,))
+        db.commit()
+        db.close()
+        case("zed zstd bomb", db_path + "#bomb")
     # OpenCode database cases that need a home each
     extra = []
     p = os.path.join(out, "opencode-fifo/opencode.db")

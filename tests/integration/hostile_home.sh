@@ -40,14 +40,15 @@ mkdir -p "$empty"
 homes=(--claude-home "$H/.claude" --codex-home "$H/.codex" --gemini-home "$H/.gemini"
   --copilot-home "$H/.copilot" --opencode-home "$H/.local/share/opencode"
   --cursor-home "$H/.cursor" --crush-home "$H/.local/share/crush" --openhands-home "$H/.openhands"
-  --kimi-home "$H/.kimi")
+  --kimi-home "$H/.kimi" --zed-home "$H/.local/share/zed")
 
 # the sample alone: the sessions every run must archive
 arc=$src/examples/archive
 "$MCPAGE_BIN" sync --quiet --db "$tmp/base.db" --claude-home "$arc/claude" \
   --codex-home "$arc/codex" --gemini-home "$arc/gemini" --copilot-home "$arc/copilot" \
   --opencode-home "$arc/opencode" --cursor-home "$arc/cursor" --crush-home "$arc/crush" \
-  --openhands-home "$arc/openhands" --kimi-home "$arc/kimi" 2>/dev/null || true
+  --openhands-home "$arc/openhands" --kimi-home "$arc/kimi" \
+  --zed-home "$arc/zed" 2>/dev/null || true
 sqlite3 "$tmp/base.db" "SELECT session_id FROM sessions ORDER BY 1" > "$tmp/base.ids"
 [ "$(wc -l < "$tmp/base.ids")" -ge 20 ] || fail "the sample archive gave too few sessions"
 

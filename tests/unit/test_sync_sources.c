@@ -522,6 +522,17 @@ static void golden_kimi(void **state)
     free(d);
 }
 
+static void golden_zed(void **state)
+{
+    /* zstd-compressed thread rows, externally tagged messages, tool results
+       kept by id inside the agent's message, an older plain-JSON row */
+    golden(*state, "zed", 3, 0);
+    char *d = ts_dump(((fx *)*state)->db, 300);
+    assert_non_null(strstr(d, "parent=zed:3b9c6f1e-7a2d-4e5f-9b8a-1c2d3e4f5a6b"));
+    assert_non_null(strstr(d, "source=zed project=ws"));
+    free(d);
+}
+
 static void golden_amp(void **state)
 {
     golden(*state, "amp", 1, 0);
@@ -936,6 +947,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(golden_crush, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_openhands, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_kimi, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_zed, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_kiro, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(jsonl_append_rewind_rewrite_delete, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(json_documents_and_sidecars, setup, ts_fixture_drop),
