@@ -2,12 +2,15 @@
  * `mcpage serve`: runs the MCP server on stdin/stdout.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <mcpage/server.h>
 
@@ -17,6 +20,7 @@
 #include "cli/serve_http.h"
 #include "store/store.h"
 #include "sync/sync.h"
+#include "sync/sync_watch.h"
 #include "tools/text_out.h"
 
 /* The largest values of the counting options (mcpage_server_new's limits where they meet). */
@@ -26,6 +30,12 @@
 #define SERVE_MAX_SYNC_INTERVAL_S 86400  /* --sync-interval: a day */
 /* Seconds between background syncs by default. */
 #define SERVE_SYNC_INTERVAL_S 60
+/* Watching (sync_watch.h): a pass once the folders were quiet this long after a change... */
+#define SERVE_WATCH_QUIET_MS 100
+/* ...or this long after the first change of a burst, whichever comes first. */
+#define SERVE_WATCH_BURST_MS 250
+/* Keeping search lists for later readers (store_tidy) waits for this long a calm. */
+#define SERVE_TIDY_CALM_MS 2000
 /* How long clients may keep tools/list (the tools never change while the binary runs). */
 #define SERVE_CATALOG_TTL_MS 3600000
 
@@ -48,6 +58,9 @@ static void usage(FILE *out)
         "~/.local/share/mcpage/archive.db)\n"
         "  --no-sync         serve the archive as it is: no sync on start or while running\n"
         "  --sync-interval S sync again every S seconds while serving (default %d)\n"
+        "  --no-watch        do not watch the agents' folders (env MCPAGE_NO_WATCH=1): sync\n"
+        "                    on the interval only. Watching (Linux inotify, on by default)\n"
+        "                    syncs a changed transcript within about 250 ms (docs/live.md)\n"
         "  --export-dir DIR  offer the export_session tool, writing into DIR (env\n"
         "                    MCPAGE_EXPORT_DIR; without either, no tool writes anything)\n"
         "  --claude-home DIR, --codex-home DIR, --gemini-home DIR, --copilot-home DIR,\n"
@@ -81,18 +94,23 @@ static bool parse_count(const char *opt, const char *v, long max, long *out)
     return true;
 }
 
-/* The background sync: runs sync_run every `interval` seconds until stopped. */
+/* The background sync: a pass when the watched folders change, and every `interval` seconds. */
 typedef struct serve_sync {
     store *writer;             /* the archive opened for writing */
     sync_options opt;          /* sources */
     cli_agents agents;         /* --NAME-home and each agent's folder */
     long interval;             /* seconds between passes */
+    bool no_watch;             /* --no-watch or MCPAGE_NO_WATCH: the interval only */
+    sync_watch *watch;         /* the folders watched, or NULL */
+    int stop_pipe[2];          /* written to stop the thread */
     pthread_mutex_t mu;        /* guards stop */
-    pthread_cond_t cv;         /* signals stop */
     bool stop;                 /* the server is shutting down */
     pthread_t thread;          /* the sync thread */
     bool running;              /* thread was started */
     char shown[SYNC_PATH_MAX]; /* the store as `mcpage sources` keys it */
+    /* Called after each pass that added sessions or messages (the notifier), or NULL. */
+    void (*after_pass)(void *ud, const sync_report *rep);
+    void *after_ud;
 } serve_sync;
 
 static void sync_once(serve_sync *ss, bool verbose)
@@ -107,9 +125,11 @@ static void sync_once(serve_sync *ss, bool verbose)
                       (long long)rep.messages_added);
     if (rc >= 0)
         cli_sources_record(ss->shown, &rep);
+    if (rc >= 0 && ss->after_pass && (rep.sessions_added > 0 || rep.messages_added > 0))
+        ss->after_pass(ss->after_ud, &rep);
 }
 
-/* Non-zero once the server is shutting down (the tidy's stop function). */
+/* Non-zero once the server is shutting down. */
 static int sync_stopping(void *ud)
 {
     serve_sync *ss = ud;
@@ -119,41 +139,90 @@ static int sync_stopping(void *ud)
     return stop;
 }
 
-/* What the writer keeps for later readers (store_tidy), until shutdown. */
+/* Non-zero once the server is shutting down or a watched folder changed (tidy's stop). */
+static int tidy_yields(void *ud)
+{
+    serve_sync *ss = ud;
+    if (sync_stopping(ss))
+        return 1;
+    struct pollfd p = {.fd = ss->watch ? sync_watch_fd(ss->watch) : -1, .events = POLLIN};
+    return ss->watch && poll(&p, 1, 0) > 0;
+}
+
+/* What the writer keeps for later readers (store_tidy), until shutdown or a change. */
 static void tidy_once(serve_sync *ss)
 {
-    store_budget_set(ss->writer, 0, sync_stopping, ss);
+    store_budget_set(ss->writer, 0, tidy_yields, ss);
     int rc = store_tidy(ss->writer);
-    if (rc < 0 && !sync_stopping(ss))
+    if (rc < 0 && !tidy_yields(ss))
         (void)fprintf(stderr, "mcpage serve: keeping search lists failed: %s\n",
                       store_errmsg(ss->writer));
     store_budget_clear(ss->writer);
 }
 
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * The sync thread: waits for a change in the watched folders, the
+ * interval or the stop. A burst of changes (an agent writes many lines a
+ * second) is one pass, once the folders were quiet SERVE_WATCH_QUIET_MS or
+ * SERVE_WATCH_BURST_MS after its first change. Passes run one at a time on
+ * this thread, so no file is ever synced twice at once.
+ */
 static void *sync_loop(void *ud)
 {
     serve_sync *ss = ud;
-    pthread_mutex_lock(&ss->mu);
-    while (!ss->stop) {
-        /* after the start's pass and each pass, while the server answers */
-        pthread_mutex_unlock(&ss->mu);
-        tidy_once(ss);
-        pthread_mutex_lock(&ss->mu);
-        if (ss->stop)
+    int64_t next_pass = now_ms() + (int64_t)ss->interval * 1000;
+    int64_t first = 0, last = 0; /* the burst waiting for its pass: first and last change */
+    int64_t calm_since = now_ms();
+    bool tidy_due = true; /* after the start's pass and each pass, once calm */
+    while (!sync_stopping(ss)) {
+        int64_t now = now_ms(), wake = next_pass;
+        if (first) {
+            int64_t due = first + SERVE_WATCH_BURST_MS < last + SERVE_WATCH_QUIET_MS
+                              ? first + SERVE_WATCH_BURST_MS
+                              : last + SERVE_WATCH_QUIET_MS;
+            wake = due < wake ? due : wake;
+        } else if (tidy_due && calm_since + SERVE_TIDY_CALM_MS < wake) {
+            wake = calm_since + SERVE_TIDY_CALM_MS;
+        }
+        struct pollfd p[2] = {{.fd = ss->stop_pipe[0], .events = POLLIN},
+                              {.fd = ss->watch ? sync_watch_fd(ss->watch) : -1, .events = POLLIN}};
+        int timeout = wake > now ? (int)(wake - now) : 0;
+        int n = poll(p, 2, timeout);
+        if (n < 0 && errno != EINTR)
             break;
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += ss->interval;
-        int w = 0;
-        while (!ss->stop && w != ETIMEDOUT)
-            w = pthread_cond_timedwait(&ss->cv, &ss->mu, &until);
-        if (ss->stop)
+        if (p[0].revents)
             break;
-        pthread_mutex_unlock(&ss->mu);
-        sync_once(ss, false);
-        pthread_mutex_lock(&ss->mu);
+        now = now_ms();
+        if (n > 0 && (p[1].revents & POLLIN)) {
+            if (sync_watch_read(ss->watch) > 0) {
+                if (!first)
+                    first = now;
+                last = now;
+            }
+            const char *warn = sync_watch_warning(ss->watch);
+            if (warn)
+                (void)fprintf(stderr, "mcpage serve: %s\n", warn);
+        }
+        if ((first &&
+             (now >= first + SERVE_WATCH_BURST_MS || now >= last + SERVE_WATCH_QUIET_MS)) ||
+            now >= next_pass) {
+            first = last = 0;
+            sync_once(ss, false);
+            next_pass = now_ms() + (int64_t)ss->interval * 1000;
+            calm_since = now_ms();
+            tidy_due = true;
+        } else if (!first && tidy_due && now >= calm_since + SERVE_TIDY_CALM_MS) {
+            tidy_once(ss);
+            tidy_due = false;
+        }
     }
-    pthread_mutex_unlock(&ss->mu);
     return NULL;
 }
 
@@ -162,17 +231,32 @@ static void sync_stop(serve_sync *ss)
     if (ss->running) {
         pthread_mutex_lock(&ss->mu);
         ss->stop = true;
-        pthread_cond_signal(&ss->cv);
         pthread_mutex_unlock(&ss->mu);
+        ssize_t w = write(ss->stop_pipe[1], "x", 1);
+        (void)w;
         pthread_join(ss->thread, NULL);
         ss->running = false;
     }
+    if (ss->stop_pipe[0] > 0) {
+        close(ss->stop_pipe[0]);
+        close(ss->stop_pipe[1]);
+        ss->stop_pipe[0] = ss->stop_pipe[1] = 0;
+    }
+    sync_watch_close(ss->watch);
+    ss->watch = NULL;
     store_close(ss->writer);
     ss->writer = NULL;
     cli_agents_free(&ss->agents);
 }
 
-/* Opens the archive for writing, syncs once, and starts the periodic sync. */
+/* True when MCPAGE_NO_WATCH asks for the interval only. */
+static bool env_no_watch(void)
+{
+    const char *e = getenv("MCPAGE_NO_WATCH");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+/* Opens the archive for writing, syncs once, and starts the watching and periodic sync. */
 static int sync_start(serve_sync *ss, const char *db)
 {
     if (!cli_agents_resolve(&ss->agents)) {
@@ -189,9 +273,26 @@ static int sync_start(serve_sync *ss, const char *db)
         return 1;
     }
     cli_agents_options(&ss->agents, &ss->opt);
-    sync_once(ss, true);
     pthread_mutex_init(&ss->mu, NULL);
-    pthread_cond_init(&ss->cv, NULL);
+    if (pipe(ss->stop_pipe) < 0) {
+        (void)fprintf(stderr, "mcpage serve: cannot start the sync thread: %s\n", strerror(errno));
+        return 1;
+    }
+    (void)fcntl(ss->stop_pipe[0], F_SETFD, FD_CLOEXEC);
+    (void)fcntl(ss->stop_pipe[1], F_SETFD, FD_CLOEXEC);
+    /* Watching starts before the first pass: a change during it is not missed. */
+    if (!ss->no_watch && !env_no_watch()) {
+        char why[300];
+        if (sync_watch_open(&ss->opt, &ss->watch, why, sizeof why) < 0)
+            (void)fprintf(stderr,
+                          "mcpage serve: not watching the agents' folders (%s): syncing every "
+                          "%ld s only\n",
+                          why, ss->interval);
+        const char *warn = ss->watch ? sync_watch_warning(ss->watch) : NULL;
+        if (warn)
+            (void)fprintf(stderr, "mcpage serve: %s\n", warn);
+    }
+    sync_once(ss, true);
     /* The sync thread takes no process signals: SIGTERM and SIGINT belong
        to the transport, which masks them in its own threads only. */
     sigset_t all, old;
@@ -242,6 +343,8 @@ static int parse_args(int argc, char **argv, serve_cmd *c, serve_sync *ss)
             count = &c->inflight, max = SERVE_MAX_INFLIGHT;
         } else if (strcmp(a, "--sync-interval") == 0) {
             count = &ss->interval, max = SERVE_MAX_SYNC_INTERVAL_S;
+        } else if (strcmp(a, "--no-watch") == 0) {
+            ss->no_watch = true;
         } else if (strcmp(a, "--no-sync") == 0) {
             c->no_sync = true;
         } else if (v && strcmp(a, "--db") == 0) {
