@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "stdio_signals: FAIL: $*" >&2; exit 1; }
 
-"$MCPAGE_BIN" serve --help | grep -q "usage: mcpage serve" || fail "serve --help"
+grep -q "usage: mcpage serve" <<<"$("$MCPAGE_BIN" serve --help)" || fail "serve --help"
 "$MCPAGE_BIN" serve --bogus 2>/dev/null && fail "serve accepted an unknown option"
 
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
