@@ -9,21 +9,23 @@
 #include <string.h>
 
 #include "check/check.h"
+#include "page/term.h"
 
 static void print_finding(const json_t *f, FILE *out)
 {
     /* One line per finding: what is wrong; fix: what removes it. */
     const char *fix = json_string_value(json_object_get(f, "fix"));
-    fprintf(out, "  %-7s %s%s%s\n", json_string_value(json_object_get(f, "severity")),
-            json_string_value(json_object_get(f, "message")), fix ? "; fix: " : "", fix ? fix : "");
+    text_term_printf(out, "  %-7s %s%s%s\n", json_string_value(json_object_get(f, "severity")),
+                     json_string_value(json_object_get(f, "message")), fix ? "; fix: " : "",
+                     fix ? fix : "");
     const json_t *req = json_object_get(f, "request");
     if (req == NULL)
         return;
     char *txt = json_dumps(req, JSON_COMPACT);
     if (txt && strlen(txt) > 600)
-        fprintf(out, "          request: %.600s...\n", txt);
+        text_term_printf(out, "          request: %.600s...\n", txt);
     else if (txt)
-        fprintf(out, "          request: %s\n", txt);
+        text_term_printf(out, "          request: %s\n", txt);
     free(txt);
 }
 
@@ -39,7 +41,7 @@ static void print_findings(const check_report *rep, FILE *out)
         if (json_object_get(done, scope))
             continue;
         json_object_set_new(done, scope, json_true());
-        fprintf(out, "%s\n", scope);
+        text_term_printf(out, "%s\n", scope);
         json_array_foreach(rep->findings, j, g)
         {
             if (strcmp(json_string_value(json_object_get(g, "scope")), scope) == 0)
@@ -64,21 +66,23 @@ static void print_fit(const check_report *rep, FILE *out)
         if (json_is_true(json_object_get(t, "called")) && l > (size_t)w)
             w = l > 64 ? 64 : (int)l;
     }
-    fprintf(out, "\nhost fit: each tool's default page (no window arguments) as each host "
-                 "shows it\n(t tokens, o200k estimate; c characters; B bytes; L lines; * past "
-                 "that host's limit;\n ~ past it, but the tool is app-only: the model never "
-                 "sees its results)\n");
-    fprintf(out, "%-*s %-12s %6s", w, "tool", "family", "pages");
+    text_term_printf(out,
+                     "\nhost fit: each tool's default page (no window arguments) as each host "
+                     "shows it\n(t tokens, o200k estimate; c characters; B bytes; L lines; * past "
+                     "that host's limit;\n ~ past it, but the tool is app-only: the model never "
+                     "sees its results)\n");
+    text_term_printf(out, "%-*s %-12s %6s", w, "tool", "family", "pages");
     for (size_t h = 0; h < check_host_count; h++)
-        fprintf(out, " %14s", check_hosts[h].name);
-    fprintf(out, "\n");
+        text_term_printf(out, " %14s", check_hosts[h].name);
+    text_term_printf(out, "\n");
     json_array_foreach(rep->tools, i, t)
     {
         if (!json_is_true(json_object_get(t, "called")))
             continue;
-        fprintf(out, "%-*.64s %-12s %6lld", w, json_string_value(json_object_get(t, "name")),
-                json_string_value(json_object_get(t, "family")),
-                (long long)json_integer_value(json_object_get(t, "pages")));
+        text_term_printf(out, "%-*.64s %-12s %6lld", w,
+                         json_string_value(json_object_get(t, "name")),
+                         json_string_value(json_object_get(t, "family")),
+                         (long long)json_integer_value(json_object_get(t, "pages")));
         const json_t *fit = json_object_get(t, "fit");
         for (size_t h = 0; h < check_host_count; h++) {
             const check_host *host = &check_hosts[h];
@@ -102,44 +106,44 @@ static void print_fit(const check_report *rep, FILE *out)
             const char *mark = json_is_true(json_object_get(m, "fits"))       ? " "
                                : json_is_true(json_object_get(t, "app_only")) ? "~"
                                                                               : "*";
-            fprintf(out, " %13s%s", cell, mark);
+            text_term_printf(out, " %13s%s", cell, mark);
         }
-        fprintf(out, "\n");
+        text_term_printf(out, "\n");
     }
-    fprintf(out, "limits (docs/check.md):\n");
+    text_term_printf(out, "limits (docs/check.md):\n");
     for (size_t h = 0; h < check_host_count; h++) {
         const check_host *host = &check_hosts[h];
-        fprintf(out, "  %-12s", host->name);
+        text_term_printf(out, "  %-12s", host->name);
         if (host->max_tokens)
-            fprintf(out, " %zu tokens", host->max_tokens);
+            text_term_printf(out, " %zu tokens", host->max_tokens);
         if (host->max_chars)
-            fprintf(out, " %zu chars", host->max_chars);
+            text_term_printf(out, " %zu chars", host->max_chars);
         if (host->max_bytes)
-            fprintf(out, " %zu bytes", host->max_bytes);
+            text_term_printf(out, " %zu bytes", host->max_bytes);
         if (host->max_lines)
-            fprintf(out, " %zu lines", host->max_lines);
-        fprintf(out, ": %s\n", host->past);
+            text_term_printf(out, " %zu lines", host->max_lines);
+        text_term_printf(out, ": %s\n", host->past);
     }
 }
 
 void check_report_print(const check_report *rep, FILE *out)
 {
     const json_t *s = rep->server;
-    fprintf(out, "mcpage check: %s %s, protocol %s\n",
-            json_string_value(json_object_get(s, "name")) ?: "(unnamed server)",
-            json_string_value(json_object_get(s, "version")) ?: "",
-            json_string_value(json_object_get(s, "era")) ?: "?");
+    text_term_printf(out, "mcpage check: %s %s, protocol %s\n",
+                     json_string_value(json_object_get(s, "name")) ?: "(unnamed server)",
+                     json_string_value(json_object_get(s, "version")) ?: "",
+                     json_string_value(json_object_get(s, "era")) ?: "?");
     print_findings(rep, out);
     print_fit(rep, out);
     long tools = (long)json_array_size(rep->tools), called = 0;
     size_t i;
     const json_t *t;
     json_array_foreach(rep->tools, i, t) called += json_is_true(json_object_get(t, "called"));
-    fprintf(out,
-            "\n%d errors, %d warnings, %d notes; %ld tools (%ld called), %ld calls, %ld "
-            "requests%s\n",
-            rep->errors, rep->warnings, rep->infos, tools, called, rep->calls, rep->requests,
-            rep->aborted ? " (stopped early)" : "");
+    text_term_printf(out,
+                     "\n%d errors, %d warnings, %d notes; %ld tools (%ld called), %ld calls, %ld "
+                     "requests%s\n",
+                     rep->errors, rep->warnings, rep->infos, tools, called, rep->calls,
+                     rep->requests, rep->aborted ? " (stopped early)" : "");
 }
 
 json_t *check_report_json(const check_report *rep)

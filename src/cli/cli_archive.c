@@ -4,6 +4,7 @@
 #include "cli/cli_archive.h"
 
 #include "cli/commands.h"
+#include "page/term.h"
 #include "store/store.h"
 
 #include <stdio.h>
@@ -15,7 +16,7 @@ int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, con
     memset(a, 0, sizeof *a);
     int rc = cli_store_spec(a->db, sizeof a->db, store_arg, db_arg);
     if (rc < 0) {
-        fprintf(stderr, "%s: the archive path or URL is too long\n", who);
+        text_term_printf(stderr, "%s: the archive path or URL is too long\n", who);
         return rc;
     }
     /* The key, as every mcpage program loads it (docs/keys.md): MCPAGE_KEY
@@ -28,7 +29,7 @@ int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, con
     char keydir[SYNC_PATH_MAX];
     if (store_spec_is_url(a->db) ? sync_default_db(keydir, sizeof keydir) < 0
                                  : snprintf(keydir, sizeof keydir, "%s", a->db) < 0) {
-        fprintf(stderr, "%s: the archive path is too long\n", who);
+        text_term_printf(stderr, "%s: the archive path is too long\n", who);
         return MCPAGE_ERANGE;
     }
     if (store_spec_is_url(a->db))
@@ -46,8 +47,8 @@ int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, con
     if (rc == 0)
         rc = mcpage_keyring_load(a->kr, env, key);
     if (rc != 0) {
-        fprintf(stderr, "%s: the signing key (env %s, or the key file %s): %s\n", who, env, key,
-                mcpage_strerror(rc));
+        text_term_printf(stderr, "%s: the signing key (env %s, or the key file %s): %s\n", who, env,
+                         key, mcpage_strerror(rc));
         cli_archive_close(a);
         return rc;
     }
@@ -55,7 +56,7 @@ int cli_archive_open(cli_archive *a, const char *who, const char *store_arg, con
     if (rc == 0)
         rc = tools_ctx_init(&a->tools, a->db, a->pager);
     if (rc != 0) {
-        fprintf(stderr, "%s: %s\n", who, mcpage_strerror(rc));
+        text_term_printf(stderr, "%s: %s\n", who, mcpage_strerror(rc));
         cli_archive_close(a);
         return rc;
     }

@@ -179,7 +179,7 @@ static int list_tools(call_target *target)
         json_t *rep = send_request(target, "tools/list", params);
         const json_t *res = json_object_get(rep, "result");
         if (res == NULL) {
-            fprintf(stderr, "mcpage call: tools/list failed\n");
+            text_term_printf(stderr, "mcpage call: tools/list failed\n");
             json_decref(rep);
             json_decref(cursor);
             return 1;
@@ -247,8 +247,9 @@ static int split_server_command(call_opts *o, int argc, char **argv, int at)
             o->tool = argv[--end];
     }
     if (end <= at || (!o->list && o->tool == NULL)) {
-        fprintf(stderr, "mcpage call: --server wants -- COMMAND [ARGS...] TOOL ['JSON'] (or "
-                        "--list -- COMMAND [ARGS...])\n");
+        text_term_printf(stderr,
+                         "mcpage call: --server wants -- COMMAND [ARGS...] TOOL ['JSON'] (or "
+                         "--list -- COMMAND [ARGS...])\n");
         return 2;
     }
     o->command = calloc((size_t)(end - at) + 1, sizeof *o->command);
@@ -285,22 +286,22 @@ static int parse_opts(int argc, char **argv, call_opts *o)
             o->url = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--header") == 0) {
             if (o->n_headers == CALL_MAX_HEADERS || !strchr(argv[i + 1], ':')) {
-                fprintf(stderr, "mcpage call: --header wants 'NAME: VALUE' (at most %d)\n",
-                        CALL_MAX_HEADERS);
+                text_term_printf(stderr, "mcpage call: --header wants 'NAME: VALUE' (at most %d)\n",
+                                 CALL_MAX_HEADERS);
                 return 2;
             }
             o->headers[o->n_headers++] = argv[++i];
         } else if (i + 1 < argc && strcmp(a, "--era") == 0) {
             o->era = argv[++i];
             if (strcmp(o->era, "2025-11-25") != 0 && strcmp(o->era, "2026-07-28") != 0) {
-                fprintf(stderr, "mcpage call: --era is 2025-11-25 or 2026-07-28\n");
+                text_term_printf(stderr, "mcpage call: --era is 2025-11-25 or 2026-07-28\n");
                 return 2;
             }
         } else if (i + 1 < argc && strcmp(a, "--timeout") == 0) {
             char *end = NULL;
             long v = strtol(argv[i + 1], &end, 10);
             if (end == argv[i + 1] || *end != '\0' || v < 1 || v > 3600) {
-                fprintf(stderr, "mcpage call: --timeout wants SECONDS, 1 to 3600\n");
+                text_term_printf(stderr, "mcpage call: --timeout wants SECONDS, 1 to 3600\n");
                 return 2;
             }
             o->timeout_ms = (int)v * 1000;
@@ -312,7 +313,7 @@ static int parse_opts(int argc, char **argv, call_opts *o)
         } else if (i + 1 < argc && strcmp(a, "--field") == 0) {
             o->field = argv[++i];
         } else if (a[0] == '-' && a[1] == '-') {
-            fprintf(stderr, "mcpage call: unknown or incomplete option '%s'\n", a);
+            text_term_printf(stderr, "mcpage call: unknown or incomplete option '%s'\n", a);
             call_usage(stderr);
             return 2;
         } else if (o->tool == NULL) {
@@ -320,12 +321,14 @@ static int parse_opts(int argc, char **argv, call_opts *o)
         } else if (o->args_text == NULL) {
             o->args_text = a;
         } else {
-            fprintf(stderr, "mcpage call: too many arguments; quote the JSON arguments as one\n");
+            text_term_printf(stderr,
+                             "mcpage call: too many arguments; quote the JSON arguments as one\n");
             return 2;
         }
     }
     if (o->server) {
-        fprintf(stderr, "mcpage call: --server wants -- COMMAND [ARGS...] TOOL ['JSON']\n");
+        text_term_printf(stderr,
+                         "mcpage call: --server wants -- COMMAND [ARGS...] TOOL ['JSON']\n");
         return 2;
     }
     if (!o->list && o->tool == NULL) {
@@ -344,9 +347,10 @@ static json_t *parse_arguments(const char *text)
     json_error_t e;
     json_t *args = json_loads(text, 0, &e);
     if (!json_is_object(args)) {
-        fprintf(stderr,
-                "mcpage call: the arguments must be one JSON object, e.g. '{\"limit\": 5}' (%s)\n",
-                args ? "not an object" : e.text);
+        text_term_printf(
+            stderr,
+            "mcpage call: the arguments must be one JSON object, e.g. '{\"limit\": 5}' (%s)\n",
+            args ? "not an object" : e.text);
         json_decref(args);
         return NULL;
     }
@@ -428,8 +432,8 @@ static int call_tool(call_target *target, const call_opts *o, json_t *args)
         bool is_error = json_is_true(json_object_get(res, "isError"));
         const json_t *next = o->all_pages && !is_error ? next_cursor(res) : NULL;
         if (next && cursor && json_equal(next, cursor)) {
-            fprintf(stderr, "mcpage call: page %ld handed back its own cursor; stopped\n",
-                    page + 1);
+            text_term_printf(stderr, "mcpage call: page %ld handed back its own cursor; stopped\n",
+                             page + 1);
             status = 1;
             next = NULL;
         }
@@ -523,7 +527,7 @@ int cli_cmd_call(int argc, char **argv)
         rc = mcpage_session_new(srv, capture, &r, &s);
     char why[700] = "";
     if (rc != 0) {
-        fprintf(stderr, "mcpage call: %s\n", mcpage_strerror(rc));
+        text_term_printf(stderr, "mcpage call: %s\n", mcpage_strerror(rc));
     } else if (!o.no_check && tools_check(&arc.tools, why, sizeof why) < 0) {
         /* an answer read from a damaged store is not to be trusted: say so, exit 1 */
         text_term_printf(stderr, "mcpage call: %s\n", why);

@@ -14,6 +14,7 @@
 
 #include "check/check.h"
 #include "cli/commands.h"
+#include "page/term.h"
 
 static void check_usage(FILE *out)
 {
@@ -65,8 +66,9 @@ static int add_timeout(json_t *timeouts, const char *spec)
     char *end = NULL;
     double v = eq ? strtod(eq + 1, &end) : 0;
     if (eq == NULL || eq == spec || end == eq + 1 || *end != '\0' || !(v > 0 && v <= 3600)) {
-        fprintf(stderr,
-                "mcpage check: --timeout wants SECONDS (1-3600) or TOOL=SECONDS, got '%s'\n", spec);
+        text_term_printf(
+            stderr, "mcpage check: --timeout wants SECONDS (1-3600) or TOOL=SECONDS, got '%s'\n",
+            spec);
         return -1;
     }
     char name[256];
@@ -80,14 +82,14 @@ static int add_args(json_t *args, const char *spec)
 {
     const char *eq = strchr(spec, '=');
     if (eq == NULL || eq == spec) {
-        fprintf(stderr, "mcpage check: --args wants TOOL=JSON, got '%s'\n", spec);
+        text_term_printf(stderr, "mcpage check: --args wants TOOL=JSON, got '%s'\n", spec);
         return -1;
     }
     json_error_t e;
     json_t *v = json_loads(eq + 1, 0, &e);
     if (!json_is_object(v)) {
-        fprintf(stderr, "mcpage check: --args %.*s: not a JSON object (%s)\n", (int)(eq - spec),
-                spec, v ? "not an object" : e.text);
+        text_term_printf(stderr, "mcpage check: --args %.*s: not a JSON object (%s)\n",
+                         (int)(eq - spec), spec, v ? "not an object" : e.text);
         json_decref(v);
         return -1;
     }
@@ -136,7 +138,8 @@ int cli_cmd_check(int argc, char **argv)
             json_array_append_new(allow, json_string(argv[++i]));
         } else if (has && strcmp(a, "--header") == 0) {
             if (n_headers == sizeof headers / sizeof headers[0] || !strchr(argv[i + 1], ':')) {
-                fprintf(stderr, "mcpage check: --header wants 'NAME: VALUE' (at most 64)\n");
+                text_term_printf(stderr,
+                                 "mcpage check: --header wants 'NAME: VALUE' (at most 64)\n");
                 goto done;
             }
             headers[n_headers++] = argv[++i];
@@ -146,7 +149,7 @@ int cli_cmd_check(int argc, char **argv)
         } else if (has && strcmp(a, "--era") == 0) {
             o.era = argv[++i];
             if (strcmp(o.era, "2025-11-25") != 0 && strcmp(o.era, "2026-07-28") != 0) {
-                fprintf(stderr, "mcpage check: --era is 2025-11-25 or 2026-07-28\n");
+                text_term_printf(stderr, "mcpage check: --era is 2025-11-25 or 2026-07-28\n");
                 goto done;
             }
         } else if (has && strcmp(a, "--page-size") == 0 &&
@@ -166,7 +169,8 @@ int cli_cmd_check(int argc, char **argv)
         } else if (a[0] != '-' && i + 1 == argc) {
             break; /* the URL */
         } else {
-            fprintf(stderr, "mcpage check: unknown, incomplete or out-of-range option '%s'\n", a);
+            text_term_printf(stderr,
+                             "mcpage check: unknown, incomplete or out-of-range option '%s'\n", a);
             check_usage(stderr);
             goto done;
         }
@@ -174,7 +178,8 @@ int cli_cmd_check(int argc, char **argv)
     bool http = i < argc && strcmp(argv[i - 1], "--") != 0 &&
                 (strncmp(argv[i], "http://", 7) == 0 || strncmp(argv[i], "https://", 8) == 0);
     if (i >= argc || (strcmp(argv[i - 1], "--") != 0 && !http)) {
-        fprintf(stderr, "mcpage check: name the server: -- COMMAND [ARGS...], or an http(s) URL\n");
+        text_term_printf(
+            stderr, "mcpage check: name the server: -- COMMAND [ARGS...], or an http(s) URL\n");
         check_usage(stderr);
         goto done;
     }
@@ -198,7 +203,7 @@ int cli_cmd_check(int argc, char **argv)
             check_stdio_transport(child, &t);
     }
     if (rc != 0) {
-        fprintf(stderr, "mcpage check: %s\n", why[0] ? why : mcpage_strerror(rc));
+        text_term_printf(stderr, "mcpage check: %s\n", why[0] ? why : mcpage_strerror(rc));
         status = 3;
         goto done;
     }

@@ -87,7 +87,7 @@ static int parse_args(export_opts *o, int argc, char **argv)
             takes = false;
         } else if (v && strcmp(a, "--format") == 0) {
             if (export_format_parse(v, &o->fmt) != 0) {
-                (void)fprintf(stderr, "mcpage export: --format takes md, html or jsonl\n");
+                text_term_printf(stderr, "mcpage export: --format takes md, html or jsonl\n");
                 return 2;
             }
         } else if (v && (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)) {
@@ -104,19 +104,19 @@ static int parse_args(export_opts *o, int argc, char **argv)
             char *end;
             o->max_sessions = strtol(v, &end, 10);
             if (*end || o->max_sessions < 1 || o->max_sessions > EXPORT_SESSIONS_MAX) {
-                (void)fprintf(stderr, "mcpage export: --max-sessions needs 1 to %d\n",
-                              EXPORT_SESSIONS_MAX);
+                text_term_printf(stderr, "mcpage export: --max-sessions needs 1 to %d\n",
+                                 EXPORT_SESSIONS_MAX);
                 return 2;
             }
         } else if (a[0] == '-' && a[1] != '\0') {
-            (void)fprintf(stderr, "mcpage export: unknown or incomplete option '%s'\n", a);
+            text_term_printf(stderr, "mcpage export: unknown or incomplete option '%s'\n", a);
             return 2;
         } else if (o->session_id == NULL) {
             o->session_id = a;
             takes = false;
         } else {
-            (void)fprintf(stderr, "mcpage export: one SESSION_ID at a time (or --project, "
-                                  "--query)\n");
+            text_term_printf(stderr, "mcpage export: one SESSION_ID at a time (or --project, "
+                                     "--query)\n");
             return 2;
         }
         if (takes)
@@ -124,8 +124,8 @@ static int parse_args(export_opts *o, int argc, char **argv)
     }
     int modes = (o->session_id != NULL) + (o->project != NULL) + (o->query != NULL);
     if (modes != 1) {
-        (void)fprintf(stderr, "mcpage export: give one of SESSION_ID, --project NAME or "
-                              "--query \"...\"\n");
+        text_term_printf(stderr, "mcpage export: give one of SESSION_ID, --project NAME or "
+                                 "--query \"...\"\n");
         export_usage(stderr);
         return 2;
     }
@@ -145,9 +145,9 @@ static int export_one(const export_opts *o, store *s)
             return 1;
         }
         if (!o->quiet)
-            (void)fprintf(stderr, "mcpage export: wrote %s (%lld bytes, %lld lines, %s)\n",
-                          o->output, (long long)st.bytes, (long long)st.lines,
-                          export_format_ext(o->fmt));
+            text_term_printf(stderr, "mcpage export: wrote %s (%lld bytes, %lld lines, %s)\n",
+                             o->output, (long long)st.bytes, (long long)st.lines,
+                             export_format_ext(o->fmt));
         return 0;
     }
     store_session ses;
@@ -186,8 +186,8 @@ static int collect_ids(mcpage_server *srv, const char *tool, json_t *args, const
         json_t *res = ui_call_tool(srv, tool, args, err, sizeof err);
         if (res == NULL || json_is_true(json_object_get(res, "isError"))) {
             const json_t *c0 = json_array_get(json_object_get(res, "content"), 0);
-            (void)fprintf(stderr, "mcpage export: %s: %s\n", tool,
-                          res ? ui_str(c0, "text", "failed") : err);
+            text_term_printf(stderr, "mcpage export: %s: %s\n", tool,
+                             res ? ui_str(c0, "text", "failed") : err);
             json_decref(res);
             status = 1;
             break;
@@ -230,7 +230,7 @@ static int choose_sessions(const export_opts *o, cli_archive *arc, json_t *ids)
     if (rc == 0)
         rc = cli_archive_register(arc, srv);
     if (rc != 0) {
-        (void)fprintf(stderr, "mcpage export: %s\n", mcpage_strerror(rc));
+        text_term_printf(stderr, "mcpage export: %s\n", mcpage_strerror(rc));
         mcpage_server_free(srv);
         return 1;
     }
@@ -286,7 +286,7 @@ static int write_index(const export_opts *o, const char *tmpdir, const export_in
     else
         (void)snprintf(heading, sizeof heading, "Sessions matching %s", o->query);
     if (!path_join(path, sizeof path, tmpdir, export_index_name(o->fmt))) {
-        (void)fprintf(stderr, "mcpage export: the folder's path is too long: %s\n", tmpdir);
+        text_term_printf(stderr, "mcpage export: the folder's path is too long: %s\n", tmpdir);
         return MCPAGE_ERANGE;
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -298,7 +298,7 @@ static int write_index(const export_opts *o, const char *tmpdir, const export_in
         rc = MCPAGE_EIO;
     if (rc < 0) {
         (void)snprintf(err, sizeof err, "%s", strerror(errno));
-        (void)fprintf(stderr, "mcpage export: cannot write the index: %s\n", err);
+        text_term_printf(stderr, "mcpage export: cannot write the index: %s\n", err);
     }
     return rc;
 }
@@ -316,7 +316,8 @@ static int export_each(const export_opts *o, store *s, const json_t *ids, const 
         char name[EXPORT_NAME_MAX], path[4400], err[600];
         export_file_name(id, o->fmt, name, sizeof name);
         if (!path_join(path, sizeof path, tmpdir, name)) {
-            (void)fprintf(stderr, "\nmcpage export: the folder's path is too long: %s\n", tmpdir);
+            text_term_printf(stderr, "\nmcpage export: the folder's path is too long: %s\n",
+                             tmpdir);
             return 1;
         }
         int rc = store_session_get(s, id, &sess[i]);
@@ -334,7 +335,7 @@ static int export_each(const export_opts *o, store *s, const json_t *ids, const 
         e[i].file = strdup(name);
         e[i].ses = &sess[i];
         if (e[i].file == NULL) {
-            (void)fprintf(stderr, "\nmcpage export: out of memory\n");
+            text_term_printf(stderr, "\nmcpage export: out of memory\n");
             return 1;
         }
         bytes += e[i].stats.bytes;
@@ -347,7 +348,7 @@ static int export_each(const export_opts *o, store *s, const json_t *ids, const 
         }
     }
     if (!o->quiet && tty && n > 0)
-        (void)fprintf(stderr, "\n");
+        text_term_printf(stderr, "\n");
     return 0;
 }
 
@@ -366,14 +367,14 @@ static int export_many(const export_opts *o, cli_archive *arc, store *s)
     }
     size_t n = json_array_size(ids);
     if (n == 0) {
-        (void)fprintf(stderr, "mcpage export: no session found; nothing written\n");
+        text_term_printf(stderr, "mcpage export: no session found; nothing written\n");
         json_decref(ids);
         return 1;
     }
     char tmpdir[4400];
     int tn = snprintf(tmpdir, sizeof tmpdir, "%s.part-XXXXXX", dir);
     if (tn < 0 || (size_t)tn >= sizeof tmpdir) {
-        (void)fprintf(stderr, "mcpage export: the output folder's path is too long: %s\n", dir);
+        text_term_printf(stderr, "mcpage export: the output folder's path is too long: %s\n", dir);
         json_decref(ids);
         return 1;
     }
@@ -382,22 +383,22 @@ static int export_many(const export_opts *o, cli_archive *arc, store *s)
     int status = 1;
     size_t done = 0;
     if (e == NULL || sess == NULL || mkdtemp(tmpdir) == NULL) {
-        (void)fprintf(stderr, "mcpage export: cannot create %s: %s\n", tmpdir, strerror(errno));
+        text_term_printf(stderr, "mcpage export: cannot create %s: %s\n", tmpdir, strerror(errno));
         tmpdir[0] = '\0';
         goto out;
     }
     if (export_each(o, s, ids, tmpdir, e, sess, &done) != 0 || write_index(o, tmpdir, e, n) != 0)
         goto out;
     if (rename(tmpdir, dir) != 0) {
-        (void)fprintf(stderr, "mcpage export: cannot rename %s to %s: %s\n", tmpdir, dir,
-                      strerror(errno));
+        text_term_printf(stderr, "mcpage export: cannot rename %s to %s: %s\n", tmpdir, dir,
+                         strerror(errno));
         goto out;
     }
     tmpdir[0] = '\0';
     status = 0;
     if (!o->quiet)
-        (void)fprintf(stderr, "mcpage export: wrote %zu sessions and %s into %s\n", n,
-                      export_index_name(o->fmt), dir);
+        text_term_printf(stderr, "mcpage export: wrote %zu sessions and %s into %s\n", n,
+                         export_index_name(o->fmt), dir);
 out:
     if (tmpdir[0])
         remove_tree(tmpdir); /* nothing partial is left behind */
@@ -424,7 +425,7 @@ int cli_cmd_export(int argc, char **argv)
     char err[600];
     int status = 1;
     if (store_open_msg(arc.db, STORE_OPEN_READONLY, &s, err, sizeof err) < 0) {
-        (void)fprintf(stderr, "mcpage export: cannot open the archive: %s\n", err);
+        text_term_printf(stderr, "mcpage export: cannot open the archive: %s\n", err);
     } else {
         status = o.session_id ? export_one(&o, s) : export_many(&o, &arc, s);
     }

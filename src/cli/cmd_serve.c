@@ -87,7 +87,7 @@ static bool parse_count(const char *opt, const char *v, long max, long *out)
     char *end;
     long n = v ? strtol(v, &end, 10) : 0;
     if (v == NULL || *end != '\0' || n < 1 || n > max) {
-        (void)fprintf(stderr, "mcpage serve: %s needs a number from 1 to %ld\n", opt, max);
+        text_term_printf(stderr, "mcpage serve: %s needs a number from 1 to %ld\n", opt, max);
         return false;
     }
     *out = n;
@@ -118,11 +118,12 @@ static void sync_once(serve_sync *ss, bool verbose)
     sync_report rep;
     int rc = sync_run(ss->writer, &ss->opt, &rep);
     if (rc < 0)
-        (void)fprintf(stderr, "mcpage serve: sync failed: %s\n", mcpage_strerror(rc));
+        text_term_printf(stderr, "mcpage serve: sync failed: %s\n", mcpage_strerror(rc));
     else if (verbose || rep.messages_added > 0 || rep.files_failed > 0)
-        (void)fprintf(stderr, "mcpage serve: synced %lld files, +%lld sessions, +%lld messages\n",
-                      (long long)rep.files_seen, (long long)rep.sessions_added,
-                      (long long)rep.messages_added);
+        text_term_printf(stderr,
+                         "mcpage serve: synced %lld files, +%lld sessions, +%lld messages\n",
+                         (long long)rep.files_seen, (long long)rep.sessions_added,
+                         (long long)rep.messages_added);
     if (rc >= 0)
         cli_sources_record(ss->shown, &rep);
     if (rc >= 0 && ss->after_pass && (rep.sessions_added > 0 || rep.messages_added > 0))
@@ -155,8 +156,8 @@ static void tidy_once(serve_sync *ss)
     store_budget_set(ss->writer, 0, tidy_yields, ss);
     int rc = store_tidy(ss->writer);
     if (rc < 0 && !tidy_yields(ss))
-        (void)fprintf(stderr, "mcpage serve: keeping search lists failed: %s\n",
-                      store_errmsg(ss->writer));
+        text_term_printf(stderr, "mcpage serve: keeping search lists failed: %s\n",
+                         store_errmsg(ss->writer));
     store_budget_clear(ss->writer);
 }
 
@@ -260,7 +261,7 @@ static bool env_no_watch(void)
 static int sync_start(serve_sync *ss, const char *db)
 {
     if (!cli_agents_resolve(&ss->agents)) {
-        (void)fprintf(stderr, "mcpage serve: %s\n", ss->agents.err);
+        text_term_printf(stderr, "mcpage serve: %s\n", ss->agents.err);
         return 1;
     }
     char err[600], shown[SYNC_PATH_MAX];
@@ -268,8 +269,8 @@ static int sync_start(serve_sync *ss, const char *db)
     (void)snprintf(ss->shown, sizeof ss->shown, "%s", shown);
     if ((!store_spec_is_url(db) && sync_make_parent_dirs(db) < 0) ||
         store_open_msg(db, STORE_OPEN_WRITE, &ss->writer, err, sizeof err) < 0) {
-        (void)fprintf(stderr, "mcpage serve: cannot open %s for sync: %s\n", shown,
-                      ss->writer ? "" : err);
+        text_term_printf(stderr, "mcpage serve: cannot open %s for sync: %s\n", shown,
+                         ss->writer ? "" : err);
         return 1;
     }
     cli_agents_options(&ss->agents, &ss->opt);
@@ -301,7 +302,7 @@ static int sync_start(serve_sync *ss, const char *db)
     int prc = pthread_create(&ss->thread, NULL, sync_loop, ss);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (prc != 0) {
-        (void)fprintf(stderr, "mcpage serve: cannot start the sync thread\n");
+        text_term_printf(stderr, "mcpage serve: cannot start the sync thread\n");
         return 1;
     }
     ss->running = true;
@@ -354,8 +355,8 @@ static int parse_args(int argc, char **argv, serve_cmd *c, serve_sync *ss)
         } else if (v && strcmp(a, "--export-dir") == 0) {
             c->export_dir = argv[++i];
         } else if (!cli_agents_parse(&ss->agents, argc, argv, &i, false)) {
-            (void)fprintf(stderr, "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n",
-                          a);
+            text_term_printf(stderr,
+                             "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n", a);
             return 2;
         }
         if (count) {
@@ -390,7 +391,7 @@ static int server_open(const serve_cmd *c, const serve_sync *ss, cli_archive *ar
     if (rc == 0)
         rc = cli_archive_register(arc, *srv);
     if (rc != 0) {
-        (void)fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
+        text_term_printf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
         mcpage_server_free(*srv);
         *srv = NULL;
         return 1;
@@ -446,7 +447,7 @@ int cli_cmd_serve(int argc, char **argv)
                             : mcpage_serve_stdio(srv, 0, 1);
     if (rc == MCPAGE_ESTATE) {
         /* Calls ignored cancellation: leave them to process exit. */
-        (void)fprintf(stderr, "mcpage serve: exiting with calls still running\n");
+        text_term_printf(stderr, "mcpage serve: exiting with calls still running\n");
         return 0;
     }
 
@@ -456,7 +457,7 @@ int cli_cmd_serve(int argc, char **argv)
     sync_stop(&ss);
     cli_archive_close(&arc);
     if (rc != 0) {
-        (void)fprintf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
+        text_term_printf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
         return 1;
     }
     return 0;

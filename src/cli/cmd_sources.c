@@ -267,7 +267,7 @@ int cli_cmd_sources(int argc, char **argv)
     char db[SYNC_PATH_MAX], shown[SYNC_PATH_MAX], err[600], state[SYNC_PATH_MAX];
     if (cli_store_spec(db, sizeof db, store_arg, db_arg) < 0 ||
         state_path(state, sizeof state) < 0) {
-        fprintf(stderr, "mcpage sources: a path is too long\n");
+        text_term_printf(stderr, "mcpage sources: a path is too long\n");
         cli_agents_free(a);
         free(a);
         return 2;
@@ -280,7 +280,7 @@ int cli_cmd_sources(int argc, char **argv)
     cli_agents_options(a, &opt);
     sync_report *scan = calloc(1, sizeof *scan);
     if (!scan || sync_scan(&opt, scan) < 0) {
-        fprintf(stderr, "mcpage sources: looking at the agents' folders failed\n");
+        text_term_printf(stderr, "mcpage sources: looking at the agents' folders failed\n");
         free(scan);
         store_close(s);
         cli_agents_free(a);

@@ -43,13 +43,13 @@ int cli_cmd_stats(int argc, char **argv)
         } else if (i + 1 < argc && strcmp(argv[i], "--store") == 0) {
             store_arg = argv[++i];
         } else {
-            fprintf(stderr, "mcpage stats: unknown or incomplete option '%s'\n", argv[i]);
+            text_term_printf(stderr, "mcpage stats: unknown or incomplete option '%s'\n", argv[i]);
             stats_usage(stderr);
             return 2;
         }
     }
     if (cli_store_spec(db, sizeof db, store_arg, db_arg) < 0) {
-        fprintf(stderr, "mcpage stats: the store path or URL is too long\n");
+        text_term_printf(stderr, "mcpage stats: the store path or URL is too long\n");
         return 2;
     }
     char shown[SYNC_PATH_MAX];

@@ -18,66 +18,74 @@
 #include "cli/commands.h"
 #include "store/store.h"
 #include "sync/sync.h"
+#include "sync/sync_walk.h"
 #include "tools/text_out.h"
 
 static void print_sync_usage(FILE *out)
 {
-    fprintf(out, "usage: mcpage sync [--store URL | --db FILE] [--claude-home DIR]\n"
-                 "                   [--codex-home DIR] [--gemini-home DIR] [--copilot-home DIR]\n"
-                 "                   [--opencode-home DIR] [--cursor-home DIR] [--no-claude]\n"
-                 "                   [--no-codex] [--no-gemini] [--no-copilot] [--no-opencode]\n"
-                 "                   [--no-cursor] [--NAME-home DIR] [--no-NAME] [--sources FILE]\n"
-                 "                   [--hostname NAME] [--json] [--quiet] [--rebuild]\n"
-                 "                   [--settle]\n\n"
-                 "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
-                 "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl, archived ones in\n"
-                 "DIR/archived_sessions, 2025's rollout-*.json), Gemini CLI chats\n"
-                 "(DIR/tmp/*/chats/session-*.jsonl, older session-*.json, sub-agents in\n"
-                 "chats/<parent>/) and GitHub Copilot CLI sessions\n"
-                 "(DIR/session-state/<id>/events.jsonl), OpenCode sessions (DIR/opencode.db,\n"
-                 "read-only) and Cursor agent CLI chats (DIR/chats/*/*/store.db, read-only)\n"
-                 "into the archive, and every described agent (Pi, Qwen Code, OpenClaude, ...:\n"
-                 "'mcpage sources' lists them and where each is looked for).\n"
-                 "Files already read are skipped or read from where the last sync stopped;\n"
-                 "sessions whose files were deleted stay in the archive. A last line without\n"
-                 "its newline may still be written: it is taken once its file has been\n"
-                 "unchanged for 60 s (sync names the files it holds back and when).\n\n"
-                 "  --store URL        a shared store: postgres://user@host/db (env\n"
-                 "                     MCPAGE_STORE); several machines may sync into it\n"
-                 "                     at once\n"
-                 "  --db FILE          the archive (env MCPAGE_DB; default\n"
-                 "                     $XDG_DATA_HOME/mcpage/archive.db or\n"
-                 "                     ~/.local/share/mcpage/archive.db)\n"
-                 "  --claude-home DIR  Claude Code's directory (env MCPAGE_CLAUDE_HOME,\n"
-                 "                     CLAUDE_CONFIG_DIR; default ~/.claude)\n"
-                 "  --codex-home DIR   Codex's directory (env MCPAGE_CODEX_HOME, CODEX_HOME;\n"
-                 "                     default ~/.codex)\n"
-                 "  --gemini-home DIR  Gemini CLI's directory (env MCPAGE_GEMINI_HOME, else\n"
-                 "                     $GEMINI_CLI_HOME/.gemini; default ~/.gemini)\n"
-                 "  --copilot-home DIR GitHub Copilot CLI's directory (env MCPAGE_COPILOT_HOME,\n"
-                 "                     COPILOT_HOME; default ~/.copilot)\n"
-                 "  --opencode-home DIR OpenCode's data directory (env MCPAGE_OPENCODE_HOME;\n"
-                 "                     default $XDG_DATA_HOME/opencode, ~/.local/share/opencode)\n"
-                 "  --cursor-home DIR  Cursor's directory (env MCPAGE_CURSOR_HOME; default\n"
-                 "                     ~/.cursor)\n"
-                 "  --NAME-home DIR    any other agent's directory, NAME as 'mcpage sources'\n"
-                 "                     lists it (env MCPAGE_NAME_HOME, e.g. MCPAGE_PI_HOME)\n"
-                 "  --no-claude, --no-codex, --no-gemini, --no-copilot, --no-opencode,\n"
-                 "  --no-cursor, --no-NAME  skip one source\n"
-                 "  --sources FILE     the user's source descriptions (env MCPAGE_SOURCES;\n"
-                 "                     default $XDG_CONFIG_HOME/mcpage/sources.json or\n"
-                 "                     ~/.config/mcpage/sources.json; docs/sources.md)\n"
-                 "  --hostname NAME    the machine recorded on sessions and source files\n"
-                 "                     (env MCPAGE_HOSTNAME; default gethostname())\n"
-                 "  --json             print the report as one JSON object on stdout\n"
-                 "  --quiet            print nothing unless something failed\n"
-                 "  --settle           take every file as finished now: a last line without\n"
-                 "                     its newline that is a whole JSON object is read at once\n"
-                 "                     (after copying transcripts; not while an agent writes)\n"
-                 "  --rebuild          build a new store from the transcripts (for a damaged\n"
-                 "                     one): written beside it as FILE.rebuild, then swapped\n"
-                 "                     in; the old file is kept as FILE.old-<UTC time>.\n"
-                 "                     Sessions whose transcripts are gone stay only there\n");
+    fprintf(out,
+            "usage: mcpage sync [--store URL | --db FILE] [--claude-home DIR]\n"
+            "                   [--codex-home DIR] [--gemini-home DIR] [--copilot-home DIR]\n"
+            "                   [--opencode-home DIR] [--cursor-home DIR] [--no-claude]\n"
+            "                   [--no-codex] [--no-gemini] [--no-copilot] [--no-opencode]\n"
+            "                   [--no-cursor] [--NAME-home DIR] [--no-NAME] [--sources FILE]\n"
+            "                   [--hostname NAME] [--json] [--quiet] [--rebuild]\n"
+            "                   [--settle] [--keep-secrets]\n\n"
+            "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
+            "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl, archived ones in\n"
+            "DIR/archived_sessions, 2025's rollout-*.json), Gemini CLI chats\n"
+            "(DIR/tmp/*/chats/session-*.jsonl, older session-*.json, sub-agents in\n"
+            "chats/<parent>/) and GitHub Copilot CLI sessions\n"
+            "(DIR/session-state/<id>/events.jsonl), OpenCode sessions (DIR/opencode.db,\n"
+            "read-only) and Cursor agent CLI chats (DIR/chats/*/*/store.db, read-only)\n"
+            "into the archive, and every described agent (Pi, Qwen Code, OpenClaude, ...:\n"
+            "'mcpage sources' lists them and where each is looked for).\n"
+            "Files already read are skipped or read from where the last sync stopped;\n"
+            "sessions whose files were deleted stay in the archive. A last line without\n"
+            "its newline may still be written: it is taken once its file has been\n"
+            "unchanged for 60 s (sync names the files it holds back and when).\n\n"
+            "  --store URL        a shared store: postgres://user@host/db (env\n"
+            "                     MCPAGE_STORE); several machines may sync into it\n"
+            "                     at once\n"
+            "  --db FILE          the archive (env MCPAGE_DB; default\n"
+            "                     $XDG_DATA_HOME/mcpage/archive.db or\n"
+            "                     ~/.local/share/mcpage/archive.db)\n"
+            "  --claude-home DIR  Claude Code's directory (env MCPAGE_CLAUDE_HOME,\n"
+            "                     CLAUDE_CONFIG_DIR; default ~/.claude)\n"
+            "  --codex-home DIR   Codex's directory (env MCPAGE_CODEX_HOME, CODEX_HOME;\n"
+            "                     default ~/.codex)\n"
+            "  --gemini-home DIR  Gemini CLI's directory (env MCPAGE_GEMINI_HOME, else\n"
+            "                     $GEMINI_CLI_HOME/.gemini; default ~/.gemini)\n"
+            "  --copilot-home DIR GitHub Copilot CLI's directory (env MCPAGE_COPILOT_HOME,\n"
+            "                     COPILOT_HOME; default ~/.copilot)\n"
+            "  --opencode-home DIR OpenCode's data directory (env MCPAGE_OPENCODE_HOME;\n"
+            "                     default $XDG_DATA_HOME/opencode, ~/.local/share/opencode)\n"
+            "  --cursor-home DIR  Cursor's directory (env MCPAGE_CURSOR_HOME; default\n"
+            "                     ~/.cursor)\n"
+            "  --NAME-home DIR    any other agent's directory, NAME as 'mcpage sources'\n"
+            "                     lists it (env MCPAGE_NAME_HOME, e.g. MCPAGE_PI_HOME)\n"
+            "  --no-claude, --no-codex, --no-gemini, --no-copilot, --no-opencode,\n"
+            "  --no-cursor, --no-NAME  skip one source\n"
+            "  --sources FILE     the user's source descriptions (env MCPAGE_SOURCES;\n"
+            "                     default $XDG_CONFIG_HOME/mcpage/sources.json or\n"
+            "                     ~/.config/mcpage/sources.json; docs/sources.md)\n"
+            "  --hostname NAME    the machine recorded on sessions and source files\n"
+            "                     (env MCPAGE_HOSTNAME; default gethostname())\n"
+            "  --json             print the report as one JSON object on stdout\n"
+            "  --quiet            print nothing unless something failed\n"
+            "  --settle           take every file as finished now: a last line without\n"
+            "                     its newline that is a whole JSON object is read at once\n"
+            "                     (after copying transcripts; not while an agent writes)\n"
+            "  --keep-secrets     store secrets as they are: no redaction (by default API\n"
+            "                     keys, tokens, private keys, URL passwords and secret\n"
+            "                     NAME=value pairs become [REDACTED:kind] in message text,\n"
+            "                     the index and the raw copy; docs/security.md). Also\n"
+            "                     env MCPAGE_KEEP_SECRETS=1 or {\"keep_secrets\": true} in\n"
+            "                     $XDG_CONFIG_HOME/mcpage/redact.json (env MCPAGE_REDACT_CONFIG)\n"
+            "  --rebuild          build a new store from the transcripts (for a damaged\n"
+            "                     one): written beside it as FILE.rebuild, then swapped\n"
+            "                     in; the old file is kept as FILE.old-<UTC time>.\n"
+            "                     Sessions whose transcripts are gone stay only there\n");
 }
 
 typedef struct bar_state {
@@ -148,6 +156,14 @@ static void print_json(const sync_report *r, const sync_costs *costs, const char
     json_object_set_new(o, "tidy_seconds", json_real(costs->tidy_seconds));
     json_object_set_new(o, "tidy_cpu_seconds", json_real(costs->tidy_cpu_seconds));
     json_object_set_new(o, "examples", ex);
+    json_t *red = json_object();
+    json_int_t red_total = 0;
+    for (int k = 0; k < REDACT_KINDS; k++) {
+        json_object_set_new(red, sync_redact_kind_name(k), json_integer(r->redacted.n[k]));
+        red_total += r->redacted.n[k];
+    }
+    json_object_set_new(o, "redacted", red);
+    json_object_set_new(o, "redacted_total", json_integer(red_total));
     json_t *warn = json_array();
     for (int i = 0; i < r->nwarnings; i++)
         json_array_append_new(warn, json_string(r->warning_list[i]));
@@ -189,7 +205,7 @@ static void print_json(const sync_report *r, const sync_costs *costs, const char
 static void no_folder_help(const char *claude, const char *codex, const char *gemini,
                            const char *copilot, const char *opencode, const char *cursor)
 {
-    fprintf(stderr, "mcpage sync: no agent folder found. Looked for:\n");
+    text_term_printf(stderr, "mcpage sync: no agent folder found. Looked for:\n");
     if (claude)
         text_term_printf(stderr, "  Claude Code transcripts in %s/projects\n", claude);
     if (codex)
@@ -204,11 +220,12 @@ static void no_folder_help(const char *claude, const char *codex, const char *ge
                          opencode);
     if (cursor)
         text_term_printf(stderr, "  Cursor agent CLI chats in %s/chats\n", cursor);
-    fprintf(stderr, "Point sync elsewhere with --claude-home DIR (env MCPAGE_CLAUDE_HOME or\n"
-                    "CLAUDE_CONFIG_DIR) and --codex-home DIR (env MCPAGE_CODEX_HOME or "
-                    "CODEX_HOME); likewise --gemini-home, --copilot-home, --opencode-home and\n"
-                    "--cursor-home; every other agent with --NAME-home DIR or MCPAGE_NAME_HOME.\n"
-                    "'mcpage sources' lists every agent and where it is looked for.\n");
+    text_term_printf(stderr,
+                     "Point sync elsewhere with --claude-home DIR (env MCPAGE_CLAUDE_HOME or\n"
+                     "CLAUDE_CONFIG_DIR) and --codex-home DIR (env MCPAGE_CODEX_HOME or "
+                     "CODEX_HOME); likewise --gemini-home, --copilot-home, --opencode-home and\n"
+                     "--cursor-home; every other agent with --NAME-home DIR or MCPAGE_NAME_HOME.\n"
+                     "'mcpage sources' lists every agent and where it is looked for.\n");
 }
 
 /* Renames `from` to `to` when `from` exists; 0, or -1 with errno. */
@@ -273,7 +290,8 @@ static int pass_and_tidy(store *s, const sync_options *opt, sync_report *rep, sy
     double cpu1 = now_s(CLOCK_PROCESS_CPUTIME_ID), wall1 = now_s(CLOCK_MONOTONIC);
     costs->cpu_seconds = cpu1 - cpu0;
     if (rc >= 0 && store_tidy(s) < 0)
-        fprintf(stderr, "mcpage sync: warning: keeping search lists failed: %s\n", store_errmsg(s));
+        text_term_printf(stderr, "mcpage sync: warning: keeping search lists failed: %s\n",
+                         store_errmsg(s));
     costs->tidy_seconds = now_s(CLOCK_MONOTONIC) - wall1;
     costs->tidy_cpu_seconds = now_s(CLOCK_PROCESS_CPUTIME_ID) - cpu1;
     return rc;
@@ -288,8 +306,9 @@ static int rebuild(const char *db, const char *shown, const sync_options *opt, s
                    sync_costs *costs, char *aside, size_t aside_cap)
 {
     if (store_spec_is_url(db)) {
-        fprintf(stderr, "mcpage sync: --rebuild rebuilds an SQLite file; a PostgreSQL store is "
-                        "restored from the server's backups (or dropped and synced again)\n");
+        text_term_printf(stderr,
+                         "mcpage sync: --rebuild rebuilds an SQLite file; a PostgreSQL store is "
+                         "restored from the server's backups (or dropped and synced again)\n");
         return 1;
     }
     char fresh[SYNC_PATH_MAX + 16], err[600];
@@ -297,15 +316,15 @@ static int rebuild(const char *db, const char *shown, const sync_options *opt, s
     remove_store_files(fresh); /* a rebuild that was interrupted */
     store *s = NULL;
     if (store_open_msg(fresh, STORE_OPEN_WRITE, &s, err, sizeof err) < 0) {
-        fprintf(stderr, "mcpage sync: cannot create %s: %s\n", fresh, err);
+        text_term_printf(stderr, "mcpage sync: cannot create %s: %s\n", fresh, err);
         return 1;
     }
     int rc = pass_and_tidy(s, opt, rep, costs, err, sizeof err);
     store_close(s); /* checkpoints: the new store is one file */
     if (rc < 0) {
         remove_store_files(fresh);
-        fprintf(stderr, "mcpage sync: the rebuild failed (%s%s%s); %s is unchanged\n",
-                mcpage_strerror(rc), err[0] ? ": " : "", err, shown);
+        text_term_printf(stderr, "mcpage sync: the rebuild failed (%s%s%s); %s is unchanged\n",
+                         mcpage_strerror(rc), err[0] ? ": " : "", err, shown);
         return 1;
     }
     char when[32];
@@ -315,8 +334,8 @@ static int rebuild(const char *db, const char *shown, const sync_options *opt, s
     snprintf(aside, aside_cap, "%s.old-%s", db, when);
     int had = access(db, F_OK) == 0;
     if (swap_in(fresh, db, aside) < 0) {
-        fprintf(stderr, "mcpage sync: cannot swap the rebuilt store %s in for %s: %s\n", fresh,
-                shown, strerror(errno));
+        text_term_printf(stderr, "mcpage sync: cannot swap the rebuilt store %s in for %s: %s\n",
+                         fresh, shown, strerror(errno));
         return 1;
     }
     if (!had)
@@ -334,6 +353,7 @@ typedef struct sync_cmd {
     const char *host_arg;      /* --hostname, else MCPAGE_HOSTNAME, or NULL */
     int json, quiet, rebuild;  /* --json, --quiet, --rebuild */
     int settle;                /* --settle */
+    int keep_secrets;          /* --keep-secrets, or the config's keep_secrets */
     cli_agents agents;         /* --NAME-home, --no-NAME and the folders */
     char db[SYNC_PATH_MAX];    /* the store spec */
     char shown[SYNC_PATH_MAX]; /* the store as messages show it (no password) */
@@ -357,6 +377,8 @@ static int parse_args(int argc, char **argv, sync_cmd *c)
             c->rebuild = 1;
         } else if (strcmp(a, "--settle") == 0) {
             c->settle = 1;
+        } else if (strcmp(a, "--keep-secrets") == 0) {
+            c->keep_secrets = 1;
         } else if (has_value && strcmp(a, "--db") == 0) {
             c->db_arg = argv[++i];
         } else if (has_value && strcmp(a, "--store") == 0) {
@@ -367,7 +389,7 @@ static int parse_args(int argc, char **argv, sync_cmd *c)
             known = cli_agents_parse(&c->agents, argc, argv, &i, true);
         }
         if (!known) {
-            fprintf(stderr, "mcpage sync: unknown or incomplete option '%s'\n", a);
+            text_term_printf(stderr, "mcpage sync: unknown or incomplete option '%s'\n", a);
             print_sync_usage(stderr);
             return 2;
         }
@@ -405,38 +427,85 @@ static int run_sync(const sync_cmd *c, const sync_options *opt, sync_report *rep
     return rc;
 }
 
+/* The secrets redacted, per kind ("  redacted 3 secrets: github 2, jwt 1"). */
+static void print_redacted(const sync_report *rep)
+{
+    long long total = 0;
+    char kinds[512] = "";
+    size_t k = 0;
+    for (int i = 0; i < REDACT_KINDS; i++) {
+        if (rep->redacted.n[i] == 0)
+            continue;
+        total += rep->redacted.n[i];
+        int w = snprintf(kinds + k, sizeof kinds - k, "%s%s %lld", k ? ", " : "",
+                         sync_redact_kind_name(i), (long long)rep->redacted.n[i]);
+        if (w > 0 && (size_t)w < sizeof kinds - k)
+            k += (size_t)w;
+    }
+    if (total)
+        fprintf(stderr, "  redacted %lld secret%s: %s\n", total, total == 1 ? "" : "s", kinds);
+}
+
+/* The config's keep_secrets (MCPAGE_KEEP_SECRETS=1, or redact.json), docs/security.md. */
+static int redact_config_keeps(void)
+{
+    const char *e = getenv("MCPAGE_KEEP_SECRETS");
+    if (e && *e)
+        return strcmp(e, "0") != 0;
+    char path[SYNC_PATH_MAX];
+    int n;
+    if ((e = getenv("MCPAGE_REDACT_CONFIG")) && *e)
+        n = snprintf(path, sizeof path, "%s", e);
+    else if ((e = getenv("XDG_CONFIG_HOME")) && *e)
+        n = snprintf(path, sizeof path, "%s/mcpage/redact.json", e);
+    else
+        n = snprintf(path, sizeof path, "%s/.config/mcpage/redact.json", sync_home_dir());
+    if (n < 0 || (size_t)n >= sizeof path)
+        return 0;
+    json_error_t jerr;
+    json_t *cfg = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!cfg)
+        return 0; /* none: redact (a broken file too: secrets stay out) */
+    int keep = json_is_true(json_object_get(cfg, "keep_secrets"));
+    json_decref(cfg);
+    return keep;
+}
+
 /* What was read, on stderr: the counts, what was skipped, the first examples of failures. */
 static void print_summary(const sync_report *rep)
 {
-    fprintf(stderr,
-            "mcpage sync: %lld files (%lld unchanged, %lld read, %lld re-read, %lld failed), "
-            "+%lld sessions, +%lld messages, %.1f MB in %.2f s; %lld malformed, %lld too "
-            "long, %lld partial last lines\n",
-            (long long)rep->files_seen, (long long)rep->files_unchanged, (long long)rep->files_read,
-            (long long)rep->files_reparsed, (long long)rep->files_failed,
-            (long long)rep->sessions_added, (long long)rep->messages_added,
-            (double)rep->bytes_read / 1e6, rep->seconds, (long long)rep->lines_malformed,
-            (long long)rep->lines_too_long, (long long)rep->lines_partial);
+    text_term_printf(
+        stderr,
+        "mcpage sync: %lld files (%lld unchanged, %lld read, %lld re-read, %lld failed), "
+        "+%lld sessions, +%lld messages, %.1f MB in %.2f s; %lld malformed, %lld too "
+        "long, %lld partial last lines\n",
+        (long long)rep->files_seen, (long long)rep->files_unchanged, (long long)rep->files_read,
+        (long long)rep->files_reparsed, (long long)rep->files_failed,
+        (long long)rep->sessions_added, (long long)rep->messages_added,
+        (double)rep->bytes_read / 1e6, rep->seconds, (long long)rep->lines_malformed,
+        (long long)rep->lines_too_long, (long long)rep->lines_partial);
+    print_redacted(rep);
     if (rep->files_same_session || rep->links_outside || rep->dirs_unreadable)
-        fprintf(stderr,
-                "  %lld files skipped (same session as another), %lld links out of the "
-                "agent's folder not followed, %lld folders unreadable\n",
-                (long long)rep->files_same_session, (long long)rep->links_outside,
-                (long long)rep->dirs_unreadable);
+        text_term_printf(stderr,
+                         "  %lld files skipped (same session as another), %lld links out of the "
+                         "agent's folder not followed, %lld folders unreadable\n",
+                         (long long)rep->files_same_session, (long long)rep->links_outside,
+                         (long long)rep->dirs_unreadable);
     if (rep->files_failed)
-        fprintf(stderr,
-                "  the counts are what was committed; the %lld failed files' uncommitted lines "
-                "were rolled back, and the next sync reads them again from there\n",
-                (long long)rep->files_failed);
+        text_term_printf(
+            stderr,
+            "  the counts are what was committed; the %lld failed files' uncommitted lines "
+            "were rolled back, and the next sync reads them again from there\n",
+            (long long)rep->files_failed);
     for (int i = 0; i < rep->nexamples; i++)
-        fprintf(stderr, "  %s\n", rep->examples[i]);
+        text_term_printf(stderr, "  %s\n", rep->examples[i]);
     if (rep->warnings)
-        fprintf(stderr, "  %lld files of the agents' folders refused or skipped:\n",
-                (long long)rep->warnings);
+        text_term_printf(stderr, "  %lld files of the agents' folders refused or skipped:\n",
+                         (long long)rep->warnings);
     for (int i = 0; i < rep->nwarnings; i++)
-        fprintf(stderr, "    %s\n", rep->warning_list[i]);
+        text_term_printf(stderr, "    %s\n", rep->warning_list[i]);
     if (rep->warnings > rep->nwarnings)
-        fprintf(stderr, "    (%lld more)\n", (long long)(rep->warnings - rep->nwarnings));
+        text_term_printf(stderr, "    (%lld more)\n", (long long)(rep->warnings - rep->nwarnings));
     /* per source: how many warnings, and the first unless shown above */
     for (int i = 0; i < rep->nsources; i++) {
         const sync_source_report *x = &rep->sources[i];
@@ -450,17 +519,17 @@ static void print_summary(const sync_report *rep)
                          shown || !x->warning[0] ? "" : ", first: ", shown ? "" : x->warning);
     }
     if (rep->held) {
-        fprintf(stderr, "  %lld files hold back their last line:\n", (long long)rep->held);
+        text_term_printf(stderr, "  %lld files hold back their last line:\n", (long long)rep->held);
         for (int i = 0; i < rep->nheld; i++)
             text_term_printf(stderr, "    %s\n", rep->held_list[i]);
         if (rep->held > rep->nheld)
-            fprintf(stderr, "    (%lld more)\n", (long long)(rep->held - rep->nheld));
+            text_term_printf(stderr, "    (%lld more)\n", (long long)(rep->held - rep->nheld));
         if (rep->held_until > 0) {
             time_t t = (time_t)rep->held_until, now = time(NULL);
-            fprintf(stderr,
-                    "  run `mcpage sync` again after %lld s to take them, or `mcpage sync "
-                    "--settle` to take complete lines now\n",
-                    (long long)(t > now ? t - now : 0));
+            text_term_printf(stderr,
+                             "  run `mcpage sync` again after %lld s to take them, or `mcpage sync "
+                             "--settle` to take complete lines now\n",
+                             (long long)(t > now ? t - now : 0));
         }
     }
 }
@@ -487,10 +556,11 @@ static void report(const sync_cmd *c, const sync_report *rep, const sync_costs *
                        cli_agents_home(&c->agents, CLI_AGENT_CURSOR));
 
     if (aside[0] && !c->quiet)
-        fprintf(stderr,
-                "mcpage sync: rebuilt %s from the transcripts; the previous file is kept as %s "
-                "(restart 'mcpage serve' so it reads the new one)\n",
-                c->shown, aside);
+        text_term_printf(
+            stderr,
+            "mcpage sync: rebuilt %s from the transcripts; the previous file is kept as %s "
+            "(restart 'mcpage serve' so it reads the new one)\n",
+            c->shown, aside);
 }
 
 int cli_cmd_sync(int argc, char **argv)
@@ -519,6 +589,7 @@ int cli_cmd_sync(int argc, char **argv)
         .progress = draw_bar,
         .progress_ud = &bar,
         .settle = c.settle,
+        .keep_secrets = c.keep_secrets || redact_config_keeps(),
     };
     cli_agents_options(&c.agents, &opt);
     sync_report rep;
@@ -530,7 +601,7 @@ int cli_cmd_sync(int argc, char **argv)
         goto out;
     }
     if (bar.enabled && bar.last_pct >= 0)
-        fprintf(stderr, "\n");
+        text_term_printf(stderr, "\n");
 
     report(&c, &rep, &costs, aside);
     if (rc < 0) {

@@ -10,6 +10,7 @@
 #include <mcpage/mcpage.h>
 
 #include "cli/commands.h"
+#include "page/term.h"
 #include "store/store.h"
 #include "sync/sync.h"
 #include "tools/usage.h"
@@ -70,16 +71,18 @@ static void print_line(const char *key, const char *agent, const usage_counts *c
     put_int(cw, sizeof cw, c->cache_creation);
     put_int(cr, sizeof cr, c->cache_read);
     put_int(tot, sizeof tot, usage_counts_total(c));
-    printf("%-36.36s %-9.9s %13s %13s %15s %15s %16s %11.2f%s %s\n", key, agent ? agent : "", in,
-           outp, cw, cr, tot, c->cost_usd, c->unpriced_tokens ? "*" : " ", models ? models : "");
+    text_term_printf(stdout, "%-36.36s %-9.9s %13s %13s %15s %15s %16s %11.2f%s %s\n", key,
+                     agent ? agent : "", in, outp, cw, cr, tot, c->cost_usd,
+                     c->unpriced_tokens ? "*" : " ", models ? models : "");
 }
 
 static void print_table(const usage_report *r, int breakdown)
 {
     static const char *const heads[] = {"Date",    "Week",  "Month", "Session",
                                         "Project", "Model", "Agent"};
-    printf("%-36s %-9s %13s %13s %15s %15s %16s %12s %s\n", heads[r->group], "Agent", "Input",
-           "Output", "Cache write", "Cache read", "Total tokens", "Cost (USD)", "Models");
+    text_term_printf(stdout, "%-36s %-9s %13s %13s %15s %15s %16s %12s %s\n", heads[r->group],
+                     "Agent", "Input", "Output", "Cache write", "Cache read", "Total tokens",
+                     "Cost (USD)", "Models");
     for (size_t i = 0; i < r->count; i++) {
         const usage_row *row = &r->rows[i];
         char models[256] = "";
@@ -104,14 +107,14 @@ static void print_table(const usage_report *r, int breakdown)
     }
     print_line("Total", "", &r->totals, NULL);
     if (r->nunpriced) {
-        printf("\n* unpriced (tokens counted, no cost):");
+        text_term_printf(stdout, "\n* unpriced (tokens counted, no cost):");
         for (size_t i = 0; i < r->nunpriced; i++)
-            printf("%s %s", i ? "," : "", r->unpriced[i]);
+            text_term_printf(stdout, "%s %s", i ? "," : "", r->unpriced[i]);
         printf(". Add them with --prices FILE.\n");
     }
     if (r->totals.cost_given_usd > 0)
-        printf("$%.2f of the cost was reported by the agents themselves.\n",
-               r->totals.cost_given_usd);
+        text_term_printf(stdout, "$%.2f of the cost was reported by the agents themselves.\n",
+                         r->totals.cost_given_usd);
 }
 
 int cli_cmd_usage(int argc, char **argv)
@@ -122,10 +125,10 @@ int cli_cmd_usage(int argc, char **argv)
     }
     int g = usage_group_parse(argv[1]);
     if (g < 0) {
-        fprintf(stderr,
-                "mcpage usage: unknown report '%s' (daily, weekly, monthly, session, "
-                "project, model, agent)\n",
-                argv[1]);
+        text_term_printf(stderr,
+                         "mcpage usage: unknown report '%s' (daily, weekly, monthly, session, "
+                         "project, model, agent)\n",
+                         argv[1]);
         return 2;
     }
     usage_query q = {.group = (usage_group)g};
@@ -155,7 +158,7 @@ int cli_cmd_usage(int argc, char **argv)
         } else if (i + 1 < argc && strcmp(a, "--store") == 0) {
             store_arg = argv[++i];
         } else {
-            fprintf(stderr, "mcpage usage: unknown or incomplete option '%s'\n", a);
+            text_term_printf(stderr, "mcpage usage: unknown or incomplete option '%s'\n", a);
             usage_help(stderr);
             return 2;
         }
@@ -163,12 +166,12 @@ int cli_cmd_usage(int argc, char **argv)
     char err[600];
     usage_prices *prices = NULL;
     if (usage_prices_load(prices_arg, &prices, err, sizeof err) < 0) {
-        fprintf(stderr, "mcpage usage: %s\n", err);
+        text_term_printf(stderr, "mcpage usage: %s\n", err);
         return 2;
     }
     char db[SYNC_PATH_MAX], shown[SYNC_PATH_MAX];
     if (cli_store_spec(db, sizeof db, store_arg, db_arg) < 0) {
-        fprintf(stderr, "mcpage usage: the store path or URL is too long\n");
+        text_term_printf(stderr, "mcpage usage: the store path or URL is too long\n");
         usage_prices_free(prices);
         return 2;
     }
@@ -176,14 +179,15 @@ int cli_cmd_usage(int argc, char **argv)
     store *s = NULL;
     int rc = store_open_msg(db, STORE_OPEN_READONLY, &s, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "mcpage usage: cannot open %s: %s (run 'mcpage sync' first)\n", shown, err);
+        text_term_printf(stderr, "mcpage usage: cannot open %s: %s (run 'mcpage sync' first)\n",
+                         shown, err);
         usage_prices_free(prices);
         return 1;
     }
     usage_report r;
     rc = usage_report_build(s, prices, &q, &r, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "mcpage usage: %s\n", err);
+        text_term_printf(stderr, "mcpage usage: %s\n", err);
         store_close(s);
         usage_prices_free(prices);
         return rc == MCPAGE_EINVAL ? 2 : 1;

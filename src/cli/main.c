@@ -7,6 +7,7 @@
 #include <mcpage/mcpage.h>
 
 #include "cli/commands.h"
+#include "page/term.h"
 
 static const cli_command commands[] = {
     {"sync", "read new agent transcripts into the archive", cli_cmd_sync},
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
         if (strcmp(commands[i].name, name) == 0)
             return commands[i].run(argc - 1, argv + 1);
     }
-    fprintf(stderr, "mcpage: unknown command '%s'; run 'mcpage --help' for the list\n", name);
+    text_term_printf(stderr, "mcpage: unknown command '%s'; run 'mcpage --help' for the list\n",
+                     name);
     return 2;
 }

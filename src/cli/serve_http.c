@@ -57,7 +57,7 @@ static bool num(const char *opt, const char *v, long lo, long hi, long *out)
     errno = 0;
     long n = v ? strtol(v, &end, 10) : 0;
     if (v == NULL || *v == '\0' || *end != '\0' || errno || n < lo || n > hi) {
-        (void)fprintf(stderr, "mcpage serve: %s needs a number from %ld to %ld\n", opt, lo, hi);
+        text_term_printf(stderr, "mcpage serve: %s needs a number from %ld to %ld\n", opt, lo, hi);
         return false;
     }
     *out = n;
@@ -94,7 +94,8 @@ static bool parse_addr(cli_http_opts *o, const char *v)
     o->enabled = true;
     return true;
 bad:
-    (void)fprintf(stderr, "mcpage serve: --http takes HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:0\n");
+    text_term_printf(stderr,
+                     "mcpage serve: --http takes HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:0\n");
     return false;
 }
 
@@ -106,19 +107,19 @@ int cli_http_parse(cli_http_opts *o, int argc, char **argv, int *i)
     if (strcmp(a, "--http") == 0) {
         ok = v && parse_addr(o, v);
         if (v == NULL)
-            (void)fprintf(stderr, "mcpage serve: --http needs HOST:PORT\n");
+            text_term_printf(stderr, "mcpage serve: --http needs HOST:PORT\n");
     } else if (strcmp(a, "--allow-origin") == 0) {
         ok = v != NULL && o->norigins < CLI_MAX_ORIGINS;
         if (ok)
             o->origins[o->norigins++] = v;
         else
-            (void)fprintf(stderr, "mcpage serve: --allow-origin needs an origin such as "
-                                  "https://app.example.com (at most 64)\n");
+            text_term_printf(stderr, "mcpage serve: --allow-origin needs an origin such as "
+                                     "https://app.example.com (at most 64)\n");
     } else if (strcmp(a, "--auth-token-file") == 0) {
         ok = v != NULL;
         o->token_file = v;
         if (!ok)
-            (void)fprintf(stderr, "mcpage serve: --auth-token-file needs a file name\n");
+            text_term_printf(stderr, "mcpage serve: --auth-token-file needs a file name\n");
     } else if (strcmp(a, "--max-sessions") == 0) {
         ok = num(a, v, 1, 1000000, &o->max_sessions);
     } else if (strcmp(a, "--session-idle") == 0) {
@@ -146,7 +147,7 @@ static char *read_token(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
-        (void)fprintf(stderr, "mcpage serve: --auth-token-file %s: %s\n", path, strerror(errno));
+        text_term_printf(stderr, "mcpage serve: --auth-token-file %s: %s\n", path, strerror(errno));
         return NULL;
     }
     char *buf = calloc(1, TOKEN_FILE_MAX + 1);
@@ -155,8 +156,8 @@ static char *read_token(const char *path)
     if (buf == NULL)
         return NULL;
     if (n > TOKEN_FILE_MAX) {
-        (void)fprintf(stderr, "mcpage serve: --auth-token-file %s: longer than %d bytes\n", path,
-                      TOKEN_FILE_MAX);
+        text_term_printf(stderr, "mcpage serve: --auth-token-file %s: longer than %d bytes\n", path,
+                         TOKEN_FILE_MAX);
         free(buf);
         return NULL;
     }
@@ -220,15 +221,15 @@ int cli_http_serve(mcpage_server *srv, const cli_http_opts *o,
     }
     int rc = mcpage_serve_http(srv, &hc);
     if (rc == MCPAGE_EINVAL)
-        (void)fprintf(stderr,
-                      "mcpage serve: --http %s: give a numeric address (127.0.0.1, ::1, "
-                      "0.0.0.0) or localhost\n",
-                      o->host);
+        text_term_printf(stderr,
+                         "mcpage serve: --http %s: give a numeric address (127.0.0.1, ::1, "
+                         "0.0.0.0) or localhost\n",
+                         o->host);
     else if (rc == MCPAGE_EIO)
-        (void)fprintf(stderr,
-                      "mcpage serve: cannot listen on %s:%ld (in use, or not an address of "
-                      "this machine)\n",
-                      o->host, o->port);
+        text_term_printf(stderr,
+                         "mcpage serve: cannot listen on %s:%ld (in use, or not an address of "
+                         "this machine)\n",
+                         o->host, o->port);
     if (token) {
         memset(token, 0, strlen(token));
         free(token);

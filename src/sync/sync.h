@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "sync/sync_redact.h"
 
 #define SYNC_LINE_MAX_DEFAULT (64u * 1024u * 1024u) /* longer lines are skipped */
 #define SYNC_EXAMPLES_MAX     5                     /* malformed-line examples kept in a report */
@@ -61,6 +62,9 @@ typedef struct sync_options {
        newline is a line now, not once the file has been unchanged for
        SYNC_SETTLED_SECONDS (`mcpage sync --settle`, after copying files). */
     int settle;
+    /* Store secrets as they are (`mcpage sync --keep-secrets`, config
+       `keep_secrets`): no redaction (sync_redact.h, docs/security.md). */
+    int keep_secrets;
 } sync_options;
 
 #define SYNC_REPORT_SOURCES 80 /* sources a report keeps apart */
@@ -123,6 +127,8 @@ typedef struct sync_report {
     /* When the last of them that waits only for time is taken (Unix
        seconds: its file unchanged for SYNC_SETTLED_SECONDS), or 0. */
     int64_t held_until;
+    /* Secrets redacted in the lines this pass read, per kind (sync_redact.h). */
+    sync_redact_counts redacted;
 } sync_report;
 
 /* Runs one sync pass into `s` (opened for writing). 0, or the first error

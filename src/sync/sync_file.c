@@ -28,6 +28,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "page/term.h"
 #include "sync/sync_internal.h"
 #include "sync/sync_parse.h"
 #include "sync/sync_source.h"
@@ -241,7 +242,8 @@ void sync_example(sync_report *rep, const char *path, int64_t line, const char *
     int k = line > 0 ? snprintf(ex, SYNC_EXAMPLE_LEN, "%s:%lld: ", epath, (long long)line)
                      : snprintf(ex, SYNC_EXAMPLE_LEN, "%s: ", epath);
     if (k > 0 && k < SYNC_EXAMPLE_LEN)
-        sync_escape(ex + k, (size_t)(SYNC_EXAMPLE_LEN - k), why ? why : "", why ? strlen(why) : 0);
+        text_term_escape_line(ex + k, (size_t)(SYNC_EXAMPLE_LEN - k), why ? why : "",
+                              why ? strlen(why) : 0);
 }
 
 int sync_job_settled(const sync_job *j, const struct stat *sb)
@@ -423,7 +425,10 @@ static int open_batch(file_state *f)
 }
 
 /* Appends the batch's raw bytes, [committed, consumed) of the file, to
- * the session's raw copy (its line count with the last piece). */
+ * the session's raw copy (its line count with the last piece), redacted
+ * as handle_line redacted them: a piece ends after its last newline, so a
+ * line is scanned whole (a line longer than SYNC_BLOCK is scanned in
+ * SYNC_BLOCK pieces). */
 static int put_raw_bytes(file_state *f)
 {
     unsigned char *buf = malloc(SYNC_BLOCK);
@@ -439,6 +444,13 @@ static int put_raw_bytes(file_state *f)
             rc = MCPAGE_EIO;
             break;
         }
+        if (at + (int64_t)want < f->consumed) {
+            unsigned char *nl = memrchr(buf, '\n', want);
+            if (nl)
+                want = (size_t)(nl - buf) + 1;
+        }
+        if (!f->opt->keep_secrets)
+            sync_redact((char *)buf, want, NULL, NULL, NULL);
         int64_t lines = (at + (int64_t)want >= f->consumed) ? f->lines : 0;
         rc = store_raw_append(f->s, f->job->session_id, buf, want, lines);
         at += (int64_t)want;
@@ -568,9 +580,11 @@ static int parse_line(int source, const char *line, size_t len, sync_tool_ids *i
 }
 
 /* One complete line [line, line+len) that starts at file offset `at`. */
-static int handle_line(file_state *f, const char *line, size_t len, int64_t at)
+static int handle_line(file_state *f, char *line, size_t len, int64_t at)
 {
     f->line_no++;
+    if (!f->opt->keep_secrets)
+        sync_redact(line, len, &f->rep->redacted, NULL, NULL); /* before anything is kept */
     sync_record r;
     char why[200] = "";
     int rc = parse_line(f->job->source, line, len, &f->ids, &r, why, sizeof why);
@@ -690,6 +704,8 @@ static int codex_copies_replay(file_state *f, size_t line_max)
         free(buf);
         return MCPAGE_EIO;
     }
+    if (!f->opt->keep_secrets)
+        sync_redact(buf, n, NULL, NULL, NULL); /* as the lines were when handled */
     char *p = buf, *e = buf + n;
     if (from > 0) { /* the first line may be cut by the window */
         p = memchr(buf, '\n', n);
@@ -919,7 +935,8 @@ static int end_line(file_state *f, line_reader *lr, int64_t line_end, const sync
         snprintf(why, sizeof why, "line longer than %zu bytes skipped", lr->line_max);
         sync_example(f->rep, f->job->path, f->line_no, why);
         lr->skipping = 0;
-    } else if ((rc = handle_line(f, lr->buf ? lr->buf : "", lr->len, lr->line_start)) < 0) {
+    } else if ((rc = handle_line(f, lr->buf ? lr->buf : (char[]){""}, lr->len, lr->line_start)) <
+               0) {
         return rc;
     }
     if (sync__fail_line > 0 && f->line_no == sync__fail_line)

@@ -344,7 +344,44 @@ typedef struct fold_file {
     int64_t parsed_off;     /* its offset */
     void *parsed;           /* the format's parse, or NULL */
     int warned;             /* refused, and named in a warning already */
+    /* where the content's secrets were redacted (counted when their bytes are stored) */
+    struct fold_hit {
+        int64_t at;
+        int kind;
+    } * hits;
+    size_t nhits, caphits;
 } fold_file;
+
+/* Records a redaction of the content (sync_redact's callback). */
+static void fold_hit_add(void *arg, size_t at, int kind)
+{
+    fold_file *ff = arg;
+    if (ff->nhits == ff->caphits) {
+        size_t cap = ff->caphits ? ff->caphits * 2 : 16;
+        struct fold_hit *h = realloc(ff->hits, cap * sizeof *h);
+        if (!h)
+            return; /* uncounted, still redacted */
+        ff->hits = h;
+        ff->caphits = cap;
+    }
+    ff->hits[ff->nhits++] = (struct fold_hit){(int64_t)at, kind};
+}
+
+/* Redacts the loaded content (sync_redact.h) before it is folded or stored. */
+static void redact_content(fold_file *ff)
+{
+    ff->nhits = 0;
+    if (!ff->opt->keep_secrets && ff->buf && ff->len > 0)
+        sync_redact(ff->buf, (size_t)ff->len, NULL, fold_hit_add, ff);
+}
+
+/* Counts the redactions in content bytes [from, to), stored by this pass. */
+static void count_hits(fold_file *ff, int64_t from, int64_t to)
+{
+    for (size_t i = 0; i < ff->nhits; i++)
+        if (ff->hits[i].at + ff->base >= from && ff->hits[i].at + ff->base < to)
+            ff->rep->redacted.n[ff->hits[i].kind]++;
+}
 
 static void parsed_drop(fold_file *ff)
 {
@@ -815,6 +852,7 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
             goto fail;
     if ((rc = store_held(ff)) < 0)
         goto fail;
+    count_hits(ff, raw_from, ff->end);
     for (int64_t at = raw_from; at < ff->end;) {
         int64_t n = ff->end - at < FOLD_RAW_CHUNK ? ff->end - at : FOLD_RAW_CHUNK;
         const char *p = ff->buf + (at - ff->base);
@@ -876,7 +914,7 @@ fail:
 }
 
 /* The content of a whole-file format: the file, or its JSON Lines form. */
-static int load_whole(fold_file *ff, int fd)
+static int load_content(fold_file *ff, int fd)
 {
     if (ff->job->fmt->load) {
         /* not a file: the rows the source renders as JSON Lines */
@@ -919,6 +957,15 @@ static int load_whole(fold_file *ff, int fd)
         sync_example(ff->rep, ff->job->path, 1, why[0] ? why : "not a session document");
     }
     ff->len = (int64_t)n;
+    return rc;
+}
+
+/* The content, redacted. */
+static int load_whole(fold_file *ff, int fd)
+{
+    int rc = load_content(ff, fd);
+    if (rc == 0)
+        redact_content(ff);
     return rc;
 }
 
@@ -1114,6 +1161,7 @@ static int fold_file_run(store *s, const sync_fold_job *job, const sync_options 
     parsed_drop(&ff);
     later_free(&ff);
     free(ff.buf);
+    free(ff.hits);
     sync_idmap_free(&ff.calls);
     free(ff.keys.v);
     free(ff.last_ts);

@@ -20,6 +20,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "page/term.h"
 #include "sync/sync_internal.h"
 #include "sync/sync_source.h"
 #include "sync/sync_walk.h"
@@ -29,60 +30,10 @@ int64_t sync__source_db_steps;
 
 /* ---- escaping ----------------------------------------------------------- */
 
-/* Bytes of the UTF-8 character at p (1-4), or 0 when it is not one. */
-static size_t utf8_char(const unsigned char *p, size_t n, unsigned *cp)
-{
-    unsigned c = p[0];
-    size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
-    if (len == 0 || c > 0xf4 || len > n)
-        return 0;
-    unsigned v = c & (0x7f >> len);
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        v = (v << 6) | (p[i] & 0x3f);
-    }
-    if ((len == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) || (len == 4 && v < 0x10000) ||
-        v > 0x10ffff)
-        return 0;
-    *cp = v;
-    return len;
-}
-
-size_t sync_escape(char *dst, size_t cap, const char *src, size_t n)
-{
-    if (cap == 0)
-        return 0;
-    const unsigned char *p = (const unsigned char *)src;
-    size_t k = 0;
-    for (size_t i = 0; i < n;) {
-        char piece[8];
-        size_t plen;
-        unsigned cp = 0;
-        size_t used = p[i] < 0x80 ? 1 : utf8_char(p + i, n - i, &cp);
-        if (p[i] < 0x20 || p[i] == 0x7f || used == 0) {
-            plen = (size_t)snprintf(piece, sizeof piece, "\\x%02x", p[i]);
-            used = 1;
-        } else if (used > 1 && cp <= 0x9f) {
-            plen = (size_t)snprintf(piece, sizeof piece, "\\u%04x", cp);
-        } else {
-            memcpy(piece, p + i, used);
-            plen = used;
-        }
-        if (k + plen >= cap)
-            break;
-        memcpy(dst + k, piece, plen);
-        k += plen;
-        i += used;
-    }
-    dst[k] = 0;
-    return k;
-}
-
 void sync_escape_path(char *dst, size_t cap, const char *path)
 {
     static _Thread_local char all[SYNC_PATH_MAX * 4 + 16];
-    size_t n = sync_escape(all, sizeof all, path ? path : "", path ? strlen(path) : 0);
+    size_t n = text_term_escape_line(all, sizeof all, path ? path : "", path ? strlen(path) : 0);
     if (n < cap) {
         memcpy(dst, all, n + 1);
         return;
@@ -109,8 +60,8 @@ void sync_warn(sync_report *rep, const char *source, const char *path, int64_t l
                                         (long long)line)
                              : snprintf(r->warning, sizeof r->warning, "%s: ", epath);
             if (m > 0 && (size_t)m < sizeof r->warning)
-                sync_escape(r->warning + m, sizeof r->warning - (size_t)m, why ? why : "",
-                            why ? strlen(why) : 0);
+                text_term_escape_line(r->warning + m, sizeof r->warning - (size_t)m, why ? why : "",
+                                      why ? strlen(why) : 0);
         }
     }
     if (rep->nwarnings >= SYNC_WARNINGS_MAX)
@@ -121,7 +72,8 @@ void sync_warn(sync_report *rep, const char *source, const char *path, int64_t l
                            (long long)line)
                 : snprintf(w, SYNC_WARNING_LEN, "%.40s: %s: ", source ? source : "sync", epath);
     if (k > 0 && k < SYNC_WARNING_LEN)
-        sync_escape(w + k, (size_t)(SYNC_WARNING_LEN - k), why ? why : "", why ? strlen(why) : 0);
+        text_term_escape_line(w + k, (size_t)(SYNC_WARNING_LEN - k), why ? why : "",
+                              why ? strlen(why) : 0);
 }
 
 /* ---- files ---------------------------------------------------------------- */

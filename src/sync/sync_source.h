@@ -88,14 +88,8 @@ int sync_source_db_status(int sqlite_rc);
 void sync_warn(sync_report *rep, const char *source, const char *path, int64_t line,
                const char *why);
 
-/* Copies `src` (n bytes) into dst (cap bytes, always NUL-terminated) with the bytes a
- * terminal would act on escaped: C0 controls and DEL as \xHH, C1 controls (U+0080-U+009F)
- * as \u00HH, bytes that are not UTF-8 as \xHH. An escape or a character is never cut in
- * half. Returns the bytes written (NUL excluded). */
-size_t sync_escape(char *dst, size_t cap, const char *src, size_t n);
-
-/* A path escaped as sync_escape does, cut at its start (with "...") when it does not
- * fit in cap bytes, so the file's name stays. */
+/* A path escaped for a terminal (text_term_escape, page/term.h), cut at its start (with "...") when
+ * it does not fit in cap bytes, so the file's name stays. */
 void sync_escape_path(char *dst, size_t cap, const char *path);
 
 /*

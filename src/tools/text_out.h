@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "page/term.h"
+
 /* A writer that counts what it wrote; the first error sticks. */
 typedef struct text_out {
     FILE *f;       /* where bytes go (borrowed) */
@@ -60,24 +62,7 @@ size_t text_percent_encode(char *buf, size_t cap, const char *s, const char *kee
 /* The longest run of backticks in s: a fence one longer encloses it. */
 size_t text_longest_backticks(const char *s, size_t n);
 
-/*
- * Text for a terminal (issue 38): transcript text and paths hold escape
- * sequences (ESC[2J clears the screen, ESC]0;...BEL sets the title, OSC
- * 52 writes the clipboard), so wherever mcpage prints them (call, export
- * to stdout, check, stats, sync, error messages quoting input) control
- * characters other than newline and tab are shown visibly: ESC as \e,
- * the other C0 controls in caret notation (^G, ^M, ^@), DEL as ^?, C1
- * controls and bidirectional overrides as \u0085, \u202E, and bytes that
- * are not UTF-8 as \xFF. Everything else passes unchanged.
- */
-/* True when output to `f` must be escaped: it is a terminal, or `raw` was not asked for. */
-bool text_term_escapes(FILE *f, bool raw);
-/* Writes s[0..n) to f escaped as above; the first failure's errno is kept by f. */
-void text_term_write(FILE *f, const char *s, size_t n);
-/* Formats, then writes the result escaped (for messages that quote input). */
-void text_term_printf(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* s escaped into buf (NUL-terminated, cut before an escape that does not fit); its length. */
-size_t text_term_escape(char *buf, size_t cap, const char *s, size_t n);
+/* Text for a terminal: the shared escape of page/term.h. */
 
 /* The stylesheet of every HTML page and export (one copy, one hash). */
 extern const char text_css[];

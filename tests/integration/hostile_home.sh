@@ -108,7 +108,15 @@ tmp = sys.argv[1]
 out = json.load(open(tmp + "/out.json"))
 warnings = "\n".join(out["warning_list"])
 def esc(p):
-    return "".join("\\x%02x" % ord(c) if ord(c) < 0x20 or ord(c) == 0x7F else c for c in p)
+    # the shared terminal escape (src/page/term.h): ESC as \e, C0 (newline and tab too: a warning is one line) in caret notation, DEL as ^?
+    def one(c):
+        o = ord(c)
+        if o == 0x1B:
+            return "\\e"
+        if o < 0x20:
+            return "^" + chr(o + 64)
+        return "^?" if o == 0x7F else c
+    return "".join(one(c) for c in p)
 bad = 0
 for line in open(tmp + "/cases.tsv"):
     where, name, path = line.rstrip("\n").split("\t")

@@ -6,7 +6,8 @@
 # (python3's pty), what mcpage prints never carries a raw control byte:
 # `call` (also with --raw: a terminal always gets escapes), `export` to
 # stdout (md and jsonl), error messages quoting input (`export` of an id,
-# `stats` and `sync` of a path holding ESC). Redirected, `--raw` gives the
+# `stats` and `sync` of a path holding ESC, every command's unknown option), `check` of a
+# server whose names hold escapes, `sources`, `usage` and sync's warnings. Redirected, `--raw` gives the
 # bytes as they are (jsonl byte for byte), and without it they are shown
 # escaped too.
 set -euo pipefail
@@ -102,4 +103,73 @@ in_pty "$tmp/err-sync.pty" "$MCPAGE_BIN" sync --db "/proc/x"$'\e[2J'"/a.db"
 no_raw_controls "$tmp/err-sync.pty" "sync's error" || fail "sync's error message"
 grep -qF 'x\e[2J/a.db' "$tmp/err-sync.pty" || fail "sync's error: $(cat -v "$tmp/err-sync.pty")"
 
-echo "terminal_escapes: ok (call, export, stats and sync under a pty)"
+
+# unknown options quoted back (every command's error messages share the escape)
+for cmd in sync stats usage sources export call check serve; do
+  in_pty "$tmp/opt-$cmd.pty" "$MCPAGE_BIN" $cmd $'--x\e]0;pwned\a'
+  no_raw_controls "$tmp/opt-$cmd.pty" "$cmd's unknown option" || fail "$cmd's unknown option"
+  grep -qF -- '--x\e]0;pwned^G' "$tmp/opt-$cmd.pty" ||
+    fail "$cmd's unknown option: $(cat -v "$tmp/opt-$cmd.pty")"
+done
+in_pty "$tmp/cmd.pty" "$MCPAGE_BIN" $'x\e[2J'
+grep -qF 'x\e[2J' "$tmp/cmd.pty" || fail "an unknown command: $(cat -v "$tmp/cmd.pty")"
+
+# sync's warnings (a FIFO named with ESC and a newline, kept as one line), sources' paths,
+# usage's projects (a cwd holding ESC)
+home2=$tmp/cl$'\e[2J'aude
+mkdir -p "$home2/projects/-p"
+python3 - "$home2/projects/-p/use-0001.jsonl" <<'EOF2'
+import json, sys
+cwd = "/home/p\x1b]0;pwned\x07"
+rows = [{"type": "user", "sessionId": "use-0001", "uuid": "u1", "cwd": cwd,
+         "timestamp": "2025-10-01T09:00:00.000Z", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "sessionId": "use-0001", "uuid": "a1", "parentUuid": "u1",
+         "cwd": cwd, "timestamp": "2025-10-01T09:00:01.000Z",
+         "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+                     "content": [{"type": "text", "text": "hello"}],
+                     "usage": {"input_tokens": 10, "output_tokens": 5}}}]
+with open(sys.argv[1], "w") as f:
+    for r in rows:
+        f.write(json.dumps(r) + "\n")
+EOF2
+mkfifo "$home2/projects/-p/fifo"$'\e[2J\n'"x.jsonl"
+db2=$tmp/b.db
+in_pty "$tmp/sync-warn.pty" "$MCPAGE_BIN" sync --db "$db2" --claude-home "$home2" \
+  --codex-home "$tmp/empty" --gemini-home "$tmp/empty" --copilot-home "$tmp/empty" \
+  --opencode-home "$tmp/empty" --cursor-home "$tmp/empty"
+no_raw_controls "$tmp/sync-warn.pty" "sync's warnings" || fail "sync's warnings"
+grep -qF 'fifo\e[2J^Jx.jsonl' "$tmp/sync-warn.pty" ||
+  fail "sync's warning about the FIFO: $(cat -v "$tmp/sync-warn.pty")"
+in_pty "$tmp/sources.pty" "$MCPAGE_BIN" sources --db "$db2" --claude-home "$home2"
+no_raw_controls "$tmp/sources.pty" "sources" || fail "sources"
+grep -qF 'cl\e[2Jaude' "$tmp/sources.pty" || fail "sources' path: $(cat -v "$tmp/sources.pty")"
+in_pty "$tmp/usage.pty" "$MCPAGE_BIN" usage project --db "$db2"
+no_raw_controls "$tmp/usage.pty" "usage" || fail "usage"
+grep -qF '\e]0;pwned^G' "$tmp/usage.pty" || fail "usage's project: $(cat -v "$tmp/usage.pty")"
+
+# check: a server whose name, version and tool name hold escapes
+cat >"$tmp/evil_server.py" <<'EOF2'
+import json, sys
+evil = "evil\x1b]0;pwned\x07"
+for line in sys.stdin:
+    req = json.loads(line)
+    if "id" not in req:
+        continue
+    m = req.get("method")
+    if m == "initialize":
+        res = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+               "serverInfo": {"name": evil, "version": "1\x1b[2J"}}
+    elif m == "tools/list":
+        res = {"tools": [{"name": "t\x1b[2J", "description": "d\x1b]52;c;ZXZpbA==\x07",
+                          "inputSchema": {"type": "object"}}]}
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": req["id"],
+                          "error": {"code": -32601, "message": "no " + evil}}), flush=True)
+        continue
+    print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": res}), flush=True)
+EOF2
+in_pty "$tmp/check.pty" "$MCPAGE_BIN" check -- python3 "$tmp/evil_server.py"
+no_raw_controls "$tmp/check.pty" "check" || fail "check: $(cat -v "$tmp/check.pty")"
+grep -qF 'evil\e]0;pwned^G' "$tmp/check.pty" || fail "check's report: $(cat -v "$tmp/check.pty")"
+
+echo "terminal_escapes: ok (call, export, check, stats, usage, sources, sync and its warnings, unknown options and commands under a pty)"

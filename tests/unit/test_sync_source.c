@@ -26,6 +26,7 @@
 #include <mcpage/mcpage.h>
 
 #include "support/sync_support.h"
+#include "page/term.h"
 #include "sync/sync_source.h"
 
 typedef struct fx {
@@ -348,15 +349,14 @@ static void warnings_are_counted_and_escaped(void **state)
               "a FIFO, not a regular file: skipped");
     assert_int_equal(rep->warnings, 1);
     assert_int_equal(rep->nwarnings, 1);
-    assert_string_equal(rep->warning_list[0], "gemini: /h/.gemini/tmp/\\x1b[31mred\\x1b[0m/"
+    assert_string_equal(rep->warning_list[0], "gemini: /h/.gemini/tmp/\\e[31mred\\e[0m/"
                                               ".project_root: a FIFO, not a regular file: skipped");
     /* C1 controls, bytes that are not UTF-8, a line number; UTF-8 kept */
     sync_warn(rep, "opencode",
               "/h/caf\xc3\xa9\xc2\x9b"
               "2J\xff",
               7, "bell\a");
-    assert_string_equal(rep->warning_list[1],
-                        "opencode: /h/caf\xc3\xa9\\u009b2J\\xff:7: bell\\x07");
+    assert_string_equal(rep->warning_list[1], "opencode: /h/caf\xc3\xa9\\u009B2J\\xFF:7: bell^G");
     for (int i = 0; i < 100; i++)
         sync_warn(rep, "cursor", "/x", 0, "y");
     assert_int_equal(rep->warnings, 102);
@@ -371,8 +371,8 @@ static void warnings_are_counted_and_escaped(void **state)
     assert_non_null(strstr(rep->warning_list[0], "/the-file.jsonl: why"));
     free(rep);
     /* an escape is never cut in half */
-    char small[6];
-    assert_int_equal(sync_escape(small, sizeof small, "ab\x1b", 3), 2);
+    char small[4];
+    assert_int_equal(text_term_escape(small, sizeof small, "ab\x1b", 3), 2);
     assert_string_equal(small, "ab");
 }
 
