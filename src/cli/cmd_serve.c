@@ -209,7 +209,7 @@ static void *sync_loop(void *ud)
             }
             const char *warn = sync_watch_warning(ss->watch);
             if (warn)
-                (void)fprintf(stderr, "mcpage serve: %s\n", warn);
+                text_term_printf(stderr, "mcpage serve: %s\n", warn);
         }
         if ((first &&
              (now >= first + SERVE_WATCH_BURST_MS || now >= last + SERVE_WATCH_QUIET_MS)) ||
@@ -276,7 +276,8 @@ static int sync_start(serve_sync *ss, const char *db)
     cli_agents_options(&ss->agents, &ss->opt);
     pthread_mutex_init(&ss->mu, NULL);
     if (pipe(ss->stop_pipe) < 0) {
-        (void)fprintf(stderr, "mcpage serve: cannot start the sync thread: %s\n", strerror(errno));
+        text_term_printf(stderr, "mcpage serve: cannot start the sync thread: %s\n",
+                         strerror(errno));
         return 1;
     }
     (void)fcntl(ss->stop_pipe[0], F_SETFD, FD_CLOEXEC);
@@ -285,13 +286,13 @@ static int sync_start(serve_sync *ss, const char *db)
     if (!ss->no_watch && !env_no_watch()) {
         char why[300];
         if (sync_watch_open(&ss->opt, &ss->watch, why, sizeof why) < 0)
-            (void)fprintf(stderr,
-                          "mcpage serve: not watching the agents' folders (%s): syncing every "
-                          "%ld s only\n",
-                          why, ss->interval);
+            text_term_printf(stderr,
+                             "mcpage serve: not watching the agents' folders (%s): syncing every "
+                             "%ld s only\n",
+                             why, ss->interval);
         const char *warn = ss->watch ? sync_watch_warning(ss->watch) : NULL;
         if (warn)
-            (void)fprintf(stderr, "mcpage serve: %s\n", warn);
+            text_term_printf(stderr, "mcpage serve: %s\n", warn);
     }
     sync_once(ss, true);
     /* The sync thread takes no process signals: SIGTERM and SIGINT belong
