@@ -37,6 +37,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "page/term.h"
 #include "sync/sync_desc.h"
 #include "sync/sync_internal.h"
 #include "sync/sync_json.h"
@@ -1994,7 +1995,7 @@ static int folder_load(const sync_fold_job *job, char **outp, size_t *outlen, ch
         } else {
             /* not JSON (or refused): a line naming it, never a record */
             char esc[300];
-            sync_escape(esc, sizeof esc, base, strlen(base));
+            text_term_escape_line(esc, sizeof esc, base, strlen(base));
             fprintf(w, "%s: %s", esc, frc == 0 ? "not a JSON document" : fwhy);
         }
         json_decref(rec);
