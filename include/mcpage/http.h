@@ -88,6 +88,47 @@ typedef struct mcpage_http_page {
     void (*release)(void *p); /* frees body and headers once copied (e.g. free), or NULL */
 } mcpage_http_page;
 
+/*
+ * OAuth 2.1 resource server (MCP authorization, revisions 2025-11-25 and
+ * 2026-07-28; docs/http.md, "Authorization"). With it, /mcp (and the
+ * pages beside it) need an access token from `issuer`: a JWT signed with
+ * RS256, ES256 or EdDSA by a key of the issuer's JWKS, whose iss is the
+ * issuer, whose aud holds `resource` (RFC 8707), inside its exp/nbf
+ * window (give or take leeway_s), with the scopes asked for below.
+ *  - GET /.well-known/oauth-protected-resource (and the same followed by
+ *    the resource's path, RFC 9728) serves the resource's metadata;
+ *  - a request without a valid token is 401 with WWW-Authenticate:
+ *    Bearer resource_metadata="..." (and error="invalid_token" when it
+ *    had one); a token without a scope asked for is 403 with
+ *    error="insufficient_scope" and the scope it needs;
+ *  - the token stops here: nothing of it is passed to tools or to any
+ *    other server.
+ * The keys: from `jwks` (a file, re-read when it changes, or an http(s)
+ * URL), or else from the jwks_uri of the issuer's metadata (RFC 8414,
+ * then OpenID discovery); fetched ones are kept as their Cache-Control
+ * says (between 1 minute and 1 day) and fetched again, at most every 10
+ * seconds, when a token names a kid the set lacks (key rotation).
+ * A static auth_token, when set too, still opens everything (one user).
+ */
+typedef struct mcpage_http_oauth {
+    const char *issuer;   /* required: the authorization server's issuer identifier, an https
+                             URL (http only on loopback) */
+    const char *jwks;     /* the issuer's keys: a JWKS file or an http(s) URL; NULL = the
+                             jwks_uri of the issuer's metadata */
+    const char *resource; /* this server's resource identifier, the audience its tokens name;
+                             NULL = http://HOST:PORT/mcp as bound */
+    const char *scope;    /* scopes (space-separated) every request needs, or NULL */
+    /* NULL-terminated "TOOL=SCOPES" entries: the scopes a tools/call of TOOL needs besides
+       `scope`; "*=SCOPES" for the tools not listed. NULL = none. */
+    const char *const *tool_scopes;
+    unsigned leeway_s; /* clock skew allowed on exp, nbf and iat (default 60, at most 300) */
+    unsigned
+        fetch_timeout_s; /* fetching the metadata or the keys gives up after this (default 5) */
+} mcpage_http_oauth;
+
+/* Fills `o` with the defaults above (issuer still to set). */
+MCPAGE_API void mcpage_http_oauth_init(mcpage_http_oauth *o);
+
 typedef struct mcpage_http_config {
     const char *host;                 /* numeric IPv4/IPv6 address to bind; default "127.0.0.1" */
     uint16_t port;                    /* 0 = any free port (mcpage_http_port() tells which) */
@@ -133,7 +174,8 @@ typedef struct mcpage_http_config {
      * its own. Return 0, or non-zero for a 500. NULL: other paths are 404.
      */
     int (*page)(void *ud, const mcpage_http_page_req *req, mcpage_http_page *out);
-    void *page_ud; /* passed to page */
+    void *page_ud;                  /* passed to page */
+    const mcpage_http_oauth *oauth; /* OAuth resource server (copied at start), or NULL */
 } mcpage_http_config;
 
 /* Fills `cfg` with the defaults above. */

@@ -32,6 +32,24 @@ void cli_http_usage(FILE *out)
         "                          'openssl rand -hex 32 > FILE'). A client's failed tokens\n"
         "                          are throttled: after 10, one per 6 s (429 with\n"
         "                          Retry-After)\n"
+        "  --oauth-issuer URL      be an OAuth 2.1 resource server (MCP authorization):\n"
+        "                          accept access tokens (JWT: RS256, ES256, EdDSA) issued\n"
+        "                          by URL (https; http only on loopback) for this server;\n"
+        "                          serves /.well-known/oauth-protected-resource, answers\n"
+        "                          401 with WWW-Authenticate: Bearer resource_metadata=...\n"
+        "                          and 403 insufficient_scope. --auth-token-file still\n"
+        "                          opens everything (one user)\n"
+        "  --oauth-jwks FILE_OR_URL  the issuer's keys (a JWKS file, re-read when it\n"
+        "                          changes, or an URL); default: the jwks_uri of the\n"
+        "                          issuer's metadata, cached per its Cache-Control\n"
+        "  --oauth-resource URL    this server's resource identifier, the audience its\n"
+        "                          tokens must name (default: http://HOST:PORT/mcp as\n"
+        "                          bound; required when bound to 0.0.0.0 or ::, or\n"
+        "                          behind a proxy)\n"
+        "  --oauth-scope SCOPES    scopes every request needs (default mcpage:read;\n"
+        "                          \"\" for none)\n"
+        "  --oauth-tool-scope TOOL=SCOPES  scopes a call of TOOL also needs, e.g.\n"
+        "                          read_raw=mcpage:raw (repeatable; TOOL * = the others)\n"
         "  --max-sessions N        live sessions before initialize gets 503 (default 1024)\n"
         "  --session-idle SECONDS  a session unused this long leaves memory (default 1800);\n"
         "                          its signed id still resumes it, here or on any instance\n"
@@ -99,6 +117,32 @@ bad:
     return false;
 }
 
+/* One --oauth-* option with its value; false after saying what is wrong. */
+static bool oauth_opt(cli_http_opts *o, const char *a, const char *v)
+{
+    if (strcmp(a, "--oauth-issuer") == 0)
+        o->oauth_issuer = v;
+    else if (strcmp(a, "--oauth-jwks") == 0)
+        o->oauth_jwks = v;
+    else if (strcmp(a, "--oauth-resource") == 0)
+        o->oauth_resource = v;
+    else if (strcmp(a, "--oauth-scope") == 0)
+        o->oauth_scope = v;
+    else if (strcmp(a, "--oauth-tool-scope") == 0 && o->noauth_tools < CLI_MAX_TOOL_SCOPES)
+        o->oauth_tools[o->noauth_tools++] = v;
+    else if (strcmp(a, "--oauth-tool-scope") == 0) {
+        (void)fprintf(stderr, "mcpage serve: at most %d --oauth-tool-scope\n", CLI_MAX_TOOL_SCOPES);
+        return false;
+    } else {
+        (void)fprintf(stderr,
+                      "mcpage serve: unknown option %s (the OAuth options are --oauth-issuer, "
+                      "--oauth-jwks, --oauth-resource, --oauth-scope, --oauth-tool-scope)\n",
+                      a);
+        return false;
+    }
+    return true;
+}
+
 int cli_http_parse(cli_http_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
@@ -120,6 +164,12 @@ int cli_http_parse(cli_http_opts *o, int argc, char **argv, int *i)
         o->token_file = v;
         if (!ok)
             text_term_printf(stderr, "mcpage serve: --auth-token-file needs a file name\n");
+    } else if (strncmp(a, "--oauth-", 8) == 0) {
+        ok = v != NULL && oauth_opt(o, a, v);
+        if (v == NULL)
+            (void)fprintf(stderr, "mcpage serve: %s needs a value (mcpage serve --help)\n", a);
+        else if (!ok)
+            return -1;
     } else if (strcmp(a, "--max-sessions") == 0) {
         ok = num(a, v, 1, 1000000, &o->max_sessions);
     } else if (strcmp(a, "--session-idle") == 0) {
@@ -219,8 +269,26 @@ int cli_http_serve(mcpage_server *srv, const cli_http_opts *o,
             return MCPAGE_EINVAL;
         hc.auth_token = token;
     }
+    mcpage_http_oauth oauth;
+    if (o->oauth_issuer) {
+        mcpage_http_oauth_init(&oauth);
+        oauth.issuer = o->oauth_issuer;
+        oauth.jwks = o->oauth_jwks;
+        oauth.resource = o->oauth_resource;
+        oauth.scope = o->oauth_scope ? o->oauth_scope : "mcpage:read";
+        oauth.tool_scopes = o->noauth_tools ? o->oauth_tools : NULL;
+        hc.oauth = &oauth;
+    } else if (o->oauth_jwks || o->oauth_resource || o->oauth_scope || o->noauth_tools) {
+        (void)fprintf(stderr, "mcpage serve: the --oauth-* options need --oauth-issuer URL\n");
+        if (token)
+            memset(token, 0, strlen(token));
+        free(token);
+        return MCPAGE_EINVAL;
+    }
     int rc = mcpage_serve_http(srv, &hc);
-    if (rc == MCPAGE_EINVAL)
+    if (rc == MCPAGE_EINVAL && o->oauth_issuer)
+        text_term_printf(stderr, "mcpage serve: the OAuth settings were refused (see above)\n");
+    else if (rc == MCPAGE_EINVAL)
         text_term_printf(stderr,
                          "mcpage serve: --http %s: give a numeric address (127.0.0.1, ::1, "
                          "0.0.0.0) or localhost\n",

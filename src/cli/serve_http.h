@@ -12,6 +12,8 @@
 
 /* Most --allow-origin options. */
 #define CLI_MAX_ORIGINS MCPAGE_HTTP_MAX_ORIGINS
+/* Most --oauth-tool-scope options. */
+#define CLI_MAX_TOOL_SCOPES 64
 
 typedef struct cli_http_opts {
     bool enabled;                             /* --http was given */
@@ -26,6 +28,12 @@ typedef struct cli_http_opts {
     long max_connections;                     /* --max-connections, 0 = default */
     long heartbeat;                           /* --heartbeat seconds, 0 = default */
     int ui;                                   /* --ui 1, --no-ui 0, -1 = on when loopback */
+    const char *oauth_issuer;                 /* --oauth-issuer URL, or NULL */
+    const char *oauth_jwks;                   /* --oauth-jwks FILE_OR_URL, or NULL */
+    const char *oauth_resource;               /* --oauth-resource URL, or NULL */
+    const char *oauth_scope;                  /* --oauth-scope SCOPES, or NULL = mcpage:read */
+    const char *oauth_tools[CLI_MAX_TOOL_SCOPES + 1]; /* --oauth-tool-scope, NULL-terminated */
+    int noauth_tools;                                 /* their count */
 } cli_http_opts;
 
 /*

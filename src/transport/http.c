@@ -74,6 +74,12 @@ static enum MHD_Result handle_health(mcpage_http *h, struct MHD_Connection *c, c
     return ret;
 }
 
+/* The tool a tools/call names, or NULL. */
+static const char *tool_name(const http_message *m)
+{
+    return json_string_value(json_object_get(json_object_get(m->v, "params"), "name"));
+}
+
 /*
  * The one place a complete POST body is dispatched: parsed once into a
  * message (http_request.c), then handed to the era that serves it. Today
@@ -88,6 +94,11 @@ static enum MHD_Result route_post(mcpage_http *h, struct MHD_Connection *c, http
     http_body_release(h, rq); /* the text is not needed once parsed */
     if (!parsed)
         return ret;
+    if (m.request && strcmp(m.method, "tools/call") == 0 &&
+        !http_check_tool_scope(h, c, rq, tool_name(&m), &ret)) {
+        http_message_clear(&m);
+        return ret;
+    }
     if (http_is_modern(c, &m)) {
         if (rq->hs) { /* looked up with the headers, but the body is of the stateless era */
             http_session_unref(rq->hs);
@@ -130,6 +141,8 @@ static enum MHD_Result route_headers(mcpage_http *h, struct MHD_Connection *c, h
                                      const char *url, const char *method)
 {
     enum MHD_Result ret = MHD_NO;
+    if (h->oauth && http_oauth_is_metadata_path(h->oauth, url))
+        return http_oauth_metadata_answer(h, c, method); /* public: no Origin, Host or token */
     if (!http_check_origin(h, c, &ret))
         return ret;
     if (strcmp(url, "/health") == 0)
@@ -148,7 +161,7 @@ static enum MHD_Result route_headers(mcpage_http *h, struct MHD_Connection *c, h
     if (!get && !post && !del)
         return http_fail(c, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_INVALID_REQUEST,
                          "Method Not Allowed: /mcp takes POST, GET and DELETE");
-    if (!http_check_auth(h, c, &ret))
+    if (!http_check_auth(h, c, rq, &ret))
         return ret;
     if ((get || del) && http_is_modern(c, NULL))
         return http_stateless_refuse(c, method);
@@ -214,6 +227,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     }
     http_page_release(cls, rq);
     http_body_release(cls, rq);
+    oauth_principal_clear(&rq->who);
     mcpage__free(rq);
 }
 
@@ -293,10 +307,33 @@ static void http_free(mcpage_http *h)
     mcpage__free(h->origins);
     mcpage__free(h->host);
     mcpage__free(h->tombs);
+    http_oauth_free(h->oauth);
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->auth_lock);
     pthread_mutex_destroy(&h->lock);
     mcpage__free(h);
+}
+
+/*
+ * The OAuth resource server, once the port is known: the resource
+ * defaults to this server's own /mcp URL, which only means something to
+ * clients when bound to a definite address.
+ */
+static int oauth_start(mcpage_http *h, const mcpage_http_oauth *o)
+{
+    char resource[300];
+    bool v6 = strchr(h->host, ':') != NULL;
+    bool wildcard = strcmp(h->host, "0.0.0.0") == 0 || strcmp(h->host, "::") == 0;
+    if (o->resource == NULL && wildcard) {
+        (void)fprintf(stderr,
+                      "mcpage: oauth: bound to %s, the server cannot name its own URL: "
+                      "give the resource (--oauth-resource https://HOST/mcp)\n",
+                      h->host);
+        return MCPAGE_EINVAL;
+    }
+    (void)snprintf(resource, sizeof resource, "http://%s%s%s:%u/mcp", v6 ? "[" : "", h->host,
+                   v6 ? "]" : "", (unsigned)h->port);
+    return http_oauth_new(o, resource, &h->oauth);
 }
 
 int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external, mcpage_http **out)
@@ -329,6 +366,7 @@ int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external,
     h->cfg.host = h->host;
     h->cfg.allow_origins = NULL;
     h->cfg.auth_token = NULL;
+    h->cfg.oauth = NULL;
     size_t n = 0;
     while (cfg->allow_origins && cfg->allow_origins[n])
         n++;
@@ -389,6 +427,10 @@ int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external,
         goto fail;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = info ? info->port : cfg->port;
+    if (cfg->oauth && (rc = oauth_start(h, cfg->oauth)) != 0) {
+        MHD_stop_daemon(h->d);
+        goto fail;
+    }
     if (pthread_create(&h->keeper, NULL, keeper_main, h) != 0) {
         MHD_stop_daemon(h->d);
         goto fail;

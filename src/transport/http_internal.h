@@ -39,6 +39,7 @@
 #include <mcpage/http.h>
 
 #include "mcp/server_internal.h"
+#include "transport/oauth.h"
 #include "transport/session_id.h"
 
 /* Ended session ids remembered so that this instance refuses them (at least). */
@@ -191,6 +192,7 @@ struct mcpage_http {
     pthread_mutex_t auth_lock;                /* guards auth_clients */
     http_auth_client auth_clients[HTTP_AUTH_CLIENTS]; /* failed authentications by client */
     size_t auth_next;                                 /* the slot a new client takes */
+    struct http_oauth *oauth; /* the OAuth resource server (oauth.h), or NULL */
 };
 
 /* The per-request state libmicrohttpd keeps for us (con_cls). */
@@ -206,6 +208,7 @@ typedef struct http_req {
     http_stream *st;       /* json stream awaited, or NULL */
     bool new_session;      /* this request created hs (initialize) */
     http_page_job *page;   /* a page: rendered on a worker while the connection waits */
+    oauth_principal who;   /* who sent it (OAuth: the token's subject and scopes) */
 } http_req;
 
 /* A POSTed JSON-RPC message, parsed once and checked as an envelope. */
@@ -245,8 +248,22 @@ bool http_accepts(const char *accept, const char *type);
 bool http_check_origin(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
 /* The MCP endpoint: the Host names this server (DNS rebinding). */
 bool http_check_host(const mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
-/* The token, unless the client is throttled for failed ones (429 with Retry-After). */
-bool http_check_auth(mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret);
+/*
+ * The credentials: the static token, or an OAuth access token (then
+ * rq->who is filled); unless the client is throttled for failed ones
+ * (429 with Retry-After). A refusal is 401 (or 403 insufficient_scope,
+ * 503 when the issuer's keys cannot be had) with its WWW-Authenticate.
+ */
+bool http_check_auth(mcpage_http *h, struct MHD_Connection *c, http_req *rq, enum MHD_Result *ret);
+/*
+ * OAuth: a tools/call of `tool` needs scopes rq->who lacks; answers 403
+ * insufficient_scope naming them and returns false.
+ */
+bool http_check_tool_scope(mcpage_http *h, struct MHD_Connection *c, const http_req *rq,
+                           const char *tool, enum MHD_Result *ret);
+/* GET /.well-known/oauth-protected-resource[/PATH]: the resource's metadata (RFC 9728). */
+enum MHD_Result http_oauth_metadata_answer(mcpage_http *h, struct MHD_Connection *c,
+                                           const char *method);
 /*
  * Throttling of failed authentication per client address: a leaky bucket
  * of HTTP_AUTH_BURST failures, one leaking away every HTTP_AUTH_DECAY_S.

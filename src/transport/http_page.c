@@ -192,7 +192,7 @@ static void login_location(const char *url, char *out, size_t cap)
 static bool page_auth(mcpage_http *h, struct MHD_Connection *c, const char *url,
                       enum MHD_Result *ret)
 {
-    if (!h->auth)
+    if (!h->auth && h->oauth == NULL)
         return true;
     unsigned wait = http_auth_wait(h, c, false);
     if (wait) { /* before any comparison: a throttled guess learns nothing */
@@ -200,7 +200,16 @@ static bool page_auth(mcpage_http *h, struct MHD_Connection *c, const char *url,
         return false;
     }
     const char *tok = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
-    if (tok && http_token_matches(h, tok)) {
+    const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (h->oauth && tok == NULL && authz) { /* an OAuth client reading pages: its token */
+        oauth_principal who;
+        char why[600];
+        if (http_oauth_check(h->oauth, authz, &who, why, sizeof why) == OAUTH_PASS) {
+            oauth_principal_clear(&who);
+            return true;
+        }
+    }
+    if (h->auth && tok && http_token_matches(h, tok)) {
         char value[2 * SHA256_DIGEST_LENGTH + 1], where[1200], headers[1400];
         cookie_value(h, value);
         login_location(url, where, sizeof where);
@@ -212,9 +221,7 @@ static bool page_auth(mcpage_http *h, struct MHD_Connection *c, const char *url,
         *ret = page_queue(c, MHD_HTTP_SEE_OTHER, "text/plain", "", 0, headers);
         return false;
     }
-    if (tok == NULL &&
-        (cookie_ok(h, c) ||
-         http_auth_header_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"))))
+    if (h->auth && tok == NULL && (cookie_ok(h, c) || http_auth_header_ok(h, authz)))
         return true;
     if (tok || MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization") ||
         MHD_lookup_connection_value(c, MHD_COOKIE_KIND, PAGE_COOKIE))

@@ -20,6 +20,7 @@
 #include "page/alloc.h"
 #include "page/jw.h"
 #include "transport/http_internal.h"
+#include "transport/jwt.h"
 
 /* ------------------------------------------------------------ answers */
 
@@ -366,9 +367,79 @@ enum MHD_Result http_fail_throttled(struct MHD_Connection *c, unsigned wait)
     return fail_retry(c, MHD_HTTP_TOO_MANY_REQUESTS, RPC_INVALID_REQUEST, msg, wait);
 }
 
-bool http_check_auth(mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *ret)
+/* A refusal of credentials: `status` with the WWW-Authenticate challenge and a JSON-RPC body. */
+static enum MHD_Result fail_challenge(struct MHD_Connection *c, unsigned status,
+                                      const char *challenge, const char *message)
 {
-    if (!h->auth)
+    jw w;
+    jw_init(&w, 4096);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "jsonrpc", "2.0");
+    jw_key(&w, "id");
+    jw_null(&w);
+    jw_key(&w, "error");
+    jw_object_begin(&w);
+    jw_kv_int(&w, "code", RPC_INVALID_REQUEST);
+    jw_kv_string(&w, "message", message);
+    jw_object_end(&w);
+    jw_object_end(&w);
+    enum MHD_Result ok = MHD_NO;
+    struct MHD_Response *r =
+        w.err ? NULL : MHD_create_response_from_buffer(w.len, (void *)w.buf, MHD_RESPMEM_MUST_COPY);
+    if (r) {
+        MHD_add_response_header(r, "Content-Type", "application/json");
+        if (challenge)
+            MHD_add_response_header(r, "WWW-Authenticate", challenge);
+        if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+            MHD_add_response_header(r, "Retry-After", "5");
+        http_add_cors(c, r);
+        MHD_add_response_header(r, "Access-Control-Expose-Headers",
+                                "Mcp-Session-Id, WWW-Authenticate");
+        ok = MHD_queue_response(c, status, r);
+        MHD_destroy_response(r);
+    }
+    jw_free(&w);
+    return ok;
+}
+
+/* An OAuth refusal: the verdict's status, challenge and message. */
+static enum MHD_Result fail_oauth(mcpage_http *h, struct MHD_Connection *c, oauth_verdict v,
+                                  const char *why, const char *need)
+{
+    char msg[700];
+    unsigned status = MHD_HTTP_UNAUTHORIZED;
+    char *challenge = NULL;
+    switch (v) {
+    case OAUTH_NO_TOKEN:
+        (void)snprintf(msg, sizeof msg, "Unauthorized: %s", why);
+        challenge = http_oauth_challenge(h->oauth, NULL, NULL, http_oauth_base_scope(h->oauth));
+        break;
+    case OAUTH_BAD_TOKEN:
+        (void)snprintf(msg, sizeof msg, "Unauthorized: invalid access token: %s", why);
+        challenge = http_oauth_challenge(h->oauth, "invalid_token", why, NULL);
+        break;
+    case OAUTH_SCOPE:
+        status = MHD_HTTP_FORBIDDEN;
+        (void)snprintf(msg, sizeof msg,
+                       "Forbidden: insufficient_scope: %s; ask the authorization server for a "
+                       "token with scope \"%.200s\"",
+                       why, need);
+        challenge = http_oauth_challenge(h->oauth, "insufficient_scope", why, need);
+        break;
+    case OAUTH_UNAVAILABLE:
+    case OAUTH_PASS:
+        status = MHD_HTTP_SERVICE_UNAVAILABLE;
+        (void)snprintf(msg, sizeof msg, "Service Unavailable: %s", why);
+        break;
+    }
+    enum MHD_Result ret = fail_challenge(c, status, challenge, msg);
+    mcpage__free(challenge);
+    return ret;
+}
+
+bool http_check_auth(mcpage_http *h, struct MHD_Connection *c, http_req *rq, enum MHD_Result *ret)
+{
+    if (!h->auth && h->oauth == NULL)
         return true;
     /* A throttled client is refused before its token is compared: the answer must not tell
        a right guess from a wrong one. */
@@ -377,12 +448,72 @@ bool http_check_auth(mcpage_http *h, struct MHD_Connection *c, enum MHD_Result *
         *ret = http_fail_throttled(c, wait);
         return false;
     }
-    if (http_auth_header_ok(h, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization")))
+    const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (h->auth && authz && http_auth_header_ok(h, authz)) {
+        rq->who.all = true; /* the static token: its one user may do anything */
         return true;
-    (void)http_auth_wait(h, c, true);
-    *ret = http_fail(c, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST,
-                     "Unauthorized: send Authorization: Bearer TOKEN with the server's token");
+    }
+    if (h->oauth == NULL) {
+        (void)http_auth_wait(h, c, true);
+        *ret = http_fail(c, MHD_HTTP_UNAUTHORIZED, RPC_INVALID_REQUEST,
+                         "Unauthorized: send Authorization: Bearer TOKEN with the server's token");
+        return false;
+    }
+    char why[600] = "";
+    oauth_verdict v = http_oauth_check(h->oauth, authz, &rq->who, why, sizeof why);
+    if (v == OAUTH_PASS)
+        return true;
+    if (v == OAUTH_BAD_TOKEN || (v == OAUTH_NO_TOKEN && authz))
+        (void)http_auth_wait(h, c, true);
+    *ret = fail_oauth(h, c, v, why, http_oauth_base_scope(h->oauth));
     return false;
+}
+
+bool http_check_tool_scope(mcpage_http *h, struct MHD_Connection *c, const http_req *rq,
+                           const char *tool, enum MHD_Result *ret)
+{
+    if (h->oauth == NULL || rq->who.all || tool == NULL)
+        return true;
+    const char *need = http_oauth_tool_scope(h->oauth, tool);
+    if (need == NULL || jwt_scopes_cover(rq->who.scopes, need))
+        return true;
+    char why[300];
+    (void)snprintf(why, sizeof why, "the tool %.64s needs the scope %.150s", tool, need);
+    *ret = fail_oauth(h, c, OAUTH_SCOPE, why, need);
+    return false;
+}
+
+enum MHD_Result http_oauth_metadata_answer(mcpage_http *h, struct MHD_Connection *c,
+                                           const char *method)
+{
+    if (strcmp(method, "OPTIONS") == 0) {
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (r == NULL)
+            return MHD_NO;
+        MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+        MHD_add_response_header(r, "Access-Control-Allow-Methods", "GET");
+        MHD_add_response_header(r, "Access-Control-Allow-Headers", "MCP-Protocol-Version");
+        enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_NO_CONTENT, r);
+        MHD_destroy_response(r);
+        return ok;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return http_fail(c, MHD_HTTP_METHOD_NOT_ALLOWED, RPC_INVALID_REQUEST,
+                         "Method Not Allowed: the resource metadata takes GET");
+    size_t len;
+    const char *doc = http_oauth_metadata(h->oauth, &len);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)doc, MHD_RESPMEM_PERSISTENT);
+    if (r == NULL)
+        return MHD_NO;
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Cache-Control", "max-age=3600");
+    /* Public by design (RFC 9728): browser clients on any origin read it. */
+    MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+    enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    return ok;
 }
 
 bool http_check_version(struct MHD_Connection *c, enum MHD_Result *ret)

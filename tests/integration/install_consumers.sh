@@ -110,7 +110,7 @@ done
 # --static --libs` (Libs.private names them directly, so no static closure
 # of other packages is asked for), with libmcpage.a for -lmcpage.
 step "pkg-config, static: cc ... libmcpage.a \$(pkg-config --static --libs mcpage)"
-for l in -lcrypto -lmicrohttpd; do
+for l in -lcrypto -lmicrohttpd -lcurl; do
   pkg-config --static --libs mcpage | grep -q -- "$l" || fail "mcpage.pc's static libs lack $l"
 done
 static_libs="$libdir/libmcpage.a $(pkg-config --static --libs mcpage | sed -e 's/-lmcpage//' -e 's/-Wl,-rpath,[^ ]*//')"

@@ -4,7 +4,7 @@
 #
 #   page       the contract (builders, cursors, tokens): nothing above it
 #   mcp        the runtime: page
-#   transport  HTTP: page, mcp, libmicrohttpd
+#   transport  HTTP: page, mcp, libmicrohttpd, libcurl (the OAuth keys)
 #   program    mcpage_main: page; mcp and transport through the public API
 #   store      the archive store: SQLite, libpq; no protocol
 #   sync       transcripts into the store: store (and SQLite, to read OpenCode)
@@ -35,7 +35,7 @@ declare -A may=(
 declare -A libs=(
   [page]=""
   [mcp]=""
-  [transport]="microhttpd.h"
+  [transport]="microhttpd.h curl/curl.h"
   [program]=""
   [store]="sqlite3.h libpq-fe.h"
   [sync]="sqlite3.h"
