@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "page/alloc.h"
 #include "page/utf8.h"
 
 /* The code point of the valid sequence of `len` bytes at s (2 to 4). */
@@ -84,7 +85,7 @@ void text_term_printf(FILE *f, const char *fmt, ...)
         return;
     char *buf = small;
     if ((size_t)n >= sizeof small) {
-        buf = malloc((size_t)n + 1);
+        buf = mcpage__malloc((size_t)n + 1);
         if (buf == NULL)
             return;
         va_start(ap, fmt);
@@ -93,7 +94,7 @@ void text_term_printf(FILE *f, const char *fmt, ...)
     }
     text_term_write(f, buf, (size_t)n);
     if (buf != small)
-        free(buf);
+        mcpage__free(buf);
 }
 
 static size_t escape_into(char *buf, size_t cap, const char *s, size_t n, bool line)
