@@ -69,22 +69,28 @@ enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, const char
     return queue_retry(c, status, ctype, body, len, sid, 0);
 }
 
+/* The JSON-RPC error body of a refusal made before any request is read (id null). */
+static void rpc_error_body(jw *w, int code, const char *message)
+{
+    jw_init(w, 4096);
+    jw_object_begin(w);
+    jw_kv_string(w, "jsonrpc", "2.0");
+    jw_key(w, "id");
+    jw_null(w);
+    jw_key(w, "error");
+    jw_object_begin(w);
+    jw_kv_int(w, "code", code);
+    jw_kv_string(w, "message", message);
+    jw_object_end(w);
+    jw_object_end(w);
+}
+
 /* A JSON-RPC error body (id null) with `status`, and Retry-After when it is 429 or 503. */
 static enum MHD_Result fail_retry(struct MHD_Connection *c, unsigned status, int code,
                                   const char *message, unsigned retry_after)
 {
     jw w;
-    jw_init(&w, 4096);
-    jw_object_begin(&w);
-    jw_kv_string(&w, "jsonrpc", "2.0");
-    jw_key(&w, "id");
-    jw_null(&w);
-    jw_key(&w, "error");
-    jw_object_begin(&w);
-    jw_kv_int(&w, "code", code);
-    jw_kv_string(&w, "message", message);
-    jw_object_end(&w);
-    jw_object_end(&w);
+    rpc_error_body(&w, code, message);
     enum MHD_Result ok = queue_retry(c, status, "application/json", w.err ? "" : w.buf,
                                      w.err ? 0 : w.len, NULL, retry_after);
     jw_free(&w);
@@ -372,17 +378,7 @@ static enum MHD_Result fail_challenge(struct MHD_Connection *c, unsigned status,
                                       const char *challenge, const char *message)
 {
     jw w;
-    jw_init(&w, 4096);
-    jw_object_begin(&w);
-    jw_kv_string(&w, "jsonrpc", "2.0");
-    jw_key(&w, "id");
-    jw_null(&w);
-    jw_key(&w, "error");
-    jw_object_begin(&w);
-    jw_kv_int(&w, "code", RPC_INVALID_REQUEST);
-    jw_kv_string(&w, "message", message);
-    jw_object_end(&w);
-    jw_object_end(&w);
+    rpc_error_body(&w, RPC_INVALID_REQUEST, message);
     enum MHD_Result ok = MHD_NO;
     struct MHD_Response *r =
         w.err ? NULL : MHD_create_response_from_buffer(w.len, (void *)w.buf, MHD_RESPMEM_MUST_COPY);

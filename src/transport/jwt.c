@@ -25,8 +25,7 @@
 /* Deepest nesting accepted in a header, a payload or a JWKS. */
 #define JWT_MAX_DEPTH 16
 
-static void say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t cap, const char *fmt, ...)
+void jwt_say(char *why, size_t cap, const char *fmt, ...)
 {
     if (why == NULL || cap == 0)
         return;
@@ -197,19 +196,19 @@ int jwt_keyset_parse(const char *json, size_t len, jwt_keyset *out, char *why, s
 {
     memset(out, 0, sizeof *out);
     if (len > JWT_MAX_JWKS) {
-        say(why, cap, "the JWKS is %zu bytes, more than the %zu accepted", len, JWT_MAX_JWKS);
+        jwt_say(why, cap, "the JWKS is %zu bytes, more than the %zu accepted", len, JWT_MAX_JWKS);
         return -1;
     }
     json_t *doc = NULL;
     char perr[256];
     if (jsonin_parse(json, len, JWT_MAX_JWKS, JWT_MAX_DEPTH, &doc, perr, sizeof perr) !=
         JSONIN_OK) {
-        say(why, cap, "the JWKS is not JSON: %s", perr);
+        jwt_say(why, cap, "the JWKS is not JSON: %s", perr);
         return -1;
     }
     const json_t *keys = json_object_get(doc, "keys");
     if (!json_is_array(keys)) {
-        say(why, cap, "the JWKS has no \"keys\" array");
+        jwt_say(why, cap, "the JWKS has no \"keys\" array");
         json_decref(doc);
         return -1;
     }
@@ -217,7 +216,7 @@ int jwt_keyset_parse(const char *json, size_t len, jwt_keyset *out, char *why, s
     size_t room = total < JWT_MAX_KEYS ? total : JWT_MAX_KEYS;
     out->keys = room ? mcpage__calloc(room, sizeof *out->keys) : NULL;
     if (room && out->keys == NULL) {
-        say(why, cap, "out of memory");
+        jwt_say(why, cap, "out of memory");
         json_decref(doc);
         return -1;
     }
@@ -295,7 +294,7 @@ static json_t *part_json(const char *s, size_t n, const char *name, char *why, s
     size_t len = 0;
     uint8_t *raw = b64url_dup(s, n, &len);
     if (raw == NULL) {
-        say(why, cap, "the token's %s is not base64url", name);
+        jwt_say(why, cap, "the token's %s is not base64url", name);
         return NULL;
     }
     json_t *v = NULL;
@@ -304,7 +303,7 @@ static json_t *part_json(const char *s, size_t n, const char *name, char *why, s
         jsonin_parse((const char *)raw, len, JWT_MAX_TOKEN, JWT_MAX_DEPTH, &v, perr, sizeof perr);
     mcpage__free(raw);
     if (st != JSONIN_OK || !json_is_object(v)) {
-        say(why, cap, "the token's %s is not a JSON object", name);
+        jwt_say(why, cap, "the token's %s is not a JSON object", name);
         json_decref(v);
         return NULL;
     }
@@ -331,24 +330,25 @@ static jwt_status header_check(const json_t *hdr, jwt_alg *alg, const char **kid
     const char *name = json_string_value(json_object_get(hdr, "alg"));
     *alg = alg_named(name);
     if (*alg == JWT_ALG_NONE) {
-        say(why, cap,
-            "the token's algorithm \"%.20s\" is not accepted (RS256, ES256, EdDSA, Ed25519)",
-            name ? name : "(none)");
+        jwt_say(why, cap,
+                "the token's algorithm \"%.20s\" is not accepted (RS256, ES256, EdDSA, Ed25519)",
+                name ? name : "(none)");
         return JWT_EMALFORMED;
     }
     if (json_object_get(hdr, "crit")) {
-        say(why, cap,
-            "the token's header has \"crit\" extensions, which this server does not "
-            "understand");
+        jwt_say(why, cap,
+                "the token's header has \"crit\" extensions, which this server does not "
+                "understand");
         return JWT_EMALFORMED;
     }
     if (!typ_ok(json_object_get(hdr, "typ"))) {
-        say(why, cap, "the token's typ is not JWT or at+jwt (an ID token is not an access token)");
+        jwt_say(why, cap,
+                "the token's typ is not JWT or at+jwt (an ID token is not an access token)");
         return JWT_EMALFORMED;
     }
     const json_t *jkid = json_object_get(hdr, "kid");
     if (jkid && (!json_is_string(jkid) || json_string_length(jkid) > JWT_MAX_KID)) {
-        say(why, cap, "the token's kid is not a string of at most %d bytes", JWT_MAX_KID);
+        jwt_say(why, cap, "the token's kid is not a string of at most %d bytes", JWT_MAX_KID);
         return JWT_EMALFORMED;
     }
     *kid = json_string_value(jkid);
@@ -376,11 +376,11 @@ jwt_status jwt_verify(const jwt_keyset *ks, const char *token, json_t **payload,
     size_t len = strnlen(token, JWT_MAX_TOKEN + 1);
     size_t dots[2];
     if (len > JWT_MAX_TOKEN) {
-        say(why, cap, "the token is longer than %d bytes", JWT_MAX_TOKEN);
+        jwt_say(why, cap, "the token is longer than %d bytes", JWT_MAX_TOKEN);
         return JWT_EMALFORMED;
     }
     if (!split_compact(token, len, dots)) {
-        say(why, cap, "the token is not a JWT (three base64url parts separated by dots)");
+        jwt_say(why, cap, "the token is not a JWT (three base64url parts separated by dots)");
         return JWT_EMALFORMED;
     }
     json_t *hdr = part_json(token, dots[0], "header", why, cap);
@@ -394,16 +394,16 @@ jwt_status jwt_verify(const jwt_keyset *ks, const char *token, json_t **payload,
     if (st == JWT_OK) {
         sig = b64url_dup(token + dots[1] + 1, len - dots[1] - 1, &slen);
         if (sig == NULL) {
-            say(why, cap, "the token's signature is not base64url");
+            jwt_say(why, cap, "the token's signature is not base64url");
             st = JWT_EMALFORMED;
         }
     }
     if (st == JWT_OK) {
         st = JWT_ENOKEY;
-        say(why, cap, "no key of the issuer's JWKS has kid \"%.64s\" for %s", kid ? kid : "",
-            alg == JWT_ALG_RS256   ? "RS256"
-            : alg == JWT_ALG_ES256 ? "ES256"
-                                   : "EdDSA");
+        jwt_say(why, cap, "no key of the issuer's JWKS has kid \"%.64s\" for %s", kid ? kid : "",
+                alg == JWT_ALG_RS256   ? "RS256"
+                : alg == JWT_ALG_ES256 ? "ES256"
+                                       : "EdDSA");
         for (size_t i = 0; i < ks->n && st != JWT_OK; i++) {
             const jwt_key *k = &ks->keys[i];
             if (k->alg != alg || (kid && (k->kid == NULL || strcmp(k->kid, kid) != 0)))
@@ -411,7 +411,7 @@ jwt_status jwt_verify(const jwt_keyset *ks, const char *token, json_t **payload,
             st = signature_ok(k, token, dots[1], sig, slen) ? JWT_OK : JWT_EBADSIG;
         }
         if (st == JWT_EBADSIG)
-            say(why, cap, "the token's signature does not verify with the issuer's key");
+            jwt_say(why, cap, "the token's signature does not verify with the issuer's key");
     }
     mcpage__free(sig);
     json_decref(hdr);
@@ -457,39 +457,39 @@ jwt_status jwt_check_claims(const json_t *payload, const jwt_expect *ex, char *w
 {
     const char *iss = json_string_value(json_object_get(payload, "iss"));
     if (iss == NULL || strcmp(iss, ex->issuer) != 0) {
-        say(why, cap, "the token was issued by \"%.100s\", not by this server's issuer %.100s",
-            iss ? iss : "(no iss)", ex->issuer);
+        jwt_say(why, cap, "the token was issued by \"%.100s\", not by this server's issuer %.100s",
+                iss ? iss : "(no iss)", ex->issuer);
         return JWT_ECLAIMS;
     }
     if (!audience_has(json_object_get(payload, "aud"), ex->audience)) {
-        say(why, cap,
-            "the token's audience is not this resource (%.200s); ask for a token "
-            "with resource=%.200s",
-            ex->audience, ex->audience);
+        jwt_say(why, cap,
+                "the token's audience is not this resource (%.200s); ask for a token "
+                "with resource=%.200s",
+                ex->audience, ex->audience);
         return JWT_ECLAIMS;
     }
     bool has_exp, has_nbf, has_iat;
     int64_t exp = 0, nbf = 0, iat = 0;
     int64_t skew = (int64_t)ex->leeway_s;
     if (!numeric_date(payload, "exp", &has_exp, &exp) || !has_exp) {
-        say(why, cap, "the token has no numeric exp");
+        jwt_say(why, cap, "the token has no numeric exp");
         return JWT_ECLAIMS;
     }
     if (ex->now > exp + skew) {
-        say(why, cap, "the token expired %lld s ago", (long long)(ex->now - exp));
+        jwt_say(why, cap, "the token expired %lld s ago", (long long)(ex->now - exp));
         return JWT_ECLAIMS;
     }
     if (!numeric_date(payload, "nbf", &has_nbf, &nbf) || (has_nbf && ex->now + skew < nbf)) {
-        say(why, cap, "the token is not valid yet (nbf)");
+        jwt_say(why, cap, "the token is not valid yet (nbf)");
         return JWT_ECLAIMS;
     }
     if (!numeric_date(payload, "iat", &has_iat, &iat) || (has_iat && ex->now + skew < iat)) {
-        say(why, cap, "the token was issued in the future (iat)");
+        jwt_say(why, cap, "the token was issued in the future (iat)");
         return JWT_ECLAIMS;
     }
     const char *sub = json_string_value(json_object_get(payload, "sub"));
     if (sub == NULL || sub[0] == '\0') {
-        say(why, cap, "the token has no subject (sub)");
+        jwt_say(why, cap, "the token has no subject (sub)");
         return JWT_ECLAIMS;
     }
     return JWT_OK;

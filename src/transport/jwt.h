@@ -103,4 +103,8 @@ char *jwt_scopes(const json_t *payload);
 /* True when the space-separated `have` holds every scope of the space-separated `need`. */
 bool jwt_scopes_cover(const char *have, const char *need);
 
+/* Writes a reason into why[0..cap) (nothing when why is NULL): the verdicts' wording here and in
+ * oauth.c. */
+void jwt_say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

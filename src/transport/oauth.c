@@ -74,17 +74,6 @@ static int64_t mono_s(void)
     return (int64_t)ts.tv_sec;
 }
 
-static void say(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *why, size_t cap, const char *fmt, ...)
-{
-    if (why == NULL || cap == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    (void)vsnprintf(why, cap, fmt, ap);
-    va_end(ap);
-}
-
 /* ------------------------------------------------------------ URLs */
 
 /* The host part of "scheme://host[:port]/..." (start and length); false when none. */
@@ -259,7 +248,7 @@ static int fetch(const http_oauth *o, const char *url, size_t max, char **body, 
     pthread_once(&curl_once, curl_start);
     CURL *c = curl_easy_init();
     if (c == NULL) {
-        say(why, cap, "out of memory");
+        jwt_say(why, cap, "out of memory");
         return -1;
     }
     fetch_buf b = {.max = max, .max_age = -1};
@@ -286,11 +275,11 @@ static int fetch(const http_oauth *o, const char *url, size_t max, char **body, 
     curl_easy_cleanup(c);
     if (rc != CURLE_OK || status != 200 || b.data == NULL) {
         if (b.too_big || rc == CURLE_FILESIZE_EXCEEDED)
-            say(why, cap, "%.300s answered more than %zu bytes", url, max);
+            jwt_say(why, cap, "%.300s answered more than %zu bytes", url, max);
         else if (rc != CURLE_OK)
-            say(why, cap, "%.300s: %.200s", url, err[0] ? err : curl_easy_strerror(rc));
+            jwt_say(why, cap, "%.300s: %.200s", url, err[0] ? err : curl_easy_strerror(rc));
         else
-            say(why, cap, "%.300s answered HTTP %ld", url, status);
+            jwt_say(why, cap, "%.300s answered HTTP %ld", url, status);
         mcpage__free(b.data);
         return -1;
     }
@@ -357,7 +346,7 @@ static char *discover_jwks_uri(const http_oauth *o, char *why, size_t cap)
     for (size_t i = 0; i < 3; i++)
         mcpage__free(tries[i]);
     if (found == NULL)
-        say(why, cap, "the issuer's metadata: %s", first[0] ? first : "not found");
+        jwt_say(why, cap, "the issuer's metadata: %s", first[0] ? first : "not found");
     return found;
 }
 
@@ -376,7 +365,7 @@ static oauth_keys *keys_from_text(const char *text, size_t len, char *why, size_
 {
     oauth_keys *k = mcpage__calloc(1, sizeof *k);
     if (k == NULL) {
-        say(why, cap, "out of memory");
+        jwt_say(why, cap, "out of memory");
         return NULL;
     }
     if (jwt_keyset_parse(text, len, &k->set, why, cap) != 0) {
@@ -384,8 +373,8 @@ static oauth_keys *keys_from_text(const char *text, size_t len, char *why, size_
         return NULL;
     }
     if (k->set.n == 0) {
-        say(why, cap, "the JWKS holds no RS256, ES256 or Ed25519 signature key (%zu skipped)",
-            k->set.skipped);
+        jwt_say(why, cap, "the JWKS holds no RS256, ES256 or Ed25519 signature key (%zu skipped)",
+                k->set.skipped);
         jwt_keyset_free(&k->set);
         mcpage__free(k);
         return NULL;
@@ -399,7 +388,7 @@ static oauth_keys *keys_from_file(http_oauth *o, char *why, size_t cap)
 {
     FILE *f = fopen(o->jwks, "rb");
     if (f == NULL) {
-        say(why, cap, "cannot open the JWKS file %.300s", o->jwks);
+        jwt_say(why, cap, "cannot open the JWKS file %.300s", o->jwks);
         return NULL;
     }
     struct stat st;
@@ -407,8 +396,8 @@ static oauth_keys *keys_from_file(http_oauth *o, char *why, size_t cap)
     size_t len = 0;
     oauth_keys *k = NULL;
     if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > JWT_MAX_JWKS) {
-        say(why, cap, "the JWKS file %.300s is not a regular file of at most %zu bytes", o->jwks,
-            JWT_MAX_JWKS);
+        jwt_say(why, cap, "the JWKS file %.300s is not a regular file of at most %zu bytes",
+                o->jwks, JWT_MAX_JWKS);
         goto done;
     }
     buf = mcpage__malloc((size_t)st.st_size + 1);
@@ -803,7 +792,7 @@ static jwt_status verify_token(http_oauth *o, const char *tok, json_t **payload,
         oauth_keys *k = keys_get(o);
         if (k == NULL) {
             *no_keys = true;
-            say(why, cap, "the issuer's keys cannot be had right now; retry shortly");
+            jwt_say(why, cap, "the issuer's keys cannot be had right now; retry shortly");
             return JWT_ENOKEY;
         }
         jwt_status st = jwt_verify(&k->set, tok, payload, why, cap);
@@ -819,8 +808,8 @@ oauth_verdict http_oauth_check(http_oauth *o, const char *authz, oauth_principal
 {
     memset(p, 0, sizeof *p);
     if (authz == NULL || strncasecmp(authz, "Bearer ", 7) != 0) {
-        say(why, cap, "send Authorization: Bearer TOKEN with an access token from %.300s",
-            o->issuer);
+        jwt_say(why, cap, "send Authorization: Bearer TOKEN with an access token from %.300s",
+                o->issuer);
         return OAUTH_NO_TOKEN;
     }
     const char *tok = authz + 7;
@@ -847,11 +836,11 @@ oauth_verdict http_oauth_check(http_oauth *o, const char *authz, oauth_principal
     json_decref(payload);
     if (p->subject == NULL || p->scopes == NULL) {
         oauth_principal_clear(p);
-        say(why, cap, "out of memory");
+        jwt_say(why, cap, "out of memory");
         return OAUTH_UNAVAILABLE;
     }
     if (!jwt_scopes_cover(p->scopes, o->scope)) {
-        say(why, cap, "the token lacks the scope %.200s this server needs", o->scope);
+        jwt_say(why, cap, "the token lacks the scope %.200s this server needs", o->scope);
         oauth_principal_clear(p);
         return OAUTH_SCOPE;
     }
