@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ static void usage(FILE *out)
         "                    $XDG_DATA_HOME/mcpage/archive.db or "
         "~/.local/share/mcpage/archive.db)\n"
         "  --no-sync         serve the archive as it is: no sync on start or while running\n"
+        "                    (with no archive yet, an empty one is made and served)\n"
         "  --sync-interval S sync again every S seconds while serving (default %d)\n"
         "  --no-watch        do not watch the agents' folders (env MCPAGE_NO_WATCH=1): sync\n"
         "                    on the interval only. Watching (Linux inotify, on by default)\n"
@@ -369,6 +371,33 @@ static int parse_args(int argc, char **argv, serve_cmd *c, serve_sync *ss)
     return -1;
 }
 
+/* --no-sync on a machine that never synced: an empty archive is served (created here,
+   migrated, with nothing in it), so every tool answers page one instead of an error;
+   stderr says how to fill it. 0, or 1 after saying why it could not be made. */
+static int empty_archive(const char *db)
+{
+    struct stat st;
+    if (store_spec_is_url(db) || stat(db, &st) == 0 || errno != ENOENT)
+        return 0; /* a shared store, or a file whose state the store's own check names */
+    char err[600], shown[SYNC_PATH_MAX];
+    store_spec_display(db, shown, sizeof shown);
+    store *w = NULL;
+    if (sync_make_parent_dirs(db) < 0 ||
+        store_open_msg(db, STORE_OPEN_WRITE, &w, err, sizeof err) < 0) {
+        text_term_printf(stderr,
+                         "mcpage serve: there is no archive at %s and none can be made: %s\n",
+                         shown, w ? store_errmsg(w) : err);
+        store_close(w);
+        return 1;
+    }
+    store_close(w);
+    text_term_printf(stderr,
+                     "mcpage serve: there was no archive at %s: serving an empty one; run "
+                     "'mcpage sync' (or serve without --no-sync) to fill it\n",
+                     shown);
+    return 0;
+}
+
 /* The server with the archive's tools; 0, or 1 after saying why. */
 static int server_open(const serve_cmd *c, const serve_sync *ss, cli_archive *arc,
                        mcpage_server **srv)
@@ -429,7 +458,8 @@ int cli_cmd_serve(int argc, char **argv)
     if (c.export_dir)
         arc.tools.export_dir = c.export_dir;
     mcpage_server *srv = NULL;
-    if ((!c.no_sync && sync_start(&ss, arc.db) != 0) || server_open(&c, &ss, &arc, &srv) != 0) {
+    if ((c.no_sync ? empty_archive(arc.db) : sync_start(&ss, arc.db)) != 0 ||
+        server_open(&c, &ss, &arc, &srv) != 0) {
         sync_stop(&ss);
         cli_archive_close(&arc);
         return 1;

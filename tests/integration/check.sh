@@ -149,6 +149,23 @@ for era in 2026-07-28 2025-11-25; do
     }' "$tmp/bare.json" || fail "bare mcpage serve ($era)"
 done
 echo "check: mcpage check -- mcpage serve --no-sync: exit 0, no error or warning in either era, ids guessed"
+# The same example on a machine that never synced (no archive file): serve
+# makes an empty archive and says so on stderr; the tools answer page one.
+for era in 2026-07-28 2025-11-25; do
+  rm -rf "$tmp/fresh"
+  MCPAGE_DB="$tmp/fresh/d/archive.db" "$MCPAGE_BIN" check --json --quiet --warnings-fail --era "$era" \
+    -- "$MCPAGE_BIN" serve --no-sync >"$tmp/fresh.json" || fail "fresh mcpage serve ($era): $(cat "$tmp/fresh.json")"
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const called = r.tools.filter((t) => t.called).map((t) => t.name);
+    if (r.summary.errors || r.summary.warnings || !called.includes("list_sessions") || !called.includes("usage_report")) {
+      console.error(JSON.stringify(r.findings), called); process.exit(1);
+    }' "$tmp/fresh.json" || fail "fresh mcpage serve ($era)"
+  [ -s "$tmp/fresh/d/archive.db" ] || fail "fresh mcpage serve ($era): no empty archive made"
+done
+MCPAGE_DB="$tmp/fresh2/archive.db" "$MCPAGE_BIN" serve --no-sync </dev/null 2>"$tmp/fresh.err" >/dev/null || true
+grep -q "serving an empty one; run 'mcpage sync'" "$tmp/fresh.err" || fail "fresh serve says nothing: $(cat "$tmp/fresh.err")"
+echo "check: with no archive at all, mcpage check -- mcpage serve --no-sync: exit 0, no error (an empty archive, named on stderr)"
 
 # The examples and the runtime fixture.
 mkdir -p "$tmp/files/sub"
