@@ -6,6 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../tests/node"
 [ -f package.json ] || exit 0
 if ! [ -d node_modules ] || ! [ node_modules/.package-lock.json -nt package-lock.json ]; then
+  # A worktree's node_modules may be a link to another checkout's
+  # (HELPERS.md): `npm ci` empties the directory a link points to, so it
+  # would wipe the other checkout's packages. The link goes; this
+  # checkout gets its own.
+  if [ -L node_modules ]; then
+    rm node_modules
+  fi
   npm ci --no-audit --no-fund --loglevel=error
 fi
 # ccusage (the usage tests' peer) on its own: its package names optional
