@@ -110,6 +110,10 @@ typedef struct mcpage_server_config {
     void *user_data; /* returned by mcpage_call_server_data() */
     /* Settings of the server's pager (mcpage_server_pager()), copied; NULL = defaults. */
     const mcpage_pager_config *pager;
+    /* The resource list changes while serving and the application calls
+       mcpage_server_resources_list_changed(): capabilities say resources.listChanged
+       and subscriptions/listen honours resourcesListChanged. */
+    bool resources_list_changed;
 } mcpage_server_config;
 
 /*
@@ -602,6 +606,24 @@ MCPAGE_API int mcpage_session_log(mcpage_session *s, mcpage_log_level level, con
                                   const char *text);
 /* Sends notifications/resources/updated when the client subscribed to `uri`. */
 MCPAGE_API int mcpage_session_resource_updated(mcpage_session *s, const char *uri);
+
+/*
+ * Change notifications to every session of the server, on any transport,
+ * from any thread (docs/runtime.md, "Change notifications"):
+ * - mcpage_server_resources_list_changed: when cfg.resources_list_changed,
+ *   notifications/resources/list_changed to every initialized 2025-11-25
+ *   session and on every subscriptions/listen (2026-07-28) whose filter
+ *   asked for resourcesListChanged; 0 and nothing sent otherwise;
+ * - mcpage_server_resource_updated: notifications/resources/updated for
+ *   `uri` to the sessions that subscribed to it (resources/subscribe) and
+ *   on every listen whose resourceSubscriptions names it (exact match).
+ * A listen's notifications carry _meta["io.modelcontextprotocol/
+ * subscriptionId"], the listen's request id. The number of notifications
+ * sent, or MCPAGE_EINVAL. Sending never waits on an HTTP client (its
+ * stream buffers); on stdio it writes to the client's pipe.
+ */
+MCPAGE_API int mcpage_server_resources_list_changed(mcpage_server *srv);
+MCPAGE_API int mcpage_server_resource_updated(mcpage_server *srv, const char *uri);
 
 /* True when `version` is a protocol revision this library speaks. */
 MCPAGE_API bool mcpage_protocol_supported(const char *version);

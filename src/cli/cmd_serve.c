@@ -39,6 +39,8 @@
 #define SERVE_TIDY_CALM_MS 2000
 /* How long clients may keep tools/list (the tools never change while the binary runs). */
 #define SERVE_CATALOG_TTL_MS 3600000
+/* Sessions one pass tells its clients of, at most (a pass importing more tells of these). */
+#define SERVE_NOTIFY_MAX 100000
 
 static void usage(FILE *out)
 {
@@ -110,10 +112,69 @@ typedef struct serve_sync {
     pthread_t thread;          /* the sync thread */
     bool running;              /* thread was started */
     char shown[SYNC_PATH_MAX]; /* the store as `mcpage sources` keys it */
-    /* Called after each pass that added sessions or messages (the notifier), or NULL. */
-    void (*after_pass)(void *ud, const sync_report *rep);
-    void *after_ud;
+    /* The notifier (sync thread only, but srv under mu): the server once it exists, and
+       the sessions the running pass stored messages in. */
+    mcpage_server *srv;
+    char **changed; /* session ids, owned */
+    size_t nchanged, cap_changed;
+    bool added; /* a session is new */
 } serve_sync;
+
+/* sync_options.changed: notes a session the pass stored messages in (the sync thread). */
+static void note_changed(void *ud, const char *session_id, int is_new)
+{
+    serve_sync *ss = ud;
+    pthread_mutex_lock(&ss->mu);
+    bool serving = ss->srv != NULL;
+    pthread_mutex_unlock(&ss->mu);
+    if (!serving || ss->nchanged >= SERVE_NOTIFY_MAX)
+        return; /* the start's pass: nobody to tell yet */
+    ss->added = ss->added || is_new;
+    if (ss->nchanged == ss->cap_changed) {
+        size_t cap = ss->cap_changed ? ss->cap_changed * 2 : 64;
+        char **v = realloc(ss->changed, cap * sizeof *v);
+        if (v == NULL)
+            return;
+        ss->changed = v;
+        ss->cap_changed = cap;
+    }
+    char *id = strdup(session_id);
+    if (id)
+        ss->changed[ss->nchanged++] = id;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * After a pass: tells the clients what it stored (docs/live.md). Sessions
+ * added: notifications/resources/list_changed; each session that grew:
+ * notifications/resources/updated for mcpage://sessions/ID to those who
+ * subscribed to it (resources/subscribe, or a subscriptions/listen).
+ */
+static void notify_changes(serve_sync *ss)
+{
+    pthread_mutex_lock(&ss->mu);
+    mcpage_server *srv = ss->srv; /* freed only after this thread is joined */
+    pthread_mutex_unlock(&ss->mu);
+    if (srv && ss->added)
+        (void)mcpage_server_resources_list_changed(srv);
+    if (ss->nchanged > 1)
+        qsort(ss->changed, ss->nchanged, sizeof *ss->changed, id_cmp);
+    for (size_t i = 0; srv && i < ss->nchanged; i++) {
+        if (i == 0 || strcmp(ss->changed[i], ss->changed[i - 1]) != 0) {
+            char uri[32 + 3 * STORE_ID_MAX];
+            tools_session_uri(ss->changed[i], uri, sizeof uri);
+            (void)mcpage_server_resource_updated(srv, uri);
+        }
+    }
+    for (size_t i = 0; i < ss->nchanged; i++)
+        free(ss->changed[i]);
+    ss->nchanged = 0;
+    ss->added = false;
+}
 
 static void sync_once(serve_sync *ss, bool verbose)
 {
@@ -128,8 +189,7 @@ static void sync_once(serve_sync *ss, bool verbose)
                          (long long)rep.messages_added);
     if (rc >= 0)
         cli_sources_record(ss->shown, &rep);
-    if (rc >= 0 && ss->after_pass && (rep.sessions_added > 0 || rep.messages_added > 0))
-        ss->after_pass(ss->after_ud, &rep);
+    notify_changes(ss);
 }
 
 /* Non-zero once the server is shutting down. */
@@ -247,6 +307,9 @@ static void sync_stop(serve_sync *ss)
     }
     sync_watch_close(ss->watch);
     ss->watch = NULL;
+    free(ss->changed);
+    ss->changed = NULL;
+    ss->cap_changed = 0;
     store_close(ss->writer);
     ss->writer = NULL;
     cli_agents_free(&ss->agents);
@@ -276,6 +339,8 @@ static int sync_start(serve_sync *ss, const char *db)
         return 1;
     }
     cli_agents_options(&ss->agents, &ss->opt);
+    ss->opt.changed = note_changed;
+    ss->opt.changed_ud = ss;
     pthread_mutex_init(&ss->mu, NULL);
     if (pipe(ss->stop_pipe) < 0) {
         text_term_printf(stderr, "mcpage serve: cannot start the sync thread: %s\n",
@@ -415,6 +480,8 @@ static int server_open(const serve_cmd *c, const serve_sync *ss, cli_archive *ar
        time, or the archive served with --no-sync: there, no reuse without asking again).
        Transcripts are private: resources keep cacheScope "private". */
     cfg.catalog_ttl_ms = SERVE_CATALOG_TTL_MS;
+    /* Sessions appear while serving when this process syncs (docs/live.md). */
+    cfg.resources_list_changed = !c->no_sync;
     cfg.resource_ttl_ms =
         c->no_sync || store_spec_is_url(arc->db) ? 0 : (int64_t)ss->interval * 1000;
     int rc = mcpage_server_new(&cfg, srv);
@@ -465,6 +532,12 @@ int cli_cmd_serve(int argc, char **argv)
         return 1;
     }
 
+    if (ss.running) { /* from now on a pass tells the clients what it stored */
+        pthread_mutex_lock(&ss.mu);
+        ss.srv = srv;
+        pthread_mutex_unlock(&ss.mu);
+    }
+
     /* A damaged store is reported as damaged (and /health says so) without holding up the
        first request: the check reads every page. */
     pthread_t checker;
@@ -484,8 +557,8 @@ int cli_cmd_serve(int argc, char **argv)
 
     if (checking)
         pthread_join(checker, NULL);
+    sync_stop(&ss); /* before the server goes: a pass may be telling its clients */
     mcpage_server_free(srv);
-    sync_stop(&ss);
     cli_archive_close(&arc);
     if (rc != 0) {
         text_term_printf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));

@@ -92,6 +92,7 @@ int mcpage_server_new(const mcpage_server_config *cfg, mcpage_server **out)
     mcpage_args_fingerprint(empty, no_skip, srv->empty_fp);
     json_decref(empty);
     pthread_mutex_init(&srv->lock, NULL);
+    pthread_mutex_init(&srv->sessions_lock, NULL);
     pthread_mutex_init(&srv->tasks_lock, NULL);
     pthread_cond_init(&srv->work_cv, NULL);
     *out = srv;
@@ -188,6 +189,7 @@ void mcpage_server_free(mcpage_server *srv)
         mcpage_keyring_free(srv->keyring);
     pthread_cond_destroy(&srv->work_cv);
     pthread_mutex_destroy(&srv->lock);
+    pthread_mutex_destroy(&srv->sessions_lock);
     pthread_mutex_destroy(&srv->tasks_lock);
     mcpage__free(srv->name);
     mcpage__free(srv->title);

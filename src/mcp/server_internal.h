@@ -33,11 +33,12 @@
 #define MCP_UNSUPPORTED_VERSION (-32022) /* _meta names a revision we do not speak */
 
 /* The _meta keys of a modern request and result. */
-#define MCP_META_VERSION     "io.modelcontextprotocol/protocolVersion"
-#define MCP_META_CAPS        "io.modelcontextprotocol/clientCapabilities"
-#define MCP_META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
-#define MCP_META_LOG_LEVEL   "io.modelcontextprotocol/logLevel"
-#define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define MCP_META_VERSION         "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS            "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_CLIENT_INFO     "io.modelcontextprotocol/clientInfo"
+#define MCP_META_LOG_LEVEL       "io.modelcontextprotocol/logLevel"
+#define MCP_META_SERVER_INFO     "io.modelcontextprotocol/serverInfo"
+#define MCP_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 
 /* A log threshold meaning "send no notifications/message" (a modern request without logLevel). */
 #define MCP_LOG_OFF (-1)
@@ -201,13 +202,15 @@ struct mcpage_server {
     bool frozen;                              /* a session exists: the registry is read-only */
     mcpage_call *queue_head;                  /* calls waiting for a worker */
     mcpage_call *queue_tail;
-    size_t inflight;            /* calls queued or running */
-    pthread_t *threads;         /* the pool */
-    int nthreads;               /* threads started */
-    bool stopping;              /* mcpage_server_free was called */
-    pthread_mutex_t tasks_lock; /* guards the tasks (tasks.c) */
-    struct mcp_task *tasks;     /* live tasks, newest first */
-    size_t ntasks;              /* their number */
+    size_t inflight;                 /* calls queued or running */
+    pthread_t *threads;              /* the pool */
+    int nthreads;                    /* threads started */
+    bool stopping;                   /* mcpage_server_free was called */
+    pthread_mutex_t sessions_lock;   /* guards sessions (taken before any session's lock) */
+    struct mcpage_session *sessions; /* live sessions, for change notifications */
+    pthread_mutex_t tasks_lock;      /* guards the tasks (tasks.c) */
+    struct mcp_task *tasks;          /* live tasks, newest first */
+    size_t ntasks;                   /* their number */
 };
 
 struct mcpage_session {
@@ -233,7 +236,23 @@ struct mcpage_session {
     int64_t next_out_id;                 /* id of our next request to the client */
     bool detached;                       /* mcpage_session_free was called: waiters give up */
     mcpage_close_stream_fn close_stream; /* transport hook for mcpage_call_close_stream */
+    mcpage_session *srv_next, *srv_prev; /* the server's list of sessions (sessions_lock) */
+    struct mcp_listen *listens;          /* open subscriptions/listen requests (lock) */
+    size_t nlistens;
 };
+
+/* One open subscriptions/listen request (2026-07-28): what its filter asked for. */
+typedef struct mcp_listen {
+    struct mcp_listen *next;
+    json_t *id;        /* the request id: the subscriptionId */
+    bool ready;        /* its acknowledgement was sent: changes may follow */
+    bool list_changed; /* resourcesListChanged, honoured */
+    char **uris;       /* resourceSubscriptions, honoured (no duplicates) */
+    size_t nuris;
+} mcp_listen;
+
+/* Open listens per session and uris per listen, at most. */
+#define MCP_MAX_LISTENS 16
 
 /* A request this server sent to the client (sampling, elicitation, ...). */
 typedef struct mcp_outreq {

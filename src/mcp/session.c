@@ -221,12 +221,32 @@ int mcpage_session_new(mcpage_server *srv, mcpage_send_fn send, void *ud, mcpage
     pthread_cond_init(&s->idle_cv, NULL);
     pthread_cond_init(&s->reply_cv, NULL);
     s->next_out_id = 1;
+    pthread_mutex_lock(&srv->sessions_lock);
+    s->srv_next = srv->sessions;
+    if (srv->sessions)
+        srv->sessions->srv_prev = s;
+    srv->sessions = s;
+    pthread_mutex_unlock(&srv->sessions_lock);
     *out = s;
     return 0;
 }
 
+static void listen_free(mcp_listen *l)
+{
+    for (size_t i = 0; i < l->nuris; i++)
+        mcpage__free(l->uris[i]);
+    mcpage__free(l->uris);
+    json_decref(l->id);
+    mcpage__free(l);
+}
+
 static void session_destroy(mcpage_session *s)
 {
+    while (s->listens) {
+        mcp_listen *l = s->listens;
+        s->listens = l->next;
+        listen_free(l);
+    }
     for (size_t i = 0; i < s->nsubs; i++)
         mcpage__free(s->subs[i]);
     mcpage__free(s->subs);
@@ -242,6 +262,16 @@ void mcpage_session_free(mcpage_session *s)
 {
     if (s == NULL)
         return;
+    mcpage_server *srv = s->srv;
+    pthread_mutex_lock(&srv->sessions_lock);
+    if (s->srv_prev)
+        s->srv_prev->srv_next = s->srv_next;
+    else if (srv->sessions == s)
+        srv->sessions = s->srv_next;
+    if (s->srv_next)
+        s->srv_next->srv_prev = s->srv_prev;
+    s->srv_next = s->srv_prev = NULL;
+    pthread_mutex_unlock(&srv->sessions_lock);
     pthread_mutex_lock(&s->send_lock);
     s->send = NULL;
     pthread_mutex_unlock(&s->send_lock);
@@ -470,6 +500,298 @@ int mcpage_session_resource_updated(mcpage_session *s, const char *uri)
     int rc = w.err;
     send_notification(s, &w, NULL);
     return rc;
+}
+
+/* ------------------------------------------------------------ change notifications */
+
+/* The live sessions, each with a reference (release with mcp_session_release). */
+static mcpage_session **sessions_held(mcpage_server *srv, size_t *n)
+{
+    *n = 0;
+    pthread_mutex_lock(&srv->sessions_lock);
+    size_t count = 0;
+    for (mcpage_session *s = srv->sessions; s; s = s->srv_next)
+        count++;
+    mcpage_session **v = count ? mcpage__calloc(count, sizeof *v) : NULL;
+    for (mcpage_session *s = srv->sessions; v && s; s = s->srv_next) {
+        pthread_mutex_lock(&s->lock);
+        s->refs++;
+        pthread_mutex_unlock(&s->lock);
+        v[(*n)++] = s;
+    }
+    pthread_mutex_unlock(&srv->sessions_lock);
+    return v;
+}
+
+/* One change notification: `method` with {uri} when given, on a listen when `listen_id`. */
+static void send_change(mcpage_session *s, const char *method, const char *uri,
+                        const json_t *listen_id)
+{
+    jw w;
+    jw_init(&w, 1 << 20);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "jsonrpc", "2.0");
+    jw_kv_string(&w, "method", method);
+    jw_key(&w, "params");
+    jw_object_begin(&w);
+    if (listen_id) {
+        jw_key(&w, "_meta");
+        jw_object_begin(&w);
+        jw_key(&w, MCP_META_SUBSCRIPTION_ID);
+        jw_json(&w, listen_id);
+        jw_object_end(&w);
+    }
+    if (uri)
+        jw_kv_string(&w, "uri", uri);
+    jw_object_end(&w);
+    jw_object_end(&w);
+    send_notification(s, &w, listen_id);
+}
+
+/* True when the listen's filter asked for this change (uri NULL: the list changed). */
+static bool listen_wants(const mcp_listen *l, const char *uri)
+{
+    if (!l->ready)
+        return false; /* its acknowledgement is not out yet: nothing may precede it */
+    if (uri == NULL)
+        return l->list_changed;
+    for (size_t i = 0; i < l->nuris; i++)
+        if (strcmp(l->uris[i], uri) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * Sends one change to one session: on its 2025-11-25 side when it asked
+ * (a subscription to `uri`, or any initialized session for the list), and
+ * on each open subscriptions/listen whose filter asked. The number sent.
+ */
+static int notify_session(mcpage_session *s, const char *method, const char *uri)
+{
+    json_t *ids[MCP_MAX_LISTENS];
+    size_t k = 0;
+    bool legacy = false;
+    pthread_mutex_lock(&s->lock);
+    if (!s->detached) {
+        if (uri == NULL) {
+            legacy =
+                s->client_ready && s->rev && !s->rev->modern && s->srv->cfg.resources_list_changed;
+        } else {
+            for (size_t i = 0; i < s->nsubs && !legacy; i++)
+                legacy = strcmp(s->subs[i], uri) == 0;
+        }
+        for (mcp_listen *l = s->listens; l && k < MCP_MAX_LISTENS; l = l->next)
+            if (listen_wants(l, uri))
+                ids[k++] = json_incref(l->id);
+    }
+    pthread_mutex_unlock(&s->lock);
+    int sent = 0;
+    if (legacy) {
+        send_change(s, method, uri, NULL);
+        sent++;
+    }
+    for (size_t i = 0; i < k; i++) {
+        send_change(s, method, uri, ids[i]);
+        json_decref(ids[i]);
+        sent++;
+    }
+    return sent;
+}
+
+/* Sends `method` (for `uri`, or the list when NULL) to every session that asked for it. */
+static int notify_all(mcpage_server *srv, const char *method, const char *uri)
+{
+    size_t n;
+    mcpage_session **v = sessions_held(srv, &n);
+    int sent = 0;
+    for (size_t i = 0; i < n; i++) {
+        sent += notify_session(v[i], method, uri);
+        mcp_session_release(v[i]);
+    }
+    mcpage__free(v);
+    return sent;
+}
+
+int mcpage_server_resources_list_changed(mcpage_server *srv)
+{
+    if (srv == NULL)
+        return MCPAGE_EINVAL;
+    if (!srv->cfg.resources_list_changed)
+        return 0; /* not offered: nobody was told it would come */
+    return notify_all(srv, "notifications/resources/list_changed", NULL);
+}
+
+int mcpage_server_resource_updated(mcpage_server *srv, const char *uri)
+{
+    if (srv == NULL || uri == NULL)
+        return MCPAGE_EINVAL;
+    return notify_all(srv, "notifications/resources/updated", uri);
+}
+
+/* A listen filter's flag: absent is false; anything but a boolean is an error (NULL). */
+static bool filter_flag(const json_t *filter, const char *name, bool *bad)
+{
+    const json_t *v = json_object_get(filter, name);
+    if (v && !json_is_boolean(v))
+        *bad = true;
+    return json_is_true(v);
+}
+
+/* The listen a filter describes, or NULL after answering the error. */
+static mcp_listen *listen_parse(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    const json_t *f = json_object_get(params, "notifications");
+    const json_t *subs = json_object_get(f, "resourceSubscriptions");
+    bool bad = !json_is_object(f) || (subs && !json_is_array(subs));
+    (void)filter_flag(f, "toolsListChanged", &bad);
+    (void)filter_flag(f, "promptsListChanged", &bad);
+    bool lc = filter_flag(f, "resourcesListChanged", &bad);
+    if (bad) {
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "Invalid params: subscriptions/listen takes params.notifications, an "
+                        "object of booleans toolsListChanged, promptsListChanged, "
+                        "resourcesListChanged and an array resourceSubscriptions, such as "
+                        "{\"resourcesListChanged\": true, \"resourceSubscriptions\": "
+                        "[\"mcpage://sessions/ID\"]}");
+        return NULL;
+    }
+    size_t nuris = json_array_size(subs);
+    if (nuris > MCP_MAX_SUBSCRIPTIONS) {
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "Invalid params: at most %d resourceSubscriptions per listen",
+                        MCP_MAX_SUBSCRIPTIONS);
+        return NULL;
+    }
+    for (size_t i = 0; i < nuris; i++) {
+        const json_t *u = json_array_get(subs, i);
+        if (!json_is_string(u) || json_string_length(u) == 0 ||
+            strlen(json_string_value(u)) != json_string_length(u)) {
+            mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                            "Invalid params: resourceSubscriptions[%zu] must be a resource uri "
+                            "(a non-empty string)",
+                            i);
+            return NULL;
+        }
+    }
+    const mcpage_server *srv = s->srv;
+    bool resources = srv->nresources || srv->nproviders || srv->ntemplates;
+    mcp_listen *l = mcpage__calloc(1, sizeof *l);
+    bool ok = l != NULL;
+    if (ok && resources && nuris)
+        ok = (l->uris = mcpage__calloc(nuris, sizeof *l->uris)) != NULL;
+    for (size_t i = 0; ok && resources && i < nuris; i++) {
+        const char *u = json_string_value(json_array_get(subs, i));
+        bool dup = false;
+        for (size_t j = 0; j < l->nuris && !dup; j++)
+            dup = strcmp(l->uris[j], u) == 0;
+        if (!dup && (ok = (l->uris[l->nuris] = mcpage__strdup(u)) != NULL))
+            l->nuris++;
+    }
+    if (ok)
+        ok = (l->id = json_deep_copy(id)) != NULL;
+    if (!ok) {
+        if (l)
+            listen_free(l);
+        mcp_send_error(s, id, RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return NULL;
+    }
+    l->list_changed = lc && resources && srv->cfg.resources_list_changed;
+    return l;
+}
+
+/* notifications/subscriptions/acknowledged: what the listen will carry, nothing else. */
+static void listen_acknowledge(mcpage_session *s, const mcp_listen *l)
+{
+    jw w;
+    jw_init(&w, 1 << 20);
+    jw_object_begin(&w);
+    jw_kv_string(&w, "jsonrpc", "2.0");
+    jw_kv_string(&w, "method", "notifications/subscriptions/acknowledged");
+    jw_key(&w, "params");
+    jw_object_begin(&w);
+    jw_key(&w, "_meta");
+    jw_object_begin(&w);
+    jw_key(&w, MCP_META_SUBSCRIPTION_ID);
+    jw_json(&w, l->id);
+    jw_object_end(&w);
+    /* Tools and prompts never change while a server runs: never acknowledged. */
+    jw_key(&w, "notifications");
+    jw_object_begin(&w);
+    if (l->list_changed)
+        jw_kv_bool(&w, "resourcesListChanged", true);
+    if (l->nuris) {
+        jw_key(&w, "resourceSubscriptions");
+        jw_array_begin(&w);
+        for (size_t i = 0; i < l->nuris; i++)
+            jw_string(&w, l->uris[i]);
+        jw_array_end(&w);
+    }
+    jw_object_end(&w);
+    jw_object_end(&w);
+    jw_object_end(&w);
+    send_notification(s, &w, l->id);
+}
+
+/*
+ * subscriptions/listen (2026-07-28): the request stays open, never
+ * answered while the server runs; its acknowledgement comes first, then
+ * the changes its filter asked for, each with the subscriptionId (the
+ * request id). It ends with notifications/cancelled (stdio) or the
+ * stream's close (HTTP: the transport's session ends).
+ */
+static void m_listen(mcpage_session *s, const json_t *id, const json_t *params)
+{
+    mcp_listen *l = listen_parse(s, id, params);
+    if (l == NULL)
+        return;
+    pthread_mutex_lock(&s->lock);
+    bool room = s->nlistens < MCP_MAX_LISTENS, dup = false;
+    for (mcp_listen *o = s->listens; o && !dup; o = o->next)
+        dup = json_equal(o->id, id);
+    for (mcpage_call *c = s->calls; c && !dup; c = c->snext)
+        dup = json_equal(c->id, id);
+    if (room && !dup) {
+        l->next = s->listens;
+        s->listens = l;
+        s->nlistens++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (dup) {
+        listen_free(l);
+        mcp_send_errorf(s, id, RPC_INVALID_REQUEST, NULL,
+                        "Invalid Request: a request with this id is still open; use a new id "
+                        "for every request");
+        return;
+    }
+    if (!room) {
+        listen_free(l);
+        mcp_send_errorf(s, id, RPC_INVALID_PARAMS, NULL,
+                        "Invalid params: at most %d subscriptions/listen requests open at once "
+                        "on one connection; cancel one first",
+                        MCP_MAX_LISTENS);
+        return;
+    }
+    /* Listed but not ready: a change that comes meanwhile is not sent before the
+       acknowledgement (the listen is still this thread's: cancellation is read here too). */
+    listen_acknowledge(s, l);
+    pthread_mutex_lock(&s->lock);
+    l->ready = true;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Ends the listen `rid` names (notifications/cancelled); true when there was one. */
+static bool listen_cancel(mcpage_session *s, const json_t *rid)
+{
+    MCPAGE_ASSERT_LOCKED(&s->lock);
+    for (mcp_listen **p = &s->listens; *p; p = &(*p)->next)
+        if (json_equal((*p)->id, rid)) {
+            mcp_listen *l = *p;
+            *p = l->next;
+            s->nlistens--;
+            listen_free(l);
+            return true;
+        }
+    return false;
 }
 
 /* ------------------------------------------------------------ the call API */
@@ -840,13 +1162,12 @@ void mcp_write_capabilities(jw *w, const mcpage_server *srv, bool modern)
     jw_kv_bool(w, "listChanged", false);
     jw_object_end(w);
     if (srv->nresources || srv->nproviders || srv->ntemplates) {
-        /* Modern: resources/subscribe is gone and nothing here changes to announce on
-           subscriptions/listen, so neither subscribe nor listChanged is offered. */
+        /* Modern: resources/subscribe is gone; subscribe means subscriptions/listen honours
+           resourceSubscriptions, listChanged that it honours resourcesListChanged. */
         jw_key(w, "resources");
         jw_object_begin(w);
-        if (!modern)
-            jw_kv_bool(w, "subscribe", true);
-        jw_kv_bool(w, "listChanged", false);
+        jw_kv_bool(w, "subscribe", true);
+        jw_kv_bool(w, "listChanged", srv->cfg.resources_list_changed);
         jw_object_end(w);
     }
     if (srv->nprompts) {
@@ -1190,6 +1511,7 @@ static const method_entry methods[] = {
     {"tasks/get", mcp_tasks_get, false, NEED_TASKS, ERA_MODERN},
     {"tasks/update", mcp_tasks_update, false, NEED_TASKS, ERA_MODERN},
     {"tasks/cancel", mcp_tasks_cancel, false, NEED_TASKS, ERA_MODERN},
+    {"subscriptions/listen", m_listen, false, NEED_NONE, ERA_MODERN},
 };
 
 static bool capability_present(const mcpage_server *srv, need n)
@@ -1285,6 +1607,7 @@ static void handle_notification(mcpage_session *s, const char *method, const jso
         if (rid == NULL)
             return;
         pthread_mutex_lock(&s->lock);
+        (void)listen_cancel(s, rid);
         for (mcpage_call *c = s->calls; c; c = c->snext)
             if (c->task == NULL && json_equal(c->id, rid))
                 atomic_store(&c->cancelled, true);

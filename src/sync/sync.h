@@ -65,6 +65,12 @@ typedef struct sync_options {
     /* Store secrets as they are (`mcpage sync --keep-secrets`, config
        `keep_secrets`): no redaction (sync_redact.h, docs/security.md). */
     int keep_secrets;
+    /* Called once per file (or database session) that stored messages in a
+       pass, with its session id and whether the session is new; may be
+       NULL. The messages are in the pass's transaction: committed when
+       sync_run returns (`mcpage serve` tells its clients then). */
+    void (*changed)(void *ud, const char *session_id, int is_new);
+    void *changed_ud;
 } sync_options;
 
 #define SYNC_REPORT_SOURCES 80 /* sources a report keeps apart */

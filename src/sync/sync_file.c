@@ -1047,7 +1047,8 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
     };
     line_reader lr = {.line_max = opt->line_max ? opt->line_max : SYNC_LINE_MAX_DEFAULT};
     store_source src = {0};
-    int locked = 0;
+    int locked = 0, existed = 0;
+    const int64_t messages_at = rep->messages_added;
     int rc = open_source(&f);
     if (rc != 0) {
         rc = rc > 0 ? 0 : rc; /* refused: warned, not a failure */
@@ -1064,6 +1065,7 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
     if (rc < 0 && rc != MCPAGE_ENOTFOUND)
         goto out;
     f.session_exists = rc == 0;
+    existed = f.session_exists;
     rc = 0;
     f.size = (int64_t)f.sb.st_size;
     if (job->legacy && (rc = open_legacy(&f)) != 0) {
@@ -1076,6 +1078,9 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
         goto out;
     rc = commit_batch(&f, 1, &pass);
     job->project_id = f.session_exists ? f.project_id : -1;
+    if (rc == 0 && opt->changed && f.session_exists &&
+        (!existed || rep->messages_added > messages_at))
+        opt->changed(opt->changed_ud, job->session_id, !existed);
 out:
     if (rc < 0)
         report_failure(&f, rc);

@@ -501,6 +501,17 @@ void mcpage_http_stop(mcpage_http *h, int grace_ms)
         n = hs->next;
         http_session_end(hs); /* wakes every suspended connection: they end */
     }
+    /* Modern requests' streams (subscriptions/listen above all) end too, a listen after
+       its closing result; their sessions end when libmicrohttpd completes them. */
+    pthread_mutex_lock(&h->lock);
+    for (http_session *hs = h->transients; hs; hs = hs->next) {
+        pthread_mutex_lock(&hs->lock);
+        for (http_stream *st = hs->streams; st; st = st->next)
+            if (st->conn)
+                http_conn_wake(st->conn);
+        pthread_mutex_unlock(&hs->lock);
+    }
+    pthread_mutex_unlock(&h->lock);
     http_pages_stop(h, deadline);
     /* Let the polling threads process the resumptions before the daemon stops. */
     usleep(50 * 1000);

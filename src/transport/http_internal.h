@@ -122,6 +122,7 @@ typedef struct http_stream {
     bool warned;                    /* the dropped-event warning went out */
     bool cancelled;                 /* no answer will come (cancelled, or its client left) */
     int64_t deadline; /* monotonic ms when an unanswered request times out; 0 = never */
+    bool listen;      /* a subscriptions/listen: open until its client leaves or we stop */
 } http_stream;
 
 /* An SSE connection (the reader callback's state). */
@@ -137,6 +138,7 @@ struct http_conn {
     bool suspended;            /* MHD_suspend_connection in effect */
     bool kill;                 /* end the response at the next chance */
     bool heartbeat;            /* write a comment at the next chance */
+    bool closing;              /* a listen's closing result went out (the server stops) */
     int64_t last_write;        /* monotonic ms of the last bytes out */
 };
 

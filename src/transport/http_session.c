@@ -482,11 +482,25 @@ static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, ht
         may_talk = may_talk && (json_object_get(meta, "progressToken") ||
                                 json_object_get(meta, "io.modelcontextprotocol/logLevel"));
     }
-    bool sse = sse_ok && (!json_ok || may_talk);
+    /* subscriptions/listen is a stream by nature: notifications until the client closes it
+       (or the server stops: then its closing result). */
+    bool listen = hs->modern && strcmp(m->method, "subscriptions/listen") == 0;
+    if (listen && !sse_ok) {
+        mcpage__free(req_id);
+        return http_fail(c, MHD_HTTP_NOT_ACCEPTABLE, RPC_INVALID_REQUEST,
+                         "Not Acceptable: subscriptions/listen answers with a stream of "
+                         "server-sent events that stays open; send Accept: application/json, "
+                         "text/event-stream");
+    }
+    bool sse = sse_ok && (!json_ok || may_talk || listen);
     unsigned status = 0;
     const char *why = NULL;
     pthread_mutex_lock(&hs->lock);
     http_stream *st = http_stream_open(hs, &req_id, !sse, &status, &why);
+    if (st && listen) {
+        st->deadline = 0; /* no request timeout: it ends when the client closes it */
+        st->listen = true;
+    }
     if (st && st->json) {
         st->waiting = c;
         rq->st = st;

@@ -435,6 +435,18 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
         }
         cn->out_len = cn->out_off = 0;
         http_stream *st = cn->st;
+        if (st && st->listen && hs->h->stopping && !cn->closing && cn->primed) {
+            /* The server ends the subscription: its result says it ended gracefully. */
+            char end[2 * MCP_ID_TEXT_MAX + 200];
+            int k = snprintf(end, sizeof end,
+                             "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{"
+                             "\"resultType\":\"complete\",\"_meta\":{"
+                             "\"io.modelcontextprotocol/subscriptionId\":%s}}}\n\n",
+                             st->req_id, st->req_id);
+            cn->closing = true;
+            if (k > 0 && (size_t)k < sizeof end && out_set(cn, end, (size_t)k))
+                continue;
+        }
         if (st == NULL || hs->closed || hs->h->stopping) {
             n = MHD_CONTENT_READER_END_OF_STREAM;
             break;
