@@ -8,7 +8,8 @@
 #
 # Default scale: a generated archive of about a million messages
 # (--size-mb 1700), 5 runs per server. Last: `mcpage usage daily` against
-# ccusage on the archive's Claude Code transcripts (run_usage_bench.sh). The archive and its store are made
+# ccusage on the archive's Claude Code transcripts (run_usage_bench.sh), then the live
+# archive: 1,000 appends to a watched session (run_live_bench.sh). The archive and its store are made
 # once under the cache directory (default /tmp/mcpage-vs-bench, never the
 # repository) and reused while the size is the same; a first run also
 # generates (about 1.8 GB) and syncs it, which takes a few minutes more.
@@ -23,7 +24,7 @@ while [ $# -gt 0 ]; do
     --size-mb) size=$2; shift ;;
     --http-seconds) http_s=$2; shift ;;
     --cache) cache=$2; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1'; see bench/run.sh --help" >&2; exit 2 ;;
   esac
   shift
@@ -117,3 +118,14 @@ say "usage daily against ccusage"
 report=bench/reports/$(date -u +%Y-%m-%d)$([ "$quick" = 1 ] && echo -quick).md
 bench/run_usage_bench.sh "$bin" "$dir/archive.db" "$dir/archive/claude" "$runs" "$dir/usage.json" \
   | tee -a "$report"
+
+# The live archive: appends to a watched session, searchable and notified.
+say "live: 1,000 appends at 20/s"
+{
+  echo
+  echo '## The live archive (bench/run_live_bench.sh)'
+  echo
+  echo '```'
+  bench/run_live_bench.sh 1000 20 "$dir/live.json"
+  echo '```'
+} | tee -a "$report"

@@ -149,13 +149,15 @@ static int id_cmp(const void *a, const void *b)
 }
 
 /*
- * After a pass: tells the clients what it stored (docs/live.md). Sessions
- * added: notifications/resources/list_changed; each session that grew:
+ * After each commit of a pass (sync_options.committed) and at its end:
+ * tells the clients what is stored now (docs/live.md). Sessions added:
+ * notifications/resources/list_changed; each session that grew:
  * notifications/resources/updated for mcpage://sessions/ID to those who
  * subscribed to it (resources/subscribe, or a subscriptions/listen).
  */
-static void notify_changes(serve_sync *ss)
+static void notify_changes(void *ud)
 {
+    serve_sync *ss = ud;
     pthread_mutex_lock(&ss->mu);
     mcpage_server *srv = ss->srv; /* freed only after this thread is joined */
     pthread_mutex_unlock(&ss->mu);
@@ -340,6 +342,7 @@ static int sync_start(serve_sync *ss, const char *db)
     }
     cli_agents_options(&ss->agents, &ss->opt);
     ss->opt.changed = note_changed;
+    ss->opt.committed = notify_changes;
     ss->opt.changed_ud = ss;
     pthread_mutex_init(&ss->mu, NULL);
     if (pipe(ss->stop_pipe) < 0) {

@@ -444,7 +444,7 @@ typedef struct pass_files {
 static int read_changed(store *s, sync_jobs *js, const sync_options *o, sync_report *rep,
                         pass_files *p)
 {
-    sync_group g = {0};
+    sync_group g = {.opt = o};
     sync_report *saved = malloc(sizeof *saved); /* the report as the group began */
     if (!saved)
         return MCPAGE_ENOMEM;

@@ -67,9 +67,13 @@ typedef struct sync_options {
     int keep_secrets;
     /* Called once per file (or database session) that stored messages in a
        pass, with its session id and whether the session is new; may be
-       NULL. The messages are in the pass's transaction: committed when
-       sync_run returns (`mcpage serve` tells its clients then). */
+       NULL. Its messages may wait in an open transaction: `committed`
+       (may be NULL; same ud) is called after each commit, so every session
+       `changed` named before it is readable then (`mcpage serve` tells its
+       clients at that moment). A rolled-back file is read again and named
+       again. */
     void (*changed)(void *ud, const char *session_id, int is_new);
+    void (*committed)(void *ud);
     void *changed_ud;
 } sync_options;
 

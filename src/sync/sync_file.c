@@ -314,11 +314,14 @@ static void release_claims(store *s, sync_group *g)
 
 int sync_group_commit(store *s, sync_group *g)
 {
+    int was_open = g->open;
     if (g->open) {
         int rc = store_commit(s);
         if (rc < 0)
             return rc;
     }
+    if (was_open && g->opt && g->opt->committed)
+        g->opt->committed(g->opt->changed_ud);
     g->open = 0;
     g->lines = g->bytes = 0;
     release_claims(s, g);

@@ -1097,8 +1097,11 @@ static int fold_whole(fold_file *ff, int fd, int *reparsed)
     int existed = ff->session_exists;
     int64_t messages_at = ff->rep->messages_added;
     rc = store_chunk(ff, &now, reset ? 0 : old.n, reset, reset ? 0 : consumed, 1);
-    if (rc == 0 && ff->opt->changed && (!existed || ff->rep->messages_added > messages_at))
+    if (rc == 0 && ff->opt->changed && (!existed || ff->rep->messages_added > messages_at)) {
         ff->opt->changed(ff->opt->changed_ud, ff->sid, !existed);
+        if (ff->opt->committed) /* store_chunk committed its own transaction */
+            ff->opt->committed(ff->opt->changed_ud);
+    }
 out_id:
     if (locked)
         store_session_unlock(ff->s, ff->sid);

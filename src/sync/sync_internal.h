@@ -76,6 +76,7 @@ typedef struct sync_group {
     sync_report *rep;     /* the report whose counts the open transaction added to */
     int64_t sessions_at;  /* rep->sessions_added when the transaction began */
     int64_t messages_at;  /* rep->messages_added then: a rollback puts both back */
+    const struct sync_options *opt; /* its `committed` hook is called after each commit */
 } sync_group;
 
 /* Tests set this: a file fails (MCPAGE_EIO) when it reaches this line
