@@ -1,7 +1,7 @@
 /*
  * The browser view's routing and page frame (ui.h): which path is which
  * page, the document every page writes into, the Content-Security-Policy
- * that lets only our one stylesheet in.
+ * that lets only our one stylesheet and our one script in.
  */
 #include "ui/ui.h"
 
@@ -31,31 +31,62 @@ static const char ui_css[] = "td,th{overflow-wrap:normal;white-space:nowrap}"
                              "ol.hits mark{padding:0 .1em;border-radius:.2em}"
                              "@media (max-width:40rem){td.t{white-space:normal}}";
 
-static char ui_css_hash[64];
+/*
+ * The live script of the pages that grow with the archive (projects,
+ * sessions, a transcript: docs/ui.md, "Live"): every 2 s while the tab is
+ * visible it asks the same address again and, when the new page's <main>
+ * differs, puts it in place of the old one. No reload (the scroll
+ * position, a selection elsewhere stay), nothing but this origin, no
+ * markup of its own: the page it inserts is the server's, escaped as
+ * every page is. Without it (scripts off) the pages are as they were.
+ */
+static const char ui_live_js[] =
+    "(function(){var m=document.querySelector('main'),busy=0;"
+    "if(!m||!window.fetch||!window.DOMParser)return;"
+    "function tick(){if(busy||document.hidden)return;busy=1;"
+    "fetch(location.href,{cache:'no-store',credentials:'same-origin'})"
+    ".then(function(r){return r.ok?r.text():null}).then(function(t){busy=0;if(!t)return;"
+    "var n=new DOMParser().parseFromString(t,'text/html').querySelector('main');"
+    "if(n&&n.innerHTML!==m.innerHTML){m.innerHTML=n.innerHTML;"
+    "document.documentElement.setAttribute('data-updated',String(Date.now()))}})"
+    "['catch'](function(){busy=0})}"
+    "setInterval(tick,2000)})();";
+
+static char ui_css_hash[64], ui_js_hash[64];
 static pthread_once_t ui_css_once = PTHREAD_ONCE_INIT;
 
-static void ui_css_hash_init(void)
+/* "'sha256-BASE64'" of the concatenated pieces into out (zeros when hashing fails: a policy
+   nothing meets, so the page is unstyled or static, still safe). */
+static void csp_hash(char *out, size_t cap, const char *a, const char *b)
 {
     unsigned char d[SHA256_DIGEST_LENGTH];
     EVP_MD_CTX *c = EVP_MD_CTX_new();
     if (c == NULL || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1 ||
-        EVP_DigestUpdate(c, text_css, strlen(text_css)) != 1 ||
-        EVP_DigestUpdate(c, ui_css, strlen(ui_css)) != 1 || EVP_DigestFinal_ex(c, d, NULL) != 1)
-        memset(d, 0, sizeof d); /* a policy no stylesheet meets: pages unstyled, still safe */
+        EVP_DigestUpdate(c, a, strlen(a)) != 1 || EVP_DigestUpdate(c, b, strlen(b)) != 1 ||
+        EVP_DigestFinal_ex(c, d, NULL) != 1)
+        memset(d, 0, sizeof d);
     EVP_MD_CTX_free(c);
     unsigned char b64[48];
     int n = EVP_EncodeBlock(b64, d, sizeof d); /* 44 characters */
-    (void)snprintf(ui_css_hash, sizeof ui_css_hash, "'sha256-%.*s'", n, (const char *)b64);
+    (void)snprintf(out, cap, "'sha256-%.*s'", n, (const char *)b64);
 }
 
-/* The policy of every page: nothing but our stylesheet, forms to ourselves. */
+static void ui_css_hash_init(void)
+{
+    csp_hash(ui_css_hash, sizeof ui_css_hash, text_css, ui_css);
+    csp_hash(ui_js_hash, sizeof ui_js_hash, ui_live_js, "");
+}
+
+/* The policy of every page: nothing but our stylesheet and live script, requests and forms
+   to ourselves. */
 static void csp_header(char *buf, size_t cap)
 {
     pthread_once(&ui_css_once, ui_css_hash_init);
     (void)snprintf(buf, cap,
-                   "Content-Security-Policy: default-src 'none'; style-src %s; base-uri 'none'; "
-                   "form-action 'self'; frame-ancestors 'none'\n",
-                   ui_css_hash);
+                   "Content-Security-Policy: default-src 'none'; style-src %s; script-src %s; "
+                   "connect-src 'self'; base-uri 'none'; form-action 'self'; "
+                   "frame-ancestors 'none'\n",
+                   ui_css_hash, ui_js_hash);
 }
 
 const char *ui_arg(const ui_doc *d, const char *name)
@@ -226,13 +257,19 @@ int ui_page(void *ud, const mcpage_http_page_req *req, mcpage_http_page *out)
         ui_error(&d, 404, "Not found",
                  "No page here. The pages are /, /sessions, /search, /session, /map and /usage.");
     }
-    ui_raw(&d, "</main></body></html>\n");
+    ui_raw(&d, "</main>");
+    if (d.live && d.status == 200) {
+        ui_raw(&d, "<script>");
+        ui_raw(&d, ui_live_js);
+        ui_raw(&d, "</script>");
+    }
+    ui_raw(&d, "</body></html>\n");
     int err = d.o.err;
     if (fclose(d.f) != 0 || err) {
         free(d.buf);
         return MCPAGE_EIO;
     }
-    char csp[300];
+    char csp[400];
     csp_header(csp, sizeof csp);
     out->status = d.status;
     out->content_type = "text/html; charset=utf-8";

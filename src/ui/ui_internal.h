@@ -24,6 +24,7 @@ typedef struct ui_doc {
     unsigned status;                 /* HTTP status, 200 unless an error page */
     mcpage_server *srv;              /* whose tools the page calls */
     const mcpage_http_page_req *req; /* the request */
+    bool live;                       /* it grows with the archive: the live script follows */
 } ui_doc;
 
 /* A query argument of the request, or NULL when absent or empty. */

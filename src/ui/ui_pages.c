@@ -99,6 +99,7 @@ static void sources(ui_doc *d, const char *s)
 void ui_page_projects(ui_doc *d)
 {
     ui_begin(d, "Projects", NULL);
+    d->live = true;
     json_t *args = json_pack("{s:[s,s,s,s,s]}", "fields", "name", "sources", "session_count",
                              "message_count", "last_activity");
     if (ui_arg(d, "cursor"))
@@ -144,6 +145,7 @@ void ui_page_sessions(ui_doc *d)
 {
     const char *project = ui_arg(d, "project"), *source = ui_arg(d, "source");
     ui_begin(d, project ? project : "Sessions", NULL);
+    d->live = true;
     json_t *args = json_pack("{s:[s,s,s,s,s,s]}", "fields", "session_id", "title", "started_at",
                              "messages", "source", "project");
     if (project)
@@ -342,6 +344,7 @@ void ui_page_session(ui_doc *d)
 {
     const char *id = ui_arg(d, "id");
     ui_begin(d, id ? id : "Session", NULL);
+    d->live = true;
     if (id == NULL) {
         ui_error(d, 400, "Which session?", "Open a session from a list: /session?id=SESSION_ID.");
         return;
