@@ -4,9 +4,11 @@
  * from the agents' files, at the start of the first sync after the
  * upgrade (usage_state.backfill). Line sources are parsed line by line
  * (Claude Code, Codex); folded ones whose lines each hold a message
- * (Gemini CLI, OpenCode) through their format's expand. Copilot CLI and
- * Cursor record no usage. One transaction per session; a session's calls
- * are cleared first, so a backfill cut short is done again whole.
+ * (Gemini CLI, OpenCode, Copilot CLI's session.shutdown) through their
+ * format's expand. Cursor records no usage. One transaction per session;
+ * a session's calls are cleared first, so a backfill cut short is done
+ * again whole. usage_state.backfill 1 reads every session, 2 (a store
+ * made before Copilot CLI's calls were read) the Copilot sessions alone.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,9 +84,11 @@ static int line(backfill *b, const char *p, size_t n)
     return rc;
 }
 
-static int session(store *s, const char *id, const char *source)
+static int session(store *s, const char *id, const char *source, int pending)
 {
     backfill b = {.s = s, .id = id};
+    if (pending == 2 && strcmp(source, "copilot") != 0)
+        return 0;
     if (strcmp(source, "claude") == 0)
         b.kind = 0;
     else if (strcmp(source, "codex") == 0)
@@ -93,6 +97,8 @@ static int session(store *s, const char *id, const char *source)
         b.kind = 2, b.fmt = &sync__gemini_format;
     else if (strcmp(source, "opencode") == 0)
         b.kind = 2, b.fmt = &sync__opencode_format;
+    else if (strcmp(source, "copilot") == 0)
+        b.kind = 2, b.fmt = &sync__copilot_format;
     else
         return 0;
     int rc = store_begin(s);
@@ -166,7 +172,7 @@ int sync_usage_backfill(store *s)
     for (size_t i = 0; i < n && rc == 0; i++) {
         if ((rc = store_session_lock(s, ids[i])) < 0)
             break;
-        rc = session(s, ids[i], sources[i]);
+        rc = session(s, ids[i], sources[i], pending);
         int u = store_session_unlock(s, ids[i]);
         if (rc == 0)
             rc = u;

@@ -22,9 +22,11 @@
  * selectedModel, context {cwd, branch}}, session.context_changed,
  * session.model_change {newModel}, session.title_changed {title}.
  * session.snapshot_rewind {upToEventId} removes that event and every
- * later one (an unknown id removes nothing). Everything else (turn
- * boundaries, usage, hooks, permissions, streaming deltas, which are
- * ephemeral and never written) holds no message. Checked against the
+ * later one (an unknown id removes nothing). session.shutdown holds no
+ * message but the session's running token totals per model: model calls
+ * (expand_shutdown, docs/usage.md). Everything else (turn boundaries,
+ * hooks, permissions, streaming deltas and assistant.usage, which are
+ * ephemeral and never written) holds nothing. Checked against the
  * Copilot SDK's generated event types: see docs/transcripts.md.
  */
 #define _GNU_SOURCE /* d_type */
@@ -193,6 +195,49 @@ static size_t expand_assistant(json_t *data, const char *ts, sync_record *r)
     return k;
 }
 
+#define COPILOT_MODELS_MAX 1000 /* models of one session.shutdown read */
+
+/*
+ * session.shutdown's modelMetrics {model: {requests {count}, usage
+ * {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens,
+ * reasoningTokens}}}: the session's running totals per model when the
+ * process ended (a resumed session's next shutdown carries them on, as
+ * ccusage reads them), one usage record per model. inputTokens counts
+ * the cache reads and writes: the input stored is the rest. Copilot's
+ * billing figures (requests.cost: premium-request multipliers;
+ * totalNanoAiu) are not dollars and are not taken as a cost.
+ */
+static size_t expand_shutdown(json_t *data, const char *ts, sync_record *r, size_t cap)
+{
+    size_t k = 0;
+    const char *model;
+    json_t *m;
+    json_object_foreach(json_object_get(data, "modelMetrics"), model, m)
+    {
+        if (k == cap)
+            break;
+        json_t *use = json_object_get(m, "usage");
+        if (!*model || !json_is_object(use))
+            continue;
+        int64_t in = sync_json_count(json_object_get(use, "inputTokens"));
+        int64_t cr = sync_json_count(json_object_get(use, "cacheReadTokens"));
+        int64_t cw = sync_json_count(json_object_get(use, "cacheWriteTokens"));
+        sync_usage *u = &r[k].usage;
+        u->input = in > cr + cw ? in - cr - cw : 0;
+        u->cache_read = cr;
+        u->cache_creation = cw;
+        u->output = sync_json_count(json_object_get(use, "outputTokens"));
+        u->reasoning = sync_json_count(json_object_get(use, "reasoningTokens"));
+        u->requests = sync_json_count(json_object_get(json_object_get(m, "requests"), "count"));
+        u->model = sync_short_copy(model, 150);
+        u->timestamp = short_or_null(ts, 64);
+        u->cumulative = 1;
+        u->present = u->model != NULL;
+        r[k++].kind = SYNC_SKIP;
+    }
+    return k;
+}
+
 static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record **out, size_t *n)
 {
     *out = NULL;
@@ -209,7 +254,13 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
     size_t nreq = json_is_array(reqs) ? json_array_size(reqs) : 0;
     if (nreq > 10000)
         nreq = 10000;
-    sync_record *r = calloc(1 + nreq, sizeof *r);
+    size_t nmodels = 0;
+    if (strcmp(type, "session.shutdown") == 0) {
+        nmodels = json_object_size(json_object_get(data, "modelMetrics"));
+        if (nmodels > COPILOT_MODELS_MAX)
+            nmodels = COPILOT_MODELS_MAX;
+    }
+    sync_record *r = calloc(1 + nreq + nmodels, sizeof *r);
     if (!r) {
         json_decref(root);
         return MCPAGE_ENOMEM;
@@ -298,6 +349,8 @@ static int copilot_expand(const char *line, size_t len, int32_t sub, sync_record
     } else if (strcmp(type, "system.message") == 0) {
         sync_text_content(&t, json_object_get(data, "content"));
         set_message(&r[k++], "system", &t, ts);
+    } else if (strcmp(type, "session.shutdown") == 0) {
+        k = expand_shutdown(data, ts, r, nmodels);
     } else if (strcmp(type, "session.compaction_complete") == 0 &&
                sync_json_str(data, "summaryContent")) {
         sync_text_adds(&t, "[compaction] ");

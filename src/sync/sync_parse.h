@@ -48,6 +48,12 @@ typedef struct sync_usage {
     char *timestamp;           /* owned: the call's time when the line has its own, or NULL */
     int key_per_session;       /* the key names a call within its session only (Codex) */
     int model_from_session;    /* the line names no model: the session's latest is the call's */
+    /* the counts are the session's running totals for `model` (Copilot
+       CLI's session.shutdown), not one call: what they grew by since the
+       session's calls of that model so far is stored, as `requests`
+       calls (the requests made in between; at least 1) */
+    int cumulative;
+    int64_t requests; /* with cumulative: the running count of requests, or 0 */
 } sync_usage;
 
 typedef struct sync_record {

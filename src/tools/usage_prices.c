@@ -313,5 +313,18 @@ const usage_price *usage_price_find(const usage_prices *p, const char *model)
         if (digits && (e = exact(p, m, n - 9)))
             return e;
     }
+    /* GitHub Copilot's names of Claude models: "claude-sonnet-4.5" for
+       claude-sonnet-4-5, "claude-sonnet-4" for claude-sonnet-4-0 */
+    char alt[128];
+    if (n >= 7 && n + 3 <= sizeof alt && strncmp(m, "claude-", 7) == 0) {
+        for (size_t i = 0; i < n; i++)
+            alt[i] = m[i] == '.' ? '-' : m[i];
+        if ((e = exact(p, alt, n)))
+            return e;
+        if (isdigit((unsigned char)alt[n - 1]) && alt[n - 2] == '-') {
+            memcpy(alt + n, "-0", 2);
+            return exact(p, alt, n + 2);
+        }
+    }
     return NULL;
 }

@@ -183,6 +183,11 @@ static const char *const migrations[] = {
     "sum(greatest(output - 200000, 0)), sum(greatest(cache_creation - cache_creation_1h - 200000, "
     "0)), sum(greatest(cache_creation_1h - 200000, 0)), sum(greatest(cache_read - 200000, 0)), "
     "sum(cost_usd) FROM usage_calls WHERE counted = 1 GROUP BY 1, 2, 3, 4;",
+    /* version 8: the calls Copilot CLI sessions record (session.shutdown,
+     * sync_copilot.c), read from the raw bytes of a store's Copilot
+     * sessions on the next sync (usage_state.backfill = 2: those alone) */
+    "UPDATE usage_state SET backfill = 2 WHERE backfill = 0 AND "
+    "EXISTS(SELECT 1 FROM sessions WHERE source = 'copilot');",
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);

@@ -230,6 +230,11 @@ static const char *const migrations[] = {
     "sum(max(output - 200000, 0)), sum(max(cache_creation - cache_creation_1h - 200000, 0)), "
     "sum(max(cache_creation_1h - 200000, 0)), sum(max(cache_read - 200000, 0)), sum(cost_usd) FROM "
     "usage_calls WHERE counted = 1 GROUP BY 1, 2, 3, 4;",
+    /* version 9: the calls Copilot CLI sessions record (session.shutdown,
+     * sync_copilot.c), read from the raw bytes of a store's Copilot
+     * sessions on the next sync (usage_state.backfill = 2: those alone) */
+    "UPDATE usage_state SET backfill = 2 WHERE backfill = 0 AND "
+    "EXISTS(SELECT 1 FROM sessions WHERE source = 'copilot');",
 };
 
 /* The step that indexes every text again (version 6), and how often it
