@@ -186,8 +186,8 @@ static const char *const migrations[] = {
     /* version 8: the calls Copilot CLI sessions record (session.shutdown,
      * sync_copilot.c), read from the raw bytes of a store's Copilot
      * sessions on the next sync (usage_state.backfill = 2: those alone) */
-    "UPDATE usage_state SET backfill = 2 WHERE backfill = 0 AND "
-    "EXISTS(SELECT 1 FROM sessions WHERE source = 'copilot');",
+    ("UPDATE usage_state SET backfill = 2 WHERE backfill = 0 AND "
+     "EXISTS(SELECT 1 FROM sessions WHERE source = 'copilot');"),
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);

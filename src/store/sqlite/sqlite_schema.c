@@ -233,8 +233,8 @@ static const char *const migrations[] = {
     /* version 9: the calls Copilot CLI sessions record (session.shutdown,
      * sync_copilot.c), read from the raw bytes of a store's Copilot
      * sessions on the next sync (usage_state.backfill = 2: those alone) */
-    "UPDATE usage_state SET backfill = 2 WHERE backfill = 0 AND "
-    "EXISTS(SELECT 1 FROM sessions WHERE source = 'copilot');",
+    ("UPDATE usage_state SET backfill = 2 WHERE backfill = 0 AND "
+     "EXISTS(SELECT 1 FROM sessions WHERE source = 'copilot');"),
 };
 
 /* The step that indexes every text again (version 6), and how often it
