@@ -177,6 +177,14 @@ typedef struct list_cell {
 } list_cell;
 int mcpage__list_add_cells(mcpage_list *pg, const list_cell *cells, size_t ncells,
                            const mcpage_keypart *pos, int nparts);
+/* Adds `names` (fields of the spec, NULL-terminated) to the default
+ * selection of a call without `fields`, before any record: a mode of a
+ * tool whose records carry more (search_conversations grouped by
+ * session). The columns and the envelope's reserve follow. */
+int mcpage__list_select_more(mcpage_list *pg, const char *const *names);
+/* An integer the envelope says after the total, in both copies (`key`
+ * must outlive the page), before any record: e.g. total_hits. */
+int mcpage__list_extra_int(mcpage_list *pg, const char *key, int64_t value);
 
 /*
  * The window schemas this process generated (mcpage_*_schema), so the

@@ -65,6 +65,8 @@ struct mcpage_list {
     int nsel;                                    /* entries in sel; -1: no projection */
     const char *cols[LIST_MAX_FIELDS];           /* COLUMNS: the column names, in order */
     int ncols;                                   /* entries in cols */
+    const char *extra_key;                       /* an integer said after the total, or NULL */
+    int64_t extra_val;                           /* its value */
     const char *share;                           /* the field said once per page, or NULL */
     json_t *share_val;                           /* its value (the first record's) */
     json_t *trunc_notes;                         /* COLUMNS: the cut-field notes of record 0 */
@@ -933,6 +935,8 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     memcpy(key, "total_", 6);
     memcpy(key + 6, pg->spec->unit, strlen(pg->spec->unit) + 1); /* spec_ok: at most 64 bytes */
     jw_kv_int(s, key, pg->total);
+    if (pg->extra_key)
+        jw_kv_int(s, pg->extra_key, pg->extra_val);
     jw_kv_bool(s, "has_more", has_more);
     jw_kv_int(s, "offset", pg->win.offset);
     jw_kv_int(s, "limit", pg->win.limit);
@@ -953,6 +957,13 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     tb_reset(t);
     if (pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES) {
         summary(pg, n, stopped, t);
+        if (pg->extra_key) {
+            char a[32];
+            tb_puts(t, "\n");
+            tb_puts(t, pg->extra_key);
+            tb_puts(t, ": ");
+            tb_puts(t, page_fmt_int(pg->extra_val, a));
+        }
         if (shared) {
             tb_puts(t, "\n");
             tb_puts(t, pg->share);
@@ -1091,6 +1102,37 @@ int mcpage_list_share(mcpage_list *pg, const char *field)
     return MCPAGE_OK;
 }
 
+static int estimate_reserve(mcpage_list *pg);
+
+int mcpage__list_select_more(mcpage_list *pg, const char *const *names)
+{
+    if (pg == NULL || names == NULL)
+        return MCPAGE_EINVAL;
+    if (pg->n > 0 || pg->full)
+        return MCPAGE_ESTATE;
+    if (pg->b.rejected || pg->nsel < 0 || json_object_get(pg->b.args, "fields") != NULL)
+        return MCPAGE_OK; /* every field, or the caller's choice */
+    for (; *names && pg->nsel < LIST_MAX_FIELDS; names++)
+        for (const char *const *f = pg->spec->fields; f && *f; f++)
+            if (strcmp(*f, *names) == 0 && !selected(pg, *f))
+                pg->sel[pg->nsel++] = *f; /* the spec's string */
+    set_columns(pg);
+    return estimate_reserve(pg);
+}
+
+int mcpage__list_extra_int(mcpage_list *pg, const char *key, int64_t value)
+{
+    if (pg == NULL || key == NULL)
+        return MCPAGE_EINVAL;
+    if (pg->n > 0 || pg->full)
+        return MCPAGE_ESTATE;
+    if (pg->b.rejected)
+        return MCPAGE_OK;
+    pg->extra_key = key;
+    pg->extra_val = value;
+    return estimate_reserve(pg);
+}
+
 bool mcpage_list_wants(const mcpage_list *pg, const char *field)
 {
     if (pg == NULL || field == NULL || pg->spec->fields == NULL ||
@@ -1204,6 +1246,7 @@ static size_t reserve_key(const mcpage_list *pg, char *key, size_t cap)
         ok = key_str(key, cap, &len, pg->cols[i]);
     for (int i = 0; ok && i < b->nclamped; i++)
         ok = key_str(key, cap, &len, b->clamped[i]);
+    ok = ok && key_str(key, cap, &len, pg->extra_key ? pg->extra_key : "");
     ok = ok && key_put(key, cap, &len, &b->notes.len, sizeof b->notes.len) &&
          key_put(key, cap, &len, b->notes.buf, b->notes.len);
     if (!ok)

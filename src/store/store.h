@@ -353,6 +353,12 @@ typedef struct store_search_filter {
     const char *before;  /* timestamp < before */
     int has_error;       /* 0 any, 1 only errors, -1 only non-errors */
     store_search_sort sort;
+    /* 1: one row per session holding a match (store_search), its
+     * representative match with the session's hit count and first and last
+     * hit: the best-ranked (RELEVANCE), the latest (NEWEST) or the earliest
+     * (OLDEST), ordered and keyed as a match of that sort; store_search_count
+     * counts the sessions. */
+    int by_session;
 } store_search_filter;
 
 typedef struct store_hit {
@@ -367,6 +373,11 @@ typedef struct store_hit {
     int64_t before_lines; /* their text lines (store_message_text_lines counts) */
     double rank;          /* bm25 (lower is better) */
     store_key key;        /* this row's position */
+    /* by_session only: the session's matches, and its first and last match
+     * in the session's order (message ids) */
+    int64_t hits;
+    int64_t first_id;
+    int64_t last_id;
 } store_hit;
 
 typedef struct store_hits {

@@ -351,6 +351,55 @@ int store_sql_hit_row(const store_sql_row *r, store_search_sort sort, store_hit 
     return 0;
 }
 
+/* ---- search grouped by session ----------------------------------- */
+
+const char *store_sql_search_groups_order(const store_search_filter *f)
+{
+    switch (f->sort) {
+    case STORE_SEARCH_NEWEST:
+        return "g.ts DESC, g.id DESC";
+    case STORE_SEARCH_OLDEST:
+        return "g.ts, g.id";
+    default:
+        return "g.rk, g.id";
+    }
+}
+
+int store_sql_search_groups(store *s, store_sql *q, const store_search_filter *f,
+                            const store_page *pg)
+{
+    /* The representative: the first of the session's matches in the walk's own order. */
+    const char *rep, *cmp;
+    store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
+    switch (f->sort) {
+    case STORE_SEARCH_NEWEST:
+        rep = "h.ts DESC, h.id DESC";
+        cmp = " AND (g.ts, g.id) < (?, ?)";
+        break;
+    case STORE_SEARCH_OLDEST:
+        rep = "h.ts, h.id";
+        cmp = " AND (g.ts, g.id) > (?, ?)";
+        break;
+    default:
+        rep = "h.rk, h.id";
+        cmp = " AND (g.rk, g.id) > (CAST(? AS DOUBLE PRECISION), ?)";
+        types[0] = STORE_KEY_REAL;
+        break;
+    }
+    store_sql_add(q, "), r AS (SELECT h.*, row_number() OVER (PARTITION BY h.sid ORDER BY ");
+    store_sql_add(q, rep);
+    store_sql_add(q, ") AS rn, count(*) OVER w AS n, first_value(h.id) OVER w AS fid, "
+                     "last_value(h.id) OVER w AS lid FROM h WINDOW w AS (PARTITION BY h.sid "
+                     "ORDER BY h.ordinal ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED "
+                     "FOLLOWING)), g AS (SELECT * FROM r g WHERE g.rn = 1");
+    int rc = store_sql_after(s, q, pg, cmp, types);
+    if (rc < 0)
+        return rc;
+    store_sql_page(q, store_sql_search_groups_order(f), pg);
+    store_sql_add(q, ") ");
+    return 0;
+}
+
 /* ---- raw bytes ------------------------------------------------------ */
 
 int store_raw_take(unsigned char *out, int64_t offset, int64_t end, int64_t *filled, int64_t at,

@@ -150,6 +150,19 @@ int store_sql_message_row(const store_sql_row *r, store_message *m);
  * backend's.
  */
 int store_sql_hit_row(const store_sql_row *r, store_search_sort sort, store_hit *h);
+/*
+ * A search grouped by session (store_search_filter.by_session), after the
+ * backend's `WITH h AS MATERIALIZED (SELECT id, sid, ordinal, ts, rk ...)`
+ * of every match: closes it, picks each session's representative match
+ * (`g`, with n, fid, lid), applies the page's keyset and order on
+ * `g.rk, g.id` (RELEVANCE) or `g.ts, g.id` (NEWEST, OLDEST) and its limit.
+ * The backend selects from `g` (joined as it likes) around it: `head`
+ * opens that select, `tail` closes it (both may be "").
+ */
+int store_sql_search_groups(store *s, store_sql *q, const store_search_filter *f,
+                            const store_page *pg);
+/* The same order, for the select that wraps the page (`g.` columns). */
+const char *store_sql_search_groups_order(const store_search_filter *f);
 
 /*
  * Raw bytes: copies the part of one stored chunk (`data`, `len` bytes

@@ -11,14 +11,19 @@
 #include "tools/tools.h"
 #include "tools/transcript.h"
 
-static const char *const fields[] = {"message_id", "session_id", "project", "role", "timestamp",
-                                     "snippet",    "line",       "ordinal", NULL};
+static const char *const fields[] = {
+    "message_id",      "session_id", "project", "role", "timestamp",
+    "snippet",         "line",       "ordinal", "hits", "first_message_id",
+    "last_message_id", NULL};
 /* Lean by default (issue 23): message_id alone identifies a match and is
    all read_message and read_session(message_id=...) need; session_id,
    line and ordinal are one `fields` away. */
 static const char *const default_fields[] = {"message_id", "project", "role",
                                              "timestamp",  "snippet", NULL};
 static const char *const id_fields[] = {"message_id", NULL};
+/* Grouped by session, a record is a session: these join the default fields. */
+static const char *const grouped_fields[] = {"session_id", "hits", "first_message_id",
+                                             "last_message_id", NULL};
 
 static const mcpage_list_spec spec = {
     .tool = "search_conversations",
@@ -73,6 +78,12 @@ static const char schema[] =
     "time.\"},"
     "\"has_error\":{\"type\":\"boolean\",\"description\":\"true: only tool results flagged as "
     "errors (same as has:error).\"},"
+    "\"group_by\":{\"type\":\"string\",\"enum\":[\"message\",\"session\"],\"default\":"
+    "\"message\",\"description\":\"message: one record per matching message (default). session: "
+    "one record per session holding a match: its best match by the sort (best ranked, newest or "
+    "oldest) with session_id, hits (the session's matching messages) and first_message_id and "
+    "last_message_id (its first and last match in the transcript); total_matches then counts "
+    "sessions and total_hits the matching messages.\"},"
     "\"sort\":{\"type\":\"string\",\"enum\":[\"relevance\",\"newest\",\"oldest\"],\"default\":"
     "\"relevance\",\"description\":\"relevance: best match first (default; the order may shift "
     "when new messages arrive mid-walk, and the page then says order_may_have_shifted); newest "
@@ -237,11 +248,32 @@ static int count(store *s, void *ud, int64_t *total)
     return store_search_count(s, sw->f, total);
 }
 
+/*
+ * Grouped by session: the records carry the session's fields by default
+ * and the page says the exact number of matching messages (total_hits)
+ * beside total_matches, which counts the walk's records, the sessions.
+ */
+static int grouped_page(store *s, const search_walk *sw, mcpage_list *pg)
+{
+    store_search_filter plain = *sw->f;
+    plain.by_session = 0;
+    int64_t hits = 0;
+    int rc = store_search_count(s, &plain, &hits);
+    if (rc < 0)
+        return rc;
+    if ((rc = mcpage__list_select_more(pg, grouped_fields)) < 0)
+        return rc;
+    return mcpage__list_extra_int(pg, "total_hits", hits);
+}
+
 static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
 {
     const search_walk *sw = ud;
     store_hits rows = {0};
-    int rc = store_search(s, sw->f, page, &rows);
+    int rc = sw->f->by_session ? grouped_page(s, sw, pg) : 0;
+    if (rc < 0)
+        return rc;
+    rc = store_search(s, sw->f, page, &rows);
     for (size_t i = 0; rc >= 0 && i < rows.count; i++) {
         const store_hit *h = &rows.rows[i];
         int64_t line = transcript_line_after(h->before_count, h->before_lines);
@@ -254,6 +286,13 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
         json_object_set_new(rec, "snippet", tools_jstr(h->snippet));
         json_object_set_new(rec, "line", json_integer(line));
         json_object_set_new(rec, "ordinal", json_integer(h->ordinal));
+        /* A match alone is a group of one. */
+        bool grouped = sw->f->by_session;
+        json_object_set_new(rec, "hits", json_integer(grouped ? h->hits : 1));
+        json_object_set_new(rec, "first_message_id",
+                            json_integer(grouped ? h->first_id : h->message_id));
+        json_object_set_new(rec, "last_message_id",
+                            json_integer(grouped ? h->last_id : h->message_id));
         rc = tools_list_add(pg, rec, &h->key);
         if (rc == MCPAGE_PAGE_FULL)
             break;
@@ -376,6 +415,8 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         f.sort = STORE_SEARCH_OLDEST;
     if (f.sort != STORE_SEARCH_RELEVANCE)
         types[0] = STORE_KEY_TEXT;
+    const char *group_by = tools_arg_str(args, "group_by");
+    f.by_session = group_by && strcmp(group_by, "session") == 0;
 
     search_walk sw = {&f, args, ctx->query_budget_ms};
     tools_list_walk walk = {&spec,    types,
@@ -388,7 +429,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 
 int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
 {
-    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1600];
+    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1800];
     (void)snprintf(
         desc, sizeof desc,
         "Full-text search over every message of every archived coding-agent session. The "
@@ -405,7 +446,9 @@ int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
         "ordinal with fields=[...]. Filtered by project, the page says project once. "
         "read_session(message_id=...) opens the session at the match (at its line); "
         "read_message(message_id=...) reads the whole message. Best match first (sort=newest "
-        "or oldest for a time order). Pages of %s matches by default (limit up to %s) within "
+        "or oldest for a time order). group_by=\"session\": one record per session, its best match "
+        "with session_id and hits (total_hits: matching messages). Pages of %s matches by default "
+        "(limit up to %s) within "
         "%s; total_matches is exact. Page on with next_cursor (same cost at any depth) or "
         "next_offset (cost grows with the offset).",
         page_fmt_int(spec.default_limit, d), page_fmt_int(spec.max_limit, m),
@@ -417,7 +460,10 @@ int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
         .input_schema = schema,
         .output_schema = TOOLS_LIST_COLUMNS_OUTPUT(
             "matches", "\"project\":{\"type\":\"string\",\"description\":\"The project of "
-                       "every match on the page (filtered by project).\"},"),
+                       "every match on the page (filtered by project).\"},\"total_hits\":{"
+                       "\"type\":\"integer\",\"minimum\":0,\"description\":\"group_by="
+                       "session: the matching messages of the whole walk (total_matches "
+                       "counts its sessions).\"},"),
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

@@ -616,6 +616,68 @@ static void long_text_snippets_read_a_window(void **state)
     snippets_agree_with_whole_text(f->s, queries, sizeof queries / sizeof queries[0]);
 }
 
+/*
+ * A search grouped by session: one row per session holding a match (its
+ * best, latest or earliest match), the session's hit count and first and
+ * last hit; keyset, offset and whole walks agree with the count of
+ * sessions, on both backends.
+ */
+static void search_grouped_by_session(void **state)
+{
+    fixture *f = *state;
+    for (int sort = STORE_SEARCH_RELEVANCE; sort <= STORE_SEARCH_OLDEST; sort++) {
+        store_search_filter g = {
+            .query = "alpha", .sort = (store_search_sort)sort, .by_session = 1};
+        size_t n = check_walks(f->s, &g, hits_page, hits_total, 7);
+        assert_int_equal(n, 60); /* every session has an alpha message */
+        g.project = "proj2";
+        assert_int_equal(check_walks(f->s, &g, hits_page, hits_total, 4), 15);
+    }
+    /* each row against the plain search of its session */
+    store_search_filter g = {.query = "\"exact phrase here\" message", .by_session = 1};
+    store_page pg = {.limit = 100};
+    store_hits h = {0};
+    assert_int_equal(store_search(f->s, &g, &pg, &h), 0);
+    assert_int_equal(h.count, 60);
+    int64_t sum = 0;
+    for (size_t i = 0; i < h.count; i++) {
+        const store_hit *r = &h.rows[i];
+        assert_int_equal(r->hits, 1); /* fill(): one phrase per session, at ordinal 3 */
+        assert_int_equal(r->first_id, r->message_id);
+        assert_int_equal(r->last_id, r->message_id);
+        assert_int_equal(r->ordinal, 3);
+        assert_non_null(strstr(r->snippet, STORE_HIT_OPEN "exact phrase here" STORE_HIT_CLOSE));
+        assert_int_equal(r->before_count, 3);
+        if (i > 0)
+            assert_true(r->rank >= h.rows[i - 1].rank);
+        sum += r->hits;
+    }
+    store_hits_free(&h);
+    assert_int_equal(sum, 60);
+    /* a word in every message: each session's count, first and last */
+    store_search_filter all = {.query = "message", .sort = STORE_SEARCH_NEWEST, .by_session = 1};
+    assert_int_equal(store_search(f->s, &all, &pg, &h), 0);
+    assert_int_equal(h.count, 60);
+    int64_t total = 0;
+    for (size_t i = 0; i < h.count; i++) {
+        const store_hit *r = &h.rows[i];
+        assert_true(r->hits >= 6 && r->hits <= 11);
+        assert_true(r->first_id < r->last_id);
+        assert_int_equal(r->last_id, r->message_id); /* newest: the latest hit represents */
+        assert_int_equal(r->ordinal, r->hits - 1);
+        total += r->hits;
+        if (i > 0) /* newest first, by the representative's time */
+            assert_true(strcmp(r->timestamp, h.rows[i - 1].timestamp) <= 0);
+    }
+    store_hits_free(&h);
+    int64_t matches = 0, sessions = 0;
+    store_search_filter plain = {.query = "message"};
+    assert_int_equal(store_search_count(f->s, &plain, &matches), 0);
+    assert_int_equal(store_search_count(f->s, &all, &sessions), 0);
+    assert_int_equal(total, matches);
+    assert_int_equal(sessions, 60);
+}
+
 /* ---- words a developer types (store_words.h) --------------------------- */
 
 static const char *const dev_texts[] = {
@@ -2177,6 +2239,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(search_walks_in_every_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(dev_words_are_split_and_stemmed, setup, teardown),
+        cmocka_unit_test_setup_teardown(search_grouped_by_session, setup, teardown),
         cmocka_unit_test_setup_teardown(old_stores_are_indexed_again, setup, teardown),
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),

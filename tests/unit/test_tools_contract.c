@@ -293,6 +293,9 @@ static void test_walks_survive_sync(void **state)
     q = json_pack("{s:s, s:s, s:s}", "query", "the", "sort", "oldest", "project", "mcpage");
     walk_while_syncing(e, "search_conversations", q, "matches", "message_id", &added);
     json_decref(q);
+    q = json_pack("{s:s, s:s, s:s}", "query", "the", "sort", "oldest", "group_by", "session");
+    walk_while_syncing(e, "search_conversations", q, "matches", "session_id", &added);
+    json_decref(q);
     assert_true(added > 2);
 }
 
@@ -374,6 +377,141 @@ static void test_search_line_points_at_the_message(void **state)
     }
     assert_true(checked >= 2);
     json_decref(res);
+}
+
+/* Walks search_conversations with `args` (stolen) by next_cursor; every page's records appended to
+ * *out. */
+static json_t *search_walk_all(env *e, json_t *args, json_t **first_sc)
+{
+    json_t *out = json_array();
+    json_t *cur = NULL;
+    for (int pages = 0;; pages++) {
+        assert_true(pages < 500);
+        json_t *a = json_deep_copy(args);
+        if (cur)
+            json_object_set(a, "cursor", cur);
+        json_t *res = tool_contract_call(e->srv, "search_conversations", a);
+        assert_false(json_is_true(json_object_get(res, "isError")));
+        const json_t *sc = json_object_get(res, "structuredContent");
+        if (first_sc && pages == 0)
+            *first_sc = json_deep_copy(sc);
+        size_t i;
+        const json_t *r;
+        json_array_foreach(json_object_get(sc, "matches"), i, r)
+        {
+            json_t *o = json_object();
+            const json_t *c;
+            size_t k;
+            json_array_foreach(json_object_get(sc, "columns"), k, c)
+                json_object_set(o, json_string_value(c), json_array_get(r, k));
+            json_array_append_new(out, o);
+        }
+        json_decref(cur);
+        cur = json_incref(json_object_get(sc, "next_cursor"));
+        json_decref(res);
+        if (!cur)
+            break;
+    }
+    json_decref(args);
+    return out;
+}
+
+/*
+ * group_by="session": one record per session holding a match, walked to
+ * its end by next_cursor in every sort, each session once; hits, first
+ * and last message ids and the totals agree with the plain walk of the
+ * same query.
+ */
+static void test_search_grouped_by_session(void **state)
+{
+    env *e = *state;
+    static const char *const sorts[] = {"relevance", "newest", "oldest"};
+    /* the plain walk: every match with its session and ordinal */
+    json_t *plain =
+        search_walk_all(e,
+                        json_pack("{s:s, s:i, s:[ssss]}", "query", "the", "limit", 50, "fields",
+                                  "message_id", "session_id", "ordinal", "timestamp"),
+                        NULL);
+    json_t *per = json_object(); /* session_id -> {n, first, fo, last, lo} */
+    size_t i;
+    const json_t *r;
+    json_array_foreach(plain, i, r)
+    {
+        const char *sid = json_string_value(json_object_get(r, "session_id"));
+        json_int_t id = json_integer_value(json_object_get(r, "message_id"));
+        json_int_t ord = json_integer_value(json_object_get(r, "ordinal"));
+        json_t *g = json_object_get(per, sid);
+        if (!g) {
+            g = json_pack("{s:i, s:I, s:I, s:I, s:I}", "n", 0, "first", id, "fo", ord, "last", id,
+                          "lo", ord);
+            json_object_set_new(per, sid, g);
+        }
+        json_object_set_new(g, "n", json_integer(json_integer_value(json_object_get(g, "n")) + 1));
+        if (ord < json_integer_value(json_object_get(g, "fo"))) {
+            json_object_set_new(g, "fo", json_integer(ord));
+            json_object_set_new(g, "first", json_integer(id));
+        }
+        if (ord > json_integer_value(json_object_get(g, "lo"))) {
+            json_object_set_new(g, "lo", json_integer(ord));
+            json_object_set_new(g, "last", json_integer(id));
+        }
+    }
+    assert_true(json_object_size(per) > 10);
+    for (size_t s = 0; s < sizeof sorts / sizeof sorts[0]; s++) {
+        json_t *first = NULL;
+        json_t *groups =
+            search_walk_all(e,
+                            json_pack("{s:s, s:s, s:s, s:i}", "query", "the", "group_by", "session",
+                                      "sort", sorts[s], "limit", 7),
+                            &first);
+        assert_int_equal(json_integer_value(json_object_get(first, "total_matches")),
+                         json_object_size(per));
+        assert_int_equal(json_integer_value(json_object_get(first, "total_hits")),
+                         json_array_size(plain));
+        assert_int_equal(json_array_size(groups), json_object_size(per));
+        json_t *seen = json_object();
+        json_array_foreach(groups, i, r)
+        {
+            const char *sid = json_string_value(json_object_get(r, "session_id"));
+            assert_non_null(sid);
+            assert_null(json_object_get(seen, sid)); /* each session once */
+            json_object_set_new(seen, sid, json_true());
+            const json_t *g = json_object_get(per, sid);
+            assert_non_null(g);
+            assert_int_equal(json_integer_value(json_object_get(r, "hits")),
+                             json_integer_value(json_object_get(g, "n")));
+            assert_int_equal(json_integer_value(json_object_get(r, "first_message_id")),
+                             json_integer_value(json_object_get(g, "first")));
+            assert_int_equal(json_integer_value(json_object_get(r, "last_message_id")),
+                             json_integer_value(json_object_get(g, "last")));
+            assert_non_null(
+                strstr(json_string_value(json_object_get(r, "snippet")), "\xE3\x80\x90"));
+            if (i > 0 && strcmp(sorts[s], "relevance") != 0) {
+                const char *t0 =
+                    json_string_value(json_object_get(json_array_get(groups, i - 1), "timestamp"));
+                const char *t1 = json_string_value(json_object_get(r, "timestamp"));
+                int c = strcmp(t0, t1);
+                assert_true(strcmp(sorts[s], "newest") == 0 ? c >= 0 : c <= 0);
+            }
+        }
+        json_decref(seen);
+        json_decref(groups);
+        json_decref(first);
+    }
+    /* A grouped cursor is not a plain walk's: the arguments differ. */
+    json_t *res = tool_contract_call(
+        e->srv, "search_conversations",
+        json_pack("{s:s, s:s, s:i}", "query", "the", "group_by", "session", "limit", 2));
+    const char *cur = json_string_value(
+        json_object_get(json_object_get(res, "structuredContent"), "next_cursor"));
+    assert_non_null(cur);
+    json_t *bad = tool_contract_call(e->srv, "search_conversations",
+                                     json_pack("{s:s, s:s}", "query", "the", "cursor", cur));
+    assert_true(json_is_true(json_object_get(bad, "isError")));
+    json_decref(bad);
+    json_decref(res);
+    json_decref(per);
+    json_decref(plain);
 }
 
 /* Filters in the query and the same filters as arguments give the same walk. */
@@ -683,6 +821,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_walks_survive_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relevance_walk_discloses_shift, setup, teardown),
         cmocka_unit_test_setup_teardown(test_search_line_points_at_the_message, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_search_grouped_by_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_filters_equal_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_queries_are_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_huge_window_values_are_clamped, setup, teardown),

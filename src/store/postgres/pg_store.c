@@ -503,6 +503,60 @@ static int query_prepare(store *s, const char *in, pg_query *pq, char **tsq)
     return rc;
 }
 
+/*
+ * A page of a search grouped by session (store_search_filter.by_session):
+ * every match ranked and grouped, then the page's sessions with their
+ * representative's text (its snippet cut here) and line.
+ */
+static int search_groups(store *s, const store_search_filter *f, const store_page *pg,
+                         const pg_query *pq, const char *tsq, store_hits *out)
+{
+    store_sql q = {.d = &pg_dialect};
+    store_sql_add(&q, "WITH h AS MATERIALIZED (SELECT m.message_id AS id, m.sid, m.ordinal, "
+                      "m.\"timestamp\" AS ts, (-ts_rank(m.tsv, q.q))::float8 AS rk "
+                      "FROM (SELECT ?::tsquery AS q) q JOIN messages m ON m.tsv @@ q.q "
+                      "JOIN sessions s ON s.sid = m.sid WHERE true");
+    store_sql_text(&q, tsq);
+    store_sql_search_and(&q, f);
+    int rc = store_sql_search_groups(s, &q, f, pg);
+    if (rc < 0)
+        return rc;
+    store_sql_add(&q, "SELECT g.id, s.session_id, p.name, m.role, g.ts, m.text, g.ordinal, g.rk, "
+                      "x.bc, x.bl, g.n, g.fid, g.lid FROM g JOIN messages m ON m.message_id = "
+                      "g.id JOIN sessions s ON s.sid = g.sid LEFT JOIN projects p ON p.id = "
+                      "s.project_id LEFT JOIN LATERAL (SELECT count(*) AS bc, "
+                      "coalesce(sum(b.text_lines), 0) AS bl FROM messages b WHERE b.sid = g.sid "
+                      "AND b.ordinal < g.ordinal) x ON true ORDER BY ");
+    store_sql_add(&q, store_sql_search_groups_order(f));
+    PGresult *r = q_run(s, &q);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r);
+    out->rows = rows_alloc(n, sizeof *out->rows);
+    if (n > 0 && !out->rows) {
+        PQclear(r);
+        return MCPAGE_ENOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        store_hit *h = &out->rows[out->count++];
+        pg_at at = {r, i};
+        store_sql_row row = pg_sql_row(&at);
+        if (store_sql_hit_row(&row, f->sort, h) < 0 ||
+            store_pg_snippet(PQgetvalue(r, i, 5), pq, &h->snippet) < 0) {
+            PQclear(r);
+            store_hits_free(out);
+            return MCPAGE_ENOMEM;
+        }
+        h->before_count = num(r, i, 8);
+        h->before_lines = num(r, i, 9);
+        h->hits = num(r, i, 10);
+        h->first_id = num(r, i, 11);
+        h->last_id = num(r, i, 12);
+    }
+    PQclear(r);
+    return 0;
+}
+
 static int pg_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out)
 {
     pg_query pq;
@@ -510,6 +564,12 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
     int rc = query_prepare(s, f->query, &pq, &tsq);
     if (rc < 0)
         return rc;
+    if (f->by_session) {
+        rc = search_groups(s, f, pg, &pq, tsq, out);
+        free(tsq);
+        store_pg_query_free(&pq);
+        return rc;
+    }
     store_sql q = {.d = &pg_dialect};
     /* relevance: -ts_rank so lower is better, as bm25 in the SQLite backend */
     /* The page (t), then what precedes each of its hits in its session
@@ -590,8 +650,10 @@ static int pg_search_count(store *s, const store_search_filter *f, int64_t *n)
     if (rc < 0)
         return rc;
     store_sql q = {.d = &pg_dialect};
-    store_sql_add(&q, "SELECT count(*) FROM messages m JOIN sessions s ON s.sid = m.sid "
-                      "WHERE m.tsv @@ ?::tsquery");
+    store_sql_add(&q, f->by_session ? "SELECT count(DISTINCT m.sid) FROM messages m JOIN "
+                                      "sessions s ON s.sid = m.sid WHERE m.tsv @@ ?::tsquery"
+                                    : "SELECT count(*) FROM messages m JOIN sessions s ON "
+                                      "s.sid = m.sid WHERE m.tsv @@ ?::tsquery");
     store_sql_text(&q, tsq);
     store_sql_search_and(&q, f);
     rc = count_query(s, &q, n);

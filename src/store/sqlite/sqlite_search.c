@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_internal.h"
+#include "store/store_sql.h"
 #include "store/store_words.h"
 
 /* ---- search --------------------------------------------------------- */
@@ -322,6 +323,76 @@ static void search_head(store_sql *q, int own_snippet)
                      "FROM ");
 }
 
+/*
+ * A page of a search grouped by session (store_search_filter.by_session):
+ * every match is scored (relevance) and grouped, O(matches) under the
+ * call's budget, then the page's sessions get their representative's
+ * columns and snippet (one FTS5 probe each) and their line.
+ */
+static int search_groups(store *s, const store_search_filter *f, const store_page *pg,
+                         const char *fts, store_hits *out)
+{
+    int own = CONN(s)->own_snippet;
+    int need_s = (f->project && *f->project) || (f->source && *f->source);
+    store_sql q = {.d = &sq_dialect};
+    store_sql_add(&q, "WITH h AS MATERIALIZED (SELECT m.message_id AS id, m.sid, m.ordinal, "
+                      "m.timestamp AS ts, ");
+    store_sql_add(&q, f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST
+                          ? (own ? SQ_BM25 : "messages_fts.rank")
+                          : "0.0");
+    store_sql_add(&q, " AS rk FROM messages_fts JOIN messages m ON m.message_id = "
+                      "messages_fts.rowid");
+    if (need_s)
+        store_sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
+    search_where(&q, f, fts);
+    int rc = store_sql_search_groups(s, &q, f, pg);
+    if (rc < 0)
+        return rc;
+    store_sql_add(&q,
+                  own ? "SELECT g.id, s.session_id, p.name, m.role, g.ts, (SELECT mcpage_snippet("
+                      : "SELECT g.id, s.session_id, p.name, m.role, g.ts, (SELECT snippet(");
+    store_sql_add(&q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE
+                      "', '…', 24) FROM messages_fts WHERE messages_fts MATCH ? AND "
+                      "messages_fts.rowid = g.id), g.ordinal, g.rk, (SELECT count(*) || ' ' || "
+                      "coalesce(sum(b.text_lines), 0) FROM messages b INDEXED BY messages_lines "
+                      "WHERE b.sid = g.sid AND b.ordinal < g.ordinal), g.n, g.fid, g.lid FROM g "
+                      "JOIN messages m ON m.message_id = g.id JOIN sessions s ON s.sid = g.sid "
+                      "LEFT JOIN projects p ON p.id = s.project_id ORDER BY ");
+    store_sql_text(&q, fts);
+    store_sql_add(&q, store_sql_search_groups_order(f));
+    sqlite3_stmt *st = NULL;
+    if ((rc = sq_sql_prepare(s, &q, &st)) < 0)
+        return rc;
+    size_t cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        store_hit *rows = sq_rows_grow(out->rows, out->count, &cap, sizeof *rows);
+        if (!rows)
+            goto nomem;
+        out->rows = rows;
+        store_hit *h = &rows[out->count++];
+        store_sql_row r = sq_row(st);
+        if (store_sql_hit_row(&r, f->sort, h) < 0 || sq_col_dup(st, 5, 0, &h->snippet) < 0)
+            goto nomem;
+        const char *before = (const char *)sqlite3_column_text(st, 8);
+        char *end = NULL;
+        h->before_count = before ? strtoll(before, &end, 10) : 0;
+        h->before_lines = end ? strtoll(end, NULL, 10) : 0;
+        h->hits = sqlite3_column_int64(st, 9);
+        h->first_id = sqlite3_column_int64(st, 10);
+        h->last_id = sqlite3_column_int64(st, 11);
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        store_hits_free(out);
+        return sq_search_err(s);
+    }
+    return 0;
+nomem:
+    sqlite3_reset(st);
+    store_hits_free(out);
+    return MCPAGE_ENOMEM;
+}
+
 int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out)
 {
     char fts[2 * STORE_QUERY_MAX + 16];
@@ -329,6 +400,8 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
     int rc = fts_query_build(s, f->query, fts, sizeof fts, &cost);
     if (rc < 0)
         return rc;
+    if (f->by_session)
+        return search_groups(s, f, pg, fts, out);
     /*
      * The inner query picks the page (filters, keyset, order, limit);
      * only its rows get a snippet, computed by the outer query. bm25 is
@@ -549,13 +622,15 @@ int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n)
     /* Join only what the filters read: a bare count is a doclist scan. */
     int need_s = (f->project && *f->project) || (f->source && *f->source);
     int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
-                 (f->after && *f->after) || (f->before && *f->before) || f->has_error;
+                 (f->after && *f->after) || (f->before && *f->before) || f->has_error ||
+                 f->by_session;
     if (!need_m && impact_serves(s, f, &cost)) /* the list the page reads next counts them */
         return impact_count(s, fts, n);
     if (!need_m) /* the bare count the plan choice also needs: counted once */
         return fts_matches(s, fts, n, NULL);
     store_sql q = {.d = &sq_dialect};
-    store_sql_add(&q, "SELECT count(*) FROM messages_fts");
+    store_sql_add(&q, f->by_session ? "SELECT count(DISTINCT m.sid) FROM messages_fts"
+                                    : "SELECT count(*) FROM messages_fts");
     if (need_m)
         store_sql_add(&q, " JOIN messages m ON m.message_id = messages_fts.rowid");
     if (need_s)
