@@ -32,8 +32,11 @@ skip() { echo "multi_instance: SKIPPED: $*"; exit 0; }
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || skip "nginx is not installed (apt-get install nginx-light)"
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || skip "no PostgreSQL server (apt-get install postgresql)"
 [ -n "${MCPAGE_TEST_PG:-}" ] || skip "MCPAGE_TEST_PG is not set (scripts/test.sh sets it)"
-"$bin" serve --help 2>&1 | grep -q -- "--http" || skip "this build has no 'mcpage serve --http'"
-"$bin" serve --help 2>&1 | grep -q -- "--store" || skip "this build's serve takes no --store"
+# The help read whole before grep -q: with pipefail, grep quitting at the
+# first match made serve's next write die of SIGPIPE, and the test skipped.
+help=$("$bin" serve --help 2>&1 || true)
+grep -q -- "--http" <<<"$help" || skip "this build has no 'mcpage serve --http'"
+grep -q -- "--store" <<<"$help" || skip "this build's serve takes no --store"
 
 work=$(mktemp -d /tmp/mcpage-multi-XXXXXX)
 chmod 755 "$work" # the postgres user runs the private cluster in here
