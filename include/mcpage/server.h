@@ -195,6 +195,13 @@ typedef struct mcpage_tool {
        of saving it to a file past 50,000 (it honours up to 500,000). A
        paging tool passes its pager's max_chars, the ceiling of each copy. */
     int64_t max_result_chars;
+    /* JSON text of an object written as the tool's _meta in tools/list (merged
+       with the key max_result_chars writes), or NULL. An MCP App (extension
+       io.modelcontextprotocol/ui) links a tool to its view here:
+       {"ui":{"resourceUri":"ui://server/view.html"}}, and marks a tool that
+       only the view may call with "visibility":["app"] (docs/app.md).
+       MCPAGE_EPARSE when it is not a JSON object. */
+    const char *meta;
 } mcpage_tool;
 
 /* Registers a tool. MCPAGE_EEXIST for a duplicate name, MCPAGE_EPARSE for a bad schema. */
@@ -268,10 +275,23 @@ typedef struct mcpage_resource {
     int64_t size;            /* bytes, or -1 when unknown */
     mcpage_read_fn read;     /* required when registered on its own */
     void *user_data;         /* returned by mcpage_call_data() */
+    /* JSON text of an object, the resource's _meta: written in resources/list
+       and on every resources/read contents item whose uri is this resource's
+       (registered resources only), or NULL. An MCP App view declares its
+       sandbox here: {"ui":{"csp":{},"prefersBorder":false}} (docs/app.md).
+       MCPAGE_EPARSE when it is not a JSON object. */
+    const char *meta;
 } mcpage_resource;
 
+/* The MIME type of an MCP App view (a ui:// resource of HTML). A server that
+   registers a resource of this type declares the extension
+   io.modelcontextprotocol/ui in its capabilities. */
+#define MCPAGE_APP_MIME_TYPE "text/html;profile=mcp-app"
+/* The extension identifier of MCP Apps (SEP-1865). */
+#define MCPAGE_APP_EXTENSION "io.modelcontextprotocol/ui"
+
 /* Registers one resource (copied). MCPAGE_EEXIST for a duplicate uri, MCPAGE_EINVAL
-   without uri, name or read. */
+   without uri, name or read, MCPAGE_EPARSE for a meta that is not a JSON object. */
 MCPAGE_API int mcpage_server_add_resource(mcpage_server *srv, const mcpage_resource *res);
 
 /*

@@ -17,8 +17,10 @@
 
 /* The contents of one resources/read response. */
 struct mcpage_contents {
-    jw w;     /* the "contents" array being written */
-    size_t n; /* items added */
+    jw w;               /* the "contents" array being written */
+    size_t n;           /* items added */
+    const char *uri;    /* the registered resource being read, or NULL */
+    const json_t *meta; /* its _meta, written on items of that uri, or NULL */
 };
 
 struct mcpage_prompt_messages {
@@ -351,6 +353,15 @@ static bool run_tool(mcpage_call *call)
     return parked;
 }
 
+/* The registered resource's _meta on an item of its own uri (an MCP App's csp lives there). */
+static void contents_meta(mcpage_contents *c, const char *uri)
+{
+    if (c->meta && c->uri && strcmp(uri, c->uri) == 0) {
+        jw_key(&c->w, "_meta");
+        jw_json(&c->w, c->meta);
+    }
+}
+
 int mcpage_contents_add_text(mcpage_contents *c, const char *uri, const char *mime_type,
                              const char *text, size_t len)
 {
@@ -362,6 +373,7 @@ int mcpage_contents_add_text(mcpage_contents *c, const char *uri, const char *mi
         jw_kv_string(&c->w, "mimeType", mime_type);
     jw_key(&c->w, "text");
     jw_stringn(&c->w, text ? text : "", len);
+    contents_meta(c, uri);
     jw_object_end(&c->w);
     c->n++;
     return c->w.err;
@@ -384,6 +396,7 @@ int mcpage_contents_add_blob(mcpage_contents *c, const char *uri, const char *mi
         jw_kv_string(&c->w, "mimeType", mime_type);
     jw_key(&c->w, "blob");
     jw_stringn(&c->w, b64, n);
+    contents_meta(c, uri);
     jw_object_end(&c->w);
     mcpage__free(b64);
     c->n++;
@@ -401,14 +414,18 @@ static void run_read(mcpage_call *call)
 {
     mcpage_server *srv = call->srv;
     const char *uri = call->uri;
-    mcpage_contents c;
+    mcpage_contents c = {.uri = NULL, .meta = NULL};
     jw_init(&c.w, CONTENTS_MAX_BYTES);
     contents_reset(&c);
     int rc = MCPAGE_ENOTFOUND;
     for (size_t i = 0; i < srv->nresources && rc == MCPAGE_ENOTFOUND; i++) {
         if (strcmp(srv->resources[i].uri, uri) == 0) {
             call->item_ud = srv->resources[i].ud;
+            c.uri = srv->resources[i].uri;
+            c.meta = srv->resources[i].meta;
             rc = srv->resources[i].read(call, uri, &c);
+            c.uri = NULL;
+            c.meta = NULL;
         }
     }
     for (size_t i = 0; i < srv->nproviders && rc == MCPAGE_ENOTFOUND; i++) {

@@ -166,6 +166,20 @@ static const mcp_revision *session_rev(mcpage_session *s)
     return s->req && s->req->rev ? s->req->rev : mcp_version_latest();
 }
 
+/* Writes the members of the object `obj` (may be NULL) into the open object, but `skip`. */
+static void write_members(jw *w, const json_t *obj, const char *skip)
+{
+    const char *key;
+    const json_t *v;
+    json_object_foreach((json_t *)obj, key, v)
+    {
+        if (skip && strcmp(key, skip) == 0)
+            continue;
+        jw_key(w, key);
+        jw_json(w, v);
+    }
+}
+
 static void write_hints(jw *w, const mcp_tool *t)
 {
     static const char *const names[4] = {"readOnlyHint", "destructiveHint", "idempotentHint",
@@ -212,10 +226,12 @@ void mcp_list_tools(mcpage_session *s, const json_t *id, const json_t *params)
             jw_json(&w, t->output_schema);
         }
         write_hints(&w, t);
-        if (t->max_result_chars > 0) {
+        if (t->max_result_chars > 0 || t->meta) {
             jw_key(&w, "_meta");
             jw_object_begin(&w);
-            jw_kv_int(&w, "anthropic/maxResultSizeChars", t->max_result_chars);
+            if (t->max_result_chars > 0)
+                jw_kv_int(&w, "anthropic/maxResultSizeChars", t->max_result_chars);
+            write_members(&w, t->meta, "anthropic/maxResultSizeChars");
             jw_object_end(&w);
         }
         jw_object_end(&w);
@@ -325,7 +341,7 @@ struct mcpage_resource_page {
 
 static void write_resource(jw *w, const mcp_revision *rev, const char *uri, const char *name,
                            const char *title, const char *description, const char *mime,
-                           int64_t size)
+                           int64_t size, const json_t *meta)
 {
     jw_object_begin(w);
     jw_kv_string(w, "uri", uri);
@@ -336,6 +352,10 @@ static void write_resource(jw *w, const mcp_revision *rev, const char *uri, cons
     kv_opt(w, "mimeType", mime);
     if (size >= 0)
         jw_kv_int(w, "size", size);
+    if (meta) {
+        jw_key(w, "_meta");
+        jw_json(w, meta);
+    }
     jw_object_end(w);
 }
 
@@ -354,7 +374,7 @@ int mcpage_resource_page_add(mcpage_resource_page *page, const mcpage_resource *
     jw w;
     jw_init(&w, 1 << 20);
     write_resource(&w, page->rev, res->uri, res->name, res->title, res->description, res->mime_type,
-                   res->size);
+                   res->size, NULL);
     if (w.err) {
         int err = w.err;
         jw_free(&w);
@@ -426,7 +446,8 @@ static bool write_registered(jw *w, const mcpage_server *srv, const mcp_revision
     size_t index = pos->index;
     for (; index<srv->nresources && * room> 0; index++, (*room)--) {
         const mcp_resource *r = &srv->resources[index];
-        write_resource(w, rev, r->uri, r->name, r->title, r->description, r->mime_type, r->size);
+        write_resource(w, rev, r->uri, r->name, r->title, r->description, r->mime_type, r->size,
+                       r->meta);
     }
     if (index < srv->nresources) {
         next->nparts = 2;

@@ -126,6 +126,7 @@ static void free_tool(mcp_tool *t)
     mcpage__free(t->description);
     json_decref(t->input_schema);
     json_decref(t->output_schema);
+    json_decref(t->meta);
 }
 
 static void free_resource(mcp_resource *r)
@@ -135,6 +136,28 @@ static void free_resource(mcp_resource *r)
     mcpage__free(r->title);
     mcpage__free(r->description);
     mcpage__free(r->mime_type);
+    json_decref(r->meta);
+}
+
+/*
+ * Parses a registration's _meta (JSON text of an object; NULL = none) into
+ * *out; reports the reason on stderr, naming `what`.
+ */
+static int parse_meta(const char *text, const char *what, json_t **out)
+{
+    *out = NULL;
+    if (text == NULL)
+        return 0;
+    json_error_t err;
+    json_t *m = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+    if (m == NULL || !json_is_object(m)) {
+        (void)fprintf(stderr, "mcpage: %s: _meta must be a JSON object: %s\n", what,
+                      m ? "it is another JSON value" : err.text);
+        json_decref(m);
+        return MCPAGE_EPARSE;
+    }
+    *out = m;
+    return 0;
 }
 
 static void free_template(mcp_template *t)
@@ -260,6 +283,7 @@ static int register_tool(mcpage_server *srv, const mcpage_tool *tool, json_t *in
                          const void *spec)
 {
     json_t *out = NULL;
+    json_t *meta = NULL;
     int rc = 0;
     if (in == NULL) {
         in = json_pack("{s:s, s:{}}", "type", "object", "properties");
@@ -267,6 +291,8 @@ static int register_tool(mcpage_server *srv, const mcpage_tool *tool, json_t *in
     }
     if (rc == 0 && tool->output_schema)
         rc = parse_schema(tool->output_schema, tool->name, "outputSchema", &out);
+    if (rc == 0)
+        rc = parse_meta(tool->meta, tool->name, &meta);
     if (rc != 0)
         goto fail;
     rc = MCPAGE_ENOMEM;
@@ -280,6 +306,7 @@ static int register_tool(mcpage_server *srv, const mcpage_tool *tool, json_t *in
     }
     t->input_schema = in;
     t->output_schema = out;
+    t->meta = meta;
     t->hints[0] = tool->read_only;
     t->hints[1] = tool->destructive;
     t->hints[2] = tool->idempotent;
@@ -295,6 +322,7 @@ static int register_tool(mcpage_server *srv, const mcpage_tool *tool, json_t *in
 fail:
     json_decref(in);
     json_decref(out);
+    json_decref(meta);
     return rc;
 }
 
@@ -420,10 +448,17 @@ int mcpage_server_add_resource(mcpage_server *srv, const mcpage_resource *res)
     for (size_t i = 0; i < srv->nresources; i++)
         if (strcmp(srv->resources[i].uri, res->uri) == 0)
             return MCPAGE_EEXIST;
+    json_t *meta;
+    rc = parse_meta(res->meta, res->uri, &meta);
+    if (rc != 0)
+        return rc;
     mcp_resource *r =
         grow((void **)&srv->resources, &srv->nresources, &srv->capresources, sizeof *r);
-    if (r == NULL)
+    if (r == NULL) {
+        json_decref(meta);
         return MCPAGE_ENOMEM;
+    }
+    r->meta = meta;
     if (!dup_opt(&r->uri, res->uri) || !dup_opt(&r->name, res->name) ||
         !dup_opt(&r->title, res->title) || !dup_opt(&r->description, res->description) ||
         !dup_opt(&r->mime_type, res->mime_type)) {

@@ -98,6 +98,7 @@ typedef struct mcp_tool {
     mcp_window judge;
     const void *judge_spec;
     int64_t max_result_chars; /* _meta["anthropic/maxResultSizeChars"], or 0 */
+    json_t *meta;             /* the rest of its _meta in tools/list (an object), or NULL */
 } mcp_tool;
 
 typedef struct mcp_resource {
@@ -109,6 +110,7 @@ typedef struct mcp_resource {
     int64_t size;        /* bytes or -1 */
     mcpage_read_fn read; /* reader */
     void *ud;            /* its user data */
+    json_t *meta;        /* its _meta (an object), or NULL */
 } mcp_resource;
 
 typedef struct mcp_template {

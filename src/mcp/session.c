@@ -1154,6 +1154,16 @@ static void m_initialize(mcpage_session *s, const json_t *id, const json_t *para
     mcp_send_finish(s, &w, id, NULL);
 }
 
+/* True when the server registered an MCP App view (a resource of MCPAGE_APP_MIME_TYPE). */
+static bool apps_offered(const mcpage_server *srv)
+{
+    for (size_t i = 0; i < srv->nresources; i++)
+        if (srv->resources[i].mime_type &&
+            strcmp(srv->resources[i].mime_type, MCPAGE_APP_MIME_TYPE) == 0)
+            return true;
+    return false;
+}
+
 void mcp_write_capabilities(jw *w, const mcpage_server *srv, bool modern)
 {
     jw_object_begin(w);
@@ -1184,12 +1194,22 @@ void mcp_write_capabilities(jw *w, const mcpage_server *srv, bool modern)
         jw_object_begin(w);
         jw_object_end(w);
     }
-    if (modern && mcp_tasks_offered(srv)) {
+    bool tasks = modern && mcp_tasks_offered(srv);
+    bool apps = apps_offered(srv);
+    if (tasks || apps) {
         jw_key(w, "extensions");
         jw_object_begin(w);
-        jw_key(w, MCP_TASKS_EXTENSION);
-        jw_object_begin(w);
-        jw_object_end(w);
+        if (tasks) {
+            jw_key(w, MCP_TASKS_EXTENSION);
+            jw_object_begin(w);
+            jw_object_end(w);
+        }
+        if (apps) {
+            /* SEP-1865 through SEP-1724's extensions: in both eras, as the SDKs accept it. */
+            jw_key(w, MCPAGE_APP_EXTENSION);
+            jw_object_begin(w);
+            jw_object_end(w);
+        }
         jw_object_end(w);
     }
     jw_object_end(w);

@@ -470,6 +470,7 @@ int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
         .handler = run,
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
+        .meta = TOOLS_APP_TOOL_META,
     };
     return mcpage_server_add_list_tool(srv, &t, &spec);
 }

@@ -327,5 +327,13 @@ int tools_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_export_session_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_resources_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_usage_report_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_app_register(mcpage_server *srv, tools_ctx *ctx);
+
+/* The archive's MCP App view (src/tools/app.c, docs/app.md). */
+#define TOOLS_APP_URI "ui://mcpage/archive.html"
+/* The _meta of the tools the view shows: hosts that render apps open it beside their results. */
+#define TOOLS_APP_TOOL_META "{\"ui\":{\"resourceUri\":\"" TOOLS_APP_URI "\"}}"
+/* The view's _meta: an empty policy (no origin for connections, scripts, styles or frames). */
+#define TOOLS_APP_RESOURCE_META "{\"ui\":{\"csp\":{},\"prefersBorder\":true}}"
 
 #endif
