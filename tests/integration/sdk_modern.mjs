@@ -204,7 +204,8 @@ async function archiveSuite(client, label) {
     rpages++;
   } while (rc && rpages < 100);
   eq(new Set(uris).size, uris.length, `${label}: no resource twice`);
-  eq(uris.length, SESSIONS, `${label}: resources/list has every session`);
+  eq(uris.filter((u) => u.startsWith("mcpage://sessions/")).length, SESSIONS, `${label}: resources/list has every session`);
+  eq(uris.filter((u) => !u.startsWith("mcpage://sessions/")), ["ui://mcpage/archive.html"], `${label}: and the app's view (docs/app.md)`);
   const { resourceTemplates } = await client.listResourceTemplates();
   ok(resourceTemplates.some((t) => t.uriTemplate === "mcpage://sessions/{session_id}"), `${label}: session template`);
   const doc = await client.readResource({ uri: `mcpage://sessions/${encodeURIComponent(m.session_id)}` });

@@ -121,6 +121,10 @@ try {
   do {
     const page = await client.listResources(rc ? { cursor: rc } : {});
     for (const r of page.resources) {
+      if (r.uri === "ui://mcpage/archive.html") { // the MCP App's view (docs/app.md), listed first
+        ok(r.mimeType === "text/html;profile=mcp-app", "the view's mime type");
+        continue;
+      }
       ok(!uris.has(r.uri), "no resource twice");
       uris.add(r.uri);
       ok(r.mimeType === "text/markdown", "markdown resource");
