@@ -22,6 +22,7 @@ int cli_cmd_version(int argc, char **argv);
 int cli_cmd_sync(int argc, char **argv);
 int cli_cmd_stats(int argc, char **argv);
 int cli_cmd_usage(int argc, char **argv);
+int cli_cmd_files(int argc, char **argv);
 int cli_cmd_serve(int argc, char **argv);
 int cli_cmd_call(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);

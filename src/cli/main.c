@@ -14,6 +14,7 @@ static const cli_command commands[] = {
     {"stats", "show what the archive holds", cli_cmd_stats},
     {"sources", "list every agent: where it is looked for, what is found", cli_cmd_sources},
     {"usage", "tokens and cost per day, session, project, model", cli_cmd_usage},
+    {"files", "which sessions wrote or edited a file", cli_cmd_files},
     {"version", "print the version", cli_cmd_version},
     {"serve", "serve MCP on stdin/stdout", cli_cmd_serve},
     {"call", "run one archive tool and print its result", cli_cmd_call},

@@ -652,6 +652,8 @@ int store_session_reset(store *s, const char *session_id)
     NEED_WRITER();
     NEED(session_id);
     int rc = store_usage_forget(s, session_id);
+    if (rc == 0)
+        rc = store_edits_forget(s, session_id);
     if (rc < 0)
         return rc;
     return s->ops->session_reset(s, session_id);

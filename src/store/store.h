@@ -519,6 +519,88 @@ int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
                          store_usage_sums *out);
 void store_usage_sums_free(store_usage_sums *l);
 
+/* ---- file edits: which session changed a file (docs/store.md) ------- */
+
+/*
+ * One file a tool call wrote or edited (Claude Code's Edit, Codex's
+ * apply_patch, ...), as sync reads it from the call's arguments. The
+ * strings are borrowed for the call.
+ */
+typedef struct store_edit {
+    const char *session_id;
+    int64_t message_id;    /* the message holding the call, or 0 */
+    const char *timestamp; /* ISO 8601, or NULL */
+    const char *path;      /* absolute (resolved against the session's cwd) */
+    const char *tool;      /* the tool's name as the agent wrote it */
+    int64_t added;         /* lines added, or -1 when the call does not show them */
+    int64_t removed;       /* lines removed, or -1 */
+    const char *summary;   /* one short line on the change, or NULL */
+} store_edit;
+
+#define STORE_EDIT_PATH_MAX    4096 /* bytes of a stored path (longer ones are not stored) */
+#define STORE_EDIT_SUMMARY_MAX 200  /* bytes of a summary */
+
+/* Adds one edit (in the writer's transaction). */
+int store_edit_add(store *s, const store_edit *e);
+/* Takes a session's edits away (a backfill does it first). */
+int store_edit_reset(store *s, const char *session_id);
+/* The backfill of a store made before edits were kept (as for usage:
+ * *pending is 1 until store_edit_backfill_done, in a transaction). */
+int store_edit_backfill_pending(store *s, int *pending);
+int store_edit_backfill_done(store *s);
+/* The message a backfilled call belongs to: the session's message whose
+ * raw line starts at `byte_offset`, the one with `call_id` first when
+ * several do (a line holding several calls). *message_id 0 when none. */
+int store_edit_message_at(store *s, const char *session_id, int64_t byte_offset,
+                          const char *call_id, int64_t *message_id);
+/* The working directory of a session: its project's path (*cwd malloc'd),
+ * or NULL when the session has no project. */
+int store_session_cwd(store *s, const char *session_id, char **cwd);
+
+/*
+ * Which edits a list holds. `path`: a path starting with "/" matches
+ * exactly; one without matches a whole trailing part ("src/foo.c" matches
+ * "/w/app/src/foo.c", not "/w/app/xsrc/foo.c"); one holding `*` or `?`
+ * is a glob (`*` any run of characters, "/" included, `?` one), anchored
+ * at the end and, unless it starts with "/", at a "/" or the start.
+ */
+typedef struct store_edit_filter {
+    const char *path;       /* or NULL: every file */
+    const char *project;    /* name or path, or NULL */
+    const char *source;     /* the agent, or NULL */
+    const char *session_id; /* or NULL */
+    const char *after;      /* timestamp >= after */
+    const char *before;     /* timestamp < before */
+} store_edit_filter;
+
+/* Position parts: (timestamp TEXT, edit id INT), newest first. */
+typedef struct store_edit_row {
+    int64_t id;         /* stable row id */
+    char *path;         /* absolute */
+    char *session_id;   /* the session that made the edit */
+    int64_t message_id; /* its message, or 0 */
+    int64_t ordinal;    /* that message's place in its session, or -1 */
+    char *timestamp;    /* or NULL */
+    char *source;       /* the agent */
+    char *project;      /* project name, or NULL */
+    char *tool;         /* the tool's name */
+    int64_t added;      /* or -1 */
+    int64_t removed;    /* or -1 */
+    char *summary;      /* or NULL */
+    store_key key;      /* this row's position */
+} store_edit_row;
+
+typedef struct store_edits {
+    store_edit_row *rows;
+    size_t count;
+} store_edits;
+
+/* MCPAGE_EINVAL (with a message) for a path pattern past
+ * STORE_EDIT_PATH_MAX bytes or an empty one. */
+int store_edits_list(store *s, const store_edit_filter *f, const store_page *pg, store_edits *out);
+int store_edits_count(store *s, const store_edit_filter *f, int64_t *n);
+void store_edits_free(store_edits *l);
+
 /* ---- stats --------------------------------------------------------- */
 
 typedef struct store_stats {

@@ -131,6 +131,9 @@ int store_query_normalize(store *s, const char *query, char *out, size_t cap);
 /* Takes a session's model calls away before its rows are reset
  * (store_usage.c). */
 int store_usage_forget(store *s, const char *session_id);
+/* Takes a session's file edits away before its rows are reset
+ * (store_edits.c). */
+int store_edits_forget(store *s, const char *session_id);
 /* strdup that accepts NULL. */
 char *store_strdup(const char *src);
 

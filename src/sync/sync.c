@@ -531,6 +531,8 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     sync_jobs js = {0};
     /* a store older than usage_calls: its sessions' calls, from its raw bytes */
     int rc = sync_usage_backfill(s);
+    if (rc == 0) /* and its file edits */
+        rc = sync_edits_backfill(s);
     if (rc < 0)
         goto out;
     rc = sync_discover(&js, &o, rep);

@@ -93,6 +93,7 @@ static size_t add_blocks(json_t *content, sync_tool_ids *ids, sync_text *t, sync
             const char *name = sync_json_str(b, "name");
             char *sum = sync_tool_summary(json_object_get(b, "input"));
             sync_tool_ids_put(ids, sync_json_str(b, "id"), name);
+            sync_record_keep_call(r, name, sync_json_str(b, "id"), json_object_get(b, "input"));
             sync_text_sep(t);
             sync_text_adds(t, "[tool_use ");
             sync_text_adds(t, name ? name : "?");

@@ -133,6 +133,7 @@ static void add_call(const char *name, json_t *args, const char *call_id, sync_t
     r->tool_name = sync_short_copy(name ? name : "?", 100);
     r->tool_input = sum;
     r->call_id = call_id ? sync_short_copy(call_id, 100) : NULL;
+    sync_record_keep_call(r, name, call_id, args);
 }
 
 /*

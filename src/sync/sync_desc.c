@@ -1283,7 +1283,7 @@ int sync_descs_parse(sync_descs *out, const char *text, size_t len, const char *
     }
     json_t *list = root;
     if (json_is_object(root)) {
-        static const char *const keys[] = {"sources", "$comment", NULL};
+        static const char *const keys[] = {"sources", "edit_tools", "$comment", NULL};
         int rc = only_keys(&c, root, keys);
         if (rc < 0) {
             json_decref(root);

@@ -170,6 +170,7 @@ typedef struct file_state {
     /* session facts waiting for the next commit (owned) */
     char *model, *branch, *title, *parent;
     char *meta_id;      /* the session the file's first facts line named (Codex) */
+    char *cwd;          /* the working directory the lines named last (file edits) */
     char *last_ts;      /* the newest timestamp a line carried: for lines without one */
     sync_copies copies; /* Codex: messages that may yet meet their UI-event copy */
     int sys_errno;      /* errno of a failed open or read, or 0 */
@@ -620,6 +621,10 @@ static int handle_line(file_state *f, char *line, size_t len, int64_t at)
     }
     if (r.cwd && (rc = ensure_project(f, r.cwd)) < 0)
         goto done;
+    if (r.cwd && r.cwd[0] == '/' && (!f->cwd || strcmp(f->cwd, r.cwd) != 0)) {
+        free(f->cwd);
+        f->cwd = sync_dup(r.cwd);
+    }
     take(&f->model, &r.model);
     take(&f->branch, &r.git_branch);
     if (r.summary && (!f->has_title || r.title_rank >= f->title_rank)) {
@@ -672,6 +677,11 @@ static int handle_line(file_state *f, char *line, size_t len, int64_t at)
             goto done;
         f->next_ordinal++;
         f->rep->messages_added++;
+        const char *format = f->job->source == SRC_CLAUDE ? "claude" : "codex";
+        rc = sync_edits_put(f->s, f->job->source_name ? f->job->source_name : format, format,
+                            f->job->session_id, msg_id, &r, f->cwd, f->last_ts);
+        if (rc < 0)
+            goto done;
     }
 usage:
     rc = sync_usage_put(f->s, f->job->session_id, msg_id, &r, f->last_ts, f->model);
@@ -1092,6 +1102,7 @@ out:
     free(f.title);
     free(f.parent);
     free(f.meta_id);
+    free(f.cwd);
     free(f.last_ts);
     free(lr.buf);
     store_source_clear(&src);

@@ -339,6 +339,7 @@ typedef struct fold_file {
     size_t nlater, caplater;
     sync_idmap calls;      /* call ids stored by this pass (a description's unique_calls) */
     sync_idmap held_calls; /* call id -> its message in `later` */
+    const char *cwd;       /* the session's working directory for file edits, or NULL */
     /* the last checkpoint line parsed (fmt->parse), owned */
     const char *parsed_buf; /* the buffer it is in */
     int64_t parsed_off;     /* its offset */
@@ -690,6 +691,9 @@ static int store_held(fold_file *ff)
         rc = store_message_add(ff->s, &ff->later[i].m, &id);
         if (rc == 0) /* the model call the message's record reports, if any */
             rc = sync_usage_put(ff->s, ff->sid, id, &ff->later[i].r, ff->last_ts, ff->model);
+        if (rc == 0)
+            rc = sync_edits_put(ff->s, ff->job->fmt->source, NULL, ff->sid, id, &ff->later[i].r,
+                                ff->cwd, ff->last_ts);
     }
     later_free(ff);
     return rc;
@@ -789,6 +793,9 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
             rc = store_message_add(ff->s, &m, &id);
         if (rc == 0 && !(ff->keys.n && m.message_id == 0))
             rc = sync_usage_put(ff->s, ff->sid, id, r, ff->last_ts, ff->model);
+        if (rc == 0 && !(ff->keys.n && m.message_id == 0))
+            rc = sync_edits_put(ff->s, ff->job->fmt->source, NULL, ff->sid, id, r, ff->cwd,
+                                ff->last_ts);
         if (rc < 0)
             break;
         (*ordinal)++;
@@ -847,6 +854,9 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
         ff->rep->sessions_added++;
     }
     int64_t ordinal = reset ? 0 : ff->st.message_count;
+    ff->cwd = ff->job->cwd && ff->job->cwd[0] == '/' ? ff->job->cwd
+              : fold->cwd && fold->cwd[0] == '/'     ? fold->cwd
+                                                     : NULL;
     for (size_t i = from; i < fold->n; i++)
         if ((rc = store_entry(ff, &fold->v[i], &ordinal)) < 0)
             goto fail;

@@ -315,6 +315,7 @@ static size_t expand_call(json_t *tc, const char *msg_ts, const char *model, syn
     c->tool_name = sync_short_copy(name ? name : "?", 100);
     c->tool_input = sum;
     c->call_id = id ? sync_short_copy(id, 100) : NULL;
+    sync_record_keep_call(c, name, id, json_object_get(tc, "args"));
     c->timestamp = dup_str(ts);
     c->model = dup_str(model);
     json_t *result = json_object_get(tc, "result");

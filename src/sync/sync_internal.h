@@ -101,6 +101,38 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
 int sync_usage_put(store *s, const char *session_id, int64_t message_id, const sync_record *r,
                    const char *fallback_ts, const char *fallback_model);
 
+/* ---- file edits (sync_edits.c) ---- */
+
+/* One file a tool call wrote or edited, as read from its arguments. */
+typedef struct sync_edit {
+    const char *path;    /* absolute when the session's cwd was known */
+    const char *tool;    /* the call's tool name */
+    int64_t added;       /* lines, or -1 when the call does not show them */
+    int64_t removed;     /* lines, or -1 */
+    const char *summary; /* "edit: + first changed line", "create", "move to P", ... */
+} sync_edit;
+
+typedef int (*sync_edit_fn)(void *ud, const sync_edit *e);
+
+/* The "edit_tools" entry of tool `name` for `source` (the store's source
+ * name), else for `format` (the format it writes: "claude", "codex"), or
+ * NULL when the call edits no file. */
+const json_t *sync__edit_tool(const char *source, const char *format, const char *name);
+/* The files one call changed, each given to fn (a negative return stops
+ * and is returned). `args` as the agent wrote them: an object, or a
+ * string holding JSON or the raw input (an apply_patch text). */
+int sync__edits_of_call(const char *source, const char *format, const char *name, json_t *args,
+                        const char *cwd, sync_edit_fn fn, void *ud);
+/* Stores the file edits of a parsed record's calls (r->calls) with its
+ * message; `cwd` the session's working directory, or NULL to ask the
+ * store (store_session_cwd) when a call edits a file. */
+int sync_edits_put(store *s, const char *source, const char *format, const char *session_id,
+                   int64_t message_id, const sync_record *r, const char *cwd,
+                   const char *fallback_ts);
+/* The edits of sessions stored before the store kept them, from their
+ * raw bytes (sync_backfill.c), once. */
+int sync_edits_backfill(store *s);
+
 /* Reads the calls of sessions stored before the store kept them, once
  * (sync_backfill.c). */
 int sync_usage_backfill(store *s);

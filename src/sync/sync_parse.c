@@ -29,7 +29,19 @@ void sync_record_clear(sync_record *r)
     free(r->meta_session_id);
     free(r->git_origin);
     sync_usage_clear(&r->usage);
+    json_decref(r->calls);
     memset(r, 0, sizeof *r);
+}
+
+void sync_record_keep_call(sync_record *r, const char *name, const char *call_id, json_t *args)
+{
+    if (!name || !args || json_is_null(args))
+        return;
+    if (!r->calls && !(r->calls = json_array()))
+        return;
+    json_t *c = json_pack("{s:s, s:s?, s:O}", "name", name, "id", call_id, "args", args);
+    if (c)
+        json_array_append_new(r->calls, c);
 }
 
 void sync_usage_clear(sync_usage *u)
@@ -291,6 +303,7 @@ void sync_record_call(sync_record *r, const char *role, const char *name, const 
     r->tool_name = sync_short_copy(name ? name : "?", 100);
     r->tool_input = sum;
     r->call_id = call_id && *call_id ? sync_short_copy(call_id, 100) : NULL;
+    sync_record_keep_call(r, name, call_id, args);
 }
 
 void sync_text_content(sync_text *t, json_t *content)

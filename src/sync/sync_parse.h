@@ -81,6 +81,8 @@ typedef struct sync_record {
                               separators aside), to pair an item with its event */
     char *git_origin;      /* the repository URL a Codex session_meta names */
     sync_usage usage;      /* the model call this line records (any kind, SYNC_SKIP too) */
+    json_t *calls;         /* the tool calls of the line, whole: [{"name","id","args"}, ...] (a
+                              reference, for sync_edits_put), or NULL */
 } sync_record;
 
 /* Whose words a Codex message carries, for finding UI-event copies. */
@@ -127,6 +129,10 @@ typedef struct sync_tool_ids {
 } sync_tool_ids;
 
 void sync_record_clear(sync_record *r);
+/* Keeps a tool call's arguments whole on the record (r->calls), for the
+ * file edits index (sync_edits.c); `args` gains a reference. Out of
+ * memory, the call is not kept. */
+void sync_record_keep_call(sync_record *r, const char *name, const char *call_id, json_t *args);
 void sync_usage_clear(sync_usage *u);
 /* A count from a JSON value: a non-negative integer (or a whole real), or
  * 0 for anything else (absent, negative, a string, past 2^53). */

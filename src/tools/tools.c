@@ -467,6 +467,7 @@ int tools_register_all(mcpage_server *srv, tools_ctx *ctx)
         tools_resources_register,
         tools_export_session_register,
         tools_usage_report_register,
+        tools_file_history_register,
         tools_app_register,
     };
     for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++) {

@@ -327,6 +327,7 @@ int tools_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_export_session_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_resources_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_usage_report_register(mcpage_server *srv, tools_ctx *ctx);
+int tools_file_history_register(mcpage_server *srv, tools_ctx *ctx);
 int tools_app_register(mcpage_server *srv, tools_ctx *ctx);
 
 /* The archive's MCP App view (src/tools/app.c, docs/app.md). */

@@ -235,6 +235,27 @@ static const char *const migrations[] = {
      * sessions on the next sync (usage_state.backfill = 2: those alone) */
     ("UPDATE usage_state SET backfill = 2 WHERE backfill = 0 AND "
      "EXISTS(SELECT 1 FROM sessions WHERE source = 'copilot');"),
+    /* version 10: the files tool calls wrote or edited (store_edit_add,
+     * docs/store.md "File edits"): one row per file a call changed, newest
+     * first by (ts, id). `added`/`removed` are -1 where the call does not
+     * show them. A store that already holds sessions gets its edits from
+     * its raw bytes on the next sync (edits_state.backfill = 1 until then). */
+    "CREATE TABLE IF NOT EXISTS file_edits("
+    "  id INTEGER PRIMARY KEY,"
+    "  sid INTEGER NOT NULL,"
+    "  message_id INTEGER NOT NULL DEFAULT 0,"
+    "  ts TEXT NOT NULL DEFAULT '',"
+    "  path TEXT NOT NULL,"
+    "  tool TEXT NOT NULL DEFAULT '',"
+    "  added INTEGER NOT NULL DEFAULT -1,"
+    "  removed INTEGER NOT NULL DEFAULT -1,"
+    "  summary TEXT);"
+    "CREATE INDEX IF NOT EXISTS file_edits_time ON file_edits(ts, id);"
+    "CREATE INDEX IF NOT EXISTS file_edits_path ON file_edits(path, ts, id);"
+    "CREATE INDEX IF NOT EXISTS file_edits_sid ON file_edits(sid);"
+    "DROP TABLE IF EXISTS edits_state;"
+    "CREATE TABLE edits_state(backfill INTEGER NOT NULL);"
+    "INSERT INTO edits_state SELECT CASE WHEN EXISTS(SELECT 1 FROM sessions) THEN 1 ELSE 0 END;",
 };
 
 /* The step that indexes every text again (version 6), and how often it
