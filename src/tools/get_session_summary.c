@@ -31,6 +31,8 @@ static const char output_schema[] =
     "\"tool_errors\":{\"type\":\"integer\"},\"first_prompt\":{\"type\":[\"string\",\"null\"]},"
     "\"transcript_lines\":{\"type\":\"integer\"},\"usage\":{\"type\":\"object\","
     "\"description\":\"Tokens and cost of the session's model calls.\"},"
+    "\"resume\":{\"type\":\"string\",\"description\":\"The shell command that resumes the "
+    "session in its own agent and working directory.\"},"
     "\"resource_uri\":{\"type\":\"string\"}}}";
 
 /*
@@ -144,6 +146,14 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     json_t *usage = session_usage(s, ss->session_id);
     if (usage)
         json_object_set_new(o, "usage", usage);
+    char *cwd = NULL;
+    if (store_session_cwd(s, ss->session_id, &cwd) == 0) {
+        char *resume = tools_resume_command(ss->source, ss->session_id, cwd);
+        if (resume)
+            json_object_set_new(o, "resume", json_string(resume));
+        free(resume);
+    }
+    free(cwd);
     json_object_set_new(o, "resource_uri", json_string(uri));
     char hint[400];
     snprintf(hint, sizeof hint,
@@ -174,7 +184,9 @@ int tools_get_session_summary_register(mcpage_server *srv, tools_ctx *ctx)
             "first), tool errors, the first 1,000 bytes of the first prompt, the transcript's "
             "length in lines, its tokens and cost (usage: input, output, cache creation and "
             "cache read tokens, cost_usd, per model), plus a resource link to the whole "
-            "transcript. Not paged. Follow "
+            "transcript, and resume: the shell command that resumes it in its own agent and "
+            "working directory (cd DIR && claude --resume ID, codex resume ID, gemini --resume "
+            "ID, ...; absent for agents without one). Not paged. Follow "
             "with read_session to read it.",
         .input_schema = schema,
         .output_schema = output_schema,

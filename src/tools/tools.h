@@ -337,4 +337,9 @@ int tools_app_register(mcpage_server *srv, tools_ctx *ctx);
 /* The view's _meta: an empty policy (no origin for connections, scripts, styles or frames). */
 #define TOOLS_APP_RESOURCE_META "{\"ui\":{\"csp\":{},\"prefersBorder\":true}}"
 
+/* The shell command that resumes a session in its agent and `cwd` (NULL:
+ * no cd), shell-quoted, malloc'd; NULL for an agent without one
+ * (resume.c). */
+char *tools_resume_command(const char *source, const char *session_id, const char *cwd);
+
 #endif

@@ -144,7 +144,9 @@ for era in 2026-07-28 2025-11-25; do
     const noted = (n, w) => r.findings.some((f) => f.scope === n && f.severity === "info" && f.message.includes(w));
     if (r.errors || r.summary.errors || r.summary.warnings ||
         !["read_session", "read_raw", "get_session_summary"].every((n) => called(n) && noted(n, "guessed arguments {\"session_id\"")) ||
-        !noted("search_conversations", "needs argument query") || !noted("read_message", "needs argument message_id")) {
+        !noted("search_conversations", "needs argument query") ||
+        /* file_history answers with message ids, so read_message is called with one */
+        !(noted("read_message", "needs argument message_id") || (called("read_message") && noted("read_message", "guessed arguments {\"message_id\"")))) {
       console.error(JSON.stringify(r.findings)); process.exit(1);
     }' "$tmp/bare.json" || fail "bare mcpage serve ($era)"
 done

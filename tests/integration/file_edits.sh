@@ -44,6 +44,28 @@ for line in open(path):
 PY
   echo "file_edits ($label): golden list and messages: ok ($(wc -l < "$tmp/got.jsonl") edits)"
 
+  # the command that resumes a session in its agent and folder
+  python3 - "$bin" "$opt" "$spec" <<'PY'
+import json, subprocess, sys
+bin_, opt, spec = sys.argv[1:]
+def resume(sid):
+    out = subprocess.run([bin_, "call", opt, spec, "--json", "get_session_summary",
+                          json.dumps({"session_id": sid})], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out)["structuredContent"].get("resume")
+got = {
+    "claude": resume("5f0c1d2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f"),
+    "codex": resume("0199a213-81c0-7800-8aa1-bbab2a035a60"),
+    "qwen": resume("qwen:9b9b9b9b-5555-4666-8777-988888888888"),
+}
+want = {
+    "claude": "cd /home/ada/app && claude --resume 5f0c1d2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f",
+    "codex": "cd /home/ada/api && codex resume 0199a213-81c0-7800-8aa1-bbab2a035a60",
+    "qwen": "cd /home/ada/shop && qwen --resume 9b9b9b9b-5555-4666-8777-988888888888",
+}
+assert got == want, got
+PY
+
   # suffix, glob and exact paths
   [ "$("$bin" files "$opt" "$spec" --json server.py | wc -l)" = 2 ] || { echo "suffix" >&2; exit 1; }
   [ "$("$bin" files "$opt" "$spec" --json erver.py | wc -l)" = 0 ] || { echo "part of a name" >&2; exit 1; }
