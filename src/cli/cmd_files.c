@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "store/store.h"
 #include "sync/sync.h"
-#include "tools/text_out.h"
+#include "page/term.h"
 
 #define FILES_LIMIT_DEFAULT 50
 #define FILES_LIMIT_MAX     100000
