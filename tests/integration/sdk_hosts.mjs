@@ -160,6 +160,7 @@ try {
     read_raw: ["bytes", { session_id: sid, max_bytes: 2000, max_tokens: 500 }],
     activity_map: ["grid", { region: { row: 0, col: 0, rows: 2, cols: 2 }, max_tokens: 500 }],
     usage_report: ["list", { group_by: "session", limit: 2, max_tokens: 500 }],
+    file_history: ["list", { limit: 7, max_tokens: 500 }],
   };
   let walks = 0;
   for (const name of names) {

@@ -154,8 +154,8 @@ async function archiveSuite(client, label) {
   const out = {};
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  eq(names, ["activity_map", "get_session_summary", "list_projects", "list_sessions", "read_message",
-    "read_raw", "read_session", "search_conversations", "usage_report"], `${label}: the nine archive tools`);
+  eq(names, ["activity_map", "file_history", "get_session_summary", "list_projects", "list_sessions",
+    "read_message", "read_raw", "read_session", "search_conversations", "usage_report"], `${label}: the ten archive tools`);
   for (const t of tools) ok(t.annotations?.readOnlyHint === true, `${label}: ${t.name} readOnlyHint`);
 
   const projects = await client.callTool({ name: "list_projects", arguments: {} });
