@@ -80,7 +80,6 @@ static void print_text(const store_edit_row *r)
 
 int cli_cmd_files(int argc, char **argv)
 {
-    char db[SYNC_PATH_MAX];
     const char *store_arg = NULL, *db_arg = NULL;
     store_edit_filter f = {0};
     long long limit = FILES_LIMIT_DEFAULT;
@@ -128,19 +127,11 @@ int cli_cmd_files(int argc, char **argv)
         fprintf(stderr, "mcpage files: PATH must be 1 to %d bytes\n", STORE_EDIT_PATH_MAX);
         return 2;
     }
-    if (cli_store_spec(db, sizeof db, store_arg, db_arg) < 0) {
-        fprintf(stderr, "mcpage files: the store path or URL is too long\n");
-        return 2;
-    }
     char shown[SYNC_PATH_MAX];
-    store_spec_display(db, shown, sizeof shown);
-    store *s = NULL;
-    char err[600];
-    int rc = store_open_msg(db, STORE_OPEN_READONLY, &s, err, sizeof err);
-    if (rc < 0) {
-        text_term_printf(stderr, "mcpage files: cannot open %s: %s\n", shown, err);
-        return 1;
-    }
+    store *s;
+    int rc = cli_store_open_read("mcpage files", store_arg, db_arg, NULL, &s, shown, sizeof shown);
+    if (rc != 0)
+        return rc;
     int64_t total = 0;
     rc = store_edits_count(s, &f, &total);
     long long printed = 0;

@@ -27,7 +27,6 @@ static void stats_usage(FILE *out)
 
 int cli_cmd_stats(int argc, char **argv)
 {
-    char db[SYNC_PATH_MAX];
     const char *store_arg = NULL, *db_arg = NULL;
     int json = 0, no_check = 0;
     for (int i = 1; i < argc; i++) {
@@ -48,19 +47,11 @@ int cli_cmd_stats(int argc, char **argv)
             return 2;
         }
     }
-    if (cli_store_spec(db, sizeof db, store_arg, db_arg) < 0) {
-        text_term_printf(stderr, "mcpage stats: the store path or URL is too long\n");
-        return 2;
-    }
     char shown[SYNC_PATH_MAX];
-    store_spec_display(db, shown, sizeof shown);
-    store *s = NULL;
-    char err[600];
-    int rc = store_open_msg(db, STORE_OPEN_READONLY, &s, err, sizeof err);
-    if (rc < 0) {
-        text_term_printf(stderr, "mcpage stats: cannot open %s: %s\n", shown, err);
-        return 1;
-    }
+    store *s;
+    int rc = cli_store_open_read("mcpage stats", store_arg, db_arg, NULL, &s, shown, sizeof shown);
+    if (rc != 0)
+        return rc;
     store_stats st;
     rc = store_stats_get(s, &st);
     /* Counts can read fine from a file damaged elsewhere: every page is

@@ -169,20 +169,13 @@ int cli_cmd_usage(int argc, char **argv)
         text_term_printf(stderr, "mcpage usage: %s\n", err);
         return 2;
     }
-    char db[SYNC_PATH_MAX], shown[SYNC_PATH_MAX];
-    if (cli_store_spec(db, sizeof db, store_arg, db_arg) < 0) {
-        text_term_printf(stderr, "mcpage usage: the store path or URL is too long\n");
+    char shown[SYNC_PATH_MAX];
+    store *s;
+    int rc = cli_store_open_read("mcpage usage", store_arg, db_arg, " (run 'mcpage sync' first)",
+                                 &s, shown, sizeof shown);
+    if (rc != 0) {
         usage_prices_free(prices);
-        return 2;
-    }
-    store_spec_display(db, shown, sizeof shown);
-    store *s = NULL;
-    int rc = store_open_msg(db, STORE_OPEN_READONLY, &s, err, sizeof err);
-    if (rc < 0) {
-        text_term_printf(stderr, "mcpage usage: cannot open %s: %s (run 'mcpage sync' first)\n",
-                         shown, err);
-        usage_prices_free(prices);
-        return 1;
+        return rc;
     }
     usage_report r;
     rc = usage_report_build(s, prices, &q, &r, err, sizeof err);

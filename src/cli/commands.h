@@ -18,6 +18,16 @@ typedef struct cli_command {
  * MCPAGE_ERANGE when it does not fit in buf. */
 int cli_store_spec(char *buf, size_t n, const char *store_arg, const char *db_arg);
 
+/*
+ * Opens that store read-only into *out, its display form (no password)
+ * into shown. On failure says why on stderr after `who` ("mcpage stats"),
+ * with `advice` (or NULL) after the reason, and returns the exit status:
+ * 2 when the spec is too long, 1 when the store cannot be opened.
+ */
+struct store;
+int cli_store_open_read(const char *who, const char *store_arg, const char *db_arg,
+                        const char *advice, struct store **out, char *shown, size_t shown_cap);
+
 int cli_cmd_version(int argc, char **argv);
 int cli_cmd_sync(int argc, char **argv);
 int cli_cmd_stats(int argc, char **argv);

@@ -329,6 +329,20 @@ static void search_head(store_sql *q, int own_snippet)
  * call's budget, then the page's sessions get their representative's
  * columns and snippet (one FTS5 probe each) and their line.
  */
+/* A search row's hit (columns 0-8: the row, its snippet, "count lines"
+ * before it); the grouped search reads its three more columns after. */
+static int sq_hit_read(sqlite3_stmt *st, const store_search_filter *f, store_hit *h)
+{
+    store_sql_row r = sq_row(st);
+    if (store_sql_hit_row(&r, f->sort, h) < 0 || sq_col_dup(st, 5, 0, &h->snippet) < 0)
+        return MCPAGE_ENOMEM;
+    const char *before = (const char *)sqlite3_column_text(st, 8);
+    char *end = NULL;
+    h->before_count = before ? strtoll(before, &end, 10) : 0;
+    h->before_lines = end ? strtoll(end, NULL, 10) : 0;
+    return 0;
+}
+
 static int search_groups(store *s, const store_search_filter *f, const store_page *pg,
                          const char *fts, store_hits *out)
 {
@@ -370,13 +384,8 @@ static int search_groups(store *s, const store_search_filter *f, const store_pag
             goto nomem;
         out->rows = rows;
         store_hit *h = &rows[out->count++];
-        store_sql_row r = sq_row(st);
-        if (store_sql_hit_row(&r, f->sort, h) < 0 || sq_col_dup(st, 5, 0, &h->snippet) < 0)
+        if (sq_hit_read(st, f, h) < 0)
             goto nomem;
-        const char *before = (const char *)sqlite3_column_text(st, 8);
-        char *end = NULL;
-        h->before_count = before ? strtoll(before, &end, 10) : 0;
-        h->before_lines = end ? strtoll(end, NULL, 10) : 0;
         h->hits = sqlite3_column_int64(st, 9);
         h->first_id = sqlite3_column_int64(st, 10);
         h->last_id = sqlite3_column_int64(st, 11);
@@ -571,13 +580,8 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
             goto nomem;
         out->rows = rows;
         store_hit *h = &rows[out->count++];
-        store_sql_row r = sq_row(st);
-        if (store_sql_hit_row(&r, f->sort, h) < 0 || sq_col_dup(st, 5, 0, &h->snippet) < 0)
+        if (sq_hit_read(st, f, h) < 0)
             goto nomem;
-        const char *before = (const char *)sqlite3_column_text(st, 8);
-        char *end = NULL;
-        h->before_count = before ? strtoll(before, &end, 10) : 0;
-        h->before_lines = end ? strtoll(end, NULL, 10) : 0;
     }
     sqlite3_reset(st);
     CONN(s)->rank_nhit = -1;
