@@ -625,15 +625,21 @@ static void given_size(const mcpage_list *pg, tbuf *t)
 
 /*
  * Builds the hint for a page of n records; empty when nothing to say.
- * `literal`: the cursor is written out (the text copy); otherwise the
- * hint points at next_cursor, which structuredContent carries beside it,
- * instead of repeating its 80-odd characters.
+ * `literal`: the cursor is written out (the text copy) with the offset
+ * and the arguments to keep; otherwise the hint points at next_cursor,
+ * which structuredContent carries beside it (next_offset too), instead
+ * of repeating its 80-odd characters, and says "the same call" rather
+ * than listing the arguments: the hint is paid for on every page.
  */
 static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cursor, bool literal,
                  tbuf *t)
 {
     char a[32];
-    if (has_more) {
+    if (has_more && cursor && !literal) {
+        /* beside next_cursor: the call again with it, every other argument
+           (sizes too) as it was; the cursor is bound to them anyway */
+        tb_puts(t, "Next page: the same call with cursor=next_cursor.");
+    } else if (has_more) {
         tb_puts(t, "Next page: ");
         tb_puts(t, pg->b.tool);
         tb_puts(t, " with ");
@@ -643,8 +649,6 @@ static void hint(const mcpage_list *pg, size_t n, bool has_more, const char *cur
             tb_puts(t, "\" (or offset=");
             tb_int(t, pg->win.offset + (int64_t)n);
             tb_puts(t, ")");
-        } else if (cursor) {
-            tb_puts(t, "cursor=next_cursor"); /* next_offset is beside it too */
         } else {
             tb_puts(t, "offset=");
             tb_int(t, pg->win.offset + (int64_t)n);

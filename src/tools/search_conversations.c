@@ -33,8 +33,7 @@ static const mcpage_list_spec spec = {
     .fields = fields,
     .default_fields = default_fields,
     .id_fields = id_fields,
-    .narrow_hint = "Narrow with more words, project:NAME, role:user or after:YYYY-MM-DD in the "
-                   "query.",
+    .narrow_hint = "Narrow with more words, project:NAME, role:user or after:YYYY-MM-DD.",
     .relevance_order = true,
     .stable_order_hint = "Pass sort=\"newest\" for an order that does not shift.",
     .read_with = tools_read_with_message,

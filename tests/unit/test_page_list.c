@@ -189,7 +189,7 @@ static void first_page_carries_the_whole_envelope_in_both_copies(void **state)
     assert_true(strlen(cursor) < 120);
     const char *hint = json_string_value(json_object_get(sc, "hint"));
     /* structuredContent points at next_cursor rather than repeating it. */
-    assert_string_equal(hint, "Next page: list_sessions with cursor=next_cursor. Narrow with "
+    assert_string_equal(hint, "Next page: the same call with cursor=next_cursor. Narrow with "
                               "project=... or after=YYYY-MM-DD.");
     char want[300];
     snprintf(want, sizeof want,
