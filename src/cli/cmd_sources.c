@@ -302,9 +302,10 @@ int cli_cmd_sources(int argc, char **argv)
         const sync_desc *desc = a->descs.v[d];
         row r = {desc->name,
                  desc->title,
-                 desc->writes    ? (strcmp(desc->writes, "claude") == 0  ? "claude format"
-                                    : strcmp(desc->writes, "codex") == 0 ? "codex format"
-                                                                         : "opencode format")
+                 desc->writes    ? (strcmp(desc->writes, "claude") == 0     ? "claude format"
+                                    : strcmp(desc->writes, "codex") == 0    ? "codex format"
+                                    : strcmp(desc->writes, "opencode") == 0 ? "opencode format"
+                                                                            : "built-in reader")
                  : desc->builtin ? "described (built in)"
                                  : "described (sources file)",
                  a->dhome[d],

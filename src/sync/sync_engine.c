@@ -42,6 +42,7 @@
 #include "sync/sync_internal.h"
 #include "sync/sync_json.h"
 #include "sync/sync_source.h"
+#include "sync/sync_vscode_chat.h"
 
 #define ENGINE_CALLS_MAX   1000       /* tool calls and results of one record */
 #define ENGINE_SIDECAR_MAX (16 << 20) /* bytes of a sidecar file */
@@ -2101,4 +2102,6 @@ void sync__desc_bind(sync_desc *d)
     d->fmt.load = d->nsidecar || d->db || folders ? desc_load : NULL;
     if (d->writes && strcmp(d->writes, "opencode") == 0)
         sync__opencode_formats(d->wfmt, d->name);
+    if (d->writes && strcmp(d->writes, "vscode-chat") == 0)
+        sync__vscode_chat_formats(d->wfmt, d->name);
 }

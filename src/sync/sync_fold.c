@@ -27,6 +27,8 @@
 #include "sync/sync_fold.h"
 #include "sync/sync_internal.h"
 #include "sync/sync_source.h"
+#include "sync/sync_vscode.h"
+#include "sync/sync_vscode_chat.h"
 
 #define FOLD_HEAD_MAX    4096    /* bytes hashed to detect a rewritten file (as sync.c) */
 #define FOLD_FILES_MAX   1000000 /* folded files in one pass */
@@ -965,6 +967,9 @@ static int load_content(fold_file *ff, int fd)
     if (rc == MCPAGE_EPARSE) {
         ff->rep->lines_malformed++;
         sync_example(ff->rep, ff->job->path, 1, why[0] ? why : "not a session document");
+    } else if (rc == 0 && why[0]) {
+        /* read, but part of it was not (the reason names it) */
+        sync_warn(ff->rep, ff->job->fmt->source, ff->job->path, 0, why);
     }
     ff->len = (int64_t)n;
     return rc;
@@ -1072,7 +1077,7 @@ static int fold_whole(fold_file *ff, int fd, int *reparsed)
             (hl > 0 && (hl > ff->end || fnv1a(ff->buf, (size_t)hl) != ff->st.head_hash)))
             reset = 1;
     }
-    if (!reset && consumed > 0 && ff->job->fmt->load) {
+    if (!reset && consumed > 0 && (ff->job->fmt->load || ff->job->fmt->rendered)) {
         int same = 0;
         if ((rc = stored_prefix_equal(ff, consumed, &same)) < 0)
             goto out_id;
@@ -1298,6 +1303,14 @@ static int opencode_as_fn(sync_fold_jobs *js, const void *arg, const char *home,
     return rc;
 }
 
+static int vscode_chat_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                          sync_report *rep)
+{
+    (void)s;
+    const sync_desc *d = arg;
+    return sync__vscode_chat_discover(js, home, rep, d->name, d->id_prefix, d->wfmt);
+}
+
 /* 1 when an OpenCode-format data folder holds something of the agent. */
 static int opencode_found(const char *home, const char *db_file)
 {
@@ -1339,6 +1352,12 @@ static int fold_discover_all(store *s, const sync_options *opt, sync_report *rep
         if (d->writes && strcmp(d->writes, "opencode") == 0) {
             const char *dbf = d->db_file ? d->db_file : "opencode.db";
             if ((rc = discover_source(&js, d->name, home, opencode_found(home, dbf), opencode_as_fn,
+                                      d, s, rep)) < 0)
+                goto out;
+            continue;
+        }
+        if (d->writes && strcmp(d->writes, "vscode-chat") == 0) {
+            if ((rc = discover_source(&js, d->name, home, sync_vscode_found(home), vscode_chat_fn,
                                       d, s, rep)) < 0)
                 goto out;
             continue;

@@ -97,6 +97,11 @@ typedef struct sync_fold_format {
     /* A described format (sync_desc.h): fold_line, expand and convert are
        the engine's, driven by this description; NULL for the C formats. */
     const struct sync_desc *desc;
+    /* The converted text may change anywhere, not only at its end (a
+       request in the middle of a VS Code chat grew): the stored raw bytes
+       are compared with its prefix before new messages are appended, as
+       for `load`. */
+    int rendered;
     /* Optional, for a line many entries point into (a checkpoint of
      * 10,000 messages): the line parsed once (NULL when it does not
      * parse), an entry's messages from that (as expand gives them), and

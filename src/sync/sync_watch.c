@@ -120,6 +120,9 @@ static void find_roots(sync_watch *w, const sync_options *o)
             continue;
         if (d->writes && strcmp(d->writes, "claude") == 0) {
             add_root(w, home, "projects", 3);
+        } else if (d->writes && strcmp(d->writes, "vscode-chat") == 0) {
+            /* <Editor>/User/workspaceStorage/<hash>/chatSessions/<id>.jsonl */
+            add_root(w, home, "", 5);
         } else if (d->writes && strcmp(d->writes, "codex") == 0) {
             add_root(w, home, "sessions", 6);
             add_root(w, home, "archived_sessions", 6);

@@ -151,7 +151,7 @@ static void bad_descriptions_name_the_field(void **state)
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"writes\": \"claude\", \"files\": \"a\"}]",
          "sources[0] (x).files: not used with \"writes\""},
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"writes\": \"aider\"}]",
-         "sources[0] (x).writes: \"aider\": claude, codex or opencode"},
+         "sources[0] (x).writes: \"aider\": claude, codex, opencode or vscode-chat"},
         {"[{\"name\": \"x\", \"home\": \"relative/dir\", \"writes\": \"claude\"}]",
          "sources[0] (x).home: \"relative/dir\": an absolute path"},
         {"[{\"name\": \"nosuch\", \"enabled\": false}]",
