@@ -146,7 +146,7 @@ static int apply(json_t **state, json_t *e, long line_no, char *why, size_t whyl
             arr = made = json_array();
             if (!made || put(at, last, made) < 0) {
                 json_decref(made);
-                arr = NULL;
+                arr = made = NULL;
             }
         }
         json_t *cut = json_object_get(e, "i"), *items = json_object_get(e, "v");
@@ -550,13 +550,28 @@ static void edit_group(vsc_out *o, json_t *p)
     const char *path = sync_json_str(uri, "fsPath");
     if (!path)
         path = sync_json_str(uri, "path");
-    size_t edits = 0, i;
-    json_t *e;
+    /* the new text of every edit, for the file edits index's line counts */
+    size_t edits = 0, i, j;
+    json_t *e, *one;
+    sync_text text = {0};
     json_array_foreach(json_object_get(p, "edits"), i, e)
     {
-        edits += json_is_array(e) ? json_array_size(e) : 1;
+        json_t *list = json_is_array(e) ? e : NULL;
+        size_t n = list ? json_array_size(list) : 1;
+        for (j = 0; j < n; j++) {
+            one = list ? json_array_get(list, j) : e;
+            edits++;
+            const char *nt = sync_json_str(one, "text");
+            if (nt && *nt) {
+                sync_text_sep(&text);
+                sync_text_adds(&text, nt);
+            }
+        }
     }
-    json_t *args = json_pack("{sssI}", "path", path ? path : "?", "edits", (json_int_t)edits);
+    char *joined = sync_text_finish(&text);
+    json_t *args = json_pack("{sssIss}", "path", path ? path : "?", "edits", (json_int_t)edits,
+                             "text", joined ? joined : "");
+    free(joined);
     sync_record *r = next(o);
     if (r) {
         sync_record_call(r, "assistant", "textEditGroup", NULL, args, o->ts);

@@ -216,12 +216,15 @@ static void log_entries_replay(void **state)
                "{\"kind\":1,\"k\":[\"nowhere\",\"deep\"],\"v\":1}\n"
                "{\"kind\":1,\"k\":[\"requests\",5],\"v\":1}\n"
                "{\"kind\":1,\"k\":[],\"v\":1}\n"
+               /* an array made for a push where it cannot go (freed once: the
+                  fuzzer's first finding) */
+               "{\"kind\":2,\"k\":[\"requests\",5],\"v\":[1]}\n"
                "{\"kind\":2,\"k\":[\"requests\"],\"v\":[1]}\n"
                "{\"kind\":2,\"k\":[\"requests\"],\"v\":[2",
                &skipped, why, sizeof why);
     assert_non_null(s);
-    assert_int_equal(skipped, 5);
-    assert_non_null(strstr(why, "5 log entries not applied (the first: line 2:"));
+    assert_int_equal(skipped, 6);
+    assert_non_null(strstr(why, "6 log entries not applied (the first: line 2:"));
     d = json_dumps(s, JSON_COMPACT);
     assert_string_equal(d, "{\"requests\":[1]}");
     free(d);
