@@ -1,0 +1,7 @@
+/*
+ * The VS Code Copilot Chat sync tests (test_sync_vscode_chat.c) on
+ * PostgreSQL: the same checks, run against MCPAGE_TEST_PG (skipped with a
+ * message when unset).
+ */
+#define TB_POSTGRES_ONLY
+#include "test_sync_vscode_chat.c"
