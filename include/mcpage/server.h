@@ -644,6 +644,17 @@ MCPAGE_API int mcpage_session_resource_updated(mcpage_session *s, const char *ur
  */
 MCPAGE_API int mcpage_server_resources_list_changed(mcpage_server *srv);
 MCPAGE_API int mcpage_server_resource_updated(mcpage_server *srv, const char *uri);
+/*
+ * The distinct uris some session subscribed to now, either way
+ * (resources/subscribe or an open listen's resourceSubscriptions), so an
+ * application that learns of changes only by looking (another process
+ * wrote a shared store) checks just those: *uris is an array of *n
+ * strings, freed with mcpage_server_subscriptions_free. 0, MCPAGE_EINVAL
+ * or MCPAGE_ENOMEM.
+ */
+MCPAGE_API int mcpage_server_subscriptions(mcpage_server *srv, char ***uris, size_t *n);
+/* Frees what mcpage_server_subscriptions returned. */
+MCPAGE_API void mcpage_server_subscriptions_free(char **uris, size_t n);
 
 /* True when `version` is a protocol revision this library speaks. */
 MCPAGE_API bool mcpage_protocol_supported(const char *version);

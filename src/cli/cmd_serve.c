@@ -39,6 +39,8 @@
 #define SERVE_TIDY_CALM_MS 2000
 /* How long clients may keep tools/list (the tools never change while the binary runs). */
 #define SERVE_CATALOG_TTL_MS 3600000
+/* A shared store is looked at this often for others' changes (milliseconds). */
+#define SERVE_FOLLOW_MS 500
 /* Sessions one pass tells its clients of, at most (a pass importing more tells of these). */
 #define SERVE_NOTIFY_MAX 100000
 
@@ -176,6 +178,159 @@ static void notify_changes(void *ud)
         free(ss->changed[i]);
     ss->nchanged = 0;
     ss->added = false;
+}
+
+/*
+ * A shared store (a postgres:// URL): other machines' and instances'
+ * syncs write it, so this instance learns of changes by looking. Every
+ * SERVE_FOLLOW_MS it reads the store's generation; when it moved, a
+ * session count that grew is notifications/resources/list_changed, and
+ * each uri a client subscribed to (mcpage_server_subscriptions) whose
+ * session's message count changed is notifications/resources/updated
+ * (one it has no count for yet is told once: it may have grown since the
+ * subscription). Its own sync's passes are told this way too.
+ */
+typedef struct serve_follow {
+    store *reader;
+    mcpage_server *srv;
+    int stop_pipe[2];
+    pthread_t thread;
+    bool running;
+    int64_t gen, sessions;
+    char **uris; /* the uris seen, and their sessions' message counts */
+    int64_t *counts;
+    size_t n, cap;
+} serve_follow;
+
+/* The remembered count of `uri`, or -1; *slot its index (or n). */
+static int64_t follow_count(serve_follow *f, const char *uri, size_t *slot)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->uris[i], uri) == 0) {
+            *slot = i;
+            return f->counts[i];
+        }
+    *slot = f->n;
+    return -1;
+}
+
+static void follow_remember(serve_follow *f, size_t slot, const char *uri, int64_t count)
+{
+    if (slot < f->n) {
+        f->counts[slot] = count;
+        return;
+    }
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 16;
+        char **u = realloc(f->uris, cap * sizeof *u);
+        if (u)
+            f->uris = u;
+        int64_t *c = u ? realloc(f->counts, cap * sizeof *c) : NULL;
+        if (c == NULL)
+            return;
+        f->counts = c;
+        f->cap = cap;
+    }
+    if ((f->uris[f->n] = strdup(uri)) != NULL)
+        f->counts[f->n++] = count;
+}
+
+static void follow_look(serve_follow *f)
+{
+    int64_t gen = 0;
+    if (store_generation(f->reader, &gen) < 0 || gen == f->gen)
+        return;
+    f->gen = gen;
+    store_stats st;
+    if (store_stats_get(f->reader, &st) == 0) {
+        if (st.sessions > f->sessions && f->sessions >= 0)
+            (void)mcpage_server_resources_list_changed(f->srv);
+        f->sessions = st.sessions;
+    }
+    char **uris = NULL;
+    size_t n = 0;
+    if (mcpage_server_subscriptions(f->srv, &uris, &n) != 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        json_t *vars = NULL;
+        if (mcpage_uri_template_match("mcpage://sessions/{session_id}", uris[i], &vars) != 0)
+            continue;
+        const char *id = json_string_value(json_object_get(vars, "session_id"));
+        store_session ses;
+        if (id && store_session_get(f->reader, id, &ses) == 0) {
+            size_t slot;
+            if (follow_count(f, uris[i], &slot) != ses.message_count) {
+                (void)mcpage_server_resource_updated(f->srv, uris[i]);
+                follow_remember(f, slot, uris[i], ses.message_count);
+            }
+            store_session_clear(&ses);
+        }
+        json_decref(vars);
+    }
+    mcpage_server_subscriptions_free(uris, n);
+}
+
+static void *follow_loop(void *ud)
+{
+    serve_follow *f = ud;
+    for (;;) {
+        struct pollfd p = {.fd = f->stop_pipe[0], .events = POLLIN};
+        if (poll(&p, 1, SERVE_FOLLOW_MS) != 0 && (p.revents || errno != EINTR))
+            break;
+        follow_look(f);
+    }
+    return NULL;
+}
+
+/* Starts following a shared store; a failure is said and leaves the instance without it. */
+static void follow_start(serve_follow *f, const char *db, mcpage_server *srv)
+{
+    char err[600];
+    memset(f, 0, sizeof *f);
+    f->srv = srv;
+    f->sessions = -1;
+    if (store_open_msg(db, STORE_OPEN_READONLY, &f->reader, err, sizeof err) < 0 ||
+        pipe(f->stop_pipe) < 0) {
+        text_term_printf(stderr,
+                         "mcpage serve: not following the shared store (%s): clients hear of "
+                         "nothing that other instances write\n",
+                         f->reader ? strerror(errno) : err);
+        store_close(f->reader);
+        f->reader = NULL;
+        return;
+    }
+    (void)store_generation(f->reader, &f->gen);
+    store_stats st;
+    if (store_stats_get(f->reader, &st) == 0)
+        f->sessions = st.sessions;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    f->running = pthread_create(&f->thread, NULL, follow_loop, f) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void follow_stop(serve_follow *f)
+{
+    if (f->running) {
+        ssize_t w = write(f->stop_pipe[1], "x", 1);
+        (void)w;
+        pthread_join(f->thread, NULL);
+        f->running = false;
+    }
+    if (f->reader) {
+        close(f->stop_pipe[0]);
+        close(f->stop_pipe[1]);
+    }
+    store_close(f->reader);
+    f->reader = NULL;
+    for (size_t i = 0; i < f->n; i++)
+        free(f->uris[i]);
+    free(f->uris);
+    free(f->counts);
+    f->uris = NULL;
+    f->counts = NULL;
+    f->n = f->cap = 0;
 }
 
 static void sync_once(serve_sync *ss, bool verbose)
@@ -483,8 +638,9 @@ static int server_open(const serve_cmd *c, const serve_sync *ss, cli_archive *ar
        time, or the archive served with --no-sync: there, no reuse without asking again).
        Transcripts are private: resources keep cacheScope "private". */
     cfg.catalog_ttl_ms = SERVE_CATALOG_TTL_MS;
-    /* Sessions appear while serving when this process syncs (docs/live.md). */
-    cfg.resources_list_changed = !c->no_sync;
+    /* Sessions appear while serving when this process syncs or others write the shared
+       store (docs/live.md). */
+    cfg.resources_list_changed = !c->no_sync || store_spec_is_url(arc->db);
     cfg.resource_ttl_ms =
         c->no_sync || store_spec_is_url(arc->db) ? 0 : (int64_t)ss->interval * 1000;
     int rc = mcpage_server_new(&cfg, srv);
@@ -535,7 +691,11 @@ int cli_cmd_serve(int argc, char **argv)
         return 1;
     }
 
-    if (ss.running) { /* from now on a pass tells the clients what it stored */
+    /* A shared store: the follower tells of every change, this instance's own too. */
+    serve_follow follow = {0};
+    if (store_spec_is_url(arc.db))
+        follow_start(&follow, arc.db, srv);
+    else if (ss.running) { /* from now on a pass tells the clients what it stored */
         pthread_mutex_lock(&ss.mu);
         ss.srv = srv;
         pthread_mutex_unlock(&ss.mu);
@@ -560,6 +720,7 @@ int cli_cmd_serve(int argc, char **argv)
 
     if (checking)
         pthread_join(checker, NULL);
+    follow_stop(&follow);
     sync_stop(&ss); /* before the server goes: a pass may be telling its clients */
     mcpage_server_free(srv);
     cli_archive_close(&arc);

@@ -628,6 +628,65 @@ int mcpage_server_resource_updated(mcpage_server *srv, const char *uri)
     return notify_all(srv, "notifications/resources/updated", uri);
 }
 
+/* Adds `uri` to the set (unless there); false when out of memory. */
+static bool set_add(char ***v, size_t *n, size_t *cap, const char *uri)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*v)[i], uri) == 0)
+            return true;
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        char **g = mcpage__realloc(*v, c * sizeof *g);
+        if (g == NULL)
+            return false;
+        *v = g;
+        *cap = c;
+    }
+    if (((*v)[*n] = mcpage__strdup(uri)) == NULL)
+        return false;
+    ++*n;
+    return true;
+}
+
+int mcpage_server_subscriptions(mcpage_server *srv, char ***uris, size_t *count)
+{
+    if (uris == NULL || count == NULL)
+        return MCPAGE_EINVAL;
+    *uris = NULL;
+    *count = 0;
+    if (srv == NULL)
+        return MCPAGE_EINVAL;
+    size_t n, cap = 0;
+    mcpage_session **v = sessions_held(srv, &n);
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        mcpage_session *s = v[i];
+        pthread_mutex_lock(&s->lock);
+        for (size_t k = 0; ok && !s->detached && k < s->nsubs; k++)
+            ok = set_add(uris, count, &cap, s->subs[k]);
+        for (mcp_listen *l = s->listens; ok && !s->detached && l; l = l->next)
+            for (size_t k = 0; ok && k < l->nuris; k++)
+                ok = set_add(uris, count, &cap, l->uris[k]);
+        pthread_mutex_unlock(&s->lock);
+        mcp_session_release(s);
+    }
+    mcpage__free(v);
+    if (!ok) {
+        mcpage_server_subscriptions_free(*uris, *count);
+        *uris = NULL;
+        *count = 0;
+        return MCPAGE_ENOMEM;
+    }
+    return 0;
+}
+
+void mcpage_server_subscriptions_free(char **uris, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        mcpage__free(uris[i]);
+    mcpage__free(uris);
+}
+
 /* A listen filter's flag: absent is false; anything but a boolean is an error (NULL). */
 static bool filter_flag(const json_t *filter, const char *name, bool *bad)
 {

@@ -20,7 +20,7 @@
 //     SIGTERM an open listen gets its closing result (the SDK sees
 //     'graceful') and the server exits 0 (under ASan: nothing leaked).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -140,9 +140,9 @@ const v1Schemas = [["notifications/resources/updated", v1.ResourceUpdatedNotific
 const v2Schemas = [["notifications/resources/updated"], ["notifications/resources/list_changed"]];
 
 // Starts `mcpage serve --http 127.0.0.1:0`; resolves with its /mcp URL.
-function startHttp(name) {
+function startHttp(name, args = serveArgs(name)) {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, [...serveArgs(name), "--http", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(bin, [...args, "--http", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
     children.push(child);
     let err = "";
     child.stderrText = () => err;
@@ -328,9 +328,56 @@ try {
   ok(!/LeakSanitizer|AddressSanitizer/.test(child.stderrText()), "http: nothing leaked");
   for (const c of [l1, l2, m1, m2]) await c.close().catch(() => {});
 
+  // ---- 4. scale-out: two instances on one PostgreSQL store; the one that does not
+  // sync tells its clients of what the other wrote (it follows the store's generation).
+  let pgNote = "PostgreSQL: skipped (MCPAGE_TEST_PG is not set)";
+  if (process.env.MCPAGE_TEST_PG && process.env.MCPAGE_TEST_PG !== "off") {
+    const schema = `notify_${process.pid}`;
+    const psql = (sql) => execFileSync("psql", ["-qX", process.env.MCPAGE_TEST_PG, "-c", sql],
+      { env: { ...process.env, PGOPTIONS: "-c client_min_messages=warning" }, stdio: ["ignore", "ignore", "inherit"] });
+    psql(`DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}`);
+    try {
+      const sep = process.env.MCPAGE_TEST_PG.includes("?") ? "&" : "?";
+      const store = `${process.env.MCPAGE_TEST_PG}${sep}options=-csearch_path%3D${schema}`;
+      const writer = await startHttp("pg-writer", ["serve", "--store", store, "--claude-home", path.join(tmp, "claude"),
+        "--codex-home", path.join(tmp, "codex"), "--sync-interval", "3600"]);
+      const reader = await startHttp("pg-reader", ["serve", "--store", store, "--no-sync"]);
+      const pl = legacyClient("pg-legacy");
+      const pr = recorder(pl, v1Schemas);
+      await pl.connect(new v1.StreamableHTTPClientTransport(new URL(reader.url)));
+      eq(pl.getServerCapabilities().resources, { subscribe: true, listChanged: true },
+        "pg: an instance that does not sync still offers the list change (others write the store)");
+      await pl.subscribeResource({ uri: uriOf(A) });
+      const pm = modernClient("pg-modern");
+      const pmr = recorder(pm, v2Schemas);
+      await pm.connect(new v2.StreamableHTTPClientTransport(new URL(reader.url)));
+      const psub = await pm.listen({ resourceSubscriptions: [uriOf(A)], resourcesListChanged: true });
+      await sleep(1200); // the follower's first look gives the new subscriptions their counts
+      const pgBound = bound + 1500; // the follower looks every 500 ms
+      const tA = append(A, "written by the other instance");
+      const h1 = await pr.wait(updatedFor(uriOf(A)), tA, pgBound);
+      const h2 = await pmr.wait(updatedFor(uriOf(A)), tA, pgBound);
+      ok(h1 && h2, `pg: both eras on the instance that did not sync heard of the other's write within ${pgBound} ms`);
+      let t = performance.now();
+      newSession();
+      ok(await pr.wait(listChanged, t, pgBound), "pg: a session the other instance added brings list_changed");
+      ok(await pmr.wait(listChanged, t, pgBound), "pg: ... on the listen too");
+      t = append(B, "a session nobody subscribed to");
+      await sleep(quiet + 600);
+      eq(pr.since(t).filter((m) => m.method === "notifications/resources/updated").length, 0,
+        "pg: nothing of a session nobody subscribed to");
+      pgNote = `PostgreSQL: the other instance's write heard after ${Math.round(Math.max(h1.at, h2.at) - tA)} ms`;
+      await psub.close();
+      for (const c of [pl, pm]) await c.close().catch(() => {});
+      for (const s of [writer, reader]) s.child.kill("SIGTERM");
+    } finally {
+      psql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    }
+  }
+
   took.sort((a, b) => a - b);
   console.log(`serve_notify: ${checks} checks passed; append -> notification ${took[0]}-${took[took.length - 1]} ms ` +
-    `(median ${took[took.length >> 1]} ms, ${took.length} notifications; bound ${bound} ms)`);
+    `(median ${took[took.length >> 1]} ms, ${took.length} notifications; bound ${bound} ms); ${pgNote}`);
 } catch (e) {
   console.error("serve_notify: FAILED:", e);
   for (const c of children) if (c.stderrText) console.error(c.stderrText().slice(-2000));

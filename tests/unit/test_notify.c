@@ -175,6 +175,23 @@ static void a_listen_is_acknowledged_first_and_carries_its_id(void **state)
     assert_int_equal(mcpage_server_resources_list_changed(srv), 0);
     /* Its id is free again. */
     json_decref(listen_on(c, "\"L1\"", "{}"));
+    /* What is subscribed now, either way, once each. */
+    capture *legacy = capture_on(srv);
+    capture_init(legacy);
+    capture_send(legacy, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\","
+                         "\"params\":{\"uri\":\"" URI_B "\"}}");
+    json_decref(capture_take(legacy));
+    json_decref(
+        listen_on(c, "\"L2\"", "{\"resourceSubscriptions\":[\"" URI_A "\",\"" URI_B "\"]}"));
+    char **uris = NULL;
+    size_t n = 0;
+    assert_int_equal(mcpage_server_subscriptions(srv, &uris, &n), 0);
+    assert_int_equal(n, 2);
+    assert_true((strcmp(uris[0], URI_A) == 0 && strcmp(uris[1], URI_B) == 0) ||
+                (strcmp(uris[0], URI_B) == 0 && strcmp(uris[1], URI_A) == 0));
+    mcpage_server_subscriptions_free(uris, n);
+    assert_int_equal(mcpage_server_subscriptions(NULL, &uris, &n), MCPAGE_EINVAL);
+    capture_free(legacy);
     capture_free(other);
     capture_free(c);
     mcpage_server_free(srv);
