@@ -209,6 +209,7 @@ void store_close(store *s)
         return;
     if (s->ops)
         s->ops->close(s);
+    store_codec_free(&s->codec);
     free(s);
 }
 

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 
 #include "store/store.h"
+#include "store/store_codec.h"
 
 struct store_sql;
 struct store_sql_row;
@@ -84,6 +85,7 @@ struct store {
     store_stop_fn stop;   /* the caller's cancellation check, or NULL */
     void *stop_ud;        /* its argument */
     int stopped;          /* the status the budget stopped a statement with, until reset */
+    store_codec codec;    /* raw chunks' zstd contexts and last chunk read (store_codec.h) */
 };
 
 /* Records a message for store_errmsg() and returns `status`. */

@@ -417,3 +417,29 @@ int store_raw_take(unsigned char *out, int64_t offset, int64_t end, int64_t *fil
     *filled += take;
     return *filled < end;
 }
+
+int store_raw_chunk(store *s, const char *id, int64_t at, int64_t codec, const unsigned char *data,
+                    int64_t len, const unsigned char **plain, int64_t *plen)
+{
+    const char *why = "";
+    size_t n = 0;
+    int rc =
+        codec < 0 || codec > 255
+            ? MCPAGE_EPARSE
+            : store_codec_unpack(&s->codec, (int)codec, data ? data : (const unsigned char *)"",
+                                 (size_t)len, STORE_CODEC_OUT_MAX, plain, &n, &why);
+    if (rc == MCPAGE_ENOMEM)
+        return store_fail(s, rc,
+                          "out of memory decoding the raw chunk of session '%s' at offset "
+                          "%lld",
+                          id, (long long)at);
+    if (rc < 0)
+        return store_fail(s, MCPAGE_ESTORE,
+                          "raw bytes damaged: session '%s', chunk at offset %lld (codec %lld, %lld "
+                          "bytes stored): %s; run `mcpage sync --rebuild` to read the session "
+                          "again from its transcript",
+                          id, (long long)at, (long long)codec, (long long)len,
+                          why[0] ? why : "an unknown codec");
+    *plen = (int64_t)n;
+    return 0;
+}

@@ -175,4 +175,15 @@ const char *store_sql_search_groups_order(const store_search_filter *f);
 int store_raw_take(unsigned char *out, int64_t offset, int64_t end, int64_t *filled, int64_t at,
                    const unsigned char *data, int64_t len);
 
+/*
+ * One stored chunk of session `id` (session offset `at`, stored as
+ * `codec`) decoded through the handle's codec (store_codec.h): *plain
+ * (valid until the next call on s) and *plen. 0, MCPAGE_ENOMEM, or
+ * MCPAGE_ESTORE with "raw bytes damaged: session ..., chunk at offset
+ * ..." and the fix in store_errmsg(): a damaged chunk is never read as
+ * other bytes.
+ */
+int store_raw_chunk(store *s, const char *id, int64_t at, int64_t codec, const unsigned char *data,
+                    int64_t len, const unsigned char **plain, int64_t *plen);
+
 #endif

@@ -1935,6 +1935,236 @@ static void transcript_raw_and_summary(void **state)
     store_session_summary_clear(&sum);
 }
 
+/* ---- raw chunks compressed (issue 35) -------------------------------- */
+
+/* A stop function that answers "stop" after calls[1] calls (PostgreSQL
+ * also asks it while a statement runs). */
+static int stop_after(void *ud)
+{
+    int *calls = ud;
+    return ++calls[0] > calls[1];
+}
+
+/* Runs SQL on the store's own database (either backend), outside mcpage. */
+static void raw_sql(const char *spec, const char *sqlite_sql, const char *pg_sql)
+{
+    if (store_spec_is_url(spec)) {
+        PGconn *c = PQconnectdb(spec);
+        assert_int_equal(PQstatus(c), CONNECTION_OK);
+        PGresult *r = PQexec(c, pg_sql);
+        if (PQresultStatus(r) != PGRES_COMMAND_OK && PQresultStatus(r) != PGRES_TUPLES_OK)
+            fail_msg("%s: %s", pg_sql, PQerrorMessage(c));
+        PQclear(r);
+        PQfinish(c);
+        return;
+    }
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    assert_int_equal(sqlite3_open(spec, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    if (sqlite3_exec(db, sqlite_sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sqlite_sql, msg);
+    sqlite3_close(db);
+}
+
+/* One number a query gives on the store's database. */
+static int64_t raw_num(const char *spec, const char *sql)
+{
+    int64_t n = -1;
+    if (store_spec_is_url(spec)) {
+        PGconn *c = PQconnectdb(spec);
+        PGresult *r = PQexec(c, sql);
+        if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1)
+            n = atoll(PQgetvalue(r, 0, 0));
+        PQclear(r);
+        PQfinish(c);
+        return n;
+    }
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open(spec, &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* Transcript-like bytes: JSON lines that repeat with variations, and a
+ * stretch of noise that does not compress. */
+static unsigned char *raw_source(size_t n, unsigned seed)
+{
+    unsigned char *b = malloc(n);
+    size_t at = 0;
+    unsigned x = seed;
+    while (at < n) {
+        char line[200];
+        x = x * 1103515245u + 12345u;
+        int len = snprintf(line, sizeof line,
+                           "{\"type\":\"assistant\",\"n\":%u,\"text\":\"read src/%s.c line %u\"}\n",
+                           x % 1000, words[x % 6], (x >> 8) % 5000);
+        for (int i = 0; i < len && at < n; i++)
+            b[at++] = (unsigned char)line[i];
+    }
+    for (size_t i = n / 3; i < n / 3 + n / 10; i++) {
+        x = x * 1103515245u + 12345u;
+        b[i] = (unsigned char)(x >> 16);
+    }
+    return b;
+}
+
+/* Every window of the session's raw bytes, at several sizes, equals src. */
+static void raw_reads_equal(store *s, const char *sid, const unsigned char *src, size_t n)
+{
+    static const int64_t sizes[] = {8192, 65536, (1 << 20) + 7, 16 << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        for (int64_t at = 0; at < (int64_t)n; at += sizes[k]) {
+            unsigned char *buf = NULL;
+            size_t got = 0;
+            int64_t total = 0;
+            if (store_raw_read(s, sid, at, sizes[k], &buf, &got, &total) < 0)
+                fail_msg("read %s at %lld: %s", sid, (long long)at, store_errmsg(s));
+            assert_int_equal(total, (int64_t)n);
+            size_t want = n - (size_t)at < (size_t)sizes[k] ? n - (size_t)at : (size_t)sizes[k];
+            assert_int_equal(got, want);
+            assert_memory_equal(buf, src + at, want);
+            free(buf);
+        }
+    }
+}
+
+static void put_session(store *s, const char *sid)
+{
+    assert_int_equal(store_begin(s), 0);
+    int64_t pid = 0;
+    assert_int_equal(store_project_ensure(s, "/home/u/rawz", "rawz", &pid), 0);
+    store_session_meta m = {.session_id = sid, .source = "claude", .project_id = pid};
+    assert_int_equal(store_session_put(s, &m), 0);
+    assert_int_equal(store_commit(s), 0);
+}
+
+/*
+ * Raw chunks are written as zstd frames and read back byte for byte at
+ * any window; a damaged frame is a named error, never other bytes; the
+ * plain rows of an older store are compressed by store_tidy, which can
+ * be stopped between batches and goes on from there.
+ */
+static void raw_chunks_are_compressed(void **state)
+{
+    fixture *f = *state;
+    size_t n = (3u << 20) + 1234;
+    unsigned char *src = raw_source(n, 7);
+    put_session(f->s, "raw-z");
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_raw_append(f->s, "raw-z", src, 1500000, 10), 0);
+    assert_int_equal(store_raw_append(f->s, "raw-z", src + 1500000, n - 1500000, 10), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    raw_reads_equal(f->s, "raw-z", src, n);
+    const char *zsid = "(SELECT sid FROM sessions WHERE session_id = 'raw-z')";
+    char q[512];
+    snprintf(q, sizeof q, "SELECT count(*) FROM raw_chunks WHERE sid = %s AND codec = 1", zsid);
+    assert_true(raw_num(f->db, q) >= 3);
+    snprintf(q, sizeof q, "SELECT sum(length(data)) FROM raw_chunks WHERE sid = %s", zsid);
+    int64_t stored = raw_num(f->db, q);
+    assert_true(stored > 0 && stored < (int64_t)n / 4);
+
+    /* one byte of the second chunk's frame changed */
+    char lite[512], pg[512];
+    snprintf(lite, sizeof lite,
+             "UPDATE raw_chunks SET data = substr(data, 1, 200) || CASE WHEN substr(data, 201, 1) "
+             "= x'00' THEN x'01' ELSE x'00' END || substr(data, 202) WHERE sid = %s AND offset = "
+             "1048576",
+             zsid);
+    snprintf(pg, sizeof pg,
+             "UPDATE raw_chunks SET data = set_byte(data, 200, (get_byte(data, 200) + 1) %% 256) "
+             "WHERE sid = %s AND \"offset\" = 1048576",
+             zsid);
+    raw_sql(f->db, lite, pg);
+    unsigned char *buf = NULL;
+    size_t got = 0;
+    int64_t total = 0;
+    assert_int_equal(store_raw_read(f->s, "raw-z", 1048576 + 10, 100, &buf, &got, &total),
+                     MCPAGE_ESTORE);
+    assert_null(buf);
+    assert_non_null(strstr(store_errmsg(f->s), "raw bytes damaged: session 'raw-z', chunk at "
+                                               "offset 1048576"));
+    assert_non_null(strstr(store_errmsg(f->s), "mcpage sync --rebuild"));
+    /* a window across it fails too; the others still read */
+    assert_int_equal(store_raw_read(f->s, "raw-z", 0, 2 << 20, &buf, &got, &total), MCPAGE_ESTORE);
+    assert_int_equal(store_raw_read(f->s, "raw-z", 0, 4096, &buf, &got, &total), 0);
+    assert_memory_equal(buf, src, 4096);
+    free(buf);
+    /* an unknown codec is refused the same way */
+    snprintf(lite, sizeof lite, "UPDATE raw_chunks SET codec = 7 WHERE sid = %s AND offset = 0",
+             zsid);
+    snprintf(pg, sizeof pg, "UPDATE raw_chunks SET codec = 7 WHERE sid = %s AND \"offset\" = 0",
+             zsid);
+    raw_sql(f->db, lite, pg);
+    assert_int_equal(store_raw_read(f->s, "raw-z", 0, 10, &buf, &got, &total), MCPAGE_ESTORE);
+    assert_non_null(strstr(store_errmsg(f->s), "unknown codec"));
+
+    /* an older store: 40 plain chunks of 4 KiB written as before version 9 (8) */
+    put_session(f->s, "raw-old");
+    const char *osid = "(SELECT sid FROM sessions WHERE session_id = 'raw-old')";
+    size_t on = 40 * 4096;
+    unsigned char *old = raw_source(on, 11);
+    store_close(f->s);
+    f->s = NULL;
+    for (int i = 0; i < 40; i++) {
+        char hex[2 * 4096 + 1];
+        for (int k = 0; k < 4096; k++)
+            snprintf(hex + 2 * k, 3, "%02x", old[i * 4096 + k]);
+        char *sql_l = malloc(sizeof hex + 512), *sql_p = malloc(sizeof hex + 512);
+        snprintf(sql_l, sizeof hex + 512,
+                 "INSERT INTO raw_chunks(sid, offset, data) VALUES(%s, %d, x'%s')", osid, i * 4096,
+                 hex);
+        snprintf(sql_p, sizeof hex + 512,
+                 "INSERT INTO raw_chunks(sid, \"offset\", data) VALUES(%s, %d, '\\x%s')", osid,
+                 i * 4096, hex);
+        raw_sql(f->db, sql_l, sql_p);
+        free(sql_l);
+        free(sql_p);
+    }
+    snprintf(lite, sizeof lite,
+             "UPDATE sessions SET raw_size = %zu WHERE session_id = 'raw-old'; DELETE FROM "
+             "schema_version WHERE version >= 11;",
+             on);
+    snprintf(pg, sizeof pg,
+             "UPDATE sessions SET raw_size = %zu WHERE session_id = 'raw-old'; DELETE FROM "
+             "schema_version WHERE version >= 10;",
+             on);
+    raw_sql(f->db, lite, pg);
+    store_pool_drain(); /* a process migrates a URL once: forget it */
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+    snprintf(q, sizeof q, "SELECT count(*) FROM raw_chunks WHERE sid = %s AND codec = 0", osid);
+    assert_int_equal(raw_num(f->db, q), 40);
+    raw_reads_equal(f->s, "raw-old", old, on);
+    /* stopped after its first batch: some compressed, all readable */
+    int64_t left = 40;
+    for (int tries = 0; tries < 200 && left == 40; tries++) {
+        /* a batch or a few a call (the other sessions' rows come first) */
+        int calls[2] = {0, 1 + tries / 4};
+        store_budget_set(f->s, 0, stop_after, calls);
+        assert_int_equal(store_tidy(f->s), MCPAGE_ECANCELED);
+        store_budget_clear(f->s);
+        left = raw_num(f->db, q);
+    }
+    if (!(left > 3 && left < 40))
+        fail_msg("left %lld, pack at %lld", (long long)left,
+                 (long long)raw_num(f->db, store_spec_is_url(f->db)
+                                               ? "SELECT count(*) FROM raw_pack"
+                                               : "SELECT value FROM meta WHERE key = "
+                                                 "'raw_pack_at'"));
+    raw_reads_equal(f->s, "raw-old", old, on);
+    /* the next tidy (the next sync's) goes on and finishes */
+    assert_int_equal(store_tidy(f->s), 0);
+    assert_int_equal(raw_num(f->db, q), 3); /* the 3 chunks of noise stay plain */
+    raw_reads_equal(f->s, "raw-old", old, on);
+    assert_int_equal(store_tidy(f->s), 0); /* nothing left: a no-op */
+    free(old);
+    free(src);
+}
+
 static void activity_buckets(void **state)
 {
     fixture *f = *state;
@@ -2261,6 +2491,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(generation_moves_with_changes_only, setup, teardown),
         cmocka_unit_test_setup_teardown(transcript_raw_and_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown(raw_chunks_are_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(same_named_projects_stay_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),

@@ -635,6 +635,38 @@ static void sample_archive_syncs(void **state)
             assert_non_null(strstr(l.rows[i].session_id, ":agent-"));
         }
     assert_int_equal(subagents, 1);
+    /* every raw byte read back (compressed in the store: issue 35) is the
+     * transcript file's byte, in windows of any size */
+    int whole = 0;
+    for (size_t i = 0; i < l.count; i++) {
+        const store_session *row = &l.rows[i];
+        FILE *fp = row->source_path ? fopen(row->source_path, "rb") : NULL;
+        if (!fp)
+            continue;
+        unsigned char *file = malloc((size_t)row->raw_size + 1);
+        size_t fn = fread(file, 1, (size_t)row->raw_size + 1, fp);
+        fclose(fp);
+        if ((int64_t)fn == row->raw_size && row->raw_size > 0) {
+            whole++;
+            static const int64_t windows[] = {STORE_RAW_READ_MAX, 8192, 65536 + 3};
+            for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++)
+                for (int64_t at = 0; at < row->raw_size; at += windows[w]) {
+                    unsigned char *raw = NULL;
+                    size_t got = 0;
+                    int64_t total = 0;
+                    assert_int_equal(
+                        store_raw_read(s, row->session_id, at, windows[w], &raw, &got, &total), 0);
+                    assert_int_equal(total, row->raw_size);
+                    size_t want =
+                        (size_t)(row->raw_size - at < windows[w] ? row->raw_size - at : windows[w]);
+                    assert_int_equal(got, want);
+                    assert_memory_equal(raw, file + at, want);
+                    free(raw);
+                }
+        }
+        free(file);
+    }
+    assert_true(whole >= 40); /* the JSON Lines files: kept byte for byte */
     store_sessions_free(&l);
     /* a file with only a summary line: titled, and in its directory's project */
     store_session row;

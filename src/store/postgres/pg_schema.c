@@ -206,6 +206,16 @@ static const char *const migrations[] = {
     "DROP TABLE IF EXISTS edits_state;"
     "CREATE TABLE edits_state(backfill integer NOT NULL);"
     "INSERT INTO edits_state SELECT CASE WHEN EXISTS(SELECT 1 FROM sessions) THEN 1 ELSE 0 END;",
+    /* version 10: raw chunks compressed (store_codec.h, issue 35), as
+     * SQLite's version 11: `codec` 0 plain (every row so far) or 1 one zstd
+     * frame (the column stays STORAGE EXTERNAL: a frame is not compressed
+     * again). The rows already stored are compressed after the next sync
+     * (store_tidy: pg_tidy), from the (sid, offset) in raw_pack, whose row
+     * goes when all are done. */
+    "ALTER TABLE raw_chunks ADD COLUMN IF NOT EXISTS codec smallint NOT NULL DEFAULT 0;"
+    "DROP TABLE IF EXISTS raw_pack;"
+    "CREATE TABLE raw_pack(sid bigint NOT NULL, \"offset\" bigint NOT NULL);"
+    "INSERT INTO raw_pack SELECT -1, -1 WHERE EXISTS (SELECT 1 FROM raw_chunks WHERE codec = 0);",
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);

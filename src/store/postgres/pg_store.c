@@ -394,9 +394,9 @@ static int pg_raw_read(store *s, const char *id, int64_t offset, int64_t length,
     const char *v[] = {a, b, c3};
     PGresult *r = store_pg_exec(
         s,
-        "SELECT \"offset\", data FROM raw_chunks WHERE sid = $1 AND \"offset\" >= "
-        "coalesce((SELECT max(\"offset\") FROM raw_chunks WHERE sid = $1 AND \"offset\" <= $2), "
-        "0) AND \"offset\" < $3 ORDER BY \"offset\"",
+        "SELECT \"offset\", data, codec::bigint FROM raw_chunks WHERE sid = $1 AND \"offset\" "
+        ">= coalesce((SELECT max(\"offset\") FROM raw_chunks WHERE sid = $1 AND \"offset\" <= "
+        "$2), 0) AND \"offset\" < $3 ORDER BY \"offset\"",
         3, v, NULL, NULL, 1);
     if (!r) {
         free(out);
@@ -404,11 +404,20 @@ static int pg_raw_read(store *s, const char *id, int64_t offset, int64_t length,
     }
     int64_t filled = offset;
     for (int i = 0; i < PQntuples(r); i++) {
-        if (PQgetlength(r, i, 0) != 8)
+        if (PQgetlength(r, i, 0) != 8 || PQgetlength(r, i, 2) != 8)
             break;
-        const unsigned char *data = (const unsigned char *)PQgetvalue(r, i, 1);
-        if (!store_raw_take(out, offset, end, &filled, (int64_t)be64(PQgetvalue(r, i, 0)), data,
-                            PQgetlength(r, i, 1)))
+        int64_t at = (int64_t)be64(PQgetvalue(r, i, 0));
+        const unsigned char *plain = NULL;
+        int64_t plen = 0;
+        rc = store_raw_chunk(s, id, at, (int64_t)be64(PQgetvalue(r, i, 2)),
+                             (const unsigned char *)PQgetvalue(r, i, 1), PQgetlength(r, i, 1),
+                             &plain, &plen);
+        if (rc < 0) {
+            PQclear(r);
+            free(out);
+            return rc;
+        }
+        if (!store_raw_take(out, offset, end, &filled, at, plain, plen))
             break;
     }
     PQclear(r);
@@ -1165,6 +1174,122 @@ nomem:
     return MCPAGE_ENOMEM;
 }
 
+/* ---- compressing the raw chunks of older stores (issue 35) ---------- */
+
+#define PG_PACK_ROWS 8 /* chunks read and compressed in one transaction */
+
+/* One plain chunk compressed in place when a frame is smaller and reads back. */
+static int pack_one(store *s, const char *sid, const char *off, const unsigned char *plain,
+                    size_t n)
+{
+    int codec = 0;
+    const unsigned char *packed = NULL;
+    size_t packed_n = 0;
+    if (store_codec_pack(&s->codec, plain, n, &codec, &packed, &packed_n) < 0)
+        return store_fail(s, MCPAGE_ENOMEM, "out of memory compressing raw bytes");
+    if (codec == STORE_CODEC_PLAIN)
+        return 0;
+    store_codec check = {0};
+    const unsigned char *back = NULL;
+    size_t back_n = 0;
+    const char *why = "";
+    int ok = store_codec_unpack(&check, codec, packed, packed_n, STORE_CODEC_OUT_MAX, &back,
+                                &back_n, &why) == 0 &&
+             back_n == n && memcmp(back, plain, n) == 0;
+    store_codec_free(&check);
+    if (!ok)
+        return store_fail(s, MCPAGE_ESTORE, "a compressed raw chunk did not read back");
+    char cs[8];
+    snprintf(cs, sizeof cs, "%d", codec);
+    const char *v[] = {sid, off, (const char *)packed, cs};
+    int lens[] = {0, 0, (int)packed_n, 0};
+    int fmts[] = {0, 0, 1, 0};
+    PGresult *r = store_pg_exec(s,
+                                "UPDATE raw_chunks SET data = $3, codec = $4 WHERE sid = $1 AND "
+                                "\"offset\" = $2",
+                                4, v, lens, fmts, 0);
+    if (!r)
+        return MCPAGE_ESTORE;
+    PQclear(r);
+    return 0;
+}
+
+/*
+ * store_ops.tidy: compresses the raw chunks a store kept before schema
+ * version 10, a few a transaction, in (sid, offset) order from the
+ * position in raw_pack (whose row goes once all are done), until done or
+ * the budget's stop. Interrupted, what was committed stays compressed and
+ * the next sync goes on from there.
+ */
+static int pg_tidy(store *s)
+{
+    pg_conn *c = CONN(s);
+    if (c->in_tx || c->locks)
+        return 0;
+    for (;;) {
+        int rc = store_budget_check(s);
+        if (rc < 0)
+            return store_budget_fail(s, s->stopped = rc);
+        if ((rc = store_pg_simple(s, "BEGIN")) < 0)
+            return rc;
+        c->in_tx = 1;
+        PGresult *r = run(s, "SELECT sid, \"offset\" FROM raw_pack FOR UPDATE", 0, NULL);
+        if (!r)
+            goto fail;
+        if (PQntuples(r) == 0) {
+            PQclear(r);
+            c->in_tx = 0;
+            return store_pg_simple(s, "COMMIT");
+        }
+        char last_sid[32], last_off[32];
+        snprintf(last_sid, sizeof last_sid, "%s", PQgetvalue(r, 0, 0));
+        snprintf(last_off, sizeof last_off, "%s", PQgetvalue(r, 0, 1));
+        PQclear(r);
+        const char *at[] = {last_sid, last_off};
+        r = store_pg_exec(s,
+                          "SELECT sid, \"offset\", data FROM raw_chunks WHERE (sid, \"offset\") > "
+                          "($1::bigint, $2::bigint) AND codec = 0 ORDER BY sid, \"offset\" "
+                          "LIMIT 8", /* PG_PACK_ROWS */
+                          2, at, NULL, NULL, 1);
+        if (!r)
+            goto fail;
+        int rows = PQntuples(r);
+        for (int i = 0; i < rows; i++) {
+            if (PQgetlength(r, i, 0) != 8 || PQgetlength(r, i, 1) != 8) {
+                PQclear(r);
+                store_fail(s, MCPAGE_ESTORE, "compressing raw bytes: an unexpected row");
+                goto fail;
+            }
+            snprintf(last_sid, sizeof last_sid, "%" PRId64, (int64_t)be64(PQgetvalue(r, i, 0)));
+            snprintf(last_off, sizeof last_off, "%" PRId64, (int64_t)be64(PQgetvalue(r, i, 1)));
+            if (pack_one(s, last_sid, last_off, (const unsigned char *)PQgetvalue(r, i, 2),
+                         (size_t)PQgetlength(r, i, 2)) < 0) {
+                PQclear(r);
+                goto fail;
+            }
+        }
+        PQclear(r);
+        const char *next[] = {last_sid, last_off};
+        r = rows < PG_PACK_ROWS ? run(s, "DELETE FROM raw_pack", 0, NULL)
+                                : run(s, "UPDATE raw_pack SET sid = $1, \"offset\" = $2", 2, next);
+        if (!r)
+            goto fail;
+        PQclear(r);
+        c->in_tx = 0;
+        if ((rc = store_pg_simple(s, "COMMIT")) < 0)
+            return rc;
+        continue;
+    fail:
+        rc = s->stopped ? s->stopped : MCPAGE_ESTORE;
+        if (c->in_tx) {
+            c->in_tx = 0;
+            if (PQstatus(c->db) == CONNECTION_OK)
+                PQclear(PQexec(c->db, "ROLLBACK"));
+        }
+        return rc;
+    }
+}
+
 static int pg_raw_append(store *s, const char *id, const unsigned char *data, size_t n,
                          int64_t lines)
 {
@@ -1182,12 +1307,20 @@ static int pg_raw_append(store *s, const char *id, const unsigned char *data, si
         if (take > PG_RAW_CHUNK)
             take = PG_RAW_CHUNK;
         snprintf(off, sizeof off, "%" PRId64, size + (int64_t)done);
-        const char *v[] = {a, off, (const char *)(data + done)};
-        int lens[] = {0, 0, (int)take};
-        int fmts[] = {0, 0, 1};
-        PGresult *r =
-            store_pg_exec(s, "INSERT INTO raw_chunks(sid, \"offset\", data) VALUES($1, $2, $3)", 3,
-                          v, lens, fmts, 0);
+        int codec = 0;
+        const unsigned char *packed = NULL;
+        size_t packed_n = 0;
+        if (store_codec_pack(&s->codec, data + done, take, &codec, &packed, &packed_n) < 0)
+            return store_fail(s, MCPAGE_ENOMEM, "out of memory compressing raw bytes");
+        char cs[8];
+        snprintf(cs, sizeof cs, "%d", codec);
+        const char *v[] = {a, off, (const char *)packed, cs};
+        int lens[] = {0, 0, (int)packed_n, 0};
+        int fmts[] = {0, 0, 1, 0};
+        PGresult *r = store_pg_exec(s,
+                                    "INSERT INTO raw_chunks(sid, \"offset\", data, codec) "
+                                    "VALUES($1, $2, $3, $4)",
+                                    4, v, lens, fmts, 0);
         if (!r)
             return MCPAGE_ESTORE;
         PQclear(r);
@@ -1515,6 +1648,7 @@ static const store_ops pg_ops = {
     .session_reset = pg_session_reset,
     .message_add = pg_message_add,
     .raw_append = pg_raw_append,
+    .tidy = pg_tidy,
     .session_refresh = pg_session_refresh,
     .tool_call_name = pg_tool_call_name,
     .source_get = pg_source_get,

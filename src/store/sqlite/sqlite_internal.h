@@ -303,6 +303,12 @@ int store_sqlite__impact_save(store *s);
  * a sixteenth of the rows are new. 0 or a negative status.
  */
 int store_sqlite__impact_tidy(store *s);
+/* Compresses the raw chunks a store kept before schema version 9, a few
+ * a transaction from meta raw_pack_at to raw_pack_until, until done or
+ * the budget's stop (sqlite_write.c). */
+int store_sqlite__raw_pack(store *s);
+/* store_ops.tidy: the raw chunks, then the heads of common words. */
+int store_sqlite__tidy(store *s);
 /* Rows a word must be in for its heads to be kept (32768; tests lower it). */
 extern int64_t store_sqlite__impact_heads_min;
 /* Entries of each tf run a word's kept heads hold (64; tests lower it). */

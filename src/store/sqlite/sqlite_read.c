@@ -305,7 +305,7 @@ int sqlite_raw_read(store *s, const char *id, int64_t offset, int64_t length, un
         return MCPAGE_ENOMEM;
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s,
-                 "SELECT offset, data FROM raw_chunks WHERE sid = ?1 AND offset >= "
+                 "SELECT offset, data, codec FROM raw_chunks WHERE sid = ?1 AND offset >= "
                  "coalesce((SELECT max(offset) FROM raw_chunks WHERE sid = ?1 AND offset <= ?2), "
                  "0) AND offset < ?3 ORDER BY offset",
                  &st);
@@ -316,9 +316,18 @@ int sqlite_raw_read(store *s, const char *id, int64_t offset, int64_t length, un
     sqlite3_bind_int64(st, 3, end);
     int64_t filled = offset;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t at = sqlite3_column_int64(st, 0);
+        const unsigned char *plain = NULL;
+        int64_t plen = 0;
         const unsigned char *data = sqlite3_column_blob(st, 1);
-        if (!store_raw_take(out, offset, end, &filled, sqlite3_column_int64(st, 0), data,
-                            sqlite3_column_bytes(st, 1)))
+        int bad = store_raw_chunk(s, id, at, sqlite3_column_int64(st, 2), data,
+                                  sqlite3_column_bytes(st, 1), &plain, &plen);
+        if (bad < 0) {
+            sqlite3_reset(st);
+            rc = bad;
+            goto fail;
+        }
+        if (!store_raw_take(out, offset, end, &filled, at, plain, plen))
             break;
     }
     sqlite3_reset(st);

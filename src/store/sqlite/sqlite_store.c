@@ -448,7 +448,7 @@ static const store_ops sqlite_ops = {
     .ping = sqlite_ping,
     .sources_all = sqlite_sources_all,
     .check = sqlite_check,
-    .tidy = store_sqlite__impact_tidy,
+    .tidy = store_sqlite__tidy,
 };
 
 int store_sqlite_open(store *s, const char *path, int flags)

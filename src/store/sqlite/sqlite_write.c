@@ -486,13 +486,19 @@ int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_
         size_t take = n - done;
         if (take > SQ_RAW_CHUNK)
             take = SQ_RAW_CHUNK;
+        int codec = 0;
+        const unsigned char *packed = NULL;
+        size_t packed_n = 0;
+        if (store_codec_pack(&s->codec, data + done, take, &codec, &packed, &packed_n) < 0)
+            return store_fail(s, MCPAGE_ENOMEM, "out of memory compressing raw bytes");
         sqlite3_stmt *st = NULL;
-        rc = sq_prep(s, "INSERT INTO raw_chunks(sid, offset, data) VALUES(?, ?, ?)", &st);
+        rc = sq_prep(s, "INSERT INTO raw_chunks(sid, offset, data, codec) VALUES(?, ?, ?, ?)", &st);
         if (rc < 0)
             return rc;
         sqlite3_bind_int64(st, 1, sid);
         sqlite3_bind_int64(st, 2, size + (int64_t)done);
-        sqlite3_bind_blob(st, 3, data + done, (int)take, SQLITE_STATIC);
+        sqlite3_bind_blob(st, 3, packed, (int)packed_n, SQLITE_STATIC);
+        sqlite3_bind_int(st, 4, codec);
         rc = sq_done(s, st, "raw insert");
         if (rc < 0)
             return rc;
@@ -716,4 +722,170 @@ int sqlite_session_trylock(store *s, const char *id)
 int sqlite_session_unlock(store *s, const char *id)
 {
     return session_lock_op(s, id, F_UNLCK, 1);
+}
+
+/* ---- compressing the raw chunks of older stores (issue 35) ---------- */
+
+#define SQ_PACK_ROWS      32         /* chunks compressed in one transaction */
+#define SQ_PACK_SAY_BYTES (64 << 20) /* stored bytes from which progress is said */
+#define SQ_PACK_SAY_EVERY 5.0        /* seconds between two lines */
+
+static int meta_get(store *s, const char *key, int64_t *v)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(s, "SELECT value FROM meta WHERE key = ?", &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    rc = sqlite3_step(st);
+    *v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_reset(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sq_err(s, "raw packing state");
+}
+
+/*
+ * One row's chunk compressed in place when it is plain and a frame is
+ * smaller; the frame is decoded and compared with the plain bytes before
+ * it replaces them. *id gets the row, 0 when none is left.
+ */
+static int pack_next(store *s, int64_t after, int64_t until, int64_t *id, int64_t *bytes)
+{
+    sqlite3_stmt *st = NULL;
+    *id = 0;
+    int rc = sq_prep(s,
+                     "SELECT id, data, codec FROM raw_chunks WHERE id > ? AND id <= ? ORDER BY id "
+                     "LIMIT 1",
+                     &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, after);
+    sqlite3_bind_int64(st, 2, until);
+    rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        sqlite3_reset(st);
+        return rc == SQLITE_DONE ? 0 : sq_err(s, "reading a raw chunk to compress");
+    }
+    *id = sqlite3_column_int64(st, 0);
+    int64_t codec = sqlite3_column_int64(st, 2);
+    size_t n = (size_t)sqlite3_column_bytes(st, 1);
+    *bytes += (int64_t)n;
+    unsigned char *plain = NULL;
+    if (codec == STORE_CODEC_PLAIN && n > 0) {
+        plain = malloc(n);
+        if (!plain) {
+            sqlite3_reset(st);
+            return MCPAGE_ENOMEM;
+        }
+        memcpy(plain, sqlite3_column_blob(st, 1), n);
+    }
+    sqlite3_reset(st);
+    if (!plain)
+        return 0;
+    int packed_codec = 0;
+    const unsigned char *packed = NULL;
+    size_t packed_n = 0;
+    rc = store_codec_pack(&s->codec, plain, n, &packed_codec, &packed, &packed_n);
+    if (rc == 0 && packed_codec != STORE_CODEC_PLAIN) {
+        /* the frame must give the bytes back before they are replaced */
+        store_codec check = {0};
+        const unsigned char *back = NULL;
+        size_t back_n = 0;
+        const char *why = "";
+        int ok = store_codec_unpack(&check, packed_codec, packed, packed_n, STORE_CODEC_OUT_MAX,
+                                    &back, &back_n, &why) == 0 &&
+                 back_n == n && memcmp(back, plain, n) == 0;
+        store_codec_free(&check);
+        if (!ok)
+            rc = store_fail(s, MCPAGE_ESTORE, "a compressed raw chunk did not read back");
+        else if ((rc = sq_prep(s, "UPDATE raw_chunks SET data = ?, codec = ? WHERE id = ?", &st)) ==
+                 0) {
+            sqlite3_bind_blob(st, 1, packed, (int)packed_n, SQLITE_STATIC);
+            sqlite3_bind_int(st, 2, packed_codec);
+            sqlite3_bind_int64(st, 3, *id);
+            rc = sq_done(s, st, "compressing a raw chunk");
+        }
+    } else if (rc < 0) {
+        rc = store_fail(s, rc, "out of memory compressing raw bytes");
+    }
+    free(plain);
+    return rc;
+}
+
+int store_sqlite__raw_pack(store *s)
+{
+    sq_conn *c = CONN(s);
+    if (c->in_tx)
+        return 0;
+    int rc = sq_refuse_damaged(s);
+    if (rc < 0)
+        return rc;
+    int64_t at = 0, until = 0, total = -1, done = 0;
+    double began = store_now_us(), said = began;
+    for (;;) {
+        if ((rc = store_budget_check(s)) < 0)
+            return store_budget_fail(s, s->stopped = rc);
+        if ((rc = sq_exec(s, "BEGIN IMMEDIATE")) < 0)
+            return rc;
+        c->in_tx = 1;
+        if ((rc = meta_get(s, "raw_pack_at", &at)) < 0 ||
+            (rc = meta_get(s, "raw_pack_until", &until)) < 0)
+            goto fail;
+        if (at >= until) {
+            c->in_tx = 0;
+            return sq_exec(s, "COMMIT");
+        }
+        if (total < 0) {
+            sqlite3_stmt *st = NULL;
+            if ((rc = sq_prep(s,
+                              "SELECT coalesce(sum(length(data)), 0) FROM raw_chunks WHERE "
+                              "id > ? AND id <= ? AND codec = 0",
+                              &st)) < 0)
+                goto fail;
+            sqlite3_bind_int64(st, 1, at);
+            sqlite3_bind_int64(st, 2, until);
+            total = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+            sqlite3_reset(st);
+            if (total >= SQ_PACK_SAY_BYTES)
+                fprintf(stderr,
+                        "mcpage: compressing the %.0f MiB of raw bytes this store kept "
+                        "uncompressed; once, for this version. Interrupting it keeps what is "
+                        "done; the next sync goes on.\n",
+                        (double)total / 1048576.0);
+        }
+        int64_t last = at, id = 0;
+        for (int i = 0; i < SQ_PACK_ROWS; i++) {
+            if ((rc = pack_next(s, last, until, &id, &done)) < 0)
+                goto fail;
+            if (!id) {
+                last = until;
+                break;
+            }
+            last = id;
+        }
+        sqlite3_stmt *st = NULL;
+        if ((rc = sq_prep(s, "UPDATE meta SET value = ? WHERE key = 'raw_pack_at'", &st)) < 0)
+            goto fail;
+        sqlite3_bind_int64(st, 1, last);
+        if ((rc = sq_done(s, st, "raw packing state")) < 0)
+            goto fail;
+        c->in_tx = 0;
+        if ((rc = sq_exec(s, "COMMIT")) < 0)
+            goto fail;
+        double now = store_now_us();
+        if (total >= SQ_PACK_SAY_BYTES && now - said >= SQ_PACK_SAY_EVERY * 1e6) {
+            said = now;
+            fprintf(stderr, "mcpage: compressed %.0f of %.0f MiB of raw bytes (%.0f s)\n",
+                    (double)done / 1048576.0, (double)total / 1048576.0, (now - began) / 1e6);
+        }
+    }
+fail:
+    c->in_tx = 0;
+    (void)sq_exec(s, "ROLLBACK");
+    return rc;
+}
+
+int store_sqlite__tidy(store *s)
+{
+    int rc = store_sqlite__raw_pack(s);
+    return rc < 0 ? rc : store_sqlite__impact_tidy(s);
 }
