@@ -51,6 +51,9 @@ const v2 = {
 const MODERN = "2026-07-28";
 // The claim is 1 s from the append (docs/live.md); ASan slows every pass.
 const bound = process.env.MCPAGE_SANITIZED ? 4000 : 1000;
+// How long `serve --http` may take to say it listens: the PostgreSQL writer
+// syncs the archive first, several times slower under ASan.
+const startMs = process.env.MCPAGE_SANITIZED ? 120000 : 20000;
 // How long "nothing came" is watched for: a pass is done well within it.
 const quiet = process.env.MCPAGE_SANITIZED ? 2500 : 1200;
 
@@ -146,7 +149,7 @@ function startHttp(name, args = serveArgs(name)) {
     children.push(child);
     let err = "";
     child.stderrText = () => err;
-    const timer = setTimeout(() => reject(new Error(`serve --http did not start: ${err}`)), 20000);
+    const timer = setTimeout(() => reject(new Error(`serve --http did not start within ${startMs} ms: ${err}`)), startMs);
     child.stderr.on("data", (d) => {
       err += d;
       const m = /listening on (http:\/\/\S+)/.exec(err);
