@@ -46,6 +46,8 @@ static void sources_usage(FILE *out)
                  "                    default $XDG_CONFIG_HOME/mcpage/sources.json or\n"
                  "                    ~/.config/mcpage/sources.json; docs/sources.md)\n"
                  "  --NAME-home DIR   look for agent NAME in DIR (env MCPAGE_NAME_HOME)\n"
+                 "                    (--aider-home DIRS: folders, colon-separated, looked in\n"
+                 "                    two levels down; env MCPAGE_AIDER_DIRS too)\n"
                  "  --no-NAME         leave agent NAME out\n");
 }
 
@@ -305,6 +307,7 @@ int cli_cmd_sources(int argc, char **argv)
                  desc->writes    ? (strcmp(desc->writes, "claude") == 0     ? "claude format"
                                     : strcmp(desc->writes, "codex") == 0    ? "codex format"
                                     : strcmp(desc->writes, "opencode") == 0 ? "opencode format"
+                                    : strcmp(desc->writes, "aider") == 0    ? "aider reader"
                                                                             : "built-in reader")
                  : desc->builtin ? "described (built in)"
                                  : "described (sources file)",

@@ -153,11 +153,11 @@ typedef struct sync_desc {
     char *home;  /* default home: "~/" and "$VAR/" expanded; "${VAR:-~/x}" */
     char **env;  /* environment variables naming the home, in order */
     size_t nenv;
-    char *writes;  /* "claude" | "codex" | "opencode" | "vscode-chat": read by that reader,
-                      under this name */
+    char *writes;  /* "claude" | "codex" | "opencode" | "vscode-chat" | "aider": read by that
+                      reader, under this name */
     char *db_file; /* with "opencode": the database's file name in the home (opencode.db) */
-    sync_fold_format wfmt[3]; /* with "opencode" or "vscode-chat": its reader's formats
-                                 under this name (bound) */
+    sync_fold_format wfmt[3]; /* with "opencode", "vscode-chat" or "aider" (its first): its
+                                 reader's formats under this name (bound) */
     char *id_prefix;          /* put before every session id ("<name>:" unless given) */
     sd_glob *globs;
     size_t nglobs;

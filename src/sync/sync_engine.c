@@ -2104,4 +2104,6 @@ void sync__desc_bind(sync_desc *d)
         sync__opencode_formats(d->wfmt, d->name);
     if (d->writes && strcmp(d->writes, "vscode-chat") == 0)
         sync__vscode_chat_formats(d->wfmt, d->name);
+    if (d->writes && strcmp(d->writes, "aider") == 0)
+        sync__aider_format(&d->wfmt[0], d->name);
 }

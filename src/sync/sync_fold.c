@@ -1212,6 +1212,8 @@ typedef int (*discover_fn)(sync_fold_jobs *js, const void *arg, const char *home
 
 static int desc_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
                    sync_report *rep);
+static int aider_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                    sync_report *rep);
 
 static int discover_source(sync_fold_jobs *js, const char *name, const char *home, int found,
                            discover_fn fn, const void *arg, store *s, sync_report *rep)
@@ -1222,7 +1224,7 @@ static int discover_source(sync_fold_jobs *js, const char *name, const char *hom
     int rc = fn(js, arg, home, s, rep);
     sync_source_report *r = sync__source(rep, name);
     if (r) {
-        r->found |= found || (fn == desc_fn && js->n > before);
+        r->found |= found || ((fn == desc_fn || fn == aider_fn) && js->n > before);
         r->files += (int64_t)(js->n - before);
     }
     sync__source_end(rep, &m);
@@ -1265,6 +1267,15 @@ static int desc_fn(sync_fold_jobs *js, const void *arg, const char *home, store 
 {
     (void)s;
     return sync__desc_discover(arg, home, js, rep);
+}
+
+/* Aider: its history files in the folders its home lists and in the
+ * archive's project folders. */
+static int aider_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                    sync_report *rep)
+{
+    const sync_desc *d = arg;
+    return sync__aider_discover(d, &d->wfmt[0], home, s, js, rep);
 }
 
 /* An agent writing OpenCode's format (Kilo CLI): OpenCode's discovery
@@ -1320,12 +1331,34 @@ static int opencode_found(const char *home, const char *db_file)
            (snprintf(db, sizeof db, "%s/%s", home, db_file) > 0 && stat(db, &sb) == 0);
 }
 
-/* Every folded source's files, in path order, each file once. */
+/* Every folded source's files, in path order, each file once; `late`:
+ * only the sources found through the archive's project folders (Aider),
+ * run after the others so a project their sessions brought is looked in
+ * the same pass. */
 static int fold_discover_all(store *s, const sync_options *opt, sync_report *rep,
-                             sync_fold_jobs *jsp)
+                             sync_fold_jobs *jsp, int late)
 {
     sync_fold_jobs js = *jsp;
     int rc = 0;
+    if (late) {
+        for (size_t i = 0; i < opt->ndescribed; i++) {
+            const sync_desc *d = opt->described[i].desc;
+            const char *home = opt->described[i].home;
+            if (!home || !d->writes || strcmp(d->writes, "aider") != 0)
+                continue;
+            size_t from = js.n;
+            if ((rc = discover_source(&js, d->name, home, 0, aider_fn, d, s, rep)) < 0)
+                break;
+            for (size_t k = from; k < js.n && opt->settle; k++) {
+                js.v[k].settle = 1;
+                js.v[k].mtime_ns &= ~(int64_t)1; /* nothing held (sync_aider.c) */
+            }
+        }
+        if (js.n > 1)
+            qsort(js.v, js.n, sizeof js.v[0], job_cmp);
+        *jsp = js;
+        return rc;
+    }
     rep->gemini_found = opt->gemini_home && is_dir(opt->gemini_home, "tmp");
     rep->copilot_found = opt->copilot_home && is_dir(opt->copilot_home, "session-state");
     rep->opencode_found = opt->opencode_home && opencode_found(opt->opencode_home, "opencode.db");
@@ -1413,17 +1446,20 @@ out:
 
 int sync__fold_scan(const sync_options *opt, sync_report *rep)
 {
-    sync_fold_jobs js = {0};
-    int rc = fold_discover_all(NULL, opt, rep, &js);
-    rep->files_seen += (int64_t)js.n;
-    sync__fold_jobs_free(&js);
+    int rc = 0;
+    for (int late = 0; late < 2 && rc == 0; late++) {
+        sync_fold_jobs js = {0};
+        rc = fold_discover_all(NULL, opt, rep, &js, late);
+        rep->files_seen += (int64_t)js.n;
+        sync__fold_jobs_free(&js);
+    }
     return rc;
 }
 
-int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
+static int fold_pass(store *s, const sync_options *opt, sync_report *rep, int late)
 {
     sync_fold_jobs js = {0};
-    int rc = fold_discover_all(s, opt, rep, &js);
+    int rc = fold_discover_all(s, opt, rep, &js, late);
     if (rc < 0 || js.n == 0)
         goto out;
     rep->files_seen += (int64_t)js.n;
@@ -1462,4 +1498,10 @@ int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
 out:
     sync__fold_jobs_free(&js);
     return rc;
+}
+
+int sync__fold_run(store *s, const sync_options *opt, sync_report *rep)
+{
+    int rc = fold_pass(s, opt, rep, 0);
+    return rc < 0 ? rc : fold_pass(s, opt, rep, 1);
 }

@@ -132,6 +132,11 @@ typedef struct sync_fold_job {
     int64_t size;     /* e.g. rows of the session */
     int64_t inode;    /* e.g. the database file's inode */
     int64_t mtime_ns; /* e.g. the newest row's update time */
+    /* a job that is a byte range of the file `db` (an Aider run) */
+    int64_t from, to; /* the range */
+    int64_t line0;    /* the file's line number at `from` (1-based) */
+    int tail;         /* the range reaches the file's end: its last message may grow */
+    int settle;       /* sync_options.settle: the file counts as settled */
 } sync_fold_job;
 
 typedef struct sync_fold_jobs {
@@ -176,6 +181,17 @@ int sync__opencode_discover_as(sync_fold_jobs *js, const char *data_dir, sync_re
                                const sync_opencode_as *as);
 /* OpenCode's three formats under another source name. */
 void sync__opencode_formats(sync_fold_format fmt[3], const char *source);
+
+/* Aider (sync_aider.c): the format under a source's name, and one job
+ * per run of every .aider.chat.history.md found in the folders `home`
+ * lists (colon-separated) and in the archive's project folders (`s`, may
+ * be NULL). */
+void sync__aider_format(sync_fold_format *fmt, const char *source);
+int sync__aider_discover(const struct sync_desc *d, const sync_fold_format *fmt, const char *home,
+                         store *s, sync_fold_jobs *js, sync_report *rep);
+/* For tests and fuzzing: a history file's bytes rendered as one run
+ * (`complete` = 0: the last message held back without its newline). */
+int sync__aider_render(const char *p, size_t n, int complete, char **out, size_t *outlen);
 
 /* The folded sources' pass (called by sync_run with its options, the
  * hostname resolved): discovery, the unchanged-file check, and each

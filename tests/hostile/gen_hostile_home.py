@@ -225,10 +225,12 @@ def make_home(out, sample):
     openhands = os.path.join(home, ".openhands")
     kimi = os.path.join(home, ".kimi")
     zed = os.path.join(home, ".local/share/zed")
+    aider = os.path.join(home, "src")
     # the ordinary sessions
     for name, dst in (("claude", claude), ("codex", codex), ("gemini", gemini),
                       ("copilot", copilot), ("opencode", opencode), ("cursor", cursor),
-                      ("crush", crush), ("openhands", openhands), ("kimi", kimi), ("zed", zed)):
+                      ("crush", crush), ("openhands", openhands), ("kimi", kimi), ("zed", zed),
+                      ("aider", aider)):
         src = os.path.join(sample, name)
         if os.path.isdir(src):
             shutil.copytree(src, dst, symlinks=True)
@@ -367,6 +369,16 @@ def make_home(out, sample):
         os.unlink(p)
     fifo(p)
     case("kimi kimi.json fifo", p)
+    # Aider: a repository whose history file is a FIFO, one whose history
+    # is a link out of its folder; both named, never read
+    p = os.path.join(aider, "fifo-repo/.aider.chat.history.md")
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    fifo(p)
+    case("aider fifo", p)
+    p = os.path.join(aider, "link-repo/.aider.chat.history.md")
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    link(secret, p)
+    case("aider link out", p)
     # Zed: a thread row whose zstd data inflates to 256 MiB of zeros (a
     # few KiB stored): refused past 64 MiB, named, the other rows read
     db_path = os.path.join(zed, "threads/threads.db")

@@ -40,7 +40,7 @@ mkdir -p "$empty"
 homes=(--claude-home "$H/.claude" --codex-home "$H/.codex" --gemini-home "$H/.gemini"
   --copilot-home "$H/.copilot" --opencode-home "$H/.local/share/opencode"
   --cursor-home "$H/.cursor" --crush-home "$H/.local/share/crush" --openhands-home "$H/.openhands"
-  --kimi-home "$H/.kimi" --zed-home "$H/.local/share/zed")
+  --kimi-home "$H/.kimi" --zed-home "$H/.local/share/zed" --aider-home "$H/src")
 
 # the sample alone: the sessions every run must archive
 arc=$src/examples/archive
@@ -48,8 +48,11 @@ arc=$src/examples/archive
   --codex-home "$arc/codex" --gemini-home "$arc/gemini" --copilot-home "$arc/copilot" \
   --opencode-home "$arc/opencode" --cursor-home "$arc/cursor" --crush-home "$arc/crush" \
   --openhands-home "$arc/openhands" --kimi-home "$arc/kimi" \
-  --zed-home "$arc/zed" 2>/dev/null || true
-sqlite3 "$tmp/base.db" "SELECT session_id FROM sessions ORDER BY 1" > "$tmp/base.ids"
+  --zed-home "$arc/zed" --aider-home "$arc/aider" 2>/dev/null || true
+# (an Aider session's id names its file by the hash of its path: the copy's
+# differs, so ids are compared without it)
+ids() { sqlite3 "$1" "SELECT session_id FROM sessions" | sed -E 's/^(aider:)[0-9a-f]{16}-/\1/' | sort; }
+ids "$tmp/base.db" > "$tmp/base.ids"
 [ "$(wc -l < "$tmp/base.ids")" -ge 20 ] || fail "the sample archive gave too few sessions"
 
 # another process holds each locked database's write lock during the sync
@@ -94,7 +97,7 @@ if rss > rss_limit_mb * 1024:
 EOF
 
 # every sample session archived; nothing from outside
-sqlite3 "$tmp/a.db" "SELECT session_id FROM sessions ORDER BY 1" > "$tmp/all.ids"
+ids "$tmp/a.db" > "$tmp/all.ids"
 missing=$(comm -23 "$tmp/base.ids" "$tmp/all.ids")
 [ -z "$missing" ] || fail "sample sessions not archived: $missing"
 n=$(sqlite3 "$tmp/a.db" "SELECT count(*) FROM message_text WHERE text LIKE '%SECRET-OUTSIDE%'")
