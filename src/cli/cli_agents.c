@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tools/text_out.h"
+
 /* Each agent's name in its options and where its folder is by default. */
 static const struct {
     const char *name;
@@ -157,6 +159,15 @@ void cli_agents_options(const cli_agents *a, sync_options *opt)
     opt->cursor_home = cli_agents_home(a, CLI_AGENT_CURSOR);
     opt->described = a->described;
     opt->ndescribed = a->descs.n;
+}
+
+void cli_redact_options(const char *who, int keep, sync_redact_config *cfg, sync_options *opt)
+{
+    sync_redact_config_load(cfg);
+    if (cfg->warning[0])
+        text_term_printf(stderr, "%s: %s\n", who, cfg->warning);
+    opt->keep_secrets = keep || cfg->keep_secrets;
+    opt->redact_rules = cfg->rules;
 }
 
 void cli_agents_free(cli_agents *a)

@@ -65,4 +65,13 @@ const char *cli_agents_name(int g);
 void cli_agents_options(const cli_agents *a, sync_options *opt);
 void cli_agents_free(cli_agents *a);
 
+/*
+ * The user's redaction settings (sync_redact_config_load: MCPAGE_KEEP_SECRETS,
+ * redact.json) into cfg and opt: opt->keep_secrets when `keep` (--keep-secrets)
+ * or the config says so, opt->redact_rules the user's patterns and exceptions.
+ * A config file that is not used is said on stderr after `who` ("mcpage
+ * sync"). Free cfg with sync_redact_config_free once the sync is done.
+ */
+void cli_redact_options(const char *who, int keep, sync_redact_config *cfg, sync_options *opt);
+
 #endif

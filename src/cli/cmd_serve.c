@@ -105,6 +105,7 @@ typedef struct serve_sync {
     store *writer;             /* the archive opened for writing */
     sync_options opt;          /* sources */
     cli_agents agents;         /* --NAME-home and each agent's folder */
+    sync_redact_config redact; /* the user's redaction settings (redact.json) */
     long interval;             /* seconds between passes */
     bool no_watch;             /* --no-watch or MCPAGE_NO_WATCH: the interval only */
     sync_watch *watch;         /* the folders watched, or NULL */
@@ -470,6 +471,7 @@ static void sync_stop(serve_sync *ss)
     store_close(ss->writer);
     ss->writer = NULL;
     cli_agents_free(&ss->agents);
+    sync_redact_config_free(&ss->redact);
 }
 
 /* True when MCPAGE_NO_WATCH asks for the interval only. */
@@ -499,6 +501,8 @@ static int sync_start(serve_sync *ss, const char *db)
     ss->opt.changed = note_changed;
     ss->opt.committed = notify_changes;
     ss->opt.changed_ud = ss;
+    /* the same redaction as `mcpage sync` (it had ignored redact.json's keep_secrets) */
+    cli_redact_options("mcpage serve", 0, &ss->redact, &ss->opt);
     pthread_mutex_init(&ss->mu, NULL);
     if (pipe(ss->stop_pipe) < 0) {
         text_term_printf(stderr, "mcpage serve: cannot start the sync thread: %s\n",

@@ -450,31 +450,6 @@ static void print_redacted(const sync_report *rep)
         fprintf(stderr, "  redacted %lld secret%s: %s\n", total, total == 1 ? "" : "s", kinds);
 }
 
-/* The config's keep_secrets (MCPAGE_KEEP_SECRETS=1, or redact.json), docs/security.md. */
-static int redact_config_keeps(void)
-{
-    const char *e = getenv("MCPAGE_KEEP_SECRETS");
-    if (e && *e)
-        return strcmp(e, "0") != 0;
-    char path[SYNC_PATH_MAX];
-    int n;
-    if ((e = getenv("MCPAGE_REDACT_CONFIG")) && *e)
-        n = snprintf(path, sizeof path, "%s", e);
-    else if ((e = getenv("XDG_CONFIG_HOME")) && *e)
-        n = snprintf(path, sizeof path, "%s/mcpage/redact.json", e);
-    else
-        n = snprintf(path, sizeof path, "%s/.config/mcpage/redact.json", sync_home_dir());
-    if (n < 0 || (size_t)n >= sizeof path)
-        return 0;
-    json_error_t jerr;
-    json_t *cfg = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
-    if (!cfg)
-        return 0; /* none: redact (a broken file too: secrets stay out) */
-    int keep = json_is_true(json_object_get(cfg, "keep_secrets"));
-    json_decref(cfg);
-    return keep;
-}
-
 /* What was read, on stderr: the counts, what was skipped, the first examples of failures. */
 static void print_summary(const sync_report *rep)
 {
@@ -593,8 +568,9 @@ int cli_cmd_sync(int argc, char **argv)
         .progress = draw_bar,
         .progress_ud = &bar,
         .settle = c.settle,
-        .keep_secrets = c.keep_secrets || redact_config_keeps(),
     };
+    sync_redact_config redact;
+    cli_redact_options("mcpage sync", c.keep_secrets, &redact, &opt);
     cli_agents_options(&c.agents, &opt);
     sync_report rep;
     sync_costs costs = {0};
@@ -617,6 +593,7 @@ int cli_cmd_sync(int argc, char **argv)
     cli_sources_record(c.shown, &rep);
     status = rep.files_failed ? 1 : 0;
 out:
+    sync_redact_config_free(&redact);
     cli_agents_free(&c.agents);
     return status;
 }

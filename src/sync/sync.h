@@ -75,6 +75,9 @@ typedef struct sync_options {
     void (*changed)(void *ud, const char *session_id, int is_new);
     void (*committed)(void *ud);
     void *changed_ud;
+    /* The user's own patterns and exceptions (redact.json, sync_redact.h);
+       NULL: the built-in patterns only. */
+    const sync_redact_rules *redact_rules;
 } sync_options;
 
 #define SYNC_REPORT_SOURCES 80 /* sources a report keeps apart */

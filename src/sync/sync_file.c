@@ -454,7 +454,7 @@ static int put_raw_bytes(file_state *f)
                 want = (size_t)(nl - buf) + 1;
         }
         if (!f->opt->keep_secrets)
-            sync_redact((char *)buf, want, NULL, NULL, NULL);
+            sync_redact(f->opt->redact_rules, (char *)buf, want, NULL, NULL, NULL);
         int64_t lines = (at + (int64_t)want >= f->consumed) ? f->lines : 0;
         rc = store_raw_append(f->s, f->job->session_id, buf, want, lines);
         at += (int64_t)want;
@@ -588,7 +588,8 @@ static int handle_line(file_state *f, char *line, size_t len, int64_t at)
 {
     f->line_no++;
     if (!f->opt->keep_secrets)
-        sync_redact(line, len, &f->rep->redacted, NULL, NULL); /* before anything is kept */
+        sync_redact(f->opt->redact_rules, line, len, &f->rep->redacted, NULL,
+                    NULL); /* before anything is kept */
     sync_record r;
     char why[200] = "";
     int rc = parse_line(f->job->source, line, len, &f->ids, &r, why, sizeof why);
@@ -718,7 +719,8 @@ static int codex_copies_replay(file_state *f, size_t line_max)
         return MCPAGE_EIO;
     }
     if (!f->opt->keep_secrets)
-        sync_redact(buf, n, NULL, NULL, NULL); /* as the lines were when handled */
+        sync_redact(f->opt->redact_rules, buf, n, NULL, NULL,
+                    NULL); /* as the lines were when handled */
     char *p = buf, *e = buf + n;
     if (from > 0) { /* the first line may be cut by the window */
         p = memchr(buf, '\n', n);

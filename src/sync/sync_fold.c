@@ -375,7 +375,7 @@ static void redact_content(fold_file *ff)
 {
     ff->nhits = 0;
     if (!ff->opt->keep_secrets && ff->buf && ff->len > 0)
-        sync_redact(ff->buf, (size_t)ff->len, NULL, fold_hit_add, ff);
+        sync_redact(ff->opt->redact_rules, ff->buf, (size_t)ff->len, NULL, fold_hit_add, ff);
 }
 
 /* Counts the redactions in content bytes [from, to), stored by this pass. */

@@ -6,14 +6,15 @@
  * (`\n`, `\t`, `\r`, `\"`), since the raw copy is JSON text.
  */
 #include "sync/sync_redact.h"
+#include "sync/sync_redact_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 static const char *const kind_names[REDACT_KINDS] = {
-    "aws-key", "aws-secret", "github", "openai",      "anthropic",    "google",
-    "slack",   "stripe",     "jwt",    "private-key", "url-password", "secret",
+    "aws-key", "aws-secret", "github",      "openai",       "anthropic", "google", "slack",
+    "stripe",  "jwt",        "private-key", "url-password", "secret",    "custom",
 };
 
 const char *sync_redact_kind_name(int kind)
@@ -98,6 +99,7 @@ static int looks_random(const unsigned char *s, size_t n, double min_bits)
 typedef struct hit {
     size_t at, len;
     int kind;
+    int rule; /* REDACT_CUSTOM: the user's pattern */
 } hit;
 
 /* prefix + at least min token bytes (of cls), ending at a boundary. */
@@ -110,7 +112,7 @@ static int prefixed(const unsigned char *p, size_t n, size_t i, const char *pre,
     size_t k = span(p, n, i + l, cls, 4096);
     if (k < min || (i + l + k < n && is_tok(p[i + l + k]) && cls != is_tok))
         return 0;
-    *h = (hit){i, l + k, kind};
+    *h = (hit){i, l + k, kind, 0};
     return 1;
 }
 
@@ -123,11 +125,11 @@ static int at_A(const unsigned char *p, size_t n, size_t i, hit *h)
 {
     if ((starts(p, n, i, "AKIA") || starts(p, n, i, "ASIA")) &&
         span(p, n, i + 4, is_upper_digit, 17) == 16 && (i + 20 == n || !is_tok(p[i + 20]))) {
-        *h = (hit){i, 20, REDACT_AWS_KEY};
+        *h = (hit){i, 20, REDACT_AWS_KEY, 0};
         return 1;
     }
     return starts(p, n, i, "AIza") && span(p, n, i + 4, is_tok, 36) == 35 &&
-           (*h = (hit){i, 39, REDACT_GOOGLE}, 1);
+           (*h = (hit){i, 39, REDACT_GOOGLE, 0}, 1);
 }
 
 static int at_g(const unsigned char *p, size_t n, size_t i, hit *h)
@@ -152,7 +154,7 @@ static int at_s(const unsigned char *p, size_t n, size_t i, hit *h)
         return 1;
     size_t k = span(p, n, i + 3, is_tok, 4096);
     if (k >= 32 && looks_random(p + i + 3, k, 3.5)) {
-        *h = (hit){i, 3 + k, REDACT_OPENAI};
+        *h = (hit){i, 3 + k, REDACT_OPENAI, 0};
         return 1;
     }
     return 0;
@@ -171,7 +173,7 @@ static int at_x(const unsigned char *p, size_t n, size_t i, hit *h)
     size_t k = span(p, n, i + 5, is_tok, 4096);
     if (k < 10 || !looks_random(p + i + 5, k, 3.0))
         return 0;
-    *h = (hit){i, 5 + k, REDACT_SLACK};
+    *h = (hit){i, 5 + k, REDACT_SLACK, 0};
     return 1;
 }
 
@@ -194,7 +196,7 @@ static int at_e(const unsigned char *p, size_t n, size_t i, hit *h)
     size_t len = a + 1 + b;
     if (i + len < n && p[i + len] == '.')
         len += 1 + span(p, n, i + len + 1, is_b64url, 8192);
-    *h = (hit){i, len, REDACT_JWT};
+    *h = (hit){i, len, REDACT_JWT, 0};
     return 1;
 }
 
@@ -231,7 +233,7 @@ static int at_dash(const unsigned char *p, size_t n, size_t i, hit *h)
         }
     }
     /* the span holds no backslash once overwritten: the JSON stays valid */
-    *h = (hit){i, e - i, REDACT_PRIVATE_KEY};
+    *h = (hit){i, e - i, REDACT_PRIVATE_KEY, 0};
     return 1;
 }
 
@@ -260,7 +262,7 @@ static int at_url(const unsigned char *p, size_t n, size_t i, hit *h)
     /* a host after the @ */
     if (u + k + 1 >= n || !is_alnum(p[u + k + 1]))
         return 0;
-    *h = (hit){pw, len, REDACT_URL_PASSWORD};
+    *h = (hit){pw, len, REDACT_URL_PASSWORD, 0};
     return 1;
 }
 
@@ -330,8 +332,42 @@ static int at_assign(const unsigned char *p, size_t n, size_t i, hit *h)
         kind = REDACT_ASSIGNMENT;
     if (k < 16 || !looks_random(p + v, k, 3.5))
         return 0;
-    *h = (hit){v, k, kind};
+    *h = (hit){v, k, kind, 0};
     return 1;
+}
+
+/* ---- a user's rules ---------------------------------------------------- */
+
+/* A user's pattern at p[i] (a boundary before it). Every match there ends
+ * at the same byte (the token's end), so the most specific one names it:
+ * the longest prefix. */
+static int user_at(const sync_redact_rules *r, const unsigned char *p, size_t n, size_t i, hit *h)
+{
+    if (!r->first[p[i]] || !boundary(p, i))
+        return 0;
+    int found = 0;
+    size_t best = 0;
+    for (size_t k = 0; k < r->npat; k++) {
+        const user_pattern *u = &r->pat[k];
+        if (u->prefix_len <= best || !starts(p, n, i, u->prefix))
+            continue;
+        size_t t = span(p, n, i + u->prefix_len, is_tok, 4096);
+        if (t < u->min)
+            continue;
+        best = u->prefix_len;
+        *h = (hit){i, u->prefix_len + t, REDACT_CUSTOM, (int)k};
+        found = 1;
+    }
+    return found;
+}
+
+/* The match is one of the user's exceptions. */
+static int allowed(const sync_redact_rules *r, const char *p, size_t len)
+{
+    for (size_t k = 0; k < r->nallow; k++)
+        if (r->allow_len[k] == len && memcmp(r->allow[k], p, len) == 0)
+            return 1;
+    return 0;
 }
 
 /* ---- the scan ------------------------------------------------------------ */
@@ -363,11 +399,11 @@ static int token_at(const unsigned char *p, size_t n, size_t i, hit *h)
     }
 }
 
-/* Writes the marker over p[0..len). */
-static void overwrite(char *p, size_t len, int kind)
+/* Writes the marker over p[0..len): the kind's name, or the user pattern's. */
+static void overwrite(char *p, size_t len, const char *name)
 {
-    char m[32];
-    size_t ml = (size_t)snprintf(m, sizeof m, "[REDACTED:%s]", kind_names[kind]);
+    char m[40];
+    size_t ml = (size_t)snprintf(m, sizeof m, "[REDACTED:%s]", name);
     if (len < ml) {
         memset(p, '*', len);
         return;
@@ -376,23 +412,33 @@ static void overwrite(char *p, size_t len, int kind)
     memset(p + ml, '*', len - ml);
 }
 
-size_t sync_redact(char *buf, size_t n, sync_redact_counts *counts, sync_redact_hit_fn hit_fn,
-                   void *arg)
+/* One pass over p[0..n): each match, left to right, the scan resuming after it. */
+static size_t scan_once(const sync_redact_rules *rules, char *buf, size_t n,
+                        sync_redact_counts *counts, sync_redact_hit_fn hit_fn, void *arg)
 {
     const unsigned char *p = (const unsigned char *)buf;
     size_t done = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned t = first[p[i]];
-        if (t == T_NONE)
+        if (t == T_NONE && (rules == NULL || !rules->first[p[i]]))
             continue;
-        hit h;
-        int found = t == T_TOKEN    ? token_at(p, n, i, &h)
+        hit h = {0, 0, 0, 0};
+        int found = t == T_NONE     ? 0
+                    : t == T_TOKEN  ? token_at(p, n, i, &h)
                     : t == T_DASH   ? at_dash(p, n, i, &h)
                     : t == T_EQUALS ? at_assign(p, n, i, &h)
                                     : at_url(p, n, i, &h) || at_assign(p, n, i, &h);
+        if (!found && rules != NULL)
+            found = user_at(rules, p, n, i, &h);
         if (!found || h.len == 0)
             continue;
-        overwrite(buf + h.at, h.len, h.kind);
+        if (rules != NULL && allowed(rules, buf + h.at, h.len)) {
+            if (h.at + h.len > i + 1)
+                i = h.at + h.len - 1; /* nothing inside an exception is a secret either */
+            continue;
+        }
+        overwrite(buf + h.at, h.len,
+                  h.kind == REDACT_CUSTOM ? rules->pat[h.rule].name : kind_names[h.kind]);
         if (counts)
             counts->n[h.kind]++;
         if (hit_fn)
@@ -401,5 +447,21 @@ size_t sync_redact(char *buf, size_t n, sync_redact_counts *counts, sync_redact_
         if (h.at + h.len > i + 1)
             i = h.at + h.len - 1;
     }
+    return done;
+}
+
+/*
+ * A pass resumes after each match, so a match can hide another that
+ * starts before its end: a URL's password at a colon hides the value of
+ * a secret's name at the same colon. Passes repeat while one redacts
+ * something (text with no secret is scanned once), so a second call finds
+ * nothing; markers match no pattern, so this ends (at most 4 passes).
+ */
+size_t sync_redact(const sync_redact_rules *rules, char *buf, size_t n, sync_redact_counts *counts,
+                   sync_redact_hit_fn hit_fn, void *arg)
+{
+    size_t done = 0, k;
+    for (int pass = 0; pass < 4 && (k = scan_once(rules, buf, n, counts, hit_fn, arg)) > 0; pass++)
+        done += k;
     return done;
 }
