@@ -71,18 +71,24 @@ static void print_line(const char *key, const char *agent, const usage_counts *c
     put_int(cw, sizeof cw, c->cache_creation);
     put_int(cr, sizeof cr, c->cache_read);
     put_int(tot, sizeof tot, usage_counts_total(c));
-    text_term_printf(stdout, "%-36.36s %-9.9s %13s %13s %15s %15s %16s %11.2f%s %s\n", key,
-                     agent ? agent : "", in, outp, cw, cr, tot, c->cost_usd,
-                     c->unpriced_tokens ? "*" : " ", models ? models : "");
+    char kcell[160], acell[64];
+    text_term_printf(stdout, "%s %s %13s %13s %15s %15s %16s %11.2f%s %s\n",
+                     text_term_cell(kcell, sizeof kcell, key, 36),
+                     text_term_cell(acell, sizeof acell, agent ? agent : "", 14), in, outp, cw, cr,
+                     tot, c->cost_usd, c->unpriced_tokens ? "*" : " ", models ? models : "");
 }
 
 static void print_table(const usage_report *r, int breakdown)
 {
     static const char *const heads[] = {"Date",    "Week",  "Month", "Session",
                                         "Project", "Model", "Agent"};
-    text_term_printf(stdout, "%-36s %-9s %13s %13s %15s %15s %16s %12s %s\n", heads[r->group],
-                     "Agent", "Input", "Output", "Cache write", "Cache read", "Total tokens",
-                     "Cost (USD)", "Models");
+    /* a session's row names its project in the second column, the others their agent */
+    text_term_printf(stdout, "%-36s %-14s %13s %13s %15s %15s %16s %12s %s\n", heads[r->group],
+                     r->group == USAGE_SESSION ? "Project"
+                     : r->group == USAGE_AGENT ? ""
+                                               : "Agent",
+                     "Input", "Output", "Cache write", "Cache read", "Total tokens", "Cost (USD)",
+                     "Models");
     for (size_t i = 0; i < r->count; i++) {
         const usage_row *row = &r->rows[i];
         char models[256] = "";
@@ -96,8 +102,10 @@ static void print_table(const usage_report *r, int breakdown)
                 break;
             k += (size_t)w;
         }
-        print_line(row->key, r->group == USAGE_SESSION && row->project ? row->project : row->agent,
-                   &row->c, models);
+        const char *second = r->group == USAGE_AGENT ? "" : row->agent;
+        if (r->group == USAGE_SESSION)
+            second = row->project && *row->project ? row->project : "-";
+        print_line(row->key, second, &row->c, models);
         for (size_t m = 0; breakdown && m < row->nmodels && r->group != USAGE_MODEL; m++) {
             char label[80];
             snprintf(label, sizeof label, "  └ %s",

@@ -128,3 +128,25 @@ size_t text_term_escape_line(char *buf, size_t cap, const char *s, size_t n)
 {
     return escape_into(buf, cap, s, n, true);
 }
+
+const char *text_term_cell(char *buf, size_t cap, const char *s, size_t width)
+{
+    size_t k = 0, chars = 0, n = s ? strlen(s) : 0;
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    for (size_t i = 0; i < n && chars < width;) {
+        size_t len = p[i] < 0x80 ? 1 : utf8_seq_len(p + i, n - i);
+        if (len == 0)
+            len = 1; /* a byte that is not UTF-8: one cell (shown escaped) */
+        if (k + len + 1 > cap)
+            break;
+        memcpy(buf + k, p + i, len);
+        k += len;
+        i += len;
+        chars++;
+    }
+    for (; chars < width && k + 2 <= cap; chars++)
+        buf[k++] = ' ';
+    if (cap)
+        buf[k < cap ? k : cap - 1] = 0;
+    return buf;
+}

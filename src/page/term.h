@@ -33,5 +33,9 @@ size_t text_term_escape(char *buf, size_t cap, const char *s, size_t n);
 /* The same for text kept as one line (a warning naming a path): newline and tab shown too,
  * as ^J and ^I. */
 size_t text_term_escape_line(char *buf, size_t cap, const char *s, size_t n);
+/* A table cell: s cut to `width` characters on a character boundary (never inside a
+ * UTF-8 sequence, which would then print as \xC3), padded with spaces to `width`
+ * characters; into buf, which it returns. Print it through text_term_printf. */
+const char *text_term_cell(char *buf, size_t cap, const char *s, size_t width);
 
 #endif

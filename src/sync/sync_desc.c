@@ -1032,9 +1032,16 @@ static int sidecars_parse(ctx *c, json_t *j, sync_desc *d)
         d->nsidecar = i + 1;
         if (rc < 0)
             return rc;
+        /* beside the session file, or in the folder above it ("../NAME":
+           Posit Assistant's workspace.json above each conversation's folder);
+           the source layer still refuses anything outside the home */
         const char *f = d->sidecar[i];
-        if (strchr(f, '/') || f[0] == '.' || strstr(f, ".."))
-            return fail(c, "file", "a file name beside the session file (no '/', not hidden)");
+        if (strncmp(f, "../", 3) == 0)
+            f += 3;
+        if (!*f || strchr(f, '/') || f[0] == '.' || strstr(f, ".."))
+            return fail(c, "file",
+                        "a file name beside the session file, or '../NAME' in the folder above "
+                        "(no other '/', not hidden)");
         json_t *facts = json_object_get(side, "session");
         if (!facts)
             return fail(c, "session", "missing: the facts the file holds");

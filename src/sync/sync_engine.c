@@ -571,6 +571,27 @@ static void add_value_text(sync_text *t, json_t *v, int *is_error, int depth)
         return;
     }
     if (json_is_object(v)) {
+        /* the AI SDK's tool output (Posit Assistant): {"type": "text" | "json" |
+           "error-text" | "error-json" | "content", "value": ...} */
+        const char *kind = sync_json_str(v, "type");
+        json_t *value = json_object_get(v, "value");
+        if (kind && value &&
+            (strcmp(kind, "text") == 0 || strcmp(kind, "json") == 0 ||
+             strcmp(kind, "error-text") == 0 || strcmp(kind, "error-json") == 0 ||
+             strcmp(kind, "content") == 0)) {
+            if (strncmp(kind, "error-", 6) == 0)
+                *is_error = 1;
+            if (strstr(kind, "json") && !json_is_string(value)) {
+                /* a JSON value is the tool's answer as it is, not a block */
+                char *dump = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY);
+                sync_text_sep(t);
+                sync_text_adds(t, dump ? dump : "");
+                free(dump);
+            } else {
+                add_value_text(t, value, is_error, depth + 1);
+            }
+            return;
+        }
         static const char *const outs[] = {
             "output",   "content",       "result",           "text", "stdout",
             "response", "responseParts", "functionResponse", "data", "thinking"};

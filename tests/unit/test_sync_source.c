@@ -376,6 +376,20 @@ static void warnings_are_counted_and_escaped(void **state)
     assert_string_equal(small, "ab");
 }
 
+static void a_table_cell_is_cut_between_characters(void **state)
+{
+    (void)state;
+    char cell[64];
+    /* 9 characters, not 9 bytes: the cut falls after the "é", not inside it */
+    assert_string_equal(text_term_cell(cell, sizeof cell, "ventes-r\xc3\xa9gion", 9),
+                        "ventes-r\xc3\xa9");
+    assert_string_equal(text_term_cell(cell, sizeof cell, "ab", 4), "ab  ");
+    assert_string_equal(text_term_cell(cell, sizeof cell, NULL, 2), "  ");
+    /* a buffer too small for the character ends before it */
+    char tiny[4];
+    assert_string_equal(text_term_cell(tiny, sizeof tiny, "ab\xe2\x82\xac", 3), "ab ");
+}
+
 static void an_id_map_holds_many_ids_in_constant_time(void **state)
 {
     (void)state;
@@ -416,6 +430,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_recursive_view_is_interrupted_not_run_forever, setup,
                                         teardown),
         cmocka_unit_test(warnings_are_counted_and_escaped),
+        cmocka_unit_test(a_table_cell_is_cut_between_characters),
         cmocka_unit_test(an_id_map_holds_many_ids_in_constant_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -170,7 +170,7 @@ static void bad_descriptions_name_the_field(void **state)
          "{\"cwd\": {\"find\": \"/c\", \"after\": \"(\", \"upto\": \")\"}}}]}]",
          "rules[0].session.cwd.upto: unknown field"},
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"skip\": true}], "
-         "\"sidecar\": [{\"file\": \"a.json\", \"session\": {}}, {\"file\": \"../b.json\", "
+         "\"sidecar\": [{\"file\": \"a.json\", \"session\": {}}, {\"file\": \"../../b.json\", "
          "\"session\": {}}]}]",
          "sources[0] (x).sidecar[1].file: a file name beside the session file"},
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"skip\": true}], "
@@ -433,6 +433,17 @@ static void golden_vibe(void **state)
 static void golden_gptme(void **state)
 {
     golden(*state, "gptme", 1, 0);
+}
+
+static void golden_posit(void **state)
+{
+    /* two workspaces: one with workspace.json (the project, one folder above
+       the conversation), one without; a cut line counted as malformed */
+    golden(*state, "posit", 2, 1);
+    char *d = ts_dump(((fx *)*state)->db, 200);
+    assert_non_null(strstr(d, "/home/ada/ventes-r\xc3\xa9gion posit sessions=1"));
+    assert_non_null(strstr(d, "tool=runCode input=- call=call-2 err=1"));
+    free(d);
 }
 
 static void golden_goose(void **state)
@@ -933,6 +944,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(golden_grok, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_vibe, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_gptme, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(golden_posit, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_goose, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_hermes, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_forge, setup, ts_fixture_drop),
