@@ -184,10 +184,19 @@ static json_t *row_json(const row *r, const sync_report *scan, store *s, json_t 
 
 static void print_text(json_t *list, const char *shown, int have_store, const char *state)
 {
-    printf("%-11s %-5s %6s %8s  %-20s %s\n", "AGENT", "FOUND", "FILES", "SESSIONS", "LAST SYNC",
-           "FOLDER");
+    /* the name column fits the longest name (vscode-copilot; a user's own
+       source may have up to 31 characters) */
+    int wide = 11;
     size_t i;
     json_t *o;
+    json_array_foreach(list, i, o)
+    {
+        const char *name = json_string_value(json_object_get(o, "name"));
+        if (name && (int)strlen(name) > wide && strlen(name) <= 31)
+            wide = (int)strlen(name);
+    }
+    printf("%-*s %-5s %6s %8s  %-20s %s\n", wide, "AGENT", "FOUND", "FILES", "SESSIONS",
+           "LAST SYNC", "FOLDER");
     json_array_foreach(list, i, o)
     {
         json_t *l = json_object_get(o, "last_sync");
@@ -197,7 +206,7 @@ static void print_text(json_t *list, const char *shown, int have_store, const ch
             (void)snprintf(sessions, sizeof sessions, "%lld",
                            (long long)json_integer_value(json_object_get(o, "sessions")));
         int on = json_is_true(json_object_get(o, "enabled"));
-        text_term_printf(stdout, "%-11s %-5s %6lld %8s  %-20s %s (%s)\n",
+        text_term_printf(stdout, "%-*s %-5s %6lld %8s  %-20s %s (%s)\n", wide,
                          json_string_value(json_object_get(o, "name")),
                          !on                                         ? "off"
                          : json_is_true(json_object_get(o, "found")) ? "yes"
