@@ -313,11 +313,12 @@ int cli_cmd_sources(int argc, char **argv)
         const sync_desc *desc = a->descs.v[d];
         row r = {desc->name,
                  desc->title,
-                 desc->writes    ? (strcmp(desc->writes, "claude") == 0     ? "claude format"
-                                    : strcmp(desc->writes, "codex") == 0    ? "codex format"
-                                    : strcmp(desc->writes, "opencode") == 0 ? "opencode format"
-                                    : strcmp(desc->writes, "aider") == 0    ? "aider reader"
-                                                                            : "built-in reader")
+                 desc->writes    ? (strcmp(desc->writes, "claude") == 0       ? "claude format"
+                                    : strcmp(desc->writes, "codex") == 0      ? "codex format"
+                                    : strcmp(desc->writes, "opencode") == 0   ? "opencode format"
+                                    : strcmp(desc->writes, "aider") == 0      ? "aider reader"
+                                    : strcmp(desc->writes, "cursor-ide") == 0 ? "cursor-ide format"
+                                                                              : "built-in reader")
                  : desc->builtin ? "described (built in)"
                                  : "described (sources file)",
                  a->dhome[d],

@@ -29,7 +29,7 @@
  * prompt; a user message without a query whose text starts with a tag is
  * context, stored as a system message (never dropped). Format from public
  * parsers' notes: see docs/transcripts.md. Cursor's editor (state.vscdb)
- * is not read; docs/transcripts.md says why.
+ * is read by sync_cursor_ide.c, under its own source name.
  */
 #define _GNU_SOURCE /* open_memstream, d_type */
 #include <dirent.h>

@@ -1103,9 +1103,11 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
     if (d->writes) {
         const char *w = d->writes;
         if (strcmp(w, "claude") != 0 && strcmp(w, "codex") != 0 && strcmp(w, "opencode") != 0 &&
-            strcmp(w, "vscode-chat") != 0 && strcmp(w, "aider") != 0)
+            strcmp(w, "vscode-chat") != 0 && strcmp(w, "aider") != 0 &&
+            strcmp(w, "cursor-ide") != 0)
             return fail(c, "writes",
-                        "\"%s\": claude, codex, opencode, vscode-chat or aider (the reader used)",
+                        "\"%s\": claude, codex, opencode, vscode-chat, aider or cursor-ide (the "
+                        "reader used)",
                         w);
         if (d->db_file && strcmp(w, "opencode") != 0)
             return fail(c, "db_file", "only with \"writes\": \"opencode\"");

@@ -427,7 +427,7 @@ int sync_discover(sync_jobs *js, const sync_options *o, sync_report *rep)
         const sync_desc *d = o->described[i].desc;
         if (!o->described[i].home || !d->writes ||
             (strcmp(d->writes, "claude") != 0 && strcmp(d->writes, "codex") != 0))
-            continue; /* OpenCode's, VS Code's and Aider's formats are folded (sync_fold.c) */
+            continue; /* OpenCode's, VS Code's, Aider's and Cursor IDE's are folded (sync_fold.c) */
         size_t before = js->n;
         int source = strcmp(d->writes, "claude") == 0 ? SRC_CLAUDE : SRC_CODEX;
         rc = walk_source(js, rep, o->described[i].home, source, d->name);

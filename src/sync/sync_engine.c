@@ -38,6 +38,7 @@
 #include <mcpage/mcpage.h>
 
 #include "page/term.h"
+#include "sync/sync_cursor_ide.h"
 #include "sync/sync_desc.h"
 #include "sync/sync_internal.h"
 #include "sync/sync_json.h"
@@ -2127,4 +2128,10 @@ void sync__desc_bind(sync_desc *d)
         sync__vscode_chat_formats(d->wfmt, d->name);
     if (d->writes && strcmp(d->writes, "aider") == 0)
         sync__aider_format(&d->wfmt[0], d->name);
+    if (d->writes && strcmp(d->writes, "cursor-ide") == 0) {
+        d->wfmt[0] = sync__cursor_ide_format;
+        d->wfmt[0].source = d->name;
+        d->wfmt[1] = sync__cursor_ide_panel_format;
+        d->wfmt[1].source = d->name;
+    }
 }

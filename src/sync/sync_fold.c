@@ -23,6 +23,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "sync/sync_cursor_ide.h"
 #include "sync/sync_desc.h"
 #include "sync/sync_fold.h"
 #include "sync/sync_internal.h"
@@ -1225,7 +1226,8 @@ static int discover_source(sync_fold_jobs *js, const char *name, const char *hom
     sync_source_report *r = sync__source(rep, name);
     if (r) {
         r->found |= found || ((fn == desc_fn || fn == aider_fn) && js->n > before);
-        r->files += (int64_t)(js->n - before);
+        for (size_t i = before; i < js->n; i++)
+            r->files += !js->v[i].mark; /* a marker is no session */
     }
     sync__source_end(rep, &m);
     return rc;
@@ -1322,6 +1324,23 @@ static int vscode_chat_fn(sync_fold_jobs *js, const void *arg, const char *home,
     return sync__vscode_chat_discover(js, home, rep, d->name, d->id_prefix, d->wfmt);
 }
 
+/* An agent whose composers are in Cursor's editor databases. */
+typedef struct cursor_ide_arg {
+    const sync_desc *d;
+    const char *hostname;
+} cursor_ide_arg;
+
+static int cursor_ide_fn(sync_fold_jobs *js, const void *arg, const char *home, store *s,
+                         sync_report *rep)
+{
+    const cursor_ide_arg *a = arg;
+    sync_cursor_ide_as as = {.source = a->d->name,
+                             .id_prefix = a->d->id_prefix,
+                             .fmt = &a->d->wfmt[0],
+                             .panel_fmt = &a->d->wfmt[1]};
+    return sync__cursor_ide_discover(js, home, s, a->hostname, rep, &as);
+}
+
 /* 1 when an OpenCode-format data folder holds something of the agent. */
 static int opencode_found(const char *home, const char *db_file)
 {
@@ -1395,6 +1414,13 @@ static int fold_discover_all(store *s, const sync_options *opt, sync_report *rep
                 goto out;
             continue;
         }
+        if (d->writes && strcmp(d->writes, "cursor-ide") == 0) {
+            cursor_ide_arg a = {.d = d, .hostname = opt->hostname};
+            if ((rc = discover_source(&js, d->name, home, sync__cursor_ide_found(home),
+                                      cursor_ide_fn, &a, s, rep)) < 0)
+                goto out;
+            continue;
+        }
         if (d->writes)
             continue;
         if ((rc = discover_source(&js, d->name, home, sync__desc_found(d, home), desc_fn, d, s,
@@ -1450,7 +1476,8 @@ int sync__fold_scan(const sync_options *opt, sync_report *rep)
     for (int late = 0; late < 2 && rc == 0; late++) {
         sync_fold_jobs js = {0};
         rc = fold_discover_all(NULL, opt, rep, &js, late);
-        rep->files_seen += (int64_t)js.n;
+        for (size_t i = 0; i < js.n; i++)
+            rep->files_seen += !js.v[i].mark;
         sync__fold_jobs_free(&js);
     }
     return rc;
@@ -1462,14 +1489,18 @@ static int fold_pass(store *s, const sync_options *opt, sync_report *rep, int la
     int rc = fold_discover_all(s, opt, rep, &js, late);
     if (rc < 0 || js.n == 0)
         goto out;
-    rep->files_seen += (int64_t)js.n;
+    for (size_t i = 0; i < js.n; i++)
+        rep->files_seen += !js.v[i].mark;
     store_sources known;
     if ((rc = store_sources_all(s, opt->hostname, FOLD_SOURCES_MAX, &known)) < 0)
         goto out;
     size_t k = 0;
     int64_t done = 0;
+    sync_idmap bad = {0}; /* databases a job of which failed or warned in this pass */
     for (size_t i = 0; i < js.n; i++) {
         struct stat sb;
+        if (js.v[i].mark)
+            continue; /* after every job of its database */
         if (js.v[i].fmt->load)
             job_stat(&js.v[i], &sb);
         else if (stat(js.v[i].path, &sb) < 0)
@@ -1486,14 +1517,37 @@ static int fold_pass(store *s, const sync_options *opt, sync_report *rep, int la
         }
         sync_mark m;
         sync__source_begin(rep, js.v[i].fmt->source, &m);
+        int64_t failed_at = rep->files_failed, warned_at = rep->warnings;
         fold_file_run(s, &js.v[i], opt, rep);
         sync__source_end(rep, &m);
+        if (js.v[i].db && (rep->files_failed > failed_at || rep->warnings > warned_at) &&
+            (rc = sync_idmap_add(&bad, js.v[i].db)) < 0)
+            break;
+        rc = 0;
         done++;
         if (opt->progress) {
             sync_progress p = {done, (int64_t)js.n, 0, 0, js.v[i].path};
             opt->progress(opt->progress_ud, &p);
         }
     }
+    for (size_t i = 0; rc == 0 && i < js.n; i++) {
+        const sync_fold_job *j = &js.v[i];
+        if (!j->mark || sync_idmap_get(&bad, j->db) >= 0)
+            continue;
+        store_source src = {.hostname = (char *)opt->hostname,
+                            .path = j->path,
+                            .session_id = "",
+                            .size = j->size,
+                            .inode = j->inode,
+                            .mtime_ns = j->mtime_ns};
+        if ((rc = store_begin(s)) < 0)
+            break;
+        if ((rc = store_source_put(s, &src)) < 0)
+            store_rollback(s);
+        else
+            rc = store_commit(s);
+    }
+    sync_idmap_free(&bad);
     store_sources_free(&known);
 out:
     sync__fold_jobs_free(&js);

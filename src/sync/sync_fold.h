@@ -137,6 +137,11 @@ typedef struct sync_fold_job {
     int64_t line0;    /* the file's line number at `from` (1-based) */
     int tail;         /* the range reaches the file's end: its last message may grow */
     int settle;       /* sync_options.settle: the file counts as settled */
+    /* a database's change marker, not a session: its identity (size, inode,
+       mtime_ns) is stored under `path` once every other job of the same
+       `db` was read without a failure or warning in the pass, so that
+       discovery can skip the database while it stays the same */
+    int mark;
 } sync_fold_job;
 
 typedef struct sync_fold_jobs {

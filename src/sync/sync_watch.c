@@ -126,6 +126,8 @@ static void find_roots(sync_watch *w, const sync_options *o)
         } else if (d->writes && strcmp(d->writes, "codex") == 0) {
             add_root(w, home, "sessions", 6);
             add_root(w, home, "archived_sessions", 6);
+        } else if (d->writes && strcmp(d->writes, "cursor-ide") == 0) {
+            add_root(w, home, "User/globalStorage", 0); /* state.vscdb and its -wal */
         } else {
             for (size_t g = 0; g < d->nglobs; g++)
                 add_glob_root(w, home, &d->globs[g]);

@@ -17,7 +17,7 @@ expect() { # what, pattern
     fail=1
   fi
 }
-expect "sessions of every agent's sample" 'of 131 sessions'
+expect "sessions of every agent's sample" 'of 134 sessions'
 expect "resumed page" 'offset 3, stopped at the 3-record limit'
 expect "transcript opened at a match" '^Lines [0-9]+-[0-9]+ of [0-9]+'
 expect "session summary" 'get_session_summary'

@@ -151,7 +151,8 @@ static void bad_descriptions_name_the_field(void **state)
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"writes\": \"claude\", \"files\": \"a\"}]",
          "sources[0] (x).files: not used with \"writes\""},
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"writes\": \"markdown\"}]",
-         "sources[0] (x).writes: \"markdown\": claude, codex, opencode, vscode-chat or aider"},
+         "sources[0] (x).writes: \"markdown\": claude, codex, opencode, vscode-chat, aider or "
+         "cursor-ide"},
         {"[{\"name\": \"x\", \"home\": \"relative/dir\", \"writes\": \"claude\"}]",
          "sources[0] (x).home: \"relative/dir\": an absolute path"},
         {"[{\"name\": \"nosuch\", \"enabled\": false}]",
