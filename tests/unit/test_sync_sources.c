@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include <mcpage/mcpage.h>
 
@@ -777,6 +778,65 @@ static void jsonl_append_rewind_rewrite_delete(void **state)
     " \"sidecar\": {\"file\": \"meta.json\", \"session\": {\"title\": \"/title\"}},"               \
     " \"rules\": [{\"message\": {\"role\": \"/role\", \"content\": \"/content\"}}]}]"
 
+#define WAL_ADD                                                                                    \
+    "INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp) "        \
+    "VALUES ('%s', '20251205_1', 'assistant', '[{\"type\":\"text\",\"text\":\"%s\"}]', %d)"
+
+/* A described database (Goose's) while the agent writes it: a row committed
+   under an open WAL writer is read and appended, one still uncommitted is
+   not seen, and is read by the sync after its commit; the stored messages
+   keep their ids (appended, not stored again) and the sync never waits. */
+static void a_database_row_added_under_an_open_wal_writer(void **state)
+{
+    fx *f = *state;
+    sync_descs d;
+    load(&d, NULL);
+    char dir[700], path[800], cmd[2000];
+    snprintf(dir, sizeof dir, "%s/sessions", f->home);
+    snprintf(path, sizeof path, "%s/sessions.db", dir);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s' && cp '%s/examples/archive/goose/sessions/sessions.db' '%s'", dir,
+             MCPAGE_SOURCE_DIR, path);
+    assert_int_equal(system(cmd), 0);
+    sqlite3 *w = NULL;
+    assert_int_equal(sqlite3_open(path, &w), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(w, "PRAGMA journal_mode=WAL", NULL, NULL, NULL), SQLITE_OK);
+
+    sync_report rep;
+    sync_one(f->db, &d, "goose", f->home, &rep);
+    assert_true(rep.messages_added > 0);
+    int64_t first = ts_message_id(f->db, "goose:20251205_1", 0);
+    assert_true(first > 0);
+
+    char sql[400];
+    snprintf(sql, sizeof sql, WAL_ADD, "wal-a", "row A committed under WAL", 1764999000);
+    assert_int_equal(sqlite3_exec(w, sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(w, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+    snprintf(sql, sizeof sql, WAL_ADD, "wal-b", "row B not yet committed", 1764999100);
+    assert_int_equal(sqlite3_exec(w, sql, NULL, NULL, NULL), SQLITE_OK);
+
+    sync_one(f->db, &d, "goose", f->home, &rep);
+    assert_int_equal(rep.messages_added, 1);
+    assert_int_equal(ts_message_id(f->db, "goose:20251205_1", 0), first);
+    char *dump = ts_dump(f->db, 200);
+    assert_non_null(strstr(dump, "row A committed under WAL"));
+    assert_null(strstr(dump, "row B not yet committed"));
+    free(dump);
+
+    assert_int_equal(sqlite3_exec(w, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    sync_one(f->db, &d, "goose", f->home, &rep);
+    assert_int_equal(rep.messages_added, 1);
+    assert_int_equal(ts_message_id(f->db, "goose:20251205_1", 0), first);
+    dump = ts_dump(f->db, 200);
+    assert_non_null(strstr(dump, "row B not yet committed"));
+    free(dump);
+    /* nothing new: nothing read again */
+    sync_one(f->db, &d, "goose", f->home, &rep);
+    assert_int_equal(rep.messages_added, 0);
+    sqlite3_close(w);
+    sync_descs_free(&d);
+}
+
 static void json_documents_and_sidecars(void **state)
 {
     fx *f = *state;
@@ -963,6 +1023,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(golden_zed, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_kiro, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(jsonl_append_rewind_rewrite_delete, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(a_database_row_added_under_an_open_wal_writer, setup,
+                                        ts_fixture_drop),
         cmocka_unit_test_setup_teardown(json_documents_and_sidecars, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(hostile_folders, setup, ts_fixture_drop),
     };
