@@ -40,11 +40,11 @@ static void uri(const char *in, const char *want)
     char *got = sync_vscode_uri_path(in);
     if (!want) {
         if (got)
-            fail_msg("%s gave %s, expected nothing", in, got);
+            fail_msg("%s gave %s, expected nothing", in ? in : "(null)", got);
         return;
     }
     if (!got)
-        fail_msg("%s gave nothing, expected %s", in, want);
+        fail_msg("%s gave nothing, expected %s", in ? in : "(null)", want);
     assert_string_equal(got, want);
     free(got);
 }
