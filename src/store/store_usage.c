@@ -264,17 +264,26 @@ int store_usage_add(store *s, const store_usage *u)
         lo[idlen] = ':';
         hi[idlen] = ';';
         lo[idlen + 1] = hi[idlen + 1] = 0;
+        /* one probe of the call_key index: the key itself, or the range of
+           keys of its message id (the key lies in it). "+counted" keeps the
+           planner off the (counted, minute) index, which it took for the OR
+           of the two and then scanned every counted call per insert: sync of
+           Claude Code transcripts was quadratic in their model calls */
         store_sql q = {.d = s->ops->dialect};
         store_sql_add(&q, "SELECT id, input + output + cache_creation + cache_read, sidechain "
-                          "FROM usage_calls WHERE counted = 1 AND (call_key = ?");
-        store_sql_text(&q, u->call_key);
+                          "FROM usage_calls WHERE ");
         if (colon) {
-            store_sql_add(&q, " OR (call_key >= ? AND call_key < ? AND (sidechain = 1 OR ? = 1))");
+            store_sql_add(&q, "call_key >= ? AND call_key < ? AND +counted = 1 AND "
+                              "(call_key = ? OR sidechain = 1 OR ? = 1)");
             store_sql_text(&q, lo);
             store_sql_text(&q, hi);
+            store_sql_text(&q, u->call_key);
             store_sql_int(&q, u->sidechain ? 1 : 0);
+        } else {
+            store_sql_add(&q, "call_key = ? AND +counted = 1");
+            store_sql_text(&q, u->call_key);
         }
-        store_sql_add(&q, ") ORDER BY CASE WHEN call_key = ? THEN 0 ELSE 1 END, id LIMIT 1");
+        store_sql_add(&q, " ORDER BY CASE WHEN call_key = ? THEN 0 ELSE 1 END, id LIMIT 1");
         store_sql_text(&q, u->call_key);
         int64_t v[4] = {0};
         rc = s->ops->sql_rows(s, &q, first_int, v);
