@@ -250,8 +250,10 @@ int store_usage_add(store *s, const store_usage *u)
     int counted = 1;
     if (u->call_key && *u->call_key) {
         /* the counted copy: the same key, or (a sidechain on either side)
-           the same message id, the part of a Claude key before ':' */
-        const char *colon = strchr(u->call_key, ':');
+           the same message id, the part of a Claude key before ':'. A key
+           scoped to its session ("<session>/<key>", sync_usage_put) names
+           one call: a ':' in the session id ("zed:...") is no message id */
+        const char *colon = strchr(u->call_key, '/') ? NULL : strchr(u->call_key, ':');
         size_t idlen = colon ? (size_t)(colon - u->call_key) : strlen(u->call_key);
         char *lo = malloc(idlen + 2), *hi = malloc(idlen + 2);
         if (!lo || !hi) {

@@ -414,6 +414,44 @@ static int usage_parse(ctx *c, json_t *j, sd_rule *r)
     return rc;
 }
 
+/* "document": the session facts, and "usage": {"by_message": "/ptr",
+ * "input": "/input_tokens", ...}, the document's calls keyed by message
+ * id (the counts' pointers are read in each entry of that object). */
+static int document_parse(ctx *c, json_t *j, sync_desc *d)
+{
+    json_t *u = json_is_object(j) ? json_object_get(j, "usage") : NULL;
+    if (!u)
+        return facts_parse(c, j, &d->doc);
+    if (!json_is_object(u))
+        return fail(c, "usage",
+                    "expected an object: {\"by_message\": \"/request_token_usage\", "
+                    "\"input\": \"/input_tokens\", ...}");
+    json_t *facts = json_copy(j), *counts = json_copy(u);
+    int rc = facts && counts ? 0 : MCPAGE_ENOMEM;
+    if (rc == 0) {
+        json_object_del(facts, "usage");
+        rc = facts_parse(c, facts, &d->doc);
+    }
+    size_t at = enter(c, "usage");
+    json_t *by = rc == 0 ? json_object_get(counts, "by_message") : NULL;
+    if (rc == 0 && !json_is_string(by))
+        rc = fail(c, "by_message",
+                  "missing: the pointer to the object of calls keyed by message id "
+                  "(\"/request_token_usage\")");
+    if (rc == 0)
+        rc = path_parse(c, "by_message", json_string_value(by), &d->usage_by);
+    if (rc == 0 && d->usage_by.n == 0)
+        rc = fail(c, "by_message", "expected a pointer inside the document, not \"\"");
+    if (rc == 0) {
+        json_object_del(counts, "by_message");
+        rc = usage_parse(c, counts, &d->doc);
+    }
+    leave(c, at);
+    json_decref(facts);
+    json_decref(counts);
+    return rc;
+}
+
 static int message_parse(ctx *c, json_t *j, sd_rule *r)
 {
     static const char *const keys[] = {"id",      "role",    "role_map",  "content",  "thinking",
@@ -623,6 +661,7 @@ static void desc_free(sync_desc *d)
         glob_free(&d->globs[i]);
     free(d->globs);
     path_free(&d->records);
+    path_free(&d->usage_by);
     rule_free(&d->doc);
     for (size_t i = 0; i < d->nrules; i++)
         rule_free(&d->rules[i]);
@@ -1172,7 +1211,7 @@ static int desc_parse(ctx *c, json_t *j, sync_desc *d)
     json_t *doc = json_object_get(j, "document");
     if (doc) {
         size_t at = enter(c, "document");
-        rc = facts_parse(c, doc, &d->doc);
+        rc = document_parse(c, doc, d);
         leave(c, at);
         if (rc < 0)
             return rc;

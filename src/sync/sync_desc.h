@@ -163,6 +163,12 @@ typedef struct sync_desc {
     size_t nglobs;
     sd_path records; /* JSON documents: the array of records */
     sd_rule doc;     /* JSON documents: the facts of the document itself */
+    /* JSON documents: the document's model calls by message id (Zed's
+       request_token_usage): the object at this pointer maps the id of a
+       message to its calls' counts (doc's usage values, read in each
+       entry), stored on the first assistant message after that message;
+       n == 0: none */
+    sd_path usage_by;
     sd_rule *rules;
     size_t nrules;
     sd_db *db;         /* a SQLite store, or NULL */
@@ -241,5 +247,11 @@ int sync__desc_db_discover(const sync_desc *d, const char *root, const char *pat
 int sync__desc_db_load(const sync_fold_job *job, char **out, size_t *len, char *why, size_t whylen);
 int sync__desc_convert(const sync_desc *d, const char *doc, size_t len, char **out, size_t *outlen,
                        char *why, size_t whylen);
+/* The call a document's usage_by names for message `id` (f->doc_usage,
+ * kept by fold_line from the $document line): 1 with *u filled (counts,
+ * the key `id` within its session, `model`), 0 when the document names
+ * none for it; MCPAGE_ENOMEM. */
+int sync__desc_reply_usage(const sync_desc *d, const sync_fold *f, const char *id,
+                           const char *model, sync_usage *u);
 
 #endif

@@ -374,6 +374,12 @@ int sync__desc_fold_line(const sync_desc *d, sync_fold *f, const char *line, siz
     if (wrap) {
         if (wrap == 1 || (size_t)(wrap - 2) < d->nsidecar)
             take_facts(d, wrap == 1 ? &d->doc : &d->side[wrap - 2], rec, f);
+        json_t *calls = wrap == 1 && d->usage_by.n ? at_path(rec, &d->usage_by) : NULL;
+        if (json_is_object(calls)) {
+            /* the document's calls by message id: kept for the store step */
+            json_decref(f->doc_usage);
+            f->doc_usage = json_incref(calls);
+        }
         if (wrap == 1 && d->db && d->db->s_time && !f->start_time) {
             /* a database session's start: its time column */
             sd_value t = {.n = 1};
@@ -744,12 +750,9 @@ static const char *static_role(const char *role)
     return "system";
 }
 
-/* The usage a record names, on its message. */
-static void take_usage(const sd_rule *r, json_t *rec, sync_record *m)
+/* The counts and cost `r`'s usage values find in `rec`. */
+static void usage_counts(const sd_rule *r, json_t *rec, sync_usage *u)
 {
-    sync_usage *u = &m->usage;
-    if (m->model && !u->model)
-        u->model = sync_short_copy(m->model, 100);
     u->input = v_int(rec, &r->usage_input);
     u->output = v_int(rec, &r->usage_output);
     u->cache_read = v_int(rec, &r->usage_cache_read);
@@ -778,6 +781,40 @@ static void take_usage(const sd_rule *r, json_t *rec, sync_record *m)
         u->cache_creation = 0;
     if (u->reasoning < 0)
         u->reasoning = 0;
+}
+
+/* The usage a record names, on its message. */
+static void take_usage(const sd_rule *r, json_t *rec, sync_record *m)
+{
+    sync_usage *u = &m->usage;
+    if (m->model && !u->model)
+        u->model = sync_short_copy(m->model, 100);
+    usage_counts(r, rec, u);
+}
+
+int sync__desc_reply_usage(const sync_desc *d, const sync_fold *f, const char *id,
+                           const char *model, sync_usage *u)
+{
+    json_t *e = id && *id && f->doc_usage ? json_object_get(f->doc_usage, id) : NULL;
+    if (!json_is_object(e))
+        return 0;
+    sync_usage got = {0};
+    usage_counts(&d->doc, e, &got);
+    if (!got.present)
+        return 0;
+    /* the key: the message id within its session, so a session stored
+       again replaces its calls and never adds them twice */
+    if (!(got.key = sync_short_copy(id, 100)) ||
+        (model && *model && !(got.model = sync_short_copy(model, 100)))) {
+        free(got.key);
+        return MCPAGE_ENOMEM;
+    }
+    got.key_per_session = 1;
+    free(u->key);
+    free(u->model);
+    free(u->timestamp);
+    *u = got;
+    return 1;
 }
 
 static void add_call(out *o, const char *name, json_t *input, const char *id, const char *ts,

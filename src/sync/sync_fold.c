@@ -171,6 +171,7 @@ void sync_fold_free(sync_fold *f)
     free(f->start_time);
     free(f->seen);
     sync_idmap_free(&f->index);
+    json_decref(f->doc_usage);
     memset(f, 0, sizeof *f);
 }
 
@@ -343,6 +344,10 @@ typedef struct fold_file {
     sync_idmap calls;      /* call ids stored by this pass (a description's unique_calls) */
     sync_idmap held_calls; /* call id -> its message in `later` */
     const char *cwd;       /* the session's working directory for file edits, or NULL */
+    /* a described document's calls keyed by message id (sync_fold.doc_usage) */
+    const sync_fold *fold;           /* the fold being stored */
+    char reply_to[SYNC_FOLD_ID_MAX]; /* the message whose call awaits its reply, or "" */
+    sync_idmap replied;              /* message ids whose call is stored */
     /* the last checkpoint line parsed (fmt->parse), owned */
     const char *parsed_buf; /* the buffer it is in */
     int64_t parsed_off;     /* its offset */
@@ -709,6 +714,57 @@ static char *held_call_name(const fold_file *ff, const char *call_id)
     return at >= 0 ? sync_short_copy(ff->later[at].m.tool_name, 100) : NULL;
 }
 
+/* The model of a document's calls: the session's. */
+static const char *reply_model(const fold_file *ff)
+{
+    return ff->fold->model ? ff->fold->model : ff->model;
+}
+
+/* The call the document names for message `id` (a described document's
+ * usage_by, Zed's request_token_usage), stored with no message: the
+ * message it answers is not there (a turn cut short). */
+static int reply_alone(fold_file *ff, const char *id)
+{
+    const sync_desc *d = ff->job->fmt->desc;
+    if (sync_idmap_get(&ff->replied, id) >= 0)
+        return 0;
+    sync_record r = {.kind = SYNC_SKIP, .role = "assistant"};
+    int rc = sync__desc_reply_usage(d, ff->fold, id, reply_model(ff), &r.usage);
+    if (rc == 1 && (rc = sync_idmap_add(&ff->replied, id)) == 1)
+        rc = sync_usage_put(ff->s, ff->sid, 0, &r, ff->last_ts, NULL);
+    sync_record_clear(&r);
+    return rc < 0 ? rc : 0;
+}
+
+/* A record of the entry being stored, as a document's calls by message
+ * id have it: the first assistant message after a message the document
+ * keys gets that message's call (when its record names none). */
+static int reply_take(fold_file *ff, sync_record *r)
+{
+    if (!ff->reply_to[0] || r->kind != SYNC_MESSAGE || strcmp(r->role, "assistant") != 0)
+        return 0;
+    int rc = 0;
+    if (!r->usage.present) {
+        rc = sync__desc_reply_usage(ff->job->fmt->desc, ff->fold, ff->reply_to, reply_model(ff),
+                                    &r->usage);
+        if (rc == 1)
+            rc = sync_idmap_add(&ff->replied, ff->reply_to);
+    }
+    ff->reply_to[0] = 0;
+    return rc < 0 ? rc : 0;
+}
+
+/* After an entry is stored: a message the document keys awaits its reply
+ * (the one before it that got none is stored alone). */
+static int reply_await(fold_file *ff, const sync_fold_entry *e)
+{
+    if (!e->id[0] || !json_object_get(ff->fold->doc_usage, e->id))
+        return 0;
+    int rc = ff->reply_to[0] ? reply_alone(ff, ff->reply_to) : 0;
+    (void)snprintf(ff->reply_to, sizeof ff->reply_to, "%s", e->id);
+    return rc;
+}
+
 /* The records of one entry, as stored: with the id each had when the
  * session is stored again (ff->keys), the others held for later. */
 static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal)
@@ -724,6 +780,7 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
     }
     int64_t k = 0;
     const sync_desc *d = ff->job->fmt->desc;
+    int replies = d && ff->fold->doc_usage;
     for (size_t i = 0; rc == 0 && i < n; i++) {
         sync_record *r = &recs[i];
         if (r->kind != SYNC_MESSAGE) {
@@ -749,6 +806,8 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
                 break;
             }
         }
+        if (replies && (rc = reply_take(ff, r)) < 0)
+            break;
         if (r->timestamp && (!ff->last_ts || strcmp(r->timestamp, ff->last_ts) > 0)) {
             free(ff->last_ts);
             ff->last_ts = sync_short_copy(r->timestamp, 64);
@@ -805,6 +864,8 @@ static int store_entry(fold_file *ff, const sync_fold_entry *e, int64_t *ordinal
         ff->rep->messages_added++;
     }
     sync__records_free(recs, n);
+    if (rc == 0 && replies)
+        rc = reply_await(ff, e);
     return rc;
 }
 
@@ -860,11 +921,27 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
     ff->cwd = ff->job->cwd && ff->job->cwd[0] == '/' ? ff->job->cwd
               : fold->cwd && fold->cwd[0] == '/'     ? fold->cwd
                                                      : NULL;
+    ff->fold = fold;
+    ff->reply_to[0] = 0;
     for (size_t i = from; i < fold->n; i++)
         if ((rc = store_entry(ff, &fold->v[i], &ordinal)) < 0)
             goto fail;
     if ((rc = store_held(ff)) < 0)
         goto fail;
+    if (ff->job->fmt->desc && fold->doc_usage) {
+        /* a call whose message got no reply; and, when the whole session
+           is stored, those whose message is not there: each stored alone */
+        if (ff->reply_to[0] && (rc = reply_alone(ff, ff->reply_to)) < 0)
+            goto fail;
+        const char *id;
+        json_t *v;
+        json_object_foreach(fold->doc_usage, id, v)
+        {
+            if (from == 0 && (rc = reply_alone(ff, id)) < 0)
+                goto fail;
+        }
+    }
+    sync_idmap_free(&ff->replied);
     count_hits(ff, raw_from, ff->end);
     for (int64_t at = raw_from; at < ff->end;) {
         int64_t n = ff->end - at < FOLD_RAW_CHUNK ? ff->end - at : FOLD_RAW_CHUNK;
@@ -922,6 +999,7 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
     return store_commit(ff->s);
 fail:
     later_free(ff);
+    sync_idmap_free(&ff->replied);
     store_rollback(ff->s);
     return rc;
 }

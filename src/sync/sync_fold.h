@@ -53,6 +53,9 @@ typedef struct sync_fold {
     sync_idmap index;  /* id -> its newest entry below n (-1: none), so a fold is linear */
     size_t join_open;  /* 1 + the last entry while stream fragments may join it; 0: none */
     char join_key[16]; /* the role those fragments have */
+    /* a described document's calls keyed by message id (its usage_by
+       object, sync__desc_reply_usage), a reference held, or NULL */
+    struct json_t *doc_usage;
 } sync_fold;
 
 /* Appends an entry; MCPAGE_ENOMEM. */

@@ -161,6 +161,14 @@ static void bad_descriptions_name_the_field(void **state)
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"message\": "
          "{\"role\": \"/r\", \"content\": \"/c\", \"usage\": {\"inputs\": \"/u\"}}}]}]",
          "rules[0].message.usage.inputs: unknown field"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"layout\": \"json\", \"files\": \"a/*\", "
+         "\"records\": \"/m\", \"document\": {\"usage\": {\"input\": \"/i\"}}, \"rules\": "
+         "[{\"message\": {\"role\": \"/r\", \"content\": \"/c\"}}]}]",
+         "document.usage.by_message: missing"},
+        {"[{\"name\": \"x\", \"home\": \"~/x\", \"layout\": \"json\", \"files\": \"a/*\", "
+         "\"records\": \"/m\", \"document\": {\"usage\": {\"by_message\": \"/u\", \"inputs\": "
+         "\"/i\"}}, \"rules\": [{\"message\": {\"role\": \"/r\", \"content\": \"/c\"}}]}]",
+         "document.usage.inputs: unknown field"},
         {"[{\"name\": \"x\", \"home\": \"~/x\", \"files\": \"a/*\", \"rules\": [{\"message\": "
          "{\"role\": \"/r\", \"content\": \"/c/~2\"}}]}]",
          "'~' must be followed by 0 or 1"},
@@ -535,6 +543,32 @@ static void golden_kimi(void **state)
     free(d);
 }
 
+/* The counted calls of a store, by session then model: "session model calls
+ * input output cache_creation cache_read\n" per row. */
+static char *usage_rows(const char *db)
+{
+    store *s = NULL;
+    assert_int_equal(store_open(db, STORE_OPEN_READONLY, &s), 0);
+    store_usage_filter uf = {
+        .group = STORE_USAGE_BY_SESSION, .from_minute = INT64_MIN, .to_minute = INT64_MAX};
+    store_usage_sums sums;
+    assert_int_equal(store_usage_sums_get(s, &uf, 100, &sums), 0);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+    assert_non_null(m);
+    for (size_t i = 0; i < sums.count; i++) {
+        const store_usage_sum *x = &sums.rows[i];
+        fprintf(m, "%s %s %lld %lld %lld %lld %lld\n", x->name, x->model ? x->model : "-",
+                (long long)x->calls, (long long)x->input, (long long)x->output,
+                (long long)x->cache_creation, (long long)x->cache_read);
+    }
+    fclose(m);
+    store_usage_sums_free(&sums);
+    store_close(s);
+    return out;
+}
+
 static void golden_zed(void **state)
 {
     /* zstd-compressed thread rows, externally tagged messages, tool results
@@ -544,6 +578,90 @@ static void golden_zed(void **state)
     assert_non_null(strstr(d, "parent=zed:3b9c6f1e-7a2d-4e5f-9b8a-1c2d3e4f5a6b"));
     assert_non_null(strstr(d, "source=zed project=ws"));
     free(d);
+    /* request_token_usage: a call per user message (its turn), the
+       thread's model; the sums are the thread's cumulative_token_usage;
+       the older row (agent v1, usage as a list) has none */
+    char *u = usage_rows(((fx *)*state)->db);
+    if (!strstr(u, "zed:3b9c6f1e-7a2d-4e5f-9b8a-1c2d3e4f5a6b claude-sonnet-4-5 2 1830 612 14200 "
+                   "52300\n") ||
+        !strstr(u, "zed:8e7d6c5b-4a39-4281-9f0e-d1c2b3a4f5e6 claude-haiku-4-5 1 900 80 0 0\n") ||
+        strstr(u, "0a1b2c3d"))
+        fail_msg("zed calls: %s", u);
+    free(u);
+}
+
+/* A document's calls keyed by message id ("document": {"usage":
+ * {"by_message": ...}}): each on the first assistant message after its
+ * message, one whose message has no reply (yet) or is not there stored
+ * alone; saved again, the document's calls are never counted twice. */
+#define REPLY_DESC                                                                                 \
+    "[{\"name\": \"chats\", \"home\": \"~/c\", \"layout\": \"json\", \"files\": \"c/*.json\","     \
+    " \"records\": \"/messages\", \"document\": {\"id\": \"/id\", \"model\": \"/model\","          \
+    " \"usage\": {\"by_message\": \"/usage\", \"input\": \"/in\", \"output\": \"/out\","           \
+    " \"cache_read\": \"/cr\"}},"                                                                  \
+    " \"rules\": [{\"message\": {\"id\": \"/id\", \"role\": \"/role\", \"content\": "              \
+    "\"/text\"}}]}]"
+
+static void document_calls_by_message_id(void **state)
+{
+    fx *f = *state;
+    sync_descs d;
+    load(&d, REPLY_DESC);
+    char dir[600], doc[800], cmd[900];
+    snprintf(dir, sizeof dir, "%s/c", f->home);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(doc, sizeof doc, "%s/t.json", dir);
+    /* u2 awaits its reply; "gone" names no message */
+    ts_put(doc, "w",
+           "{\"id\": \"T\", \"model\": \"claude-sonnet-4-5\", \"usage\": {"
+           "\"u1\": {\"in\": 100, \"out\": 10, \"cr\": 5}, \"u2\": {\"in\": 200, \"out\": 20},"
+           " \"gone\": {\"in\": 7, \"out\": 1}}, \"messages\": [\n"
+           "  {\"id\": \"u1\", \"role\": \"user\", \"text\": \"q1\"},\n"
+           "  {\"role\": \"assistant\", \"text\": \"r1\"},\n"
+           "  {\"id\": \"u2\", \"role\": \"user\", \"text\": \"q2\"}\n]}\n");
+    sync_report rep;
+    sync_one(f->db, &d, "chats", f->home, &rep);
+    assert_int_equal(rep.messages_added, 3);
+    char *u = usage_rows(f->db);
+    assert_string_equal(u, "chats:T claude-sonnet-4-5 3 307 31 0 5\n");
+    free(u);
+
+    /* the reply comes, the calls stay: nothing counted twice */
+    ts_put(doc, "w",
+           "{\"id\": \"T\", \"model\": \"claude-sonnet-4-5\", \"usage\": {"
+           "\"u1\": {\"in\": 100, \"out\": 10, \"cr\": 5}, \"u2\": {\"in\": 200, \"out\": 20},"
+           " \"gone\": {\"in\": 7, \"out\": 1}}, \"messages\": [\n"
+           "  {\"id\": \"u1\", \"role\": \"user\", \"text\": \"q1\"},\n"
+           "  {\"role\": \"assistant\", \"text\": \"r1\"},\n"
+           "  {\"id\": \"u2\", \"role\": \"user\", \"text\": \"q2\"},\n"
+           "  {\"role\": \"assistant\", \"text\": \"r2\"}\n]}\n");
+    sync_one(f->db, &d, "chats", f->home, &rep);
+    assert_int_equal(rep.messages_added, 1);
+    u = usage_rows(f->db);
+    assert_string_equal(u, "chats:T claude-sonnet-4-5 3 307 31 0 5\n");
+    free(u);
+
+    /* a new turn and its call: the session stored again, every call once */
+    ts_put(doc, "w",
+           "{\"id\": \"T\", \"model\": \"claude-sonnet-4-5\", \"usage\": {"
+           "\"u1\": {\"in\": 100, \"out\": 10, \"cr\": 5}, \"u2\": {\"in\": 200, \"out\": 20},"
+           " \"gone\": {\"in\": 7, \"out\": 1}, \"u3\": {\"in\": 1000, \"out\": 100}},"
+           " \"messages\": [\n"
+           "  {\"id\": \"u1\", \"role\": \"user\", \"text\": \"q1\"},\n"
+           "  {\"role\": \"assistant\", \"text\": \"r1\"},\n"
+           "  {\"id\": \"u2\", \"role\": \"user\", \"text\": \"q2\"},\n"
+           "  {\"role\": \"assistant\", \"text\": \"r2\"},\n"
+           "  {\"id\": \"u3\", \"role\": \"user\", \"text\": \"q3\"},\n"
+           "  {\"role\": \"assistant\", \"text\": \"r3\"}\n]}\n");
+    sync_one(f->db, &d, "chats", f->home, &rep);
+    u = usage_rows(f->db);
+    assert_string_equal(u, "chats:T claude-sonnet-4-5 4 1307 131 0 5\n");
+    free(u);
+    char *dump = ts_dump(f->db, 80);
+    assert_non_null(strstr(dump, "messages=6\n"));
+    free(dump);
+    sync_descs_free(&d);
 }
 
 static void golden_amp(void **state)
@@ -1021,6 +1139,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(golden_openhands, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_kimi, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_zed, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(document_calls_by_message_id, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(golden_kiro, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(jsonl_append_rewind_rewrite_delete, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(a_database_row_added_under_an_open_wal_writer, setup,
