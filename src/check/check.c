@@ -352,12 +352,11 @@ int check_run(const check_options *o, check_transport *t, check_report *rep)
         json_decref(c.last_request);
         return c.dead ? MCPAGE_EIO : MCPAGE_ESTATE;
     }
-    json_t *tools = NULL, *other = NULL;
+    json_t *tools = NULL, *resources = NULL, *other = NULL;
     if (json_object_get(caps, "tools"))
         walk_list(&c, "tools/list", "tools", "name", &tools);
     if (json_object_get(caps, "resources")) {
-        walk_list(&c, "resources/list", "resources", "uri", &other);
-        json_decref(other);
+        walk_list(&c, "resources/list", "resources", "uri", &resources);
         walk_list(&c, "resources/templates/list", "resourceTemplates", "uriTemplate", &other);
         json_decref(other);
     }
@@ -365,6 +364,9 @@ int check_run(const check_options *o, check_transport *t, check_report *rep)
         walk_list(&c, "prompts/list", "prompts", "name", &other);
         json_decref(other);
     }
+    if (!c.dead)
+        check__apps(&c, caps, tools, resources);
+    json_decref(resources);
     c.tools = tools;
     if (tools && !c.dead)
         check__tools(&c, tools);
@@ -388,5 +390,6 @@ void check_report_free(check_report *rep)
     json_decref(rep->server);
     json_decref(rep->findings);
     json_decref(rep->tools);
+    json_decref(rep->apps);
     memset(rep, 0, sizeof *rep);
 }

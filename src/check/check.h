@@ -68,6 +68,7 @@ typedef struct check_report {
     json_t *server;   /* {name, version, era, protocolVersion} as learned */
     json_t *findings; /* array of {severity, scope, message, request} */
     json_t *tools;    /* array of {name, family, called, calls, pages, envelope, fit} */
+    json_t *apps;     /* MCP Apps: {extension, views, tools}, or NULL when the server has none */
     int errors;       /* findings by severity */
     int warnings;
     int infos;

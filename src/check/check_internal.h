@@ -58,6 +58,13 @@ void check__harvest(check_ctx *c, const char *tool, const json_t *args, const js
 json_t *check__guess(check_ctx *c, const json_t *tool, const json_t *base, const json_t *needs,
                      int attempt, char *from, size_t from_len);
 
+/*
+ * MCP Apps: reads every view the tools name or resources/list lists
+ * (resources/read), checks its MIME type and csp, notes app-only tools,
+ * and fills rep->apps (check_apps.c). caps: the server's capabilities.
+ */
+void check__apps(check_ctx *c, const json_t *caps, const json_t *tools, const json_t *resources);
+
 /* Checks every tool of the list (an array of Tool objects). */
 void check__tools(check_ctx *c, const json_t *tools);
 

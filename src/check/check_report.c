@@ -126,6 +126,50 @@ static void print_fit(const check_report *rep, FILE *out)
     }
 }
 
+/* MCP Apps: each view (MIME type, size, the origins its csp opens), then the tools that name one.
+ */
+static void print_apps(const check_report *rep, FILE *out)
+{
+    const json_t *apps = rep->apps;
+    if (apps == NULL)
+        return;
+    text_term_printf(out, "\napps: extension io.modelcontextprotocol/ui %s\n",
+                     json_is_true(json_object_get(apps, "extension")) ? "declared"
+                                                                      : "not declared");
+    size_t i, j;
+    const json_t *v, *t, *o;
+    json_array_foreach(json_object_get(apps, "views"), i, v)
+    {
+        const json_t *origins = json_object_get(v, "external_origins");
+        if (!json_is_true(json_object_get(v, "resolves"))) {
+            text_term_printf(out, "  view %s: does not resolve\n",
+                             json_string_value(json_object_get(v, "uri")));
+            continue;
+        }
+        text_term_printf(out, "  view %s: %s, %lld bytes, csp %s\n",
+                         json_string_value(json_object_get(v, "uri")),
+                         json_string_value(json_object_get(v, "mimeType")) ?: "(no mimeType)",
+                         (long long)json_integer_value(json_object_get(v, "bytes")),
+                         json_object_get(v, "csp") == NULL ||
+                                 json_is_null(json_object_get(v, "csp"))
+                             ? "not declared (the host's default: no external origin)"
+                         : json_array_size(origins) ? "opens it to:"
+                                                    : "{} (no external origin)");
+        json_array_foreach(origins, j, o) text_term_printf(out, "    %s\n", json_string_value(o));
+    }
+    json_array_foreach(json_object_get(apps, "tools"), i, t)
+    {
+        const char *uri = json_string_value(json_object_get(t, "resourceUri"));
+        const json_t *res = json_object_get(t, "resolves");
+        text_term_printf(out, "  tool %s: %s%s%s\n", json_string_value(json_object_get(t, "name")),
+                         json_is_true(json_object_get(t, "app_only")) ? "app-only"
+                                                                      : "model and app",
+                         uri ? ", view " : "", uri ? uri : "");
+        if (uri && !json_is_true(res))
+            text_term_printf(out, "    (the view does not resolve)\n");
+    }
+}
+
 void check_report_print(const check_report *rep, FILE *out)
 {
     const json_t *s = rep->server;
@@ -134,6 +178,7 @@ void check_report_print(const check_report *rep, FILE *out)
                      json_string_value(json_object_get(s, "version")) ?: "",
                      json_string_value(json_object_get(s, "era")) ?: "?");
     print_findings(rep, out);
+    print_apps(rep, out);
     print_fit(rep, out);
     long tools = (long)json_array_size(rep->tools), called = 0;
     size_t i;
@@ -148,9 +193,10 @@ void check_report_print(const check_report *rep, FILE *out)
 
 json_t *check_report_json(const check_report *rep)
 {
-    return json_pack("{s:O, s:O, s:O, s:{s:i, s:i, s:i, s:I, s:I, s:b}}", "server", rep->server,
-                     "findings", rep->findings, "tools", rep->tools, "summary", "errors",
-                     rep->errors, "warnings", rep->warnings, "notes", rep->infos, "calls",
+    return json_pack("{s:O, s:O, s:O, s:O?, s:{s:i, s:i, s:i, s:I, s:I, s:b}}", "server",
+                     rep->server, "findings", rep->findings, "tools", rep->tools, "apps",
+                     rep->apps ? rep->apps : json_null(), "summary", "errors", rep->errors,
+                     "warnings", rep->warnings, "notes", rep->infos, "calls",
                      (json_int_t)rep->calls, "requests", (json_int_t)rep->requests, "stopped_early",
                      rep->aborted);
 }

@@ -1281,12 +1281,8 @@ static void default_fit(tool_ctx *t, const json_t *res)
         t->def[h] = m;
         if (strcmp(host->name, "Claude Code") != 0)
             continue; /* the others are in the table */
-        if (t->app_only) {
-            FIND(t, CHECK_INFO, "none: results only the app reads stay out of the model's context",
-                 "app-only (_meta.ui.visibility has no \"model\"): hosts do not show its "
-                 "results to the model, so their size is not held against host limits");
-            continue;
-        }
+        if (t->app_only)
+            continue; /* the model never sees its results (noted by check_apps.c) */
         if (host->max_tokens && m.tokens > host->max_tokens)
             FIND(t, CHECK_ERROR, "page the result: a smaller default page, or a max_tokens budget",
                  "the default page is about %zu tokens: %s refuses results over %zu", m.tokens,

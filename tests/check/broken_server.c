@@ -341,10 +341,72 @@ static int list_resources(void *ud, const char *after, size_t after_len, size_t 
     return 0;
 }
 
+/* The views (MCP Apps): ui://broken/missing.html does not exist, plain.html is not an app's type.
+ */
+#define VIEW_OK      "ui://broken/view.html"
+#define VIEW_MISSING "ui://broken/missing.html"
+#define VIEW_PLAIN   "ui://broken/plain.html"
+#define VIEW_HTML    "<!doctype html><title>view</title><p>view</p>"
+
 static int read_resource(mcpage_call *call, const char *uri, mcpage_contents *out)
 {
     (void)call;
+    if (strcmp(uri, VIEW_MISSING) == 0)
+        return MCPAGE_ENOTFOUND;
+    if (strcmp(uri, VIEW_PLAIN) == 0)
+        return mcpage_contents_add_text(out, uri, "text/html", VIEW_HTML, strlen(VIEW_HTML));
     return mcpage_contents_add_text(out, uri, "text/plain", "r", 1);
+}
+
+static int read_view(mcpage_call *call, const char *uri, mcpage_contents *out)
+{
+    (void)call;
+    return mcpage_contents_add_text(out, uri, MCPAGE_APP_MIME_TYPE, VIEW_HTML, strlen(VIEW_HTML));
+}
+
+static int small_result(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    (void)call;
+    (void)args;
+    return mcpage_result_add_text(res, "shown in the view", 17);
+}
+
+/*
+ * MCP Apps: a view that asks for an external origin (csp), a tool only
+ * the view calls, and two tools whose view is broken: one names a uri
+ * resources/read does not know, one a view served as plain text/html.
+ */
+static int add_apps(mcpage_server *srv)
+{
+    mcpage_resource view = {
+        .uri = VIEW_OK,
+        .name = "view",
+        .mime_type = MCPAGE_APP_MIME_TYPE,
+        .size = -1,
+        .read = read_view,
+        .meta = "{\"ui\": {\"csp\": {\"connectDomains\": [\"https://api.example.com\"]}}}",
+    };
+    const mcpage_tool app_tools[] = {
+        {.name = "app_page",
+         .description = "What the view shows.",
+         .read_only = MCPAGE_HINT_TRUE,
+         .handler = small_result,
+         .meta = "{\"ui\": {\"resourceUri\": \"" VIEW_OK "\", \"visibility\": [\"app\"]}}"},
+        {.name = "missing_view",
+         .description = "Shown in a view that does not exist.",
+         .read_only = MCPAGE_HINT_TRUE,
+         .handler = small_result,
+         .meta = "{\"ui\": {\"resourceUri\": \"" VIEW_MISSING "\"}}"},
+        {.name = "wrong_mime_view",
+         .description = "Shown in a view served as text/html.",
+         .read_only = MCPAGE_HINT_TRUE,
+         .handler = small_result,
+         .meta = "{\"ui\": {\"resourceUri\": \"" VIEW_PLAIN "\"}}"},
+    };
+    int rc = mcpage_server_add_resource(srv, &view);
+    for (size_t i = 0; rc == 0 && i < sizeof app_tools / sizeof app_tools[0]; i++)
+        rc = mcpage_server_add_tool(srv, &app_tools[i]);
+    return rc;
 }
 
 /*
@@ -448,6 +510,8 @@ static int add_tools(mcpage_server *srv)
         rc = mcpage_server_add_tool(srv, &writer);
     if (rc == 0)
         rc = mcpage_server_add_resource_provider(srv, &p);
+    if (rc == 0)
+        rc = add_apps(srv);
     return rc;
 }
 

@@ -63,6 +63,10 @@ slow_ok	slow: a call took
 one_of_ids	not called: needs one of session_id or message_id
 wants_id	not called: needs argument id
 one_of_ids	inputSchema has anyOf at its top level
+app_page	app-only (_meta.ui.visibility has no "model")
+app_page	asks the host to open it to external origins: ["connectDomains: https://api.example.com"]
+missing_view	ui://broken/missing.html does not resolve: resources/read answered
+wrong_mime_view	is read with mimeType text/html, not text/html;profile=mcp-app
 EXPECTED
 
 check_broken() {
@@ -98,6 +102,17 @@ if (!writer || writer.called || writer.calls !== 0) say("not_read_only was calle
 const good = report.tools.find((t) => t.name === "good_list");
 if (!good || !good.envelope || good.walks.length !== 2 || good.walks.some((w) => w.units !== 10))
   say(`good_list not walked whole both ways: ${JSON.stringify(good && good.walks)}`);
+// MCP Apps: the views read, the broken ones marked, the app-only tool named.
+const apps = report.apps || {};
+const view = (u) => (apps.views || []).find((v) => v.uri === u) || {};
+const appTool = (n) => (apps.tools || []).find((t) => t.name === n) || {};
+if (!apps.extension || !view("ui://broken/view.html").resolves ||
+    view("ui://broken/view.html").mimeType !== "text/html;profile=mcp-app" ||
+    JSON.stringify(view("ui://broken/view.html").external_origins) !== '["connectDomains: https://api.example.com"]' ||
+    view("ui://broken/missing.html").resolves !== false || view("ui://broken/plain.html").mimeType !== "text/html" ||
+    appTool("app_page").app_only !== true || appTool("missing_view").resolves !== false ||
+    appTool("missing_view").app_only !== false || appTool("wrong_mime_view").resourceUri !== "ui://broken/plain.html")
+  say(`apps: ${JSON.stringify(apps)}`);
 if (bad) process.exit(1);
 console.log(`check: broken_server (${era}): ${report.findings.length} findings, all expected`);
 NODE
@@ -128,9 +143,18 @@ for era in 2026-07-28 2025-11-25; do
     const called = r.tools.filter((t) => t.called).length;
     if (r.findings.length || called !== r.tools.length || r.tools.length < 8) {
       console.error(JSON.stringify(r.findings), called, r.tools.length); process.exit(1);
-    }' "$tmp/serve.json" || fail "mcpage serve ($era): findings, or a tool not called"
+    }
+    // Its view: declared, read, of the app type, opened to no origin; three tools name it.
+    const a = r.apps, v = a && a.views[0];
+    if (!a || !a.extension || a.views.length !== 1 || v.uri !== "ui://mcpage/archive.html" ||
+        !v.resolves || v.mimeType !== "text/html;profile=mcp-app" || !(v.bytes > 10000) ||
+        JSON.stringify(v.csp) !== "{}" || v.external_origins.length !== 0 ||
+        a.tools.map((t) => t.name).sort().join() !== "list_sessions,read_session,search_conversations" ||
+        !a.tools.every((t) => t.resolves && !t.app_only && t.resourceUri === v.uri)) {
+      console.error(JSON.stringify(a)); process.exit(1);
+    }' "$tmp/serve.json" || fail "mcpage serve ($era): findings, a tool not called, or its view"
 done
-echo "check: mcpage serve: no findings in either era, every tool called"
+echo "check: mcpage serve: no findings in either era, every tool called, its view read (text/html;profile=mcp-app, csp {})"
 # The help's own example, with no --args at all (the archive from MCPAGE_DB):
 # no error or warning in either era; the tools that need a session_id are
 # called with one list_sessions gave, those that need what no answer holds
