@@ -29,8 +29,8 @@ static void print_sync_usage(FILE *out)
             "                   [--opencode-home DIR] [--cursor-home DIR] [--no-claude]\n"
             "                   [--no-codex] [--no-gemini] [--no-copilot] [--no-opencode]\n"
             "                   [--no-cursor] [--NAME-home DIR] [--no-NAME] [--sources FILE]\n"
-            "                   [--hostname NAME] [--json] [--quiet] [--rebuild]\n"
-            "                   [--settle] [--keep-secrets]\n\n"
+            "                   [--hostname NAME] [--owner NAME] [--json] [--quiet]\n"
+            "                   [--rebuild] [--settle] [--keep-secrets]\n\n"
             "Reads new lines of Claude Code transcripts (DIR/projects/**.jsonl) and Codex\n"
             "CLI rollouts (DIR/sessions/YYYY/MM/DD/rollout-*.jsonl, archived ones in\n"
             "DIR/archived_sessions, 2025's rollout-*.json), Gemini CLI chats\n"
@@ -75,6 +75,9 @@ static void print_sync_usage(FILE *out)
             "                     ~/.config/mcpage/sources.json; docs/sources.md)\n"
             "  --hostname NAME    the machine recorded on sessions and source files\n"
             "                     (env MCPAGE_HOSTNAME; default gethostname())\n"
+            "  --owner NAME       who the sessions this sync adds belong to on a shared\n"
+            "                     store, user@machine (env MCPAGE_OWNER; default\n"
+            "                     login@hostname; letters, digits and . _ - + @)\n"
             "  --json             print the report as one JSON object on stdout\n"
             "  --quiet            print nothing unless something failed\n"
             "  --settle           take every file as finished now: a last line without\n"
@@ -355,6 +358,7 @@ typedef struct sync_cmd {
     const char *store_arg;     /* --store URL, or NULL */
     const char *db_arg;        /* --db FILE, or NULL */
     const char *host_arg;      /* --hostname, else MCPAGE_HOSTNAME, or NULL */
+    const char *owner_arg;     /* --owner, else MCPAGE_OWNER, or NULL */
     int json, quiet, rebuild;  /* --json, --quiet, --rebuild */
     int settle;                /* --settle */
     int keep_secrets;          /* --keep-secrets, or the config's keep_secrets */
@@ -367,6 +371,7 @@ typedef struct sync_cmd {
 static int parse_args(int argc, char **argv, sync_cmd *c)
 {
     c->host_arg = getenv("MCPAGE_HOSTNAME");
+    c->owner_arg = getenv("MCPAGE_OWNER");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc, known = true;
@@ -389,6 +394,8 @@ static int parse_args(int argc, char **argv, sync_cmd *c)
             c->store_arg = argv[++i];
         } else if (has_value && strcmp(a, "--hostname") == 0) {
             c->host_arg = argv[++i];
+        } else if (has_value && strcmp(a, "--owner") == 0) {
+            c->owner_arg = argv[++i];
         } else {
             known = cli_agents_parse(&c->agents, argc, argv, &i, true);
         }
@@ -397,6 +404,13 @@ static int parse_args(int argc, char **argv, sync_cmd *c)
             print_sync_usage(stderr);
             return 2;
         }
+    }
+    if (c->owner_arg && *c->owner_arg && !store_owner_valid(c->owner_arg)) {
+        text_term_printf(stderr,
+                         "mcpage sync: --owner '%s' is not an owner name: use letters, digits "
+                         "and . _ - + @ (at most %d bytes), as user@machine\n",
+                         c->owner_arg, STORE_OWNER_MAX);
+        return 2;
     }
     return -1;
 }
@@ -565,6 +579,7 @@ int cli_cmd_sync(int argc, char **argv)
     bar_state bar = {.enabled = !c.json && !c.quiet && isatty(2), .last_pct = -1};
     sync_options opt = {
         .hostname = c.host_arg && *c.host_arg ? c.host_arg : NULL,
+        .owner = c.owner_arg && *c.owner_arg ? c.owner_arg : NULL,
         .progress = draw_bar,
         .progress_ud = &bar,
         .settle = c.settle,

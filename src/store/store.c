@@ -4,12 +4,16 @@
  * backend's table of operations. Also the free functions of result rows,
  * which are backend-neutral.
  */
+#include <ctype.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "store/store_backend.h"
+#include "store/store_sql.h"
 
 int store_fail(store *s, int status, const char *fmt, ...)
 {
@@ -347,6 +351,147 @@ int store_session_unlock(store *s, const char *session_id)
     return s->ops->session_unlock(s, session_id);
 }
 
+/* ---- who reads ------------------------------------------------------ */
+
+int store_owner_valid(const char *owner)
+{
+    size_t n = owner ? strlen(owner) : 0;
+    if (n == 0 || n > STORE_OWNER_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)owner[i];
+        if (!isalnum(c) && c != '.' && c != '_' && c != '-' && c != '+' && c != '@')
+            return 0;
+    }
+    return 1;
+}
+
+/* `src` into dst (cap bytes), invalid owner bytes made '_'. */
+static void owner_part(char *dst, size_t cap, const char *src)
+{
+    size_t o = 0;
+    for (; src && *src && o + 1 < cap; src++) {
+        unsigned char c = (unsigned char)*src;
+        dst[o++] = isalnum(c) || c == '.' || c == '_' || c == '-' || c == '+' ? (char)c : '_';
+    }
+    dst[o] = 0;
+}
+
+void store_owner_default(char *buf, size_t cap)
+{
+    if (!buf || cap == 0)
+        return;
+    char login[64] = "", host[64] = "";
+    struct passwd *pw = getpwuid(geteuid());
+    const char *name = pw && pw->pw_name && *pw->pw_name ? pw->pw_name : getenv("USER");
+    owner_part(login, sizeof login, name && *name ? name : "user");
+    char h[256] = "";
+    if (gethostname(h, sizeof h - 1) != 0 || !h[0])
+        snprintf(h, sizeof h, "localhost");
+    owner_part(host, sizeof host, h);
+    snprintf(buf, cap, "%s@%s", login, host);
+}
+
+/* Collects the ids a query returns. */
+typedef struct view_ids {
+    int64_t *ids;
+    size_t n, cap;
+} view_ids;
+
+static int view_id_each(void *ctx, const struct store_sql_row *row)
+{
+    view_ids *v = ctx;
+    if (v->n < v->cap)
+        v->ids[v->n] = row->int64(row->res, 0);
+    v->n++;
+    return 0;
+}
+
+int store_viewer_set(store *s, const store_viewer *v)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    s->viewing = 0;
+    memset(&s->view, 0, sizeof s->view);
+    if (!v)
+        return 0;
+    if (v->nowners < 1 || v->nowners > STORE_VIEW_OWNERS_MAX || !v->owners)
+        return store_fail(s, MCPAGE_EINVAL, "a viewer needs 1 to %d owners", STORE_VIEW_OWNERS_MAX);
+    if (v->nprojects > STORE_VIEW_PROJECTS_MAX || (v->nprojects && !v->projects))
+        return store_fail(s, MCPAGE_EINVAL, "a viewer holds at most %d shared projects",
+                          STORE_VIEW_PROJECTS_MAX);
+    struct store_view *w = &s->view;
+    size_t o = 0;
+    w->owner_list[o++] = '|';
+    for (size_t i = 0; i < v->nowners; i++) {
+        if (!store_owner_valid(v->owners[i]))
+            return store_fail(s, MCPAGE_EINVAL,
+                              "owner '%.*s' is not a name of letters, digits and . _ - + @",
+                              STORE_OWNER_MAX, v->owners[i] ? v->owners[i] : "");
+        snprintf(w->owners[i], sizeof w->owners[i], "%s", v->owners[i]);
+        size_t len = strlen(v->owners[i]);
+        memcpy(w->owner_list + o, v->owners[i], len);
+        o += len;
+        w->owner_list[o++] = '|';
+    }
+    w->owner_list[o] = 0;
+    w->nowners = v->nowners;
+    for (size_t i = 0; i < v->nprojects; i++) {
+        if (!v->projects[i] || !*v->projects[i])
+            continue;
+        store_sql q = {.d = s->ops->dialect};
+        store_sql_add(&q, "SELECT p.id FROM projects p WHERE p.name = ? OR p.path = ?");
+        store_sql_text(&q, v->projects[i]);
+        store_sql_text(&q, v->projects[i]);
+        int64_t got[STORE_VIEW_PROJECTS_MAX];
+        view_ids ids = {got, 0, STORE_VIEW_PROJECTS_MAX};
+        int rc = s->ops->sql_rows(s, &q, view_id_each, &ids);
+        if (rc < 0) {
+            memset(&s->view, 0, sizeof s->view);
+            return rc;
+        }
+        for (size_t k = 0; k < ids.n && k < ids.cap && w->npids < STORE_VIEW_PROJECTS_MAX; k++)
+            w->pids[w->npids++] = got[k];
+    }
+    s->viewing = 1;
+    return 0;
+}
+
+/* 0 when the handle's viewer sees session `id` (or there is no viewer),
+ * else MCPAGE_ENOTFOUND as for a session that does not exist. */
+static int view_session(store *s, const char *id)
+{
+    if (!s->viewing)
+        return 0;
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "SELECT 1 FROM sessions s WHERE s.session_id = ?");
+    store_sql_text(&q, id);
+    store_sql_visible(&q, &s->view, "s");
+    int64_t one[1];
+    view_ids ids = {one, 0, 1};
+    int rc = s->ops->sql_rows(s, &q, view_id_each, &ids);
+    if (rc < 0)
+        return rc;
+    return ids.n ? 0 : store_fail(s, MCPAGE_ENOTFOUND, "no session '%s'", id);
+}
+
+static int view_message(store *s, int64_t id)
+{
+    if (!s->viewing)
+        return 0;
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "SELECT 1 FROM messages m JOIN sessions s ON s.sid = m.sid WHERE "
+                      "m.message_id = ?");
+    store_sql_int(&q, id);
+    store_sql_visible(&q, &s->view, "s");
+    int64_t one[1];
+    view_ids ids = {one, 0, 1};
+    int rc = s->ops->sql_rows(s, &q, view_id_each, &ids);
+    if (rc < 0)
+        return rc;
+    return ids.n ? 0 : store_fail(s, MCPAGE_ENOTFOUND, "no message %lld", (long long)id);
+}
+
 int store_projects_list(store *s, const store_project_filter *f, const store_page *pg,
                         store_projects *out)
 {
@@ -356,21 +501,23 @@ int store_projects_list(store *s, const store_project_filter *f, const store_pag
     int rc = check_page(s, pg);
     if (rc < 0)
         return rc;
-    store_project_filter none = {0};
+    store_project_filter g = f ? *f : (store_project_filter){0};
+    g.view = store_view_of(s);
     if ((rc = budget_gate(s)) < 0)
         return rc;
-    return budget_status(s, s->ops->projects_list(s, f ? f : &none, pg, out));
+    return budget_status(s, s->ops->projects_list(s, &g, pg, out));
 }
 
 int store_projects_count(store *s, const store_project_filter *f, int64_t *n)
 {
     if (!s || !n)
         return MCPAGE_EINVAL;
-    store_project_filter none = {0};
+    store_project_filter g = f ? *f : (store_project_filter){0};
+    g.view = store_view_of(s);
     int rc = budget_gate(s);
     if (rc < 0)
         return rc;
-    return budget_status(s, s->ops->projects_count(s, f ? f : &none, n));
+    return budget_status(s, s->ops->projects_count(s, &g, n));
 }
 
 int store_sessions_list(store *s, const store_session_filter *f, const store_page *pg,
@@ -382,21 +529,23 @@ int store_sessions_list(store *s, const store_session_filter *f, const store_pag
     int rc = check_page(s, pg);
     if (rc < 0)
         return rc;
-    store_session_filter none = {0};
+    store_session_filter g = f ? *f : (store_session_filter){0};
+    g.view = store_view_of(s);
     if ((rc = budget_gate(s)) < 0)
         return rc;
-    return budget_status(s, s->ops->sessions_list(s, f ? f : &none, pg, out));
+    return budget_status(s, s->ops->sessions_list(s, &g, pg, out));
 }
 
 int store_sessions_count(store *s, const store_session_filter *f, int64_t *n)
 {
     if (!s || !n)
         return MCPAGE_EINVAL;
-    store_session_filter none = {0};
+    store_session_filter g = f ? *f : (store_session_filter){0};
+    g.view = store_view_of(s);
     int rc = budget_gate(s);
     if (rc < 0)
         return rc;
-    return budget_status(s, s->ops->sessions_count(s, f ? f : &none, n));
+    return budget_status(s, s->ops->sessions_count(s, &g, n));
 }
 
 int store_session_get(store *s, const char *session_id, store_session *out)
@@ -405,6 +554,9 @@ int store_session_get(store *s, const char *session_id, store_session *out)
         return MCPAGE_EINVAL;
     memset(out, 0, sizeof *out);
     NEED(session_id);
+    int seen = view_session(s, session_id);
+    if (seen < 0)
+        return seen;
     return s->ops->session_get(s, session_id, out);
 }
 
@@ -418,6 +570,9 @@ int store_messages_from(store *s, const char *session_id, int64_t from_ordinal, 
     NEED(limit >= 1 && limit <= STORE_LIMIT_MAX);
     if (from_ordinal < 0)
         from_ordinal = 0;
+    int seen = view_session(s, session_id);
+    if (seen < 0)
+        return seen;
     return s->ops->messages_from(s, session_id, from_ordinal, limit, out);
 }
 
@@ -426,6 +581,9 @@ int store_message_get(store *s, int64_t message_id, store_message *out)
     if (!s || !out)
         return MCPAGE_EINVAL;
     memset(out, 0, sizeof *out);
+    int seen = view_message(s, message_id);
+    if (seen < 0)
+        return seen;
     return s->ops->message_get(s, message_id, out);
 }
 
@@ -436,6 +594,9 @@ int store_message_text_lines(store *s, const char *session_id, int64_t before_or
         return MCPAGE_EINVAL;
     memset(out, 0, sizeof *out);
     NEED(session_id);
+    int seen = view_session(s, session_id);
+    if (seen < 0)
+        return seen;
     return s->ops->text_lines(s, session_id, before_ordinal, out);
 }
 
@@ -459,6 +620,9 @@ int store_raw_read(store *s, const char *session_id, int64_t offset, int64_t len
     NEED(session_id);
     NEED(offset >= 0);
     NEED(length >= 0 && length <= (int64_t)STORE_RAW_READ_MAX);
+    int seen = view_session(s, session_id);
+    if (seen < 0)
+        return seen;
     return s->ops->raw_read(s, session_id, offset, length, buf, n, total);
 }
 
@@ -468,6 +632,9 @@ int store_session_summary_get(store *s, const char *session_id, store_session_su
         return MCPAGE_EINVAL;
     memset(out, 0, sizeof *out);
     NEED(session_id);
+    int seen = view_session(s, session_id);
+    if (seen < 0)
+        return seen;
     return s->ops->session_summary(s, session_id, out);
 }
 
@@ -488,6 +655,7 @@ int store_search(store *s, const store_search_filter *f, const store_page *pg, s
         return rc;
     store_search_filter g = *f;
     g.query = query;
+    g.view = store_view_of(s);
     return budget_status(s, s->ops->search(s, &g, pg, out));
 }
 
@@ -505,6 +673,7 @@ int store_search_count(store *s, const store_search_filter *f, int64_t *n)
         return rc;
     store_search_filter g = *f;
     g.query = query;
+    g.view = store_view_of(s);
     return budget_status(s, s->ops->search_count(s, &g, n));
 }
 
@@ -515,8 +684,9 @@ int store_activity_get(store *s, const store_activity_filter *f, size_t max_rows
         return MCPAGE_EINVAL;
     memset(out, 0, sizeof *out);
     NEED(max_rows >= 1 && max_rows <= 100000);
-    store_activity_filter none = {0};
-    return s->ops->activity(s, f ? f : &none, max_rows, out);
+    store_activity_filter g = f ? *f : (store_activity_filter){0};
+    g.view = store_view_of(s);
+    return s->ops->activity(s, &g, max_rows, out);
 }
 
 int store_stats_get(store *s, store_stats *out)

@@ -161,6 +161,45 @@ typedef int (*store_stop_fn)(void *ud);
 void store_budget_set(store *s, int64_t budget_ms, store_stop_fn stop, void *ud);
 void store_budget_clear(store *s);
 
+/* ---- who reads: owners on a shared store --------------------------- */
+
+/* Longest owner name ("user@machine"), and most owners and shared
+ * projects one viewer holds. */
+#define STORE_OWNER_MAX         128
+#define STORE_VIEW_OWNERS_MAX   8
+#define STORE_VIEW_PROJECTS_MAX 32
+
+/* A handle's viewer as the store applies it (store_backend.h). */
+struct store_view;
+
+/*
+ * Who reads through a handle: the sessions whose owner is one of
+ * `owners`, plus every session of the projects in `projects` (each a
+ * project name or path, as the tools' `project` filter takes it; one
+ * that names no project is skipped). Sessions without an owner (synced
+ * before owners were kept) are seen by no viewer.
+ */
+typedef struct store_viewer {
+    const char *const *owners; /* 1..STORE_VIEW_OWNERS_MAX owner names */
+    size_t nowners;
+    const char *const *projects; /* 0..STORE_VIEW_PROJECTS_MAX */
+    size_t nprojects;
+} store_viewer;
+
+/*
+ * Restricts every later read of `s` to what `v` may see, in the SQL of
+ * each list, count, read and total; NULL lifts it (everything, as a local
+ * user or an admin sees). A hidden session reads as a missing one.
+ * MCPAGE_EINVAL for an owner that is not a valid name
+ * (store_owner_valid), or too many owners or projects.
+ */
+int store_viewer_set(store *s, const store_viewer *v);
+/* True for 1..STORE_OWNER_MAX bytes of letters, digits and . _ - + @. */
+int store_owner_valid(const char *owner);
+/* This machine's default owner, "login@hostname" (invalid bytes become
+ * '_'), into buf. */
+void store_owner_default(char *buf, size_t cap);
+
 /* ---- projects ------------------------------------------------------ */
 
 typedef enum store_project_sort {
@@ -173,6 +212,7 @@ typedef struct store_project_filter {
     const char *name_contains; /* substring of the name, or NULL */
     const char *source;        /* "claude" | "codex" | NULL */
     store_project_sort sort;
+    const struct store_view *view; /* set by the store: the handle's viewer (store_viewer_set) */
 } store_project_filter;
 
 typedef struct store_project {
@@ -205,14 +245,15 @@ typedef enum store_order {
 } store_order;
 
 typedef struct store_session_filter {
-    const char *project; /* project name or path, or NULL */
-    const char *source;  /* "claude" | "codex" | NULL */
-    const char *after;   /* started_at >= after */
-    const char *before;  /* started_at < before */
-    const char *model;   /* exact model name */
-    const char *branch;  /* exact git branch */
-    int without_project; /* only sessions not yet in a project (sync) */
-    store_order order;   /* by started_at then session_id */
+    const char *project;           /* project name or path, or NULL */
+    const char *source;            /* "claude" | "codex" | NULL */
+    const char *after;             /* started_at >= after */
+    const char *before;            /* started_at < before */
+    const char *model;             /* exact model name */
+    const char *branch;            /* exact git branch */
+    int without_project;           /* only sessions not yet in a project (sync) */
+    store_order order;             /* by started_at then session_id */
+    const struct store_view *view; /* set by the store: the handle's viewer (store_viewer_set) */
 } store_session_filter;
 
 typedef struct store_session {
@@ -359,6 +400,7 @@ typedef struct store_search_filter {
      * (OLDEST), ordered and keyed as a match of that sort; store_search_count
      * counts the sessions. */
     int by_session;
+    const struct store_view *view; /* set by the store: the handle's viewer (store_viewer_set) */
 } store_search_filter;
 
 typedef struct store_hit {
@@ -405,6 +447,7 @@ typedef struct store_activity_filter {
     const char *after;   /* day >= date of after */
     const char *before;  /* day < date of before */
     store_bucket bucket;
+    const struct store_view *view; /* set by the store: the handle's viewer (store_viewer_set) */
 } store_activity_filter;
 
 typedef struct store_activity_row {
@@ -640,6 +683,7 @@ typedef struct store_session_meta {
     const char *parent_session_id;
     const char *source_path;
     const char *hostname;
+    const char *owner;  /* who synced it (user@machine): set when the session has none yet */
     uint64_t head_hash; /* hash of the first raw bytes (sync's) */
     int64_t head_len;   /* how many bytes head_hash covers */
 } store_session_meta;

@@ -75,6 +75,15 @@ typedef struct store_ops {
     int (*ended_since)(store *s, int64_t *mark, store_ended_fn each, void *ctx);
 } store_ops;
 
+/* The viewer a handle reads as (store_viewer_set). */
+struct store_view {
+    char owners[STORE_VIEW_OWNERS_MAX][STORE_OWNER_MAX + 1];
+    size_t nowners;
+    char owner_list[STORE_VIEW_OWNERS_MAX * (STORE_OWNER_MAX + 1) + 2]; /* "|a|b|" */
+    int64_t pids[STORE_VIEW_PROJECTS_MAX]; /* the shared projects' ids */
+    size_t npids;
+};
+
 struct store {
     const store_ops *ops; /* the backend's table */
     void *impl;           /* the backend's connection state */
@@ -86,7 +95,15 @@ struct store {
     void *stop_ud;        /* its argument */
     int stopped;          /* the status the budget stopped a statement with, until reset */
     store_codec codec;    /* raw chunks' zstd contexts and last chunk read (store_codec.h) */
+    int viewing;          /* store_viewer_set gave a viewer: `view` applies */
+    struct store_view view;
 };
+
+/* The handle's viewer for a filter's `view`, or NULL (everything). */
+static inline const struct store_view *store_view_of(const store *s)
+{
+    return s->viewing ? &s->view : NULL;
+}
 
 /* Records a message for store_errmsg() and returns `status`. */
 int store_fail(store *s, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

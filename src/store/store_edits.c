@@ -259,6 +259,7 @@ static int edit_where(store *s, store_sql *q, const store_edit_filter *f, path_a
     store_sql_where_text(q, "s.session_id = ?", f->session_id);
     store_sql_where_text(q, "e.ts >= ?", f->after);
     store_sql_where_text(q, "e.ts < ?", f->before);
+    store_sql_visible(q, store_view_of(s), "s");
     return 0;
 }
 

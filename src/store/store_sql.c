@@ -171,6 +171,53 @@ static void where_project(store_sql *q, const char *project)
     store_sql_text(q, project);
 }
 
+void store_sql_visible(store_sql *q, const struct store_view *v, const char *alias)
+{
+    if (v == NULL)
+        return;
+    char part[64];
+    if (v->nowners == 1) {
+        snprintf(part, sizeof part, " AND (%s.owner = ?", alias);
+        store_sql_add(q, part);
+        store_sql_text(q, v->owners[0]);
+    } else {
+        /* several owners: one parameter "|a|b|" (owner names hold no '|') */
+        snprintf(part, sizeof part, " AND (%s(?, '|' || %s.owner || '|') > 0", q->d->find, alias);
+        store_sql_add(q, part);
+        store_sql_text(q, v->owner_list);
+    }
+    if (v->npids > 0) {
+        snprintf(part, sizeof part, " OR %s.project_id IN (", alias);
+        store_sql_add(q, part);
+        for (size_t i = 0; i < v->npids; i++) {
+            /* ids are the store's own integers: written into the text, no parameter each */
+            snprintf(part, sizeof part, "%s%lld", i ? ", " : "", (long long)v->pids[i]);
+            store_sql_add(q, part);
+        }
+        store_sql_add(q, ")");
+    }
+    store_sql_add(q, ")");
+}
+
+void store_sql_projects_from(store_sql *q, const struct store_view *v)
+{
+    if (v == NULL) {
+        store_sql_add(q, "projects p");
+        return;
+    }
+    /* Each project with what its visible sessions add up to: a project of
+       which the viewer sees no session is not listed, and its counts and
+       times are those of the sessions the viewer sees. */
+    store_sql_add(q, "(SELECT p.id, p.name, p.path, p.sources, CAST(count(*) AS BIGINT) AS "
+                     "session_count, CAST(coalesce(sum(s.message_count), 0) AS BIGINT) AS "
+                     "message_count, coalesce(min(s.started_at), '') AS first_activity, "
+                     "coalesce(max(s.ended_at), '') AS last_activity FROM projects p JOIN "
+                     "sessions s ON s.project_id = p.id WHERE ");
+    store_sql_add(q, q->d->true_sql);
+    store_sql_visible(q, v, "s");
+    store_sql_add(q, " GROUP BY p.id, p.name, p.path, p.sources) p");
+}
+
 void store_sql_project_where(store_sql *q, const store_project_filter *f)
 {
     store_sql_where(q);
@@ -189,6 +236,7 @@ void store_sql_session_where(store_sql *q, const store_session_filter *f)
     store_sql_where_text(q, "s.git_branch = ?", f->branch);
     if (f->without_project)
         store_sql_add(q, " AND s.project_id = 0");
+    store_sql_visible(q, f->view, "s");
 }
 
 void store_sql_search_and(store_sql *q, const store_search_filter *f)
@@ -203,6 +251,7 @@ void store_sql_search_and(store_sql *q, const store_search_filter *f)
         store_sql_add(q, " AND m.is_error = 1");
     else if (f->has_error < 0)
         store_sql_add(q, " AND m.is_error = 0");
+    store_sql_visible(q, f->view, "s");
 }
 
 void store_project_order(store_project_sort sort, const char **order, const char **cmp,

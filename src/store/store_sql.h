@@ -84,6 +84,15 @@ int store_sql_after(store *s, store_sql *q, const store_page *pg, const char *cm
 
 /* ---- the lists' filters and orders ---------------------------------- */
 
+/*
+ * The viewer's rule (store_viewer_set) on the sessions aliased `alias`:
+ * " AND (alias.owner = ? OR alias.project_id IN (ids))"; nothing when
+ * `v` is NULL. Every read that reaches sessions applies it.
+ */
+void store_sql_visible(store_sql *q, const struct store_view *v, const char *alias);
+/* The projects a list reads, aliased p: the table itself, or for a viewer
+ * each project of which it sees a session, with what those add up to. */
+void store_sql_projects_from(store_sql *q, const struct store_view *v);
 /* Projects (p): name_contains, source. Adds WHERE. */
 void store_sql_project_where(store_sql *q, const store_project_filter *f);
 /* Sessions (s): project (name or path), source, after, before, model,

@@ -504,7 +504,7 @@ int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
     /* the time groups and BY_AGENT read the call's own copy of its agent;
        a session or project needs the sessions */
     const char *g = "0", *extra = "NULL, u.source", *by = "g, u.source";
-    int join = (f->project && *f->project) || (f->session_id && *f->session_id);
+    int join = (f->project && *f->project) || (f->session_id && *f->session_id) || s->viewing;
     switch (f->group) {
     case STORE_USAGE_BY_HOUR:
         g = "u.minute / 60";
@@ -606,6 +606,7 @@ int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
         store_sql_text(&q, f->project);
         store_sql_text(&q, f->project);
     }
+    store_sql_visible(&q, store_view_of(s), "s");
     store_sql_add(&q, " GROUP BY ");
     store_sql_add(&q, by);
     store_sql_add(&q, ", u.model, u.cost_given");

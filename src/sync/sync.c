@@ -528,6 +528,13 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
             snprintf(host, sizeof host, "unknown");
         o.hostname = host;
     }
+    char owner[STORE_OWNER_MAX + 1];
+    if (!o.owner || !*o.owner) {
+        store_owner_default(owner, sizeof owner);
+        o.owner = owner;
+    }
+    if (!store_owner_valid(o.owner))
+        return MCPAGE_EINVAL;
     sync_jobs js = {0};
     /* a store older than usage_calls: its sessions' calls, from its raw bytes */
     int rc = sync_usage_backfill(s);

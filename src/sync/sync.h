@@ -43,6 +43,7 @@ typedef struct sync_options {
     const char *claude_home; /* e.g. ~/.claude; NULL = skip Claude Code */
     const char *codex_home;  /* e.g. ~/.codex; NULL = skip Codex */
     const char *hostname;    /* recorded on sessions; NULL = gethostname() */
+    const char *owner;       /* who new sessions belong to; NULL = login@hostname */
     size_t line_max;         /* 0 = SYNC_LINE_MAX_DEFAULT */
     int64_t batch_lines;     /* lines per transaction; 0 = 5000 */
     int64_t batch_bytes;     /* bytes per transaction; 0 = 32 MiB */

@@ -416,6 +416,7 @@ static int open_batch(file_state *f)
                                                  : "codex",
         .source_path = f->job->path,
         .hostname = f->opt->hostname,
+        .owner = f->opt->owner,
         .parent_session_id = f->job->parent,
     };
     rc = store_session_put(f->s, &m);

@@ -909,6 +909,7 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
         .source = ff->job->fmt->source,
         .source_path = ff->job->path,
         .hostname = ff->opt->hostname,
+        .owner = ff->opt->owner,
         .parent_session_id = ff->job->parent ? ff->job->parent : fold->parent,
     };
     if ((rc = store_session_put(ff->s, &head)) < 0)

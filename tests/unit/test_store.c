@@ -2455,6 +2455,195 @@ static void lost_connections_recover(void **state)
     store_close(r);
 }
 
+/* ---- owners on a shared store (issue 32) ----------------------------- */
+
+/* Gives sess-P-K the owner alice@a (odd K) or bob@b (even K), and adds
+ * one session without an owner (as a store synced before owners). */
+static void give_owners(store *s)
+{
+    assert_int_equal(store_begin(s), 0);
+    for (int p = 0; p < 4; p++)
+        for (int k = 0; k < 15; k++) {
+            char sid[64];
+            snprintf(sid, sizeof sid, "sess-%d-%02d", p, k);
+            store_session_meta m = {.session_id = sid, .owner = (k % 2) ? "alice@a" : "bob@b"};
+            assert_int_equal(store_session_put(s, &m), 0);
+        }
+    /* an owner is set once: a later sync by someone else does not take it */
+    store_session_meta steal = {.session_id = "sess-0-01", .owner = "mallory@m"};
+    assert_int_equal(store_session_put(s, &steal), 0);
+    store_session_meta none = {.session_id = "sess-none", .source = "claude", .source_path = "/x"};
+    assert_int_equal(store_session_put(s, &none), 0);
+    store_message msg = {.session_id = "sess-none",
+                         .ordinal = 0,
+                         .role = "user",
+                         .timestamp = "2025-01-01T00:00:00Z",
+                         .text = "alpha unowned",
+                         .line_no = 1,
+                         .byte_length = 1};
+    int64_t id = 0;
+    assert_int_equal(store_message_add(s, &msg, &id), 0);
+    assert_int_equal(store_session_refresh(s, "sess-none"), 0);
+    assert_int_equal(store_commit(s), 0);
+}
+
+static void view_as(store *s, const char *const *owners, size_t nowners,
+                    const char *const *projects, size_t nprojects)
+{
+    store_viewer v = {owners, nowners, projects, nprojects};
+    assert_int_equal(store_viewer_set(s, &v), 0);
+}
+
+static int64_t count_sessions(store *s, const char *project)
+{
+    store_session_filter flt = {.project = project};
+    int64_t n = -1;
+    assert_int_equal(store_sessions_count(s, &flt, &n), 0);
+    return n;
+}
+
+static int64_t count_hits(store *s, const char *query, int by_session, store_search_sort sort)
+{
+    store_search_filter flt = {.query = query, .by_session = by_session, .sort = sort};
+    int64_t n = -1;
+    assert_int_equal(store_search_count(s, &flt, &n), 0);
+    return n;
+}
+
+static void owners_see_their_own_sessions(void **state)
+{
+    fixture *f = *state;
+    give_owners(f->s);
+    store *s = f->s;
+    static const char *const alice[] = {"alice@a"}, *const bob[] = {"bob@b"},
+                             *const both[] = {"alice@a", "bob@b"},
+                             *const shared[] = {"proj1", "/home/u/proj3", "no-such-project"};
+    /* without a viewer: everything, the unowned session too */
+    assert_int_equal(count_sessions(s, NULL), 61);
+    int64_t all_hits = count_hits(s, "alpha", 0, STORE_SEARCH_RELEVANCE);
+
+    /* alice: her 28 sessions (odd K), walked every way, and nothing else */
+    view_as(s, alice, 1, NULL, 0);
+    store_session_filter flt = {0};
+    assert_int_equal(check_walks(s, &flt, sessions_page, sessions_total, 5), 28);
+    for (size_t i = 0; i < 28; i++)
+        assert_true((all_ids[i][strlen(all_ids[i]) - 1] - '0') % 2 == 1);
+    flt.order = STORE_OLDEST;
+    flt.project = "proj2";
+    assert_int_equal(check_walks(s, &flt, sessions_page, sessions_total, 3), 7);
+    /* her projects count her sessions only */
+    store_project_filter pf = {0};
+    for (int sort = STORE_PROJECTS_RECENT; sort <= STORE_PROJECTS_SIZE; sort++) {
+        pf.sort = (store_project_sort)sort;
+        assert_int_equal(check_walks(s, &pf, projects_page, projects_total, 1), 4);
+    }
+    store_page pg = {.limit = 10};
+    store_projects pl;
+    assert_int_equal(store_projects_list(s, NULL, &pg, &pl), 0);
+    assert_int_equal(pl.count, 4);
+    for (size_t i = 0; i < pl.count; i++)
+        assert_int_equal(pl.rows[i].session_count, 7);
+    store_projects_free(&pl);
+    /* search: pages and totals, plain and by session, every sort */
+    int64_t alice_hits = 0;
+    for (int sort = STORE_SEARCH_RELEVANCE; sort <= STORE_SEARCH_OLDEST; sort++) {
+        store_search_filter sf = {.query = "alpha", .sort = (store_search_sort)sort};
+        size_t n = check_walks(s, &sf, hits_page, hits_total, 7);
+        assert_true(n > 0 && (int64_t)n < all_hits);
+        alice_hits = (int64_t)n;
+        sf.by_session = 1;
+        assert_int_equal(check_walks(s, &sf, hits_page, hits_total, 4), 28);
+        store_hits hl;
+        store_page hp = {.limit = 100};
+        sf.by_session = 0;
+        assert_int_equal(store_search(s, &sf, &hp, &hl), 0);
+        for (size_t i = 0; i < hl.count; i++)
+            assert_true((hl.rows[i].session_id[strlen(hl.rows[i].session_id) - 1] - '0') % 2);
+        store_hits_free(&hl);
+    }
+    /* another owner's session reads as a missing one, every way in */
+    store_session one;
+    assert_int_equal(store_session_get(s, "sess-0-00", &one), MCPAGE_ENOTFOUND);
+    assert_int_equal(store_session_get(s, "sess-none", &one), MCPAGE_ENOTFOUND);
+    assert_int_equal(store_session_get(s, "sess-0-01", &one), 0);
+    store_session_clear(&one);
+    store_messages ml;
+    assert_int_equal(store_messages_from(s, "sess-0-00", 0, 10, &ml), MCPAGE_ENOTFOUND);
+    assert_int_equal(store_messages_from(s, "sess-0-01", 0, 10, &ml), 0);
+    assert_true(ml.count > 0);
+    int64_t her_message = ml.rows[0].message_id;
+    store_messages_free(&ml);
+    unsigned char *buf = NULL;
+    size_t nb = 0;
+    int64_t total = 0;
+    assert_int_equal(store_raw_read(s, "sess-0-00", 0, 10, &buf, &nb, &total), MCPAGE_ENOTFOUND);
+    assert_int_equal(store_raw_read(s, "sess-0-01", 0, 10, &buf, &nb, &total), 0);
+    assert_int_equal(nb, 10);
+    free(buf);
+    store_session_summary sum;
+    assert_int_equal(store_session_summary_get(s, "sess-0-00", &sum), MCPAGE_ENOTFOUND);
+    store_message m;
+    assert_int_equal(store_message_get(s, her_message, &m), 0);
+    store_message_clear(&m);
+    /* activity adds up her messages only */
+    store_activity_filter af = {.bucket = STORE_BUCKET_MONTH};
+    store_activity act;
+    assert_int_equal(store_activity_get(s, &af, 1000, &act), 0);
+    int64_t alice_msgs = 0;
+    for (size_t i = 0; i < act.count; i++)
+        alice_msgs += act.rows[i].messages;
+    store_activity_free(&act);
+
+    /* bob: his 32, and alice's hits plus his and the unowned one are all of them */
+    view_as(s, bob, 1, NULL, 0);
+    assert_int_equal(count_sessions(s, NULL), 32);
+    assert_int_equal(store_message_get(s, her_message, &m), MCPAGE_ENOTFOUND);
+    int64_t bob_hits = count_hits(s, "alpha", 0, STORE_SEARCH_NEWEST);
+    assert_int_equal(alice_hits + bob_hits + 1, all_hits);
+    assert_int_equal(count_hits(s, "alpha", 1, STORE_SEARCH_RELEVANCE), 32);
+    assert_int_equal(store_activity_get(s, &af, 1000, &act), 0);
+    int64_t bob_msgs = 0;
+    for (size_t i = 0; i < act.count; i++)
+        bob_msgs += act.rows[i].messages;
+    store_activity_free(&act);
+
+    /* a shared project is seen whole; a name that is no project adds nothing */
+    view_as(s, alice, 1, shared, 3);
+    assert_int_equal(count_sessions(s, NULL), 28 + 8 + 8);
+    assert_int_equal(count_sessions(s, "proj1"), 15);
+    assert_int_equal(count_sessions(s, "proj0"), 7);
+    flt = (store_session_filter){0};
+    assert_int_equal(check_walks(s, &flt, sessions_page, sessions_total, 6), 44);
+    assert_int_equal(store_session_get(s, "sess-1-00", &one), 0);
+    store_session_clear(&one);
+
+    /* two owners (one person's two machines); then everything again */
+    view_as(s, both, 2, NULL, 0);
+    assert_int_equal(count_sessions(s, NULL), 60);
+    assert_int_equal(count_hits(s, "alpha", 0, STORE_SEARCH_OLDEST), all_hits - 1);
+    assert_int_equal(store_viewer_set(s, NULL), 0);
+    assert_int_equal(count_sessions(s, NULL), 61);
+    assert_int_equal(store_activity_get(s, &af, 1000, &act), 0);
+    int64_t all_msgs = 0;
+    for (size_t i = 0; i < act.count; i++)
+        all_msgs += act.rows[i].messages;
+    store_activity_free(&act);
+    assert_int_equal(alice_msgs + bob_msgs, all_msgs); /* the unowned session has no project */
+
+    /* names that are not owners are refused */
+    static const char *const bad[] = {"a|b"};
+    store_viewer v = {bad, 1, NULL, 0};
+    assert_int_equal(store_viewer_set(s, &v), MCPAGE_EINVAL);
+    assert_int_equal(count_sessions(s, NULL), 61);
+    assert_true(store_owner_valid("alice@laptop.local"));
+    assert_false(store_owner_valid("alice laptop"));
+    assert_false(store_owner_valid(""));
+    char def[STORE_OWNER_MAX + 1];
+    store_owner_default(def, sizeof def);
+    assert_true(store_owner_valid(def));
+    assert_non_null(strchr(def, '@'));
+}
+
 int main(void)
 {
     all_ids = calloc(MAXROWS, 80);
@@ -2497,6 +2686,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(lost_connections_recover, setup, teardown),
         cmocka_unit_test_setup_teardown(ended_sessions_are_shared, setup, teardown),
+        cmocka_unit_test_setup_teardown(owners_see_their_own_sessions, setup, teardown),
     };
     int rc = TB_RUN_GROUPS(tests);
     free(all_ids);

@@ -216,6 +216,10 @@ static const char *const migrations[] = {
     "DROP TABLE IF EXISTS raw_pack;"
     "CREATE TABLE raw_pack(sid bigint NOT NULL, \"offset\" bigint NOT NULL);"
     "INSERT INTO raw_pack SELECT -1, -1 WHERE EXISTS (SELECT 1 FROM raw_chunks WHERE codec = 0);",
+    /* version 11: owners on a shared store (issue 32), as SQLite's version
+     * 12: sessions.owner, NULL for the sessions stored before. */
+    "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner text COLLATE \"C\";"
+    "CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner, started_at, session_id);",
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);

@@ -131,7 +131,8 @@ static int pg_projects_list(store *s, const store_project_filter *f, const store
                             store_projects *out)
 {
     store_sql q = {.d = &pg_dialect};
-    store_sql_add(&q, "SELECT " STORE_SQL_PROJECT_COLS " FROM projects p");
+    store_sql_add(&q, "SELECT " STORE_SQL_PROJECT_COLS " FROM ");
+    store_sql_projects_from(&q, f->view);
     store_sql_project_where(&q, f);
     const char *order, *cmp;
     store_key_type types[2];
@@ -174,7 +175,8 @@ static int count_query(store *s, store_sql *q, int64_t *n)
 static int pg_projects_count(store *s, const store_project_filter *f, int64_t *n)
 {
     store_sql q = {.d = &pg_dialect};
-    store_sql_add(&q, "SELECT count(*) FROM projects p");
+    store_sql_add(&q, "SELECT count(*) FROM ");
+    store_sql_projects_from(&q, f->view);
     store_sql_project_where(&q, f);
     return count_query(s, &q, n);
 }
@@ -700,6 +702,7 @@ static int pg_activity(store *s, const store_activity_filter *f, size_t max_rows
         store_sql_text(&q, f->project);
     }
     store_sql_where_text(&q, "s.source = ?", f->source);
+    store_sql_visible(&q, f->view, "s");
     store_sql_where_text(&q, "m.\"timestamp\" >= ?", f->after);
     store_sql_where_text(&q, "m.\"timestamp\" < ?", f->before);
     store_sql_add(&q, " GROUP BY b, p.id ORDER BY b NULLS FIRST, p.id LIMIT ?");
@@ -882,13 +885,15 @@ static int pg_session_put(store *s, const store_session_meta *m)
                        m->source_path,
                        m->hostname,
                        m->head_len > 0 ? hh : NULL,
-                       m->head_len > 0 ? hl : NULL};
+                       m->head_len > 0 ? hl : NULL,
+                       m->owner};
     PGresult *r = run(s,
                       "INSERT INTO sessions(session_id, source, project_id, title, model, "
                       "git_branch, parent_session_id, source_path, hostname, head_hash, "
-                      "head_len) VALUES($1, coalesce($2, ''), coalesce($3::bigint, 0), $4, $5, "
-                      "$6, $7, $8, $9, coalesce($10::bigint, 0), coalesce($11::bigint, 0)) "
-                      "ON CONFLICT(session_id) DO UPDATE SET "
+                      "head_len, owner) VALUES($1, coalesce($2, ''), coalesce($3::bigint, 0), $4, "
+                      "$5, $6, $7, $8, $9, coalesce($10::bigint, 0), coalesce($11::bigint, 0), "
+                      "$12) ON CONFLICT(session_id) DO UPDATE SET "
+                      "owner = coalesce(sessions.owner, $12), "
                       "source = coalesce($2, sessions.source), "
                       "project_id = coalesce($3::bigint, sessions.project_id), "
                       "title = coalesce($4, sessions.title), "
@@ -899,7 +904,7 @@ static int pg_session_put(store *s, const store_session_meta *m)
                       "hostname = coalesce($9, sessions.hostname), "
                       "head_hash = coalesce($10::bigint, sessions.head_hash), "
                       "head_len = coalesce($11::bigint, sessions.head_len)",
-                      11, v);
+                      12, v);
     if (!r)
         return MCPAGE_ESTORE;
     PQclear(r);

@@ -19,7 +19,8 @@ int sqlite_projects_list(store *s, const store_project_filter *f, const store_pa
 {
     store_sql q = {.d = &sq_dialect};
     sqlite3_stmt *st = NULL;
-    store_sql_add(&q, "SELECT " STORE_SQL_PROJECT_COLS " FROM projects p");
+    store_sql_add(&q, "SELECT " STORE_SQL_PROJECT_COLS " FROM ");
+    store_sql_projects_from(&q, f->view);
     store_sql_project_where(&q, f);
     const char *order, *cmp;
     store_key_type types[2];
@@ -56,9 +57,11 @@ nomem:
 int sqlite_projects_count(store *s, const store_project_filter *f, int64_t *n)
 {
     store_sql q = {.d = &sq_dialect};
-    store_sql_add(&q, "SELECT count(*) FROM projects p");
+    store_sql_add(&q, "SELECT count(*) FROM ");
+    store_sql_projects_from(&q, f->view);
+    size_t mark = q.len;
     store_sql_project_where(&q, f);
-    store_sql_where_end(&q, strlen("SELECT count(*) FROM projects p"));
+    store_sql_where_end(&q, mark);
     return sq_count_query(s, &q, n, MCPAGE_ESTORE);
 }
 
@@ -447,6 +450,7 @@ int sqlite_activity(store *s, const store_activity_filter *f, size_t max_rows, s
         store_sql_text(&q, f->project);
     }
     store_sql_where_text(&q, "s.source = ?", f->source);
+    store_sql_visible(&q, f->view, "s");
     store_sql_add(&q, " GROUP BY b, p.id ORDER BY b, p.id LIMIT ?");
     store_sql_int(&q, (int64_t)max_rows + 1);
     int rc = sq_sql_prepare(s, &q, &st);

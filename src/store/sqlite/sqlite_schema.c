@@ -265,6 +265,13 @@ static const char *const migrations[] = {
     "ALTER TABLE raw_chunks ADD COLUMN codec INTEGER NOT NULL DEFAULT 0;" /* SQ_CODEC_ALTER */
     "INSERT OR REPLACE INTO meta VALUES('raw_pack_at', 0);"
     "INSERT OR REPLACE INTO meta SELECT 'raw_pack_until', coalesce(max(id), 0) FROM raw_chunks;",
+    /* version 12: owners on a shared store (issue 32): who synced each
+     * session ("user@machine", store_session_meta.owner). Sessions stored
+     * before stay without one (NULL): only a reader who sees everything
+     * (local, the static token, an admin) sees them, until a sync that
+     * continues one gives it its owner. */
+    "ALTER TABLE sessions ADD COLUMN owner TEXT;" /* SQ_OWNER_ALTER */
+    "CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner, started_at, session_id);",
 };
 
 /* The step that indexes every text again (version 6), and how often it
@@ -302,15 +309,23 @@ static int say_progress(void *ud)
 #define SQ_CODEC_STEP  11
 #define SQ_CODEC_ALTER "ALTER TABLE raw_chunks ADD COLUMN codec INTEGER NOT NULL DEFAULT 0;"
 
-static int has_codec(sqlite3 *db)
+/* The step that adds sessions.owner, skipped likewise. */
+#define SQ_OWNER_STEP  12
+#define SQ_OWNER_ALTER "ALTER TABLE sessions ADD COLUMN owner TEXT;"
+
+static int has_column(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st = NULL;
     int has = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('raw_chunks') WHERE name = 'codec'",
-                           -1, &st, NULL) == SQLITE_OK)
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK)
         has = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return has;
+}
+
+static int has_codec(sqlite3 *db)
+{
+    return has_column(db, "SELECT 1 FROM pragma_table_info('raw_chunks') WHERE name = 'codec'");
 }
 
 /* Runs migration step `version` (0-based), saying how far a long re-index is. */
@@ -320,6 +335,9 @@ static int run_step(sqlite3 *db, int version, char **msg)
     if (version + 1 == SQ_CODEC_STEP && strncmp(sql, SQ_CODEC_ALTER, strlen(SQ_CODEC_ALTER)) == 0 &&
         has_codec(db))
         sql += strlen(SQ_CODEC_ALTER);
+    if (version + 1 == SQ_OWNER_STEP && strncmp(sql, SQ_OWNER_ALTER, strlen(SQ_OWNER_ALTER)) == 0 &&
+        has_column(db, "SELECT 1 FROM pragma_table_info('sessions') WHERE name = 'owner'"))
+        sql += strlen(SQ_OWNER_ALTER);
     if (version + 1 != SQ_REINDEX_STEP)
         return sqlite3_exec(db, sql, NULL, NULL, msg);
     step_progress p = {.began_us = store_now_us()};

@@ -267,7 +267,7 @@ static int choose_plan(store *s, const store_search_filter *f, const store_page 
     if (f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST)
         return 0;
     if ((f->project && *f->project) || (f->source && *f->source) || (f->role && *f->role) ||
-        (f->tool && *f->tool) || f->has_error)
+        (f->tool && *f->tool) || f->has_error || f->view)
         return 0;
     int64_t matches = 0;
     double enum_us = 0;
@@ -347,7 +347,7 @@ static int search_groups(store *s, const store_search_filter *f, const store_pag
                          const char *fts, store_hits *out)
 {
     int own = CONN(s)->own_snippet;
-    int need_s = (f->project && *f->project) || (f->source && *f->source);
+    int need_s = (f->project && *f->project) || (f->source && *f->source) || f->view;
     store_sql q = {.d = &sq_dialect};
     store_sql_add(&q, "WITH h AS MATERIALIZED (SELECT m.message_id AS id, m.sid, m.ordinal, "
                       "m.timestamp AS ts, ");
@@ -419,7 +419,7 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
     store_sql q = {.d = &sq_dialect};
     sqlite3_stmt *st = NULL;
     int relevance = f->sort != STORE_SEARCH_NEWEST && f->sort != STORE_SEARCH_OLDEST;
-    int need_s = (f->project && *f->project) || (f->source && *f->source);
+    int need_s = (f->project && *f->project) || (f->source && *f->source) || f->view;
     int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
                  (f->after && *f->after) || (f->before && *f->before) || f->has_error;
     sq_plan plan = SQ_COLLECT;
@@ -624,7 +624,7 @@ int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n)
     if (rc < 0)
         return rc;
     /* Join only what the filters read: a bare count is a doclist scan. */
-    int need_s = (f->project && *f->project) || (f->source && *f->source);
+    int need_s = (f->project && *f->project) || (f->source && *f->source) || f->view;
     int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||
                  (f->after && *f->after) || (f->before && *f->before) || f->has_error ||
                  f->by_session;

@@ -137,10 +137,10 @@ int sqlite_session_put(store *s, const store_session_meta *m)
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
                      "INSERT INTO sessions(session_id, source, project_id, title, model, "
-                     "git_branch, parent_session_id, source_path, hostname, head_hash, head_len) "
-                     "VALUES(?1, coalesce(?2, ''), coalesce(?3, 0), ?4, ?5, ?6, ?7, ?8, ?9, "
-                     "coalesce(?10, 0), coalesce(?11, 0)) "
-                     "ON CONFLICT(session_id) DO UPDATE SET "
+                     "git_branch, parent_session_id, source_path, hostname, head_hash, head_len, "
+                     "owner) VALUES(?1, coalesce(?2, ''), coalesce(?3, 0), ?4, ?5, ?6, ?7, ?8, "
+                     "?9, coalesce(?10, 0), coalesce(?11, 0), ?12) "
+                     "ON CONFLICT(session_id) DO UPDATE SET owner = coalesce(owner, ?12), "
                      "source = coalesce(?2, source), project_id = coalesce(?3, project_id), "
                      "title = coalesce(?4, title), model = coalesce(?5, model), "
                      "git_branch = coalesce(?6, git_branch), "
@@ -164,6 +164,7 @@ int sqlite_session_put(store *s, const store_session_meta *m)
         sqlite3_bind_int64(st, 10, (int64_t)m->head_hash);
         sqlite3_bind_int64(st, 11, m->head_len);
     }
+    sq_bind_text(st, 12, m->owner);
     rc = sq_done(s, st, "session upsert");
     if (rc == 0)
         CONN(s)->dirty = 1;
