@@ -459,6 +459,63 @@ window.__height = (h) => { f.style.height = h + "px"; };
   ok(hit.line > 1, `a hit inside the session (line ${hit.line})`);
   await page.screenshot({ path: path.join(shots, "hit-1280.png"), fullPage: true });
 
+  // -- the activity map: Activity, then More below to the last region (every project row
+  //    once) and Earlier, each call carrying the page's own next_regions
+  n = viewCalls.length;
+  await frame.click("#activity");
+  await waitCalls(n + 1);
+  eq(viewCalls[n], { name: "activity_map", arguments: {} }, "Activity calls activity_map with the tool's default window");
+  await frame.waitForSelector("svg.map rect.cell");
+  await settled();
+  let mapSc = viewResults[n].structuredContent;
+  eq(await frame.$$eval("svg.map rect", (r) => r.map((x) => Number(x.getAttribute("data-count")))),
+    mapSc.cells.flat(), "one rect per cell of the page, with its count");
+  ok(mapSc.cells.flat().some((v) => v > 0), "the map shows activity");
+  eq(await frame.$eval("#pager", (p) => getComputedStyle(p).display), "none", "the map has its own pager, not the list's");
+  await page.screenshot({ path: path.join(shots, "map-1280.png"), fullPage: true });
+  await page.setViewport({ width: 400, height: 800 });
+  await new Promise((r) => setTimeout(r, 200));
+  const wideM = await frame.evaluate(() => document.documentElement.scrollWidth);
+  ok(wideM <= 400, `the map at 400 px scrolls inside its box: ${wideM}px wide`);
+  await page.screenshot({ path: path.join(shots, "map-400.png"), fullPage: true });
+  await page.setViewport({ width: 1280, height: 900 });
+  const rowsSeen = [];
+  let mapPages = 1;
+  for (let guard = 0; guard < 50; guard++) {
+    rowsSeen.push(...await frame.$$eval("svg.map text[data-row]", (t) => t.map((x) => Number(x.getAttribute("data-row")))));
+    if (!(await frame.$("#map-below"))) break;
+    n = viewCalls.length;
+    await frame.click("#map-below");
+    await waitCalls(n + 1);
+    eq(viewCalls[n].arguments, { region: mapSc.next_regions.down }, "More below asks for the page's next_regions.down");
+    await frame.waitForFunction((r) => {
+      const t = document.querySelector("svg.map text[data-row]");
+      return t && Number(t.getAttribute("data-row")) === r;
+    }, {}, mapSc.next_regions.down.row);
+    await settled();
+    mapSc = viewResults[n].structuredContent;
+    mapPages++;
+  }
+  eq(rowsSeen, Array.from({ length: mapSc.bounds.rows }, (_, i) => i),
+    `every project row once, in order (${mapSc.bounds.rows} projects, ${mapPages} pages)`);
+  // Days: more periods than a region holds, so Earlier is offered.
+  n = viewCalls.length;
+  await frame.click("#bucket-day");
+  await waitCalls(n + 1);
+  eq(viewCalls[n].arguments, { bucket: "day" }, "the day button calls activity_map with bucket day");
+  await frame.waitForFunction(() => document.getElementById("bucket-day")?.disabled === true);
+  await settled();
+  mapSc = viewResults[n].structuredContent;
+  ok(mapSc.next_regions?.right, `by day the map offers earlier periods (${mapSc.bounds.cols} days)`);
+  n = viewCalls.length;
+  await frame.click("#map-earlier");
+  await waitCalls(n + 1);
+  eq(viewCalls[n].arguments, { bucket: "day", region: mapSc.next_regions.right }, "Earlier asks for the page's next_regions.right, same bucket");
+  await frame.waitForFunction((c) => /columns (\d+)/.exec(document.getElementById("status").textContent)?.[1] === String(c + 1),
+    {}, mapSc.next_regions.right.col);
+  await settled();
+  await page.screenshot({ path: path.join(shots, "map-earlier-1280.png"), fullPage: true });
+
   // -- nothing ran, nothing loaded
   const probe = await frame.evaluate(() => ({
     pwned: typeof window.__pwned, title: document.title,
