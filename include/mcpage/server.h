@@ -413,6 +413,19 @@ MCPAGE_API const json_t *mcpage_call_args(const mcpage_call *call);
 MCPAGE_API void *mcpage_call_data(const mcpage_call *call);
 /* The server's config user_data. */
 MCPAGE_API void *mcpage_call_server_data(const mcpage_call *call);
+/*
+ * Who sent a request, as its transport authenticated it
+ * (mcpage_session_set_caller). Every field NULL / false when nobody was
+ * named: stdio, an HTTP server without authentication.
+ */
+typedef struct mcpage_caller {
+    const char *subject; /* an OAuth access token's `sub`; NULL for the static token */
+    const char *scopes;  /* its scopes, space-separated, or NULL */
+    const char *groups;  /* its `groups` claim, one group a line, or NULL */
+    bool all;            /* the static bearer token: its one user may do anything */
+} mcpage_caller;
+/* The caller of this call (never NULL; its strings live as long as the call). */
+MCPAGE_API const mcpage_caller *mcpage_call_caller(const mcpage_call *call);
 /* The server's pager (mcpage_server_pager()), for the page builders. */
 MCPAGE_API const mcpage_pager *mcpage_call_pager(const mcpage_call *call);
 /*
@@ -591,6 +604,13 @@ typedef enum mcpage_received {
 MCPAGE_API mcpage_received mcpage_session_receive(mcpage_session *s, const char *msg, size_t len);
 /* Installs the transport's close-stream hook (before the first message). */
 MCPAGE_API void mcpage_session_set_close_stream(mcpage_session *s, mcpage_close_stream_fn fn);
+/*
+ * Names who sends the messages the transport hands over next, until it
+ * is called again (NULL: nobody): each call begun meanwhile keeps a copy
+ * (mcpage_call_caller). The transport calls it around each receive, on
+ * the receiving thread.
+ */
+MCPAGE_API void mcpage_session_set_caller(mcpage_session *s, const mcpage_caller *who);
 /* Requests cancellation of every call in flight (their responses are dropped). */
 MCPAGE_API void mcpage_session_cancel_all(mcpage_session *s);
 /*

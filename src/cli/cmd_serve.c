@@ -69,6 +69,9 @@ static void usage(FILE *out)
         "                    syncs a changed transcript within about 250 ms (docs/live.md)\n"
         "  --export-dir DIR  offer the export_session tool, writing into DIR (env\n"
         "                    MCPAGE_EXPORT_DIR; without either, no tool writes anything)\n"
+        "  --policy FILE     who sees what with OAuth tokens (JSON: admin_scope, owners,\n"
+        "                    shares; docs/security.md, \"Owners\"). Without it a token\n"
+        "                    sees the sessions its subject owns, mcpage:admin sees all\n"
         "  --claude-home DIR, --codex-home DIR, --gemini-home DIR, --copilot-home DIR,\n"
         "  --opencode-home DIR, --cursor-home DIR, --NAME-home DIR (any agent\n"
         "                    `mcpage sources` lists)\n"
@@ -547,6 +550,7 @@ typedef struct serve_cmd {
     const char *store_arg;  /* --store URL, or NULL */
     const char *db_arg;     /* --db FILE, or NULL */
     const char *export_dir; /* --export-dir, or NULL (then MCPAGE_EXPORT_DIR) */
+    const char *policy;     /* --policy FILE, or NULL */
     bool no_sync;           /* --no-sync */
     cli_http_opts http;     /* the HTTP transport's options (serve_http.h) */
 } serve_cmd;
@@ -584,6 +588,8 @@ static int parse_args(int argc, char **argv, serve_cmd *c, serve_sync *ss)
             c->store_arg = argv[++i];
         } else if (v && strcmp(a, "--export-dir") == 0) {
             c->export_dir = argv[++i];
+        } else if (v && strcmp(a, "--policy") == 0) {
+            c->policy = argv[++i];
         } else if (!cli_agents_parse(&ss->agents, argc, argv, &i, false)) {
             text_term_printf(stderr,
                              "mcpage serve: unknown option '%s'; see 'mcpage serve --help'\n", a);
@@ -687,11 +693,23 @@ int cli_cmd_serve(int argc, char **argv)
         return 1;
     if (c.export_dir)
         arc.tools.export_dir = c.export_dir;
+    arc.tools.owners_apply = c.http.oauth_issuer != NULL;
+    tools_policy *policy = NULL;
+    if (c.policy) {
+        char err[600];
+        if (tools_policy_load(c.policy, &policy, err, sizeof err) < 0) {
+            text_term_printf(stderr, "mcpage serve: --policy %s\n", err);
+            cli_archive_close(&arc);
+            return 2;
+        }
+        arc.tools.policy = policy;
+    }
     mcpage_server *srv = NULL;
     if ((c.no_sync ? empty_archive(arc.db) : sync_start(&ss, arc.db)) != 0 ||
         server_open(&c, &ss, &arc, &srv) != 0) {
         sync_stop(&ss);
         cli_archive_close(&arc);
+        tools_policy_free(policy);
         return 1;
     }
 
@@ -728,6 +746,7 @@ int cli_cmd_serve(int argc, char **argv)
     sync_stop(&ss); /* before the server goes: a pass may be telling its clients */
     mcpage_server_free(srv);
     cli_archive_close(&arc);
+    tools_policy_free(policy);
     if (rc != 0) {
         text_term_printf(stderr, "mcpage serve: %s\n", mcpage_strerror(rc));
         return 1;

@@ -47,7 +47,16 @@ void mcp_call_free(mcpage_call *call)
     mcpage__free(call->binding);
     mcpage__free(call->fail_message);
     mcpage__free(call->uri);
+    mcpage__free((char *)call->caller.subject);
+    mcpage__free((char *)call->caller.scopes);
+    mcpage__free((char *)call->caller.groups);
     mcpage__free(call);
+}
+
+const mcpage_caller *mcpage_call_caller(const mcpage_call *call)
+{
+    static const mcpage_caller nobody = {0};
+    return call ? &call->caller : &nobody;
 }
 
 /*

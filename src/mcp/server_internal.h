@@ -172,6 +172,7 @@ struct mcpage_call {
     void *job_ud;             /* its argument */
     int fail_code;            /* mcpage_call_fail: a JSON-RPC error instead of a result, or 0 */
     char *fail_message;       /* its message (owned) */
+    mcpage_caller caller;     /* who sent it (strings owned) */
     union {                   /* the page the runtime began for a window tool (calls.c) */
         mcpage_list *list;    /* tool->window == MCP_WINDOW_LIST */
         mcpage_lines *lines;  /* MCP_WINDOW_LINES */
@@ -238,6 +239,7 @@ struct mcpage_session {
     int64_t next_out_id;                 /* id of our next request to the client */
     bool detached;                       /* mcpage_session_free was called: waiters give up */
     mcpage_close_stream_fn close_stream; /* transport hook for mcpage_call_close_stream */
+    mcpage_caller caller;                /* who sends the messages received now (borrowed) */
     mcpage_session *srv_next, *srv_prev; /* the server's list of sessions (sessions_lock) */
     struct mcp_listen *listens;          /* open subscriptions/listen requests (lock) */
     size_t nlistens;

@@ -1414,6 +1414,13 @@ static mcpage_call *new_call(mcpage_session *s, mcp_call_kind kind, const json_t
     if (json_is_string(tok) || json_is_integer(tok))
         call->progress_token = json_deep_copy(tok);
     call->era = *s->req;
+    call->caller.all = s->caller.all;
+    if ((s->caller.subject && !(call->caller.subject = mcpage__strdup(s->caller.subject))) ||
+        (s->caller.scopes && !(call->caller.scopes = mcpage__strdup(s->caller.scopes))) ||
+        (s->caller.groups && !(call->caller.groups = mcpage__strdup(s->caller.groups)))) {
+        mcp_call_free(call);
+        return NULL;
+    }
     if (call->era.rev && call->era.rev->modern) {
         call->caps = caps_kept(s->req->caps); /* a call may live long: keep what is used */
         call->era.caps = call->caps;
@@ -1772,6 +1779,16 @@ static mcpage_received handle_message(mcpage_session *s, const json_t *msg)
     }
     handle_request(s, id, json_string_value(method), params);
     return MCPAGE_RECEIVED_REQUEST;
+}
+
+void mcpage_session_set_caller(mcpage_session *s, const mcpage_caller *who)
+{
+    if (s == NULL)
+        return;
+    if (who)
+        s->caller = *who;
+    else
+        memset(&s->caller, 0, sizeof s->caller);
 }
 
 mcpage_received mcp_session_receive_json(mcpage_session *s, const json_t *msg)

@@ -182,7 +182,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         return rc;
     if (rc == MCPAGE_PAGE_REJECTED)
         return mcpage_grid_finish(pg, res);
-    store *s = tools_store_get(ctx, res);
+    store *s = tools_store_get(ctx, call, res);
     if (s == NULL) {
         mcpage_grid_abort(pg);
         return 0;

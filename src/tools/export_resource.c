@@ -141,11 +141,11 @@ __attribute__((format(printf, 3, 4))) static int read_fail(mcpage_call *call, in
  * later piece checks that the session still exists. MCPAGE_ENOTFOUND
  * for a session the store does not hold, whatever file is there.
  */
-static int export_fresh(tools_ctx *ctx, const export_ref *r, const char *path, char *err,
-                        size_t errcap)
+static int export_fresh(tools_ctx *ctx, const mcpage_call *call, const export_ref *r,
+                        const char *path, char *err, size_t errcap)
 {
     mcpage_result *tmp = mcpage_result_new();
-    store *s = tmp ? tools_store_get(ctx, tmp) : NULL;
+    store *s = tmp ? tools_store_get(ctx, call, tmp) : NULL;
     mcpage_result_free(tmp);
     if (s == NULL) {
         (void)snprintf(err, errcap, "the archive cannot be opened");
@@ -336,7 +336,7 @@ static int read_export(mcpage_call *call, const char *uri, mcpage_contents *out)
         rc = read_fail(call, EXPORT_RPC_INTERNAL, "Exporting session %s failed: %s.", r->id, err);
         goto done;
     }
-    rc = export_fresh(ctx, r, path, err, sizeof err);
+    rc = export_fresh(ctx, call, r, path, err, sizeof err);
     if (rc == MCPAGE_ENOTFOUND)
         goto done; /* no such session: no such resource */
     if (rc < 0) {

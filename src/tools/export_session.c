@@ -122,7 +122,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     char path[TOOLS_PATH_MAX], err[600];
     if (export_target(ctx, id, fmt, path, sizeof path, err, sizeof err) < 0)
         return mcpage_result_errorf(res, "Exporting session %s failed: %s.", id, err);
-    store *s = tools_store_get(ctx, res);
+    store *s = tools_store_get(ctx, call, res);
     if (s == NULL)
         return 0;
     store_session ses;

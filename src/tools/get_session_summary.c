@@ -82,7 +82,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     tools_ctx *ctx = mcpage_call_data(call);
     const char *id = tools_arg_str(args, "session_id");
-    store *s = tools_store_get(ctx, res);
+    store *s = tools_store_get(ctx, call, res);
     if (s == NULL)
         return 0;
     store_session_summary sum;

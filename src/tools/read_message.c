@@ -39,7 +39,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
     mcpage_lines *pg = mcpage_call_lines(call);
     if (pg == NULL)
         return MCPAGE_ESTATE; /* registered without its window: a bug */
-    store *s = tools_store_get(ctx, res);
+    store *s = tools_store_get(ctx, call, res);
     if (s == NULL)
         return 0;
     json_int_t id = json_integer_value(json_object_get(args, "message_id"));

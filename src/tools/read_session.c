@@ -71,7 +71,8 @@ static int session_of(store *s, const json_t *args, store_session *out, mcpage_r
  * absent or 1, start_line is the message's header line. A new reference,
  * or NULL after writing the error result.
  */
-static json_t *window_args(tools_ctx *ctx, const json_t *args, mcpage_result *res)
+static json_t *window_args(tools_ctx *ctx, const mcpage_call *call, const json_t *args,
+                           mcpage_result *res)
 {
     const json_t *mid = json_object_get(args, "message_id");
     const json_t *sl = json_object_get(args, "start_line");
@@ -79,7 +80,7 @@ static json_t *window_args(tools_ctx *ctx, const json_t *args, mcpage_result *re
     if (!json_is_integer(mid) || (json_is_integer(sl) && json_integer_value(sl) != 1) ||
         tools_arg_str(args, "session_id"))
         return json_incref((json_t *)args);
-    store *s = tools_store_get(ctx, res);
+    store *s = tools_store_get(ctx, call, res);
     if (s == NULL)
         return NULL;
     store_message m;
@@ -110,7 +111,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
             res, spec.tool, "session_id", json_object_get(args, "session_id"),
             "session_id (from list_sessions) or message_id (from search_conversations)",
             "session_id=\"<a session_id from list_sessions>\"");
-    json_t *wargs = window_args(ctx, args, res);
+    json_t *wargs = window_args(ctx, call, args, res);
     if (wargs == NULL)
         return 0;
     int rc = run_window(call, ctx, wargs, res);
@@ -126,7 +127,7 @@ static int run_window(mcpage_call *call, tools_ctx *ctx, const json_t *args, mcp
         return rc;
     if (rc == MCPAGE_PAGE_REJECTED)
         return mcpage_lines_finish(pg, res);
-    store *s = tools_store_get(ctx, res);
+    store *s = tools_store_get(ctx, call, res);
     if (s == NULL) {
         mcpage_lines_abort(pg);
         return 0;

@@ -24,7 +24,7 @@ static int read_session_doc(mcpage_call *call, const char *uri, mcpage_contents 
         return MCPAGE_ENOTFOUND;
     const char *id = json_string_value(json_object_get(vars, "session_id"));
     mcpage_result *tmp = mcpage_result_new();
-    store *s = tmp ? tools_store_get(ctx, tmp) : NULL;
+    store *s = tmp ? tools_store_get(ctx, call, tmp) : NULL;
     mcpage_result_free(tmp);
     int rc = MCPAGE_ESTORE;
     if (s == NULL || id == NULL) {
@@ -51,8 +51,12 @@ static int list_sessions_page(void *ud, const char *after, size_t after_len, siz
                               mcpage_resource_page *page)
 {
     tools_ctx *ctx = ud;
+    /* resources/list names no caller: where tokens see only their own
+       sessions (OAuth), it lists none (read them through the tools) */
+    if (ctx->owners_apply)
+        return 0;
     mcpage_result *tmp = mcpage_result_new();
-    store *s = tmp ? tools_store_get(ctx, tmp) : NULL;
+    store *s = tmp ? tools_store_get(ctx, NULL, tmp) : NULL;
     mcpage_result_free(tmp);
     if (s == NULL)
         return MCPAGE_ESTORE;

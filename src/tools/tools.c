@@ -48,13 +48,21 @@ static store *pool_take(tools_ctx *ctx, char *err, size_t cap)
     return s;
 }
 
-store *tools_store_get(tools_ctx *ctx, mcpage_result *res)
+store *tools_store_get(tools_ctx *ctx, const mcpage_call *call, mcpage_result *res)
 {
     char err[600];
     store *s = pool_take(ctx, err, sizeof err);
-    if (s == NULL)
+    if (s == NULL) {
         /* the store's message names the state and the fix (sync, --rebuild, ...) */
         mcpage_result_errorf(res, "The archive at %s cannot be opened: %s.", ctx->db, err);
+        return NULL;
+    }
+    int rc = tools_viewer_apply(ctx, call, s, err, sizeof err);
+    if (rc < 0) {
+        mcpage_result_errorf(res, "This archive cannot be read for you: %s.", err);
+        tools_store_put(ctx, s);
+        return NULL;
+    }
     return s;
 }
 
@@ -73,6 +81,7 @@ void tools_store_put(tools_ctx *ctx, store *s)
     if (s == NULL)
         return;
     store_budget_clear(s);
+    (void)store_viewer_set(s, NULL);
     pthread_mutex_lock(&ctx->mu);
     if (ctx->npool < TOOLS_POOL_MAX) {
         ctx->pool[ctx->npool++] = s;
@@ -545,7 +554,7 @@ int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, mcpage_result *r
     mcpage_list *pg = mcpage_call_list(walk->call);
     if (pg == NULL)
         return MCPAGE_ESTATE; /* registered without its window: a bug */
-    store *s = tools_store_get(ctx, res);
+    store *s = tools_store_get(ctx, walk->call, res);
     if (s == NULL)
         return 0;
     store_budget_set(s, ctx->query_budget_ms, call_cancelled, walk->call);
@@ -561,12 +570,18 @@ int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, mcpage_result *r
     if ((rc = store_generation(s, &gen)) < 0)
         goto fail;
 
-    /* The exact total is counted once per (arguments, generation) and rides in the cursor. */
-    if ((total < 0 || w->generation != gen) &&
-        !count_recall(ctx, walk->spec, w->fingerprint, gen, &total)) {
+    /* The exact total is counted once per (arguments, viewer, generation) and rides in the
+       cursor; a cursor's total is not taken from a token-holder's cursor (another viewer
+       could replay it), only from the count remembered for this viewer. */
+    uint8_t fp[MCPAGE_FINGERPRINT_LEN];
+    memcpy(fp, w->fingerprint, sizeof fp);
+    tools_viewer_mix(walk->call, s, fp);
+    if (memcmp(fp, w->fingerprint, sizeof fp) != 0)
+        total = -1;
+    if ((total < 0 || w->generation != gen) && !count_recall(ctx, walk->spec, fp, gen, &total)) {
         if ((rc = walk->count(s, walk->ud, &total)) < 0)
             goto fail;
-        count_remember(ctx, walk->spec, w->fingerprint, gen, total);
+        count_remember(ctx, walk->spec, fp, gen, total);
     }
     if (walk->share && (rc = mcpage_list_share(pg, walk->share)) < 0)
         goto fail;

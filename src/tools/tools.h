@@ -56,6 +56,8 @@ typedef struct tools_ctx {
     int64_t query_budget_ms;               /* work one list call may do (tests lower it) */
     const char *export_dir; /* export_session's folder (borrowed), or NULL: no tool */
     int64_t checked_ms;     /* monotonic ms of the last thorough check by /health; 0: none */
+    const struct tools_policy *policy; /* who sees what (serve --policy; borrowed), or NULL */
+    bool owners_apply; /* callers may be restricted (OAuth): call-less listings show nothing */
 } tools_ctx;
 
 /* How often GET /health reads every page of the store (tools_check) at most. */
@@ -98,12 +100,31 @@ int tools_register_all(mcpage_server *srv, tools_ctx *ctx);
 
 /* ---- shared by the tool files (internal to src/tools) -------------- */
 
+/* ---- who sees what (policy.c; docs/security.md, "Owners") ---------- */
+
+typedef struct tools_policy tools_policy;
+/* Reads a policy file (JSON: admin_scope, owners, shares); MCPAGE_EINVAL
+ * with what is wrong in `err`. */
+int tools_policy_load(const char *path, tools_policy **out, char *err, size_t cap);
+void tools_policy_free(tools_policy *p);
 /*
- * Takes a read-only store handle for this call. On failure fills `res`
- * with an error result naming the cause and returns NULL.
+ * Sets the store viewer of `call`'s caller on `s`: nobody (local, the
+ * static token) or the admin scope sees everything; a token's subject sees
+ * its owners' sessions and the projects shared with its groups. A subject
+ * that names no owner: MCPAGE_ESTATE with what the operator should do.
  */
-store *tools_store_get(tools_ctx *ctx, mcpage_result *res);
-/* Gives the handle back (NULL is fine); its budget is cleared. */
+int tools_viewer_apply(const tools_ctx *ctx, const mcpage_call *call, store *s, char *err,
+                       size_t cap);
+/* Mixes the caller into a walk's fingerprint, so remembered totals are per viewer. */
+void tools_viewer_mix(const mcpage_call *call, const store *s, uint8_t fp[MCPAGE_FINGERPRINT_LEN]);
+
+/*
+ * Takes a read-only store handle for this call, reading as its caller
+ * (tools_viewer_apply). On failure fills `res` with an error result naming
+ * the cause and returns NULL.
+ */
+store *tools_store_get(tools_ctx *ctx, const mcpage_call *call, mcpage_result *res);
+/* Gives the handle back (NULL is fine); its budget and viewer are cleared. */
 void tools_store_put(tools_ctx *ctx, store *s);
 /* Makes `res` an error result for a store failure, with store_errmsg(). */
 int tools_store_error(mcpage_result *res, store *s, int rc, const char *what);

@@ -332,12 +332,27 @@ static void session_close(mcpage_http *h, http_session *hs, bool bury)
 }
 
 /* Hands a parsed message to the runtime session (one at a time per session). */
-static void receive(http_session *hs, const json_t *msg)
+static void receive_as(http_session *hs, const json_t *msg, const oauth_principal *who)
 {
     pthread_mutex_lock(&hs->recv_lock);
-    if (hs->s)
+    if (hs->s) {
+        mcpage_caller c = {0};
+        if (who) {
+            c.subject = who->subject;
+            c.scopes = who->scopes;
+            c.groups = who->groups;
+            c.all = who->all;
+        }
+        mcpage_session_set_caller(hs->s, who ? &c : NULL);
         mcp_session_receive_json(hs->s, msg);
+        mcpage_session_set_caller(hs->s, NULL);
+    }
     pthread_mutex_unlock(&hs->recv_lock);
+}
+
+static void receive(http_session *hs, const json_t *msg)
+{
+    receive_as(hs, msg, NULL);
 }
 
 /*
@@ -457,7 +472,7 @@ static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, ht
     http_session *hs = rq->hs;
     atomic_store(&hs->last_active, http_now_ms());
     if (!m->request) {
-        receive(hs, m->v);
+        receive_as(hs, m->v, &rq->who);
         if (m->notification && strcmp(m->method, "notifications/cancelled") == 0)
             cancel_exchange(hs, m);
         return http_queue(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL);
@@ -510,7 +525,7 @@ static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, ht
     if (st == NULL)
         return http_fail(c, status, RPC_INVALID_REQUEST, why);
 
-    receive(hs, m->v);
+    receive_as(hs, m->v, &rq->who);
     if (rq->new_session &&
         (!mcpage_session_initialized(hs->s) || session_mint_id(h, hs) != MCPAGE_OK)) {
         /* A failed initialize leaves no session behind. */

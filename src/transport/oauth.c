@@ -779,7 +779,60 @@ void oauth_principal_clear(oauth_principal *p)
 {
     mcpage__free(p->subject);
     mcpage__free(p->scopes);
+    mcpage__free(p->groups);
     memset(p, 0, sizeof *p);
+}
+
+/* Most bytes of a token's groups kept (the rest are dropped at a whole group). */
+#define OAUTH_GROUPS_MAX 4096
+
+/*
+ * The `groups` claim (an array of strings, or one string of groups
+ * separated by spaces) as one group a line; NULL when there is none.
+ * Groups holding a control character are dropped.
+ */
+static char *token_groups(const json_t *payload)
+{
+    const json_t *g = json_object_get(payload, "groups");
+    char buf[OAUTH_GROUPS_MAX + 1];
+    size_t o = 0;
+    const char *one = json_string_value(g);
+    size_t n = json_is_array(g) ? json_array_size(g) : one ? 1 : 0;
+    for (size_t i = 0; i < n && i < 256; i++) {
+        const char *v = one ? one : json_string_value(json_array_get(g, i));
+        if (v == NULL)
+            continue;
+        /* a string claim: its words; an array: each item whole */
+        while (*v) {
+            const char *e = v;
+            if (one) {
+                while (*v == ' ')
+                    v++;
+                e = v;
+                while (*e && *e != ' ')
+                    e++;
+            } else {
+                e = v + strlen(v);
+            }
+            size_t len = (size_t)(e - v);
+            bool clean = len > 0;
+            for (size_t k = 0; k < len; k++)
+                if ((unsigned char)v[k] < 0x20 || v[k] == 0x7f)
+                    clean = false;
+            if (clean && o + len + 1 <= OAUTH_GROUPS_MAX) {
+                memcpy(buf + o, v, len);
+                o += len;
+                buf[o++] = '\n';
+            }
+            v = e;
+            if (!one)
+                break;
+        }
+    }
+    if (o == 0)
+        return NULL;
+    buf[o] = 0;
+    return mcpage__strdup(buf);
 }
 
 /* Verifies against the keys held, fetching them again once when the kid is unknown. */
@@ -833,6 +886,7 @@ oauth_verdict http_oauth_check(http_oauth *o, const char *authz, oauth_principal
     }
     p->subject = mcpage__strdup(json_string_value(json_object_get(payload, "sub")));
     p->scopes = jwt_scopes(payload);
+    p->groups = token_groups(payload);
     json_decref(payload);
     if (p->subject == NULL || p->scopes == NULL) {
         oauth_principal_clear(p);

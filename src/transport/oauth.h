@@ -43,6 +43,7 @@ typedef struct http_oauth http_oauth;
 typedef struct oauth_principal {
     char *subject; /* the token's sub (owned); NULL for the static token */
     char *scopes;  /* its scopes, space-separated (owned); NULL for the static token */
+    char *groups;  /* its `groups` claim, one a line (owned), or NULL */
     bool all;      /* the static token: every scope */
 } oauth_principal;
 
