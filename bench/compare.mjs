@@ -190,6 +190,18 @@ function records(who, result, key) {
   return rows.map((r) => Object.fromEntries(sc.columns.map((c, i) => [c, r[i]])));
 }
 
+// A search page of mcpage folds matches with the same snippet as an earlier
+// row into it (folds[].others, docs/tools.md): its records are its rows, in
+// the peer's order, and the folded ones.
+const foldedOf = (sc) => (sc?.folds ?? []).flatMap((f) => f.others);
+function sameRecords(sc, ida, idb) {
+  const folded = foldedOf(sc);
+  if (!folded.length) return ida.length === idb.length && ida.every((x, i) => x === idb[i]);
+  const pos = ida.map((x) => idb.indexOf(x));
+  return ida.length + folded.length === idb.length && folded.every((x) => idb.includes(x)) &&
+    pos.every((q, i) => q >= 0 && (i === 0 || pos[i - 1] < q));
+}
+
 // ---- 1. same records, bytes and tokens ---------------------------------
 
 async function checks(total) {
@@ -238,14 +250,16 @@ async function checks(total) {
     const rb = records("peer", b.result, p.key);
     const ida = ra.map((r) => r[p.idf]);
     const idb = rb.map((r) => r[p.idf]);
-    const same = ida.length === idb.length && ida.every((x, i) => x === idb[i]);
-    const n = Math.max(ra.length, 1);
+    const folded = foldedOf(a.result.structuredContent);
+    const same = sameRecords(a.result.structuredContent, ida, idb);
+    const n = Math.max(ra.length + folded.length, 1);
     const mText = a.result.content.filter((x) => x.type === "text").map((x) => x.text).join("\n");
     const mStruct = JSON.stringify(a.result.structuredContent);
     out[p.id] = {
       tool: p.tool,
       args: p.args,
-      records: { mcpage: ra.length, peer: rb.length },
+      records: { mcpage: ra.length + folded.length, peer: rb.length },
+      ...(folded.length ? { mcpage_rows: ra.length, mcpage_folded: folded.length } : {}),
       same_records: same,
       mcpage_stopped_by: a.result.structuredContent?.stopped_by,
       reply_bytes: { mcpage: a.bytes, peer_pretty: b.bytes, peer_compact: c.bytes },
@@ -314,7 +328,7 @@ async function checks(total) {
     for (let k = 0; k < 3; k++) {
       sp = (await m.tool("search_conversations", sargs)).result.structuredContent;
       if (k === 2 || !sp.has_more) break;
-      skipped += sp.matches.length;
+      skipped += sp.returned;
       sargs = { query, limit: 10, cursor: sp.next_cursor };
     }
     const peerPage = await pp.tool("search_conversations", { query, limit: 10, offset: skipped });
@@ -324,8 +338,8 @@ async function checks(total) {
       tool: "search_conversations",
       args: sargs,
       offset: skipped,
-      records: { mcpage: sa.length, peer: sb.length },
-      same_records: sa.length === sb.length && sa.every((x, i) => x === sb[i]),
+      records: { mcpage: sa.length + foldedOf(sp).length, peer: sb.length },
+      same_records: sameRecords(sp, sa, sb),
     };
     if (!out[id].same_records) log(`${id}: records differ: mcpage ${sa.slice(0, 3)} vs peer ${sb.slice(0, 3)}`);
   }
@@ -334,7 +348,8 @@ async function checks(total) {
   // the peer's page at that offset.
   {
     const args = { query: cfg.common, limit: 10, offset: 50 };
-    const ma = records("mcpage", (await m.tool("search_conversations", args)).result, "matches");
+    const mr = (await m.tool("search_conversations", args)).result;
+    const ma = records("mcpage", mr, "matches");
     const pb = records("peer", (await pp.tool("search_conversations", args)).result, "matches");
     const sa = ma.map((r) => r.message_id);
     const sb = pb.map((r) => r.message_id);
@@ -342,8 +357,8 @@ async function checks(total) {
       tool: "search_conversations",
       args,
       offset: args.offset,
-      records: { mcpage: sa.length, peer: sb.length },
-      same_records: sa.length === sb.length && sa.every((x, i) => x === sb[i]),
+      records: { mcpage: sa.length + foldedOf(mr.structuredContent).length, peer: sb.length },
+      same_records: sameRecords(mr.structuredContent, sa, sb),
     };
     if (!out.search_common_offset.same_records)
       log(`search_common_offset: records differ: mcpage ${sa.slice(0, 3)} vs peer ${sb.slice(0, 3)}`);

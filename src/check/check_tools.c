@@ -497,6 +497,17 @@ static json_t *walk_window(tool_ctx *t, const char *size_param)
     return w;
 }
 
+/* The records a page's folds name (each row's others). */
+static int64_t folded_others(const json_t *s)
+{
+    int64_t k = 0;
+    size_t i;
+    const json_t *f;
+    json_array_foreach(json_object_get(s, "folds"), i, f) k +=
+        (int64_t)json_array_size(json_object_get(f, "others"));
+    return k;
+}
+
 /* A LIST walk by cursor (by_cursor) or by next_offset; n records, checked once each. */
 static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t *total_out)
 {
@@ -514,10 +525,18 @@ static void walk_list(tool_ctx *t, bool by_cursor, char **first_cursor, int64_t 
     for (; s && page < CHECK_WALK_MAX_PAGES; page++) {
         const json_t *items = json_object_get(s, u);
         int64_t returned = json_integer_value(json_object_get(s, "returned"));
-        if (!json_is_array(items) || (int64_t)json_array_size(items) != returned)
-            FIND(t, CHECK_ERROR, "set returned to the number of items on the page",
+        /* Records folded into an earlier row of the page (mcpage's search)
+           are records of the window without an item of their own. */
+        int64_t folded = json_integer_value(json_object_get(s, "folded"));
+        if (!json_is_array(items) || (int64_t)json_array_size(items) + folded != returned)
+            FIND(t, CHECK_ERROR, "set returned to the number of items on the page (plus folded)",
                  "%s page %d: items under \"%s\" do not match returned %lld", how, page, u,
                  (long long)returned);
+        if (folded_others(s) != folded)
+            FIND(t, CHECK_ERROR, "list every folded record once in folds[].others",
+                 "%s page %d: folds list %lld records, folded says %lld", how, page,
+                 (long long)folded_others(s), (long long)folded);
+        n += folded;
         if (total_of(s) != prev_total)
             FIND(t, CHECK_ERROR,
                  "count the total once per walk (or say order_may_have_shifted when it moves)",

@@ -187,6 +187,18 @@ int mcpage__list_select_more(mcpage_list *pg, const char *const *names);
 int mcpage__list_extra_int(mcpage_list *pg, const char *key, int64_t value);
 
 /*
+ * Folds the page on `field` (a field of the spec, not an id), before any
+ * record: a record given with mcpage_list_add whose value of it (a
+ * string) equals an earlier row's of the page is not written as a row
+ * but folded into that row. It stays a record of the window: returned,
+ * next_offset and the cursor count it, so the walk is the same; the
+ * envelope says "folded" (how many) and "folds" (per row: its id, the
+ * records it stands for as "count", the folded ids as "others"), in both
+ * copies. Nothing is folded when the call's `fields` leave the field out.
+ */
+int mcpage__list_fold(mcpage_list *pg, const char *field);
+
+/*
  * The window schemas this process generated (mcpage_*_schema), so the
  * runtime can recognise them in the inputSchema of a tool registered
  * without its window and answer a bad window with the builder's remedy.

@@ -45,6 +45,14 @@ typedef struct list_rec {
     size_t eunits;                               /* UTF-16 units in etext */
     bool bytes_pooled;                           /* json and text live in the page's pool */
     bool pos_pooled;                             /* pos strings live in the page's pool */
+    size_t fold_of;                              /* a folded record: 1 + the index of the row
+                                                    it is folded into (no bytes of its own);
+                                                    0: a row */
+    const char *fkey;                            /* a row's value of the fold field (pooled),
+                                                    or NULL */
+    size_t fkeylen;                              /* bytes in fkey */
+    const char *idjson;                          /* its id field's value as JSON (pooled),
+                                                    when the page folds; else NULL */
 } list_rec;
 
 /* A piece of the page's pool: bytes handed out in order, freed with the page. */
@@ -66,6 +74,8 @@ struct mcpage_list {
     const char *cols[LIST_MAX_FIELDS];           /* COLUMNS: the column names, in order */
     int ncols;                                   /* entries in cols */
     const char *extra_key;                       /* an integer said after the total, or NULL */
+    const char *fold_field;                      /* records whose value of it equals an earlier
+                                                    row's are folded into that row, or NULL */
     int64_t extra_val;                           /* its value */
     const char *share;                           /* the field said once per page, or NULL */
     json_t *share_val;                           /* its value (the first record's) */
@@ -825,8 +835,11 @@ static size_t copy_tokens(const mcpage_list *pg, size_t n, bool text, const char
     char between[8];
     size_t blen = SIZE_MAX;
     tokens_sum bsum = {0};
+    bool head = true;
     for (size_t i = 0; i < n; i++) {
         const list_rec *r = &pg->recs[i];
+        if (r->fold_of)
+            continue; /* no bytes of its own */
         const tokens_part *part = lines ? &r->tpart : &r->jpart;
         size_t at = text ? r->at_t : r->at_s;
         size_t from = at + part->from, to = at + part->to;
@@ -835,7 +848,8 @@ static size_t copy_tokens(const mcpage_list *pg, size_t n, bool text, const char
             jw_measure_utf8(buf, len, NULL, units);
             return tokens;
         }
-        if (i == 0) {
+        if (head) {
+            head = false;
             scan_memoized(buf, from, &sum); /* the head: the same on every call */
         } else if (from - pos == blen && memcmp(buf + pos, between, blen) == 0) {
             sum_add(&sum, &bsum);
@@ -889,6 +903,49 @@ static page_over measure_copies(const mcpage_list *pg, size_t n, const jw *s, co
     return page_verdict(&pg->b, copy_tokens(pg, n, true, t->buf, t->len, &units), units);
 }
 
+/* Records of the first n that are folded into an earlier row. */
+static size_t folded_count(const mcpage_list *pg, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; pg->fold_field && i < n; i++)
+        k += pg->recs[i].fold_of != 0;
+    return k;
+}
+
+/*
+ * The folds of the first n records as a JSON array, one object per row
+ * that others were folded into, in row order:
+ * {"<id field>": the row's id, "count": records it stands for, "others": [their ids]}.
+ */
+static void folds_json(const mcpage_list *pg, size_t n, tbuf *t)
+{
+    bool first = true;
+    tb_put(t, "[", 1);
+    for (size_t i = 0; i < n; i++) {
+        size_t count = 1;
+        for (size_t j = i + 1; j < n; j++)
+            count += pg->recs[j].fold_of == i + 1;
+        if (count == 1)
+            continue;
+        tb_puts(t, first ? "{\"" : ",{\"");
+        first = false;
+        tb_puts(t, pg->spec->id_fields[0]);
+        tb_puts(t, "\":");
+        tb_puts(t, pg->recs[i].idjson ? pg->recs[i].idjson : "null");
+        tb_puts(t, ",\"count\":");
+        tb_int(t, (int64_t)count);
+        tb_puts(t, ",\"others\":[");
+        for (size_t j = i + 1, k = 0; j < n; j++)
+            if (pg->recs[j].fold_of == i + 1) {
+                if (k++)
+                    tb_put(t, ",", 1);
+                tb_puts(t, pg->recs[j].idjson ? pg->recs[j].idjson : "null");
+            }
+        tb_puts(t, "]}");
+    }
+    tb_put(t, "]", 1);
+}
+
 static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
                   const char *fake_cursor, jw *s, tbuf *t)
 {
@@ -900,9 +957,14 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     hint(pg, n, has_more, cursor, true, &ht);
     char key[96];
     bool shared = pg->share && pg->share_val && n > 0;
+    size_t folded = folded_count(pg, n);
+    tbuf folds;
+    tb_init(&folds);
+    if (folded)
+        folds_json(pg, n, &folds);
 
     /* Both copies sized once for their records and an envelope. */
-    size_t room = 2048 + h.len + ht.len, troom = room;
+    size_t room = 2048 + h.len + ht.len + 2 * folds.len, troom = room;
     for (size_t i = 0; i < n; i++) {
         room += pg->recs[i].len + 1;
         troom += pg->recs[i].text ? pg->recs[i].tlen + 1 : pg->recs[i].len + 1;
@@ -927,6 +989,8 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     jw_array_begin(s);
     for (size_t i = 0; i < n; i++) {
         list_rec *r = &pg->recs[i];
+        if (r->fold_of)
+            continue; /* said in folds */
         jw_raw_value_counted(s, r->json, r->len, r->cps, r->units);
         r->at_s = s->len - r->len;
     }
@@ -936,6 +1000,11 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
         jw_json(s, pg->trunc_notes);
     }
     jw_kv_int(s, "returned", (int64_t)n);
+    if (folded) {
+        jw_kv_int(s, "folded", (int64_t)folded);
+        jw_key(s, "folds");
+        jw_raw_value(s, folds.buf, folds.len);
+    }
     memcpy(key, "total_", 6);
     memcpy(key + 6, pg->spec->unit, strlen(pg->spec->unit) + 1); /* spec_ok: at most 64 bytes */
     jw_kv_int(s, key, pg->total);
@@ -961,6 +1030,13 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
     tb_reset(t);
     if (pg->b.pager->cfg.text_mode == MCPAGE_TEXT_LINES) {
         summary(pg, n, stopped, t);
+        if (folded) {
+            tb_puts(t, "\nfolded: ");
+            tb_int(t, (int64_t)folded);
+            tb_printf(
+                t, " (%s with the same %s as an earlier row of this page are not rows: see folds)",
+                pg->spec->unit, pg->fold_field);
+        }
         if (pg->extra_key) {
             char a[32];
             tb_puts(t, "\n");
@@ -984,6 +1060,8 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
         }
         for (size_t i = 0; i < n; i++) {
             list_rec *r = &pg->recs[i];
+            if (r->fold_of)
+                continue;
             tb_put(t, "\n", 1);
             r->at_t = t->len;
             if (columns(pg))
@@ -991,14 +1069,19 @@ static int render(mcpage_list *pg, size_t n, bool has_more, const char *stopped,
             else
                 tb_put(t, r->json, r->len);
         }
+        if (folded) {
+            tb_puts(t, "\nfolds: ");
+            tb_put(t, folds.buf, folds.len);
+        }
         if (ht.len) {
             tb_put(t, "\n", 1);
             tb_put(t, ht.buf, ht.len);
         }
     }
-    int err = s->err ? s->err : t->err ? t->err : h.err ? h.err : ht.err;
+    int err = s->err ? s->err : t->err ? t->err : h.err ? h.err : ht.err ? ht.err : folds.err;
     tb_free(&h);
     tb_free(&ht);
+    tb_free(&folds);
     return err;
 }
 
@@ -1135,6 +1218,22 @@ int mcpage__list_extra_int(mcpage_list *pg, const char *key, int64_t value)
     pg->extra_key = key;
     pg->extra_val = value;
     return estimate_reserve(pg);
+}
+
+int mcpage__list_fold(mcpage_list *pg, const char *field)
+{
+    if (pg == NULL || field == NULL || pg->spec->fields == NULL ||
+        !name_in(field, pg->spec->fields) || name_in(field, pg->spec->id_fields) ||
+        pg->spec->id_fields == NULL || pg->spec->id_fields[0] == NULL)
+        return MCPAGE_EINVAL;
+    if (pg->n > 0 || pg->full)
+        return MCPAGE_ESTATE;
+    if (pg->b.rejected || !selected(pg, field))
+        return MCPAGE_OK; /* a field the rows do not show folds nothing */
+    for (const char *const *f = pg->spec->fields; *f; f++)
+        if (strcmp(*f, field) == 0)
+            pg->fold_field = *f; /* the spec's string */
+    return MCPAGE_OK;
 }
 
 bool mcpage_list_wants(const mcpage_list *pg, const char *field)
@@ -1483,6 +1582,61 @@ static int exact_check(mcpage_list *pg)
 static int add_record(mcpage_list *pg, list_rec *rec, json_t *proj, json_t *record,
                       size_t share_tokens, size_t share_chars, const mcpage_keypart *pos,
                       int nparts);
+static int add_scanned(mcpage_list *pg, list_rec *tmp, size_t tok, size_t chars, json_t *proj,
+                       json_t *record, const mcpage_keypart *pos, int nparts);
+
+/* The row of the page whose fold field holds s[0..n), or SIZE_MAX. */
+static size_t fold_row(const mcpage_list *pg, const char *s, size_t n)
+{
+    for (size_t i = 0; i < pg->n; i++) {
+        const list_rec *r = &pg->recs[i];
+        if (r->fold_of == 0 && r->fkey && r->fkeylen == n && memcmp(r->fkey, s, n) == 0)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+/*
+ * Keeps a record of a folding page as a row (its fold value and id) or,
+ * when an earlier row has its fold value, folded into that row: it stays
+ * a record of the window (returned, the cursor, next_offset) and costs
+ * its id in the row's folds. Returns 1 when the record was not folded
+ * (the caller adds it as a row), else what adding it returned.
+ */
+static int fold_or_row(mcpage_list *pg, list_rec *tmp, json_t *record, const mcpage_keypart *pos,
+                       int nparts)
+{
+    const json_t *v = json_object_get(record, pg->fold_field);
+    const json_t *idv = json_object_get(record, pg->spec->id_fields[0]);
+    size_t idlen = 4; /* null */
+    if (idv) {
+        jw w;
+        jw_init(&w, LIST_RECORD_MAX);
+        jw_json(&w, idv);
+        tmp->idjson = w.err ? NULL : pool_strndup(pg, w.buf, w.len);
+        idlen = w.len;
+        jw_free(&w);
+    }
+    size_t row =
+        json_is_string(v) ? fold_row(pg, json_string_value(v), json_string_length(v)) : SIZE_MAX;
+    if (row == SIZE_MAX) {
+        if (json_is_string(v)) {
+            tmp->fkey = pool_strndup(pg, json_string_value(v), json_string_length(v));
+            tmp->fkeylen = tmp->fkey ? json_string_length(v) : 0;
+        }
+        return 1;
+    }
+    /* What it adds: its id and a comma, the row's fold object the first
+       time ({"message_id":N,"count":N,"others":[]}), "folded" and "folds"
+       and the text's folded line the first time on the page; both copies
+       say it, the larger governs: counted in full, measured on finish. */
+    bool row_new = true, page_new = folded_count(pg, pg->n) == 0;
+    for (size_t i = row + 1; i < pg->n; i++)
+        row_new = row_new && pg->recs[i].fold_of != row + 1;
+    size_t chars = idlen + 1 + (row_new ? 48 + idlen : 0) + (page_new ? 160 : 0);
+    tmp->fold_of = row + 1;
+    return add_scanned(pg, tmp, chars / 2 + 1, chars, NULL, record, pos, nparts);
+}
 
 int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, int nparts)
 {
@@ -1533,6 +1687,13 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
             return MCPAGE_PAGE_FULL;
         }
     }
+    list_rec tmp;
+    memset(&tmp, 0, sizeof tmp);
+    if (pg->fold_field) {
+        int fr = fold_or_row(pg, &tmp, record, pos, nparts);
+        if (fr != 1)
+            return fr;
+    }
     /* In COLUMNS the record is written field by field from the selected
        columns, so only the first record (kept for cutting) is projected. */
     json_t *proj = columns(pg) && pg->n > 0 ? json_incref(record) : project(pg, record);
@@ -1540,8 +1701,6 @@ int mcpage_list_add(mcpage_list *pg, json_t *record, const mcpage_keypart *pos, 
         json_decref(record);
         return MCPAGE_ENOMEM;
     }
-    list_rec tmp;
-    memset(&tmp, 0, sizeof tmp);
     int src = serialize(pg, proj, &tmp);
     if (src) {
         json_decref(proj);
@@ -1565,6 +1724,14 @@ static int add_record(mcpage_list *pg, list_rec *rec, json_t *proj, json_t *reco
     scan_record(&tmp, &tok, &chars);
     pg->reserve_tokens += share_tokens;
     pg->reserve_chars += share_chars;
+    return add_scanned(pg, &tmp, tok, chars, proj, record, pos, nparts);
+}
+
+/* The rest of add_record once the record's cost (tok, chars) is known. */
+static int add_scanned(mcpage_list *pg, list_rec *rec, size_t tok, size_t chars, json_t *proj,
+                       json_t *record, const mcpage_keypart *pos, int nparts)
+{
+    list_rec tmp = *rec;
     page_over o = PAGE_FITS;
     if (pg->n > 0) {
         if ((int64_t)(pg->sum_tokens + tok + pg->reserve_tokens) > pg->b.meter_tokens)
@@ -1894,6 +2061,8 @@ static void text_block(const mcpage_list *pg, size_t n, const tbuf *t, jw *b)
     size_t pos = 0;
     for (size_t i = 0; i < n; i++) {
         const list_rec *r = &pg->recs[i];
+        if (r->fold_of)
+            continue;
         size_t len = columns(pg) ? r->tlen : r->len;
         if (r->at_t - pos == 1 && buf[pos] == '\n')
             jw_string_piece_escaped(b, "\\n", 2, 2, 2); /* between two lines */

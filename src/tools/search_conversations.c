@@ -269,7 +269,9 @@ static int fetch(store *s, void *ud, const store_page *page, mcpage_list *pg)
 {
     const search_walk *sw = ud;
     store_hits rows = {0};
-    int rc = sw->f->by_session ? grouped_page(s, sw, pg) : 0;
+    /* Plain matches with the same snippet on one page are one row (issue 34):
+       a commit message quoted in ten messages costs its tokens once. */
+    int rc = sw->f->by_session ? grouped_page(s, sw, pg) : mcpage__list_fold(pg, "snippet");
     if (rc < 0)
         return rc;
     rc = store_search(s, sw->f, page, &rows);
@@ -428,7 +430,7 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 
 int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
 {
-    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[1800];
+    char d[PAGE_FMT_INT_CAP], m[PAGE_FMT_INT_CAP], budget[128], desc[2200];
     (void)snprintf(
         desc, sizeof desc,
         "Full-text search over every message of every archived coding-agent session. The "
@@ -446,7 +448,9 @@ int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
         "read_session(message_id=...) opens the session at the match (at its line); "
         "read_message(message_id=...) reads the whole message. Best match first (sort=newest "
         "or oldest for a time order). group_by=\"session\": one record per session, its best match "
-        "with session_id and hits (total_hits: matching messages). Pages of %s matches by default "
+        "with session_id and hits (total_hits: matching messages). Matches of a page with the "
+        "same snippet as an earlier row are folded into it: folded says how many, folds lists "
+        "each row's count and others (their message_ids). Pages of %s matches by default "
         "(limit up to %s) within "
         "%s; total_matches is exact. Page on with next_cursor (same cost at any depth) or "
         "next_offset (cost grows with the offset).",
@@ -462,7 +466,13 @@ int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
                        "every match on the page (filtered by project).\"},\"total_hits\":{"
                        "\"type\":\"integer\",\"minimum\":0,\"description\":\"group_by="
                        "session: the matching messages of the whole walk (total_matches "
-                       "counts its sessions).\"},"),
+                       "counts its sessions).\"},\"folded\":{\"type\":\"integer\",\"minimum\":1,"
+                       "\"description\":\"Matches of this page whose snippet is the same as an "
+                       "earlier row's: not rows (rows = returned - folded), listed in folds.\"},"
+                       "\"folds\":{\"type\":\"array\",\"items\":{\"type\":\"object\"},"
+                       "\"description\":\"Per row that others were folded into: message_id (the "
+                       "row), count (the matches it stands for, itself included) and others "
+                       "(their message_ids).\"},"),
         .read_only = MCPAGE_HINT_TRUE,
         .idempotent = MCPAGE_HINT_TRUE,
         .open_world = MCPAGE_HINT_FALSE,

@@ -214,6 +214,21 @@ static void search_form(ui_doc *d, const char *q, const char *sort)
               "has:error.</p>\n");
 }
 
+/* The matches folded into hit r (the same snippet further down the page),
+   from the page's folds; 0 when none. */
+static long long folded_into(const json_t *sc, const json_t *r)
+{
+    size_t i;
+    const json_t *f;
+    long long id = ui_int(r, "message_id", -1);
+    json_array_foreach(json_object_get(sc, "folds"), i, f)
+    {
+        if (ui_int(f, "message_id", -2) == id)
+            return (long long)json_array_size(json_object_get(f, "others"));
+    }
+    return 0;
+}
+
 static void search_hit(ui_doc *d, const json_t *sc, const json_t *r)
 {
     long long line = ui_int(r, "line", 1);
@@ -238,7 +253,14 @@ static void search_hit(ui_doc *d, const json_t *sc, const json_t *r)
             "dir=\"auto\">",
             line, line);
     ui_snippet(d, ui_rec_str(r, sc, "snippet", NULL));
-    ui_raw(d, "</div></li>\n");
+    ui_raw(d, "</div>");
+    long long more = folded_into(sc, r);
+    if (more > 0)
+        ui_rawf(d,
+                "<p class=\"meta folded\" data-folded=\"%lld\">and %lld more match%s with this "
+                "snippet on this page</p>",
+                more, more, more == 1 ? "" : "es");
+    ui_raw(d, "</li>\n");
 }
 
 void ui_page_search(ui_doc *d)

@@ -75,10 +75,13 @@ front=$(free_port)
 cat >"$work/records.mjs" <<'EOF'
 // A page's records as objects: the record array is the one that is not
 // "columns"; in the column layout each record is an array in that order.
+// Search matches folded into an earlier row of the page (the same snippet,
+// folds[].others) are records too, after the rows.
 export function records(sc) {
   const [, rows = []] = Object.entries(sc).find(([k, v]) => k !== 'columns' && Array.isArray(v)) || [];
-  if (!Array.isArray(sc.columns)) return rows;
-  return rows.map(r => Object.fromEntries(sc.columns.map((c, i) => [c, r[i]])));
+  const folded = (sc.folds || []).flatMap(f => f.others.map(id => ({message_id: id})));
+  if (!Array.isArray(sc.columns)) return [...rows, ...folded];
+  return [...rows.map(r => Object.fromEntries(sc.columns.map((c, i) => [c, r[i]]))), ...folded];
 }
 EOF
 cat >"$work/client.mjs" <<'EOF'

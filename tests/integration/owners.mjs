@@ -114,6 +114,8 @@ function walk(urls, tok, tool, args, rowsKey, totalKey, idCol, cursor) {
     const sc = r.structuredContent;
     const col = sc.columns.indexOf(idCol);
     for (const row of sc[rowsKey]) ids.push(col >= 0 ? row[col] : row[0]);
+    // search matches folded into an earlier row of the page (the same snippet)
+    for (const f of sc.folds ?? []) ids.push(...f.others);
     totals.add(sc[totalKey]);
     if (!sc.has_more) break;
     cursor = sc.next_cursor;

@@ -146,7 +146,9 @@ async function walkTool(client, label, tool, base, rowsOf, keyOf, totalOf) {
 }
 
 const SESSIONS_WALK = ["list_sessions", { limit: 7 }, (s) => rowsOf(s, "sessions"), (x) => x.session_id, (s) => s.total_sessions];
-const SEARCH_WALK = ["search_conversations", { query: "the", limit: 9, sort: "newest" }, (s) => rowsOf(s, "matches"),
+// A search page folds matches with the same snippet as an earlier row into it (folds[].others).
+const foldedOf = (sc) => (sc.folds ?? []).flatMap((f) => f.others.map((id) => ({ message_id: id })));
+const SEARCH_WALK = ["search_conversations", { query: "the", limit: 9, sort: "newest" }, (s) => [...rowsOf(s, "matches"), ...foldedOf(s)],
   (x) => String(x.message_id), (s) => s.total_matches];
 
 // Every archive tool, two cursor walks, the resource list, one resource read.

@@ -267,6 +267,8 @@ try {
   let hits = 0;
   for (;;) {
     hits += (await page.$$("ol.hits > li")).length;
+    // matches with the same snippet as a hit above them are folded into it
+    hits += (await page.$$eval("ol.hits p.folded", (ps) => ps.map((p) => Number(p.dataset.folded)))).reduce((a, b) => a + b, 0);
     if (!(await nextHref())) break;
     await page.click("a[rel=next]");
     await page.waitForSelector("ol.hits");

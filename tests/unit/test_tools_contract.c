@@ -194,6 +194,25 @@ static const json_t *field_of(const json_t *sc, const json_t *r, const char *key
     return NULL;
 }
 
+/* Adds the ids a page's folds name (records folded into an earlier row) to
+   `set`; none may be there already when `once`. */
+static void add_folded(json_t *set, const json_t *sc, bool once)
+{
+    size_t i, j;
+    const json_t *f, *id;
+    json_array_foreach(json_object_get(sc, "folds"), i, f)
+    {
+        json_array_foreach(json_object_get(f, "others"), j, id)
+        {
+            char key[64];
+            snprintf(key, sizeof key, "%lld", (long long)json_integer_value(id));
+            if (once)
+                assert_null(json_object_get(set, key));
+            json_object_set_new(set, key, json_true());
+        }
+    }
+}
+
 /* Walks `tool` page by page with next_cursor, adding sessions between pages. */
 static void walk_while_syncing(env *e, const char *tool, json_t *args, const char *unit,
                                const char *id_key, int *added)
@@ -223,6 +242,7 @@ static void walk_while_syncing(env *e, const char *tool, json_t *args, const cha
                          (long long)json_integer_value(field_of(sc, r, id_key)));
             json_object_set_new(before, key, json_true());
         }
+        add_folded(before, sc, false);
         json_decref(cur);
         cur = json_incref(json_object_get(sc, "next_cursor"));
         json_decref(res);
@@ -258,6 +278,7 @@ static void walk_while_syncing(env *e, const char *tool, json_t *args, const cha
             assert_null(json_object_get(seen, key)); /* never twice */
             json_object_set_new(seen, key, json_true());
         }
+        add_folded(seen, sc, true);
         json_decref(cur);
         cur = json_incref(json_object_get(sc, "next_cursor"));
         json_decref(res);
@@ -512,6 +533,143 @@ static void test_search_grouped_by_session(void **state)
     json_decref(res);
     json_decref(per);
     json_decref(plain);
+}
+
+/*
+ * The session of issue 34: "Unified transcript visualization" in ten
+ * messages, nine of them the same commit message. A session file with a
+ * user prompt and nine assistant messages, synced into the archive.
+ */
+static void add_viz_session(env *e)
+{
+    char dir[400], path[520];
+    snprintf(dir, sizeof dir, "%s/projects/-home-ada-src-viz", e->claude);
+    snprintf(path, sizeof path, "%s/7a1c0de5-0000-4000-8000-00000000a034.jsonl", dir);
+    char cmd[480];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 10; i++) {
+        const char *text = i == 0 ? "Next: the Unified transcript visualization, one view for "
+                                    "every agent's sessions please"
+                                  : "git commit -m 'Unified transcript visualization' done: "
+                                    "one renderer for every source";
+        fprintf(
+            f,
+            "{\"parentUuid\":null,\"isSidechain\":false,\"userType\":\"external\","
+            "\"cwd\":\"/home/ada/src/viz\",\"sessionId\":\"7a1c0de5-0000-4000-8000-"
+            "00000000a034\",\"version\":\"2.0.61\",\"type\":\"%s\",\"uuid\":\"7a1c0de5-"
+            "0000-4000-8000-%012d\",\"timestamp\":\"2025-10-%02dT10:00:00.000Z\","
+            "\"message\":{\"role\":\"%s\",\"content\":[{\"type\":\"text\",\"text\":\"%s\"}]}}\n",
+            i == 0 ? "user" : "assistant", i + 1, i + 1, i == 0 ? "user" : "assistant", text);
+    }
+    assert_int_equal(fclose(f), 0);
+    sync_now(e);
+}
+
+/* The ids of a page's matches: its rows' message_id and its folds' others. */
+static void page_ids(const json_t *sc, json_t *seen)
+{
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(sc, "matches"), i, r)
+    {
+        char key[32];
+        snprintf(key, sizeof key, "%lld",
+                 (long long)json_integer_value(field_of(sc, r, "message_id")));
+        assert_null(json_object_get(seen, key));
+        json_object_set_new(seen, key, json_true());
+    }
+    add_folded(seen, sc, true);
+}
+
+/*
+ * Within a page of plain matches, the nine with the same snippet are one
+ * row: returned, total_matches, next_offset and the cursor still count
+ * records, folded and folds say what was folded, in both copies; a walk
+ * of smaller pages meets every match once; a call whose fields leave the
+ * snippet out folds nothing; grouped by session nothing is folded either.
+ */
+static void test_search_folds_same_snippets(void **state)
+{
+    env *e = *state;
+    add_viz_session(e);
+    json_t *res = tool_contract_call(
+        e->srv, "search_conversations",
+        json_pack("{s:s, s:s}", "query", "Unified transcript visualization", "sort", "oldest"));
+    const json_t *sc = json_object_get(res, "structuredContent");
+    assert_int_equal(json_integer_value(json_object_get(sc, "returned")), 10);
+    assert_int_equal(json_integer_value(json_object_get(sc, "total_matches")), 10);
+    assert_int_equal(json_integer_value(json_object_get(sc, "folded")), 8);
+    assert_int_equal(json_array_size(json_object_get(sc, "matches")), 2);
+    assert_false(json_is_true(json_object_get(sc, "has_more")));
+    const json_t *folds = json_object_get(sc, "folds");
+    assert_int_equal(json_array_size(folds), 1);
+    const json_t *fold = json_array_get(folds, 0);
+    /* the fold is the second row's: the user's prompt is the first, oldest */
+    const json_t *row = json_array_get(json_object_get(sc, "matches"), 1);
+    assert_int_equal(json_integer_value(json_object_get(fold, "message_id")),
+                     json_integer_value(field_of(sc, row, "message_id")));
+    assert_int_equal(json_integer_value(json_object_get(fold, "count")), 9);
+    assert_int_equal(json_array_size(json_object_get(fold, "others")), 8);
+    assert_non_null(strstr(json_string_value(field_of(sc, row, "snippet")), "git commit"));
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+    assert_non_null(strstr(text, "10 of 10 matches"));
+    assert_non_null(strstr(text, "\nfolded: 8 ("));
+    char want[64];
+    snprintf(want, sizeof want, "\nfolds: [{\"message_id\":%lld,\"count\":9,\"others\":[",
+             (long long)json_integer_value(json_object_get(fold, "message_id")));
+    assert_non_null(strstr(text, want));
+    json_decref(res);
+
+    /* by pages of 4: 4, 4 and 2 records, each match once */
+    json_t *seen = json_object();
+    json_t *cur = NULL;
+    int64_t offsets[3] = {0};
+    int pages = 0;
+    do {
+        json_t *a =
+            json_pack("{s:s, s:i}", "query", "Unified transcript visualization", "limit", 4);
+        if (cur)
+            json_object_set(a, "cursor", cur);
+        res = tool_contract_call(e->srv, "search_conversations", a);
+        sc = json_object_get(res, "structuredContent");
+        assert_true(pages < 3);
+        offsets[pages++] = json_integer_value(json_object_get(sc, "offset"));
+        assert_int_equal(json_integer_value(json_object_get(sc, "returned")), pages < 3 ? 4 : 2);
+        assert_int_equal(json_array_size(json_object_get(sc, "matches")) +
+                             (size_t)json_integer_value(json_object_get(sc, "folded")),
+                         pages < 3 ? 4 : 2);
+        page_ids(sc, seen);
+        json_decref(cur);
+        cur = json_incref(json_object_get(sc, "next_cursor"));
+        json_decref(res);
+    } while (cur);
+    assert_int_equal(pages, 3);
+    assert_int_equal(offsets[1], 4);
+    assert_int_equal(offsets[2], 8);
+    assert_int_equal(json_object_size(seen), 10);
+    json_decref(seen);
+
+    /* without the snippet, or grouped, nothing folds */
+    res =
+        tool_contract_call(e->srv, "search_conversations",
+                           json_pack("{s:s, s:[s,s]}", "query", "Unified transcript visualization",
+                                     "fields", "message_id", "role"));
+    sc = json_object_get(res, "structuredContent");
+    assert_int_equal(json_array_size(json_object_get(sc, "matches")), 10);
+    assert_null(json_object_get(sc, "folded"));
+    json_decref(res);
+    res = tool_contract_call(e->srv, "search_conversations",
+                             json_pack("{s:s, s:s}", "query", "Unified transcript visualization",
+                                       "group_by", "session"));
+    sc = json_object_get(res, "structuredContent");
+    assert_int_equal(json_array_size(json_object_get(sc, "matches")), 1);
+    assert_int_equal(json_integer_value(json_object_get(sc, "total_hits")), 10);
+    assert_null(json_object_get(sc, "folded"));
+    json_decref(res);
 }
 
 /* Filters in the query and the same filters as arguments give the same walk. */
@@ -822,6 +980,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_relevance_walk_discloses_shift, setup, teardown),
         cmocka_unit_test_setup_teardown(test_search_line_points_at_the_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_search_grouped_by_session, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_search_folds_same_snippets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_filters_equal_arguments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hostile_queries_are_bounded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_huge_window_values_are_clamped, setup, teardown),
