@@ -264,6 +264,7 @@ int tools_activity_map_register(mcpage_server *srv, tools_ctx *ctx)
         .handler = run,
         .user_data = ctx,
         .max_result_chars = mcpage_pager_settings(ctx->pager)->max_chars,
+        .meta = TOOLS_APP_TOOL_META,
     };
     return tools_add_windowed(srv, &t, mcpage_grid_schema(p, &spec));
 }

@@ -1,10 +1,11 @@
 /*
  * The archive as an MCP App (SEP-1865, extension io.modelcontextprotocol/ui):
  * one ui:// resource, the hand-written view of src/tools/app/archive.html
- * compiled in (cmake/embed.cmake), which list_sessions, search_conversations
- * and read_session name in their _meta.ui.resourceUri. The view calls those
- * same tools through the host and pages with their cursors; it needs no
- * network, so its sandbox policy declares no origin at all. docs/app.md.
+ * compiled in (cmake/embed.cmake), which list_sessions, search_conversations,
+ * read_session and activity_map name in their _meta.ui.resourceUri. The view
+ * calls those same tools through the host and pages with their cursors; it
+ * needs no network, so its sandbox policy declares no origin at all.
+ * docs/app.md.
  */
 #include <string.h>
 

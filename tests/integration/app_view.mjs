@@ -6,8 +6,8 @@
 //     clients (SDK 1.32.2: initialize, 2025-11-25; SDK v2 2.4.0 with
 //     versionNegotiation auto: 2026-07-28) on stdio and on one `serve
 //     --http`: the capability extensions["io.modelcontextprotocol/ui"];
-//     list_sessions, search_conversations and read_session carry
-//     _meta.ui.resourceUri, and it resolves by resources/read to
+//     list_sessions, search_conversations, read_session and activity_map
+//     carry _meta.ui.resourceUri, and it resolves by resources/read to
 //     text/html;profile=mcp-app with _meta.ui.csp declared and empty;
 //     resources/list lists it the same; the HTML names no origin.
 //  2. A real host: the ext-apps package's AppBridge (2.0.4, the host side
@@ -50,7 +50,7 @@ const v1 = {
 const URI = "ui://mcpage/archive.html";
 const MIME = "text/html;profile=mcp-app";
 const EXT = "io.modelcontextprotocol/ui";
-const APP_TOOLS = ["list_sessions", "search_conversations", "read_session"];
+const APP_TOOLS = ["list_sessions", "search_conversations", "read_session", "activity_map"];
 const HARD = "0badc0de-7e57-4a11-8d00-000000000042";
 
 let checks = 0;

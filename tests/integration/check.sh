@@ -144,12 +144,12 @@ for era in 2026-07-28 2025-11-25; do
     if (r.findings.length || called !== r.tools.length || r.tools.length < 8) {
       console.error(JSON.stringify(r.findings), called, r.tools.length); process.exit(1);
     }
-    // Its view: declared, read, of the app type, opened to no origin; three tools name it.
+    // Its view: declared, read, of the app type, opened to no origin; four tools name it.
     const a = r.apps, v = a && a.views[0];
     if (!a || !a.extension || a.views.length !== 1 || v.uri !== "ui://mcpage/archive.html" ||
         !v.resolves || v.mimeType !== "text/html;profile=mcp-app" || !(v.bytes > 10000) ||
         JSON.stringify(v.csp) !== "{}" || v.external_origins.length !== 0 ||
-        a.tools.map((t) => t.name).sort().join() !== "list_sessions,read_session,search_conversations" ||
+        a.tools.map((t) => t.name).sort().join() !== "activity_map,list_sessions,read_session,search_conversations" ||
         !a.tools.every((t) => t.resolves && !t.app_only && t.resourceUri === v.uri)) {
       console.error(JSON.stringify(a)); process.exit(1);
     }' "$tmp/serve.json" || fail "mcpage serve ($era): findings, a tool not called, or its view"
