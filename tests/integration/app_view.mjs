@@ -19,9 +19,13 @@
 //     end (each call carrying the previous page's next_cursor; every
 //     session once, as many as total_sessions), the hard session opened
 //     and read to its end (every line once, in order), a search walked to
-//     its end and a hit opened at its line. Hostile text runs nothing and
-//     shows as text; the page makes no network request. Screenshots at
-//     1280 and 400 px go to BUILD/app-screenshots/.
+//     its end and a hit opened at its line, the activity map by its
+//     button. Hostile text runs nothing and shows as text; the page makes
+//     no network request. Screenshots at 1280 and 400 px go to
+//     BUILD/app-screenshots/. The host is tests/integration/lib/app_host.mjs.
+//  2b. The map opened by the model's own activity_map call, on a store of
+//     13 generated projects (more than a region's 10 rows): "More below"
+//     shows the last 3 projects with their counts (mapFromTheModel).
 //  3. `mcpage check` still exits 0 on the server, in both eras.
 // Without chromium part 2 skips (the test exits 77 after parts 1 and 3),
 // except in CI (CI=true), where its absence is a failure.
@@ -31,6 +35,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
+import { findChromium, hostView, launchBrowser } from "./lib/app_host.mjs";
 
 const src = process.env.MCPAGE_SOURCE_DIR;
 const bin = process.env.MCPAGE_BIN;
@@ -183,14 +188,15 @@ try {
   }
 
   // ---- 2. the view in a real browser, hosted by ext-apps' AppBridge
-  const chromium = [process.env.MCPAGE_CHROMIUM, "/usr/bin/chromium", "/usr/bin/chromium-browser"]
-    .find((p) => p && fs.existsSync(p));
+  const chromium = findChromium();
   if (!chromium) {
     if (process.env.CI === "true") throw new Error("chromium is not installed (scripts/install-deps.sh installs it)");
     console.log("app_view: SKIP part 2: no chromium (apt-get install chromium, or run scripts/install-deps.sh)");
     skipBrowser = true;
   } else {
-    await hostInBrowser(chromium, html);
+    browser = await launchBrowser(require, chromium);
+    await hostInBrowser();
+    await mapFromTheModel();
   }
 } finally {
   await browser?.close().catch(() => {});
@@ -199,109 +205,44 @@ try {
 console.log(`app_view: ${checks} checks passed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 process.exit(skipBrowser ? 77 : 0);
 
-// The CSP a host builds from _meta.ui.csp (SEP-1865, "CSP Construction from Metadata").
-function hostCsp(csp) {
-  const r = (csp.resourceDomains || []).join(" ");
-  const c = (csp.connectDomains || []).join(" ");
-  return [`default-src 'none'`, `script-src 'self' 'unsafe-inline' ${r}`, `style-src 'self' 'unsafe-inline' ${r}`,
-    `connect-src 'self' ${c}`, `img-src 'self' data: ${r}`, `font-src 'self' ${r}`, `media-src 'self' data: ${r}`,
-    `frame-src ${(csp.frameDomains || []).join(" ") || "'none'"}`, `object-src 'none'`,
-    `base-uri ${(csp.baseUriDomains || []).join(" ") || "'self'"}`].join("; ");
+// What the tests read of the archive view in `host` (lib/app_host.mjs).
+function controls(host) {
+  const frame = host.frame;
+  return {
+    status: () => frame.$eval("#status", (e) => e.textContent),
+    ids: (sel, attr) => frame.$$eval(sel, (els, a) => els.map((e) => e.getAttribute(a)), attr),
+    waitCalls: async (n) => eq(await host.waitCalls(n), n, `the view made ${n} tools/call`),
+    // Waits until the view shows the page of the last call (its status no longer "Loading").
+    settled: () => frame.waitForFunction(() => !/Loading|Waiting|Connecting/.test(document.getElementById("status").textContent)),
+    // The map's rows as [row, project] and its rects' counts, in drawing order (row by row, newest period first).
+    mapRows: () => frame.$$eval("svg.map text[data-row]", (t) => t.map((x) => [Number(x.getAttribute("data-row")),
+      x.querySelector("title").textContent])),
+    mapCounts: () => frame.$$eval("svg.map rect", (r) => r.map((x) => Number(x.getAttribute("data-count")))),
+  };
 }
 
-async function hostInBrowser(chromium, html) {
-  const puppeteer = require("puppeteer-core");
-  const { AppBridge } = require("@modelcontextprotocol/ext-apps/app-bridge");
+async function hostInBrowser() {
   const shots = path.join(build, "app-screenshots");
   fs.mkdirSync(shots, { recursive: true });
 
-  // The MCP connection the host holds (SDK v2, 2026-07-28), and every tools/call the view makes through it.
+  // The MCP connection the host holds (SDK v2, 2026-07-28).
   const client = modernClient();
   await client.connect(new v2.StdioClientTransport({ command: bin, args: serveArgs, stderr: "pipe" }));
-  const viewCalls = [];   // the params of each tools/call the view made
-  const viewResults = []; // and the result it got, at the same index
-  const request = client.request.bind(client);
-  client.request = (req, ...rest) => {
-    if (req?.method !== "tools/call") return request(req, ...rest);
-    const i = viewCalls.push(structuredClone(req.params)) - 1;
-    return request(req, ...rest).then((r) => { viewResults[i] = r; return r; });
-  };
-  const read = await client.readResource({ uri: URI });
-  const csp = hostCsp(read.contents[0]._meta.ui.csp);
-
-  browser = await puppeteer.launch({
-    executablePath: chromium, headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
-    timeout: 180000, protocolTimeout: 180000,
-  });
-  const page = await browser.newPage();
-  page.setDefaultTimeout(120000);
-  const events = [];
-  const requests = [];
-  page.on("dialog", async (d) => { events.push("dialog: " + d.message()); await d.dismiss(); });
-  page.on("console", (m) => events.push("console: " + m.text()));
-  page.on("pageerror", (e) => events.push("pageerror: " + e.message));
-  page.on("request", (r) => requests.push(r.url()));
-  await page.setViewport({ width: 1280, height: 900 });
-
-  // The host page: the view in a sandboxed iframe (scripts only: an opaque origin, no
-  // access to the host), its messages relayed to the AppBridge running here in node.
-  let transport;
-  await page.exposeFunction("__fromView", (msg) => transport.onmessage?.(msg));
-  await page.setContent(`<!DOCTYPE html><html><head><style>body{margin:0}iframe{border:0;width:100%;height:300px;display:block}</style></head>
-<body><iframe id="app" sandbox="allow-scripts" title="mcpage"></iframe><script>
-const f = document.getElementById("app");
-window.addEventListener("message", (e) => { if (e.source === f.contentWindow) window.__fromView(e.data); });
-window.__toView = (m) => f.contentWindow.postMessage(m, "*");
-window.__load = (doc) => { f.srcdoc = doc; };
-window.__height = (h) => { f.style.height = h + "px"; };
-</script></body></html>`);
-  transport = {
-    async start() {},
-    async send(msg) { await page.evaluate((m) => window.__toView(m), msg); },
-    async close() { this.onclose?.(); },
-  };
-
   // The model's call that opens the view: list_sessions with no arguments.
   const first = await client.callTool({ name: "list_sessions", arguments: {} });
   const total = first.structuredContent.total_sessions;
   ok(total > 40 && first.structuredContent.has_more, `the archive holds ${total} sessions, more than a page`);
-  viewCalls.length = 0;
 
   const tools = await walkList(client, "listTools", "tools");
-  const bridge = new AppBridge(client, { name: "app_view-host", version: "1" },
-    { serverTools: {}, serverResources: {}, logging: {} },
-    { hostContext: { theme: "light", platform: "web", displayMode: "inline",
-      containerDimensions: { maxHeight: 6000 }, toolInfo: { tool: tools.find((t) => t.name === "list_sessions") },
-      styles: { variables: { "--color-text-info": "rgb(0, 90, 200)" } } } });
-  let initialized = false;
-  const sizes = [];
-  bridge.oninitialized = () => {
-    initialized = true;
-    bridge.sendToolInput({ arguments: {} });
-    bridge.sendToolResult(first);
-  };
-  bridge.onsizechange = ({ height }) => {
-    sizes.push(height);
-    if (height) page.evaluate((h) => window.__height(h), height).catch(() => {});
-  };
-  await bridge.connect(transport);
-  const doc = html.replace("<head>", `<head><meta http-equiv="Content-Security-Policy" content="${csp}">`);
-  await page.evaluate((d) => window.__load(d), doc);
-
-  const frame = await waitFrame(page);
-  const status = () => frame.$eval("#status", (e) => e.textContent);
-  const ids = (sel, attr) => frame.$$eval(sel, (els, a) => els.map((e) => e.getAttribute(a)), attr);
-  const waitCalls = async (n) => {
-    for (let i = 0; i < 1200 && viewCalls.length < n; i++) await new Promise((r) => setTimeout(r, 50));
-    eq(viewCalls.length, n, `the view made ${n} tools/call`);
-  };
-  // Waits until the view shows the page of the last call (its status no longer "Loading").
-  const settled = () => frame.waitForFunction(() => !/Loading|Waiting|Connecting/.test(document.getElementById("status").textContent));
+  const host = await hostView({ require, browser, client, uri: URI, tool: tools.find((t) => t.name === "list_sessions"),
+    toolInput: {}, toolResult: first,
+    hostContext: { styles: { variables: { "--color-text-info": "rgb(0, 90, 200)" } } } });
+  const { page, frame, viewCalls, viewResults, events, requests, sizes } = host;
+  const { status, ids, waitCalls, settled } = controls(host);
 
   // -- the first page, from the host's tool result (no call of the view's own)
   await frame.waitForSelector("#sessions-list li");
-  ok(initialized, "the view completed ui/initialize and sent ui/notifications/initialized");
+  ok(host.initialized, "the view completed ui/initialize and sent ui/notifications/initialized");
   let pageIds = await ids("#sessions-list li", "data-session-id");
   eq(pageIds.length, first.structuredContent.returned, "the first page shows the tool result's sessions");
   eq(pageIds[0], first.structuredContent.sessions[0][0], "in the tool's order");
@@ -527,19 +468,80 @@ window.__height = (h) => { f.style.height = h + "px"; };
   const pageErrors = events.filter((e) => !/^console: \[ext-apps\]/.test(e));
   eq(pageErrors, [], "no dialog, console message or page error");
   eq(requests.filter((u) => !u.startsWith("about:") && !u.startsWith("data:")), [], "the view made no network request");
-  await bridge.teardownResource({});
+  await host.close();
   await client.close();
 }
 
-async function waitFrame(page) {
-  for (let i = 0; i < 600; i++) {
-    const f = page.frames().find((x) => x !== page.mainFrame());
-    if (f) {
-      try {
-        if (await f.$("#status")) return f;
-      } catch { /* still loading */ }
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("the view's frame never loaded");
+// Part 2b. The map opened by the model's own activity_map call (its
+// _meta.ui.resourceUri), on a store of 13 generated projects, more than the
+// default region's 10 rows: project map-K (K = 0..12) has one Claude Code
+// session of 3 + 2 (12 - K) messages, half of them (rounded down) on
+// 2026-03-03 and the rest on 2026-03-10, so the rows are map-00..map-12 in
+// that order and each holds [later week, earlier week]. The first region
+// comes from the host's tool result; "More below" asks for the page's
+// next_regions.down and shows map-10..map-12 with their counts; Back
+// returns to the first region.
+async function mapFromTheModel() {
+  const P = 13;
+  const expected = Array.from({ length: P }, (_, k) => {
+    const count = 3 + 2 * (P - 1 - k), older = Math.floor(count / 2);
+    return { name: `map-${String(k).padStart(2, "0")}`, count, older, later: count - older };
+  });
+  const home = path.join(tmp, "many-claude");
+  expected.forEach((p, k) => {
+    const cwd = `/home/ada/src/${p.name}`;
+    const dir = path.join(home, "projects", cwd.replaceAll("/", "-"));
+    fs.mkdirSync(dir, { recursive: true });
+    const sid = `6a9e0000-0000-4000-8000-${String(k).padStart(12, "0")}`;
+    const lines = Array.from({ length: p.count }, (_, i) => JSON.stringify({
+      parentUuid: null, isSidechain: false, userType: "external", cwd, sessionId: sid, version: "2.0.61",
+      type: i % 2 ? "assistant" : "user", uuid: `6a9e0000-0000-4000-8${String(k).padStart(3, "0")}-${String(i).padStart(12, "0")}`,
+      timestamp: `${i < p.older ? "2026-03-03" : "2026-03-10"}T10:${String(i).padStart(2, "0")}:00.000Z`,
+      message: i % 2 ? { role: "assistant", model: "claude-sonnet-4-5", content: [{ type: "text", text: `answer ${i}` }] }
+        : { role: "user", content: `question ${i} about ${p.name}` },
+    }));
+    fs.writeFileSync(path.join(dir, `${sid}.jsonl`), lines.join("\n") + "\n");
+  });
+  const many = path.join(tmp, "many.db");
+  execFileSync(bin, ["sync", "--quiet", "--db", many, "--claude-home", home, "--no-codex", "--no-gemini", "--no-copilot",
+    "--no-opencode", "--no-cursor"], { stdio: ["ignore", "ignore", "inherit"] });
+  const client = modernClient();
+  await client.connect(new v2.StdioClientTransport({ command: bin, args: ["serve", "--no-sync", "--db", many], stderr: "pipe" }));
+  const tool = (await walkList(client, "listTools", "tools")).find((t) => t.name === "activity_map");
+  eq(tool._meta?.ui, { resourceUri: URI }, "activity_map names the view");
+  const first = await client.callTool({ name: "activity_map", arguments: {} });
+  const down = first.structuredContent.next_regions?.down;
+  eq(down, { row: 10, col: 0, rows: 10, cols: 12 }, "the model's page (the default 10 x 12 region) names the region below");
+  const host = await hostView({ require, browser, client, uri: URI, tool, toolInput: {}, toolResult: first });
+  const { frame, viewCalls } = host;
+  const { status, waitCalls, settled, mapRows, mapCounts } = controls(host);
+  const rowsOf = (from, to) => expected.slice(from, to).map((p, i) => [from + i, p.name]);
+  const countsOf = (from, to) => expected.slice(from, to).flatMap((p) => [p.later, p.older]);
+
+  await frame.waitForSelector("svg.map rect.cell");
+  await settled();
+  eq(viewCalls.length, 0, "the model's activity_map result is the first page: no call of the view's");
+  eq(await mapRows(), rowsOf(0, 10), "the first region: projects map-00..map-09, most messages first");
+  eq(await mapCounts(), countsOf(0, 10), "their counts, later week first");
+  ok(!(await frame.$("#map-earlier")), "two weeks fit the region: no Earlier");
+  await frame.click("#map-below");
+  await waitCalls(1);
+  eq(viewCalls[0], { name: "activity_map", arguments: { region: down } }, "More below calls activity_map with next_regions.down only");
+  await frame.waitForFunction(() => document.querySelector("svg.map text[data-row]")?.getAttribute("data-row") === "10");
+  await settled();
+  eq(await mapRows(), rowsOf(10, P), "the second region: the last 3 projects, map-10..map-12");
+  eq(await mapCounts(), countsOf(10, P), `their counts: ${countsOf(10, P).join(" ")}`);
+  ok((await status()).includes("rows 11\u201313 of 13 projects"), `the status places the region: ${await status()}`);
+  ok(!(await frame.$("#map-below")), "the last region offers no More below");
+  await host.page.screenshot({ path: path.join(build, "app-screenshots", "map-below-1280.png"), fullPage: true });
+  await frame.click("#back");
+  await waitCalls(2);
+  eq(viewCalls[1], { name: "activity_map", arguments: {} }, "Back asks again for the model's call");
+  await frame.waitForFunction(() => document.querySelector("svg.map text[data-row]")?.getAttribute("data-row") === "0");
+  await settled();
+  eq(await mapRows(), rowsOf(0, 10), "Back shows the first region again");
+  eq(host.events.filter((e) => !/^console: \[ext-apps\]/.test(e)), [], "no dialog, console message or page error");
+  eq(host.requests.filter((u) => !u.startsWith("about:") && !u.startsWith("data:")), [], "no network request");
+  await host.close();
+  await client.close();
 }
