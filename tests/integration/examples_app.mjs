@@ -5,8 +5,16 @@
 // resources/read give the view as text/html;profile=mcp-app with an
 // empty csp; list_items is walked page by page with next_cursor, as the
 // view does, every item once, the envelope the view reads on every page.
+// Then the view itself in a real host (tests/integration/lib/app_host.mjs:
+// ext-apps' AppBridge, the view in a sandboxed iframe of Debian's headless
+// Chromium): opened after the model's show_items call, it asks for the
+// first page of list_items through the host and is paged forward and back
+// with its own buttons; the items it shows are checked on every page.
+// Without chromium that part skips (exit 77), except in CI (CI=true).
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import path from "node:path";
+import { findChromium, hostView, launchBrowser } from "./lib/app_host.mjs";
 import { createRequire } from "node:module";
 import { spawnSync } from "node:child_process";
 
@@ -95,4 +103,58 @@ if (process.env.MCPAGE_BIN) {
     "check: show_items for the model, list_items app-only");
   eq(rep.tools.find((t) => t.name === "list_items").walks.map((w) => w.units), [COUNT, COUNT], "check: list_items walked whole both ways");
 }
-console.log(`ok: app_server's view and app-only list_items walked by the SDK clients in ${LEGACY} and ${MODERN} (${checks} checks)`);
+
+// The view in a real host: forward three pages, back three, every call through the AppBridge.
+async function inBrowser(chromium) {
+  const c = new v2.Client({ name: "app-host", version: "1" }, { capabilities: {}, versionNegotiation: { mode: "auto" } });
+  await c.connect(new v2.StdioClientTransport({ command: exe, args: [], stderr: "pipe" }));
+  const browser = await launchBrowser(require, chromium);
+  try {
+    const tool = (await c.listTools()).tools.find((t) => t.name === "show_items");
+    const shown = await c.callTool({ name: "show_items", arguments: {} });
+    const host = await hostView({ require, browser, client: c, uri: VIEW, tool, toolInput: {}, toolResult: shown,
+      height: 640 });
+    const { frame, viewCalls, viewResults } = host;
+    // Waits for the view's call `i`, then for the page it shows to begin at item `from`.
+    const shows = async (i, args, from, what) => {
+      eq(await host.waitCalls(i + 1), i + 1, `${what}: the view made call ${i + 1}`);
+      eq(viewCalls[i], { name: "list_items", arguments: args }, `${what}: list_items with ${JSON.stringify(args).slice(0, 60)}`);
+      await frame.waitForFunction((f) => document.querySelector("#items li") &&
+        document.getElementById("status").textContent.startsWith(`${f}-`), {}, from);
+      const view = await frame.evaluate(() => ({
+        items: [...document.querySelectorAll("#items li")].map((li) => li.textContent),
+        start: document.getElementById("items").start, status: document.getElementById("status").textContent,
+        back: document.getElementById("back").disabled, next: document.getElementById("next").disabled,
+      }));
+      eq(view, { items: Array.from({ length: 25 }, (_, k) => `item ${from + k}`), start: from,
+        status: `${from}-${from + 24} of ${COUNT}`, back: from === 1, next: false }, `${what}: items ${from}-${from + 24} shown`);
+    };
+    await shows(0, {}, 1, "opened");
+    ok(host.initialized, "the view completed ui/initialize");
+    for (let p = 1; p <= 3; p++) {
+      await frame.click("#next");
+      await shows(p, { cursor: viewResults[p - 1].structuredContent.next_cursor }, 1 + 25 * p, `Next ${p}`);
+    }
+    if (process.env.MCPAGE_BINARY_DIR) {
+      const shots = path.join(process.env.MCPAGE_BINARY_DIR, "app-screenshots");
+      fs.mkdirSync(shots, { recursive: true });
+      await host.page.screenshot({ path: path.join(shots, "example-items-1280.png"), fullPage: true });
+    }
+    for (let p = 2; p >= 0; p--) {
+      await frame.click("#back");
+      await shows(6 - p, viewCalls[p].arguments, 1 + 25 * p, `Previous to page ${p + 1}`);
+    }
+    eq(host.events.filter((e) => !/^console: \[ext-apps\]/.test(e)), [], "no dialog, console message or page error");
+    eq(host.requests.filter((u) => !u.startsWith("about:") && !u.startsWith("data:")), [], "no network request");
+    await host.close();
+  } finally {
+    await browser.close().catch(() => {});
+    await c.close();
+  }
+}
+const chromium = findChromium();
+if (chromium) await inBrowser(chromium);
+else if (process.env.CI === "true") throw new Error("chromium is not installed (scripts/install-deps.sh installs it)");
+console.log(`ok: app_server's view and app-only list_items walked by the SDK clients in ${LEGACY} and ${MODERN}` +
+  `${chromium ? ", and the view paged forward and back in Chromium" : " (SKIP the browser: no chromium)"} (${checks} checks)`);
+if (!chromium) process.exit(77);
