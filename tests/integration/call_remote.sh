@@ -46,15 +46,11 @@ node -e '
   fail "one page without --all-pages"
 
 # Streamable HTTP behind a token, both eras.
-MCPAGE_HTTP_TOKEN=call-remote-secret-token-0123456789 "${csv[0]}" --http 0 "${csv[1]}" 2>"$tmp/http.log" &
-pids+=($!)
-url=
-for _ in $(seq 100); do
-  url=$(grep -o 'http://[^ ]*/mcp' "$tmp/http.log" | head -1 || true)
-  [[ -n $url ]] && break
-  sleep 0.1
-done
-[[ -n $url ]] || fail "csv_server --http did not start: $(cat "$tmp/http.log")"
+. "$MCPAGE_SOURCE_DIR/tests/integration/lib/listen.sh"
+listen_start "$tmp/http.log" env MCPAGE_HTTP_TOKEN=call-remote-secret-token-0123456789 "${csv[0]}" --http 0 "${csv[1]}" ||
+  fail "csv_server --http did not start: $(cat "$tmp/http.log")"
+pids+=("$listen_pid")
+url=$listen_url
 set +e
 "$MCPAGE_BIN" call --url "$url" list_rows >/dev/null 2>"$tmp/noauth.err"
 status=$?

@@ -227,17 +227,13 @@ done
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 # Starts "$@" (a server printing "listening on URL" on stderr); sets $url.
+. "$MCPAGE_SOURCE_DIR/tests/integration/lib/listen.sh"
+started=0
 start() {
-  local log=$tmp/server.$RANDOM.log
-  "$@" 2>"$log" &
-  pids+=($!)
-  url=
-  for _ in $(seq 100); do
-    url=$(grep -o 'http://[^ ]*/mcp' "$log" | head -1 || true)
-    [[ -n $url ]] && return 0
-    sleep 0.1
-  done
-  fail "server did not start: $* ($(cat "$log"))"
+  local log=$tmp/server.$((++started)).log
+  listen_start "$log" "$@" || fail "server did not start: $* ($(cat "$log"))"
+  pids+=("$listen_pid")
+  url=$listen_url
 }
 echo "secret-token-for-check-42" >"$tmp/token"
 start "$MCPAGE_BIN" serve --no-sync --db "$tmp/a.db" --http 127.0.0.1:0 --auth-token-file "$tmp/token"

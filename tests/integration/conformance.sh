@@ -34,19 +34,17 @@ cleanup() {
 trap cleanup EXIT
 
 # Starts "$@" (a server printing "listening on URL" on stderr); sets $url.
+. "$src/tests/integration/lib/listen.sh"
+started=0
 start() {
-  local log=$work/server.$#.$RANDOM.log
-  "$@" 2>"$log" &
-  pids+=($!)
-  url=
-  for _ in $(seq 100); do
-    url=$(grep -o 'http://[^ ]*/mcp' "$log" | head -1)
-    [[ -n $url ]] && return 0
-    sleep 0.1
-  done
-  echo "conformance: server did not start: $*" >&2
-  cat "$log" >&2
-  exit 1
+  local log=$work/server.$((++started)).log
+  if ! listen_start "$log" "$@"; then
+    echo "conformance: server did not start: $*" >&2
+    cat "$log" >&2
+    exit 1
+  fi
+  pids+=("$listen_pid")
+  url=$listen_url
 }
 
 fail=0

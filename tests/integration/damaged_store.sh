@@ -119,15 +119,11 @@ fi
 
 # /health of a server whose store was truncated under it.
 cp "$tmp/good.db" "$tmp/live.db"
-"$MCPAGE_BIN" serve --no-sync --db "$tmp/live.db" --http 127.0.0.1:0 2>"$tmp/serve.err" &
-server=$!
-url=""
-for _ in $(seq 100); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*' "$tmp/serve.err" | head -1 || true)
-  [ -n "$url" ] && break
-  sleep 0.05
-done
-[ -n "$url" ] || fail "serve did not start: $(cat "$tmp/serve.err")"
+. "$MCPAGE_SOURCE_DIR/tests/integration/lib/listen.sh"
+listen_start "$tmp/serve.err" "$MCPAGE_BIN" serve --no-sync --db "$tmp/live.db" --http 127.0.0.1:0 ||
+  fail "serve did not start: $(cat "$tmp/serve.err")"
+server=$listen_pid
+url=$listen_origin
 curl -s -o "$tmp/h1" -w '%{http_code}' "$url/health" >"$tmp/code" || true
 [ "$(cat "$tmp/code")" = 200 ] || fail "/health of a sound store: $(cat "$tmp/code") $(cat "$tmp/h1")"
 truncate -s $((size / 2)) "$tmp/live.db"

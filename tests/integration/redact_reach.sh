@@ -81,16 +81,12 @@ sid=5d0c1e7a-2f0b-4c55-9a51-3c1d2e4f5a6b
 "$bin" export --db "$db" "$sid" --format md > "$tmp/export.md"
 "$bin" export --db "$db" "$sid" --format jsonl > "$tmp/export.jsonl"
 "$bin" export --db "$db" --query token --format html -o "$tmp/exported" > /dev/null 2>&1
-"$bin" serve --no-sync --db "$db" --http 127.0.0.1:0 2> "$tmp/serve.err" &
-server=$!
+. "${MCPAGE_SOURCE_DIR:?}/tests/integration/lib/listen.sh"
+listen_start "$tmp/serve.err" "$bin" serve --no-sync --db "$db" --http 127.0.0.1:0 ||
+  { echo "serve did not start: $(cat "$tmp/serve.err")"; exit 1; }
+server=$listen_pid
 trap 'kill "$server" 2> /dev/null; rm -rf "$tmp"' EXIT
-port=""
-for _ in $(seq 100); do
-  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$tmp/serve.err")
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "serve did not start: $(cat "$tmp/serve.err")"; exit 1; }
+port=$listen_port
 curl -sf "http://127.0.0.1:$port/session?id=$sid" > "$tmp/view.html"
 curl -sf "http://127.0.0.1:$port/search?q=token" > "$tmp/view-search.html"
 test -s "$tmp/view.html"

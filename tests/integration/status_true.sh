@@ -19,6 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "status_true: FAIL: $*" >&2; exit 1; }
+. "$MCPAGE_SOURCE_DIR/tests/integration/lib/listen.sh"
 
 arc=$MCPAGE_SOURCE_DIR/examples/archive
 homes=(--claude-home "$arc/claude" --codex-home "$arc/codex" --gemini-home "$arc/gemini"
@@ -40,15 +41,10 @@ grep -qF "is damaged" "$tmp/err" && grep -qF "mcpage sync --rebuild" "$tmp/err" 
 "$MCPAGE_BIN" call --no-check --db "$tmp/bad.db" list_projects '{}' >/dev/null 2>&1 || true
 
 # serve: said at start; /health 503 with the reason
-"$MCPAGE_BIN" serve --no-sync --db "$tmp/bad.db" --http 127.0.0.1:0 --no-ui 2>"$tmp/serve.err" &
-server=$!
-port=""
-for _ in $(seq 1 100); do
-  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$tmp/serve.err")
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || fail "serve did not start: $(cat "$tmp/serve.err")"
+listen_start "$tmp/serve.err" "$MCPAGE_BIN" serve --no-sync --db "$tmp/bad.db" --http 127.0.0.1:0 --no-ui ||
+  fail "serve did not start: $(cat "$tmp/serve.err")"
+server=$listen_pid
+port=$listen_port
 code=$(curl -s -o "$tmp/health" -w '%{http_code}' "http://127.0.0.1:$port/health")
 [ "$code" = 503 ] || fail "/health of a damaged store is $code: $(cat "$tmp/health")"
 grep -qF "damaged" "$tmp/health" && grep -qF "mcpage sync --rebuild" "$tmp/health" ||
@@ -64,14 +60,10 @@ wait "$server" 2>/dev/null || true
 server=""
 
 # a sound store is healthy
-"$MCPAGE_BIN" serve --no-sync --db "$tmp/good.db" --http 127.0.0.1:0 --no-ui 2>"$tmp/serve.err" &
-server=$!
-port=""
-for _ in $(seq 1 100); do
-  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$tmp/serve.err")
-  [ -n "$port" ] && break
-  sleep 0.1
-done
+listen_start "$tmp/serve.err" "$MCPAGE_BIN" serve --no-sync --db "$tmp/good.db" --http 127.0.0.1:0 --no-ui ||
+  fail "serve did not start: $(cat "$tmp/serve.err")"
+server=$listen_pid
+port=$listen_port
 code=$(curl -s -o "$tmp/health" -w '%{http_code}' "http://127.0.0.1:$port/health")
 [ "$code" = 200 ] || fail "/health of a sound store is $code: $(cat "$tmp/health")"
 kill "$server"

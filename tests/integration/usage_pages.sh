@@ -12,15 +12,11 @@ trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$tmp"' EXIT
 export TZ=UTC
 "$bin" sync --db "$tmp/u.db" --copilot-home "$src/tests/data/usage/copilot" --no-claude \
   --no-codex --no-gemini --no-opencode --no-cursor --quiet
-"$bin" serve --no-sync --db "$tmp/u.db" --http 127.0.0.1:0 2>"$tmp/serve.err" &
-server=$!
-port=""
-for _ in $(seq 100); do
-  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\)\/mcp.*/\1/p' "$tmp/serve.err")
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || { echo "serve did not start: $(cat "$tmp/serve.err")"; exit 1; }
+. "$src/tests/integration/lib/listen.sh"
+listen_start "$tmp/serve.err" "$bin" serve --no-sync --db "$tmp/u.db" --http 127.0.0.1:0 ||
+  { echo "serve did not start: $(cat "$tmp/serve.err")"; exit 1; }
+server=$listen_pid
+port=$listen_port
 [ "$(curl -s -o "$tmp/usage.html" -w '%{http_code}' "http://127.0.0.1:$port/usage")" = 200 ]
 for want in '<svg' 'claude-sonnet-4.5' 'copilot-internal-x' '$13.05'; do
   grep -qF "$want" "$tmp/usage.html" || { echo "/usage lacks $want"; exit 1; }
