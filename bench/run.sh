@@ -9,22 +9,24 @@
 # Default scale: a generated archive of about a million messages
 # (--size-mb 1700), 5 runs per server. Last: `mcpage usage daily` against
 # ccusage on the archive's Claude Code transcripts (run_usage_bench.sh), then the live
-# archive: 1,000 appends to a watched session (run_live_bench.sh). The archive and its store are made
+# archive: 1,000 appends to a watched session (run_live_bench.sh), then the
+# scaling of each folded source at N and 2N messages (run_fold_bench.sh,
+# N = 40,000; 5,000 with --quick; fails above 2.6x). The archive and its store are made
 # once under the cache directory (default /tmp/mcpage-vs-bench, never the
 # repository) and reused while the size is the same; a first run also
 # generates (about 1.8 GB) and syncs it, which takes a few minutes more.
 # --quick: a 64 MB archive and one run, to try the harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-quick=0 runs=5 size=1700 sync_mb=256 http_s=5 cache=/tmp/mcpage-vs-bench
+quick=0 runs=5 size=1700 sync_mb=256 http_s=5 fold_n=40000 cache=/tmp/mcpage-vs-bench
 while [ $# -gt 0 ]; do
   case $1 in
-    --quick) quick=1 runs=1 size=64 sync_mb=32 http_s=2 ;;
+    --quick) quick=1 runs=1 size=64 sync_mb=32 http_s=2 fold_n=5000 ;;
     --runs) runs=$2; shift ;;
     --size-mb) size=$2; shift ;;
     --http-seconds) http_s=$2; shift ;;
     --cache) cache=$2; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1'; see bench/run.sh --help" >&2; exit 2 ;;
   esac
   shift
@@ -127,5 +129,16 @@ say "live: 1,000 appends at 20/s"
   echo
   echo '```'
   bench/run_live_bench.sh 1000 20 "$dir/live.json"
+  echo '```'
+} | tee -a "$report"
+
+# Hostile folders: every fold linear (issue 38). A ratio above 2.6 fails the run.
+say "fold scaling: N = $fold_n and 2N"
+{
+  echo
+  echo "## Fold scaling (bench/run_fold_bench.sh $fold_n)"
+  echo
+  echo '```'
+  bench/run_fold_bench.sh "$bin" "$fold_n"
   echo '```'
 } | tee -a "$report"

@@ -56,6 +56,7 @@
 
 #include "sync/sync_fold.h"
 #include "sync/sync_source.h"
+#include "sync/sync_walk.h"
 
 enum { ROLE_USER = 0, ROLE_ASSISTANT = 1, ROLE_OTHER = 2 };
 
@@ -141,15 +142,34 @@ typedef struct render {
     FILE *w;
     sync_idmap messages, parts; /* ids rendered */
     int db_rc;                  /* SQLite's code of a failed statement, or 0 */
+    /* The session's parts, rendered by one query before its messages:
+     * each message's rows are a chain in `rows` (a message id maps to its
+     * index in `chains`), their bytes in pbuf. */
+    char *pbuf;
+    size_t plen;
+    sync_idmap part_at;
+    struct part_row {
+        long from, to, next; /* bytes in pbuf; next row of the message or -1 */
+    } *rows;
+    struct part_chain {
+        long head, tail;
+    } *chains;
+    size_t nrows, rows_cap, nchains, chains_cap;
 } render;
 
 /* The text of a row's `id` column, or NULL. */
-static const char *row_id(sqlite3_stmt *st)
+/* The text of a row's column `name`, or NULL. */
+static const char *row_text(sqlite3_stmt *st, const char *name)
 {
     for (int i = 0; i < sqlite3_column_count(st); i++)
-        if (strcmp(sqlite3_column_name(st, i), "id") == 0)
+        if (strcmp(sqlite3_column_name(st, i), name) == 0)
             return (const char *)sqlite3_column_text(st, i);
     return NULL;
+}
+
+static const char *row_id(sqlite3_stmt *st)
+{
+    return row_text(st, "id");
 }
 
 static int render_query(render *r, const char *table, sync_idmap *seen, const char *sql,
@@ -184,11 +204,93 @@ static int render_query(render *r, const char *table, sync_idmap *seen, const ch
     return rc;
 }
 
-/* After a message row: its parts. */
+/* Appends a part row (bytes from..to of pbuf) to its message's chain. */
+static int chain_row(render *r, const char *message_id, long from, long to)
+{
+    long c = sync_idmap_get(&r->part_at, message_id);
+    if (c < 0) {
+        if (sync_grow((void **)&r->chains, &r->chains_cap, r->nchains, sizeof *r->chains, 64) <
+                0 ||
+            sync_idmap_put(&r->part_at, message_id, (long)r->nchains) < 0)
+            return MCPAGE_ENOMEM;
+        c = (long)r->nchains++;
+        r->chains[c].head = r->chains[c].tail = -1;
+    }
+    if (sync_grow((void **)&r->rows, &r->rows_cap, r->nrows, sizeof *r->rows, 256) < 0)
+        return MCPAGE_ENOMEM;
+    long k = (long)r->nrows++;
+    r->rows[k] = (struct part_row){from, to, -1};
+    if (r->chains[c].tail >= 0)
+        r->rows[r->chains[c].tail].next = k;
+    else
+        r->chains[c].head = k;
+    r->chains[c].tail = k;
+    return 0;
+}
+
+/* Every part of the session's messages in one query, each id once. One
+ * query per message would scan the part table once per message in a
+ * database without its indexes: messages times parts. A part whose id
+ * repeats under two messages stays with the first in message_id order. */
+static int session_parts(render *r, const char *session_id)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *w = open_memstream(&buf, &n);
+    if (!w)
+        return MCPAGE_ENOMEM;
+    sqlite3_stmt *st = NULL;
+    int src = sqlite3_prepare_v2(r->db,
+                                 "SELECT * FROM part WHERE message_id IN "
+                                 "(SELECT id FROM message WHERE session_id = ?1) "
+                                 "ORDER BY message_id, id",
+                                 -1, &st, NULL);
+    int rc = src == SQLITE_OK ? 0 : MCPAGE_EIO;
+    if (rc == 0)
+        sqlite3_bind_text(st, 1, session_id, -1, SQLITE_STATIC);
+    while (rc == 0 && (src = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *rid = row_id(st), *mid = row_text(st, "message_id");
+        int added = rid && mid ? sync_idmap_add(&r->parts, rid) : 0;
+        if (added <= 0) {
+            rc = added; /* no id, or one rendered already: 0 */
+            continue;
+        }
+        long from = ftell(w);
+        rc = render_row(w, "part", st);
+        long to = ftell(w);
+        if (rc == 0 && to > SYNC_FOLD_READ_MAX)
+            rc = MCPAGE_ERANGE;
+        if (rc == 0)
+            rc = chain_row(r, mid, from, to);
+    }
+    if (rc == 0 && src != SQLITE_DONE)
+        rc = MCPAGE_EIO;
+    if (rc == MCPAGE_EIO)
+        r->db_rc = src;
+    sqlite3_finalize(st);
+    if (fclose(w) != 0 && rc == 0)
+        rc = MCPAGE_ENOMEM;
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    r->pbuf = buf;
+    r->plen = n;
+    return 0;
+}
+
+/* After a message row: its parts, as session_parts rendered them. */
 static int message_parts(render *r, const char *message_id)
 {
-    return render_query(r, "part", &r->parts,
-                        "SELECT * FROM part WHERE message_id = ?1 ORDER BY id", message_id, NULL);
+    long c = sync_idmap_get(&r->part_at, message_id);
+    for (long k = c < 0 ? -1 : r->chains[c].head; k >= 0; k = r->rows[k].next) {
+        size_t len = (size_t)(r->rows[k].to - r->rows[k].from);
+        if (fwrite(r->pbuf + r->rows[k].from, 1, len, r->w) != len)
+            return MCPAGE_ENOMEM;
+        if (ftell(r->w) > SYNC_FOLD_READ_MAX)
+            return MCPAGE_ERANGE;
+    }
+    return 0;
 }
 
 static int opencode_load(const sync_fold_job *job, char **out, size_t *len, char *why,
@@ -207,11 +309,14 @@ static int opencode_load(const sync_fold_job *job, char **out, size_t *len, char
     /* one read transaction: one consistent snapshot of the session */
     if (rc == 0 && (r.db_rc = sqlite3_exec(r.db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
         rc = MCPAGE_EIO;
+    const char *sid = job->row_id ? job->row_id : job->session_id;
+    if (rc == 0)
+        rc = session_parts(&r, sid);
     if (rc == 0)
         rc = render_query(&r, "message", &r.messages,
                           "SELECT * FROM message WHERE session_id = ?1 "
                           "ORDER BY time_created, id",
-                          job->row_id ? job->row_id : job->session_id, message_parts);
+                          sid, message_parts);
     if (rc == MCPAGE_ERANGE) {
         snprintf(why, whylen, "the session's rows pass the %d MiB read limit: skipped",
                  SYNC_FOLD_READ_MAX >> 20);
@@ -225,6 +330,10 @@ static int opencode_load(const sync_fold_job *job, char **out, size_t *len, char
     sqlite3_close(r.db);
     sync_idmap_free(&r.messages);
     sync_idmap_free(&r.parts);
+    sync_idmap_free(&r.part_at);
+    free(r.pbuf);
+    free(r.rows);
+    free(r.chains);
     if (r.w && fclose(r.w) != 0 && rc == 0)
         rc = MCPAGE_ENOMEM;
     if (rc < 0 || n > SYNC_FOLD_READ_MAX) {
