@@ -735,11 +735,7 @@ static int add_runs(finder *fd, const char *dir, const char *path)
                 if (j.tail && !sync_settled(&sb))
                     j.mtime_ns |= 1;
                 if (!j.path || !j.db || !j.home || !j.session_id || !j.cwd) {
-                    free(j.path);
-                    free(j.db);
-                    free(j.home);
-                    free(j.session_id);
-                    free(j.cwd);
+                    sync__fold_job_free(&j);
                     rc = MCPAGE_ENOMEM;
                 } else {
                     rc = sync__fold_jobs_add(fd->js, &j);

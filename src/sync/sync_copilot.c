@@ -445,9 +445,7 @@ static int session_entry(void *ud, const struct dirent *e, char *dir)
     j.cwd = workspace_cwd(at, dir);
     free(dir);
     if (!j.path || !j.session_id) {
-        free(j.path);
-        free(j.session_id);
-        free(j.cwd);
+        sync__fold_job_free(&j);
         return MCPAGE_ENOMEM;
     }
     return sync__fold_jobs_add(at->js, &j);

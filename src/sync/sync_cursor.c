@@ -622,9 +622,7 @@ static int chat_entry(void *ud, const struct dirent *e, char *dir)
         j.mtime_ns = m > j.mtime_ns ? m : j.mtime_ns;
     }
     if (!j.path || !j.db || !j.session_id) {
-        free(j.path);
-        free(j.db);
-        free(j.session_id);
+        sync__fold_job_free(&j);
         return MCPAGE_ENOMEM;
     }
     return sync__fold_jobs_add(at->js, &j);

@@ -287,13 +287,7 @@ static int composer_job(sync_fold_jobs *js, const sync_cursor_ide_as *as, const 
     j.mtime_ns = value_hash(v, n);
     json_decref(h);
     if (!j.path || !j.db || !j.session_id || !j.row_id || !j.home) {
-        free(j.path);
-        free(j.db);
-        free(j.session_id);
-        free(j.row_id);
-        free(j.home);
-        free(j.cwd);
-        free(j.title);
+        sync__fold_job_free(&j);
         return MCPAGE_ENOMEM;
     }
     return sync__fold_jobs_add(js, &j);
@@ -323,9 +317,7 @@ static int add_marker(sync_fold_jobs *js, const sync_cursor_ide_as *as, const ch
     m.inode = inode;
     m.mtime_ns = mtime;
     if (!m.path || !m.db || !m.home) {
-        free(m.path);
-        free(m.db);
-        free(m.home);
+        sync__fold_job_free(&m);
         return MCPAGE_ENOMEM;
     }
     return sync__fold_jobs_add(js, &m);
@@ -540,13 +532,7 @@ static int panel_entry(void *ud, const struct dirent *e, char *dir)
         j.mtime_ns = value_hash((const unsigned char *)dump, strlen(dump));
         free(dump);
         if (!j.path || !j.db || !j.session_id || !j.row_id || !j.home) {
-            free(j.path);
-            free(j.db);
-            free(j.session_id);
-            free(j.row_id);
-            free(j.home);
-            free(j.cwd);
-            free(j.title);
+            sync__fold_job_free(&j);
             rc = MCPAGE_ENOMEM;
             break;
         }

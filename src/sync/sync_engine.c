@@ -1672,11 +1672,7 @@ static int add_file(dwalk *w, const char *path, const struct stat *sb)
     else if (w->project[0])
         j.cwd = sync_dup(w->project);
     if (!j.path || !j.home) {
-        free(j.path);
-        free(j.home);
-        free(j.fallback_id);
-        free(j.parent);
-        free(j.cwd);
+        sync__fold_job_free(&j);
         return MCPAGE_ENOMEM;
     }
     j.size = (int64_t)sb->st_size;

@@ -310,13 +310,7 @@ int sync__desc_db_discover(const sync_desc *d, const char *root, const char *pat
         j.mtime_ns = (int64_t)sqlite3_column_double(st, 6) * 1000 +
                      (int64_t)(text_hash((const char *)changed) & 0xffffffffffffull);
         if (!j.path || !j.db || !j.home || !j.session_id) {
-            free(j.path);
-            free(j.db);
-            free(j.home);
-            free(j.session_id);
-            free(j.parent);
-            free(j.cwd);
-            free(j.title);
+            sync__fold_job_free(&j);
             rc = MCPAGE_ENOMEM;
             break;
         }

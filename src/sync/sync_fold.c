@@ -251,7 +251,7 @@ int sync__fold_parse_line(const sync_fold_format *fmt, sync_fold *f, const char 
 
 /* ---- jobs -------------------------------------------------------------- */
 
-static void job_free(sync_fold_job *j)
+void sync__fold_job_free(sync_fold_job *j)
 {
     free(j->path);
     free(j->home);
@@ -267,11 +267,11 @@ static void job_free(sync_fold_job *j)
 int sync__fold_jobs_add(sync_fold_jobs *js, sync_fold_job *j)
 {
     if (js->n >= FOLD_FILES_MAX) {
-        job_free(j);
+        sync__fold_job_free(j);
         return MCPAGE_ERANGE;
     }
     if (sync_grow((void **)&js->v, &js->cap, js->n, sizeof *js->v, 64) < 0) {
-        job_free(j);
+        sync__fold_job_free(j);
         return MCPAGE_ENOMEM;
     }
     js->v[js->n++] = *j;
@@ -281,7 +281,7 @@ int sync__fold_jobs_add(sync_fold_jobs *js, sync_fold_job *j)
 void sync__fold_jobs_free(sync_fold_jobs *js)
 {
     for (size_t i = 0; i < js->n; i++)
-        job_free(&js->v[i]);
+        sync__fold_job_free(&js->v[i]);
     free(js->v);
     memset(js, 0, sizeof *js);
 }
@@ -1514,7 +1514,7 @@ out:
     for (size_t i = 0; i < js.n; i++) {
         if (kept > 0 && strcmp(js.v[kept - 1].path, js.v[i].path) == 0 &&
             js.v[kept - 1].fmt == js.v[i].fmt) {
-            job_free(&js.v[i]);
+            sync__fold_job_free(&js.v[i]);
             continue;
         }
         js.v[kept++] = js.v[i];
@@ -1537,7 +1537,7 @@ out:
         if (ids.n && fb && !js.v[i].db) {
             snprintf(key, sizeof key, "%p|%s", (const void *)js.v[i].fmt, fb);
             if (sync_idmap_get(&ids, key) >= 0) {
-                job_free(&js.v[i]);
+                sync__fold_job_free(&js.v[i]);
                 continue;
             }
         }

@@ -154,6 +154,8 @@ typedef struct sync_fold_jobs {
 
 /* Takes ownership of the job's strings (freed on failure too). */
 int sync__fold_jobs_add(sync_fold_jobs *js, sync_fold_job *j);
+/* Frees a job's strings (every one it holds: unset ones are NULL). */
+void sync__fold_job_free(sync_fold_job *j);
 void sync__fold_jobs_free(sync_fold_jobs *js);
 
 /* The formats. */

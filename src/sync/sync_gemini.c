@@ -680,9 +680,7 @@ static int add_job(sync_fold_jobs *js, const char *home, char *path, const char 
     j.parent = parent ? sync_short_copy(parent, STORE_ID_MAX) : NULL;
     j.cwd = cwd ? sync_short_copy(cwd, SYNC_PATH_MAX) : NULL;
     if ((parent && !j.parent) || (cwd && !j.cwd)) {
-        free(j.path);
-        free(j.parent);
-        free(j.cwd);
+        sync__fold_job_free(&j);
         return MCPAGE_ENOMEM;
     }
     return sync__fold_jobs_add(js, &j);

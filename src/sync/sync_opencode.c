@@ -758,12 +758,7 @@ static int db_discover(sync_fold_jobs *js, const char *data_dir, sync_report *re
         j.inode = (int64_t)sb.st_ino;
         j.mtime_ns = sqlite3_column_int64(st, 5);
         if (!j.path || !j.db || !j.session_id) {
-            free(j.path);
-            free(j.db);
-            free(j.session_id);
-            free(j.parent);
-            free(j.cwd);
-            free(j.title);
+            sync__fold_job_free(&j);
             rc = MCPAGE_ENOMEM;
             break;
         }
@@ -1166,21 +1161,11 @@ static int tree_session(const tree_src *t, sync_fold_jobs *js, const char *stora
     }
     rec_free(msgs, nm);
     if (!j.path || !j.db || !j.session_id) {
-        free(j.path);
-        free(j.db);
-        free(j.session_id);
-        free(j.cwd);
-        free(j.parent);
-        free(j.title);
+        sync__fold_job_free(&j);
         return MCPAGE_ENOMEM;
     }
     if (sync_idmap_put(t->known, j.session_id, 0) < 0) {
-        free(j.path);
-        free(j.db);
-        free(j.session_id);
-        free(j.cwd);
-        free(j.parent);
-        free(j.title);
+        sync__fold_job_free(&j);
         return MCPAGE_ENOMEM;
     }
     return sync__fold_jobs_add(js, &j);

@@ -869,10 +869,7 @@ static int session_entry(void *ud, const struct dirent *e, char *path)
     j.session_id = sync_dup(id);
     j.cwd = at->cwd ? sync_dup(at->cwd) : NULL;
     if (!j.home || !j.session_id || (at->cwd && !j.cwd)) {
-        free(j.home);
-        free(j.session_id);
-        free(j.cwd);
-        free(path);
+        sync__fold_job_free(&j); /* path with it */
         return MCPAGE_ENOMEM;
     }
     return sync__fold_jobs_add(at->js, &j);
