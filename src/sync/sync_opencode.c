@@ -150,10 +150,10 @@ typedef struct render {
     sync_idmap part_at;
     struct part_row {
         long from, to, next; /* bytes in pbuf; next row of the message or -1 */
-    } *rows;
+    } * rows;
     struct part_chain {
         long head, tail;
-    } *chains;
+    } * chains;
     size_t nrows, rows_cap, nchains, chains_cap;
 } render;
 
@@ -209,9 +209,9 @@ static int chain_row(render *r, const char *message_id, long from, long to)
 {
     long c = sync_idmap_get(&r->part_at, message_id);
     if (c < 0) {
-        if (sync_grow((void **)&r->chains, &r->chains_cap, r->nchains, sizeof *r->chains, 64) <
-                0 ||
-            sync_idmap_put(&r->part_at, message_id, (long)r->nchains) < 0)
+        int grown =
+            sync_grow((void **)&r->chains, &r->chains_cap, r->nchains, sizeof *r->chains, 64);
+        if (grown < 0 || sync_idmap_put(&r->part_at, message_id, (long)r->nchains) < 0)
             return MCPAGE_ENOMEM;
         c = (long)r->nchains++;
         r->chains[c].head = r->chains[c].tail = -1;
