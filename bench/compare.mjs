@@ -42,6 +42,10 @@ const cfg = {
   rare: opt("--rare", "012345"),
   // several words: their AND, ranked by bm25 over all of them
   multi: opt("--multi", "the error"),
+  // identifier parts (issue 34): mcpage finds next_cursor as well as the two words
+  ident: opt("--ident", "next cursor"),
+  // group_by session (issue 34): one row per session holding a match
+  grouped: opt("--grouped", "error"),
 };
 cfg.checkOnly = argv.includes("--check-only");
 for (const k of cfg.checkOnly ? ["mcpage", "db"] : ["mcpage", "client", "db"]) {
@@ -386,8 +390,50 @@ async function checks(total) {
     }
   }
   out.whole_walk = whole;
+  out.words = await wordsCheck(m, pp);
   await Promise.all([m.close(), pp.close(), pc.close()]);
   return out;
+}
+
+// Issue 34's queries: what each server finds for an identifier-part query
+// (mcpage: the parts of identifiers and the words; the peer's FTS5: the
+// words as written; a LIKE of every word, what a peer without an index
+// would do, counted and timed once on the same store), and a grouped first
+// page (the peer groups its FTS5 matches by session in SQL).
+async function wordsCheck(m, pp) {
+  const db = new Database(cfg.db, { readOnly: true });
+  const words = cfg.ident.split(/\s+/).filter(Boolean);
+  const fts = words.map((w) => `"${w.replace(/"/g, '""')}"`).join(" ");
+  const peerFts = db.prepare("SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ?").get(fts).n;
+  const t0 = process.hrtime.bigint();
+  const like = db
+    .prepare(`SELECT count(*) AS n FROM message_text WHERE ${words.map(() => "text LIKE ?").join(" AND ")}`)
+    .get(...words.map((w) => `%${w}%`)).n;
+  const likeMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  db.close();
+  const mi = (await m.tool("search_conversations", { query: cfg.ident, limit: 10 })).result.structuredContent;
+  const pi = JSON.parse((await pp.tool("search_conversations", { query: cfg.ident, limit: 10 })).result.content[0].text);
+  const gargs = { query: cfg.grouped, group_by: "session", limit: 10 };
+  const mg = (await m.tool("search_conversations", gargs)).result.structuredContent;
+  const pg = JSON.parse((await pp.tool("search_conversations", gargs)).result.content[0].text);
+  return {
+    ident: {
+      query: cfg.ident,
+      mcpage_matches: mi.total_matches,
+      peer_fts_matches: peerFts,
+      like_matches: like,
+      like_ms: +likeMs.toFixed(1),
+      first_page: { mcpage: mi.returned, peer: pi.matches.length },
+    },
+    grouped: {
+      query: cfg.grouped,
+      mcpage_sessions: mg.total_matches,
+      mcpage_hits: mg.total_hits,
+      first_page: { mcpage: mg.returned, peer: pg.matches.length },
+      same_sessions: mg.returned === pg.matches.length &&
+        records("mcpage", { structuredContent: mg }, "matches").every((r, i) => r.session_id === pg.matches[i].session_id),
+    },
+  };
 }
 
 // ---- 2. timed runs over stdio ------------------------------------------
@@ -411,6 +457,9 @@ function phases(pages, who) {
     ["search_common", "serial", N.search, call("search_conversations", pages.search_common.args)],
     ["search_rare", "serial", N.search, call("search_conversations", pages.search_rare.args)],
     ["search_multi", "serial", N.search, call("search_conversations", pages.search_multi.args)],
+    ["search_ident", "serial", N.search, call("search_conversations", { query: cfg.ident, limit: 10 })],
+    ["search_grouped", "serial", N.search,
+      call("search_conversations", { query: cfg.grouped, group_by: "session", limit: 10 })],
   );
   const file = path.join(scratch, `phases-${who}.tsv`);
   fs.writeFileSync(file, rows.map((r) => r.join("\t")).join("\n") + "\n");
@@ -608,6 +657,8 @@ for (const who of ["mcpage", "peer"]) {
     "search_common",
     "search_rare",
     "search_multi",
+    "search_ident",
+    "search_grouped",
   ]) {
     const s = phaseStat(who, name, "p50_ms");
     if (s.runs.length) f[`${name}_p50_ms`] = s;
@@ -734,6 +785,8 @@ rows.push(
 row(`search_conversations "${cfg.common}" first page of 10, p50 (ms)`, "search_common_p50_ms", 3, "lower");
 row(`search_conversations "${cfg.rare}" first page of 10, p50 (ms)`, "search_rare_p50_ms", 3, "lower");
 row(`search_conversations "${cfg.multi}" first page of 10, p50 (ms)`, "search_multi_p50_ms", 3, "lower");
+row(`search_conversations "${cfg.ident}" (identifier parts) first page of 10, p50 (ms)`, "search_ident_p50_ms", 3, "lower");
+row(`search_conversations "${cfg.grouped}" group_by session, first page of 10, p50 (ms)`, "search_grouped_p50_ms", 3, "lower");
 row("Streamable HTTP, 16 sessions, list_sessions limit 5 (calls/s)", "http16_rps", 0, "higher");
 row("Streamable HTTP, 16 sessions, latency p50 (ms)", "http16_p50_ms", 2, "lower");
 row("Streamable HTTP, 16 sessions, latency p99 (ms)", "http16_p99_ms", 2, "lower");
@@ -826,6 +879,8 @@ ${["search_common_page3", "search_rare_page3", "search_multi_page3"]
   .filter((k) => pages[k])
   .map((k) => `${k}: mcpage by cursor, the peer at offset ${pages[k].offset}; same records: ${pages[k].same_records ? "yes" : "NO"}.`)
   .join("\n")}
+${pages.words ? `Identifier parts: "${pages.words.ident.query}" finds ${fmt(pages.words.ident.mcpage_matches)} messages in mcpage (the words, and identifiers holding them as parts: next_cursor), ${fmt(pages.words.ident.peer_fts_matches)} through the peer's FTS5 (the words as written), ${fmt(pages.words.ident.like_matches)} by a LIKE of each word over every text (${fmt(pages.words.ident.like_ms, 1)} ms, once).
+Grouped: "${pages.words.grouped.query}" group_by session: ${fmt(pages.words.grouped.mcpage_sessions)} sessions holding ${fmt(pages.words.grouped.mcpage_hits)} matches; the first page's sessions the same as the peer's SQL GROUP BY: ${pages.words.grouped.same_sessions ? "yes" : "NO"}.` : ""}
 ${pages.search_common_offset ? `search_common_offset: both at offset ${pages.search_common_offset.offset}; same records: ${pages.search_common_offset.same_records ? "yes" : "NO"}.` : ""}
 
 ## What each host shows the model, per page

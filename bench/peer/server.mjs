@@ -91,16 +91,26 @@ function listSessions(args) {
     "LEFT JOIN projects p ON p.id = s.project_id" +
     (where.length ? ` WHERE ${where.join(" AND ")}` : "") +
     ` ORDER BY s.started_at ${dir}, s.session_id ${dir} LIMIT ? OFFSET ?`;
-  const rows = prepared(sql).all(...params, args.limit + 1, args.offset);
+  return windowPage("sessions", prepared(sql).all(...params, args.limit + 1, args.offset), args);
+}
+
+// A page under `key` from the statement's rows past the window's offset
+// (one more than the limit, to learn whether the walk goes on).
+function windowPage(key, rows, args) {
   const hasMore = rows.length > args.limit;
-  const sessions = rows.slice(0, args.limit);
+  const page = rows.slice(0, args.limit);
   return {
-    sessions,
+    [key]: page,
     offset: args.offset,
     limit: args.limit,
     has_more: hasMore,
-    next_offset: hasMore ? args.offset + sessions.length : null,
+    next_offset: hasMore ? args.offset + page.length : null,
   };
+}
+
+// A page of matches of the statement (its last parameters: the window and the query).
+function matchPage(sql, params, fts, args) {
+  return windowPage("matches", prepared(sql).all(...params, args.limit + 1, args.offset, fts), args);
 }
 
 function searchConversations(args) {
@@ -123,6 +133,7 @@ function searchConversations(args) {
       params.push(args[arg]);
     }
   }
+  if (args.group_by === "session") return searchBySession(where, params, fts, args);
   // The page is chosen first and snippets are made for its rows only: a
   // snippet in the same SELECT would be computed for every match before
   // the sort.
@@ -134,16 +145,29 @@ function searchConversations(args) {
     "SELECT message_id, session_id, project, role, timestamp, (SELECT snippet(messages_fts, 0, " +
     "'[', ']', '…', 24) FROM messages_fts WHERE messages_fts MATCH ? AND messages_fts.rowid = " +
     "page.message_id) AS snippet FROM page ORDER BY r, message_id";
-  const rows = prepared(sql).all(...params, args.limit + 1, args.offset, fts);
-  const hasMore = rows.length > args.limit;
-  const matches = rows.slice(0, args.limit);
-  return {
-    matches,
-    offset: args.offset,
-    limit: args.limit,
-    has_more: hasMore,
-    next_offset: hasMore ? args.offset + matches.length : null,
-  };
+  return matchPage(sql, params, fts, args);
+}
+
+// group_by "session" as one would write it over FTS5: every match grouped
+// by session (its best ranked match, hit count, first and last match),
+// sessions by their best rank, the snippet made for the page's rows only.
+function searchBySession(where, params, fts, args) {
+  const sql =
+    "WITH hits AS (SELECT m.message_id, m.sid, m.ordinal, messages_fts.rank AS r FROM messages_fts " +
+    "JOIN messages m ON m.message_id = messages_fts.rowid JOIN sessions s ON s.sid = m.sid " +
+    `WHERE ${where.join(" AND ")}), ` +
+    "best AS (SELECT sid, min(r) AS r, count(*) AS hits, min(ordinal) AS fo, max(ordinal) AS lo " +
+    "FROM hits GROUP BY sid), " +
+    "page AS (SELECT b.sid, b.r, b.hits, b.fo, b.lo, (SELECT h.message_id FROM hits h WHERE h.sid = b.sid " +
+    "ORDER BY h.r, h.message_id LIMIT 1) AS message_id FROM best b ORDER BY b.r, b.sid LIMIT ? OFFSET ?) " +
+    "SELECT page.message_id, s.session_id, p.name AS project, m.role, m.timestamp, page.hits, " +
+    "(SELECT message_id FROM messages WHERE sid = page.sid AND ordinal = page.fo) AS first_message_id, " +
+    "(SELECT message_id FROM messages WHERE sid = page.sid AND ordinal = page.lo) AS last_message_id, " +
+    "(SELECT snippet(messages_fts, 0, '[', ']', '…', 24) FROM messages_fts WHERE messages_fts MATCH ? " +
+    "AND messages_fts.rowid = page.message_id) AS snippet FROM page JOIN messages m ON " +
+    "m.message_id = page.message_id JOIN sessions s ON s.sid = page.sid LEFT JOIN projects p ON " +
+    "p.id = s.project_id ORDER BY page.r, page.sid";
+  return matchPage(sql, params, fts, args);
 }
 
 const date = z
@@ -189,6 +213,7 @@ function makeServer() {
         before: date.optional(),
         limit: z.number().int().min(1).max(50).default(10),
         offset: z.number().int().min(0).default(0),
+        group_by: z.enum(["message", "session"]).default("message"),
       },
       annotations: { readOnlyHint: true },
     },

@@ -31,7 +31,7 @@ try {
     "--codex-home", path.join(src, "examples/archive/codex")]);
   const out = execFileSync(node22, [path.join(src, "bench/compare.mjs"), "--check-only",
     "--mcpage", bin, "--db", db, "--common", "the", "--rare", "sqlite3_open_v2",
-    "--multi", "the to"],
+    "--multi", "the to", "--ident", "open v2", "--grouped", "error"],
   { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   const { archive, pages } = JSON.parse(out);
   assert.equal(archive.sessions, 45, "the sample archive has 45 sessions");
@@ -48,6 +48,15 @@ try {
     assert.ok(pages[name].records.mcpage > 0, `${name}: mcpage returned records`);
     assert.equal(pages[name].same_records, true, `${name}: same records in the same order`);
   }
+  // issue 34's rows: identifier parts (sqlite3_open_v2 holds open and v2)
+  // and a grouped page, on the same store
+  const w = pages.words;
+  assert.equal(w.ident.mcpage_matches, 42, "open v2: the messages holding sqlite3_open_v2 or both words");
+  assert.equal(w.ident.like_matches, 42, "open v2: a LIKE of both words finds the same 42");
+  assert.equal(w.ident.peer_fts_matches, 0, "open v2: the words as written are in no message");
+  assert.equal(w.grouped.first_page.mcpage, 10);
+  assert.equal(w.grouped.same_sessions, true, "error by session: the peer's GROUP BY gives the same sessions");
+  assert.ok(w.grouped.mcpage_hits > w.grouped.mcpage_sessions, "more matches than sessions");
   assert.equal(pages.list_first.records.mcpage, 20);
   assert.equal(pages.list_last_offset.args.offset, 25);
   assert.ok(pages.list_last_cursor.pages_walked >= 3, "the cursor walk took several pages");
