@@ -43,6 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/sqlite/sqlite_internal.h"
+
 /* Longest reply line or HTTP body the client accepts. */
 #define LINE_MAX_BYTES (64u << 20)
 /* Longest request template. */
@@ -401,7 +403,9 @@ static int cmd_sql(const char *db_path, long count, const char *sql)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
+    /* mcpage's texts are read through mcpage_text (the view message_text) */
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        store_sqlite_text_register(db) != 0 ||
         sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         fprintf(stderr, "bench_mcp sql: %s\n", db ? sqlite3_errmsg(db) : "cannot open");
         sqlite3_close(db);

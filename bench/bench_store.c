@@ -457,6 +457,7 @@ static int sql_runs(const char *file, int count, const char *sql)
     sqlite3_stmt *st = NULL;
     int64_t nhit = -1; /* mcpage_bm25 counts each phrase's rows itself */
     if (sqlite3_open_v2(file, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        store_sqlite_text_register(db) != 0 ||
         store_sqlite_snippet_register(db, &nhit, NULL) != 0 ||
         sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         fprintf(stderr, "bench_store sql: %s\n", db ? sqlite3_errmsg(db) : "out of memory");

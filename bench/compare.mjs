@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
+import { registerStoreText } from "./peer/store_text.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, "..");
@@ -401,7 +402,7 @@ async function checks(total) {
 // would do, counted and timed once on the same store), and a grouped first
 // page (the peer groups its FTS5 matches by session in SQL).
 async function wordsCheck(m, pp) {
-  const db = new Database(cfg.db, { readOnly: true });
+  const db = registerStoreText(new Database(cfg.db, { readOnly: true }));
   const words = cfg.ident.split(/\s+/).filter(Boolean);
   const fts = words.map((w) => `"${w.replace(/"/g, '""')}"`).join(" ");
   const peerFts = db.prepare("SELECT count(*) AS n FROM messages_fts WHERE messages_fts MATCH ?").get(fts).n;

@@ -18,6 +18,7 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { registerStoreText } from "./store_text.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, "../../tests/node/package.json"));
@@ -40,6 +41,7 @@ if (!dbPath) {
   process.exit(2);
 }
 const db = new DatabaseSync(dbPath, { readOnly: true });
+registerStoreText(db); // snippet() reads the texts through mcpage's view
 const pretty = (process.env.PEER_JSON || "pretty") !== "compact";
 const toText = (obj) => (pretty ? JSON.stringify(obj, null, 2) : JSON.stringify(obj));
 

@@ -142,12 +142,14 @@ static int run_window(mcpage_call *call, tools_ctx *ctx, const json_t *args, mcp
     walk_state ws = {pg};
     int64_t total = 0;
     rc = transcript_walk_ex(s, &ses, w->start_line, on_total, on_line, &ws, &total);
-    tools_store_put(ctx, s);
-    if (rc < 0) {
+    if (rc < 0) { /* the store's message says what failed (a damaged text: issue 35) */
         mcpage_lines_abort(pg);
         store_session_clear(&ses);
-        return tools_store_error(res, NULL, rc, "the transcript");
+        rc = tools_store_error(res, s, rc, "the transcript");
+        tools_store_put(ctx, s);
+        return rc;
     }
+    tools_store_put(ctx, s);
     rc = mcpage_lines_finish(pg, res);
     if (rc == 0 && !mcpage_result_is_error(res))
         rc = tools_session_link(res, &ses);

@@ -156,9 +156,12 @@ int transcript_walk_ex(store *s, const store_session *ses, int64_t start_line,
     int64_t from_ord = tl.ordinal[first];
     int64_t local = start_line > first_start ? start_line - first_start : 0;
     store_text_lines_free(&tl);
+    /* a page shows a few messages: the first reads are small (each text
+     * read is decoded, issue 35), later ones grow to TRANSCRIPT_BATCH */
+    int64_t batch = TRANSCRIPT_BATCH_FIRST;
     while (rc == 0) {
         store_messages ms;
-        rc = store_messages_from(s, ses->session_id, from_ord, TRANSCRIPT_BATCH, &ms);
+        rc = store_messages_from(s, ses->session_id, from_ord, batch, &ms);
         if (rc < 0)
             return rc;
         for (size_t i = 0; i < ms.count && rc == 0; i++) {
@@ -169,8 +172,9 @@ int transcript_walk_ex(store *s, const store_session *ses, int64_t start_line,
         if (got)
             from_ord = ms.rows[got - 1].ordinal + 1;
         store_messages_free(&ms);
-        if (got < TRANSCRIPT_BATCH)
+        if ((int64_t)got < batch)
             break;
+        batch = batch * 4 < TRANSCRIPT_BATCH ? batch * 4 : TRANSCRIPT_BATCH;
     }
     return rc < 0 ? rc : 0;
 }

@@ -26,7 +26,8 @@
 /* Lines before the first message. */
 #define TRANSCRIPT_HEAD_LINES 2
 /* Messages fetched per store call while rendering. */
-#define TRANSCRIPT_BATCH 200
+#define TRANSCRIPT_BATCH       200
+#define TRANSCRIPT_BATCH_FIRST 16 /* the first read of a walk; each next one 4x, up to 200 */
 /*
  * Largest whole document rendered in memory (resources/read): a session
  * longer than this is cut at a line and ends with a note naming where the

@@ -100,7 +100,7 @@ EOF
 ids "$tmp/a.db" > "$tmp/all.ids"
 missing=$(comm -23 "$tmp/base.ids" "$tmp/all.ids")
 [ -z "$missing" ] || fail "sample sessions not archived: $missing"
-n=$(sqlite3 "$tmp/a.db" "SELECT count(*) FROM message_text WHERE text LIKE '%SECRET-OUTSIDE%'")
+n=$(sqlite3 "$tmp/a.db" "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '\"SECRET-OUTSIDE\"'")
 [ "$n" = 0 ] || fail "a file outside the homes was archived"
 if grep -q $'\x1b' "$tmp/err.txt" "$tmp/out.json"; then fail "a raw escape byte was printed"; fi
 

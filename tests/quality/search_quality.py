@@ -10,6 +10,8 @@ floor in queries.json.
                                             [--json FILE] [--keep DIR]
 """
 import argparse
+import ctypes
+import ctypes.util
 import json
 import os
 import re
@@ -34,10 +36,29 @@ def sync(binary, db, store, home):
     subprocess.run(args, check=True)
 
 
+def mcpage_text(message_id, codec, stored):
+    """The SQLite store's text decoder (src/store/sqlite/sqlite_text.c), for
+    this connection: codec 0 is the text, 1 one zstd frame (libzstd)."""
+    if codec == 0:
+        return stored
+    zstd = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+    zstd.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+    zstd.ZSTD_decompress.restype = ctypes.c_size_t
+    size = zstd.ZSTD_getFrameContentSize(stored, ctypes.c_size_t(len(stored)))
+    if size >= 1 << 40:
+        raise ValueError("message %d: not a zstd frame" % message_id)
+    out = ctypes.create_string_buffer(max(size, 1))
+    got = zstd.ZSTD_decompress(out, ctypes.c_size_t(size), stored, ctypes.c_size_t(len(stored)))
+    if got != size:
+        raise ValueError("message %d: damaged frame" % message_id)
+    return out.raw[:size].decode("utf-8")
+
+
 def texts(binary, db, store):
     """Every message's id, role and text (read through the tools: either backend)."""
     if store is None:
         con = sqlite3.connect(db)
+        con.create_function("mcpage_text", 3, mcpage_text)
         rows = con.execute("SELECT m.message_id, m.role, t.text FROM messages m "
                            "JOIN message_text t USING(message_id) ORDER BY 1").fetchall()
         con.close()

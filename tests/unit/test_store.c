@@ -537,6 +537,43 @@ static int64_t file_int(const char *path, const char *sql)
     return n;
 }
 
+/*
+ * Makes an SQLite store's message text as schema version 12 kept it: the
+ * table message_text of plain texts with its triggers, no message_body,
+ * view or packing state (a stock connection that can decode).
+ */
+static void text_as_version_12(sqlite3 *db)
+{
+    assert_int_equal(store_sqlite_text_register(db), 0);
+    char *err = NULL;
+    int rc = sqlite3_exec(
+        db,
+        "CREATE TABLE message_plain AS SELECT message_id, text FROM message_text;"
+        "DROP VIEW message_text;"
+        "DROP TABLE message_body;" /* and its triggers */
+        "CREATE TABLE message_text(message_id INTEGER PRIMARY KEY, text TEXT NOT NULL);"
+        "INSERT INTO message_text SELECT message_id, text FROM message_plain ORDER BY 1;"
+        "DROP TABLE message_plain;"
+        "CREATE TRIGGER message_text_ad AFTER DELETE ON message_text BEGIN"
+        "  INSERT INTO messages_fts(messages_fts, rowid, text)"
+        "  VALUES('delete', old.message_id, old.text); END;"
+        "CREATE TRIGGER message_text_au AFTER UPDATE OF text ON message_text BEGIN"
+        "  INSERT INTO messages_fts(messages_fts, rowid, text)"
+        "  VALUES('delete', old.message_id, old.text);"
+        "  INSERT INTO messages_fts(rowid, text) VALUES(new.message_id, new.text); END;"
+        "CREATE TRIGGER IF NOT EXISTS message_tokmap_ad AFTER DELETE ON message_text BEGIN"
+        "  DELETE FROM message_tokmap WHERE message_id = old.message_id;"
+        "  UPDATE meta SET value = value + 1 WHERE key = 'text_deletes'; END;"
+        "CREATE TRIGGER IF NOT EXISTS message_tokmap_au AFTER UPDATE OF text ON message_text BEGIN"
+        "  DELETE FROM message_tokmap WHERE message_id = old.message_id;"
+        "  UPDATE meta SET value = value + 1 WHERE key = 'text_deletes'; END;"
+        "DELETE FROM meta WHERE key IN ('text_pack_at', 'text_pack_until');"
+        "DELETE FROM schema_version WHERE version >= 13;",
+        NULL, NULL, &err);
+    if (rc != SQLITE_OK)
+        fail_msg("%s", err);
+}
+
 /* Drops the store's token maps (and what later versions added) as a
  * store of schema version 3, then
  * opens it for writing: the migration maps every text again. */
@@ -546,6 +583,7 @@ static void remap_tokens(fixture *f)
     f->s = NULL;
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    text_as_version_12(db);
     assert_int_equal(
         sqlite3_exec(db,
                      "DROP TABLE message_tokmap; DROP TRIGGER message_tokmap_ad; "
@@ -815,6 +853,7 @@ static void old_stores_are_indexed_again(void **state)
     } else {
         sqlite3 *db = NULL; /* a stock connection: the built-in unicode61 */
         assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+        assert_int_equal(store_sqlite_text_register(db), 0); /* the texts are read decoded */
         assert_int_equal(sqlite3_exec(db,
                                       "INSERT INTO messages_fts(messages_fts) VALUES('rebuild');"
                                       "DELETE FROM schema_version WHERE version >= 6;",
@@ -2165,6 +2204,167 @@ static void raw_chunks_are_compressed(void **state)
     free(src);
 }
 
+/* The texts of text_pack_session: lines of a log (compressible), a few
+ * short ones (kept plain), and a token only message k has. */
+static char *packed_text(int k)
+{
+    size_t lines = k % 5 == 0 ? 1 : 40 + (size_t)k * 7;
+    char *t = malloc(lines * 64 + 64);
+    size_t n = 0;
+    for (size_t i = 0; i < lines; i++)
+        n += (size_t)sprintf(t + n, "line %06zu: INFO handled in %zu ms path=/p?page=%zu\n", i,
+                             i % 97, i);
+    sprintf(t + n, "only%dword", k);
+    return t;
+}
+
+/* Every text of the session reads as written: by id, in order, and by a
+ * search for the token only it has (its snippet ends in that token). */
+static void packed_texts_read_back(store *s, const int64_t *ids, int count)
+{
+    for (int k = 0; k < count; k++) {
+        char *want = packed_text(k);
+        store_message m;
+        assert_int_equal(store_message_get(s, ids[k], &m), 0);
+        assert_string_equal(m.text, want);
+        store_message_clear(&m);
+        char q[32];
+        snprintf(q, sizeof q, "only%dword", k);
+        store_search_filter sf = {.query = q};
+        store_page pg = {.limit = 5};
+        store_hits r;
+        assert_int_equal(store_search(s, &sf, &pg, &r), 0);
+        assert_int_equal(r.count, 1);
+        assert_int_equal(r.rows[0].message_id, ids[k]);
+        assert_non_null(strstr(r.rows[0].snippet, STORE_HIT_OPEN "only"));
+        store_hits_free(&r);
+        free(want);
+    }
+    store_messages l;
+    assert_int_equal(store_messages_from(s, "text-z", 0, 1000, &l), 0);
+    assert_int_equal(l.count, (size_t)count);
+    for (int k = 0; k < count; k++) {
+        char *want = packed_text(k);
+        assert_string_equal(l.rows[k].text, want);
+        free(want);
+    }
+    store_messages_free(&l);
+}
+
+/*
+ * Message texts are kept compressed (SQLite, schema 13) and read back as
+ * written by every reader; a damaged one is a named error, never other
+ * text, and the others still read; a store of schema 12 (plain texts in
+ * table message_text) is migrated, its texts compressed by store_tidy,
+ * which can be stopped between batches and goes on from there.
+ */
+static void message_texts_are_compressed(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    enum { COUNT = 120 };
+    int64_t ids[COUNT];
+    put_session(f->s, "text-z");
+    assert_int_equal(store_begin(f->s), 0);
+    for (int k = 0; k < COUNT; k++) {
+        char *t = packed_text(k);
+        store_message msg = {
+            .session_id = "text-z", .ordinal = k, .role = "tool", .text = t, .line_no = k + 1};
+        assert_int_equal(store_message_add(f->s, &msg, &ids[k]), 0);
+        free(t);
+    }
+    assert_int_equal(store_commit(f->s), 0);
+    const char *in_z = "message_id IN (SELECT message_id FROM messages WHERE sid = (SELECT sid "
+                       "FROM sessions WHERE session_id = 'text-z'))";
+    char q[512];
+    snprintf(q, sizeof q, "SELECT count(*) FROM message_body WHERE codec = 1 AND %s", in_z);
+    assert_int_equal(raw_num(f->db, q), COUNT - COUNT / 5); /* the one-line texts stay plain */
+    packed_texts_read_back(f->s, ids, COUNT);
+
+    /* one byte of a frame changed: that message fails, named; others read */
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "UPDATE message_body SET text = substr(text, 1, 30) || CASE WHEN substr(text, 31, 1) "
+             "= x'00' THEN x'01' ELSE x'00' END || substr(text, 32) WHERE message_id = %lld",
+             (long long)ids[7]);
+    raw_sql(f->db, sql, sql);
+    store_message m;
+    assert_int_equal(store_message_get(f->s, ids[7], &m), MCPAGE_ESTORE);
+    snprintf(q, sizeof q, "message text damaged: message %lld (codec 1,", (long long)ids[7]);
+    assert_non_null(strstr(store_errmsg(f->s), q));
+    assert_non_null(strstr(store_errmsg(f->s), "mcpage sync --rebuild"));
+    store_search_filter sf = {.query = "only7word"};
+    store_page pg = {.limit = 5};
+    store_hits r;
+    assert_int_equal(store_search(f->s, &sf, &pg, &r), MCPAGE_ESTORE);
+    assert_non_null(strstr(store_errmsg(f->s), q));
+    assert_int_equal(store_message_get(f->s, ids[8], &m), 0);
+    store_message_clear(&m);
+    /* an unknown codec likewise */
+    snprintf(sql, sizeof sql, "UPDATE message_body SET codec = 9 WHERE message_id = %lld",
+             (long long)ids[8]);
+    raw_sql(f->db, sql, sql);
+    assert_int_equal(store_message_get(f->s, ids[8], &m), MCPAGE_ESTORE);
+    assert_non_null(strstr(store_errmsg(f->s), "unknown codec"));
+    /* a session stored again drops its texts (the delete trigger decodes
+     * them for FTS5): put them back whole */
+    store_close(f->s);
+    f->s = NULL;
+    snprintf(sql, sizeof sql,
+             "UPDATE message_body SET codec = 0, text = 'x' WHERE message_id IN (%lld, %lld)",
+             (long long)ids[7], (long long)ids[8]);
+    raw_sql(f->db, sql, sql);
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_session_reset(f->s, "text-z"), 0);
+    for (int k = 0; k < COUNT; k++) {
+        char *t = packed_text(k);
+        store_message msg = {.session_id = "text-z",
+                             .ordinal = k,
+                             .role = "tool",
+                             .text = t,
+                             .line_no = k + 1,
+                             .message_id = ids[k]};
+        assert_int_equal(store_message_add(f->s, &msg, &ids[k]), 0);
+        free(t);
+    }
+    assert_int_equal(store_commit(f->s), 0);
+    packed_texts_read_back(f->s, ids, COUNT);
+
+    /* the store as schema 12 kept it: plain texts, migrated when opened */
+    store_close(f->s);
+    f->s = NULL;
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    text_as_version_12(db);
+    sqlite3_close(db);
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+    snprintf(q, sizeof q, "SELECT count(*) FROM message_body WHERE codec = 0 AND %s", in_z);
+    assert_int_equal(raw_num(f->db, q), COUNT);
+    packed_texts_read_back(f->s, ids, COUNT);
+    /* stopped after a batch or a few: some compressed, all readable */
+    int64_t left = COUNT;
+    for (int tries = 0; tries < 200 && left == COUNT; tries++) {
+        int calls[2] = {0, 1 + tries / 4};
+        store_budget_set(f->s, 0, stop_after, calls);
+        assert_int_equal(store_tidy(f->s), MCPAGE_ECANCELED);
+        store_budget_clear(f->s);
+        left = raw_num(f->db, q);
+    }
+    if (!(left > COUNT / 5 && left < COUNT))
+        fail_msg("left %lld, pack at %lld", (long long)left,
+                 (long long)raw_num(f->db, "SELECT value FROM meta WHERE key = 'text_pack_at'"));
+    packed_texts_read_back(f->s, ids, COUNT);
+    /* the next tidy goes on and finishes; a tidy after it does nothing */
+    assert_int_equal(store_tidy(f->s), 0);
+    assert_int_equal(raw_num(f->db, q), COUNT / 5);
+    packed_texts_read_back(f->s, ids, COUNT);
+    assert_int_equal(store_tidy(f->s), 0);
+}
+
 static void activity_buckets(void **state)
 {
     fixture *f = *state;
@@ -2681,6 +2881,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(generation_moves_with_changes_only, setup, teardown),
         cmocka_unit_test_setup_teardown(transcript_raw_and_summary, setup, teardown),
         cmocka_unit_test_setup_teardown(raw_chunks_are_compressed, setup, teardown),
+        cmocka_unit_test_setup_teardown(message_texts_are_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(same_named_projects_stay_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),

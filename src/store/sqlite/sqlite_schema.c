@@ -20,6 +20,20 @@
 
 #include "store/sqlite/sqlite_internal.h"
 
+/* Version 13's new tables, view and trigger (below). */
+#define SQ_TEXT_STEP 13
+#define SQ_TEXT_BODY                                                                               \
+    "DROP TRIGGER IF EXISTS message_text_ad;"                                                      \
+    "DROP TRIGGER IF EXISTS message_text_au;"                                                      \
+    "DROP TRIGGER IF EXISTS message_tokmap_au;"                                                    \
+    "ALTER TABLE message_text RENAME TO message_body;"                                             \
+    "ALTER TABLE message_body ADD COLUMN codec INTEGER NOT NULL DEFAULT 0;"                        \
+    "CREATE VIEW message_text(message_id, text) AS SELECT message_id, "                            \
+    "  mcpage_text(message_id, codec, text) FROM message_body;"                                    \
+    "CREATE TRIGGER message_body_ad AFTER DELETE ON message_body BEGIN"                            \
+    "  INSERT INTO messages_fts(messages_fts, rowid, text)"                                        \
+    "  VALUES('delete', old.message_id, mcpage_text(old.message_id, old.codec, old.text)); END;"
+
 static const char *const migrations[] = {
     /* version 1 */
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
@@ -272,6 +286,21 @@ static const char *const migrations[] = {
      * continues one gives it its owner. */
     "ALTER TABLE sessions ADD COLUMN owner TEXT;" /* SQ_OWNER_ALTER */
     "CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner, started_at, session_id);",
+    /* version 13: message text compressed (issue 35, sqlite_text.c): the
+     * table becomes message_body, whose rows say how their text is kept
+     * (codec 0 plain, every row so far, or 1 one zstd frame), and
+     * message_text is a view that decodes through mcpage_text(): FTS5's
+     * external content, by the name it has always had, and every reader's.
+     * FTS5's index is not touched. The delete trigger gives FTS5 the
+     * decoded old text (message_tokmap_ad moves with the table); texts are
+     * never updated but by the tidy that compresses them, whose words and
+     * token map do not change (no update triggers). The
+     * rows already stored are compressed after the next sync (store_tidy:
+     * store_sqlite__text_pack), from meta text_pack_at to text_pack_until. */
+    SQ_TEXT_BODY /* skipped where message_body is there already */
+    "INSERT OR REPLACE INTO meta VALUES('text_pack_at', 0);"
+    "INSERT OR REPLACE INTO meta SELECT 'text_pack_until', coalesce(max(message_id), 0) "
+    "  FROM message_body;",
 };
 
 /* The step that indexes every text again (version 6), and how often it
@@ -338,6 +367,9 @@ static int run_step(sqlite3 *db, int version, char **msg)
     if (version + 1 == SQ_OWNER_STEP && strncmp(sql, SQ_OWNER_ALTER, strlen(SQ_OWNER_ALTER)) == 0 &&
         has_column(db, "SELECT 1 FROM pragma_table_info('sessions') WHERE name = 'owner'"))
         sql += strlen(SQ_OWNER_ALTER);
+    if (version + 1 == SQ_TEXT_STEP && strncmp(sql, SQ_TEXT_BODY, strlen(SQ_TEXT_BODY)) == 0 &&
+        has_column(db, "SELECT 1 FROM pragma_table_info('message_body') WHERE name = 'codec'"))
+        sql += strlen(SQ_TEXT_BODY);
     if (version + 1 != SQ_REINDEX_STEP)
         return sqlite3_exec(db, sql, NULL, NULL, msg);
     step_progress p = {.began_us = store_now_us()};

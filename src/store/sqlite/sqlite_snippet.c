@@ -235,17 +235,49 @@ static int snip_window_read(const Fts5ExtensionApi *api, Fts5Context *fts, snip_
         unsigned char e[4] = {0};
         int rc = k > 0 ? sqlite3_blob_read(b, e, 4, (k - 1) * 4) : SQLITE_OK;
         sqlite3_blob_close(b);
+        b = NULL;
         if (rc != SQLITE_OK)
             return 0;
         from = k > 0 ? le32(e) : 0;
     }
-    if (sqlite3_blob_open(sc->db, "main", "message_text", "text", id, 0, &b) != SQLITE_OK) {
-        sqlite3_blob_close(b);
+    /* A plain text is read by window from its row; a compressed one is
+     * decoded whole (message_text, sqlite_text.c) and only its window
+     * tokenized. */
+    sqlite3_stmt *st = NULL;
+    const unsigned char *whole = NULL;
+    int total = 0, ok = 0;
+    if (sqlite3_prepare_v2(sc->db, "SELECT codec FROM message_body WHERE message_id = ?", -1, &st,
+                           NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
         return 0;
     }
-    int total = sqlite3_blob_bytes(b), ok = 0;
+    sqlite3_bind_int64(st, 1, id);
+    int plain = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 0;
+    sqlite3_finalize(st);
+    st = NULL;
+    if (plain) {
+        if (sqlite3_blob_open(sc->db, "main", "message_body", "text", id, 0, &b) != SQLITE_OK) {
+            sqlite3_blob_close(b);
+            return 0;
+        }
+        total = sqlite3_blob_bytes(b);
+    } else {
+        if (sqlite3_prepare_v2(sc->db, "SELECT text FROM message_text WHERE message_id = ?", -1,
+                               &st, NULL) != SQLITE_OK) {
+            sqlite3_finalize(st);
+            return 0;
+        }
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) != SQLITE_ROW) {
+            sqlite3_finalize(st); /* a damaged row: the whole-text path says so */
+            return 0;
+        }
+        whole = sqlite3_column_text(st, 0);
+        total = sqlite3_column_bytes(st, 0);
+    }
     if (from > (uint32_t)total) {
         sqlite3_blob_close(b);
+        sqlite3_finalize(st);
         return 0;
     }
     int left = total - (int)from, len = left < SNIP_CHUNK ? left : SNIP_CHUNK;
@@ -254,7 +286,9 @@ static int snip_window_read(const Fts5ExtensionApi *api, Fts5Context *fts, snip_
         if (p == NULL)
             break;
         *buf = p;
-        if (sqlite3_blob_read(b, p, len, (int)from) != SQLITE_OK)
+        if (whole)
+            memcpy(p, whole + from, (size_t)len);
+        else if (sqlite3_blob_read(b, p, len, (int)from) != SQLITE_OK)
             break;
         /* Cut after the last ASCII separator unless this is the end of
          * the text: the tokens before it are the whole text's tokens. */
@@ -275,6 +309,7 @@ static int snip_window_read(const Fts5ExtensionApi *api, Fts5Context *fts, snip_
         len = left / 4 < len ? left : len * 4;
     }
     sqlite3_blob_close(b);
+    sqlite3_finalize(st);
     return ok;
 }
 
@@ -321,7 +356,13 @@ static void snippet_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_co
     if (rc != SQLITE_OK && rc != SQLITE_DONE) {
         sqlite3_free(part);
         sqlite3_free(in);
-        sqlite3_result_error_code(ctx, rc);
+        /* a text that does not decode says which (mcpage_text's message) */
+        snip_conn *sc = api->xUserData(fts);
+        const char *msg = sqlite3_errmsg(sc->db);
+        if (strncmp(msg, SQ_TEXT_DAMAGED, strlen(SQ_TEXT_DAMAGED)) == 0)
+            sqlite3_result_error(ctx, msg, -1);
+        else
+            sqlite3_result_error_code(ctx, rc);
         return;
     }
     sqlite3_str *out = sqlite3_str_new(NULL);

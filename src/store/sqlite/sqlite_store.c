@@ -59,6 +59,10 @@ static int sq_fail(store *s, int status, const char *what)
     }
     if (code == SQLITE_READONLY)
         return store_sqlite__readonly(s, c->path, s->writable);
+    /* one row whose text does not decode (mcpage_text, sqlite_text.c): the
+     * store, not the query, and said as such, even under a search */
+    if (strncmp(sqlite3_errmsg(c->db), SQ_TEXT_DAMAGED, strlen(SQ_TEXT_DAMAGED)) == 0)
+        return store_fail(s, MCPAGE_ESTORE, "%s", sqlite3_errmsg(c->db));
     if (code == SQLITE_FULL) /* SQLite rolled the transaction back: what it held is not kept */
         return store_fail(s, MCPAGE_ESTORE,
                           "disk full: no room left for %s (%s); what was committed before "
@@ -484,6 +488,11 @@ int store_sqlite_open(store *s, const char *path, int flags)
     sqlite3_extended_result_codes(c->db, 0);
     sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, s);
     c->rank_nhit = -1;
+    if (store_sqlite_text_register(c->db) < 0) { /* every read of message text needs it */
+        rc = store_fail(s, MCPAGE_ENOMEM, "cannot register mcpage_text on %s: %s", path,
+                        sqlite3_errmsg(c->db));
+        goto fail;
+    }
     c->own_snippet = store_sqlite_snippet_register(c->db, &c->rank_nhit, &c->snip) == 0;
     /* impact lists walk FTS5 without statement steps: they ask the budget themselves */
     if (c->own_snippet && store_sqlite__impact_budget(c->db, sq_progress, s) < 0)

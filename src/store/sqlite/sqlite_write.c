@@ -209,7 +209,7 @@ int sqlite_session_reset(store *s, const char *id)
     if (rc < 0)
         return rc;
     static const char *const sqls[] = {
-        "DELETE FROM message_text WHERE message_id IN (SELECT message_id FROM messages WHERE "
+        "DELETE FROM message_body WHERE message_id IN (SELECT message_id FROM messages WHERE "
         "sid = ?)",
         "DELETE FROM messages WHERE sid = ?",
         "DELETE FROM session_days WHERE sid = ?",
@@ -400,24 +400,34 @@ static int message_add(store *s, const store_message *m, int64_t *id)
         return rc;
     *id = sqlite3_last_insert_rowid(CONN(s)->db);
     CONN(s)->dirty = 1;
-    for (int k = 0; k < 2; k++) {
-        rc =
-            sq_prep(s,
-                    k == 0 ? "INSERT INTO message_text(message_id, text) VALUES(?, coalesce(?, ''))"
-                           : "INSERT INTO messages_fts(rowid, text) VALUES(?, coalesce(?, ''))",
-                    &st);
-        if (rc < 0)
-            return rc;
-        sqlite3_bind_int64(st, 1, *id);
-        /* the text outlives the step (sq_done resets the statement): no copy */
-        if (m->text)
-            sqlite3_bind_text64(st, 2, m->text, tlen, SQLITE_STATIC, SQLITE_UTF8);
-        if (k == 1 && tlen >= SQ_TOKMAP_MIN_BYTES && CONN(s)->snip)
-            store_sqlite_tokmap_watch(CONN(s)->snip); /* the map from FTS5's tokens */
-        rc = sq_done(s, st, "text insert");
-        if (rc < 0)
-            return rc;
-    }
+    /* The text kept compressed when that is smaller (sqlite_text.c); the
+     * index is given the text itself. */
+    int codec = STORE_CODEC_PLAIN;
+    const unsigned char *kept = NULL;
+    size_t keptn = 0;
+    if ((rc = store_sqlite__text_encode(s, m->text ? m->text : "", tlen, &codec, &kept, &keptn)) <
+            0 ||
+        (rc = sq_prep(s, "INSERT INTO message_body(message_id, codec, text) VALUES(?, ?, ?)",
+                      &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, *id);
+    sqlite3_bind_int(st, 2, codec);
+    /* the bytes outlive the step (sq_done resets the statement): no copy */
+    if (codec == STORE_CODEC_PLAIN)
+        sqlite3_bind_text64(st, 3, (const char *)kept, keptn, SQLITE_STATIC, SQLITE_UTF8);
+    else
+        sqlite3_bind_blob64(st, 3, kept, keptn, SQLITE_STATIC);
+    if ((rc = sq_done(s, st, "text insert")) < 0 ||
+        (rc = sq_prep(s, "INSERT INTO messages_fts(rowid, text) VALUES(?, coalesce(?, ''))", &st)) <
+            0)
+        return rc;
+    sqlite3_bind_int64(st, 1, *id);
+    if (m->text)
+        sqlite3_bind_text64(st, 2, m->text, tlen, SQLITE_STATIC, SQLITE_UTF8);
+    if (tlen >= SQ_TOKMAP_MIN_BYTES && CONN(s)->snip)
+        store_sqlite_tokmap_watch(CONN(s)->snip); /* the map from FTS5's tokens */
+    if ((rc = sq_done(s, st, "text insert")) < 0)
+        return rc;
     /* A long text's token map, for its snippets (sqlite_snippet.c). One
      * row of VALUES: a statement that may need a statement journal (an
      * INSERT ... SELECT) would make FTS5 flush its pending terms. */
@@ -725,11 +735,45 @@ int sqlite_session_unlock(store *s, const char *id)
     return session_lock_op(s, id, F_UNLCK, 1);
 }
 
-/* ---- compressing the raw chunks of older stores (issue 35) ---------- */
+/* ---- compressing the rows of older stores (issue 35) --------------- */
 
-#define SQ_PACK_ROWS      32         /* chunks compressed in one transaction */
+#define SQ_PACK_ROWS      32         /* rows compressed in one transaction */
 #define SQ_PACK_SAY_BYTES (64 << 20) /* stored bytes from which progress is said */
 #define SQ_PACK_SAY_EVERY 5.0        /* seconds between two lines */
+
+/* What one kind of row is packed from: raw chunks (version 11) or
+ * message texts (version 13). */
+typedef struct sq_pack_kind {
+    const char *next;   /* SQL: id, data, codec of the next row after ?1 up to ?2 */
+    const char *update; /* SQL: ?1 data, ?2 codec, ?3 id */
+    const char *total;  /* SQL: plain bytes after ?1 up to ?2 */
+    const char *at;     /* meta key: the last row done */
+    const char *until;  /* meta key: the last row to do */
+    const char *what;   /* said on stderr: "raw bytes", "message text" */
+    size_t max;         /* rows longer than this stay plain */
+} sq_pack_kind;
+
+static const sq_pack_kind pack_raw = {
+    "SELECT id, data, codec FROM raw_chunks WHERE id > ? AND id <= ? ORDER BY id LIMIT 1",
+    "UPDATE raw_chunks SET data = ?, codec = ? WHERE id = ?",
+    "SELECT coalesce(sum(length(data)), 0) FROM raw_chunks WHERE id > ? AND id <= ? AND codec = 0",
+    "raw_pack_at",
+    "raw_pack_until",
+    "raw bytes",
+    STORE_CODEC_OUT_MAX,
+};
+
+static const sq_pack_kind pack_text = {
+    "SELECT message_id, text, codec FROM message_body WHERE message_id > ? AND message_id <= ? "
+    "ORDER BY message_id LIMIT 1",
+    "UPDATE message_body SET text = ?, codec = ? WHERE message_id = ?",
+    "SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM message_body WHERE message_id > ? "
+    "AND message_id <= ? AND codec = 0 AND length(CAST(text AS BLOB)) <= 65536", /* PACK_MAX */
+    "text_pack_at",
+    "text_pack_until",
+    "message text",
+    SQ_TEXT_PACK_MAX,
+};
 
 static int meta_get(store *s, const char *key, int64_t *v)
 {
@@ -741,22 +785,20 @@ static int meta_get(store *s, const char *key, int64_t *v)
     rc = sqlite3_step(st);
     *v = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_reset(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sq_err(s, "raw packing state");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : sq_err(s, "packing state");
 }
 
 /*
- * One row's chunk compressed in place when it is plain and a frame is
- * smaller; the frame is decoded and compared with the plain bytes before
- * it replaces them. *id gets the row, 0 when none is left.
+ * One row compressed in place when it is plain and a frame is smaller;
+ * the frame is decoded and compared with the plain bytes before it
+ * replaces them. *id gets the row, 0 when none is left.
  */
-static int pack_next(store *s, int64_t after, int64_t until, int64_t *id, int64_t *bytes)
+static int pack_next(store *s, const sq_pack_kind *k, int64_t after, int64_t until, int64_t *id,
+                     int64_t *bytes)
 {
     sqlite3_stmt *st = NULL;
     *id = 0;
-    int rc = sq_prep(s,
-                     "SELECT id, data, codec FROM raw_chunks WHERE id > ? AND id <= ? ORDER BY id "
-                     "LIMIT 1",
-                     &st);
+    int rc = sq_prep(s, k->next, &st);
     if (rc < 0)
         return rc;
     sqlite3_bind_int64(st, 1, after);
@@ -764,14 +806,14 @@ static int pack_next(store *s, int64_t after, int64_t until, int64_t *id, int64_
     rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) {
         sqlite3_reset(st);
-        return rc == SQLITE_DONE ? 0 : sq_err(s, "reading a raw chunk to compress");
+        return rc == SQLITE_DONE ? 0 : sq_err(s, "reading a row to compress");
     }
     *id = sqlite3_column_int64(st, 0);
     int64_t codec = sqlite3_column_int64(st, 2);
     size_t n = (size_t)sqlite3_column_bytes(st, 1);
     *bytes += (int64_t)n;
     unsigned char *plain = NULL;
-    if (codec == STORE_CODEC_PLAIN && n > 0) {
+    if (codec == STORE_CODEC_PLAIN && n > 0 && n <= k->max) {
         plain = malloc(n);
         if (!plain) {
             sqlite3_reset(st);
@@ -797,22 +839,23 @@ static int pack_next(store *s, int64_t after, int64_t until, int64_t *id, int64_
                  back_n == n && memcmp(back, plain, n) == 0;
         store_codec_free(&check);
         if (!ok)
-            rc = store_fail(s, MCPAGE_ESTORE, "a compressed raw chunk did not read back");
-        else if ((rc = sq_prep(s, "UPDATE raw_chunks SET data = ?, codec = ? WHERE id = ?", &st)) ==
-                 0) {
+            rc = store_fail(s, MCPAGE_ESTORE, "compressed %s did not read back", k->what);
+        else if ((rc = sq_prep(s, k->update, &st)) == 0) {
             sqlite3_bind_blob(st, 1, packed, (int)packed_n, SQLITE_STATIC);
             sqlite3_bind_int(st, 2, packed_codec);
             sqlite3_bind_int64(st, 3, *id);
-            rc = sq_done(s, st, "compressing a raw chunk");
+            rc = sq_done(s, st, "compressing a row");
         }
     } else if (rc < 0) {
-        rc = store_fail(s, rc, "out of memory compressing raw bytes");
+        rc = store_fail(s, rc, "out of memory compressing %s", k->what);
     }
     free(plain);
     return rc;
 }
 
-int store_sqlite__raw_pack(store *s)
+/* The rows of kind k a store kept plain, compressed a few a transaction
+ * from meta k->at to k->until, until done or the budget's stop. */
+static int pack_rows(store *s, const sq_pack_kind *k)
 {
     sq_conn *c = CONN(s);
     if (c->in_tx)
@@ -828,8 +871,7 @@ int store_sqlite__raw_pack(store *s)
         if ((rc = sq_exec(s, "BEGIN IMMEDIATE")) < 0)
             return rc;
         c->in_tx = 1;
-        if ((rc = meta_get(s, "raw_pack_at", &at)) < 0 ||
-            (rc = meta_get(s, "raw_pack_until", &until)) < 0)
+        if ((rc = meta_get(s, k->at, &at)) < 0 || (rc = meta_get(s, k->until, &until)) < 0)
             goto fail;
         if (at >= until) {
             c->in_tx = 0;
@@ -837,10 +879,7 @@ int store_sqlite__raw_pack(store *s)
         }
         if (total < 0) {
             sqlite3_stmt *st = NULL;
-            if ((rc = sq_prep(s,
-                              "SELECT coalesce(sum(length(data)), 0) FROM raw_chunks WHERE "
-                              "id > ? AND id <= ? AND codec = 0",
-                              &st)) < 0)
+            if ((rc = sq_prep(s, k->total, &st)) < 0)
                 goto fail;
             sqlite3_bind_int64(st, 1, at);
             sqlite3_bind_int64(st, 2, until);
@@ -848,14 +887,14 @@ int store_sqlite__raw_pack(store *s)
             sqlite3_reset(st);
             if (total >= SQ_PACK_SAY_BYTES)
                 fprintf(stderr,
-                        "mcpage: compressing the %.0f MiB of raw bytes this store kept "
+                        "mcpage: compressing the %.0f MiB of %s this store kept "
                         "uncompressed; once, for this version. Interrupting it keeps what is "
                         "done; the next sync goes on.\n",
-                        (double)total / 1048576.0);
+                        (double)total / 1048576.0, k->what);
         }
         int64_t last = at, id = 0;
         for (int i = 0; i < SQ_PACK_ROWS; i++) {
-            if ((rc = pack_next(s, last, until, &id, &done)) < 0)
+            if ((rc = pack_next(s, k, last, until, &id, &done)) < 0)
                 goto fail;
             if (!id) {
                 last = until;
@@ -864,10 +903,11 @@ int store_sqlite__raw_pack(store *s)
             last = id;
         }
         sqlite3_stmt *st = NULL;
-        if ((rc = sq_prep(s, "UPDATE meta SET value = ? WHERE key = 'raw_pack_at'", &st)) < 0)
+        if ((rc = sq_prep(s, "UPDATE meta SET value = ? WHERE key = ?", &st)) < 0)
             goto fail;
         sqlite3_bind_int64(st, 1, last);
-        if ((rc = sq_done(s, st, "raw packing state")) < 0)
+        sqlite3_bind_text(st, 2, k->at, -1, SQLITE_STATIC);
+        if ((rc = sq_done(s, st, "packing state")) < 0)
             goto fail;
         c->in_tx = 0;
         if ((rc = sq_exec(s, "COMMIT")) < 0)
@@ -875,8 +915,9 @@ int store_sqlite__raw_pack(store *s)
         double now = store_now_us();
         if (total >= SQ_PACK_SAY_BYTES && now - said >= SQ_PACK_SAY_EVERY * 1e6) {
             said = now;
-            fprintf(stderr, "mcpage: compressed %.0f of %.0f MiB of raw bytes (%.0f s)\n",
-                    (double)done / 1048576.0, (double)total / 1048576.0, (now - began) / 1e6);
+            fprintf(stderr, "mcpage: compressed %.0f of %.0f MiB of %s (%.0f s)\n",
+                    (double)done / 1048576.0, (double)total / 1048576.0, k->what,
+                    (now - began) / 1e6);
         }
     }
 fail:
@@ -885,8 +926,20 @@ fail:
     return rc;
 }
 
+int store_sqlite__raw_pack(store *s)
+{
+    return pack_rows(s, &pack_raw);
+}
+
+int store_sqlite__text_pack(store *s)
+{
+    return pack_rows(s, &pack_text);
+}
+
 int store_sqlite__tidy(store *s)
 {
     int rc = store_sqlite__raw_pack(s);
+    if (rc >= 0)
+        rc = store_sqlite__text_pack(s);
     return rc < 0 ? rc : store_sqlite__impact_tidy(s);
 }

@@ -1,0 +1,86 @@
+/*
+ * libFuzzer target: the message text decoder of the SQLite store
+ * (mcpage_text, src/store/sqlite/sqlite_text.c, over store_codec.c), as
+ * the view message_text calls it, on an in-memory database.
+ * First byte 0-127: the rest is a stored text of codec (first byte % 4:
+ * plain, zstd, two unknown codecs) decoded: either a text of at most the
+ * cap or the "message text damaged" error, never a crash. First byte
+ * 128-255: the rest (past two bytes naming a position and a bit) is
+ * packed as the writer packs it, one bit of the frame flipped, and
+ * decoded: either the damage error or the very text packed.
+ */
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/sqlite/sqlite_internal.h"
+#include "store/store_codec.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static sqlite3 *db;
+static sqlite3_stmt *st;
+
+/* Decodes (codec, bytes) through mcpage_text: 1 and *out, *outn for a
+ * text, 0 for the damage error; aborts on anything else. */
+static int decode(int codec, const unsigned char *in, size_t n, const unsigned char **out,
+                  size_t *outn)
+{
+    sqlite3_reset(st);
+    sqlite3_bind_int(st, 1, codec);
+    if (codec == STORE_CODEC_PLAIN)
+        sqlite3_bind_text64(st, 2, (const char *)in, n, SQLITE_TRANSIENT, SQLITE_UTF8);
+    else
+        sqlite3_bind_blob64(st, 2, in, n, SQLITE_TRANSIENT);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_blob(st, 0);
+        *outn = (size_t)sqlite3_column_bytes(st, 0);
+        if (*outn > STORE_CODEC_OUT_MAX)
+            abort();
+        return 1;
+    }
+    if (strncmp(sqlite3_errmsg(db), SQ_TEXT_DAMAGED, strlen(SQ_TEXT_DAMAGED)) != 0)
+        abort(); /* a failure that does not say the text is damaged */
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!db && (sqlite3_open(":memory:", &db) != SQLITE_OK || store_sqlite_text_register(db) < 0 ||
+                sqlite3_prepare_v2(db, "SELECT mcpage_text(1, ?, ?)", -1, &st, NULL) != SQLITE_OK))
+        abort();
+    if (size < 1)
+        return 0;
+    const unsigned char *out = NULL;
+    size_t outn = 0;
+    if (data[0] < 128) {
+        int codec = data[0] % 4;
+        (void)decode(codec == 3 ? 200 : codec, data + 1, size - 1, &out, &outn);
+    } else if (size >= 3) {
+        size_t n = size - 3;
+        const unsigned char *plain = data + 3;
+        store_codec c = {0};
+        int codec = 0;
+        const unsigned char *packed = NULL;
+        size_t pn = 0;
+        if (store_codec_pack(&c, plain, n, &codec, &packed, &pn) == 0 &&
+            codec == STORE_CODEC_ZSTD) {
+            unsigned char *frame = malloc(pn);
+            if (frame) {
+                memcpy(frame, packed, pn);
+                size_t at = ((size_t)data[1] << 8 | data[2]) % pn;
+                frame[at] ^= (unsigned char)(1u << (data[2] & 7));
+                if (decode(codec, frame, pn, &out, &outn) && (outn != n || memcmp(out, plain, n)))
+                    abort(); /* damage read as other bytes */
+                frame[at] ^= (unsigned char)(1u << (data[2] & 7));
+                if (!decode(codec, frame, pn, &out, &outn) || outn != n || memcmp(out, plain, n))
+                    abort(); /* whole, it reads back */
+                free(frame);
+            }
+        }
+        store_codec_free(&c);
+    }
+    return 0;
+}
