@@ -392,6 +392,62 @@ void store_owner_default(char *buf, size_t cap)
     snprintf(buf, cap, "%s@%s", login, host);
 }
 
+/* A session's owner as session_owner reads it. */
+typedef struct owner_row {
+    int found;
+    char owner[STORE_OWNER_MAX + 1]; /* "" for none */
+} owner_row;
+
+static int owner_each(void *ctx, const struct store_sql_row *row)
+{
+    owner_row *o = ctx;
+    const char *v = row->text(row->res, 0);
+    o->found = 1;
+    snprintf(o->owner, sizeof o->owner, "%s", v ? v : "");
+    return 0;
+}
+
+/* 1 when session `id` is stored with an owner other than `owner`, else 0. */
+static int held_by_other(store *s, const char *owner, const char *id)
+{
+    store_sql q = {.d = s->ops->dialect};
+    store_sql_add(&q, "SELECT owner FROM sessions WHERE session_id = ?");
+    store_sql_text(&q, id);
+    owner_row o = {0};
+    int rc = s->ops->sql_rows(s, &q, owner_each, &o);
+    if (rc < 0)
+        return rc;
+    return o.found && o.owner[0] && strcmp(o.owner, owner) != 0;
+}
+
+int store_session_key(store *s, const char *owner, const char *id, char *out)
+{
+    if (!s || !id || !out || strlen(id) > STORE_ID_MAX)
+        return MCPAGE_EINVAL;
+    snprintf(out, STORE_ID_MAX + 1, "%s", id);
+    if (!owner || !*owner)
+        return 0;
+    int rc = held_by_other(s, owner, id);
+    if (rc <= 0)
+        return rc;
+    size_t n = strlen(id), room = STORE_ID_MAX - 1 - strlen(owner);
+    if (n <= room) {
+        snprintf(out, STORE_ID_MAX + 1, "%s@%s", id, owner);
+    } else { /* the first bytes, then a hash of the whole id */
+        uint64_t h = 14695981039346656037ULL;
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ (unsigned char)id[i]) * 1099511628211ULL;
+        snprintf(out, STORE_ID_MAX + 1, "%.*s-%016llx@%s", (int)(room - 17), id,
+                 (unsigned long long)h, owner);
+    }
+    rc = held_by_other(s, owner, out);
+    if (rc > 0)
+        return store_fail(s, MCPAGE_EINVAL,
+                          "sessions '%s' and '%s' are both held by other owners than '%s'", id,
+                          out, owner);
+    return rc;
+}
+
 /* Collects the ids a query returns. */
 typedef struct view_ids {
     int64_t *ids;

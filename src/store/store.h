@@ -199,6 +199,16 @@ int store_owner_valid(const char *owner);
 /* This machine's default owner, "login@hostname" (invalid bytes become
  * '_'), into buf. */
 void store_owner_default(char *buf, size_t cap);
+/*
+ * The id under which a sync by `owner` stores its agent's session `id`
+ * (into out, STORE_ID_MAX + 1 bytes): `id` itself, unless a session `id`
+ * of another owner is stored (two machines' agents gave the same id: a
+ * copied folder, a synced home); then `id@owner` (an id too long for it
+ * keeps its first bytes and a hash of the rest). Sessions without an
+ * owner are anyone's, as is every id when `owner` is NULL. MCPAGE_EINVAL
+ * when `id@owner` too is held by another owner (only a crafted store).
+ */
+int store_session_key(store *s, const char *owner, const char *id, char *out);
 
 /* ---- projects ------------------------------------------------------ */
 

@@ -398,6 +398,15 @@ static int begin_tx(file_state *f)
     return 0;
 }
 
+/* A parent session's id as this sync's owner stores it (store_session_key):
+ * a sub-agent of a session stored under a key links to that key. */
+static const char *parent_key(file_state *f, const char *parent, char *buf)
+{
+    if (!parent || store_session_key(f->s, f->opt->owner, parent, buf) < 0)
+        return parent;
+    return buf;
+}
+
 static int open_batch(file_state *f)
 {
     int rc = begin_tx(f);
@@ -417,8 +426,9 @@ static int open_batch(file_state *f)
         .source_path = f->job->path,
         .hostname = f->opt->hostname,
         .owner = f->opt->owner,
-        .parent_session_id = f->job->parent,
     };
+    char parent[STORE_ID_MAX + 1];
+    m.parent_session_id = parent_key(f, f->job->parent, parent);
     rc = store_session_put(f->s, &m);
     if (rc < 0)
         return rc;
@@ -481,7 +491,8 @@ static int put_session_facts(file_state *f)
     m.model = f->model;
     m.git_branch = f->branch;
     m.title = f->title;
-    m.parent_session_id = f->parent;
+    char parent[STORE_ID_MAX + 1];
+    m.parent_session_id = parent_key(f, f->parent, parent);
     m.project_id = f->new_project_id;
     if ((rc = store_session_put(f->s, &m)) < 0)
         return rc;
@@ -1077,6 +1088,26 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
         goto out;
     locked = 1;
     int found = store_source_get(s, opt->hostname, job->path, &src) == 0;
+    /* a session this machine has read from this file goes on, whoever owns
+       it (an owner renamed); another one of another owner is not this one */
+    int continues = found && src.session_id && strcmp(src.session_id, job->session_id) == 0;
+    char key[STORE_ID_MAX + 1];
+    if (!continues && (rc = store_session_key(s, opt->owner, job->session_id, key)) < 0)
+        goto out;
+    if (!continues && strcmp(key, job->session_id) != 0) { /* this owner's session is its own */
+        char *k = sync_dup(key);
+        if (!k) {
+            rc = MCPAGE_ENOMEM;
+            goto out;
+        }
+        store_session_unlock(s, job->session_id);
+        locked = 0;
+        free(job->session_id);
+        job->session_id = k;
+        if ((rc = claim_session(s, g, job->session_id)) < 0)
+            goto out;
+        locked = 1;
+    }
     rc = store_session_state_get(s, job->session_id, &f.st);
     if (rc < 0 && rc != MCPAGE_ENOTFOUND)
         goto out;
