@@ -427,24 +427,32 @@ int store_session_key(store *s, const char *owner, const char *id, char *out)
     snprintf(out, STORE_ID_MAX + 1, "%s", id);
     if (!owner || !*owner)
         return 0;
+    if (!store_owner_valid(owner))
+        return store_fail(s, MCPAGE_EINVAL, "owner '%.*s' is not a valid name", STORE_OWNER_MAX,
+                          owner);
     int rc = held_by_other(s, owner, id);
     if (rc <= 0)
         return rc;
-    size_t n = strlen(id), room = STORE_ID_MAX - 1 - strlen(owner);
-    if (n <= room) {
-        snprintf(out, STORE_ID_MAX + 1, "%s@%s", id, owner);
-    } else { /* the first bytes, then a hash of the whole id */
+    /* id@owner; an id too long for it: its first bytes, then a hash of it */
+    size_t n = strlen(id), o = strlen(owner), room = STORE_ID_MAX - 1 - o;
+    char tail[18] = "";
+    if (n > room) {
         uint64_t h = 14695981039346656037ULL;
         for (size_t i = 0; i < n; i++)
             h = (h ^ (unsigned char)id[i]) * 1099511628211ULL;
-        snprintf(out, STORE_ID_MAX + 1, "%.*s-%016llx@%s", (int)(room - 17), id,
-                 (unsigned long long)h, owner);
+        snprintf(tail, sizeof tail, "-%016llx", (unsigned long long)h);
+        n = room - strlen(tail);
     }
+    size_t t = strlen(tail);
+    memcpy(out, id, n);
+    memcpy(out + n, tail, t);
+    out[n + t] = '@';
+    memcpy(out + n + t + 1, owner, o + 1);
     rc = held_by_other(s, owner, out);
     if (rc > 0)
         return store_fail(s, MCPAGE_EINVAL,
-                          "sessions '%s' and '%s' are both held by other owners than '%s'", id,
-                          out, owner);
+                          "sessions '%s' and '%s' are both held by other owners than '%s'", id, out,
+                          owner);
     return rc;
 }
 

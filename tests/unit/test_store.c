@@ -2710,6 +2710,55 @@ static int64_t count_hits(store *s, const char *query, int by_session, store_sea
     return n;
 }
 
+/* store_session_key: another owner's id is keyed, one's own and an
+ * unowned one are not; a long id keeps its bytes and a hash, distinct. */
+static void session_keys_per_owner(void **state)
+{
+    fixture *f = *state;
+    give_owners(f->s);
+    store *s = f->s;
+    char key[STORE_ID_MAX + 1];
+    assert_int_equal(store_session_key(s, "alice@a", "sess-0-01", key), 0);
+    assert_string_equal(key, "sess-0-01"); /* hers */
+    assert_int_equal(store_session_key(s, "alice@a", "sess-0-02", key), 0);
+    assert_string_equal(key, "sess-0-02@alice@a"); /* bob's */
+    assert_int_equal(store_session_key(s, "alice@a", "sess-none", key), 0);
+    assert_string_equal(key, "sess-none"); /* nobody's */
+    assert_int_equal(store_session_key(s, "alice@a", "sess-new", key), 0);
+    assert_string_equal(key, "sess-new");
+    assert_int_equal(store_session_key(s, NULL, "sess-0-02", key), 0);
+    assert_string_equal(key, "sess-0-02");
+    assert_int_equal(store_session_key(s, "not an owner", "sess-0-02", key), MCPAGE_EINVAL);
+
+    /* ids of STORE_ID_MAX bytes that differ in their last byte, bob's */
+    char a[STORE_ID_MAX + 1], b[STORE_ID_MAX + 1], ka[STORE_ID_MAX + 1], kb[STORE_ID_MAX + 1];
+    memset(a, 'x', STORE_ID_MAX);
+    a[STORE_ID_MAX] = 0;
+    memcpy(b, a, sizeof b);
+    b[STORE_ID_MAX - 1] = 'y';
+    assert_int_equal(store_begin(s), 0);
+    for (int i = 0; i < 2; i++) {
+        store_session_meta m = {.session_id = i ? b : a, .owner = "bob@b"};
+        assert_int_equal(store_session_put(s, &m), 0);
+    }
+    assert_int_equal(store_commit(s), 0);
+    assert_int_equal(store_session_key(s, "carol@c", a, ka), 0);
+    assert_int_equal(store_session_key(s, "carol@c", b, kb), 0);
+    assert_int_equal(strlen(ka), STORE_ID_MAX);
+    assert_int_equal(strncmp(ka, a, 100), 0);
+    assert_string_equal(ka + STORE_ID_MAX - 8, "@carol@c");
+    assert_string_not_equal(ka, kb);
+    assert_int_equal(store_session_key(s, "carol@c", a, kb), 0);
+    assert_string_equal(ka, kb); /* the same id, the same key */
+
+    /* the key itself held by a third owner: refused, not shared */
+    assert_int_equal(store_begin(s), 0);
+    store_session_meta m = {.session_id = "sess-0-02@alice@a", .owner = "mallory@m"};
+    assert_int_equal(store_session_put(s, &m), 0);
+    assert_int_equal(store_commit(s), 0);
+    assert_int_equal(store_session_key(s, "alice@a", "sess-0-02", key), MCPAGE_EINVAL);
+}
+
 static void owners_see_their_own_sessions(void **state)
 {
     fixture *f = *state;
@@ -2888,6 +2937,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(lost_connections_recover, setup, teardown),
         cmocka_unit_test_setup_teardown(ended_sessions_are_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(owners_see_their_own_sessions, setup, teardown),
+        cmocka_unit_test_setup_teardown(session_keys_per_owner, setup, teardown),
     };
     int rc = TB_RUN_GROUPS(tests);
     free(all_ids);
