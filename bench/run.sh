@@ -7,7 +7,8 @@
 #   bench/run.sh [--quick] [--runs N] [--size-mb N] [--http-seconds S] [--cache DIR]
 #
 # Default scale: a generated archive of about a million messages
-# (--size-mb 1700), 5 runs per server. Last: `mcpage usage daily` against
+# (--size-mb 1700), 5 runs per server. Then the store's bytes per transcript
+# byte by table (scripts/store-size.sh). Last: `mcpage usage daily` against
 # ccusage on the archive's Claude Code transcripts (run_usage_bench.sh), then the live
 # archive: 1,000 appends to a watched session (run_live_bench.sh), then the
 # scaling of each folded source at N and 2N messages (run_fold_bench.sh,
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
     --size-mb) size=$2; shift ;;
     --http-seconds) http_s=$2; shift ;;
     --cache) cache=$2; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
     *) echo "bench/run.sh: unknown option '$1'; see bench/run.sh --help" >&2; exit 2 ;;
   esac
   shift
@@ -118,9 +119,21 @@ say "comparing (load average before: $load_before)"
   --sync-file "$sdir/sync.json" --archive-file "$dir/archive.json" \
   --load-before "$load_before" "${extra[@]}"
 
+report=bench/reports/$(date -u +%Y-%m-%d)$([ "$quick" = 1 ] && echo -quick).md
+
+# The store's size beside the transcripts it keeps, by table (issue 35).
+say "store size"
+{
+  echo
+  echo "## Store (scripts/store-size.sh on the archive's store)"
+  echo
+  echo '```'
+  scripts/store-size.sh "$dir/archive.db" "$dir/archive/claude" "$dir/archive/codex"
+  echo '```'
+} | tee -a "$report"
+
 # Tokens and cost: mcpage usage daily against ccusage on the same transcripts.
 say "usage daily against ccusage"
-report=bench/reports/$(date -u +%Y-%m-%d)$([ "$quick" = 1 ] && echo -quick).md
 bench/run_usage_bench.sh "$bin" "$dir/archive.db" "$dir/archive/claude" "$runs" "$dir/usage.json" \
   | tee -a "$report"
 
