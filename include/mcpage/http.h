@@ -76,6 +76,10 @@ typedef struct mcpage_http_page_req {
     /* A query argument, percent-decoded, or NULL when absent. */
     const char *(*arg)(const struct mcpage_http_page_req *req, const char *name);
     void *conn; /* private: the transport's copy of the request, for arg */
+    /* Who asked: an OAuth access token's subject, scopes and groups, or
+       NULL (no authorization, or the static token's login: its one user).
+       A page that reads what a caller may see reads as this caller. */
+    const mcpage_caller *caller;
 } mcpage_http_page_req;
 
 /* The page's answer, filled by mcpage_http_config.page. */

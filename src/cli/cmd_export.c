@@ -183,7 +183,7 @@ static int collect_ids(mcpage_server *srv, const char *tool, json_t *args, const
     int status = 0;
     for (;;) {
         char err[600];
-        json_t *res = ui_call_tool(srv, tool, args, err, sizeof err);
+        json_t *res = ui_call_tool(srv, NULL, tool, args, err, sizeof err); /* the local user */
         if (res == NULL || json_is_true(json_object_get(res, "isError"))) {
             const json_t *c0 = json_array_get(json_object_get(res, "content"), 0);
             text_term_printf(stderr, "mcpage export: %s: %s\n", tool,

@@ -58,11 +58,13 @@ struct http_page_job {
     char *path;               /* a copy of the path */
     json_t *args;             /* copies of the query arguments, the first of each name */
     mcpage_http_page out;     /* the handler's answer */
-    int rc;                   /* the handler's status */
-    bool done;                /* the handler returned (h->lock) */
-    bool suspended;           /* c is suspended until done (h->lock) */
-    bool abandoned;           /* the endpoint stops: no rendering, the connection answered */
-    int refs;                 /* the connection's and the worker's (h->lock) */
+    oauth_principal who;      /* an OAuth token's principal (req.caller points at caller) */
+    mcpage_caller caller;
+    int rc;         /* the handler's status */
+    bool done;      /* the handler returned (h->lock) */
+    bool suspended; /* c is suspended until done (h->lock) */
+    bool abandoned; /* the endpoint stops: no rendering, the connection answered */
+    int refs;       /* the connection's and the worker's (h->lock) */
 };
 
 static const char *page_arg(const mcpage_http_page_req *req, const char *name)
@@ -190,7 +192,7 @@ static void login_location(const char *url, char *out, size_t cap)
 }
 
 static bool page_auth(mcpage_http *h, struct MHD_Connection *c, const char *url,
-                      enum MHD_Result *ret)
+                      oauth_principal *who, enum MHD_Result *ret)
 {
     if (!h->auth && h->oauth == NULL)
         return true;
@@ -202,12 +204,9 @@ static bool page_auth(mcpage_http *h, struct MHD_Connection *c, const char *url,
     const char *tok = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
     const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     if (h->oauth && tok == NULL && authz) { /* an OAuth client reading pages: its token */
-        oauth_principal who;
         char why[600];
-        if (http_oauth_check(h->oauth, authz, &who, why, sizeof why) == OAUTH_PASS) {
-            oauth_principal_clear(&who);
-            return true;
-        }
+        if (http_oauth_check(h->oauth, authz, who, why, sizeof why) == OAUTH_PASS)
+            return true; /* the page reads as its principal (req.caller) */
     }
     if (h->auth && tok && http_token_matches(h, tok)) {
         char value[2 * SHA256_DIGEST_LENGTH + 1], where[1200], headers[1400];
@@ -243,6 +242,7 @@ static void page_release(mcpage_http_page *out)
 static void page_job_free(http_page_job *job)
 {
     page_release(&job->out);
+    oauth_principal_clear(&job->who);
     json_decref(job->args);
     mcpage__free(job->path);
     mcpage__free(job);
@@ -304,13 +304,18 @@ static enum MHD_Result page_answer(struct MHD_Connection *c, http_page_job *job)
                       out->body ? out->body : "", out->body ? out->len : 0, out->headers);
 }
 
-/* A page job for the request: copies of what the handler reads. */
+/* A page job for the request: copies of what the handler reads; it takes
+ * *who (cleared on failure too). */
 static http_page_job *page_job_new(mcpage_http *h, struct MHD_Connection *c, const char *url,
-                                   const char *method)
+                                   const char *method, oauth_principal *who)
 {
     http_page_job *job = mcpage__calloc(1, sizeof *job);
-    if (job == NULL)
+    if (job == NULL) {
+        oauth_principal_clear(who);
         return NULL;
+    }
+    job->who = *who;
+    memset(who, 0, sizeof *who);
     job->h = h;
     job->c = c;
     job->path = mcpage__strdup(url);
@@ -324,6 +329,13 @@ static http_page_job *page_job_new(mcpage_http *h, struct MHD_Connection *c, con
     job->req.path = job->path;
     job->req.arg = page_arg;
     job->req.conn = job;
+    if (job->who.subject || job->who.all) {
+        job->caller = (mcpage_caller){.subject = job->who.subject,
+                                      .scopes = job->who.scopes,
+                                      .groups = job->who.groups,
+                                      .all = job->who.all};
+        job->req.caller = &job->caller;
+    }
     return job;
 }
 
@@ -338,9 +350,10 @@ enum MHD_Result http_page(mcpage_http *h, struct MHD_Connection *c, http_req *rq
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
         return http_fail(c, MHD_HTTP_NOT_FOUND, RPC_INVALID_REQUEST,
                          "Not Found: the MCP endpoint is /mcp (the pages beside it take GET)");
-    if (!page_auth(h, c, url, &ret))
+    oauth_principal who = {0};
+    if (!page_auth(h, c, url, &who, &ret))
         return ret;
-    http_page_job *job = page_job_new(h, c, url, method);
+    http_page_job *job = page_job_new(h, c, url, method, &who);
     if (job == NULL)
         return page_queue(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
                           "Internal Server Error\n", strlen("Internal Server Error\n"), NULL);

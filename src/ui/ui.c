@@ -213,7 +213,7 @@ void ui_error(ui_doc *d, unsigned status, const char *what, const char *text)
 const json_t *ui_tool(ui_doc *d, const char *tool, json_t *args, json_t **res)
 {
     char err[600];
-    *res = ui_call_tool(d->srv, tool, args, err, sizeof err);
+    *res = ui_call_tool(d->srv, d->req->caller, tool, args, err, sizeof err);
     json_decref(args);
     if (*res == NULL) {
         ui_error(d, 500, tool, err);

@@ -34,8 +34,8 @@ static int on_send(void *ud, const char *msg, size_t len, const char *related_id
     return 0;
 }
 
-json_t *ui_call_tool(mcpage_server *srv, const char *name, const json_t *args, char *err,
-                     size_t errcap)
+json_t *ui_call_tool(mcpage_server *srv, const mcpage_caller *caller, const char *name,
+                     const json_t *args, char *err, size_t errcap)
 {
     ui_reply r = {.msg = NULL};
     pthread_mutex_init(&r.mu, NULL);
@@ -44,6 +44,8 @@ json_t *ui_call_tool(mcpage_server *srv, const char *name, const json_t *args, c
     int rc = mcpage_session_new(srv, on_send, &r, &s);
     if (rc == 0)
         rc = mcpage_session_restore(s, mcpage_protocol_latest(), NULL);
+    if (rc == 0)
+        mcpage_session_set_caller(s, caller); /* the page's reader reads as itself */
     if (rc != 0) {
         (void)snprintf(err, errcap, "cannot open a session: %s", mcpage_strerror(rc));
         goto done;

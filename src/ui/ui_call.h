@@ -22,13 +22,14 @@
 
 /*
  * Calls tool `name` with `args` (borrowed; NULL = {}) on `srv` through a
- * fresh runtime session. Returns the CallToolResult object (a new
+ * fresh runtime session, as `caller` (the page request's; NULL: no one
+ * in particular, who sees all). Returns the CallToolResult object (a new
  * reference: content, structuredContent, isError), or NULL with a
  * sentence in `err` when no result came (a JSON-RPC error, a timeout).
  * A tool error (isError) is a result, not NULL. Thread-safe.
  */
-json_t *ui_call_tool(mcpage_server *srv, const char *name, const json_t *args, char *err,
-                     size_t errcap);
+json_t *ui_call_tool(mcpage_server *srv, const mcpage_caller *caller, const char *name,
+                     const json_t *args, char *err, size_t errcap);
 
 /*
  * The records of a LIST page under `noun` ("sessions") as an array of

@@ -71,10 +71,10 @@ fs.writeFileSync(path.join(tmp, "token"), staticToken + "\n");
 const env = { ...process.env,
   MCPAGE_KEY: "6f776e6572732d746573742d6b65792d30313233343536373839616263646566" };
 
-function startServe(storeArgs, policy) {
+function startServe(storeArgs, policy, ui = false) {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, ["serve", ...storeArgs, "--no-sync", "--http", "127.0.0.1:0",
-      "--no-ui", "--oauth-issuer", issuer, "--oauth-jwks", jwksFile, "--oauth-resource", resource,
+      ...(ui ? [] : ["--no-ui"]), "--oauth-issuer", issuer, "--oauth-jwks", jwksFile, "--oauth-resource", resource,
       "--auth-token-file", path.join(tmp, "token"), "--policy", policy],
     { stdio: ["ignore", "ignore", "pipe"], env });
     children.push(child);
@@ -158,7 +158,7 @@ async function run(label, storeArgs) {
   fs.writeFileSync(policy, JSON.stringify({ admin_scope: "mcpage:admin",
     owners: { "bob|subject-7": "bob@desk" },
     shares: [{ group: "team", projects: [sharedName] }] }));
-  const a = await startServe(storeArgs, policy);
+  const a = await startServe(storeArgs, policy, true); // with the browser view
   const b = await startServe(storeArgs, policy);
   const urls = [a.url, b.url];
 
@@ -229,6 +229,25 @@ async function run(label, storeArgs) {
   const odd = call(a.url, await token("who|knows", "mcpage:read"), "list_sessions", {});
   ok(odd.isError && /policy/.test(JSON.stringify(odd.content)),
     `${label}: an unmapped subject is told to map it in the policy file`);
+
+  // 6. the browser view read with a token (an OAuth client, or a proxy that
+  // logs people in and passes their token) shows that reader's sessions only
+  const base = a.url.replace(/\/mcp$/, "");
+  const page = async (tok, p) => {
+    const r = await fetch(base + p, { headers: { Authorization: `Bearer ${tok}` } });
+    return { status: r.status, html: await r.text() };
+  };
+  const al = await page(aliceTok, "/sessions");
+  ok(al.status === 200 && aliceIds.some((id) => al.html.includes(id)) &&
+    !codexIds.some((id) => al.html.includes(id)),
+  `${label}: alice's /sessions page lists her sessions and none of bob's`);
+  const as = await page(aliceTok, "/search?q=the");
+  ok(as.status === 200 && !codexIds.some((id) => as.html.includes(id)),
+    `${label}: alice's /search page shows none of bob's sessions`);
+  const ab = await page(aliceTok, `/session?id=${encodeURIComponent(codexIds[0])}`);
+  const bb = await page(bobTok, `/session?id=${encodeURIComponent(codexIds[0])}`);
+  ok(ab.status !== 200 && bb.status === 200 && bb.html.length > ab.html.length,
+    `${label}: bob's session page is refused to alice (${ab.status}) and shown to bob (${bb.status})`);
   a.child.kill("SIGTERM");
   b.child.kill("SIGTERM");
 }
