@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_flip.h"
 #include "store/sqlite/sqlite_internal.h"
 #include "store/store_codec.h"
 
@@ -24,7 +25,7 @@ static sqlite3_stmt *st;
 
 /* Decodes (codec, bytes) through mcpage_text: 1 and *out, *outn for a
  * text, 0 for the damage error; aborts on anything else. */
-static int decode(int codec, const unsigned char *in, size_t n, const unsigned char **out,
+static int decode(void *ud, int codec, const unsigned char *in, size_t n, const unsigned char **out,
                   size_t *outn)
 {
     sqlite3_reset(st);
@@ -57,30 +58,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t outn = 0;
     if (data[0] < 128) {
         int codec = data[0] % 4;
-        (void)decode(codec == 3 ? 200 : codec, data + 1, size - 1, &out, &outn);
-    } else if (size >= 3) {
-        size_t n = size - 3;
-        const unsigned char *plain = data + 3;
-        store_codec c = {0};
-        int codec = 0;
-        const unsigned char *packed = NULL;
-        size_t pn = 0;
-        if (store_codec_pack(&c, plain, n, &codec, &packed, &pn) == 0 &&
-            codec == STORE_CODEC_ZSTD) {
-            unsigned char *frame = malloc(pn);
-            if (frame) {
-                memcpy(frame, packed, pn);
-                size_t at = ((size_t)data[1] << 8 | data[2]) % pn;
-                frame[at] ^= (unsigned char)(1u << (data[2] & 7));
-                if (decode(codec, frame, pn, &out, &outn) && (outn != n || memcmp(out, plain, n)))
-                    abort(); /* damage read as other bytes */
-                frame[at] ^= (unsigned char)(1u << (data[2] & 7));
-                if (!decode(codec, frame, pn, &out, &outn) || outn != n || memcmp(out, plain, n))
-                    abort(); /* whole, it reads back */
-                free(frame);
-            }
-        }
-        store_codec_free(&c);
+        (void)decode(NULL, codec == 3 ? 200 : codec, data + 1, size - 1, &out, &outn);
+    } else {
+        fuzz_flip_check(data, size, decode, NULL);
     }
     return 0;
 }

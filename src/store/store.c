@@ -392,7 +392,7 @@ void store_owner_default(char *buf, size_t cap)
     snprintf(buf, cap, "%s@%s", login, host);
 }
 
-/* A session's owner as session_owner reads it. */
+/* A session's owner as held_by_other reads it. */
 typedef struct owner_row {
     int found;
     char owner[STORE_OWNER_MAX + 1]; /* "" for none */

@@ -514,6 +514,24 @@ int sync_scan(const sync_options *opt, sync_report *rep)
     return rc;
 }
 
+int sync__session_key(store *s, const sync_options *opt, const store_source *src, const char *id,
+                      char *key)
+{
+    if (src && src->session_id && strcmp(src->session_id, id) == 0) {
+        snprintf(key, STORE_ID_MAX + 1, "%s", id); /* this machine's session of the file */
+        return 0;
+    }
+    int rc = store_session_key(s, opt->owner, id, key);
+    return rc < 0 ? rc : strcmp(key, id) != 0;
+}
+
+const char *sync__parent_key(store *s, const sync_options *opt, const char *parent, char *buf)
+{
+    if (!parent || store_session_key(s, opt->owner, parent, buf) < 0)
+        return parent;
+    return buf;
+}
+
 int sync_run(store *s, const sync_options *opt, sync_report *rep)
 {
     if (!s || !opt || !rep)

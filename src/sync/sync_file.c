@@ -398,15 +398,6 @@ static int begin_tx(file_state *f)
     return 0;
 }
 
-/* A parent session's id as this sync's owner stores it (store_session_key):
- * a sub-agent of a session stored under a key links to that key. */
-static const char *parent_key(file_state *f, const char *parent, char *buf)
-{
-    if (!parent || store_session_key(f->s, f->opt->owner, parent, buf) < 0)
-        return parent;
-    return buf;
-}
-
 static int open_batch(file_state *f)
 {
     int rc = begin_tx(f);
@@ -428,7 +419,7 @@ static int open_batch(file_state *f)
         .owner = f->opt->owner,
     };
     char parent[STORE_ID_MAX + 1];
-    m.parent_session_id = parent_key(f, f->job->parent, parent);
+    m.parent_session_id = sync__parent_key(f->s, f->opt, f->job->parent, parent);
     rc = store_session_put(f->s, &m);
     if (rc < 0)
         return rc;
@@ -492,7 +483,7 @@ static int put_session_facts(file_state *f)
     m.git_branch = f->branch;
     m.title = f->title;
     char parent[STORE_ID_MAX + 1];
-    m.parent_session_id = parent_key(f, f->parent, parent);
+    m.parent_session_id = sync__parent_key(f->s, f->opt, f->parent, parent);
     m.project_id = f->new_project_id;
     if ((rc = store_session_put(f->s, &m)) < 0)
         return rc;
@@ -1088,13 +1079,10 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
         goto out;
     locked = 1;
     int found = store_source_get(s, opt->hostname, job->path, &src) == 0;
-    /* a session this machine has read from this file goes on, whoever owns
-       it (an owner renamed); another one of another owner is not this one */
-    int continues = found && src.session_id && strcmp(src.session_id, job->session_id) == 0;
     char key[STORE_ID_MAX + 1];
-    if (!continues && (rc = store_session_key(s, opt->owner, job->session_id, key)) < 0)
+    if ((rc = sync__session_key(s, opt, found ? &src : NULL, job->session_id, key)) < 0)
         goto out;
-    if (!continues && strcmp(key, job->session_id) != 0) { /* this owner's session is its own */
+    if (rc == 1) { /* another owner's session has the id: this owner's is its own */
         char *k = sync_dup(key);
         if (!k) {
             rc = MCPAGE_ENOMEM;

@@ -912,11 +912,8 @@ static int store_chunk(fold_file *ff, const sync_fold *fold, size_t from, int re
         .owner = ff->opt->owner,
         .parent_session_id = ff->job->parent ? ff->job->parent : fold->parent,
     };
-    /* a sub-agent of a session stored under a key links to that key */
     char parent[STORE_ID_MAX + 1];
-    if (head.parent_session_id &&
-        store_session_key(ff->s, ff->opt->owner, head.parent_session_id, parent) == 0)
-        head.parent_session_id = parent;
+    head.parent_session_id = sync__parent_key(ff->s, ff->opt, head.parent_session_id, parent);
     if ((rc = store_session_put(ff->s, &head)) < 0)
         goto fail;
     if (!ff->session_exists) {
@@ -1149,13 +1146,10 @@ static int fold_whole(fold_file *ff, int fd, int *reparsed)
         goto out_id;
     locked = 1;
     int found = store_source_get(ff->s, ff->opt->hostname, ff->job->path, &src) == 0;
-    /* a session this machine has read from this file goes on, whoever owns
-       it (an owner renamed); another one of another owner is not this one */
-    int continues = found && src.session_id && strcmp(src.session_id, ff->sid) == 0;
     char key[STORE_ID_MAX + 1];
-    if (!continues && (rc = store_session_key(ff->s, ff->opt->owner, ff->sid, key)) < 0)
+    if ((rc = sync__session_key(ff->s, ff->opt, found ? &src : NULL, ff->sid, key)) < 0)
         goto out_id;
-    if (!continues && strcmp(key, ff->sid) != 0) { /* this owner's session is its own */
+    if (rc == 1) { /* another owner's session has the id: this owner's is its own */
         store_session_unlock(ff->s, ff->sid);
         locked = 0;
         ff->sid = key;

@@ -91,6 +91,20 @@ void sync_group_end(store *s, sync_group *g);
 
 /* Reads the new part of one changed file into `s`, in the group's
  * transaction. */
+/*
+ * The id a sync stores a file's session under (into key, STORE_ID_MAX + 1
+ * bytes): `id`, unless another owner's session holds it and this
+ * machine's record of the file (`src`, or NULL when it has none) does not
+ * already name it (an owner renamed goes on in its sessions); then this
+ * owner's own key (store_session_key). 1 when key differs from `id` (the
+ * caller claims key instead), 0 when not, or a store error.
+ */
+int sync__session_key(store *s, const sync_options *opt, const store_source *src, const char *id,
+                      char *key);
+/* A parent session's id as this sync stores it: its key (into buf), or
+ * `parent` itself (NULL stays NULL). */
+const char *sync__parent_key(store *s, const sync_options *opt, const char *parent, char *buf);
+
 int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep, sync_group *g,
               int64_t files_done, int64_t files_total, int64_t *bytes_done, int64_t bytes_total);
 
