@@ -314,9 +314,6 @@ static int at_assign(const unsigned char *p, size_t n, size_t i, hit *h)
         b--;
     if (e - b < 3 || (b > 0 && is_name(p[b - 1])))
         return 0;
-    int kind = secret_name(p + b, e - b);
-    if (!kind)
-        return 0;
     /* forward over blanks and the value's opening quote */
     size_t v = i + 1;
     while (v < n && p[v] == ' ')
@@ -328,9 +325,16 @@ static int at_assign(const unsigned char *p, size_t n, size_t i, hit *h)
     size_t k = span(p, n, v, is_val, 4096);
     while (k > 0 && (p[v + k - 1] == '.' || p[v + k - 1] == '/'))
         k--; /* the end of a sentence or a path */
+    /* The value first: a short one (most JSON keys' values) settles it
+     * without the name's dozen substring searches. */
+    if (k < 16)
+        return 0;
+    int kind = secret_name(p + b, e - b);
+    if (!kind)
+        return 0;
     if (kind == REDACT_AWS_SECRET && k != 40)
         kind = REDACT_ASSIGNMENT;
-    if (k < 16 || !looks_random(p + v, k, 3.5))
+    if (!looks_random(p + v, k, 3.5))
         return 0;
     *h = (hit){v, k, kind, 0};
     return 1;
