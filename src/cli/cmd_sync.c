@@ -246,7 +246,7 @@ static int move_if_present(const char *from, const char *to)
 /* Removes a store file and the files SQLite keeps beside it. */
 static void remove_store_files(const char *path)
 {
-    static const char *const tails[] = {"", "-wal", "-shm", "-journal"};
+    static const char *const tails[] = {"", "-wal", "-shm", "-journal", "-checked"};
     char p[SYNC_PATH_MAX + 16];
     for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
         snprintf(p, sizeof p, "%s%s", path, tails[i]);
@@ -266,7 +266,7 @@ static int swap_in(const char *fresh, const char *db, const char *aside)
     char from[SYNC_PATH_MAX + 16], to[SYNC_PATH_MAX + 64];
     if (access(db, F_OK) == 0 && link(db, aside) != 0 && rename(db, aside) != 0)
         return -1;
-    static const char *const tails[] = {"-wal", "-shm"};
+    static const char *const tails[] = {"-wal", "-shm", "-checked"};
     for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) {
         snprintf(from, sizeof from, "%s%s", db, tails[i]);
         snprintf(to, sizeof to, "%s%s", aside, tails[i]);
@@ -349,6 +349,8 @@ static int rebuild(const char *db, const char *shown, const sync_options *opt, s
         aside[0] = '\0'; /* nothing was there to keep */
     char lock[SYNC_PATH_MAX + 32];
     snprintf(lock, sizeof lock, "%s-sync.lock", fresh); /* claims die with the name */
+    (void)unlink(lock);
+    snprintf(lock, sizeof lock, "%s-checked", fresh); /* the seal of a name gone */
     (void)unlink(lock);
     return 0;
 }

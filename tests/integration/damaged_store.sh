@@ -66,6 +66,23 @@ grep -q "^messages    1277$" "$tmp/out" || fail "rebuilt store: $(cat "$tmp/out"
 "$MCPAGE_BIN" sync --json --db "$tmp/mid.db" "${homes[@]}" >"$tmp/out" || true
 grep -q '"messages_added":0' "$tmp/out" || fail "sync after --rebuild: $(cat "$tmp/out")"
 
+# The seal: a writer that found the store whole leaves DB-checked when it
+# closes, and the next sync skips the whole-file check only while nothing
+# else has written the file; a store damaged in place under a seal is
+# still refused, and the seal is gone.
+cp "$tmp/good.db" "$tmp/sealed.db"
+"$MCPAGE_BIN" sync --quiet --db "$tmp/sealed.db" "${homes[@]}" || fail "sync of a copy of the store"
+grep -q "^mcpage seal 1 " "$tmp/sealed.db-checked" || fail "no seal after a sync: $(ls "$tmp")"
+"$MCPAGE_BIN" sync --quiet --db "$tmp/sealed.db" "${homes[@]}" || fail "sync under a seal"
+[ -e "$tmp/sealed.db-checked" ] || fail "a sync under a seal left none"
+size=$(stat -c %s "$tmp/sealed.db")
+head -c 16384 /dev/urandom | dd of="$tmp/sealed.db" bs=1 seek=$((size / 2)) conv=notrunc status=none
+if "$MCPAGE_BIN" sync --quiet --db "$tmp/sealed.db" "${homes[@]}" 2>"$tmp/err"; then
+  fail "sync wrote into a store damaged under its seal"
+fi
+grep -qF "is damaged" "$tmp/err" || fail "sync on a store damaged under its seal said: $(cat "$tmp/err")"
+[ ! -e "$tmp/sealed.db-checked" ] || fail "the seal of a damaged store stayed"
+
 # Truncated.
 cp "$tmp/good.db" "$tmp/trunc.db"
 truncate -s $((size / 2)) "$tmp/trunc.db"

@@ -5,7 +5,10 @@
  * to open database file" or "database disk image is malformed", or open a
  * truncated file and fail later. The checks here are cheap (a stat and
  * the 100-byte header); PRAGMA quick_check, which reads every page, runs
- * where its cost is paid once: before a sync writes (sqlite_store.c).
+ * before a writer writes (sqlite_store.c), unless the seal says a writer
+ * found the file whole and closed it, nothing has written it since, and
+ * that check is under a day old: a sync's cost stays that of what it
+ * reads, not of the store's size.
  *
  * Damage seen by any handle is remembered for the process, keyed by the
  * file's device, inode and change time, so the health check reports it
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/sqlite/sqlite_internal.h"
@@ -208,4 +212,80 @@ int store_sqlite__readonly(store *s, const char *path, int writer)
                       "%s is read-only for this user; make the directory writable for this "
                       "user, or copy the store into a writable directory",
                       path, path, dir_ro ? "the directory" : "the file");
+}
+
+/* ---- the seal -------------------------------------------------------------- */
+
+/* A file as stat(2) sees it: -1s for a file that is not there. */
+typedef struct seen_file {
+    long long size, ino, sec, nsec;
+} seen_file;
+
+static seen_file seen(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return (seen_file){-1, -1, -1, -1};
+    return (seen_file){(long long)st.st_size, (long long)st.st_ino, (long long)st.st_mtim.tv_sec,
+                       (long long)st.st_mtim.tv_nsec};
+}
+
+/* "<db>-checked" and "<db>-wal" into the buffers; 0, or -1 when too long. */
+static int seal_names(const char *path, char *seal, char *wal, size_t n)
+{
+    int a = snprintf(seal, n, "%s-checked", path), b = snprintf(wal, n, "%s-wal", path);
+    return a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n ? -1 : 0;
+}
+
+#define SEAL_FORMAT "mcpage seal 1 %lld %lld %lld %lld %lld %lld %lld %lld %lld\n"
+
+int store_sqlite__seal_fresh(const char *path, int64_t *checked_at)
+{
+    char seal[4200], wal[4200];
+    if (seal_names(path, seal, wal, sizeof seal) < 0)
+        return 0;
+    char buf[400] = "";
+    int fd = open(seal, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    (void)unlink(seal); /* a writer that does not close leaves no seal */
+    if (r <= 0)
+        return 0;
+    buf[r] = 0;
+    long long at;
+    seen_file d, w;
+    if (sscanf(buf, SEAL_FORMAT, &at, &d.size, &d.ino, &d.sec, &d.nsec, &w.size, &w.ino, &w.sec,
+               &w.nsec) != 9)
+        return 0;
+    seen_file nd = seen(path), nw = seen(wal);
+    if (memcmp(&d, &nd, sizeof d) != 0 || memcmp(&w, &nw, sizeof w) != 0 || d.size < 0)
+        return 0;
+    long long now = (long long)time(NULL);
+    if (at <= 0 || at > now || now - at >= STORE_SQLITE_RECHECK)
+        return 0;
+    *checked_at = at;
+    return 1;
+}
+
+void store_sqlite__seal_write(const char *path, int64_t checked_at)
+{
+    char seal[4200], wal[4200], tmp[4220];
+    if (checked_at <= 0 || seal_names(path, seal, wal, sizeof seal) < 0)
+        return;
+    seen_file d = seen(path), w = seen(wal);
+    if (d.size < 0)
+        return;
+    char buf[400];
+    int n = snprintf(buf, sizeof buf, SEAL_FORMAT, (long long)checked_at, d.size, d.ino, d.sec,
+                     d.nsec, w.size, w.ino, w.sec, w.nsec);
+    (void)snprintf(tmp, sizeof tmp, "%s.%ld", seal, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return; /* no seal: the next writer checks the whole file */
+    int ok = n > 0 && write(fd, buf, (size_t)n) == (ssize_t)n;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, seal) != 0)
+        (void)unlink(tmp);
 }

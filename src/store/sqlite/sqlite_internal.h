@@ -62,6 +62,7 @@ typedef struct sq_conn {
     int pend_hold;                 /* statements that leave them pending are running */
     char *add_session;             /* the session id of the last message added (owned) */
     int64_t add_sid;               /* its row id (rows of sessions are never deleted) */
+    int64_t checked_at;            /* a writer: when quick_check last passed, else 0 */
 } sq_conn;
 
 #define CONN(s) ((sq_conn *)(s)->impl)
@@ -180,6 +181,18 @@ int store_sqlite__readonly(store *s, const char *path, int writer);
 void store_sqlite__mark_damaged(const sq_conn *c);
 /* 1 when a handle of this process found the connection's file damaged. */
 int store_sqlite__seen_damaged(const sq_conn *c);
+/*
+ * The seal ("<db>-checked", sqlite_check.c): what a writer that found
+ * the file whole saw of it and of its write-ahead log when it closed,
+ * and when quick_check last passed. seal_fresh: 1 and that time in
+ * *checked_at when the seal matches the files as they are now and the
+ * check is younger than STORE_SQLITE_RECHECK seconds (nothing but mcpage
+ * wrote them since), else 0; it removes the seal either way, so a writer
+ * that does not close leaves none. seal_write: after a writer's close.
+ */
+#define STORE_SQLITE_RECHECK (24 * 3600)
+int store_sqlite__seal_fresh(const char *path, int64_t *checked_at);
+void store_sqlite__seal_write(const char *path, int64_t checked_at);
 
 /* The FTS5 API of a connection (the documented "SELECT fts5(?1)" handshake), or NULL. */
 fts5_api *store_sqlite__fts5_api(sqlite3 *db);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "store/sqlite/sqlite_internal.h"
@@ -403,7 +404,10 @@ static void sqlite_close(store *s)
         sqlite3_finalize(c->cache[i].st);
         free(c->cache[i].sql);
     }
-    sqlite3_close(c->db);
+    int closed = sqlite3_close(c->db) == SQLITE_OK;
+    /* a writer's file, whole when it opened, written only through SQLite */
+    if (closed && c->checked_at > 0 && !c->damaged && !store_sqlite__seen_damaged(c))
+        store_sqlite__seal_write(c->path, c->checked_at);
     if (c->lock_fd >= 0)
         close(c->lock_fd);
     free(c->path);
@@ -459,6 +463,7 @@ int store_sqlite_open(store *s, const char *path, int flags)
 {
     if (strlen(path) > 4096)
         return store_fail(s, MCPAGE_ERANGE, "path too long");
+    int64_t checked_at = 0; /* a writer: when the file was last found whole */
     sq_conn *c = calloc(1, sizeof *c);
     if (!c)
         return MCPAGE_ENOMEM;
@@ -501,9 +506,18 @@ int store_sqlite_open(store *s, const char *path, int flags)
     s->ops = &sqlite_ops;
     if (writer) {
         /* Nothing is written into a file that is damaged or not ours:
-         * the whole file is checked first (a sync's one-time cost). */
-        if (existed && ((rc = sq_refuse_damaged(s)) < 0 || (rc = quick_check(s)) < 0 ||
-                        (rc = schema_check(s, 1)) < 0))
+         * the whole file is checked first, unless its seal says a writer
+         * found it whole, closed it, and nothing wrote it since (within
+         * a day). A new file is whole. */
+        checked_at = (int64_t)time(NULL);
+        if (existed && (rc = sq_refuse_damaged(s)) < 0)
+            goto fail_open;
+        if (existed && !store_sqlite__seal_fresh(path, &checked_at)) {
+            checked_at = (int64_t)time(NULL);
+            if ((rc = quick_check(s)) < 0)
+                goto fail_open;
+        }
+        if (existed && (rc = schema_check(s, 1)) < 0)
             goto fail_open;
         /* Two writers opening a fresh file at once (concurrent syncs):
          * switching to WAL needs a lock the busy handler does not wait
@@ -533,6 +547,7 @@ int store_sqlite_open(store *s, const char *path, int flags)
     } else if ((rc = schema_check(s, 0)) < 0 || (rc = sq_exec(s, SQ_READ_CACHE)) < 0) {
         goto fail_open;
     }
+    c->checked_at = checked_at; /* a writer open: its close seals the file */
     return 0;
 fail_open:
     sqlite_close(s);
