@@ -5,6 +5,12 @@
 # .json (YYYY-MM-DD-quick.* with --quick).
 #
 #   bench/run.sh [--quick] [--runs N] [--size-mb N] [--http-seconds S] [--cache DIR]
+#   bench/run.sh --scale [run_scale_bench.sh's options]
+#
+# --scale runs bench/run_scale_bench.sh instead (issue 35): a million and
+# about six million messages (1.7 and 10 GB generated), the first sync's
+# time, CPU and RSS, the store's size, incremental syncs and the query
+# figures side by side (bench/reports/YYYY-MM-DD-scale.md).
 #
 # Default scale: a generated archive of about a million messages
 # (--size-mb 1700), 5 runs per server. Then the store's bytes per transcript
@@ -25,6 +31,7 @@ cd "$(dirname "$0")/.."
 quick=0 runs=5 size=1700 sync_mb=256 http_s=5 fold_n=40000 cache=/tmp/mcpage-vs-bench
 while [ $# -gt 0 ]; do
   case $1 in
+    --scale) shift; exec bench/run_scale_bench.sh "$@" ;;
     --quick) quick=1 runs=1 size=64 sync_mb=32 http_s=2 fold_n=5000 ;;
     --runs) runs=$2; shift ;;
     --size-mb) size=$2; shift ;;
