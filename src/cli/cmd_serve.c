@@ -31,6 +31,10 @@
 #define SERVE_MAX_SYNC_INTERVAL_S 86400  /* --sync-interval: a day */
 /* Seconds between background syncs by default. */
 #define SERVE_SYNC_INTERVAL_S 60
+/* Seconds the start's sync may read before the server answers (--first-sync):
+ * under the 30 s an MCP host waits for a server to start; the rest is read
+ * on the sync thread while serving. */
+#define SERVE_FIRST_SYNC_S 20
 /* Watching (sync_watch.h): a pass once the folders were quiet this long after a change... */
 #define SERVE_WATCH_QUIET_MS 100
 /* ...or this long after the first change of a burst, whichever comes first. */
@@ -64,6 +68,8 @@ static void usage(FILE *out)
         "  --no-sync         serve the archive as it is: no sync on start or while running\n"
         "                    (with no archive yet, an empty one is made and served)\n"
         "  --sync-interval S sync again every S seconds while serving (default %d)\n"
+        "  --first-sync S    read transcripts for at most S seconds before serving (default\n"
+        "                    %d; 0: serve at once); the rest is read while serving\n"
         "  --no-watch        do not watch the agents' folders (env MCPAGE_NO_WATCH=1): sync\n"
         "                    on the interval only. Watching (Linux inotify, on by default)\n"
         "                    syncs a changed transcript within about 250 ms (docs/live.md)\n"
@@ -86,17 +92,18 @@ static void usage(FILE *out)
         "                    (created once, mode 0600). Instances sharing a store must share\n"
         "                    the key\n",
         MCPAGE_DEFAULT_PAGE_SIZE, MCPAGE_DEFAULT_WORKERS, MCPAGE_DEFAULT_MAX_INFLIGHT,
-        SERVE_SYNC_INTERVAL_S);
+        SERVE_SYNC_INTERVAL_S, SERVE_FIRST_SYNC_S);
     cli_http_usage(out);
 }
 
 /* Parses a positive integer option value; false with a message when invalid. */
-static bool parse_count(const char *opt, const char *v, long max, long *out)
+static bool parse_count(const char *opt, const char *v, long min, long max, long *out)
 {
     char *end;
     long n = v ? strtol(v, &end, 10) : 0;
-    if (v == NULL || *end != '\0' || n < 1 || n > max) {
-        text_term_printf(stderr, "mcpage serve: %s needs a number from 1 to %ld\n", opt, max);
+    if (v == NULL || *end != '\0' || n < min || n > max) {
+        text_term_printf(stderr, "mcpage serve: %s needs a number from %ld to %ld\n", opt, min,
+                         max);
         return false;
     }
     *out = n;
@@ -110,6 +117,9 @@ typedef struct serve_sync {
     cli_agents agents;         /* --NAME-home and each agent's folder */
     sync_redact_config redact; /* the user's redaction settings (redact.json) */
     long interval;             /* seconds between passes */
+    long first_sync;           /* --first-sync: seconds the start's pass may read */
+    int64_t first_until;       /* when the start's pass ends (ms, now_ms) */
+    bool resume;               /* the last pass was cut short: the next one at once */
     bool no_watch;             /* --no-watch or MCPAGE_NO_WATCH: the interval only */
     sync_watch *watch;         /* the folders watched, or NULL */
     int stop_pipe[2];          /* written to stop the thread */
@@ -337,6 +347,28 @@ static void follow_stop(serve_follow *f)
     f->n = f->cap = 0;
 }
 
+static bool sync_stopping(serve_sync *ss);
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* sync_options.stop of a pass while serving: the server is shutting down. */
+static int pass_stop(void *ud)
+{
+    return sync_stopping(ud);
+}
+
+/* ...and of the start's pass: or it has read for --first-sync seconds. */
+static int first_pass_stop(void *ud)
+{
+    serve_sync *ss = ud;
+    return sync_stopping(ss) || now_ms() >= ss->first_until;
+}
+
 static void sync_once(serve_sync *ss, bool verbose)
 {
     sync_report rep;
@@ -348,15 +380,21 @@ static void sync_once(serve_sync *ss, bool verbose)
                          "mcpage serve: synced %lld files, +%lld sessions, +%lld messages\n",
                          (long long)rep.files_seen, (long long)rep.sessions_added,
                          (long long)rep.messages_added);
+    /* cut short (not by the shutdown): the next pass reads the rest at once */
+    ss->resume = rc >= 0 && rep.stopped && !sync_stopping(ss);
+    if (ss->resume && verbose)
+        text_term_printf(stderr,
+                         "mcpage serve: read %lld of %lld changed files in the first %ld s; the "
+                         "rest is read while serving\n",
+                         (long long)rep.files_done, (long long)rep.files_changed, ss->first_sync);
     if (rc >= 0)
         cli_sources_record(ss->shown, &rep);
     notify_changes(ss);
 }
 
 /* Non-zero once the server is shutting down. */
-static int sync_stopping(void *ud)
+static bool sync_stopping(serve_sync *ss)
 {
-    serve_sync *ss = ud;
     pthread_mutex_lock(&ss->mu);
     bool stop = ss->stop;
     pthread_mutex_unlock(&ss->mu);
@@ -384,13 +422,6 @@ static void tidy_once(serve_sync *ss)
     store_budget_clear(ss->writer);
 }
 
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /*
  * The sync thread: waits for a change in the watched folders, the
  * interval or the stop. A burst of changes (an agent writes many lines a
@@ -401,7 +432,7 @@ static int64_t now_ms(void)
 static void *sync_loop(void *ud)
 {
     serve_sync *ss = ud;
-    int64_t next_pass = now_ms() + (int64_t)ss->interval * 1000;
+    int64_t next_pass = now_ms() + (ss->resume ? 0 : (int64_t)ss->interval * 1000);
     int64_t first = 0, last = 0; /* the burst waiting for its pass: first and last change */
     int64_t calm_since = now_ms();
     bool tidy_due = true; /* after the start's pass and each pass, once calm */
@@ -439,7 +470,7 @@ static void *sync_loop(void *ud)
             now >= next_pass) {
             first = last = 0;
             sync_once(ss, false);
-            next_pass = now_ms() + (int64_t)ss->interval * 1000;
+            next_pass = now_ms() + (ss->resume ? 0 : (int64_t)ss->interval * 1000);
             calm_since = now_ms();
             tidy_due = true;
         } else if (!first && tidy_due && now >= calm_since + SERVE_TIDY_CALM_MS) {
@@ -526,7 +557,11 @@ static int sync_start(serve_sync *ss, const char *db)
         if (warn)
             text_term_printf(stderr, "mcpage serve: %s\n", warn);
     }
+    ss->opt.stop = first_pass_stop;
+    ss->opt.stop_ud = ss;
+    ss->first_until = now_ms() + (int64_t)ss->first_sync * 1000;
     sync_once(ss, true);
+    ss->opt.stop = pass_stop;
     /* The sync thread takes no process signals: SIGTERM and SIGINT belong
        to the transport, which masks them in its own threads only. */
     sigset_t all, old;
@@ -566,7 +601,7 @@ static int parse_args(int argc, char **argv, serve_cmd *c, serve_sync *ss)
             return 2;
         if (hr > 0)
             continue;
-        long *count = NULL, max = 0;
+        long *count = NULL, min = 1, max = 0;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
@@ -578,6 +613,8 @@ static int parse_args(int argc, char **argv, serve_cmd *c, serve_sync *ss)
             count = &c->inflight, max = SERVE_MAX_INFLIGHT;
         } else if (strcmp(a, "--sync-interval") == 0) {
             count = &ss->interval, max = SERVE_MAX_SYNC_INTERVAL_S;
+        } else if (strcmp(a, "--first-sync") == 0) {
+            count = &ss->first_sync, min = 0, max = SERVE_MAX_SYNC_INTERVAL_S;
         } else if (strcmp(a, "--no-watch") == 0) {
             ss->no_watch = true;
         } else if (strcmp(a, "--no-sync") == 0) {
@@ -596,7 +633,7 @@ static int parse_args(int argc, char **argv, serve_cmd *c, serve_sync *ss)
             return 2;
         }
         if (count) {
-            if (!parse_count(a, v, max, count))
+            if (!parse_count(a, v, min, max, count))
                 return 2;
             i++;
         }
@@ -684,6 +721,7 @@ int cli_cmd_serve(int argc, char **argv)
     serve_sync ss;
     memset(&ss, 0, sizeof ss);
     ss.interval = SERVE_SYNC_INTERVAL_S;
+    ss.first_sync = SERVE_FIRST_SYNC_S;
     int status = parse_args(argc, argv, &c, &ss);
     if (status >= 0)
         return status;

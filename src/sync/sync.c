@@ -456,6 +456,10 @@ static int read_changed(store *s, sync_jobs *js, const sync_options *o, sync_rep
                 break;
             g.lost = g.nclaims > 0;
             sync_group_end(s, &g);
+        } else if (js->v[i].changed && !js->v[i].same_session && o->stop && o->stop(o->stop_ud)) {
+            rep->stopped = 1; /* commit what was read; the rest waits */
+            i = js->n;
+            continue;
         } else if (js->v[i].changed && !js->v[i].same_session) {
             if (!g.open) {
                 *saved = *rep;
@@ -571,9 +575,13 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
         goto out;
     if ((rc = read_changed(s, &js, &o, rep, &p)) < 0)
         goto out;
+    rep->files_changed = p.changed;
+    rep->files_done = p.done;
     rc = assign_orphans(s, &js);
     /* Gemini CLI and Copilot CLI: sync_fold.c */
-    if (rc == 0)
+    if (rc == 0 && !rep->stopped && o.stop && o.stop(o.stop_ud))
+        rep->stopped = 1;
+    if (rc == 0 && !rep->stopped)
         rc = sync__fold_run(s, &o, rep);
 out:
     sync_jobs_free(&js);

@@ -79,6 +79,12 @@ typedef struct sync_options {
     /* The user's own patterns and exceptions (redact.json, sync_redact.h);
        NULL: the built-in patterns only. */
     const sync_redact_rules *redact_rules;
+    /* Asked before each changed file (may be NULL): non-zero ends the pass
+       there. What was read is committed; the files not reached, and the
+       databases of the folded sources, wait for the next pass
+       (report.stopped). `mcpage serve` bounds its first pass with it. */
+    int (*stop)(void *ud);
+    void *stop_ud;
 } sync_options;
 
 #define SYNC_REPORT_SOURCES 80 /* sources a report keeps apart */
@@ -143,6 +149,10 @@ typedef struct sync_report {
     int64_t held_until;
     /* Secrets redacted in the lines this pass read, per kind (sync_redact.h). */
     sync_redact_counts redacted;
+    /* sync_options.stop ended the pass: files_changed - files done wait. */
+    int stopped;
+    int64_t files_changed; /* files the pass found changed */
+    int64_t files_done;    /* of them, read (or failed) before it ended */
 } sync_report;
 
 /* Runs one sync pass into `s` (opened for writing). 0, or the first error

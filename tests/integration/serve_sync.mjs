@@ -56,6 +56,32 @@ try {
   assert.ok(!page2.isError, "cursor survives a restart");
   assert.equal(page2.structuredContent.offset, 2);
   await client.close();
+
+  // --first-sync 0: the server answers before it reads anything; the
+  // start's pass goes on while serving and reads every session once.
+  const db0 = path.join(tmp, "first.db");
+  const args0 = ["serve", "--db", db0, "--first-sync", "0",
+    "--claude-home", path.join(tmp, "archive/claude"), "--codex-home", path.join(tmp, "archive/codex")];
+  const transport = new StdioClientTransport({ command: bin, args: args0, stderr: "pipe" });
+  let said = "";
+  transport.stderr.on("data", (d) => { said += d; });
+  client = new Client({ name: "serve-sync", version: "1.0.0" }, { capabilities: {} });
+  await client.connect(transport);
+  let seen = await total(client);
+  for (let i = 0; i < 150 && seen.total_sessions < 46; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    seen = await total(client);
+  }
+  assert.equal(seen.total_sessions, 46, "the start's pass, cut short, read every session while serving");
+  assert.match(said, /read 0 of \d+ changed files in the first 0 s; the rest is read while serving/,
+    `serve said: ${said}`);
+  await client.close();
+  const { execFileSync } = await import("node:child_process");
+  const again = JSON.parse(execFileSync(bin, ["sync", "--json", "--db", db0,
+    "--claude-home", path.join(tmp, "archive/claude"), "--codex-home", path.join(tmp, "archive/codex")],
+    { encoding: "utf8" }));
+  assert.equal(again.messages_added, 0, "nothing was left unread or read twice");
+  assert.equal(again.sessions_added, 0);
   console.log("serve_sync: ok");
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
