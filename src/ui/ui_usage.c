@@ -124,7 +124,8 @@ void ui_page_usage(ui_doc *d)
         json_decref(res);
         return;
     }
-    const json_t *tot = json_object_get(sc, "totals");
+    /* held: the result it is part of goes before the unpriced models are written */
+    json_t *tot = json_incref(json_object_get(sc, "totals"));
     ui_raw(d, "<h1>Tokens and cost");
     if (project) {
         ui_raw(d, ": ");
@@ -157,6 +158,7 @@ void ui_page_usage(ui_doc *d)
         json_t *rows = report(d, parts[k].group, project, &res, &sc);
         if (!rows) {
             json_decref(res);
+            json_decref(tot);
             return;
         }
         ui_rawf(d, "<h2>Per %s</h2>\n", parts[k].group);
@@ -177,6 +179,7 @@ void ui_page_usage(ui_doc *d)
         }
         ui_raw(d, ". Add them with mcpage usage --prices FILE.</p>\n");
     }
+    json_decref(tot);
 }
 
 void ui_usage_session_line(ui_doc *d, const json_t *summary)
