@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(in);
     } else {
         store_codec d = {0};
-        fuzz_flip_check(data, size, unpack, &d);
+        fuzz_flip_check(data, size, unpack, &d, 0);
         store_codec_free(&d);
     }
     store_codec_free(&c);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Integration test (issue 38, "Status that is not true"): a store with
-# damaged pages (random bytes written into its middle, here) is reported
+# damaged pages (random bytes written over a page in use in its middle) is reported
 # as damaged, with the remedy, by `mcpage call` (exit 1), by `mcpage
 # serve` at start (stderr) and by GET /health (503), where each said OK
 # before. A full disk (a 2 MB tmpfs, when this runs as root and may
@@ -29,7 +29,15 @@ homes=(--claude-home "$arc/claude" --codex-home "$arc/codex" --gemini-home "$arc
 
 cp "$tmp/good.db" "$tmp/bad.db"
 size=$(stat -c %s "$tmp/bad.db")
-head -c 16384 /dev/urandom | dd of="$tmp/bad.db" bs=1 seek=$((size / 2)) conv=notrunc status=none
+seek=$((size / 2))
+# the b-tree page in use nearest the middle (a free page holds nothing to
+# damage: a first sync leaves some, store_tidy gives them back only past
+# a sixteenth of the file)
+if command -v sqlite3 >/dev/null; then
+  page=$(sqlite3 -readonly "$tmp/good.db" "SELECT pageno FROM dbstat WHERE pagetype IN ('internal', 'leaf') ORDER BY abs(pageno - (SELECT page_count / 2 FROM pragma_page_count)) LIMIT 1")
+  seek=$(((page - 1) * $(sqlite3 -readonly "$tmp/good.db" 'PRAGMA page_size')))
+fi
+head -c 16384 /dev/urandom | dd of="$tmp/bad.db" bs=1 seek=$seek conv=notrunc status=none
 
 # call: exit 1, the damage and the remedy
 if "$MCPAGE_BIN" call --db "$tmp/bad.db" list_projects '{}' >"$tmp/out" 2>"$tmp/err"; then

@@ -17,8 +17,17 @@ ZSTD.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
 ZSTD.ZSTD_decompress.restype = ctypes.c_size_t
 
 
+FRAMES_MAGIC = b"\x50\x2a\x4d\x18"  # codec 2's table: a zstd skippable frame
+
+
 def unzstd(frame):
-    size = ZSTD.ZSTD_getFrameContentSize(frame, ctypes.c_size_t(len(frame)))
+    """One zstd frame, or (codec 2) frames after a skippable frame whose
+    payload starts with the text's length: a stock ZSTD_decompress reads
+    both (src/store/store_codec.h)."""
+    if frame[:4] == FRAMES_MAGIC and len(frame) >= 12:
+        size = int.from_bytes(frame[8:12], "little")
+    else:
+        size = ZSTD.ZSTD_getFrameContentSize(frame, ctypes.c_size_t(len(frame)))
     if size >= 1 << 40:
         raise ValueError("not a zstd frame with its size")
     out = ctypes.create_string_buffer(max(size, 1))

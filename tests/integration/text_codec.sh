@@ -11,7 +11,9 @@
 # read_message (all pages), searches (both sorts,
 # snippets deep in the 1 MB tool output), the lists, activity, usage and
 # file history, and every project exported as md, html and jsonl. A
-# damaged text is named by read_message and read_session (searches: unit.store).
+# damaged text is named by read_message and read_session (searches: unit.store);
+# a damaged frame of the 1 MB output (kept as frames of 8 KiB of text) by
+# read_message and a search there, while a snippet in another frame reads.
 set -euo pipefail
 : "${MCPAGE_BIN:?}" "${MCPAGE_SOURCE_DIR:?}"
 command -v sqlite3 >/dev/null || { echo "text_codec: no sqlite3 shell: skipped"; exit 77; }
@@ -30,9 +32,9 @@ done
 "$MCPAGE_BIN" sync --quiet --db "$tmp/z.db" "${homes[@]}" 2>/dev/null || fail "sync of the sample archive"
 z() { sqlite3 -readonly "$tmp/z.db" "$1"; }
 [ "$(z 'SELECT count(*) FROM message_body WHERE codec = 1')" -gt 100 ] || fail "few texts compressed"
-# texts over 64 KiB stay plain (read by window: docs/store.md)
-[ "$(z "SELECT group_concat(codec) FROM message_body WHERE length(text) > 65536")" = 0 ] ||
-  fail "the 1 MB tool output is not kept plain"
+# texts over 64 KiB are frames of 8 KiB of text (read by window: docs/store.md)
+[ "$(z "SELECT group_concat(codec) FROM message_body WHERE codec = 2 OR length(text) > 65536")" = 2 ] ||
+  fail "the 1 MB tool output is not kept as frames"
 python3 "$plain" plain "$tmp/z.db" "$tmp/p.db" || fail "store_plain.py plain"
 python3 "$plain" plain "$tmp/z.db" "$tmp/o.db" && python3 "$plain" v12 "$tmp/o.db" ||
   fail "store_plain.py v12"
@@ -42,8 +44,8 @@ nohomes=()
 for ((i = 0; i < ${#homes[@]}; i += 2)); do nohomes+=("${homes[i]}" "$tmp/empty"); done
 "$MCPAGE_BIN" sync --quiet --db "$tmp/o.db" "${nohomes[@]}" 2>/dev/null || fail "sync of the older store"
 o() { sqlite3 -readonly "$tmp/o.db" "$1"; }
-[ "$(o 'SELECT max(version) FROM schema_version')" = 13 ] || fail "the older store is not version 13"
-[ "$(o 'SELECT count(*) FROM message_body WHERE codec = 1')" = "$(z 'SELECT count(*) FROM message_body WHERE codec = 1')" ] ||
+[ "$(o 'SELECT max(version) FROM schema_version')" = 14 ] || fail "the older store is not version 14"
+[ "$(o 'SELECT group_concat(codec) FROM message_body WHERE codec > 0')" = "$(z 'SELECT group_concat(codec) FROM message_body WHERE codec > 0')" ] ||
   fail "the migrated store's texts are not all compressed"
 
 sessions=$(z 'SELECT session_id FROM sessions ORDER BY 1')
@@ -114,4 +116,40 @@ out=$("$MCPAGE_BIN" call --db "$tmp/z.db" read_session "{\"session_id\": \"$sid\
 grep -q "message text damaged" <<<"$out" || fail "read_session does not name the damage: $(head -c 500 <<<"$out")"
 "$MCPAGE_BIN" call --db "$tmp/z.db" read_message "{\"message_id\": $((big + 1))}" >/dev/null ||
   fail "the next message is not read"
+
+# A damaged frame of the 1 MB output (codec 2): reads that need it fail,
+# named; a snippet from another of its frames is what it was.
+long=$(z 'SELECT message_id FROM message_body WHERE codec = 2')
+word=$(python3 - "$tmp/z.db" "$tmp/p.db" "$long" <<'EOF'
+import re, sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+i = int(sys.argv[3])
+b = bytearray(con.execute("SELECT text FROM message_body WHERE message_id = ?", (i,)).fetchone()[0])
+le = lambda at: int.from_bytes(b[at:at + 4], "little")
+k, frame = (le(4) - 8) // 4, le(12)
+j = k // 2
+a, e = le(16 + 4 * (j - 1)), le(16 + 4 * j)
+b[(a + e) // 2] ^= 0x20
+con.execute("UPDATE message_body SET text = ? WHERE message_id = ?", (bytes(b), i))
+con.commit()
+text = sqlite3.connect(sys.argv[2]).execute("SELECT text FROM message_body WHERE message_id = ?",
+                                            (i,)).fetchone()[0]
+mid = text[j * frame + frame // 3:j * frame + frame // 2]  # (ASCII: bytes are characters)
+print(re.search(r"line (\d{6}):", mid).group(1))
+EOF
+)
+out=$("$MCPAGE_BIN" call --db "$tmp/z.db" read_message "{\"message_id\": $long}" 2>&1) &&
+  fail "a text with a damaged frame was read: $(head -c 300 <<<"$out")"
+grep -q "message text damaged: message $long (codec 2," <<<"$out" ||
+  fail "the damaged frame is not named: $(head -c 500 <<<"$out")"
+out=$("$MCPAGE_BIN" call --db "$tmp/z.db" search_conversations "{\"query\": \"$word\"}" 2>&1) &&
+  fail "a snippet in a damaged frame was read: $(head -c 300 <<<"$out")"
+grep -q "message text damaged: message $long" <<<"$out" ||
+  fail "the search does not name the damage: $(head -c 500 <<<"$out")"
+for db in z p; do
+  "$MCPAGE_BIN" call --db "$tmp/$db.db" --json search_conversations '{"query": "000512"}' \
+    >"$tmp/$db.first" 2>&1 || fail "a snippet in a whole frame of a damaged text is not read ($db)"
+done
+cmp "$tmp/z.first" "$tmp/p.first" || fail "a snippet in a whole frame of a damaged text differs"
+grep -q '【000512】' "$tmp/z.first" || fail "no snippet of 000512: $(head -c 300 "$tmp/z.first")"
 echo "text_codec: ok ($(wc -c <"$tmp/z.out") bytes of tool output, $(wc -w <<<"$packed") compressed texts)"

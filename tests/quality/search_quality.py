@@ -38,13 +38,17 @@ def sync(binary, db, store, home):
 
 def mcpage_text(message_id, codec, stored):
     """The SQLite store's text decoder (src/store/sqlite/sqlite_text.c), for
-    this connection: codec 0 is the text, 1 one zstd frame (libzstd)."""
+    this connection: codec 0 is the text, 1 one zstd frame, 2 zstd frames
+    after a skippable frame holding their table (libzstd reads both)."""
     if codec == 0:
         return stored
     zstd = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
     zstd.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
     zstd.ZSTD_decompress.restype = ctypes.c_size_t
-    size = zstd.ZSTD_getFrameContentSize(stored, ctypes.c_size_t(len(stored)))
+    if stored[:4] == b"\x50\x2a\x4d\x18" and len(stored) >= 12:
+        size = int.from_bytes(stored[8:12], "little")  # codec 2: frames after their table
+    else:
+        size = zstd.ZSTD_getFrameContentSize(stored, ctypes.c_size_t(len(stored)))
     if size >= 1 << 40:
         raise ValueError("message %d: not a zstd frame" % message_id)
     out = ctypes.create_string_buffer(max(size, 1))

@@ -24,6 +24,7 @@
 #include "store/sqlite/sqlite_internal.h"
 #include "store/store.h"
 #include "store/store_backend.h"
+#include "store/store_codec.h"
 #include "support/store_backends.h"
 
 typedef struct fixture {
@@ -2365,6 +2366,236 @@ static void message_texts_are_compressed(void **state)
     assert_int_equal(store_tidy(f->s), 0);
 }
 
+/* A text past SQ_TEXT_PACK_MAX (75 KB to 380 KB): log lines with a word
+ * of its own in the middle and at the end; text 6 is letters of an LCG
+ * (compressed less). */
+enum { LONG_TEXTS = 7 };
+
+static char *long_text(int k)
+{
+    size_t lines = 1500 + (size_t)k * 1000;
+    char *t = malloc(lines * 64 + 64);
+    size_t n = 0;
+    uint32_t x = 12345;
+    for (size_t i = 0; i < lines; i++) {
+        if (k == 6) {
+            for (int j = 0; j < 50; j++, x = x * 1103515245u + 12345u)
+                t[n++] = (char)('a' + (x >> 16) % 26);
+            t[n++] = '\n';
+        } else {
+            n += (size_t)sprintf(t + n, "line %06zu: INFO handled in %zu ms path=/p?page=%zu\n", i,
+                                 i % 97, i);
+        }
+        if (i == lines / 2)
+            n += (size_t)sprintf(t + n, "mid%dword\n", k);
+    }
+    sprintf(t + n, "only%dword", k);
+    return t;
+}
+
+/* The one hit of `word` (its snippet into *snip, malloc'd), or the error. */
+static int long_hit(store *s, const char *word, int64_t id, char **snip)
+{
+    store_search_filter sf = {.query = word};
+    store_page pg = {.limit = 5};
+    store_hits r;
+    int rc = store_search(s, &sf, &pg, &r);
+    if (rc < 0)
+        return rc;
+    assert_int_equal(r.count, 1);
+    assert_int_equal(r.rows[0].message_id, id);
+    *snip = strdup(r.rows[0].snippet);
+    store_hits_free(&r);
+    return 0;
+}
+
+/* Every long text reads as written, by id and in order; its words' snippets,
+ * cut from the frames that hold them, are those cut from the whole text. */
+static void long_texts_read_back(store *s, const int64_t *ids)
+{
+    store_messages l;
+    assert_int_equal(store_messages_from(s, "text-l", 0, 100, &l), 0);
+    assert_int_equal(l.count, LONG_TEXTS);
+    for (int k = 0; k < LONG_TEXTS; k++) {
+        char *want = long_text(k);
+        store_message m;
+        assert_int_equal(store_message_get(s, ids[k], &m), 0);
+        assert_string_equal(m.text, want);
+        assert_string_equal(l.rows[k].text, want);
+        store_message_clear(&m);
+        free(want);
+        for (int w = 0; w < 2; w++) {
+            char q[32], *part = NULL, *whole = NULL;
+            snprintf(q, sizeof q, w ? "only%dword" : "mid%dword", k);
+            assert_int_equal(long_hit(s, q, ids[k], &part), 0);
+            store_sqlite__snippet_whole = 1;
+            assert_int_equal(long_hit(s, q, ids[k], &whole), 0);
+            store_sqlite__snippet_whole = 0;
+            assert_string_equal(part, whole);
+            assert_non_null(strstr(part, q));
+            free(part);
+            free(whole);
+        }
+    }
+    store_messages_free(&l);
+}
+
+/* Message text id's stored value (malloc'd) and its codec. */
+static unsigned char *body_get(const char *path, int64_t id, int *n, int *codec)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT text, codec FROM message_body WHERE "
+                                        "message_id = ?",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, id);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    *n = sqlite3_column_bytes(st, 0);
+    *codec = sqlite3_column_int(st, 1);
+    unsigned char *v = malloc((size_t)*n);
+    memcpy(v, sqlite3_column_blob(st, 0), (size_t)*n);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static void body_put(const char *path, int64_t id, const unsigned char *v, int n)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    assert_int_equal(sqlite3_prepare_v2(db, "UPDATE message_body SET text = ? WHERE message_id = ?",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_blob(st, 1, v, n, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, id);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* The frame of long text k that holds its middle word. */
+static size_t long_mid_frame(int k)
+{
+    char *t = long_text(k), word[16];
+    snprintf(word, sizeof word, "mid%dword", k);
+    size_t i = (size_t)(strstr(t, word) - t) / STORE_CODEC_FRAME_TEXT;
+    free(t);
+    return i;
+}
+
+static uint32_t le32_at(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/*
+ * Texts past 64 KiB are kept as frames of 8 KiB of text (schema 14,
+ * codec 2) and read back whole by every reader, and by window in
+ * snippets (the same snippet as from the whole text); a store of schema
+ * 13 (such texts plain) is migrated and its long texts packed by the
+ * tidy, stopped and gone on with; a damaged frame fails the reads that
+ * need it, named, never read as other text, while a window of another
+ * frame still reads; a damaged table of frames likewise.
+ */
+static void long_texts_in_frames(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    int64_t ids[LONG_TEXTS];
+    put_session(f->s, "text-l");
+    assert_int_equal(store_begin(f->s), 0);
+    for (int k = 0; k < LONG_TEXTS; k++) {
+        char *t = long_text(k);
+        store_message msg = {
+            .session_id = "text-l", .ordinal = k, .role = "tool", .text = t, .line_no = k + 1};
+        assert_int_equal(store_message_add(f->s, &msg, &ids[k]), 0);
+        free(t);
+    }
+    assert_int_equal(store_commit(f->s), 0);
+    const char *in_l = "message_id IN (SELECT message_id FROM messages WHERE sid = (SELECT sid "
+                       "FROM sessions WHERE session_id = 'text-l'))";
+    char q[512];
+    snprintf(q, sizeof q, "SELECT count(*) FROM message_body WHERE codec = 2 AND %s", in_l);
+    assert_int_equal(raw_num(f->db, q), LONG_TEXTS);
+    /* a fifth of the bytes or less, but text 6 (letters of 26) */
+    snprintf(q, sizeof q,
+             "SELECT count(*) FROM message_body WHERE length(text) * 5 > %d * 64 * 1000 AND %s",
+             1500, in_l);
+    assert_true(raw_num(f->db, q) <= 1);
+    long_texts_read_back(f->s, ids);
+
+    /* the store as version 13 kept it: long texts plain, packed by the tidy */
+    store_close(f->s);
+    f->s = NULL;
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(store_sqlite_text_register(db), 0);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "UPDATE message_body SET text = mcpage_text(message_id, codec, text), codec "
+                     "= 0 WHERE codec = 2;"
+                     "UPDATE meta SET value = (SELECT max(message_id) FROM message_body) WHERE "
+                     "key IN ('text_pack_at', 'text_pack_until');"
+                     "DELETE FROM schema_version WHERE version >= 14;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
+    snprintf(q, sizeof q, "SELECT count(*) FROM message_body WHERE codec = 2 AND %s", in_l);
+    assert_int_equal(raw_num(f->db, q), 0);
+    long_texts_read_back(f->s, ids);
+    int calls[2] = {0, 1};
+    store_budget_set(f->s, 0, stop_after, calls);
+    assert_int_equal(store_tidy(f->s), MCPAGE_ECANCELED);
+    store_budget_clear(f->s);
+    long_texts_read_back(f->s, ids);
+    assert_int_equal(store_tidy(f->s), 0);
+    assert_int_equal(raw_num(f->db, q), LONG_TEXTS);
+    long_texts_read_back(f->s, ids);
+
+    /* text 3: a byte of the frame with its middle word changed */
+    int n = 0, codec = 0;
+    unsigned char *v = body_get(f->db, ids[3], &n, &codec);
+    assert_int_equal(codec, 2);
+    size_t mid = long_mid_frame(3);
+    size_t k = (le32_at(v + 4) - 8) / 4, a = mid ? le32_at(v + 16 + 4 * (mid - 1)) : 16 + 4 * k;
+    v[a + (le32_at(v + 16 + 4 * mid) - a) / 2] ^= 0x10;
+    body_put(f->db, ids[3], v, n);
+    store_message m;
+    assert_int_equal(store_message_get(f->s, ids[3], &m), MCPAGE_ESTORE);
+    snprintf(q, sizeof q, "message text damaged: message %lld (codec 2,", (long long)ids[3]);
+    assert_non_null(strstr(store_errmsg(f->s), q));
+    assert_non_null(strstr(store_errmsg(f->s), "mcpage sync --rebuild"));
+    char *snip = NULL;
+    assert_int_equal(long_hit(f->s, "mid3word", ids[3], &snip), MCPAGE_ESTORE);
+    assert_non_null(strstr(store_errmsg(f->s), q));
+    /* its last frame is whole: a snippet there reads */
+    assert_int_equal(long_hit(f->s, "only3word", ids[3], &snip), 0);
+    assert_non_null(strstr(snip, STORE_HIT_OPEN "only3word" STORE_HIT_CLOSE));
+    free(snip);
+    store_messages l;
+    assert_int_equal(store_messages_from(f->s, "text-l", 0, 100, &l), MCPAGE_ESTORE);
+    assert_int_equal(store_message_get(f->s, ids[2], &m), 0);
+    store_message_clear(&m);
+    free(v);
+    /* text 4: where the frame with its middle word ends, in the table, changed */
+    v = body_get(f->db, ids[4], &n, &codec);
+    v[16 + 4 * long_mid_frame(4)] ^= 0x04;
+    body_put(f->db, ids[4], v, n);
+    free(v);
+    assert_int_equal(store_message_get(f->s, ids[4], &m), MCPAGE_ESTORE);
+    assert_non_null(strstr(store_errmsg(f->s), "(codec 2,"));
+    assert_int_equal(long_hit(f->s, "mid4word", ids[4], &snip), MCPAGE_ESTORE);
+}
+
 static void activity_buckets(void **state)
 {
     fixture *f = *state;
@@ -2931,6 +3162,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(transcript_raw_and_summary, setup, teardown),
         cmocka_unit_test_setup_teardown(raw_chunks_are_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(message_texts_are_compressed, setup, teardown),
+        cmocka_unit_test_setup_teardown(long_texts_in_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(same_named_projects_stay_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),

@@ -337,13 +337,13 @@ void store_sqlite__impact_forget(void);
  * decoder the view message_text reads through (sqlite_text.c). 0 or -1. */
 int store_sqlite_text_register(sqlite3 *db);
 /*
- * Texts longer than this stay plain (issue 35): a snippet deep in a long
- * text reads a window of it by its token map, and read_session's first
- * lines of a long tool output read only those; a whole frame would have
- * to be decoded for either (measured on a 157 MB generated archive: the
- * rare-word search page 0.51 to 5.1 ms, read_session's first page 1.05 to
- * 1.44 ms with every text compressed). Texts of several frames, read by
- * window, would lift it (not done yet).
+ * Texts longer than this are kept as frames of STORE_CODEC_FRAME_TEXT
+ * bytes (store_codec_pack_frames, schema version 14), not one frame: a
+ * snippet deep in a long text reads a window of it by its token map and
+ * decodes only the frame or two that hold it. One frame a text made the
+ * rare-word search page 0.51 to 5.1 ms on a 157 MB generated archive
+ * (every snippet decoded a whole long tool output); version 13 kept them
+ * plain.
  */
 #define SQ_TEXT_PACK_MAX (64 * 1024)
 /* A message's text as message_body keeps it: *codec and the bytes to

@@ -301,6 +301,15 @@ static const char *const migrations[] = {
     "INSERT OR REPLACE INTO meta VALUES('text_pack_at', 0);"
     "INSERT OR REPLACE INTO meta SELECT 'text_pack_until', coalesce(max(message_id), 0) "
     "  FROM message_body;",
+    /* version 14: texts past 64 KiB kept as several zstd frames with a
+     * table of their offsets (codec 2, store_codec.h), read by window;
+     * version 13 kept them plain. An older binary would name such a row
+     * damaged: the version tells it the store is newer instead. The
+     * rows already stored are packed after the next sync, as version 13's
+     * were (store_sqlite__text_pack walks them again from the start). */
+    "INSERT OR REPLACE INTO meta VALUES('text_pack_at', 0);"
+    "INSERT OR REPLACE INTO meta SELECT 'text_pack_until', coalesce(max(message_id), 0) "
+    "  FROM message_body;",
 };
 
 /* The step that indexes every text again (version 6), and how often it

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_internal.h"
+#include "store/store_codec.h"
 #include "store/store_words.h"
 
 #define SNIP_TOKENS_MAX  64
@@ -72,6 +73,7 @@ typedef struct snip_conn {
     int watch;       /* WATCH_* */
     int watched_len; /* bytes of the text the map was caught from */
     tokmap watched;
+    store_codec codec; /* the frames of a long text's window (snip_window_read) */
 } snip_conn;
 
 /* One match: tokens [pos, pos + size) match phrase `phrase`. */
@@ -210,6 +212,13 @@ static uint32_t le32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* store_codec_read_fn over an open blob. */
+static int snip_blob_read(void *ud, size_t at, unsigned char *dst, size_t n)
+{
+    return n > INT32_MAX || at > INT32_MAX ||
+           sqlite3_blob_read(ud, dst, (int)n, (int)at) != SQLITE_OK;
+}
+
 /*
  * Reads the bytes of message `id`'s text from the token map entry before
  * window `w` up to past its end (or the text's end) into *buf, and
@@ -240,11 +249,14 @@ static int snip_window_read(const Fts5ExtensionApi *api, Fts5Context *fts, snip_
             return 0;
         from = k > 0 ? le32(e) : 0;
     }
-    /* A plain text is read by window from its row; a compressed one is
-     * decoded whole (message_text, sqlite_text.c) and only its window
-     * tokenized. */
+    /* A plain text is read by window from its row; a text of several
+     * frames by the frames that hold the window, read by window too
+     * (store_codec_window_read); a text of one frame is decoded whole
+     * (message_text, sqlite_text.c) and only its window tokenized. */
     sqlite3_stmt *st = NULL;
-    const unsigned char *whole = NULL;
+    const unsigned char *whole = NULL; /* text bytes from whole_at on */
+    size_t whole_at = 0, whole_n = 0, tot = 0;
+    const char *why = "";
     int total = 0, ok = 0;
     if (sqlite3_prepare_v2(sc->db, "SELECT codec FROM message_body WHERE message_id = ?", -1, &st,
                            NULL) != SQLITE_OK) {
@@ -252,10 +264,10 @@ static int snip_window_read(const Fts5ExtensionApi *api, Fts5Context *fts, snip_
         return 0;
     }
     sqlite3_bind_int64(st, 1, id);
-    int plain = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 0;
+    int64_t codec = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
     sqlite3_finalize(st);
     st = NULL;
-    if (plain) {
+    if (codec == STORE_CODEC_PLAIN || codec == STORE_CODEC_FRAMES) {
         if (sqlite3_blob_open(sc->db, "main", "message_body", "text", id, 0, &b) != SQLITE_OK) {
             sqlite3_blob_close(b);
             return 0;
@@ -274,11 +286,18 @@ static int snip_window_read(const Fts5ExtensionApi *api, Fts5Context *fts, snip_
         }
         whole = sqlite3_column_text(st, 0);
         total = sqlite3_column_bytes(st, 0);
+        whole_n = (size_t)total;
     }
-    if (from > (uint32_t)total) {
-        sqlite3_blob_close(b);
-        sqlite3_finalize(st);
-        return 0;
+    size_t stored_n = (size_t)total;
+    if (codec == STORE_CODEC_FRAMES) {
+        if (store_codec_window_read(&sc->codec, stored_n, snip_blob_read, b, STORE_CODEC_OUT_MAX,
+                                    from, SNIP_CHUNK, &whole, &whole_n, &tot, &why) < 0 ||
+            tot > INT32_MAX) {
+            sqlite3_blob_close(b); /* a damaged frame: the whole-text path says so */
+            return 0;
+        }
+        whole_at = from;
+        total = (int)tot;
     }
     int left = total - (int)from, len = left < SNIP_CHUNK ? left : SNIP_CHUNK;
     for (;;) {
@@ -286,8 +305,17 @@ static int snip_window_read(const Fts5ExtensionApi *api, Fts5Context *fts, snip_
         if (p == NULL)
             break;
         *buf = p;
+        if (whole && from + (size_t)len > whole_at + whole_n) { /* more frames of the text */
+            if (codec != STORE_CODEC_FRAMES ||
+                store_codec_window_read(&sc->codec, stored_n, snip_blob_read, b,
+                                        STORE_CODEC_OUT_MAX, from, (size_t)len, &whole, &whole_n,
+                                        &tot, &why) < 0 ||
+                whole_n < (size_t)len)
+                break;
+            whole_at = from;
+        }
         if (whole)
-            memcpy(p, whole + from, (size_t)len);
+            memcpy(p, whole + (from - whole_at), (size_t)len);
         else if (sqlite3_blob_read(b, p, len, (int)from) != SQLITE_OK)
             break;
         /* Cut after the last ASCII separator unless this is the end of
@@ -662,6 +690,7 @@ static void snip_conn_free(void *p)
     if (sc->tok)
         sc->tk.xDelete(sc->tok);
     sqlite3_free(sc->watched.map);
+    store_codec_free(&sc->codec);
     sqlite3_free(sc);
 }
 

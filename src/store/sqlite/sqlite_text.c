@@ -1,7 +1,9 @@
 /*
  * Message text compressed (issue 35, schema version 13): table
  * message_body(message_id, text, codec) keeps each text as
- * store_codec_pack made it (plain, or one zstd frame); the view
+ * store_codec_pack made it (plain, or one zstd frame; a text past
+ * SQ_TEXT_PACK_MAX as frames of STORE_CODEC_FRAME_TEXT bytes, schema
+ * version 14, store_codec_pack_frames); the view
  * message_text(message_id, text) gives the texts back through
  * mcpage_text(message_id, codec, text), which every reader reads through:
  * read_session, search snippets (FTS5's external content is the view),
@@ -79,9 +81,11 @@ int store_sqlite__text_encode(store *s, const char *text, size_t n, int *codec,
     *codec = STORE_CODEC_PLAIN;
     *out = (const unsigned char *)text;
     *outn = n;
-    if (n > SQ_TEXT_PACK_MAX) /* read by window (sqlite_internal.h) */
-        return 0;
-    if (store_codec_pack(&s->codec, (const unsigned char *)text, n, codec, out, outn) < 0)
+    int rc = n > SQ_TEXT_PACK_MAX /* frames read by window (sqlite_internal.h) */
+                 ? store_codec_pack_frames(&s->codec, (const unsigned char *)text, n,
+                                           STORE_CODEC_FRAME_TEXT, codec, out, outn)
+                 : store_codec_pack(&s->codec, (const unsigned char *)text, n, codec, out, outn);
+    if (rc < 0)
         return store_fail(s, MCPAGE_ENOMEM, "out of memory compressing a message's text");
     return 0;
 }

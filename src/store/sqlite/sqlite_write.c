@@ -750,7 +750,7 @@ typedef struct sq_pack_kind {
     const char *at;     /* meta key: the last row done */
     const char *until;  /* meta key: the last row to do */
     const char *what;   /* said on stderr: "raw bytes", "message text" */
-    size_t max;         /* rows longer than this stay plain */
+    int text;           /* packed as texts are (store_sqlite__text_encode), else one frame */
 } sq_pack_kind;
 
 static const sq_pack_kind pack_raw = {
@@ -760,7 +760,7 @@ static const sq_pack_kind pack_raw = {
     "raw_pack_at",
     "raw_pack_until",
     "raw bytes",
-    STORE_CODEC_OUT_MAX,
+    0,
 };
 
 static const sq_pack_kind pack_text = {
@@ -768,11 +768,11 @@ static const sq_pack_kind pack_text = {
     "ORDER BY message_id LIMIT 1",
     "UPDATE message_body SET text = ?, codec = ? WHERE message_id = ?",
     "SELECT coalesce(sum(length(CAST(text AS BLOB))), 0) FROM message_body WHERE message_id > ? "
-    "AND message_id <= ? AND codec = 0 AND length(CAST(text AS BLOB)) <= 65536", /* PACK_MAX */
+    "AND message_id <= ? AND codec = 0",
     "text_pack_at",
     "text_pack_until",
     "message text",
-    SQ_TEXT_PACK_MAX,
+    1,
 };
 
 static int meta_get(store *s, const char *key, int64_t *v)
@@ -813,7 +813,7 @@ static int pack_next(store *s, const sq_pack_kind *k, int64_t after, int64_t unt
     size_t n = (size_t)sqlite3_column_bytes(st, 1);
     *bytes += (int64_t)n;
     unsigned char *plain = NULL;
-    if (codec == STORE_CODEC_PLAIN && n > 0 && n <= k->max) {
+    if (codec == STORE_CODEC_PLAIN && n > 0 && n <= STORE_CODEC_OUT_MAX) {
         plain = malloc(n);
         if (!plain) {
             sqlite3_reset(st);
@@ -827,7 +827,9 @@ static int pack_next(store *s, const sq_pack_kind *k, int64_t after, int64_t unt
     int packed_codec = 0;
     const unsigned char *packed = NULL;
     size_t packed_n = 0;
-    rc = store_codec_pack(&s->codec, plain, n, &packed_codec, &packed, &packed_n);
+    rc = k->text ? store_sqlite__text_encode(s, (const char *)plain, n, &packed_codec, &packed,
+                                             &packed_n)
+                 : store_codec_pack(&s->codec, plain, n, &packed_codec, &packed, &packed_n);
     if (rc == 0 && packed_codec != STORE_CODEC_PLAIN) {
         /* the frame must give the bytes back before they are replaced */
         store_codec check = {0};
