@@ -4,8 +4,13 @@
  * one or several processes (each standing for one `mcpage serve`
  * instance) reading at once.
  *
- *   bench_store fill SPEC --messages N [--seed S]   writes N messages
- *   bench_store query SPEC [--reps R]               latency table (ms)
+ *   bench_store fill SPEC --messages N [--seed S] [--first K]
+ *                                                   writes N messages (sessions from number K:
+ *                                                   0, or where an earlier fill ended)
+ *   bench_store tidy SPEC                           a writer's store_tidy (PostgreSQL: the
+ *                                                   relevance heads), timed
+ *   bench_store query SPEC [--reps R] [--no-heads]  latency table (ms); --no-heads: PostgreSQL
+ *                                                   ranks every match (store_pg__rank_off)
  *   bench_store load SPEC --procs P --seconds T     pages per second
  *   bench_store hostile SPEC                        one run of each hostile query (ms)
  *   bench_store sql FILE COUNT SQL                  an SQL statement on an SQLite store with
@@ -37,6 +42,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "store/postgres/pg_internal.h"
 #include "store/sqlite/sqlite_internal.h"
 #include "store/store.h"
 
@@ -131,7 +137,7 @@ static int fail(store *s, const char *what, int rc)
     return 1;
 }
 
-static int fill(const char *spec, int64_t total)
+static int fill(const char *spec, int64_t total, int64_t first)
 {
     store *s = NULL;
     char err[600];
@@ -144,7 +150,8 @@ static int fill(const char *spec, int64_t total)
     int64_t per_session = 100;
     int64_t sessions = (total + per_session - 1) / per_session;
     int64_t done = 0;
-    for (int64_t k = 0; k < sessions; k++) {
+    sessions += first;
+    for (int64_t k = first; k < sessions; k++) {
         if ((rc = store_begin(s)) < 0)
             return fail(s, "begin", rc);
         char path[64], name[32], sid[64], text[1024], ts[40];
@@ -193,7 +200,7 @@ static int fill(const char *spec, int64_t total)
     }
     double ms = now_ms() - t0;
     printf("fill %s: %" PRId64 " messages, %" PRId64 " sessions in %.1f s (%.0f messages/s)\n",
-           store_backend_name(s), done, sessions, ms / 1e3, (double)done / (ms / 1e3));
+           store_backend_name(s), done, sessions - first, ms / 1e3, (double)done / (ms / 1e3));
     store_close(s);
     return 0;
 }
@@ -587,11 +594,29 @@ static int keep_lists(const char *file, char **queries, int nqueries)
     return rc < 0;
 }
 
+static int tidy(const char *spec)
+{
+    store *s = NULL;
+    char err[600];
+    if (store_open_msg(spec, STORE_OPEN_WRITE, &s, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_store: %s\n", err);
+        return 1;
+    }
+    double t0 = now_ms();
+    int rc = store_tidy(s);
+    if (rc < 0)
+        return fail(s, "tidy", rc);
+    printf("tidy %s: %.1f s\n", store_backend_name(s), (now_ms() - t0) / 1e3);
+    store_close(s);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: bench_store fill|query|load|hostile SPEC [--messages N] [--seed S] "
-                        "[--reps R] [--procs P] [--seconds T]\n"
+                        "[--first K] [--reps R] [--no-heads] [--procs P] [--seconds T]\n"
+                        "       bench_store tidy SPEC\n"
                         "       bench_store sql FILE COUNT SQL\n"
                         "       bench_store rank FILE DEPTH WORD...\n"
                         "       bench_store keep FILE QUERY...\n");
@@ -601,11 +626,20 @@ int main(int argc, char **argv)
         return rank_check(argv[2], atoi(argv[3]), argv + 4, argc - 4);
     if (strcmp(argv[1], "keep") == 0 && argc > 3)
         return keep_lists(argv[2], argv + 3, argc - 3);
-    int64_t messages = 1000000;
+    if (strcmp(argv[1], "tidy") == 0)
+        return tidy(argv[2]);
+    int64_t messages = 1000000, first = 0;
     int reps = 30, procs = 1;
     double seconds = 10;
-    for (int i = 3; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--messages") == 0)
+    for (int i = 3; i < argc; i += 2) {
+        if (strcmp(argv[i], "--no-heads") == 0) {
+            store_pg__rank_off = 1;
+            i--;
+        } else if (i + 1 == argc)
+            break;
+        else if (strcmp(argv[i], "--first") == 0)
+            first = strtoll(argv[i + 1], NULL, 10);
+        else if (strcmp(argv[i], "--messages") == 0)
             messages = strtoll(argv[i + 1], NULL, 10);
         else if (strcmp(argv[i], "--seed") == 0)
             rng ^= strtoull(argv[i + 1], NULL, 10) * 0x9E3779B97F4A7C15ull;
@@ -616,10 +650,10 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--seconds") == 0)
             seconds = atof(argv[i + 1]);
     }
-    if (reps < 1 || procs < 1 || seconds <= 0 || messages < 1)
+    if (reps < 1 || procs < 1 || seconds <= 0 || messages < 1 || first < 0)
         return 2;
     if (strcmp(argv[1], "fill") == 0)
-        return fill(argv[2], messages);
+        return fill(argv[2], messages, first);
     if (strcmp(argv[1], "query") == 0)
         return query(argv[2], reps);
     if (strcmp(argv[1], "load") == 0)

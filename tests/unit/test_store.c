@@ -21,6 +21,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "store/postgres/pg_internal.h"
 #include "store/sqlite/sqlite_internal.h"
 #include "store/store.h"
 #include "store/store_backend.h"
@@ -2032,6 +2033,157 @@ static int64_t raw_num(const char *spec, const char *sql)
 
 /* Transcript-like bytes: JSON lines that repeat with variations, and a
  * stretch of noise that does not compress. */
+/* ---- PostgreSQL relevance heads --------------------------------------- */
+
+/* Heads rows that are no match of their word at their rank, and matches
+ * of messages up to rank_state.done below their group's cut (or of a
+ * group without one) not kept. */
+#define HEADS_WRONG                                                                                \
+    "SELECT (SELECT count(*) FROM rank_heads h WHERE NOT h.cut AND NOT EXISTS (SELECT 1 FROM "     \
+    "messages m, rank_terms t WHERE t.term = h.term AND m.message_id = h.message_id AND m.tsv @@ " \
+    "t.q AND mcpage_rank(m.tsv, t.q) = h.rk)) + (SELECT count(*) FROM rank_state s, rank_terms t " \
+    "JOIN messages m ON m.tsv @@ t.q WHERE m.message_id <= s.done AND NOT EXISTS (SELECT 1 FROM "  \
+    "rank_heads h WHERE h.term = t.term AND h.rk = mcpage_rank(m.tsv, t.q) AND ((NOT h.cut AND "   \
+    "h.message_id = m.message_id) OR (h.cut AND h.message_id <= m.message_id))))"
+
+/* Words whose kept match count is not their number of matches up to
+ * rank_state.done. */
+#define COUNTS_WRONG                                                                               \
+    "SELECT count(*) FROM rank_terms t, rank_state s WHERE t.n <> (SELECT count(*) FROM messages " \
+    "m WHERE m.tsv @@ t.q AND m.message_id <= s.done)"
+
+/* Messages not yet in the heads. */
+#define HEADS_BEHIND "SELECT count(*) FROM messages, rank_state WHERE message_id > done"
+
+/* A whole relevance walk of `query`, pages of 4 by keyset or by offset:
+ * message ids and ranks. */
+static size_t relevance_walk(store *s, const char *query, int keyset, int64_t *ids, double *ranks)
+{
+    store_search_filter q = {.query = query, .sort = STORE_SEARCH_RELEVANCE};
+    store_key after;
+    store_page pg = {.limit = 4};
+    size_t n = 0;
+    for (;;) {
+        store_hits h = {0};
+        assert_int_equal(store_search(s, &q, &pg, &h), 0);
+        for (size_t i = 0; i < h.count; i++) {
+            assert_true(n < MAXROWS);
+            ids[n] = h.rows[i].message_id;
+            ranks[n++] = h.rows[i].rank;
+        }
+        size_t got = h.count;
+        if (got)
+            after = h.rows[got - 1].key;
+        store_hits_free(&h);
+        if (got < 4)
+            return n;
+        if (keyset)
+            pg.after = &after;
+        else
+            pg.offset += 4;
+    }
+}
+
+/* Every walk of each query reads the same rows and ranks with the heads
+ * as ranking every match does, and the count kept with them is the
+ * number of matches. */
+static void heads_agree(store *s, const char *const *queries, size_t nq)
+{
+    static int64_t ids[2][MAXROWS];
+    static double ranks[2][MAXROWS];
+    for (size_t k = 0; k < nq; k++)
+        for (int keyset = 0; keyset < 2; keyset++) {
+            store_pg__rank_off = 1;
+            size_t n = relevance_walk(s, queries[k], keyset, ids[0], ranks[0]);
+            store_pg__rank_off = 0;
+            size_t got = relevance_walk(s, queries[k], keyset, ids[1], ranks[1]);
+            if (got != n || n == 0)
+                fail_msg("%s (%s): %zu rows with the heads, %zu ranking every match", queries[k],
+                         keyset ? "keyset" : "offset", got, n);
+            store_search_filter q = {.query = queries[k]};
+            int64_t total = -1;
+            assert_int_equal(store_search_count(s, &q, &total), 0);
+            if (total != (int64_t)n)
+                fail_msg("%s: counted %lld with the heads, %zu matches", queries[k],
+                         (long long)total, n);
+            for (size_t i = 0; i < n; i++)
+                if (ids[0][i] != ids[1][i] || ranks[0][i] != ranks[1][i])
+                    fail_msg("%s row %zu: heads %lld %.17g, every match %lld %.17g", queries[k], i,
+                             (long long)ids[1][i], ranks[1][i], (long long)ids[0][i], ranks[0][i]);
+        }
+}
+
+/*
+ * PostgreSQL keeps relevance heads of its commonest words (store_tidy,
+ * chosen by ANALYZE's statistics); the trigger keeps them in step with
+ * inserts and deletes; relevance walks by keyset and by offset read the
+ * same rows and ranks as ranking every match, pages past a cut included.
+ */
+static void relevance_heads_in_postgres(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_POSTGRES) {
+        skip();
+        return;
+    }
+    static const char *const queries[] = {"the", "kiwi", "\"mango\"", "Lemon", "alpha"};
+    const size_t nq = sizeof queries / sizeof queries[0];
+    add_words(f->s, "heads-1", 0, 150, 5, 11);
+    int64_t min = store_pg__rank_min, head = store_pg__rank_head;
+    store_pg__rank_min = 20;
+    store_pg__rank_head = 3; /* groups are cut: pages go past the heads */
+    raw_sql(f->db, "", "ANALYZE messages");
+    assert_int_equal(store_tidy(f->s), 0);
+    assert_true(raw_num(f->db, "SELECT count(*) FROM rank_terms") >= 8);
+    assert_true(raw_num(f->db, "SELECT count(*) FROM rank_heads WHERE cut") > 0);
+    assert_int_equal(raw_num(f->db, HEADS_WRONG), 0);
+    assert_int_equal(raw_num(f->db, COUNTS_WRONG), 0);
+    int64_t read = store_pg__rank_read;
+    heads_agree(f->s, queries, nq);
+    assert_true(store_pg__rank_read > read);
+
+    /* a sync's rows: read beside the heads, then added to them by the tidy */
+    assert_int_equal(raw_num(f->db, HEADS_BEHIND), 0);
+    add_words(f->s, "heads-2", 0, 150, 11, 99);
+    assert_int_equal(raw_num(f->db, HEADS_BEHIND), 150);
+    heads_agree(f->s, queries, nq);
+    assert_int_equal(store_tidy(f->s), 0);
+    assert_int_equal(raw_num(f->db, HEADS_BEHIND), 0);
+    assert_int_equal(raw_num(f->db, HEADS_WRONG), 0);
+    assert_int_equal(raw_num(f->db, COUNTS_WRONG), 0);
+    heads_agree(f->s, queries, nq);
+
+    /* rows of ids the heads passed (ids reserved before a tidy, written
+     * after it): kept by the trigger */
+    raw_sql(f->db, "", "UPDATE rank_state SET done = done + 1000");
+    add_words(f->s, "heads-3", 0, 40, 7, 3);
+    assert_int_equal(raw_num(f->db, HEADS_BEHIND), 0);
+    assert_int_equal(raw_num(f->db, HEADS_WRONG), 0);
+    assert_int_equal(raw_num(f->db, COUNTS_WRONG), 0);
+    heads_agree(f->s, queries, nq);
+
+    /* a re-parse: deleted rows leave the heads, the new ones join */
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_session_reset(f->s, "heads-1"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    assert_int_equal(raw_num(f->db, HEADS_WRONG), 0);
+    assert_int_equal(raw_num(f->db, COUNTS_WRONG), 0);
+    add_words(f->s, "heads-1", 0, 60, 23, 5);
+    assert_int_equal(raw_num(f->db, HEADS_WRONG), 0);
+    heads_agree(f->s, queries, nq);
+
+    /* the writer keeps again the groups that grew or emptied */
+    assert_int_equal(store_tidy(f->s), 0);
+    assert_int_equal(raw_num(f->db, "SELECT count(*) FROM (SELECT 1 FROM rank_heads GROUP BY "
+                                    "term, rk HAVING count(*) FILTER (WHERE NOT cut) > 6 OR "
+                                    "bool_and(cut)) g"),
+                     0);
+    assert_int_equal(raw_num(f->db, HEADS_WRONG), 0);
+    heads_agree(f->s, queries, nq);
+    store_pg__rank_min = min;
+    store_pg__rank_head = head;
+}
+
 static unsigned char *raw_source(size_t n, unsigned seed)
 {
     unsigned char *b = malloc(n);
@@ -3152,6 +3304,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(relevance_lengths_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_impact_lists_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_heads_kept_by_the_writer, setup, teardown),
+        cmocka_unit_test_setup_teardown(relevance_heads_in_postgres, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),
         cmocka_unit_test_setup_teardown(a_damaged_file_is_reported_and_not_written, setup,
                                         teardown),

@@ -32,6 +32,20 @@ typedef struct pg_pool pg_pool;
 #define PG_PEND_BYTES (4 * 1024 * 1024) /* bytes of buffered rows before a flush */
 #define PG_ID_BLOCK   256               /* message ids reserved per round trip */
 
+/* Relevance heads (schema version 12, docs/store.md "Relevance heads"). */
+#define PG_RANK_TERMS 256   /* words with heads at most */
+#define PG_RANK_READ  4096  /* offset + limit of a page the heads answer at most */
+#define PG_RANK_BATCH 20000 /* messages a tidy adds to the heads a transaction */
+/* Words whose matches PostgreSQL's statistics estimate at this many or more
+ * get heads (tests lower it). */
+extern int64_t store_pg__rank_min;
+/* Matches kept per word and rank when its heads are built (tests lower it). */
+extern int64_t store_pg__rank_head;
+/* Relevance pages the heads answered in this process (tests). */
+extern int64_t store_pg__rank_read;
+/* 1: searches never read the heads (tests, benchmarks). */
+extern int store_pg__rank_off;
+
 /* A message row waiting for the next multi-row INSERT. */
 typedef struct pg_row {
     char *v[PG_MSG_COLS]; /* column values (malloc'd; NULL = SQL NULL) */

@@ -220,6 +220,60 @@ static const char *const migrations[] = {
      * 12: sessions.owner, NULL for the sessions stored before. */
     "ALTER TABLE sessions ADD COLUMN IF NOT EXISTS owner text COLLATE \"C\";"
     "CREATE INDEX IF NOT EXISTS sessions_owner ON sessions(owner, started_at, session_id);",
+    /* version 12: relevance heads of the commonest words (issue 35,
+     * docs/store.md "Relevance heads"). mcpage_rank() is the one rank
+     * expression (searches, grouped searches, the heads); rank_terms the
+     * words that have heads (chosen by pg_tidy) and their match counts;
+     * rank_heads, per word and rank, the matches whose id is below the
+     * group's cut row (cut: the first match not kept; no cut row: every
+     * match is kept), of the messages up to rank_state.done: later ones
+     * are added by the writer's tidy (mcpage_rank_add), and read as they
+     * are until then. The trigger keeps the heads in step with deletes,
+     * updates and inserts of messages up to `done`, in the writer's
+     * transaction. */
+    "CREATE OR REPLACE FUNCTION mcpage_rank(v tsvector, q tsquery) RETURNS float8 LANGUAGE sql "
+    "IMMUTABLE PARALLEL SAFE AS $$ SELECT (-ts_rank(v, q))::float8 $$;"
+    "CREATE TABLE IF NOT EXISTS rank_terms(term integer PRIMARY KEY, lexeme text COLLATE \"C\" "
+    "NOT NULL UNIQUE, q tsquery NOT NULL, n bigint NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS rank_heads(term integer NOT NULL, rk float8 NOT NULL, "
+    "message_id bigint NOT NULL, cut boolean NOT NULL, PRIMARY KEY (term, rk, message_id));"
+    "CREATE INDEX IF NOT EXISTS rank_heads_cuts ON rank_heads(term, rk) INCLUDE (message_id) "
+    "WHERE cut;"
+    "CREATE TABLE IF NOT EXISTS rank_state(done bigint NOT NULL);"
+    "INSERT INTO rank_state SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM rank_state);"
+    "CREATE OR REPLACE FUNCTION mcpage_rank_add(ids bigint[]) RETURNS void LANGUAGE sql AS $$ "
+    "WITH a AS MATERIALIZED (SELECT t.term, mcpage_rank(m.tsv, t.q) AS rk, m.message_id FROM "
+    "messages m, unnest(tsvector_to_array(m.tsv)) AS l(lexeme), rank_terms t WHERE "
+    "m.message_id = ANY(ids) AND t.lexeme = l.lexeme), "
+    "x AS (INSERT INTO rank_heads SELECT a.term, a.rk, a.message_id, false FROM a LEFT JOIN "
+    "rank_heads c ON c.cut AND c.term = a.term AND c.rk = a.rk WHERE c.message_id IS NULL OR "
+    "a.message_id < c.message_id) "
+    "UPDATE rank_terms t SET n = t.n + c.k FROM (SELECT term, count(*) AS k FROM a GROUP BY "
+    "term) c WHERE t.term = c.term $$;"
+    "CREATE OR REPLACE FUNCTION mcpage_rank_keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "IF TG_OP <> 'INSERT' THEN "
+    "WITH d AS (SELECT t.term, mcpage_rank(o.tsv, t.q) AS rk, o.message_id FROM old_rows o, "
+    "rank_state s, unnest(tsvector_to_array(o.tsv)) AS l(lexeme), rank_terms t WHERE "
+    "o.message_id <= s.done AND t.lexeme = l.lexeme), "
+    "x AS (DELETE FROM rank_heads h USING d WHERE h.term = d.term AND h.rk = d.rk AND "
+    "h.message_id = d.message_id AND NOT h.cut) "
+    "UPDATE rank_terms t SET n = t.n - c.k FROM (SELECT term, count(*) AS k FROM d GROUP BY "
+    "term) c WHERE t.term = c.term; "
+    "END IF; "
+    "IF TG_OP <> 'DELETE' THEN IF EXISTS (SELECT 1 FROM new_rows n, rank_state s WHERE "
+    "n.message_id <= s.done) THEN "
+    "PERFORM mcpage_rank_add(ARRAY(SELECT n.message_id FROM new_rows n, rank_state s WHERE "
+    "n.message_id <= s.done)); "
+    "END IF; END IF; RETURN NULL; END $$;"
+    "DROP TRIGGER IF EXISTS rank_add ON messages;"
+    "DROP TRIGGER IF EXISTS rank_del ON messages;"
+    "DROP TRIGGER IF EXISTS rank_upd ON messages;"
+    "CREATE TRIGGER rank_add AFTER INSERT ON messages REFERENCING NEW TABLE AS new_rows FOR EACH "
+    "STATEMENT EXECUTE FUNCTION mcpage_rank_keep();"
+    "CREATE TRIGGER rank_del AFTER DELETE ON messages REFERENCING OLD TABLE AS old_rows FOR EACH "
+    "STATEMENT EXECUTE FUNCTION mcpage_rank_keep();"
+    "CREATE TRIGGER rank_upd AFTER UPDATE ON messages REFERENCING OLD TABLE AS old_rows NEW "
+    "TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION mcpage_rank_keep();",
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);

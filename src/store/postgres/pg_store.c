@@ -498,6 +498,9 @@ fail:
     return rc;
 }
 
+#define STR_OF_(x) #x
+#define STR_OF(x)  STR_OF_(x)
+
 /* ---- search --------------------------------------------------------- */
 
 static int query_prepare(store *s, const char *in, pg_query *pq, char **tsq)
@@ -524,7 +527,7 @@ static int search_groups(store *s, const store_search_filter *f, const store_pag
 {
     store_sql q = {.d = &pg_dialect};
     store_sql_add(&q, "WITH h AS MATERIALIZED (SELECT m.message_id AS id, m.sid, m.ordinal, "
-                      "m.\"timestamp\" AS ts, (-ts_rank(m.tsv, q.q))::float8 AS rk "
+                      "m.\"timestamp\" AS ts, mcpage_rank(m.tsv, q.q) AS rk "
                       "FROM (SELECT ?::tsquery AS q) q JOIN messages m ON m.tsv @@ q.q "
                       "JOIN sessions s ON s.sid = m.sid WHERE true");
     store_sql_text(&q, tsq);
@@ -568,6 +571,128 @@ static int search_groups(store *s, const store_search_filter *f, const store_pag
     return 0;
 }
 
+int64_t store_pg__rank_min = 32768;
+int64_t store_pg__rank_head = 128;
+int64_t store_pg__rank_read = 0;
+int store_pg__rank_off = 0;
+
+/* A query the heads can answer: one word (or one quoted word), no prefix,
+ * no filter, no viewer, not grouped. */
+static int rank_heads_fit(const store_search_filter *f, const pg_query *pq)
+{
+    return !store_pg__rank_off && !f->by_session && pq->nterms == 1 && pq->count[0] == 1 &&
+           !pq->prefix[0] && !(f->project && *f->project) && !(f->source && *f->source) &&
+           !(f->role && *f->role) && !(f->tool && *f->tool) && !(f->after && *f->after) &&
+           !(f->before && *f->before) && !f->has_error && !f->view;
+}
+
+/* A word's heads: 1 with its term, the last message the heads hold
+ * (rank_state.done) and its match count up to there; 0 when the word
+ * has none. */
+static int rank_word(store *s, const pg_query *pq, char term[32], char done[32], int64_t *n)
+{
+    const char *v[] = {pq->tok[pq->first[0]]};
+    PGresult *r = run(s,
+                      "SELECT t.term, s.done, t.n FROM rank_terms t, rank_state s WHERE "
+                      "t.lexeme = $1",
+                      1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int listed = PQntuples(r) == 1;
+    if (listed) {
+        snprintf(term, 32, "%s", PQgetvalue(r, 0, 0));
+        snprintf(done, 32, "%s", PQgetvalue(r, 0, 1));
+        *n = num(r, 0, 2);
+    }
+    PQclear(r);
+    return listed;
+}
+
+/*
+ * The message ids of a relevance page of one word read from its heads
+ * (rank_heads, docs/store.md "Relevance heads"): 1 with `ids` set to an
+ * array literal (maybe empty: the walk is over), 0 when the heads cannot
+ * answer (not a single word, a filter, a word without heads, or the page
+ * passes a group's cut row, past which matches are not kept), or the
+ * failure. The page's rows and ranks are then read as any other page's.
+ */
+static int rank_heads_page(store *s, const store_search_filter *f, const store_page *pg,
+                           const pg_query *pq, const char *tsq, char **ids)
+{
+    *ids = NULL;
+    if (f->sort != STORE_SEARCH_RELEVANCE || !rank_heads_fit(f, pq))
+        return 0;
+    int64_t want = (store_page_keyset(pg) ? 0 : pg->offset) + pg->limit;
+    if (pg->limit < 0 || want > PG_RANK_READ)
+        return 0;
+    static const store_key_type types[2] = {STORE_KEY_REAL, STORE_KEY_INT};
+    int rc;
+    if (store_page_keyset(pg) && (rc = store_key_check(s, pg->after, types, 2)) < 0)
+        return rc;
+    char term[32], done[32];
+    int64_t kept = 0;
+    if ((rc = rank_word(s, pq, term, done, &kept)) <= 0)
+        return rc;
+    /* The heads from the cursor (those of messages up to `done`, and the
+     * cut rows), the matches of later messages ranked here, merged; and a
+     * cut row first when the cursor is past its group's cut (that group's
+     * later matches are not kept). */
+    store_sql q = {.d = &pg_dialect};
+    store_sql_add(&q, "SELECT u.message_id, u.cut FROM ((SELECT r.rk, r.message_id, r.cut FROM "
+                      "rank_heads r WHERE r.term = ?::integer AND (r.message_id <= ? OR r.cut)");
+    store_sql_text(&q, term);
+    store_sql_text(&q, done);
+    if ((rc = store_sql_after(s, &q, pg, " AND (r.rk, r.message_id) > (?::float8, ?)", types)) < 0)
+        return rc;
+    store_sql_add(&q, " ORDER BY r.rk, r.message_id LIMIT ?) UNION ALL (SELECT p.rk, "
+                      "p.message_id, false FROM (SELECT mcpage_rank(m.tsv, ?::tsquery) AS rk, "
+                      "m.message_id FROM messages m WHERE m.message_id > ? AND m.tsv @@ "
+                      "?::tsquery) p WHERE true");
+    store_sql_int(&q, want);
+    store_sql_text(&q, tsq);
+    store_sql_text(&q, done);
+    store_sql_text(&q, tsq);
+    if ((rc = store_sql_after(s, &q, pg, " AND (p.rk, p.message_id) > (?::float8, ?)", types)) < 0)
+        return rc;
+    store_sql_add(&q, " ORDER BY p.rk, p.message_id LIMIT ?)");
+    store_sql_int(&q, want);
+    if (store_page_keyset(pg)) {
+        store_sql_add(&q, " UNION ALL SELECT '-Infinity'::float8, 0, true WHERE (SELECT c.cut AND "
+                          "c.message_id <= ? FROM rank_heads c WHERE c.term = ?::integer AND "
+                          "c.rk = ?::float8 ORDER BY c.message_id DESC LIMIT 1)");
+        store_sql_key(&q, &pg->after->part[1]);
+        store_sql_text(&q, term);
+        store_sql_key(&q, &pg->after->part[0]);
+    }
+    store_sql_add(&q, ") u ORDER BY u.rk, u.message_id LIMIT ?");
+    store_sql_int(&q, want);
+    PGresult *r = q_run(s, &q);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int n = PQntuples(r);
+    for (int i = 0; i < n; i++)
+        if (PQgetvalue(r, i, 1)[0] == 't') {
+            PQclear(r); /* past what is kept: every match is ranked */
+            return 0;
+        }
+    int from = (int)(want - pg->limit);
+    char *o = malloc((size_t)n * 21 + 3);
+    if (!o) {
+        PQclear(r);
+        return MCPAGE_ENOMEM;
+    }
+    size_t len = 0;
+    o[len++] = '{';
+    for (int i = from; i < n; i++)
+        len += (size_t)sprintf(o + len, "%s%s", i > from ? "," : "", PQgetvalue(r, i, 0));
+    o[len++] = '}';
+    o[len] = 0;
+    PQclear(r);
+    *ids = o;
+    store_pg__rank_read++;
+    return 1;
+}
+
 static int pg_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out)
 {
     pg_query pq;
@@ -581,19 +706,30 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
         store_pg_query_free(&pq);
         return rc;
     }
+    char *ids = NULL;
+    if ((rc = rank_heads_page(s, f, pg, &pq, tsq, &ids)) < 0)
+        goto out;
+    store_page head_pg = {.limit = pg->limit};
+    if (ids)
+        pg = &head_pg; /* the ids are the page: no cursor, no offset */
     store_sql q = {.d = &pg_dialect};
-    /* relevance: -ts_rank so lower is better, as bm25 in the SQLite backend */
+    /* relevance: mcpage_rank() (schema version 12), lower is better as
+     * bm25 in the SQLite backend */
     /* The page (t), then what precedes each of its hits in its session
      * (x: the hit's transcript line), for the page's rows only. */
     store_sql_add(&q,
                   "SELECT t.*, x.bc, x.bl FROM (SELECT * FROM (SELECT m.message_id, s.session_id, "
                   "p.name, m.role, m.\"timestamp\" AS ts, m.text, m.ordinal, "
-                  "(-ts_rank(m.tsv, q.q))::float8 AS rank, m.sid AS msid "
+                  "mcpage_rank(m.tsv, q.q) AS rank, m.sid AS msid "
                   "FROM (SELECT ?::tsquery AS q) q JOIN messages m ON m.tsv @@ q.q "
                   "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id "
                   "WHERE true");
     store_sql_text(&q, tsq);
     store_sql_search_and(&q, f);
+    if (ids) {
+        store_sql_add(&q, " AND m.message_id = ANY(?::bigint[])");
+        store_sql_text(&q, ids);
+    }
     store_sql_add(&q, ") t WHERE true");
     const char *order;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
@@ -648,6 +784,7 @@ nomem:
     store_hits_free(out);
     rc = MCPAGE_ENOMEM;
 out:
+    free(ids);
     free(tsq);
     store_pg_query_free(&pq);
     return rc;
@@ -660,6 +797,23 @@ static int pg_search_count(store *s, const store_search_filter *f, int64_t *n)
     int rc = query_prepare(s, f->query, &pq, &tsq);
     if (rc < 0)
         return rc;
+    char term[32], done[32];
+    int64_t kept = 0;
+    if (rank_heads_fit(f, &pq) && (rc = rank_word(s, &pq, term, done, &kept)) != 0) {
+        /* a word with heads: its count up to `done`, and the matches since */
+        const char *v[] = {done, tsq};
+        PGresult *r = rc < 0 ? NULL
+                             : run(s,
+                                   "SELECT count(*) FROM messages WHERE message_id > $1::bigint "
+                                   "AND tsv @@ $2::tsquery",
+                                   2, v);
+        if (r)
+            *n = kept + num(r, 0, 0);
+        PQclear(r);
+        free(tsq);
+        store_pg_query_free(&pq);
+        return r ? 0 : MCPAGE_ESTORE;
+    }
     store_sql q = {.d = &pg_dialect};
     store_sql_add(&q, f->by_session ? "SELECT count(DISTINCT m.sid) FROM messages m JOIN "
                                       "sessions s ON s.sid = m.sid WHERE m.tsv @@ ?::tsquery"
@@ -1226,11 +1380,11 @@ static int pack_one(store *s, const char *sid, const char *off, const unsigned c
  * the budget's stop. Interrupted, what was committed stays compressed and
  * the next sync goes on from there.
  */
-static int pg_tidy(store *s)
+static int rank_tidy(store *s);
+
+static int pack_tidy(store *s)
 {
     pg_conn *c = CONN(s);
-    if (c->in_tx || c->locks)
-        return 0;
     for (;;) {
         int rc = store_budget_check(s);
         if (rc < 0)
@@ -1293,6 +1447,148 @@ static int pg_tidy(store *s)
         }
         return rc;
     }
+}
+
+static int pg_tidy(store *s)
+{
+    pg_conn *c = CONN(s);
+    if (c->in_tx || c->locks)
+        return 0;
+    int rc = pack_tidy(s);
+    return rc < 0 ? rc : rank_tidy(s);
+}
+
+/*
+ * One statement of rank_tidy inside its own transaction, which holds the
+ * meta row as writers do (store_begin), so no sync's rows land between
+ * reading a word's matches and keeping them.
+ */
+static int rank_tx(store *s, const char *first, const char *sql, int n, const char *const *vals,
+                   PGresult **out)
+{
+    pg_conn *c = CONN(s);
+    int rc = store_budget_check(s);
+    if (rc < 0)
+        return store_budget_fail(s, s->stopped = rc);
+    if ((rc = store_pg_simple(s, "BEGIN; SELECT 1 FROM meta WHERE id = 1 FOR UPDATE")) < 0)
+        return rc;
+    c->in_tx = 1;
+    PGresult *r = first ? run(s, first, n, vals) : NULL;
+    if (!first || r) {
+        PQclear(r);
+        r = run(s, sql, n, vals);
+    }
+    c->in_tx = 0;
+    if (!r) {
+        if (PQstatus(c->db) == CONNECTION_OK)
+            PQclear(PQexec(c->db, "ROLLBACK"));
+        return s->stopped ? s->stopped : MCPAGE_ESTORE;
+    }
+    if ((rc = store_pg_simple(s, "COMMIT")) < 0) {
+        PQclear(r);
+        return rc;
+    }
+    if (out)
+        *out = r;
+    else
+        PQclear(r);
+    return 0;
+}
+
+/* Keeps word $1's heads again from all its matches: per rank the first $2
+ * (store_pg__rank_head) by message id, and the next one as the group's
+ * cut row; and counts its matches. */
+#define RANK_BUILD                                                                                 \
+    "WITH y AS MATERIALIZED (SELECT mcpage_rank(m.tsv, t.q) AS rk, m.message_id FROM rank_terms "  \
+    "t, messages m, rank_state s WHERE t.term = $1::integer AND m.tsv @@ t.q AND m.message_id <= " \
+    "s.done), x AS (INSERT INTO rank_heads "                                                       \
+    "SELECT $1::integer, z.rk, z.message_id, z.n > $2::bigint FROM (SELECT rk, message_id, "       \
+    "row_number() OVER (PARTITION BY rk ORDER BY message_id) AS n FROM y) z WHERE z.n <= "         \
+    "$2::bigint + 1) UPDATE rank_terms SET n = (SELECT count(*) FROM y) WHERE term = $1::integer"
+
+/*
+ * store_ops.tidy, after the raw chunks: the relevance heads
+ * (docs/store.md "Relevance heads"). First the messages written since
+ * the heads' `done` are added to them. Words PostgreSQL's statistics of
+ * messages.tsv (ANALYZE, autovacuum's too) estimate in
+ * store_pg__rank_min messages or more get heads, the commonest first, up
+ * to PG_RANK_TERMS; a word whose heads grew past twice store_pg__rank_head in a
+ * rank (the writes keep every new match of a group without a cut) or
+ * whose cut group fell to a quarter (deletes) is kept again. One word a
+ * transaction; stopped by the budget, the next tidy goes on.
+ */
+static int rank_tidy(store *s)
+{
+    char min[32], head[32];
+    snprintf(min, sizeof min, "%" PRId64, store_pg__rank_min);
+    snprintf(head, sizeof head, "%" PRId64, store_pg__rank_head);
+    const char *v[] = {min, head};
+    /* the messages since `done` into the heads, PG_RANK_BATCH a transaction */
+    for (;;) {
+        PGresult *b = NULL;
+        int rc =
+            rank_tx(s, NULL,
+                    "WITH b AS MATERIALIZED (SELECT m.message_id FROM messages m, rank_state s "
+                    "WHERE m.message_id > s.done ORDER BY m.message_id LIMIT " STR_OF(
+                        PG_RANK_BATCH) "), a AS (SELECT mcpage_rank_add(ARRAY(SELECT "
+                                       "message_id FROM b)) WHERE EXISTS (SELECT 1 FROM "
+                                       "rank_terms)), u AS (UPDATE rank_state SET done = "
+                                       "(SELECT max(message_id) FROM b) WHERE EXISTS (SELECT "
+                                       "1 FROM b)) SELECT (SELECT count(*) FROM b), (SELECT "
+                                       "count(*) FROM a)",
+                    0, NULL, &b);
+        if (rc < 0)
+            return rc;
+        int64_t rows = num(b, 0, 0);
+        PQclear(b);
+        if (rows < PG_RANK_BATCH)
+            break;
+    }
+    PGresult *r = run(
+        s,
+        "SELECT e.lexeme FROM pg_stats st, pg_class c, unnest(st.most_common_elems::text::text[], "
+        "st.most_common_elem_freqs) AS e(lexeme, f) WHERE st.schemaname = current_schema() AND "
+        "st.tablename = 'messages' AND st.attname = 'tsv' AND c.oid = 'messages'::regclass AND "
+        "e.lexeme IS NOT NULL AND e.f * greatest(c.reltuples, 0) >= $1::float8 AND "
+        "strpos(e.lexeme, '''') = 0 AND strpos(e.lexeme, '\\') = 0 AND NOT EXISTS (SELECT 1 "
+        "FROM rank_terms t WHERE t.lexeme = e.lexeme) ORDER BY e.f DESC, e.lexeme "
+        "LIMIT " STR_OF(PG_RANK_TERMS),
+        1, v);
+    if (!r)
+        return MCPAGE_ESTORE;
+    int rc = 0;
+    for (int i = 0; i < PQntuples(r) && rc == 0; i++) {
+        PGresult *t = NULL;
+        const char *lex[] = {PQgetvalue(r, i, 0)};
+        rc = rank_tx(s, NULL,
+                     "WITH t AS (INSERT INTO rank_terms SELECT coalesce(max(term), 0) + 1, $1, "
+                     "('(''' || $1 || ''')')::tsquery, 0 FROM rank_terms HAVING count(*) < " STR_OF(
+                         PG_RANK_TERMS) " RETURNING term) SELECT term FROM t",
+                     1, lex, &t);
+        if (rc == 0 && PQntuples(t) == 1) {
+            const char *build[] = {PQgetvalue(t, 0, 0), head};
+            rc = rank_tx(s, NULL, RANK_BUILD, 2, build, NULL);
+        }
+        PQclear(t);
+    }
+    PQclear(r);
+    if (rc < 0)
+        return rc;
+    r = run(s,
+            "SELECT DISTINCT term FROM (SELECT term, count(*) FILTER (WHERE NOT cut) AS n, "
+            "bool_or(cut) AS cut FROM "
+            "rank_heads GROUP BY term, rk) g WHERE n > 2 * $1::bigint OR (cut AND n <= "
+            "$1::bigint / 4) ORDER BY term",
+            1, v + 1);
+    if (!r)
+        return MCPAGE_ESTORE;
+    for (int i = 0; i < PQntuples(r) && rc == 0; i++) {
+        const char *build[] = {PQgetvalue(r, i, 0), head};
+        rc = rank_tx(s, "DELETE FROM rank_heads WHERE term = $1::integer AND $2::bigint > 0",
+                     RANK_BUILD, 2, build, NULL);
+    }
+    PQclear(r);
+    return rc;
 }
 
 static int pg_raw_append(store *s, const char *id, const unsigned char *data, size_t n,
