@@ -2748,6 +2748,42 @@ static void long_texts_in_frames(void **state)
     assert_int_equal(long_hit(f->s, "mid4word", ids[4], &snip), MCPAGE_ESTORE);
 }
 
+/*
+ * A new store gives its free pages back (auto_vacuum incremental): once
+ * more than a sixteenth of its pages are free, store_tidy vacuums them
+ * and the file shrinks (below that it leaves them for the next sync).
+ */
+static void free_pages_given_back(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    assert_int_equal(file_int(f->db, "SELECT * FROM pragma_auto_vacuum"), 2);
+    put_session(f->s, "free-l");
+    size_t n = 4u << 20;
+    unsigned char *src = malloc(n);
+    uint32_t x = 99;
+    for (size_t i = 0; i < n; i++, x = x * 1103515245u + 12345u)
+        src[i] = (unsigned char)(x >> 16); /* noise: kept plain */
+    assert_int_equal(store_begin(f->s), 0);
+    assert_int_equal(store_raw_append(f->s, "free-l", src, n, 10), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    free(src);
+    assert_int_equal(store_tidy(f->s), 0);
+    int64_t pages = file_int(f->db, "SELECT * FROM pragma_page_count");
+    raw_sql(f->db,
+            "DELETE FROM raw_chunks WHERE sid = (SELECT sid FROM sessions WHERE session_id = "
+            "'free-l')",
+            "");
+    int64_t freed = file_int(f->db, "SELECT * FROM pragma_freelist_count");
+    assert_true(freed * 16 > pages && freed >= 256); /* 4 MiB of 16 KiB pages */
+    assert_int_equal(store_tidy(f->s), 0);
+    assert_int_equal(file_int(f->db, "SELECT * FROM pragma_freelist_count"), 0);
+    assert_int_equal(file_int(f->db, "SELECT * FROM pragma_page_count"), pages - freed);
+}
+
 static void activity_buckets(void **state)
 {
     fixture *f = *state;
@@ -3316,6 +3352,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(raw_chunks_are_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(message_texts_are_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(long_texts_in_frames, setup, teardown),
+        cmocka_unit_test_setup_teardown(free_pages_given_back, setup, teardown),
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(same_named_projects_stay_apart, setup, teardown),
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),

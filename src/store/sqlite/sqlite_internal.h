@@ -323,7 +323,12 @@ int store_sqlite__raw_pack(store *s);
 /* Compresses the message texts a store kept before schema version 13
  * likewise, from meta text_pack_at to text_pack_until (sqlite_write.c). */
 int store_sqlite__text_pack(store *s);
-/* store_ops.tidy: the raw chunks, the message texts, then the heads of common words. */
+/* Gives the free pages of a store made with auto_vacuum incremental back
+ * to the file system when more than a sixteenth of its pages are free
+ * (sqlite_write.c). */
+int store_sqlite__free_pages(store *s);
+/* store_ops.tidy: the raw chunks, the message texts, the heads of common
+ * words, then the free pages. */
 int store_sqlite__tidy(store *s);
 /* Rows a word must be in for its heads to be kept (32768; tests lower it). */
 extern int64_t store_sqlite__impact_heads_min;

@@ -938,10 +938,33 @@ int store_sqlite__text_pack(store *s)
     return pack_rows(s, &pack_text);
 }
 
+/* Free pages are given back once more than 1 / SQ_FREE_SHARE of the file. */
+#define SQ_FREE_SHARE 16
+
+int store_sqlite__free_pages(store *s)
+{
+    if (CONN(s)->in_tx)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    int rc = sq_prep(
+        s, "SELECT * FROM pragma_auto_vacuum, pragma_freelist_count, pragma_page_count", &st);
+    if (rc < 0)
+        return rc;
+    rc = sqlite3_step(st);
+    int vacuum = rc == SQLITE_ROW && sqlite3_column_int64(st, 0) == 2 &&
+                 sqlite3_column_int64(st, 1) * SQ_FREE_SHARE > sqlite3_column_int64(st, 2);
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW)
+        return sq_err(s, "free pages");
+    return vacuum ? sq_exec(s, "PRAGMA incremental_vacuum") : 0;
+}
+
 int store_sqlite__tidy(store *s)
 {
     int rc = store_sqlite__raw_pack(s);
     if (rc >= 0)
         rc = store_sqlite__text_pack(s);
-    return rc < 0 ? rc : store_sqlite__impact_tidy(s);
+    if (rc >= 0)
+        rc = store_sqlite__impact_tidy(s);
+    return rc < 0 ? rc : store_sqlite__free_pages(s);
 }
