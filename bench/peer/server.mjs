@@ -11,7 +11,8 @@
 //
 // It answers list_sessions and search_conversations with the same filters
 // and the same order as mcpage (newest first by (started_at, session_id);
-// search by bm25 rank then message_id), so a page at the same offset holds
+// search by bm25 rank, a tool's output's scaled by mcpage's
+// STORE_RANK_TOOL_WEIGHT, then message_id), so a page at the same offset holds
 // the same records. Over HTTP it uses StreamableHTTPServerTransport with
 // stateful sessions, one McpServer per session, as the SDK's examples do.
 import { randomUUID } from "node:crypto";
@@ -141,21 +142,26 @@ function searchConversations(args) {
   // the sort.
   const sql =
     "WITH page AS (SELECT m.message_id, s.session_id, p.name AS project, m.role, m.timestamp, " +
-    "messages_fts.rank AS r FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid " +
+    `${RANK} AS r FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid ` +
     "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id " +
-    `WHERE ${where.join(" AND ")} ORDER BY messages_fts.rank, m.message_id LIMIT ? OFFSET ?) ` +
+    `WHERE ${where.join(" AND ")} ORDER BY r, m.message_id LIMIT ? OFFSET ?) ` +
     "SELECT message_id, session_id, project, role, timestamp, (SELECT snippet(messages_fts, 0, " +
     "'[', ']', '…', 24) FROM messages_fts WHERE messages_fts MATCH ? AND messages_fts.rowid = " +
     "page.message_id) AS snippet FROM page ORDER BY r, message_id";
   return matchPage(sql, params, fts, args);
 }
 
+// mcpage's relevance (src/store/store_sql.h, STORE_RANK_TOOL_WEIGHT): FTS5's
+// bm25, a tool's output's times 0.1, so the user's and the assistant's
+// words rank above tool output that repeats them.
+const RANK = "messages_fts.rank * CASE WHEN m.role = 'tool' THEN 0.1 ELSE 1.0 END";
+
 // group_by "session" as one would write it over FTS5: every match grouped
 // by session (its best ranked match, hit count, first and last match),
 // sessions by their best rank, the snippet made for the page's rows only.
 function searchBySession(where, params, fts, args) {
   const sql =
-    "WITH hits AS (SELECT m.message_id, m.sid, m.ordinal, messages_fts.rank AS r FROM messages_fts " +
+    `WITH hits AS (SELECT m.message_id, m.sid, m.ordinal, ${RANK} AS r FROM messages_fts ` +
     "JOIN messages m ON m.message_id = messages_fts.rowid JOIN sessions s ON s.sid = m.sid " +
     `WHERE ${where.join(" AND ")}), ` +
     "best AS (SELECT sid, min(r) AS r, count(*) AS hits, min(ordinal) AS fo, max(ordinal) AS lo " +

@@ -13,6 +13,19 @@
 
 #include "store/store_backend.h"
 
+/*
+ * Relevance by role (issue 34): a tool's output (role "tool": command
+ * output, file reads, grep hits) scores this share of what the same
+ * words score in a user's or an assistant's message, so for equal
+ * relevance the people's words come first. The SQLite backend multiplies
+ * its bm25 by it (PostgreSQL not yet: its heads rank by mcpage_rank(tsv,
+ * q), which knows no role); measured with the
+ * search-quality suite (tests/quality, docs/performance.md). The SQL
+ * spelling is the same number.
+ */
+#define STORE_RANK_TOOL_WEIGHT     0.1
+#define STORE_RANK_TOOL_WEIGHT_SQL "0.1"
+
 #define STORE_SQL_MAX    4096 /* bytes of one generated statement */
 #define STORE_SQL_PARAMS 16   /* parameters of one generated statement */
 

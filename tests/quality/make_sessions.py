@@ -81,6 +81,31 @@ SESSIONS = [
          ("user", "text", "Rename the kebab-case file subagent-store.test.ts to match the hook name."),
          ("assistant", "text", "Renamed it to useSubagentStore.test.ts and updated the jest config's testMatch."),
      ]),
+    # The user's and the assistant's words against tool output that repeats
+    # them (grep hits, logs): the prose must rank first (issue 34).
+    ("-home-dev-src-billing", "/home/dev/src/billing", "b111ab1e-5f6a-4b7c-8d9e-3f4a5b6c7d05",
+     "2025-10-14T08:15:00", [
+         ("user", "text", "Invoice rounding is off by a cent on EUR totals; find where invoice totals are rounded."),
+         ("assistant", "tool", ("Grep", {"pattern": "round", "path": "src"},
+                                "src/invoice.rs:88: // invoice rounding: half-even\nsrc/invoice.rs:91: invoice rounding per line\ntests/invoice_rounding.rs:3: invoice rounding cases")),
+         ("assistant", "text", "Invoice rounding happens per line in src/invoice.rs, so the rounded lines no longer add up to the rounded total; rounding once per invoice fixes the cent."),
+         ("user", "text", "The webhook signature check fails for retried deliveries, look at why."),
+         ("assistant", "tool", ("Bash", {"command": "grep -rn signature logs/webhook.log | tail -4"},
+                                "webhook signature mismatch (retry 1)\nwebhook signature mismatch (retry 2)\nwebhook signature mismatch (retry 3)\nwebhook signature ok")),
+         ("assistant", "text", "Each retry carries a new timestamp header, and the webhook signature check hashes the first attempt's timestamp, so every retry is rejected."),
+         ("user", "text", "Now the ledger export times out for large accounts; the export job should stream rows."),
+         ("assistant", "tool", ("Bash", {"command": "tail -3 logs/worker.log"},
+                                "ledger export timeout after 30s\nledger export timeout after 30s\nledger export retry scheduled")),
+         ("assistant", "text", "The ledger export loads every row before writing the CSV; it now streams rows in batches of 500, so large accounts export within the timeout."),
+         ("user", "text", "Why does the currency cache return stale exchange rates after midnight?"),
+         ("assistant", "tool", ("Read", {"file_path": "/home/dev/src/billing/src/rates.rs"},
+                                "// currency cache: exchange rates keyed by day\nfn currency_cache_key(day: Date) -> String\n// stale exchange rates kept for a day")),
+         ("assistant", "text", "The currency cache keys exchange rates by the server's local day, not UTC, so after midnight UTC it serves yesterday's rates for a few hours."),
+         ("user", "text", "Add a test for the proration of mid-cycle plan upgrades."),
+         ("assistant", "tool", ("Bash", {"command": "cargo test proration"},
+                                "test proration::mid_cycle_upgrade ... ok\ntest proration::plan_upgrade_proration ... ok\ntest result: ok. proration 2 passed")),
+         ("assistant", "text", "Added the test: moving from Basic to Pro on day 15 of 30 charges half the price difference."),
+     ]),
 ]
 
 

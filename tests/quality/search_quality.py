@@ -2,7 +2,8 @@
 """The search-quality suite: recall@10 and MRR of search_conversations on
 the sample archive (examples/archive) and the real-shaped sessions of
 tests/quality/sessions, for the queries of tests/quality/queries.json
-(identifier parts, word forms, phrases) and a known-item query for every
+(identifier parts, word forms, phrases, the user's and the assistant's
+words against tool output that repeats them) and a known-item query for every
 user prompt (its four rarest words). Exits 1 when a kind falls below its
 floor in queries.json.
 
@@ -133,7 +134,9 @@ def main():
         cases = []
         for q in spec["queries"]:
             pats = [re.compile(p) for p in q["expect"]]
-            ids = [m for m, _, t in rows if any(p.search(t) for p in pats)]
+            roles = q.get("roles")
+            ids = [m for m, r, t in rows
+                   if (roles is None or r in roles) and any(p.search(t) for p in pats)]
             if not ids:
                 raise SystemExit("search_quality: %r expects no message of the archive" % q["query"])
             cases.append(dict(q, ids=ids))

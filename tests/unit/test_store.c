@@ -805,6 +805,78 @@ static void dev_words_are_split_and_stemmed(void **state)
     dev_words_are_found(f->s);
 }
 
+/* The message ids of a relevance page of `query` (at most 8), as "id id ...". */
+static void relevance_ids(store *s, const char *query, char *out, size_t cap)
+{
+    store_search_filter q = {.query = query, .sort = STORE_SEARCH_RELEVANCE};
+    store_page pg = {.limit = 8};
+    store_hits h = {0};
+    assert_int_equal(store_search(s, &q, &pg, &h), 0);
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < h.count && o < cap; i++)
+        o += (size_t)snprintf(out + o, cap - o, "%s%lld", i ? " " : "",
+                              (long long)h.rows[i].message_id);
+    store_hits_free(&h);
+}
+
+/*
+ * Relevance by role (issue 34): a tool's output that repeats the words
+ * (more often, in a shorter text: bm25 and ts_rank alone rank it first)
+ * comes after the user's and the assistant's messages that hold them, by
+ * every path of the SQLite backend (impact lists, scoring every match,
+ * lengths from the kept array or from FTS5 and the message); equal ranks
+ * go by message_id. Not PostgreSQL yet (its relevance heads rank by
+ * mcpage_rank(tsv, q), which knows no role).
+ */
+static void tool_output_ranks_after_the_words(void **state)
+{
+    fixture *f = *state;
+    if (store_spec_is_url(f->db))
+        skip();
+    assert_int_equal(store_begin(f->s), 0);
+    store_session_meta m = {
+        .session_id = "roles-1", .source = "claude", .source_path = "/dev/null"};
+    assert_int_equal(store_session_put(f->s, &m), 0);
+    static const struct {
+        const char *role, *text;
+    } msgs[] = {
+        {"tool", "ledger export timeout\nledger export timeout\nledger export retry"},
+        {"user", "the ledger export times out for large accounts, make it stream rows"},
+        {"tool", "ledger export timeout\nledger export timeout\nledger export retry"},
+        {"assistant", "the ledger export now streams its rows in batches of five hundred so it "
+                      "finishes"},
+        {"user", "the ledger export times out for large accounts, make it stream rows"},
+    };
+    int64_t ids[5];
+    for (int i = 0; i < 5; i++) {
+        store_message msg = {.session_id = "roles-1",
+                             .ordinal = i,
+                             .role = (char *)msgs[i].role,
+                             .timestamp = "2026-03-01T00:00:00Z",
+                             .text = (char *)msgs[i].text};
+        assert_int_equal(store_message_add(f->s, &msg, &ids[i]), 0);
+    }
+    assert_int_equal(store_session_refresh(f->s, "roles-1"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    char want[128], got[128];
+    /* the user's twice (equal: by message_id), the assistant's (longer), then the tools' */
+    snprintf(want, sizeof want, "%lld %lld %lld %lld %lld", (long long)ids[1], (long long)ids[4],
+             (long long)ids[3], (long long)ids[0], (long long)ids[2]);
+    const char *queries[] = {"ledger", "ledger export"};
+    for (int q = 0; q < 2; q++) {
+        relevance_ids(f->s, queries[q], got, sizeof got);
+        assert_string_equal(got, want);
+        /* scoring every match, lengths from FTS5 and roles from the messages */
+        store_sqlite__impact_off = 1;
+        store_sqlite__rank_kept_off = 1;
+        relevance_ids(f->s, queries[q], got, sizeof got);
+        store_sqlite__impact_off = 0;
+        store_sqlite__rank_kept_off = 0;
+        assert_string_equal(got, want);
+    }
+}
+
 /* The number of texts the index gives the class of `render`, or -1. */
 static int64_t class_tokens(const char *spec)
 {
@@ -1010,9 +1082,10 @@ static void add_words(store *s, char *sid, int first, int n, int nwords, unsigne
             len += (size_t)sprintf(text + len, "%s ", vocab[k]);
         }
         text[len] = '\0';
+        /* every third a tool's output: impact lists run by (tf, role) */
         store_message msg = {.session_id = sid,
                              .ordinal = first + i,
-                             .role = "user",
+                             .role = i % 3 == 2 ? "tool" : "user",
                              .timestamp = "2026-02-01T00:00:00Z",
                              .text = text};
         int64_t id = 0;
@@ -1024,7 +1097,13 @@ static void add_words(store *s, char *sid, int first, int n, int nwords, unsigne
     assert_int_equal(store_commit(s), 0);
 }
 
-/* A relevance walk of `query` through the store equals FTS5's own bm25 order and ranks. */
+/* FTS5's bm25 of a row as the store ranks it: a tool's output's times its weight. */
+#define FTS5_RANK                                                                                  \
+    "rank * CASE WHEN (SELECT role FROM messages WHERE message_id = messages_fts.rowid) = "        \
+    "'tool' THEN " STORE_RANK_TOOL_WEIGHT_SQL " ELSE 1.0 END"
+
+/* A relevance walk of `query` through the store equals FTS5's own bm25
+ * order and ranks, a tool's output's times STORE_RANK_TOOL_WEIGHT. */
 static void relevance_is_fts5_bm25(store *s, sqlite3 *raw, const char *query, const char *fts,
                                    int counted)
 {
@@ -1034,8 +1113,8 @@ static void relevance_is_fts5_bm25(store *s, sqlite3 *raw, const char *query, co
         assert_int_equal(store_search_count(s, &q, &total), 0);
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(raw,
-                                        "SELECT rowid, rank FROM messages_fts WHERE messages_fts "
-                                        "MATCH ? ORDER BY rank, rowid",
+                                        "SELECT rowid, " FTS5_RANK " AS r FROM messages_fts "
+                                        "WHERE messages_fts MATCH ? ORDER BY r, rowid",
                                         -1, &st, NULL),
                      SQLITE_OK);
     sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
@@ -1211,18 +1290,21 @@ static void relevance_ranks_are_bm25(void **state)
     sqlite3_close(raw);
 }
 
-/* Every row length the writer keeps in `message_lengths` equals FTS5's docsize, and
- * meta 'lengths_max_id' is the index's last row; returns the rows compared. */
+/* Every row length the writer keeps in `message_lengths` equals FTS5's docsize, its
+ * top bit whether the row is a tool's output, and meta 'lengths_max_id' is the
+ * index's last row; returns the rows compared. */
 static int64_t kept_lengths_match(sqlite3 *raw)
 {
     sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(raw,
-                                        "SELECT d.id, d.sz, k.lens, (SELECT value FROM meta WHERE "
-                                        "key = 'lengths_max_id') FROM messages_fts_docsize d LEFT "
-                                        "JOIN message_lengths k ON k.chunk = d.id >> 10 ORDER BY "
-                                        "d.id",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
+    assert_int_equal(
+        sqlite3_prepare_v2(raw,
+                           "SELECT d.id, d.sz, k.lens, (SELECT value FROM meta WHERE "
+                           "key = 'lengths_max_id'), (SELECT role = 'tool' FROM "
+                           "messages WHERE message_id = d.id) FROM messages_fts_docsize d LEFT "
+                           "JOIN message_lengths k ON k.chunk = d.id >> 10 ORDER BY "
+                           "d.id",
+                           -1, &st, NULL),
+        SQLITE_OK);
     int64_t rows = 0, last = 0, max_id = -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
@@ -1231,8 +1313,9 @@ static int64_t kept_lengths_match(sqlite3 *raw)
         const unsigned char *p = k + 4 * (id & 1023);
         uint32_t kept =
             (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-        assert_int_equal(kept, store_sqlite__varint(sz, sqlite3_column_bytes(st, 1)));
-        assert_true(kept > 0);
+        assert_int_equal(kept & 0x7fffffffu, store_sqlite__varint(sz, sqlite3_column_bytes(st, 1)));
+        assert_int_equal(kept >> 31, sqlite3_column_int(st, 4));
+        assert_true((kept & 0x7fffffffu) > 0);
         max_id = sqlite3_column_int64(st, 3);
         last = id;
         rows++;
@@ -1313,8 +1396,8 @@ static size_t relevance_rows(sqlite3 *db, const char *fts, int impact, int64_t o
 {
     sqlite3_stmt *st = NULL;
     const char *sql = impact ? SQ_IMPACT_PAGE " ORDER BY rk, id LIMIT ?7 OFFSET ?8"
-                             : "SELECT rowid, rank FROM messages_fts WHERE messages_fts MATCH ?1 "
-                               "ORDER BY rank, rowid LIMIT ?7 OFFSET ?8";
+                             : "SELECT rowid, " FTS5_RANK " AS r FROM messages_fts WHERE "
+                               "messages_fts MATCH ?1 ORDER BY r, rowid LIMIT ?7 OFFSET ?8";
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         fail_msg("%s: %s", sql, sqlite3_errmsg(db));
     sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
@@ -1526,8 +1609,9 @@ static void first_page_is_bm25(store *s, sqlite3 *raw, const char *query, const 
     assert_int_equal(store_search(s, &q, &pg, &h), 0);
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(raw,
-                                        "SELECT rowid, rank, count(*) OVER () FROM messages_fts "
-                                        "WHERE messages_fts MATCH ? ORDER BY rank, rowid",
+                                        "SELECT rowid, " FTS5_RANK
+                                        " AS r, count(*) OVER () FROM messages_fts "
+                                        "WHERE messages_fts MATCH ? ORDER BY r, rowid",
                                         -1, &st, NULL),
                      SQLITE_OK);
     sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
@@ -3325,6 +3409,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(project_walks_in_every_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(search_walks_in_every_sort, setup, teardown),
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(tool_output_ranks_after_the_words, setup, teardown),
         cmocka_unit_test_setup_teardown(dev_words_are_split_and_stemmed, setup, teardown),
         cmocka_unit_test_setup_teardown(search_grouped_by_session, setup, teardown),
         cmocka_unit_test_setup_teardown(old_stores_are_indexed_again, setup, teardown),

@@ -186,38 +186,43 @@ static int imp_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int ph
     return api->xQueryPhrase(fts, phrase, &to, imp_walk_row);
 }
 
-/* Each entry's row length: from mcpage_bm25()'s array, else from FTS5's docsize. */
+/* Each entry's row length and role (its tf field made (tf, role): IMP_TF):
+ * from mcpage_bm25()'s array, else from FTS5's docsize and the message. */
 static int imp_lengths(sqlite3 *db, imp_entry *e, int64_t n)
 {
-    dl_snap *d = store_sqlite__lengths(db, n >= store_sqlite__rank_load_matches);
+    dl_snap *d = store_sqlite__lengths(db, n);
     sqlite3_stmt *st = NULL;
     int rc = SQLITE_OK;
     for (int64_t i = 0; rc == SQLITE_OK && i < n; i++) {
-        e[i].dl = store_sqlite__length(d, e[i].id);
-        if (e[i].dl > 0)
-            continue;
-        if (st == NULL)
-            rc = sqlite3_prepare_v2(db, "SELECT sz FROM messages_fts_docsize WHERE id = ?", -1, &st,
-                                    NULL);
-        if (rc != SQLITE_OK)
-            break;
-        sqlite3_bind_int64(st, 1, e[i].id);
-        if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            const unsigned char *sz = sqlite3_column_blob(st, 0);
-            uint64_t v = sz ? store_sqlite__varint(sz, sqlite3_column_bytes(st, 0)) : 0;
-            e[i].dl = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-            rc = SQLITE_OK;
-        } else if (rc == SQLITE_DONE) {
-            rc = SQLITE_CORRUPT; /* a match without a length */
+        uint32_t w = store_sqlite__length(d, e[i].id);
+        if (w == 0) {
+            if (st == NULL)
+                rc = sqlite3_prepare_v2(db,
+                                        "SELECT d.id, d.sz, " SQ_ROLE_TOOL
+                                        " FROM messages_fts_docsize d WHERE d.id = ?",
+                                        -1, &st, NULL);
+            if (rc != SQLITE_OK)
+                break;
+            sqlite3_bind_int64(st, 1, e[i].id);
+            if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                w = store_sqlite__len_word(sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1),
+                                           sqlite3_column_int(st, 2));
+                rc = SQLITE_OK;
+            } else if (rc == SQLITE_DONE) {
+                rc = SQLITE_CORRUPT; /* a match without a length */
+            }
+            sqlite3_reset(st);
         }
-        sqlite3_reset(st);
+        uint32_t tf = e[i].tf > SQ_LEN(UINT32_MAX) ? SQ_LEN(UINT32_MAX) : e[i].tf;
+        e[i].dl = SQ_LEN(w);
+        e[i].tf = tf << 1 | ((w & SQ_LEN_TOOL) ? 0u : 1u);
     }
     sqlite3_finalize(st);
     store_sqlite__lengths_release(d);
     return rc;
 }
 
-/* tf descending, then dl, then rowid: each tf's run falls in rank order. */
+/* tf field descending, then dl, then rowid: each (tf, role) run falls in rank order. */
 static int imp_cmp(const void *pa, const void *pb)
 {
     const imp_entry *a = pa, *b = pb;
@@ -602,8 +607,8 @@ static double imp_score(const imp_rank *r, int64_t k)
 {
     const imp_entry *e = imp_at(r->l, k);
     double score = 0.0;
-    score += store_sqlite__bm25_term(r->idf, (double)e->tf, (double)e->dl, r->avgdl);
-    return -1.0 * score;
+    score += store_sqlite__bm25_term(r->idf, (double)IMP_TF(e), (double)e->dl, r->avgdl);
+    return store_sqlite__bm25_rank(score, IMP_TOOL(e));
 }
 
 /* The first entry of group g from `k` on that the snapshot holds (or the group's end). */
@@ -972,7 +977,7 @@ static int imp_multi_page(const imp_query *q, int64_t want, int has_key, double 
             at[i] = imp_find(q->r[i].l, at[i], id);
             all = at[i] < q->r[i].l->n && q->r[i].l->byid[at[i]].id == id;
             if (all)
-                tf[i] = q->r[i].l->byid[at[i]].tf;
+                tf[i] = IMP_TF(&q->r[i].l->byid[at[i]]);
         }
         if (!all)
             continue;
@@ -982,7 +987,7 @@ static int imp_multi_page(const imp_query *q, int64_t want, int has_key, double 
         double score = 0.0, d = (double)dl->byid[k].dl;
         for (int i = 0; i < q->n; i++)
             score += store_sqlite__bm25_term(q->r[i].idf, (double)tf[i], d, q->r[i].avgdl);
-        imp_hit h = {-1.0 * score, id};
+        imp_hit h = {store_sqlite__bm25_rank(score, IMP_TOOL(&dl->byid[k])), id};
         if (has_key && !hit_before(key, h))
             continue;
         if (nheap < want) { /* sift up */

@@ -22,12 +22,19 @@
 /* One match of a phrase. Its memory is its kept form on a little-endian host. */
 typedef struct imp_entry {
     int64_t id;  /* rowid */
-    uint32_t tf; /* occurrences of the phrase in the row */
+    uint32_t tf; /* occurrences of the phrase in the row times 2, plus 1 unless a tool's output */
     uint32_t dl; /* the row's length in tokens */
 } imp_entry;
 
+/* The occurrences of entry e's phrase, and whether its row is a tool's
+ * output (ranked at STORE_RANK_TOOL_WEIGHT). Runs of one tf field are
+ * runs of one (tf, role): within each, rank rises with dl whatever avgdl
+ * is, and a user's or assistant's run comes before the tool's of its tf. */
+#define IMP_TF(e)   ((e)->tf >> 1)
+#define IMP_TOOL(e) (((e)->tf & 1) == 0)
+
 /*
- * A phrase's matches in rank order, (tf descending, dl, rowid): entry k
+ * A phrase's matches in rank order, (tf field descending, dl, rowid): entry k
  * is imp_at(l, k). Immutable once built. A whole list holds every match
  * in rowid order (`byid`, for several phrases) and the rank order as
  * 4-byte indices into it (`order`): 20 bytes a match. A list of heads

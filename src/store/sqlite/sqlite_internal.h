@@ -257,13 +257,26 @@ int store_sqlite__version(sqlite3 *db, sq_version *v);
 double store_sqlite__bm25_idf(int64_t nrow, int64_t nhit);
 /* One phrase's share of bm25() (weights 1): the same double mcpage_bm25() adds up. */
 double store_sqlite__bm25_term(double idf, double freq, double d, double avgdl);
+/* The rank of a row whose phrases' shares sum to `score`: -score, times
+ * STORE_RANK_TOOL_WEIGHT for a tool's output (lower is better). */
+double store_sqlite__bm25_rank(double score, int tool);
+/* A kept row length's top bit: the row is a tool's output (role 'tool');
+ * SQ_LEN() is its length in tokens. */
+#define SQ_LEN_TOOL 0x80000000u
+#define SQ_LEN(w)   ((w)&0x7fffffffu)
+/* SQL: 1 when the message of FTS5's docsize row `d` is a tool's output. */
+#define SQ_ROLE_TOOL "(SELECT role = 'tool' FROM messages WHERE message_id = d.id)"
 /* The row lengths mcpage_bm25() keeps (sqlite_rank.c), shared, with a
- * reference for the caller, or NULL; loads a slice only when `may_load`. */
+ * reference for the caller, or NULL; a query of `matches` rows loads a
+ * slice from store_sqlite__rank_load_matches, the kept lengths below. */
 typedef struct dl_snap dl_snap;
-dl_snap *store_sqlite__lengths(sqlite3 *db, int may_load);
+dl_snap *store_sqlite__lengths(sqlite3 *db, int64_t matches);
 void store_sqlite__lengths_release(dl_snap *d);
-/* The length of `row` in tokens, or 0 when `d` does not hold it. */
+/* The length word of `row` (its length in tokens, SQ_LEN_TOOL for a
+ * tool's output), or 0 when `d` does not hold it. */
 uint32_t store_sqlite__length(const dl_snap *d, int64_t row);
+/* The length word of a row whose docsize column is `sz` (nsz bytes). */
+uint32_t store_sqlite__len_word(const unsigned char *sz, int nsz, int tool);
 /* A varint as SQLite and FTS5's docsize write it (n bytes available). */
 uint64_t store_sqlite__varint(const unsigned char *p, int n);
 /*

@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 
 #include "store/sqlite/sqlite_internal.h"
+#include "store/store_sql.h"
 
 /* What the store tells the function about the query being ranked (user data). */
 typedef struct rank_conn {
@@ -51,7 +52,7 @@ struct dl_snap {
     int64_t deletes; /* meta 'text_deletes' it was read at */
     int64_t max_id;  /* largest rowid read: rows past it are asked of FTS5 */
     int complete;    /* every row of generation `gen` was read */
-    uint32_t *len;   /* len[rowid]: tokens of the row (0 for no row) */
+    uint32_t *len;   /* len[rowid]: tokens of the row, SQ_LEN_TOOL for a tool's (0: no row) */
     int64_t cap;     /* entries of len */
 };
 
@@ -121,11 +122,25 @@ uint64_t store_sqlite__varint(const unsigned char *p, int n)
     return v;
 }
 
+uint32_t store_sqlite__len_word(const unsigned char *sz, int nsz, int tool)
+{
+    uint64_t n = sz ? store_sqlite__varint(sz, nsz) : 0;
+    return (n > SQ_LEN(UINT32_MAX) ? SQ_LEN(UINT32_MAX) : (uint32_t)n) | (tool ? SQ_LEN_TOOL : 0);
+}
+
+/* The length word of the docsize row `st` steps on (columns 1 sz, 2 SQ_ROLE_TOOL). */
+static uint32_t len_word_of(sqlite3_stmt *st)
+{
+    return store_sqlite__len_word(sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1),
+                                  sqlite3_column_int(st, 2));
+}
+
 /* ---- the row lengths kept in the store ------------------------------ */
 
 /*
- * The writer keeps every row's length in `message_lengths` (chunks of
- * DL_CHUNK_ROWS little-endian uint32s by rowid), with meta
+ * The writer keeps every row's length word in `message_lengths` (chunks of
+ * DL_CHUNK_ROWS little-endian uint32s by rowid: the length, SQ_LEN_TOOL
+ * for a tool's output; schema version 15 dropped the older lengths), with meta
  * 'lengths_max_id' (every row up to it is there) and 'lengths_deletes'
  * (the text-delete count they were read at), so that a fresh process
  * reads four bytes a row instead of stepping through
@@ -215,8 +230,10 @@ int store_sqlite__lengths_save(store *s)
     /* The rows added since: the last chunk is completed, new ones written. */
     unsigned char buf[DL_CHUNK_BYTES];
     int64_t cur = -1;
-    if ((rc = sq_prep(s, "SELECT id, sz FROM messages_fts_docsize WHERE id > ? ORDER BY id", &st)) <
-        0)
+    if ((rc = sq_prep(s,
+                      "SELECT d.id, d.sz, " SQ_ROLE_TOOL
+                      " FROM messages_fts_docsize d WHERE d.id > ? ORDER BY d.id",
+                      &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, max_id);
     int step;
@@ -229,9 +246,7 @@ int store_sqlite__lengths_save(store *s)
             if (rc == 0)
                 rc = kept_get(s, cur, buf);
         }
-        const unsigned char *sz = sqlite3_column_blob(st, 1);
-        uint64_t n = sz ? store_sqlite__varint(sz, sqlite3_column_bytes(st, 1)) : 0;
-        le32_put(buf + 4 * (id & (DL_CHUNK_ROWS - 1)), n > UINT32_MAX ? UINT32_MAX : (uint32_t)n);
+        le32_put(buf + 4 * (id & (DL_CHUNK_ROWS - 1)), len_word_of(st));
         max_id = id;
     }
     if (rc == 0 && step != SQLITE_DONE)
@@ -296,7 +311,7 @@ static void dl_load_kept(sqlite3 *db, dl_snap *d)
  * from is NULL) into a new snapshot: the store's kept lengths, then
  * FTS5's docsize. */
 static dl_snap *dl_load(sqlite3 *db, const dl_snap *from, const struct stat *file, int64_t id,
-                        int64_t gen, int64_t deletes)
+                        int64_t gen, int64_t deletes, int64_t slice)
 {
     dl_snap *d = sqlite3_malloc(sizeof *d);
     if (d == NULL)
@@ -324,29 +339,27 @@ static dl_snap *dl_load(sqlite3 *db, const dl_snap *from, const struct stat *fil
     d->max_id = from ? from->max_id : 0;
     dl_load_kept(db, d);
     rc = sqlite3_prepare_v2(db,
-                            "SELECT id, sz FROM messages_fts_docsize WHERE id > ? ORDER BY id "
-                            "LIMIT ?",
+                            "SELECT d.id, d.sz, " SQ_ROLE_TOOL
+                            " FROM messages_fts_docsize d WHERE d.id > ? ORDER BY d.id LIMIT ?",
                             -1, &st, NULL);
     if (rc != SQLITE_OK)
         goto fail;
     sqlite3_bind_int64(st, 1, d->max_id > 0 ? d->max_id : INT64_MIN);
-    sqlite3_bind_int64(st, 2, store_sqlite__rank_load_slice);
+    sqlite3_bind_int64(st, 2, slice);
     int64_t read = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         read++;
         int64_t row = sqlite3_column_int64(st, 0);
         if (row < 0 || row >= d->cap)
             break;
-        const unsigned char *sz = sqlite3_column_blob(st, 1);
-        uint64_t n = sz ? store_sqlite__varint(sz, sqlite3_column_bytes(st, 1)) : 0;
-        d->len[row] = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        d->len[row] = len_word_of(st);
         d->max_id = row > d->max_id ? row : d->max_id;
         store_sqlite__rank_rows_loaded++;
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         goto fail;
-    d->complete = read < store_sqlite__rank_load_slice;
+    d->complete = read < slice;
     return d;
 fail:
     sqlite3_free(d->len);
@@ -366,12 +379,46 @@ int store_sqlite__version(sqlite3 *db, sq_version *v)
 }
 
 /*
- * The row lengths at this connection's snapshot, with a reference for the
- * caller, or NULL (then lengths come from FTS5). Loads them only when
- * `may_load`; the loaded ones serve any query.
+ * A query of few matches reads each row's length through FTS5 and its
+ * role with a statement (about 3,500 instructions a row); the kept
+ * lengths cost 4 bytes a row of the store. So it loads them (and at most
+ * DL_KEPT_SLICE rows of docsize past them) when it has a match in
+ * DL_KEPT_SHARE rows or more and the store keeps them current: "000050",
+ * 3,478 matches of 38,607 messages, 12.3M instructions of role lookups
+ * a fresh process, else.
  */
-static dl_snap *dl_get(sqlite3 *db, int may_load)
+#define DL_KEPT_SHARE 256
+#define DL_KEPT_SLICE 4096
+
+static int dl_kept_worth(sqlite3 *db, int64_t matches, int64_t deletes)
 {
+    sqlite3_stmt *st = NULL;
+    int worth = 0;
+    if (!store_sqlite__rank_kept_off &&
+        sqlite3_prepare_v2(db,
+                           "SELECT (SELECT value FROM meta WHERE key = 'lengths_deletes'), "
+                           "(SELECT value FROM meta WHERE key = 'lengths_max_id'), "
+                           "(SELECT coalesce(max(id), 0) FROM messages_fts_docsize)",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+        int64_t rows = sqlite3_column_int64(st, 2);
+        worth = sqlite3_column_int64(st, 0) == deletes && matches * DL_KEPT_SHARE >= rows &&
+                rows - sqlite3_column_int64(st, 1) <= DL_KEPT_SLICE;
+    }
+    sqlite3_finalize(st);
+    return worth;
+}
+
+/*
+ * The row lengths at this connection's snapshot, with a reference for the
+ * caller, or NULL (then lengths come from FTS5). A query of `matches`
+ * (rows holding its rarest phrase) loads them from
+ * store_sqlite__rank_load_matches on, the kept ones only below
+ * (dl_kept_worth); the loaded ones serve any query.
+ */
+static dl_snap *dl_get(sqlite3 *db, int64_t matches)
+{
+    int may_load = matches >= store_sqlite__rank_load_matches;
     sq_version v;
     if (store_sqlite__version(db, &v) != SQLITE_OK)
         return NULL;
@@ -387,12 +434,13 @@ static dl_snap *dl_get(sqlite3 *db, int may_load)
         pthread_mutex_unlock(&dl_mu);
         return d;
     }
-    if (!may_load) {
+    if (!may_load && !dl_kept_worth(db, matches, deletes)) {
         pthread_mutex_unlock(&dl_mu);
         return NULL;
     }
     /* Loaded under the lock: readers of one file would all load the same rows. */
-    dl_snap *n = dl_load(db, usable ? d : NULL, &file, id, gen, deletes);
+    dl_snap *n = dl_load(db, usable ? d : NULL, &file, id, gen, deletes,
+                         may_load ? store_sqlite__rank_load_slice : DL_KEPT_SLICE);
     if (n) {
         n->refs++; /* the caller's */
         dl_latest = n;
@@ -415,9 +463,14 @@ double store_sqlite__bm25_term(double idf, double freq, double d, double avgdl)
     return idf * ((freq * (k1 + 1.0)) / (freq + k1 * (1 - bb + bb * d / avgdl)));
 }
 
-dl_snap *store_sqlite__lengths(sqlite3 *db, int may_load)
+double store_sqlite__bm25_rank(double score, int tool)
 {
-    return dl_get(db, may_load);
+    return -1.0 * (tool ? score * STORE_RANK_TOOL_WEIGHT : score);
+}
+
+dl_snap *store_sqlite__lengths(sqlite3 *db, int64_t matches)
+{
+    return dl_get(db, matches);
 }
 
 void store_sqlite__lengths_release(dl_snap *d)
@@ -434,7 +487,8 @@ uint32_t store_sqlite__length(const dl_snap *d, int64_t row)
 typedef struct bm25_data {
     int nphrase;
     double avgdl;
-    dl_snap *dl; /* NULL: ask FTS5 */
+    dl_snap *dl;        /* NULL: ask FTS5 */
+    sqlite3_stmt *role; /* a row's role when dl does not hold it, or NULL */
     double idf[];
 } bm25_data;
 
@@ -442,6 +496,7 @@ static void bm25_data_free(void *p)
 {
     bm25_data *b = p;
     dl_release(b->dl);
+    sqlite3_finalize(b->role);
     sqlite3_free(b);
 }
 
@@ -488,9 +543,10 @@ static bm25_data *bm25_setup(const Fts5ExtensionApi *api, Fts5Context *fts, int 
             fewest = nhit < fewest ? nhit : fewest;
         }
     }
-    /* Few matches read their lengths through FTS5 rather than load every row's. */
+    /* Few matches read their lengths through FTS5 rather than load every
+     * row's (but the kept ones when worth it: dl_get). */
     if (*rc == SQLITE_OK && !store_sqlite__rank_fts5_lengths)
-        b->dl = dl_get(rcn->db, fewest >= store_sqlite__rank_load_matches);
+        b->dl = dl_get(rcn->db, fewest);
     if (*rc == SQLITE_OK)
         *rc = api->xSetAuxdata(fts, b, bm25_data_free);
     else
@@ -506,14 +562,25 @@ static void bm25_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
     int rc = SQLITE_OK;
     bm25_data *b = bm25_setup(api, fts, &rc);
     double d = 0.0;
+    int tool = 0;
     if (rc == SQLITE_OK) {
         sqlite3_int64 id = api->xRowid(fts);
         if (b->dl && id >= 0 && id <= b->dl->max_id && b->dl->len[id] > 0) {
-            d = (double)b->dl->len[id];
+            d = (double)SQ_LEN(b->dl->len[id]);
+            tool = (b->dl->len[id] & SQ_LEN_TOOL) != 0;
         } else {
             int ntok = 0;
             rc = api->xColumnSize(fts, -1, &ntok);
             d = (double)ntok;
+            if (rc == SQLITE_OK && b->role == NULL)
+                rc = sqlite3_prepare_v2(((const rank_conn *)api->xUserData(fts))->db,
+                                        "SELECT role = 'tool' FROM messages WHERE message_id = ?",
+                                        -1, &b->role, NULL);
+            if (rc == SQLITE_OK) {
+                sqlite3_bind_int64(b->role, 1, id);
+                tool = sqlite3_step(b->role) == SQLITE_ROW && sqlite3_column_int(b->role, 0);
+                rc = sqlite3_reset(b->role);
+            }
         }
     }
     double score = 0.0;
@@ -527,7 +594,7 @@ static void bm25_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_conte
         score += store_sqlite__bm25_term(b->idf[i], freq, d, b->avgdl);
     }
     if (rc == SQLITE_OK)
-        sqlite3_result_double(ctx, -1.0 * score);
+        sqlite3_result_double(ctx, store_sqlite__bm25_rank(score, tool));
     else
         sqlite3_result_error_code(ctx, rc);
 }

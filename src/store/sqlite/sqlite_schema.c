@@ -310,6 +310,15 @@ static const char *const migrations[] = {
     "INSERT OR REPLACE INTO meta VALUES('text_pack_at', 0);"
     "INSERT OR REPLACE INTO meta SELECT 'text_pack_until', coalesce(max(message_id), 0) "
     "  FROM message_body;",
+    /* version 15: relevance by role (issue 34, STORE_RANK_TOOL_WEIGHT): the
+     * kept row lengths carry whether a row is a tool's output (SQ_LEN_TOOL)
+     * and the kept impact lists run by (tf, role) (IMP_TF). The caches of
+     * the older form go; the next commit and tidy build them again. */
+    "DROP TABLE IF EXISTS message_lengths;"
+    "DROP TABLE IF EXISTS impact_lists;"
+    "DROP TABLE IF EXISTS impact_heads;"
+    "DELETE FROM meta WHERE key IN ('lengths_max_id', 'lengths_deletes', "
+    "  'impact_heads_max_id', 'impact_heads_deletes');",
 };
 
 /* The step that indexes every text again (version 6), and how often it
