@@ -7,6 +7,7 @@
  * here and on PostgreSQL (a schema per fixture) by test_store_pg.c.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -2832,6 +2834,166 @@ static void long_texts_in_frames(void **state)
     assert_int_equal(long_hit(f->s, "mid4word", ids[4], &snip), MCPAGE_ESTORE);
 }
 
+/* Copies a closed SQLite store file (no write-ahead log left). */
+static void copy_store_file(const char *from, const char *to)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    assert_non_null(a);
+    assert_non_null(b);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, a)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, b), n);
+    fclose(a);
+    assert_int_equal(fclose(b), 0);
+}
+
+/* A child: opens the store for writing (migrating it) and runs its tidy to the end. */
+static void tidy_child(const char *db)
+{
+    store *s = NULL;
+    if (store_open(db, STORE_OPEN_WRITE, &s) < 0)
+        _exit(3);
+    int rc = store_tidy(s);
+    store_close(s);
+    _exit(rc < 0 ? 4 : 0);
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * The tidy that packs an older store's plain texts (schema 13 and older
+ * kept them so), killed with SIGKILL at random moments (1-3 times a
+ * round), then run to its end: every text reads back as it was written,
+ * each one packed, and the FTS5 index agrees with the texts
+ * ('integrity-check'). MCPAGE_CRASH_SEED repeats a run.
+ */
+static void killed_tidy_packs_to_the_same_texts(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    enum { KT = 240 };
+    int64_t ids[KT];
+    put_session(f->s, "text-k");
+    assert_int_equal(store_begin(f->s), 0);
+    for (int k = 0; k < KT; k++) {
+        char *t = k % 40 == 0 ? long_text(k / 40) : packed_text(k);
+        store_message msg = {
+            .session_id = "text-k", .ordinal = k, .role = "tool", .text = t, .line_no = k + 1};
+        assert_int_equal(store_message_add(f->s, &msg, &ids[k]), 0);
+        free(t);
+    }
+    assert_int_equal(store_commit(f->s), 0);
+    store_close(f->s);
+    f->s = NULL;
+    /* every text plain, as schema 13 and older left them: the migration to
+     * 14 starts the packing over */
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(store_sqlite_text_register(db), 0);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "UPDATE message_body SET text = mcpage_text(message_id, codec, text), codec "
+                     "= 0 WHERE codec != 0;"
+                     "UPDATE meta SET value = (SELECT max(message_id) FROM message_body) WHERE "
+                     "key IN ('text_pack_at', 'text_pack_until');"
+                     "DELETE FROM schema_version WHERE version >= 14;",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    const char *in_k = "message_id IN (SELECT message_id FROM messages WHERE sid = (SELECT sid "
+                       "FROM sessions WHERE session_id = 'text-k'))";
+    char plain_q[512];
+    snprintf(plain_q, sizeof plain_q,
+             "SELECT count(*) FROM message_body WHERE codec = 0 AND length(text) >= 64 AND %s",
+             in_k);
+    int64_t plain = file_int(f->db, plain_q);
+    assert_true(plain > KT / 2);
+    char base[1300], crash[1300];
+    snprintf(base, sizeof base, "%s/plain-base.db", f->dir);
+    copy_store_file(f->db, base);
+
+    /* one clean run, for its length */
+    snprintf(crash, sizeof crash, "%s/tidy-clean.db", f->dir);
+    copy_store_file(base, crash);
+    double t0 = mono_s();
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        tidy_child(crash);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    double clean_s = mono_s() - t0;
+    int64_t packed_plain = file_int(crash, plain_q); /* texts zstd does not shrink stay plain */
+    assert_true(packed_plain < plain / 4);
+
+    unsigned seed = (unsigned)getpid();
+    const char *env = getenv("MCPAGE_CRASH_SEED");
+    if (env)
+        seed = (unsigned)strtoul(env, NULL, 10);
+    srand(seed);
+    int kills = 0, halfway = 0;
+    for (int round = 0; round < 4; round++) {
+        snprintf(crash, sizeof crash, "%s/tidy-crash%d.db", f->dir, round);
+        copy_store_file(base, crash);
+        int times = 1 + rand() % 3;
+        for (int k = 0; k < times; k++) {
+            pid = fork();
+            assert_true(pid >= 0);
+            if (pid == 0)
+                tidy_child(crash);
+            usleep((useconds_t)((double)rand() / RAND_MAX * clean_s * 0.9 * 1e6 / (k + 1)));
+            kill(pid, SIGKILL);
+            assert_int_equal(waitpid(pid, &status, 0), pid);
+            if (WIFSIGNALED(status))
+                kills++;
+        }
+        int64_t left = file_int(crash, plain_q); /* the kills left the packing half done */
+        halfway += left > packed_plain && left < plain;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            tidy_child(crash);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+            fail_msg("round %d (seed %u): the tidy after kills failed (%d)", round, seed, status);
+        store *s = NULL;
+        assert_int_equal(store_open(crash, STORE_OPEN_WRITE, &s), 0);
+        for (int k = 0; k < KT; k++) {
+            char *want = k % 40 == 0 ? long_text(k / 40) : packed_text(k);
+            store_message m;
+            if (store_message_get(s, ids[k], &m) != 0)
+                fail_msg("round %d (seed %u): message %d: %s", round, seed, k, store_errmsg(s));
+            if (strcmp(m.text, want) != 0)
+                fail_msg("round %d (seed %u): message %d differs after kills", round, seed, k);
+            store_message_clear(&m);
+            free(want);
+        }
+        char *err = NULL;
+        if (sqlite3_exec(CONN(s)->db,
+                         "INSERT INTO messages_fts(messages_fts) VALUES('integrity-check')", NULL,
+                         NULL, &err) != SQLITE_OK)
+            fail_msg("round %d (seed %u): FTS5 integrity-check: %s", round, seed, err);
+        store_close(s);
+        if (file_int(crash, plain_q) != packed_plain)
+            fail_msg("round %d (seed %u): %lld texts left plain, a clean tidy leaves %lld", round,
+                     seed, (long long)file_int(crash, plain_q), (long long)packed_plain);
+    }
+    print_message("tidy crash test: %d kills, %d of 4 rounds left half packed (seed %u, clean "
+                  "tidy %.2f s)\n",
+                  kills, halfway, seed, clean_s);
+    assert_true(kills > 0);
+}
+
 /*
  * A new store gives its free pages back (auto_vacuum incremental): once
  * more than a sixteenth of its pages are free, store_tidy vacuums them
@@ -3437,6 +3599,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(raw_chunks_are_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(message_texts_are_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(long_texts_in_frames, setup, teardown),
+        cmocka_unit_test_setup_teardown(killed_tidy_packs_to_the_same_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(free_pages_given_back, setup, teardown),
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(same_named_projects_stay_apart, setup, teardown),
