@@ -43,6 +43,7 @@ if [ "$free_mb" -lt "$need_mb" ]; then
   exit 1
 fi
 report=bench/reports/$(date -u +%Y-%m-%d)-scale.md
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=()
 
@@ -118,7 +119,7 @@ done
 {
   echo "# Scale: mcpage at a million messages and beyond ($(date -u +%Y-%m-%d))"
   echo
-  echo "bench/run_scale_bench.sh --sizes \"$sizes\" (release build $(git rev-parse --short HEAD)), $(nproc) cores;"
+  echo "bench/run_scale_bench.sh --sizes \"$sizes\" (release build $commit), $(nproc) cores;"
   echo "load average before: $load_before. First sync: \`mcpage sync --json\` on an empty store,"
   echo "its own wall and CPU time; RSS sampled every 2 s (peak, then at each quarter of the run)."
   echo "Incremental: the whole command's wall ms (and CPU ms), best of 3. Queries: bench_tools CPU ms medians of $runs runs."

@@ -76,7 +76,7 @@ command -v sqlite3 >/dev/null || { echo "store-size: needs the sqlite3 shell (ap
 src=0
 for d in "$@"; do
   [ -e "$d" ] || { echo "store-size: no such folder: $d" >&2; exit 1; }
-  b=$(find "$d" -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}')
+  b=$(find "$d" -type f -printf '%s\n' | awk '{s += $1} END {printf "%.0f\n", s}')
   src=$((src + b))
 done
 [ "$src" -gt 0 ] || { echo "store-size: the transcripts hold 0 bytes" >&2; exit 1; }
@@ -93,4 +93,4 @@ SELECT tbl, SUM(pgsize), printf('%.3f', SUM(pgsize) * 1.0 / $src),
        printf('%.1f%%', SUM(pgsize) * 100.0 / (SELECT SUM(pgsize) FROM dbstat))
 FROM grp GROUP BY tbl ORDER BY SUM(pgsize) DESC;" |
   awk -F'\t' 'BEGIN {printf "%-24s %12s %10s %7s\n", "table", "bytes", "per byte", "share"}
-              {printf "%-24s %12d %10s %7s\n", $1, $2, $3, $4}'
+              {printf "%-24s %12s %10s %7s\n", $1, $2, $3, $4}'
