@@ -18,8 +18,8 @@
  * output, file reads, grep hits) scores this share of what the same
  * words score in a user's or an assistant's message, so for equal
  * relevance the people's words come first. The SQLite backend multiplies
- * its bm25 by it (PostgreSQL not yet: its heads rank by mcpage_rank(tsv,
- * q), which knows no role); measured with the
+ * its bm25 by it, the PostgreSQL backend its ts_rank (mcpage_rank(tsv, q,
+ * role), pg_schema.c); measured with the
  * search-quality suite (tests/quality, docs/performance.md). The SQL
  * spelling is the same number.
  */

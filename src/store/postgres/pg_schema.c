@@ -20,6 +20,44 @@
 #define STR_OF_(x) #x
 #define STR_OF(x)  STR_OF_(x)
 
+/* The functions and triggers of the relevance heads (schema versions 12
+ * and 13): the rank call's arguments after (tsv, q) are M for a message
+ * m of the table and O for a row o of the trigger's old rows. */
+#define PG_RANK_FUNCS(M, O)                                                                        \
+    "CREATE OR REPLACE FUNCTION mcpage_rank_add(ids bigint[]) RETURNS void LANGUAGE sql AS $$ "    \
+    "WITH a AS MATERIALIZED (SELECT t.term, mcpage_rank(m.tsv, t.q" M ") AS rk, m.message_id "     \
+    "FROM messages m, unnest(tsvector_to_array(m.tsv)) AS l(lexeme), rank_terms t WHERE "          \
+    "m.message_id = ANY(ids) AND t.lexeme = l.lexeme), "                                           \
+    "x AS (INSERT INTO rank_heads SELECT a.term, a.rk, a.message_id, false FROM a LEFT JOIN "      \
+    "rank_heads c ON c.cut AND c.term = a.term AND c.rk = a.rk WHERE c.message_id IS NULL OR "     \
+    "a.message_id < c.message_id) "                                                                \
+    "UPDATE rank_terms t SET n = t.n + c.k FROM (SELECT term, count(*) AS k FROM a GROUP BY "      \
+    "term) c WHERE t.term = c.term $$;"                                                            \
+    "CREATE OR REPLACE FUNCTION mcpage_rank_keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "  \
+    "IF TG_OP <> 'INSERT' THEN "                                                                   \
+    "WITH d AS (SELECT t.term, mcpage_rank(o.tsv, t.q" O ") AS rk, o.message_id FROM old_rows o, " \
+    "rank_state s, unnest(tsvector_to_array(o.tsv)) AS l(lexeme), rank_terms t WHERE "             \
+    "o.message_id <= s.done AND t.lexeme = l.lexeme), "                                            \
+    "x AS (DELETE FROM rank_heads h USING d WHERE h.term = d.term AND h.rk = d.rk AND "            \
+    "h.message_id = d.message_id AND NOT h.cut) "                                                  \
+    "UPDATE rank_terms t SET n = t.n - c.k FROM (SELECT term, count(*) AS k FROM d GROUP BY "      \
+    "term) c WHERE t.term = c.term; "                                                              \
+    "END IF; "                                                                                     \
+    "IF TG_OP <> 'DELETE' THEN IF EXISTS (SELECT 1 FROM new_rows n, rank_state s WHERE "           \
+    "n.message_id <= s.done) THEN "                                                                \
+    "PERFORM mcpage_rank_add(ARRAY(SELECT n.message_id FROM new_rows n, rank_state s WHERE "       \
+    "n.message_id <= s.done)); "                                                                   \
+    "END IF; END IF; RETURN NULL; END $$;"                                                         \
+    "DROP TRIGGER IF EXISTS rank_add ON messages;"                                                 \
+    "DROP TRIGGER IF EXISTS rank_del ON messages;"                                                 \
+    "DROP TRIGGER IF EXISTS rank_upd ON messages;"                                                 \
+    "CREATE TRIGGER rank_add AFTER INSERT ON messages REFERENCING NEW TABLE AS new_rows FOR EACH " \
+    "STATEMENT EXECUTE FUNCTION mcpage_rank_keep();"                                               \
+    "CREATE TRIGGER rank_del AFTER DELETE ON messages REFERENCING OLD TABLE AS old_rows FOR EACH " \
+    "STATEMENT EXECUTE FUNCTION mcpage_rank_keep();"                                               \
+    "CREATE TRIGGER rank_upd AFTER UPDATE ON messages REFERENCING OLD TABLE AS old_rows NEW "      \
+    "TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION mcpage_rank_keep();"
+
 static const char *const migrations[] = {
     /* version 1 */
     "CREATE TABLE meta(id integer PRIMARY KEY CHECK (id = 1), generation bigint NOT NULL);"
@@ -240,40 +278,18 @@ static const char *const migrations[] = {
     "CREATE INDEX IF NOT EXISTS rank_heads_cuts ON rank_heads(term, rk) INCLUDE (message_id) "
     "WHERE cut;"
     "CREATE TABLE IF NOT EXISTS rank_state(done bigint NOT NULL);"
-    "INSERT INTO rank_state SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM rank_state);"
-    "CREATE OR REPLACE FUNCTION mcpage_rank_add(ids bigint[]) RETURNS void LANGUAGE sql AS $$ "
-    "WITH a AS MATERIALIZED (SELECT t.term, mcpage_rank(m.tsv, t.q) AS rk, m.message_id FROM "
-    "messages m, unnest(tsvector_to_array(m.tsv)) AS l(lexeme), rank_terms t WHERE "
-    "m.message_id = ANY(ids) AND t.lexeme = l.lexeme), "
-    "x AS (INSERT INTO rank_heads SELECT a.term, a.rk, a.message_id, false FROM a LEFT JOIN "
-    "rank_heads c ON c.cut AND c.term = a.term AND c.rk = a.rk WHERE c.message_id IS NULL OR "
-    "a.message_id < c.message_id) "
-    "UPDATE rank_terms t SET n = t.n + c.k FROM (SELECT term, count(*) AS k FROM a GROUP BY "
-    "term) c WHERE t.term = c.term $$;"
-    "CREATE OR REPLACE FUNCTION mcpage_rank_keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-    "IF TG_OP <> 'INSERT' THEN "
-    "WITH d AS (SELECT t.term, mcpage_rank(o.tsv, t.q) AS rk, o.message_id FROM old_rows o, "
-    "rank_state s, unnest(tsvector_to_array(o.tsv)) AS l(lexeme), rank_terms t WHERE "
-    "o.message_id <= s.done AND t.lexeme = l.lexeme), "
-    "x AS (DELETE FROM rank_heads h USING d WHERE h.term = d.term AND h.rk = d.rk AND "
-    "h.message_id = d.message_id AND NOT h.cut) "
-    "UPDATE rank_terms t SET n = t.n - c.k FROM (SELECT term, count(*) AS k FROM d GROUP BY "
-    "term) c WHERE t.term = c.term; "
-    "END IF; "
-    "IF TG_OP <> 'DELETE' THEN IF EXISTS (SELECT 1 FROM new_rows n, rank_state s WHERE "
-    "n.message_id <= s.done) THEN "
-    "PERFORM mcpage_rank_add(ARRAY(SELECT n.message_id FROM new_rows n, rank_state s WHERE "
-    "n.message_id <= s.done)); "
-    "END IF; END IF; RETURN NULL; END $$;"
-    "DROP TRIGGER IF EXISTS rank_add ON messages;"
-    "DROP TRIGGER IF EXISTS rank_del ON messages;"
-    "DROP TRIGGER IF EXISTS rank_upd ON messages;"
-    "CREATE TRIGGER rank_add AFTER INSERT ON messages REFERENCING NEW TABLE AS new_rows FOR EACH "
-    "STATEMENT EXECUTE FUNCTION mcpage_rank_keep();"
-    "CREATE TRIGGER rank_del AFTER DELETE ON messages REFERENCING OLD TABLE AS old_rows FOR EACH "
-    "STATEMENT EXECUTE FUNCTION mcpage_rank_keep();"
-    "CREATE TRIGGER rank_upd AFTER UPDATE ON messages REFERENCING OLD TABLE AS old_rows NEW "
-    "TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION mcpage_rank_keep();",
+    "INSERT INTO rank_state SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM rank_state);" PG_RANK_FUNCS(
+        "", ""),
+    /* version 13: relevance by role (issue 34, docs/store.md "Relevance by
+     * role"): mcpage_rank() takes the message's role and a tool's output
+     * scores STORE_RANK_TOOL_WEIGHT of ts_rank, as on SQLite. The heads'
+     * functions call it with the role; the heads held are emptied (rank_terms,
+     * rank_heads) and the next tidy chooses and builds them again. */
+    "DROP FUNCTION IF EXISTS mcpage_rank(tsvector, tsquery);"
+    "CREATE OR REPLACE FUNCTION mcpage_rank(v tsvector, q tsquery, r text) RETURNS float8 "
+    "LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT (-ts_rank(v, q))::float8 * CASE WHEN "
+    "r = 'tool' THEN " STORE_RANK_TOOL_WEIGHT_SQL "::float8 ELSE 1::float8 END $$;"
+    "TRUNCATE rank_heads, rank_terms;" PG_RANK_FUNCS(", m.role", ", o.role"),
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);

@@ -4,7 +4,8 @@
  * filters, the same sort keys and tie-breakers (text compared as bytes,
  * COLLATE "C"), the same keyset row comparisons, so a walk pages the same
  * on either backend. Differences are in docs/store.md: relevance is
- * ts_rank (negated, lower is better, like bm25) instead of bm25, and
+ * ts_rank (negated, lower is better, like bm25; a tool's output times
+ * STORE_RANK_TOOL_WEIGHT) instead of bm25, and
  * tokens come from pg_text.c.
  *
  * Writers: store_begin() opens a READ COMMITTED transaction and locks the
@@ -527,7 +528,7 @@ static int search_groups(store *s, const store_search_filter *f, const store_pag
 {
     store_sql q = {.d = &pg_dialect};
     store_sql_add(&q, "WITH h AS MATERIALIZED (SELECT m.message_id AS id, m.sid, m.ordinal, "
-                      "m.\"timestamp\" AS ts, mcpage_rank(m.tsv, q.q) AS rk "
+                      "m.\"timestamp\" AS ts, mcpage_rank(m.tsv, q.q, m.role) AS rk "
                       "FROM (SELECT ?::tsquery AS q) q JOIN messages m ON m.tsv @@ q.q "
                       "JOIN sessions s ON s.sid = m.sid WHERE true");
     store_sql_text(&q, tsq);
@@ -644,10 +645,11 @@ static int rank_heads_page(store *s, const store_search_filter *f, const store_p
     store_sql_text(&q, done);
     if ((rc = store_sql_after(s, &q, pg, " AND (r.rk, r.message_id) > (?::float8, ?)", types)) < 0)
         return rc;
-    store_sql_add(&q, " ORDER BY r.rk, r.message_id LIMIT ?) UNION ALL (SELECT p.rk, "
-                      "p.message_id, false FROM (SELECT mcpage_rank(m.tsv, ?::tsquery) AS rk, "
-                      "m.message_id FROM messages m WHERE m.message_id > ? AND m.tsv @@ "
-                      "?::tsquery) p WHERE true");
+    store_sql_add(&q,
+                  " ORDER BY r.rk, r.message_id LIMIT ?) UNION ALL (SELECT p.rk, "
+                  "p.message_id, false FROM (SELECT mcpage_rank(m.tsv, ?::tsquery, m.role) AS rk, "
+                  "m.message_id FROM messages m WHERE m.message_id > ? AND m.tsv @@ "
+                  "?::tsquery) p WHERE true");
     store_sql_int(&q, want);
     store_sql_text(&q, tsq);
     store_sql_text(&q, done);
@@ -713,14 +715,14 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
     if (ids)
         pg = &head_pg; /* the ids are the page: no cursor, no offset */
     store_sql q = {.d = &pg_dialect};
-    /* relevance: mcpage_rank() (schema version 12), lower is better as
-     * bm25 in the SQLite backend */
+    /* relevance: mcpage_rank() (schema version 13: by role), lower is
+     * better as bm25 in the SQLite backend */
     /* The page (t), then what precedes each of its hits in its session
      * (x: the hit's transcript line), for the page's rows only. */
     store_sql_add(&q,
                   "SELECT t.*, x.bc, x.bl FROM (SELECT * FROM (SELECT m.message_id, s.session_id, "
                   "p.name, m.role, m.\"timestamp\" AS ts, m.text, m.ordinal, "
-                  "mcpage_rank(m.tsv, q.q) AS rank, m.sid AS msid "
+                  "mcpage_rank(m.tsv, q.q, m.role) AS rank, m.sid AS msid "
                   "FROM (SELECT ?::tsquery AS q) q JOIN messages m ON m.tsv @@ q.q "
                   "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id "
                   "WHERE true");
@@ -1499,9 +1501,9 @@ static int rank_tx(store *s, const char *first, const char *sql, int n, const ch
  * (store_pg__rank_head) by message id, and the next one as the group's
  * cut row; and counts its matches. */
 #define RANK_BUILD                                                                                 \
-    "WITH y AS MATERIALIZED (SELECT mcpage_rank(m.tsv, t.q) AS rk, m.message_id FROM rank_terms "  \
-    "t, messages m, rank_state s WHERE t.term = $1::integer AND m.tsv @@ t.q AND m.message_id <= " \
-    "s.done), x AS (INSERT INTO rank_heads "                                                       \
+    "WITH y AS MATERIALIZED (SELECT mcpage_rank(m.tsv, t.q, m.role) AS rk, m.message_id FROM "     \
+    "rank_terms t, messages m, rank_state s WHERE t.term = $1::integer AND m.tsv @@ t.q AND "      \
+    "m.message_id <= s.done), x AS (INSERT INTO rank_heads "                                       \
     "SELECT $1::integer, z.rk, z.message_id, z.n > $2::bigint FROM (SELECT rk, message_id, "       \
     "row_number() OVER (PARTITION BY rk ORDER BY message_id) AS n FROM y) z WHERE z.n <= "         \
     "$2::bigint + 1) UPDATE rank_terms SET n = (SELECT count(*) FROM y) WHERE term = $1::integer"
