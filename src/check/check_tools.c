@@ -192,6 +192,31 @@ static const char *text0(const json_t *res)
         json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
 }
 
+/* What a server said, quoted in a finding (its buffer a compound literal
+ * at the call, alive to the end of the statement): its first text, at most
+ * SAID_MAX bytes, cut at a character with "..." after the cut (an error's
+ * fix is often at its end, so a cut must show). */
+#define SAID_MAX 400
+typedef struct said_buf {
+    char s[SAID_MAX + 8];
+} said_buf;
+
+static const char *said(const json_t *res, said_buf *b)
+{
+    const char *t = text0(res);
+    if (t == NULL)
+        return "?";
+    size_t n = strlen(t);
+    if (n <= SAID_MAX)
+        return t;
+    n = SAID_MAX;
+    while (n > 0 && ((unsigned char)t[n] & 0xC0) == 0x80)
+        n--; /* not inside a UTF-8 character */
+    memcpy(b->s, t, n);
+    memcpy(b->s + n, "...", 4);
+    return b->s;
+}
+
 /* ------------------------------------------------------------ the envelope (mcpage's contract) */
 
 static const char *unit_of(const json_t *s, char *buf, size_t cap)
@@ -348,7 +373,7 @@ static const json_t *check_page(tool_ctx *t, const json_t *res, const char *what
         FIND(t, CHECK_ERROR,
              "accept every window the contract allows; past the end is an empty page, too large "
              "is clamped",
-             "%s: unexpected error: %.200s", what, text0(res) ?: "?");
+             "%s: unexpected error: %s", what, said(res, &(said_buf){{0}}));
         return NULL;
     }
     const json_t *s = sc(res);
@@ -852,8 +877,8 @@ static void generic_walk(tool_ctx *t, json_t *first)
         if (res && json_is_true(json_object_get(res, "isError"))) {
             FIND(t, CHECK_ERROR,
                  "accept every cursor the tool issued (with the same other arguments)",
-                 "page %d: the cursor the tool gave was refused: %.200s", page + 1,
-                 text0(res) ?: "?");
+                 "page %d: the cursor the tool gave was refused: %s", page + 1,
+                 said(res, &(said_buf){{0}}));
             break;
         }
     }
@@ -956,8 +981,8 @@ static void generic_offset_walk(tool_ctx *t, const json_t *first)
         res = n2;
         if (res && json_is_true(json_object_get(res, "isError"))) {
             FIND(t, CHECK_ERROR, "accept every offset below the total",
-                 "offset walk page %d (offset %lld) was refused: %.200s", page + 1, (long long)next,
-                 text0(res) ?: "?");
+                 "offset walk page %d (offset %lld) was refused: %s", page + 1, (long long)next,
+                 said(res, &(said_buf){{0}}));
             json_decref(res);
             res = NULL;
         }
@@ -1408,14 +1433,14 @@ static outcome check_tool(check_ctx *c, const json_t *tool, const json_t *guess,
         envelope = res && !json_is_true(json_object_get(res, "isError")) && claims_envelope(res);
         if (refused)
             FIND(&t, CHECK_INFO, "none: pass arguments it accepts with --args TOOL=JSON",
-                 "not checked further: the arguments given were refused: %.200s",
-                 text0(res) ?: "?");
+                 "not checked further: the arguments given were refused: %s",
+                 said(res, &(said_buf){{0}}));
         else if (res && json_is_true(json_object_get(res, "isError")))
             FIND(&t, CHECK_ERROR,
                  "answer a call that gives only the required arguments with page one: give every "
                  "window parameter a default (or, when the server cannot serve at all, say how "
                  "to make it)",
-                 "the call with no window arguments failed: %.200s", text0(res) ?: "?");
+                 "the call with no window arguments failed: %s", said(res, &(said_buf){{0}}));
         if (res)
             default_fit(&t, res);
         if (envelope) {

@@ -419,4 +419,17 @@ set -e
 [ "$status" -eq 3 ] || fail "--timeout: exit status $status"
 [ $(($(date +%s) - start)) -le 5 ] || fail "--timeout 1 took $(($(date +%s) - start)) s"
 grep -q "no reply within the timeout" "$tmp/timeout.out" || fail "--timeout: $(cat "$tmp/timeout.out")"
+# A server's error quoted in a finding: whole up to 400 bytes, and a cut
+# shows ("..."), since the fix is often the message's last words. A store
+# of an older schema under a long path makes the error past 400 bytes.
+long=$tmp$(printf '/archive-with-a-long-name%.0s' $(seq 12))
+mkdir -p "$long"
+"$MCPAGE_BIN" sync --quiet --db "$long/old.db" --claude-home "$MCPAGE_SOURCE_DIR/examples/archive/claude" \
+  --no-codex
+sqlite3 "$long/old.db" 'DELETE FROM schema_version WHERE version = (SELECT max(version) FROM schema_version)'
+set +e
+"$MCPAGE_BIN" check --quiet -- "$MCPAGE_BIN" serve --no-sync --db "$long/old.db" >"$tmp/old.out"
+set -e
+grep -q "the call with no window arguments failed: The archive at $long/old.db cannot be opened: .*\.\.\.; fix:" \
+  "$tmp/old.out" || fail "a long error quoted: $(head -c 2000 "$tmp/old.out")"
 echo "check: ok"
