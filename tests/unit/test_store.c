@@ -2361,6 +2361,24 @@ static void put_session(store *s, const char *sid)
     assert_int_equal(store_commit(s), 0);
 }
 
+/* Session `sid` (put first) with `n` tool messages, message k's text
+ * text_of(k), in one transaction; their ids in `ids`. */
+static void add_tool_texts(store *s, const char *sid, int n, char *(*text_of)(int), int64_t *ids)
+{
+    char id[64]; /* store_message's fields are not const */
+    snprintf(id, sizeof id, "%s", sid);
+    put_session(s, sid);
+    assert_int_equal(store_begin(s), 0);
+    for (int k = 0; k < n; k++) {
+        char *t = text_of(k);
+        store_message msg = {
+            .session_id = id, .ordinal = k, .role = "tool", .text = t, .line_no = k + 1};
+        assert_int_equal(store_message_add(s, &msg, &ids[k]), 0);
+        free(t);
+    }
+    assert_int_equal(store_commit(s), 0);
+}
+
 /*
  * Raw chunks are written as zstd frames and read back byte for byte at
  * any window; a damaged frame is a named error, never other bytes; the
@@ -2546,16 +2564,7 @@ static void message_texts_are_compressed(void **state)
     }
     enum { COUNT = 120 };
     int64_t ids[COUNT];
-    put_session(f->s, "text-z");
-    assert_int_equal(store_begin(f->s), 0);
-    for (int k = 0; k < COUNT; k++) {
-        char *t = packed_text(k);
-        store_message msg = {
-            .session_id = "text-z", .ordinal = k, .role = "tool", .text = t, .line_no = k + 1};
-        assert_int_equal(store_message_add(f->s, &msg, &ids[k]), 0);
-        free(t);
-    }
-    assert_int_equal(store_commit(f->s), 0);
+    add_tool_texts(f->s, "text-z", COUNT, packed_text, ids);
     const char *in_z = "message_id IN (SELECT message_id FROM messages WHERE sid = (SELECT sid "
                        "FROM sessions WHERE session_id = 'text-z'))";
     char q[512];
@@ -2788,16 +2797,7 @@ static void long_texts_in_frames(void **state)
         return;
     }
     int64_t ids[LONG_TEXTS];
-    put_session(f->s, "text-l");
-    assert_int_equal(store_begin(f->s), 0);
-    for (int k = 0; k < LONG_TEXTS; k++) {
-        char *t = long_text(k);
-        store_message msg = {
-            .session_id = "text-l", .ordinal = k, .role = "tool", .text = t, .line_no = k + 1};
-        assert_int_equal(store_message_add(f->s, &msg, &ids[k]), 0);
-        free(t);
-    }
-    assert_int_equal(store_commit(f->s), 0);
+    add_tool_texts(f->s, "text-l", LONG_TEXTS, long_text, ids);
     const char *in_l = "message_id IN (SELECT message_id FROM messages WHERE sid = (SELECT sid "
                        "FROM sessions WHERE session_id = 'text-l'))";
     char q[512];
@@ -2874,6 +2874,12 @@ static void long_texts_in_frames(void **state)
     assert_int_equal(long_hit(f->s, "mid4word", ids[4], &snip), MCPAGE_ESTORE);
 }
 
+/* The crash test's texts: every 40th past 64 KiB (packed in frames), the rest 1-2 KB. */
+static char *killed_tidy_text(int k)
+{
+    return k % 40 == 0 ? long_text(k / 40) : packed_text(k);
+}
+
 /* Copies a closed SQLite store file (no write-ahead log left). */
 static void copy_store_file(const char *from, const char *to)
 {
@@ -2922,16 +2928,7 @@ static void killed_tidy_packs_to_the_same_texts(void **state)
     }
     enum { KT = 240 };
     int64_t ids[KT];
-    put_session(f->s, "text-k");
-    assert_int_equal(store_begin(f->s), 0);
-    for (int k = 0; k < KT; k++) {
-        char *t = k % 40 == 0 ? long_text(k / 40) : packed_text(k);
-        store_message msg = {
-            .session_id = "text-k", .ordinal = k, .role = "tool", .text = t, .line_no = k + 1};
-        assert_int_equal(store_message_add(f->s, &msg, &ids[k]), 0);
-        free(t);
-    }
-    assert_int_equal(store_commit(f->s), 0);
+    add_tool_texts(f->s, "text-k", KT, killed_tidy_text, ids);
     store_close(f->s);
     f->s = NULL;
     /* every text plain, as schema 13 and older left them: the migration to
@@ -3009,7 +3006,7 @@ static void killed_tidy_packs_to_the_same_texts(void **state)
         store *s = NULL;
         assert_int_equal(store_open(crash, STORE_OPEN_WRITE, &s), 0);
         for (int k = 0; k < KT; k++) {
-            char *want = k % 40 == 0 ? long_text(k / 40) : packed_text(k);
+            char *want = killed_tidy_text(k);
             store_message m;
             if (store_message_get(s, ids[k], &m) != 0)
                 fail_msg("round %d (seed %u): message %d: %s", round, seed, k, store_errmsg(s));
