@@ -83,6 +83,31 @@ fi
 grep -qF "is damaged" "$tmp/err" || fail "sync on a store damaged under its seal said: $(cat "$tmp/err")"
 [ ! -e "$tmp/sealed.db-checked" ] || fail "the seal of a damaged store stayed"
 
+# Readers keep to the seal too. A reader that found a store whole seals it
+# (stats, call, a server's start check); an empty write-ahead log, which a
+# reader leaves behind, does not break a writer's seal; damage under a
+# reader's seal is found, and that seal goes.
+cp "$tmp/good.db" "$tmp/read.db"
+"$MCPAGE_BIN" stats --db "$tmp/read.db" >/dev/null || fail "stats of a copy of the store"
+grep -q "^mcpage seal 1 " "$tmp/read.db-checked" || fail "no seal after a reader's check: $(ls "$tmp")"
+[ -e "$tmp/read.db-wal" ] && [ ! -s "$tmp/read.db-wal" ] || fail "expected the reader's empty log"
+"$MCPAGE_BIN" sync --quiet --db "$tmp/read.db" "${homes[@]}" || fail "sync under a reader's seal"
+[ -e "$tmp/read.db-checked" ] || fail "a sync under a reader's seal left none"
+"$MCPAGE_BIN" stats --db "$tmp/read.db" >/dev/null || fail "stats of a sealed store"
+"$MCPAGE_BIN" call --db "$tmp/read.db" list_projects '{}' >/dev/null || fail "call on a sealed store"
+[ -e "$tmp/read.db-checked" ] || fail "readers removed the seal"
+# What the seal trusts, and no more: damage that keeps the file's size,
+# inode and times goes unseen for at most a day (STORE_SQLITE_RECHECK);
+# any other write is seen at once.
+size=$(stat -c %s "$tmp/read.db")
+mtime=$(stat -c %.9Y "$tmp/read.db")
+head -c 16384 /dev/urandom | dd of="$tmp/read.db" bs=1 seek=$((size / 2)) conv=notrunc status=none
+touch -d "@$mtime" "$tmp/read.db"
+"$MCPAGE_BIN" stats --db "$tmp/read.db" >/dev/null 2>&1 || fail "the seal was not trusted"
+touch "$tmp/read.db"
+expect_fail "damaged under a reader's seal" stats "$tmp/read.db" "is damaged (integrity check:"
+[ ! -e "$tmp/read.db-checked" ] || fail "the seal of a damaged store stayed (reader)"
+
 # Truncated.
 cp "$tmp/good.db" "$tmp/trunc.db"
 truncate -s $((size / 2)) "$tmp/trunc.db"

@@ -181,8 +181,13 @@ int store_sqlite__file_check(store *s, const char *path, int writer)
     return 0;
 }
 
+static int seal_names(const char *path, char *seal, char *wal, size_t n);
+
 int store_sqlite__damaged(store *s, const char *path, const char *detail)
 {
+    char seal[4200], wal[4200];
+    if (seal_names(path, seal, wal, sizeof seal) == 0)
+        (void)unlink(seal); /* whatever a check saw before, the file is not whole now */
     /* A file that ends early or is not a database says so itself. */
     if (store_sqlite__file_check(s, path, 1) < 0)
         return MCPAGE_ESTORE;
@@ -216,18 +221,13 @@ int store_sqlite__readonly(store *s, const char *path, int writer)
 
 /* ---- the seal -------------------------------------------------------------- */
 
-/* A file as stat(2) sees it: -1s for a file that is not there. */
-typedef struct seen_file {
-    long long size, ino, sec, nsec;
-} seen_file;
-
-static seen_file seen(const char *path)
+static sq_seen_file seen(const char *path)
 {
     struct stat st;
     if (stat(path, &st) != 0)
-        return (seen_file){-1, -1, -1, -1};
-    return (seen_file){(long long)st.st_size, (long long)st.st_ino, (long long)st.st_mtim.tv_sec,
-                       (long long)st.st_mtim.tv_nsec};
+        return (sq_seen_file){-1, -1, -1, -1};
+    return (sq_seen_file){(long long)st.st_size, (long long)st.st_ino, (long long)st.st_mtim.tv_sec,
+                          (long long)st.st_mtim.tv_nsec};
 }
 
 /* "<db>-checked" and "<db>-wal" into the buffers; 0, or -1 when too long. */
@@ -237,9 +237,22 @@ static int seal_names(const char *path, char *seal, char *wal, size_t n)
     return a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n ? -1 : 0;
 }
 
+void store_sqlite__seal_look(const char *path, sq_seen *out)
+{
+    char seal[4200], wal[4200];
+    *out = (sq_seen){.db = {-1, -1, -1, -1}, .wal = {-1, -1, -1, -1}};
+    if (seal_names(path, seal, wal, sizeof seal) < 0)
+        return;
+    out->db = seen(path);
+    out->wal = seen(wal);
+    /* An empty log holds no pages: a reader creates one, a writer's last close removes it. */
+    if (out->wal.size <= 0)
+        out->wal = (sq_seen_file){-1, -1, -1, -1};
+}
+
 #define SEAL_FORMAT "mcpage seal 1 %lld %lld %lld %lld %lld %lld %lld %lld %lld\n"
 
-int store_sqlite__seal_fresh(const char *path, int64_t *checked_at)
+int store_sqlite__seal_fresh(const char *path, int consume, int64_t *checked_at)
 {
     char seal[4200], wal[4200];
     if (seal_names(path, seal, wal, sizeof seal) < 0)
@@ -250,40 +263,47 @@ int store_sqlite__seal_fresh(const char *path, int64_t *checked_at)
         return 0;
     ssize_t r = read(fd, buf, sizeof buf - 1);
     close(fd);
-    (void)unlink(seal); /* a writer that does not close leaves no seal */
+    if (consume)
+        (void)unlink(seal); /* a writer that does not close leaves no seal */
     if (r <= 0)
         return 0;
     buf[r] = 0;
     long long at;
-    seen_file d, w;
-    if (sscanf(buf, SEAL_FORMAT, &at, &d.size, &d.ino, &d.sec, &d.nsec, &w.size, &w.ino, &w.sec,
-               &w.nsec) != 9)
+    sq_seen was, now;
+    if (sscanf(buf, SEAL_FORMAT, &at, &was.db.size, &was.db.ino, &was.db.sec, &was.db.nsec,
+               &was.wal.size, &was.wal.ino, &was.wal.sec, &was.wal.nsec) != 9)
         return 0;
-    seen_file nd = seen(path), nw = seen(wal);
-    if (memcmp(&d, &nd, sizeof d) != 0 || memcmp(&w, &nw, sizeof w) != 0 || d.size < 0)
+    if (was.wal.size <= 0) /* seals of 0.2.0 recorded an empty log as it was */
+        was.wal = (sq_seen_file){-1, -1, -1, -1};
+    store_sqlite__seal_look(path, &now);
+    if (memcmp(&was, &now, sizeof was) != 0 || was.db.size < 0)
         return 0;
-    long long now = (long long)time(NULL);
-    if (at <= 0 || at > now || now - at >= STORE_SQLITE_RECHECK)
+    long long t = (long long)time(NULL);
+    if (at <= 0 || at > t || t - at >= STORE_SQLITE_RECHECK)
         return 0;
     *checked_at = at;
     return 1;
 }
 
-void store_sqlite__seal_write(const char *path, int64_t checked_at)
+void store_sqlite__seal_write(const char *path, int64_t checked_at, const sq_seen *as)
 {
     char seal[4200], wal[4200], tmp[4220];
     if (checked_at <= 0 || seal_names(path, seal, wal, sizeof seal) < 0)
         return;
-    seen_file d = seen(path), w = seen(wal);
-    if (d.size < 0)
+    sq_seen now;
+    if (as == NULL) {
+        store_sqlite__seal_look(path, &now);
+        as = &now;
+    }
+    if (as->db.size < 0)
         return;
     char buf[400];
-    int n = snprintf(buf, sizeof buf, SEAL_FORMAT, (long long)checked_at, d.size, d.ino, d.sec,
-                     d.nsec, w.size, w.ino, w.sec, w.nsec);
+    int n = snprintf(buf, sizeof buf, SEAL_FORMAT, (long long)checked_at, as->db.size, as->db.ino,
+                     as->db.sec, as->db.nsec, as->wal.size, as->wal.ino, as->wal.sec, as->wal.nsec);
     (void)snprintf(tmp, sizeof tmp, "%s.%ld", seal, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
-        return; /* no seal: the next writer checks the whole file */
+        return; /* no seal (a read-only folder): the next open checks the whole file */
     int ok = n > 0 && write(fd, buf, (size_t)n) == (ssize_t)n;
     ok = close(fd) == 0 && ok;
     if (!ok || rename(tmp, seal) != 0)

@@ -182,17 +182,27 @@ void store_sqlite__mark_damaged(const sq_conn *c);
 /* 1 when a handle of this process found the connection's file damaged. */
 int store_sqlite__seen_damaged(const sq_conn *c);
 /*
- * The seal ("<db>-checked", sqlite_check.c): what a writer that found
- * the file whole saw of it and of its write-ahead log when it closed,
- * and when quick_check last passed. seal_fresh: 1 and that time in
- * *checked_at when the seal matches the files as they are now and the
- * check is younger than STORE_SQLITE_RECHECK seconds (nothing but mcpage
- * wrote them since), else 0; it removes the seal either way, so a writer
- * that does not close leaves none. seal_write: after a writer's close.
+ * The seal ("<db>-checked", sqlite_check.c): what a handle that found the
+ * file whole saw of it and of its write-ahead log (a writer when it
+ * closed, a reader before its check), and when quick_check last passed.
+ * seal_fresh: 1 and that time in *checked_at when the seal matches the
+ * files as they are now and the check is younger than
+ * STORE_SQLITE_RECHECK seconds (nothing but mcpage wrote them since),
+ * else 0; a writer consumes it (removes it either way), so a writer that
+ * does not close leaves none. seal_look: the files as they are now (an
+ * empty log as none). seal_write: the seal of the files as `as` saw them
+ * (NULL: as they are now).
  */
 #define STORE_SQLITE_RECHECK (24 * 3600)
-int store_sqlite__seal_fresh(const char *path, int64_t *checked_at);
-void store_sqlite__seal_write(const char *path, int64_t checked_at);
+typedef struct sq_seen_file {
+    long long size, ino, sec, nsec; /* -1s: not there */
+} sq_seen_file;
+typedef struct sq_seen {
+    sq_seen_file db, wal;
+} sq_seen;
+void store_sqlite__seal_look(const char *path, sq_seen *out);
+int store_sqlite__seal_fresh(const char *path, int consume, int64_t *checked_at);
+void store_sqlite__seal_write(const char *path, int64_t checked_at, const sq_seen *as);
 
 /* The FTS5 API of a connection (the documented "SELECT fts5(?1)" handshake), or NULL. */
 fts5_api *store_sqlite__fts5_api(sqlite3 *db);
