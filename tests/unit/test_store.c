@@ -1059,6 +1059,100 @@ static void token_maps_from_the_index_match_the_scan(void **state)
     free(scanned);
 }
 
+/* Texts whose every token, extra token and position the index pins. */
+static const char *const stream_texts[] = {
+    "The SessionLive component renders_the_list; HTTPServer v2Handler __init__ getHTTPResponse "
+    "fooFoo URLParser ALLCAPS x",
+    "naïve café Straße ÉCOLE Ünïcödé 東京タワー emoji 🎉 done fooБар caféBar x_ñ a…b x—y",
+    "sha256:0x1F deadbeefCAFEbabe aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa "
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 1234 12ab ab12 AB12cd a_1 _ __ ___x___",
+    "{\"file_path\":\"/home/u/src/store_words.c\",\"old_string\":\"is_lower(c)\"}\\n\\tline2 "
+    "don't re-run x.y.z e-mail it's running\tconnections\r\ngeneralizations Hopping HOPPING "
+    "\x01"
+    "ctl\x7f"
+    "del~tilde|pipe",
+    "Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_"
+    "Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_ Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_"
+    "Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Abc_Ab "
+    "ponies ponies PONIES Ponies ties caresses agreed sky by is yes happy relational",
+    "\xff\xfe bad \x80x\xc3 bytes \xe2\x80 end ÀÉ (ok) ... a",
+};
+
+/* The index's every token of the messages from `first` on: "doc:offset:term" in order, one a
+ * line, doc counted from 0 at `first`. */
+static char *token_stream_of(const char *path, int64_t first)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(
+        sqlite3_exec(db,
+                     "CREATE VIRTUAL TABLE temp.i USING fts5vocab(main, messages_fts, instance)",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT group_concat(line, char(10)) FROM (SELECT "
+                                        "(doc - ?1) || ':' || offset || ':' || term AS line FROM "
+                                        "temp.i WHERE doc >= ?1 ORDER BY doc, offset, term)",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, first);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    char *out = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return out;
+}
+
+/* The tokens the writer's tokenizer hands FTS5 (each word as written,
+ * folded, its class and its parts at its own position), pinned for
+ * tricky texts: a faster tokenizer must give the very same stream. */
+static void token_stream_is_pinned(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    assert_int_equal(store_begin(f->s), 0);
+    store_session_meta m = {
+        .session_id = "stream-1", .source = "claude", .source_path = "/dev/null"};
+    assert_int_equal(store_session_put(f->s, &m), 0);
+    int64_t first = 0;
+    for (size_t i = 0; i < sizeof stream_texts / sizeof stream_texts[0]; i++) {
+        store_message msg = {.session_id = "stream-1",
+                             .ordinal = (int64_t)i,
+                             .role = "user",
+                             .timestamp = "2026-02-01T00:00:00Z",
+                             .text = (char *)stream_texts[i],
+                             .line_no = (int64_t)i + 1};
+        int64_t id = 0;
+        assert_int_equal(store_message_add(f->s, &msg, &id), 0);
+        if (i == 0)
+            first = id;
+    }
+    assert_int_equal(store_session_refresh(f->s, "stream-1"), 0);
+    assert_int_equal(store_commit(f->s), 0);
+    char *norm = token_stream_of(f->db, first);
+    size_t n = strlen(norm), cap = n + 1;
+    /* tests/data/token_stream.txt: the stream as this build's tokenizer gave it */
+    FILE *in = fopen(MCPAGE_TEST_DATA "/token_stream.txt", "rb");
+    assert_non_null(in);
+    char *want = calloc(1, cap + 2);
+    size_t wn = fread(want, 1, cap + 1, in);
+    fclose(in);
+    if (wn != n || memcmp(want, norm, n) != 0) {
+        FILE *o = fopen("token_stream.got", "wb");
+        if (o) {
+            fwrite(norm, 1, n, o);
+            fclose(o);
+        }
+        fail_msg("the token stream changed (written to token_stream.got in the test's directory)");
+    }
+    free(want);
+    free(norm);
+}
+
 /* The FTS5 table's setting `key` in the store at path, or -1 when it has none. */
 static int64_t fts_setting(const char *path, const char *key)
 {
@@ -3615,6 +3709,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),
         cmocka_unit_test_setup_teardown(token_maps_from_the_index_match_the_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(token_stream_is_pinned, setup, teardown),
         cmocka_unit_test_setup_teardown(fts_settings_are_the_writers, setup, teardown),
         cmocka_unit_test_setup_teardown(counted_rare_words_take_one_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_ranks_are_bm25, setup, teardown),
