@@ -1,7 +1,8 @@
 /*
  * The secret scanner (sync_redact.h). One pass over the bytes; a byte
- * that can start a pattern (a table of 256) is looked at further, every
- * other byte costs one table load. Token patterns need a boundary before
+ * where a pattern can start (next_start: its first two bytes, or a `:`
+ * or `=`) is looked at further, the others are skipped 16 at a time
+ * (SSE2) or one table load each. Token patterns need a boundary before
  * them: not a letter, digit, `_` or `-`, or the letter of a JSON escape
  * (`\n`, `\t`, `\r`, `\"`), since the raw copy is JSON text.
  */
@@ -11,6 +12,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 static const char *const kind_names[REDACT_KINDS] = {
     "aws-key", "aws-secret", "github",      "openai",       "anthropic", "google", "slack",
@@ -300,6 +304,20 @@ static int secret_name(const unsigned char *s, size_t n)
  */
 static int at_assign(const unsigned char *p, size_t n, size_t i, hit *h)
 {
+    /* The value first: a short one (most JSON keys' values) settles it
+     * without walking back over the name or its dozen substring searches. */
+    size_t v = i + 1;
+    while (v < n && p[v] == ' ')
+        v++;
+    while (v < n && p[v] == '\\')
+        v++;
+    if (v < n && (p[v] == '"' || p[v] == '\''))
+        v++;
+    size_t k = span(p, n, v, is_val, 4096);
+    while (k > 0 && (p[v + k - 1] == '.' || p[v + k - 1] == '/'))
+        k--; /* the end of a sentence or a path */
+    if (k < 16)
+        return 0;
     /* back over the name's closing quote, escaped or not, and blanks */
     size_t b = i;
     while (b > 0 && p[b - 1] == ' ')
@@ -313,21 +331,6 @@ static int at_assign(const unsigned char *p, size_t n, size_t i, hit *h)
     while (b > 0 && e - b < 64 && is_name(p[b - 1]))
         b--;
     if (e - b < 3 || (b > 0 && is_name(p[b - 1])))
-        return 0;
-    /* forward over blanks and the value's opening quote */
-    size_t v = i + 1;
-    while (v < n && p[v] == ' ')
-        v++;
-    while (v < n && p[v] == '\\')
-        v++;
-    if (v < n && (p[v] == '"' || p[v] == '\''))
-        v++;
-    size_t k = span(p, n, v, is_val, 4096);
-    while (k > 0 && (p[v + k - 1] == '.' || p[v + k - 1] == '/'))
-        k--; /* the end of a sentence or a path */
-    /* The value first: a short one (most JSON keys' values) settles it
-     * without the name's dozen substring searches. */
-    if (k < 16)
         return 0;
     int kind = secret_name(p + b, e - b);
     if (!kind)
@@ -403,6 +406,69 @@ static int token_at(const unsigned char *p, size_t n, size_t i, hit *h)
     }
 }
 
+/*
+ * Whether a built-in pattern can match at p[i]: a `:` or `=`, or the
+ * first two bytes of a token's prefix (AKIA ASIA AIza, gh gi, sk rk, xo,
+ * ey) or of -----BEGIN. Every other byte is skipped without a look.
+ */
+static int may_start(const unsigned char *p, size_t n, size_t i)
+{
+    unsigned char c = i + 1 < n ? p[i + 1] : 0;
+    switch (p[i]) {
+    case ':':
+    case '=':
+        return 1;
+    case '-':
+        return c == '-';
+    case 'A':
+        return c == 'K' || c == 'S' || c == 'I';
+    case 'g':
+        return c == 'h' || c == 'i';
+    case 's':
+    case 'r':
+        return c == 'k';
+    case 'x':
+        return c == 'o';
+    case 'e':
+        return c == 'y';
+    default:
+        return 0;
+    }
+}
+
+/* The first i' >= i where a pattern can start (may_start, or a byte that
+ * starts a user's pattern when `user`), else n. Without user patterns, 16
+ * bytes a step where SSE2 is (the scan's cost was its loop over bytes). */
+static size_t next_start(const unsigned char *p, size_t n, size_t i, const unsigned char *user)
+{
+#if defined(__SSE2__)
+    if (!user) {
+#define EQ(v, c) _mm_cmpeq_epi8((v), _mm_set1_epi8((char)(c)))
+        for (; i + 17 <= n; i += 16) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + i + 1));
+            __m128i m = _mm_or_si128(EQ(a, ':'), EQ(a, '='));
+            m = _mm_or_si128(m, _mm_and_si128(EQ(a, '-'), EQ(b, '-')));
+            m = _mm_or_si128(
+                m, _mm_and_si128(EQ(a, 'A'),
+                                 _mm_or_si128(_mm_or_si128(EQ(b, 'K'), EQ(b, 'S')), EQ(b, 'I'))));
+            m = _mm_or_si128(m, _mm_and_si128(EQ(a, 'g'), _mm_or_si128(EQ(b, 'h'), EQ(b, 'i'))));
+            m = _mm_or_si128(m, _mm_and_si128(_mm_or_si128(EQ(a, 's'), EQ(a, 'r')), EQ(b, 'k')));
+            m = _mm_or_si128(m, _mm_and_si128(EQ(a, 'x'), EQ(b, 'o')));
+            m = _mm_or_si128(m, _mm_and_si128(EQ(a, 'e'), EQ(b, 'y')));
+            unsigned bits = (unsigned)_mm_movemask_epi8(m);
+            if (bits)
+                return i + (size_t)__builtin_ctz(bits);
+        }
+#undef EQ
+    }
+#endif
+    for (; i < n; i++)
+        if (may_start(p, n, i) || (user && user[p[i]]))
+            return i;
+    return n;
+}
+
 /* Writes the marker over p[0..len): the kind's name, or the user pattern's. */
 static void overwrite(char *p, size_t len, const char *name)
 {
@@ -422,7 +488,8 @@ static size_t scan_once(const sync_redact_rules *rules, char *buf, size_t n,
 {
     const unsigned char *p = (const unsigned char *)buf;
     size_t done = 0;
-    for (size_t i = 0; i < n; i++) {
+    const unsigned char *user = rules != NULL && rules->npat > 0 ? rules->first : NULL;
+    for (size_t i = next_start(p, n, 0, user); i < n; i = next_start(p, n, i + 1, user)) {
         unsigned t = first[p[i]];
         if (t == T_NONE && (rules == NULL || !rules->first[p[i]]))
             continue;

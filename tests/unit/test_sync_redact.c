@@ -87,6 +87,33 @@ static void every_kind_is_redacted_in_place(void **state)
     }
 }
 
+/* The scan skips 16 bytes a step where it can: each case redacts the
+ * same wherever it sits in the buffer, its start at every offset of a
+ * step, the buffer's end right after it or a few bytes later. */
+static void every_kind_is_redacted_at_any_offset(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const golden *g = &cases[i];
+        size_t n = strlen(g->in);
+        char *alone = strdup(g->in);
+        assert_int_equal(sync_redact(NULL, alone, n, NULL, NULL, NULL), 1);
+        for (size_t pad = 0; pad < 40; pad++) {
+            for (size_t tail = 0; tail < 20; tail += 19) {
+                char buf[512];
+                assert_true(pad + n + tail < sizeof buf);
+                memset(buf, ' ', sizeof buf);
+                memcpy(buf + pad, g->in, n);
+                if (sync_redact(NULL, buf, pad + n + tail, NULL, NULL, NULL) != 1 ||
+                    memcmp(buf + pad, alone, n) != 0)
+                    fail_msg("case %zu (%s) at offset %zu, %zu after: %.*s", i, g->kind, pad, tail,
+                             (int)(pad + n + tail), buf);
+            }
+        }
+        free(alone);
+    }
+}
+
 static void the_marker_names_the_kind(void **state)
 {
     (void)state;
@@ -340,6 +367,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind_is_redacted_in_place),
+        cmocka_unit_test(every_kind_is_redacted_at_any_offset),
         cmocka_unit_test(the_marker_names_the_kind),
         cmocka_unit_test(json_stays_valid),
         cmocka_unit_test(ordinary_text_is_left_alone),
