@@ -339,6 +339,7 @@ static size_t class_of(const char *w, size_t n, char *out)
 #define CLASS_CACHE 4096
 
 typedef struct class_slot {
+    uint32_t hash;             /* the word's hash */
     unsigned char wlen;        /* the word's length, 0 for an empty slot */
     unsigned char clen;        /* its class's length */
     char word[STORE_WORD_MAX]; /* the lower-case word */
@@ -347,20 +348,29 @@ typedef struct class_slot {
 
 static _Thread_local class_slot class_cache[CLASS_CACHE];
 
-/* The class of the lower-case word w[0..n) of letters only, into out, from the cache when there. */
-static size_t class_cached(const char *w, size_t n, char *out)
+size_t store_word_class(const char *w, size_t n, const char **cls)
 {
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)w[i]) * 16777619u;
     class_slot *c = &class_cache[h & (CLASS_CACHE - 1)];
-    if (c->wlen != n || memcmp(c->word, w, n) != 0) {
+    if (c->hash != h || c->wlen != n || memcmp(c->word, w, n) != 0) {
         c->clen = (unsigned char)class_of(w, n, c->cls);
         memcpy(c->word, w, n);
         c->wlen = (unsigned char)n;
+        c->hash = h;
     }
-    memcpy(out, c->cls, c->clen);
+    *cls = c->cls;
     return c->clen;
+}
+
+/* The class of the lower-case word w[0..n) of letters only, into out, from the cache when there. */
+static size_t class_cached(const char *w, size_t n, char *out)
+{
+    const char *cls = NULL;
+    size_t len = store_word_class(w, n, &cls);
+    memcpy(out, cls, len);
+    return len;
 }
 
 /* One part (lower-cased into part[0..n)): its class, or as written with digits. */
@@ -386,8 +396,13 @@ int store_word_extras(const char *orig, size_t n, store_word_emit emit, void *ud
     size_t i0 = 0;
     while (i0 < n && is_lower(orig[i0]))
         i0++;
-    if (i0 == n)
-        return n <= STORE_WORD_MAX ? emit(ud, cls, class_cached(orig, n, cls)) : 0;
+    if (i0 == n) {
+        if (n > STORE_WORD_MAX)
+            return 0;
+        const char *c = NULL;
+        size_t len = store_word_class(orig, n, &c);
+        return emit(ud, c, len);
+    }
     char low[STORE_IDENT_MAX];
     int letters = 1, humps = 0, unders = 0;
     for (size_t i = 0; i < n; i++) {
@@ -402,7 +417,12 @@ int store_word_extras(const char *orig, size_t n, store_word_emit emit, void *ud
         unders += c == '_';
         humps += i > 0 && hump(orig, n, i);
     }
-    extras x = {.emit = emit, .ud = ud, .whole = low, .whole_len = n};
+    extras x; /* seen[] is not cleared: nseen says what of it is in use */
+    x.nseen = 0;
+    x.emit = emit;
+    x.ud = ud;
+    x.whole = low;
+    x.whole_len = n;
     int rc = 0;
     if (letters && n <= STORE_WORD_MAX && (rc = extra(&x, cls, class_cached(low, n, cls))) != 0)
         return rc;

@@ -38,6 +38,12 @@
  * into out (at least n + 1 bytes, NUL-terminated); returns its length. */
 size_t store_word_stem(const char *w, size_t n, char *out);
 
+/* The class token of the lower-case word w[0..n) of ASCII letters only
+ * (n <= STORE_WORD_MAX): *cls points at it (not NUL-terminated; valid
+ * until the next call on this thread, from a per-thread cache of the
+ * last words' classes); returns its length. */
+size_t store_word_class(const char *w, size_t n, const char **cls);
+
 /* Receives one extra token (not NUL-terminated); non-zero stops. */
 typedef int (*store_word_emit)(void *ud, const char *tok, size_t len);
 

@@ -472,54 +472,117 @@ static int tokmap_cb(void *ud, int flags, const char *tok, int ntok, int from, i
     return t->nomem ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-/* Byte classes of the scan: an ASCII separator, an ASCII token character, a byte from 0x80. */
-enum { TM_SEP, TM_TOKEN, TM_HIGH };
+/* Byte classes of the scan: an ASCII separator (0), an ASCII token
+ * character (a lower-case letter, an upper-case one, a digit or `_`), a
+ * byte from 0x80. */
+enum { TM_SEP = 0, TM_LOWER = 1, TM_UPPER = 2, TM_OTHER = 4, TM_TOKEN = 7, TM_HIGH = 8 };
 
-static unsigned char tm_class(unsigned char c)
-{
-    return c >= 0x80 ? TM_HIGH : tok_ascii[c] ? TM_TOKEN : TM_SEP;
-}
+#define L TM_LOWER
+#define U TM_UPPER
+#define O TM_OTHER
+#define H TM_HIGH
+/* Every byte's class (tok_ascii's token characters split by case). */
+/* clang-format off */
+static const unsigned char tm_class[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    O, O, O, O, O, O, O, O, O, O, 0, 0, 0, 0, 0, 0,
+    0, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U,
+    U, U, U, U, U, U, U, U, U, U, U, 0, 0, 0, 0, O,
+    0, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L,
+    L, L, L, L, L, L, L, L, L, L, L, 0, 0, 0, 0, 0,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+};
+/* clang-format on */
+#undef L
+#undef U
+#undef O
+#undef H
+
+/* A token of a scan: s[from..to) for the caller's ud, `kinds` the TM_
+ * classes of its bytes or'ed (an ASCII token's); non-zero stops the scan. */
+typedef int (*scan_fn)(void *ud, int from, int to, unsigned kinds);
 
 /*
- * The token map of a text: the tokens are the FTS5 table's. ASCII runs
- * are scanned here (an ASCII separator ends every token); a stretch with
- * bytes from 0x80, between two ASCII separators, goes to unicode61 itself.
+ * The FTS5 table's tokens of s[0..n), in order. ASCII runs are scanned
+ * here (an ASCII separator ends every token): each ASCII token goes to
+ * `ascii`. A stretch with bytes from 0x80, between two ASCII separators,
+ * goes to `stretch`, which has unicode61 itself tokenize it: unicode61
+ * starts afresh after an ASCII separator and ends a token at one, so the
+ * tokens are those of the whole text. Returns the first non-zero return.
  */
-static int tokmap_build(snip_conn *sc, const unsigned char *s, int n, tokmap *t)
+static int token_scan(const unsigned char *s, int n, scan_fn ascii, scan_fn stretch, void *ud)
 {
-    static unsigned char cls[256];
-    if (cls[0x80] != TM_HIGH) /* filled on first use; every thread writes the same bytes */
-        for (int c = 255; c >= 0; c--)
-            cls[c] = tm_class((unsigned char)c);
+    const unsigned char *cls = tm_class;
     int i = 0;
-    while (!t->nomem) {
+    for (;;) {
         while (i < n && cls[s[i]] == TM_SEP)
             i++;
         if (i == n)
-            break;
+            return SQLITE_OK;
         int j = i;
-        while (j < n && cls[s[j]] == TM_TOKEN)
-            j++;
+        unsigned kinds = 0;
+        while (j < n && (cls[s[j]] & TM_TOKEN))
+            kinds |= cls[s[j++]];
+        int rc;
         if (j == n || cls[s[j]] == TM_SEP) { /* an ASCII token */
-            tokmap_token(t, i);
-            i = j;
-            continue;
+            rc = ascii(ud, i, j, kinds);
+        } else {
+            while (j < n && cls[s[j]] != TM_SEP)
+                j++;
+            rc = stretch(ud, i, j, 0);
         }
-        while (j < n && cls[s[j]] != TM_SEP)
-            j++;
-        if (sc->tok == NULL) {
-            static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
-            if (sc->tk.xCreate(sc->tk_ud, (const char **)args, 4, &sc->tok) != SQLITE_OK)
-                return SQLITE_ERROR;
-        }
-        t->base = i;
-        int rc = sc->tk.xTokenize(sc->tok, t, FTS5_TOKENIZE_DOCUMENT, (const char *)s + i, j - i,
-                                  tokmap_cb);
         if (rc != SQLITE_OK)
             return rc;
         i = j;
     }
+}
+
+/* The tokens of a token map's scan. */
+typedef struct tokmap_scan {
+    snip_conn *sc;
+    const unsigned char *s;
+    tokmap *t;
+} tokmap_scan;
+
+static int tokmap_ascii(void *ud, int from, int to, unsigned kinds)
+{
+    (void)to;
+    (void)kinds;
+    tokmap *t = ((tokmap_scan *)ud)->t;
+    tokmap_token(t, from);
     return t->nomem ? SQLITE_NOMEM : SQLITE_OK;
+}
+
+static int tokmap_stretch(void *ud, int from, int to, unsigned kinds)
+{
+    (void)kinds;
+    tokmap_scan *m = ud;
+    snip_conn *sc = m->sc;
+    if (sc->tok == NULL) {
+        static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
+        if (sc->tk.xCreate(sc->tk_ud, (const char **)args, 4, &sc->tok) != SQLITE_OK)
+            return SQLITE_ERROR;
+    }
+    m->t->base = from;
+    return sc->tk.xTokenize(sc->tok, m->t, FTS5_TOKENIZE_DOCUMENT, (const char *)m->s + from,
+                            to - from, tokmap_cb);
+}
+
+/* The token map of a text: the tokens are the FTS5 table's (token_scan). */
+static int tokmap_build(snip_conn *sc, const unsigned char *s, int n, tokmap *t)
+{
+    tokmap_scan m = {.sc = sc, .s = s, .t = t};
+    int rc = token_scan(s, n, tokmap_ascii, tokmap_stretch, &m);
+    return t->nomem ? SQLITE_NOMEM : rc;
 }
 
 /* The map of s[0..n) into *map (sqlite3_malloc'd; NULL under SNIP_MAP_MIN tokens). */
@@ -587,7 +650,11 @@ int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **
  *   written only by sqlite_search.c) is that one token;
  * - while the writer watches (store_sqlite_tokmap_watch), the next
  *   document FTS5 indexes also gives its token map from the tokens FTS5
- *   gets, instead of a second scan of the text.
+ *   gets, instead of a second scan of the text;
+ * - a document's ASCII tokens are cut and folded here (token_scan, as
+ *   the token maps are), and only its stretches with bytes from 0x80 go
+ *   through the built-in: the same tokens, without the built-in's pass
+ *   over the ASCII text (tests/data/token_stream.txt pins them).
  *
  * Snippets and token maps (FTS5_TOKENIZE_AUX) get the built-in's tokens.
  */
@@ -602,6 +669,12 @@ typedef struct watch_pass {
     int (*token)(void *, int, const char *, int, int, int);
     tokmap *map;      /* the map being caught, or NULL */
     const char *text; /* the document, for each token's bytes as written */
+    Fts5Tokenizer *inner;
+    const fts5_tokenizer *tk;
+    int base;       /* where the stretch unicode61 tokenizes starts in text */
+    char fold[256]; /* an ASCII token folded, when it fits */
+    char *big;      /* else here (sqlite3_malloc'd) */
+    int big_cap;
 } watch_pass;
 
 /* Hands one extra token to FTS5 at the position of the last token. */
@@ -611,19 +684,74 @@ static int watch_extra(void *ud, const char *tok, size_t len)
     return w->token(w->ctx, FTS5_TOKEN_COLOCATED, tok, (int)len, 0, 0);
 }
 
-static int watch_token(void *ud, int flags, const char *tok, int ntok, int from, int to)
+/* A token of the document, text[from..to) folded into tok: to FTS5 (and the map). */
+static int watch_first(watch_pass *w, int flags, const char *tok, int ntok, int from, int to)
 {
-    watch_pass *w = ud;
     if (w->map) {
         if (!(flags & FTS5_TOKEN_COLOCATED))
             tokmap_token(w->map, from);
         if (w->map->nomem)
             return SQLITE_NOMEM;
     }
-    int rc = w->token(w->ctx, flags, tok, ntok, from, to);
+    return w->token(w->ctx, flags, tok, ntok, from, to);
+}
+
+/* unicode61's tokens of a stretch (offsets from the stretch's start), then their extras. */
+static int watch_token(void *ud, int flags, const char *tok, int ntok, int from, int to)
+{
+    watch_pass *w = ud;
+    from += w->base;
+    to += w->base;
+    int rc = watch_first(w, flags, tok, ntok, from, to);
     if (rc != SQLITE_OK || (flags & FTS5_TOKEN_COLOCATED))
         return rc;
     return store_word_extras(w->text + from, (size_t)(to - from), watch_extra, w);
+}
+
+/* An ASCII token, folded as unicode61 folds it (A-Z to a-z) without
+ * unicode61's pass; a lower-case word of letters gets its class straight
+ * from the cache (store_word_extras would find the same: nothing else). */
+static int watch_ascii(void *ud, int from, int to, unsigned kinds)
+{
+    watch_pass *w = ud;
+    const char *s = w->text + from;
+    int n = to - from;
+    if (kinds == TM_LOWER && n <= STORE_WORD_MAX) {
+        int rc = watch_first(w, 0, s, n, from, to);
+        const char *cls = NULL;
+        size_t len = store_word_class(s, (size_t)n, &cls);
+        return rc != SQLITE_OK ? rc : w->token(w->ctx, FTS5_TOKEN_COLOCATED, cls, (int)len, 0, 0);
+    }
+    const char *tok = s;
+    if (kinds & TM_UPPER) {
+        char *out = w->fold;
+        if (n > (int)sizeof w->fold) {
+            if (n > w->big_cap) {
+                char *g = sqlite3_realloc(w->big, n);
+                if (g == NULL)
+                    return SQLITE_NOMEM;
+                w->big = g;
+                w->big_cap = n;
+            }
+            out = w->big;
+        }
+        for (int i = 0; i < n; i++)
+            out[i] = s[i] >= 'A' && s[i] <= 'Z' ? (char)(s[i] + 32) : s[i];
+        tok = out;
+    }
+    int rc = watch_first(w, 0, tok, n, from, to);
+    if (rc != SQLITE_OK)
+        return rc;
+    return store_word_extras(s, (size_t)n, watch_extra, w);
+}
+
+static int watch_stretch(void *ud, int from, int to, unsigned kinds)
+{
+    (void)kinds;
+    watch_pass *w = ud;
+    w->base = from;
+    return w->tk->xTokenize(w->inner, w, FTS5_TOKENIZE_DOCUMENT, w->text + from, to - from,
+                            watch_token);
 }
 
 static int watch_create(void *ud, const char **args, int nargs, Fts5Tokenizer **out)
@@ -659,13 +787,15 @@ static int watch_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *te
     if (flags != FTS5_TOKENIZE_DOCUMENT)
         return w->tk.xTokenize(w->inner, ctx, flags, text, n, token);
     __atomic_fetch_add(&store_sqlite__docs_indexed, 1, __ATOMIC_RELAXED); /* shared */
-    watch_pass pass = {.ctx = ctx, .token = token, .text = text};
+    watch_pass pass = {.ctx = ctx, .token = token, .text = text, .inner = w->inner, .tk = &w->tk};
     if (sc->watch == WATCH_ARMED) {
         sc->watch = WATCH_DONE;
         sc->watched_len = n;
         pass.map = &sc->watched;
     }
-    return w->tk.xTokenize(w->inner, &pass, flags, text, n, watch_token);
+    int rc = token_scan((const unsigned char *)text, n, watch_ascii, watch_stretch, &pass);
+    sqlite3_free(pass.big);
+    return rc;
 }
 
 /* mcpage_tokmap(text): the text's token map, or NULL under SNIP_MAP_MIN tokens (the migration). */
