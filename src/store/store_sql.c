@@ -418,33 +418,59 @@ int store_sql_search_groups(store *s, store_sql *q, const store_search_filter *f
                             const store_page *pg)
 {
     /* The representative: the first of the session's matches in the walk's own order. */
-    const char *rep, *cmp;
+    const char *rep, *cmp, *key, *best;
+    int flags;
     store_key_type types[2] = {STORE_KEY_TEXT, STORE_KEY_INT};
     switch (f->sort) {
     case STORE_SEARCH_NEWEST:
         rep = "h.ts DESC, h.id DESC";
         cmp = " AND (g.ts, g.id) < (?, ?)";
+        key = "h.ts", best = "max(h.ts) AS ts, 0.0 AS rk", flags = 3;
         break;
     case STORE_SEARCH_OLDEST:
         rep = "h.ts, h.id";
         cmp = " AND (g.ts, g.id) > (?, ?)";
+        key = "h.ts", best = "min(h.ts) AS ts, 0.0 AS rk", flags = 0;
         break;
     default:
         rep = "h.rk, h.id";
         cmp = " AND (g.rk, g.id) > (CAST(? AS DOUBLE PRECISION), ?)";
+        key = "h.rk", best = "'' AS ts, min(h.rk) AS rk", flags = 0;
         types[0] = STORE_KEY_REAL;
         break;
     }
-    store_sql_add(q, "), r AS (SELECT h.*, row_number() OVER (PARTITION BY h.sid ORDER BY ");
-    store_sql_add(q, rep);
-    store_sql_add(q, ") AS rn, count(*) OVER w AS n, first_value(h.id) OVER w AS fid, "
-                     "last_value(h.id) OVER w AS lid FROM h WINDOW w AS (PARTITION BY h.sid "
-                     "ORDER BY h.ordinal ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED "
-                     "FOLLOWING)), g AS (SELECT * FROM r g WHERE g.rn = 1");
+    if (q->d->pick) {
+        /* the groups' keys, the page of them, then the page's rows' columns */
+        store_sql_add(q, "), g0 AS (SELECT * FROM (SELECT h.sid, ");
+        store_sql_add(q, best);
+        store_sql_add(q, ", ");
+        store_sql_add(q, q->d->pick);
+        store_sql_add(q, "(");
+        store_sql_add(q, key);
+        char tail[32];
+        (void)snprintf(tail, sizeof tail, ", h.id, %d) AS id", flags);
+        store_sql_add(q, tail);
+        store_sql_add(q, ", count(*) AS n, min(h.ordinal) AS fo, max(h.ordinal) AS lo FROM h "
+                         "GROUP BY h.sid) g WHERE ");
+        store_sql_add(q, q->d->true_sql);
+    } else {
+        store_sql_add(q, "), r AS (SELECT h.*, row_number() OVER (PARTITION BY h.sid ORDER BY ");
+        store_sql_add(q, rep);
+        store_sql_add(q, ") AS rn, count(*) OVER w AS n, first_value(h.id) OVER w AS fid, "
+                         "last_value(h.id) OVER w AS lid FROM h WINDOW w AS (PARTITION BY h.sid "
+                         "ORDER BY h.ordinal ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED "
+                         "FOLLOWING)), g AS (SELECT * FROM r g WHERE g.rn = 1");
+    }
     int rc = store_sql_after(s, q, pg, cmp, types);
     if (rc < 0)
         return rc;
     store_sql_page(q, store_sql_search_groups_order(f), pg);
+    if (q->d->pick)
+        store_sql_add(q, "), g AS (SELECT g.id, g.sid, m.ordinal, m.timestamp AS ts, g.rk, g.n, "
+                         "(SELECT f.message_id FROM messages f WHERE f.sid = g.sid AND "
+                         "f.ordinal = g.fo) AS fid, (SELECT f.message_id FROM messages f WHERE "
+                         "f.sid = g.sid AND f.ordinal = g.lo) AS lid FROM g0 g JOIN messages m ON "
+                         "m.message_id = g.id");
     store_sql_add(q, ") ");
     return 0;
 }

@@ -40,6 +40,10 @@ typedef struct store_sql_dialect {
     char quote;           /* quotes a backquoted identifier ('"'), or 0: left bare */
     const char *true_sql; /* a condition that always holds: "1", "true" */
     const char *find;     /* find(haystack, needle) > 0 when it holds it: "instr", "strpos" */
+    /* An aggregate pick(key, id, flags): the id of its group's first row in
+     * (key, id) order (flags: 1 key descending, 2 id descending); NULL when
+     * the backend has none (window functions pick instead). */
+    const char *pick;
 } store_sql_dialect;
 
 /* One parameter of a generated statement. */
@@ -174,12 +178,13 @@ int store_sql_message_row(const store_sql_row *r, store_message *m);
 int store_sql_hit_row(const store_sql_row *r, store_search_sort sort, store_hit *h);
 /*
  * A search grouped by session (store_search_filter.by_session), after the
- * backend's `WITH h AS MATERIALIZED (SELECT id, sid, ordinal, ts, rk ...)`
+ * backend's `WITH h AS [MATERIALIZED] (SELECT id, sid, ordinal, ts, rk ...)`
  * of every match: closes it, picks each session's representative match
- * (`g`, with n, fid, lid), applies the page's keyset and order on
- * `g.rk, g.id` (RELEVANCE) or `g.ts, g.id` (NEWEST, OLDEST) and its limit.
- * The backend selects from `g` (joined as it likes) around it: `head`
- * opens that select, `tail` closes it (both may be "").
+ * (`g`: id, sid, ordinal, ts, rk, with n, fid, lid), applies the page's
+ * keyset and order on `g.rk, g.id` (RELEVANCE) or `g.ts, g.id` (NEWEST,
+ * OLDEST) and its limit. With the dialect's `pick`, one GROUP BY of the
+ * matches (one sort, no window); without, window functions over them
+ * (two sorts). The backend selects from `g` (joined as it likes) after.
  */
 int store_sql_search_groups(store *s, store_sql *q, const store_search_filter *f,
                             const store_page *pg);

@@ -659,6 +659,66 @@ static void long_text_snippets_read_a_window(void **state)
 }
 
 /*
+ * Each session's row of a grouped search is the first of its matches in
+ * the plain search's own order (ties of rank or time broken alike), the
+ * rows come in the order of those first matches, and each row's hits,
+ * first and last match are its session's in the plain walk.
+ */
+static void grouped_agrees_with_plain(store *s, const char *query)
+{
+    enum { MAXS = 256 };
+    for (int sort = STORE_SEARCH_RELEVANCE; sort <= STORE_SEARCH_OLDEST; sort++) {
+        char sid[MAXS][80];
+        int64_t rep[MAXS], n[MAXS], fo[MAXS], lo[MAXS], fid[MAXS], lid[MAXS];
+        size_t ns = 0;
+        store_search_filter plain = {.query = query, .sort = (store_search_sort)sort};
+        for (int64_t off = 0;; off += 50) {
+            store_page pg = {.limit = 50, .offset = off};
+            store_hits h = {0};
+            assert_int_equal(store_search(s, &plain, &pg, &h), 0);
+            for (size_t i = 0; i < h.count; i++) {
+                const store_hit *r = &h.rows[i];
+                size_t k = 0;
+                while (k < ns && strcmp(sid[k], r->session_id) != 0)
+                    k++;
+                if (k == ns) {
+                    assert_true(ns < MAXS);
+                    snprintf(sid[ns], sizeof sid[ns], "%s", r->session_id);
+                    rep[ns] = r->message_id, n[ns] = 0;
+                    fo[ns] = lo[ns] = r->ordinal, fid[ns] = lid[ns] = r->message_id;
+                    ns++;
+                }
+                n[k]++;
+                if (r->ordinal < fo[k])
+                    fo[k] = r->ordinal, fid[k] = r->message_id;
+                if (r->ordinal > lo[k])
+                    lo[k] = r->ordinal, lid[k] = r->message_id;
+            }
+            size_t got = h.count;
+            store_hits_free(&h);
+            if (got < 50)
+                break;
+        }
+        assert_true(ns > 1);
+        store_search_filter g = plain;
+        g.by_session = 1;
+        store_page pg = {.limit = MAXS};
+        store_hits h = {0};
+        assert_int_equal(store_search(s, &g, &pg, &h), 0);
+        assert_int_equal(h.count, ns);
+        for (size_t i = 0; i < ns; i++) {
+            const store_hit *r = &h.rows[i];
+            assert_string_equal(r->session_id, sid[i]);
+            assert_int_equal(r->message_id, rep[i]);
+            assert_int_equal(r->hits, n[i]);
+            assert_int_equal(r->first_id, fid[i]);
+            assert_int_equal(r->last_id, lid[i]);
+        }
+        store_hits_free(&h);
+    }
+}
+
+/*
  * A search grouped by session: one row per session holding a match (its
  * best, latest or earliest match), the session's hit count and first and
  * last hit; keyset, offset and whole walks agree with the count of
@@ -718,6 +778,9 @@ static void search_grouped_by_session(void **state)
     assert_int_equal(store_search_count(f->s, &all, &sessions), 0);
     assert_int_equal(total, matches);
     assert_int_equal(sessions, 60);
+    /* many ties: the fixture's texts repeat across sessions */
+    grouped_agrees_with_plain(f->s, "alpha");
+    grouped_agrees_with_plain(f->s, "message");
 }
 
 /* ---- words a developer types (store_words.h) --------------------------- */

@@ -364,6 +364,8 @@ void store_sqlite__impact_forget(void);
 /* Registers mcpage_text(message_id, codec, stored) on a connection, the
  * decoder the view message_text reads through (sqlite_text.c). 0 or -1. */
 int store_sqlite_text_register(sqlite3 *db);
+/* Registers mcpage_pick(key, id, flags) (sqlite_search.c) on db: 0, or -1. */
+int store_sqlite_search_register(sqlite3 *db);
 /*
  * Texts longer than this are kept as frames of STORE_CODEC_FRAME_TEXT
  * bytes (store_codec_pack_frames, schema version 14), not one frame: a

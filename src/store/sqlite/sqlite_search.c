@@ -343,6 +343,112 @@ static int sq_hit_read(sqlite3_stmt *st, const store_search_filter *f, store_hit
     return 0;
 }
 
+/*
+ * mcpage_pick(key, id, flags), an aggregate: the id of its group's first
+ * row in (key, id) order, keys compared as SQLite orders values (NULL,
+ * then numbers, then text and blobs by their bytes); flags bit 0 orders
+ * the key descending, bit 1 the id. A session's representative in one
+ * GROUP BY, with its ties broken as the page's keyset breaks them.
+ */
+typedef struct pick_acc {
+    int set, cls;       /* a row seen; its key's class (0 NULL, 1 number, 2 text, 3 blob) */
+    double num;         /* a number key */
+    unsigned char *txt; /* a text or blob key (sqlite3_malloc), and its length */
+    int len;
+    int64_t id;
+} pick_acc;
+
+static int pick_class(sqlite3_value *v)
+{
+    switch (sqlite3_value_type(v)) {
+    case SQLITE_NULL:
+        return 0;
+    case SQLITE_INTEGER:
+    case SQLITE_FLOAT:
+        return 1;
+    case SQLITE_TEXT:
+        return 2;
+    default:
+        return 3;
+    }
+}
+
+/* <0, 0, >0 as key v sorts before, with, after the kept key. */
+static int pick_cmp(const pick_acc *a, sqlite3_value *v, int cls)
+{
+    if (cls != a->cls)
+        return cls < a->cls ? -1 : 1;
+    if (cls == 1) {
+        double d = sqlite3_value_double(v);
+        return d < a->num ? -1 : d > a->num;
+    }
+    if (cls == 0)
+        return 0;
+    const void *p = cls == 2 ? (const void *)sqlite3_value_text(v) : sqlite3_value_blob(v);
+    int n = sqlite3_value_bytes(v), m = n < a->len ? n : a->len;
+    int c = m > 0 ? memcmp(p, a->txt, (size_t)m) : 0;
+    return c ? c : (n > a->len) - (n < a->len);
+}
+
+static void pick_step(sqlite3_context *ctx, int nval, sqlite3_value **val)
+{
+    (void)nval;
+    pick_acc *a = sqlite3_aggregate_context(ctx, sizeof *a);
+    if (a == NULL) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    int flags = sqlite3_value_int(val[2]), cls = pick_class(val[0]);
+    int64_t id = sqlite3_value_int64(val[1]);
+    if (a->set) {
+        int c = pick_cmp(a, val[0], cls);
+        if (flags & 1)
+            c = -c;
+        if (c == 0)
+            c = flags & 2 ? (id > a->id ? -1 : id < a->id) : (id < a->id ? -1 : id > a->id);
+        if (c >= 0)
+            return;
+    }
+    if (cls >= 2) {
+        const void *p =
+            cls == 2 ? (const void *)sqlite3_value_text(val[0]) : sqlite3_value_blob(val[0]);
+        int n = sqlite3_value_bytes(val[0]);
+        if (n > a->len || a->txt == NULL) {
+            unsigned char *t = sqlite3_realloc(a->txt, n > 0 ? n : 1);
+            if (t == NULL) {
+                sqlite3_result_error_nomem(ctx);
+                return;
+            }
+            a->txt = t;
+        }
+        if (n > 0)
+            memcpy(a->txt, p, (size_t)n);
+        a->len = n;
+    } else if (cls == 1) {
+        a->num = sqlite3_value_double(val[0]);
+    }
+    a->set = 1, a->cls = cls, a->id = id;
+}
+
+static void pick_final(sqlite3_context *ctx)
+{
+    pick_acc *a = sqlite3_aggregate_context(ctx, 0);
+    if (a == NULL)
+        return; /* no row: NULL */
+    sqlite3_free(a->txt);
+    a->txt = NULL;
+    if (a->set)
+        sqlite3_result_int64(ctx, a->id);
+}
+
+int store_sqlite_search_register(sqlite3 *db)
+{
+    return sqlite3_create_function(db, "mcpage_pick", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                   NULL, pick_step, pick_final) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
 static int search_groups(store *s, const store_search_filter *f, const store_page *pg,
                          const char *fts, store_hits *out)
 {
