@@ -1096,11 +1096,16 @@ void store_sources_free(store_sources *l)
 {
     if (!l)
         return;
-    for (size_t i = 0; i < l->count; i++)
+    for (size_t i = 0; !l->text && i < l->count; i++)
         store_source_clear(&l->rows[i]);
+    for (void *b = l->text, *next; b; b = next) { /* each block begins with the next's address */
+        memcpy(&next, b, sizeof next);
+        free(b);
+    }
     free(l->rows);
     l->rows = NULL;
     l->count = 0;
+    l->text = NULL;
 }
 
 void store_source_clear(store_source *src)

@@ -747,6 +747,8 @@ typedef struct store_source {
 typedef struct store_sources {
     store_source *rows; /* ordered by path (bytewise, as strcmp) */
     size_t count;
+    void *text; /* the rows' strings, packed in blocks (SQLite: one malloc per 256 KiB instead of
+                   two per row), or NULL when each row owns its own */
 } store_sources;
 
 /* MCPAGE_ENOTFOUND when the path was never synced on that machine. */

@@ -306,6 +306,33 @@ static int bare_agent_id(sync_job *j, const char *known)
     return 0;
 }
 
+/* A session id's hash (eight bytes at a time) and its file's place. */
+typedef struct id_hash {
+    uint64_t hash;
+    size_t pos;
+} id_hash;
+
+static uint64_t hash_id(const char *s)
+{
+    size_t n = strlen(s);
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+}
+
+static int by_hash(const void *a, const void *b)
+{
+    const id_hash *x = a, *y = b;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
 static int by_session(const void *a, const void *b)
 {
     const sync_job *x = *(sync_job *const *)a, *y = *(sync_job *const *)b;
@@ -323,13 +350,29 @@ static int one_file_per_session(sync_jobs *js, sync_report *rep)
 {
     if (js->n < 2)
         return 0;
+    /* the files that may share their session with another: those whose id
+       hashes alike, side by side once the hashes are sorted (cheaper than
+       sorting the ids themselves; gone files and files waiting to be named
+       left out). A collision only adds a candidate. */
+    id_hash *h = malloc(js->n * sizeof *h);
     sync_job **v = malloc(js->n * sizeof *v);
-    if (!v)
+    if (!h || !v) {
+        free(h);
+        free(v);
         return MCPAGE_ENOMEM;
-    size_t n = 0;
+    }
+    size_t nh = 0, n = 0;
     for (size_t i = 0; i < js->n; i++)
-        if (js->v[i].sb.st_size >= 0) /* gone, or waiting to be named */
-            v[n++] = &js->v[i];
+        if (js->v[i].sb.st_size >= 0)
+            h[nh++] = (id_hash){hash_id(js->v[i].session_id), i};
+    qsort(h, nh, sizeof *h, by_hash);
+    for (size_t a = 0, b; a < nh; a = b) {
+        for (b = a + 1; b < nh && h[b].hash == h[a].hash; b++)
+            ;
+        for (size_t k = a; b - a > 1 && k < b; k++)
+            v[n++] = &js->v[h[k].pos];
+    }
+    free(h);
     if (n > 1)
         qsort(v, n, sizeof *v, by_session);
     for (size_t a = 0; a < n;) {
@@ -372,10 +415,10 @@ static const store_source *source_of(const store_sources *known, size_t *k, cons
 }
 
 /*
- * Which files changed since their last sync (one stat each, merged with
- * the source records in path order: no query per file), and how many
- * bytes that means for the progress bar. A file whose last line waited
- * for its newline is looked at again once it has settled.
+ * Which files changed since their last sync (the walk's stat of each,
+ * merged with the source records in path order: no query per file), and
+ * how many bytes that means for the progress bar. A file whose last line
+ * waited for its newline is looked at again once it has settled.
  */
 static int prepass(store *s, sync_jobs *js, const char *host, sync_report *rep, int64_t *changed,
                    int64_t *bytes_total)
@@ -388,7 +431,7 @@ static int prepass(store *s, sync_jobs *js, const char *host, sync_report *rep, 
     for (size_t i = 0; i < js->n && rc >= 0; i++) {
         sync_job *j = &js->v[i];
         const store_source *src = source_of(&known, &k, j->path);
-        if (stat(j->real ? j->real : j->path, &j->sb) < 0) {
+        if (!j->statted && stat(j->real ? j->real : j->path, &j->sb) < 0) {
             j->sb.st_size = -1;
             continue;
         }

@@ -181,10 +181,24 @@ static int entry_kind(walk *w, const struct dirent *e, const char *path, char **
 /* Where a folder's entries go: the walk and what the folder is. */
 typedef struct place {
     walk *w;
+    int dirfd;          /* the folder being listed */
     const char *name;   /* Claude: the project directory's name */
     const char *parent; /* Claude sub-agents: their session */
     int depth;          /* Codex: levels below sessions/ */
 } place;
+
+/*
+ * A plain file's (size, inode, mtime) for the pre-pass, looked up by its
+ * name in the folder being listed (no walk of its path again, no link
+ * followed). A link (j->real) and a file that became something else since
+ * the listing are left to the pre-pass's stat of their resolved path.
+ */
+static void entry_stat(const place *at, const struct dirent *e, sync_job *j)
+{
+    if (!j->real && fstatat(at->dirfd, e->d_name, &j->sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(j->sb.st_mode))
+        j->statted = 1;
+}
 
 /* <session>/subagents/agent-*.jsonl under one Claude project directory. */
 static int claude_subagent(void *ud, const struct dirent *e, char *path)
@@ -210,6 +224,7 @@ static int claude_subagent(void *ud, const struct dirent *e, char *path)
         job_free(&j);
         return 0;
     }
+    entry_stat(at, e, &j);
     return jobs_add(at->w->js, &j);
 }
 
@@ -230,13 +245,14 @@ static int claude_entry(void *ud, const struct dirent *e, char *path)
             job_free(&j);
             return MCPAGE_ENOMEM;
         }
+        entry_stat(at, e, &j);
         return jobs_add(at->w->js, &j);
     }
     int rc = 0;
     if (kind == ENTRY_DIR) {
         char *sub = sync_join(path, "subagents");
         DIR *d = sub ? open_dir(at->w, sub) : NULL;
-        place in = {.w = at->w, .name = at->name, .parent = e->d_name};
+        place in = {.w = at->w, .dirfd = d ? dirfd(d) : -1, .name = at->name, .parent = e->d_name};
         rc = !sub ? MCPAGE_ENOMEM : d ? sync_dir_each(d, sub, claude_subagent, &in) : 0;
         free(sub);
     }
@@ -253,7 +269,7 @@ static int claude_project(void *ud, const struct dirent *e, char *path)
     int rc = 0;
     if (entry_kind(at->w, e, path, &real) == ENTRY_DIR) {
         DIR *d = open_dir(at->w, path);
-        place in = {.w = at->w, .name = e->d_name};
+        place in = {.w = at->w, .dirfd = d ? dirfd(d) : -1, .name = e->d_name};
         rc = d ? sync_dir_each(d, path, claude_entry, &in) : 0;
     }
     free(real);
@@ -270,7 +286,7 @@ static int discover_claude(walk *w, const char *home)
     int rc = 0;
     if (d) {
         w->rep->claude_found = 1;
-        place at = {.w = w};
+        place at = {.w = w, .dirfd = dirfd(d)};
         rc = sync_dir_each(d, root, claude_project, &at);
     }
     free(root);
@@ -307,6 +323,7 @@ static int codex_entry(void *ud, const struct dirent *e, char *path)
             job_free(&j);
             return MCPAGE_ENOMEM;
         }
+        entry_stat(at, e, &j);
         return jobs_add(at->w->js, &j);
     }
     int rc = kind == ENTRY_DIR ? discover_codex_dir(at->w, path, at->depth + 1) : 0;
@@ -324,7 +341,7 @@ static int discover_codex_dir(walk *w, const char *dir, int depth)
         return 0;
     if (depth == 0)
         w->rep->codex_found = 1;
-    place at = {.w = w, .depth = depth};
+    place at = {.w = w, .dirfd = dirfd(d), .depth = depth};
     return sync_dir_each(d, dir, codex_entry, &at);
 }
 

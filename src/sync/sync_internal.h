@@ -40,7 +40,8 @@ typedef struct sync_job {
     int legacy;       /* a Codex rollout of the 2025 TypeScript CLI: one JSON document */
     int changed;      /* set by the pre-pass */
     int same_session; /* another file of this pass holds the same session: not read */
-    struct stat sb;   /* from the pre-pass; st_size -1 when stat failed */
+    struct stat sb;   /* from the walk or the pre-pass; st_size -1 when stat failed */
+    int statted;      /* sb is the walk's (a plain file's, by name in its folder) */
     int settle;       /* sync_options.settle: taken as settled whatever its age */
     int64_t project_id; /* its session's project after this run; -1 = none */
 } sync_job;

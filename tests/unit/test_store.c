@@ -3254,6 +3254,86 @@ static void activity_buckets(void **state)
  * its parent in its name, and a name (or a path) selects exactly one, in
  * session lists, search and the activity map. An archive made before
  * (same names) is renamed when opened. */
+/* A project's totals after each session's refresh: its sources in name
+ * order whatever order they came in, the sessions without messages
+ * counted but without times. And every source record of a machine, read
+ * back whole and in path order past the blocks their strings are packed
+ * in (SQLite: 256 KiB). */
+static void project_totals_and_source_records(void **state)
+{
+    fixture *f = *state;
+    store *s = f->s;
+    int64_t pid = 0;
+    assert_int_equal(store_begin(s), 0);
+    assert_int_equal(store_project_ensure(s, "/home/u/totals", "totals", &pid), 0);
+    static const char *const sources[] = {"codex", "aider", "claude", "codex"};
+    for (int k = 0; k < 4; k++) {
+        char sid[32], ts[40];
+        snprintf(sid, sizeof sid, "tot-%d", k);
+        store_session_meta m = {.session_id = sid, .source = sources[k], .project_id = pid};
+        assert_int_equal(store_session_put(s, &m), 0);
+        for (int i = 0; k < 3 && i <= k; i++) { /* tot-3: no message, no time */
+            snprintf(ts, sizeof ts, "2025-03-%02dT10:00:00Z", 10 - 3 * k + i);
+            store_message msg = {.session_id = sid,
+                                 .ordinal = i,
+                                 .role = "user",
+                                 .timestamp = ts,
+                                 .text = "totals",
+                                 .line_no = i + 1};
+            int64_t id = 0;
+            assert_int_equal(store_message_add(s, &msg, &id), 0);
+        }
+        assert_int_equal(store_session_refresh(s, sid), 0);
+    }
+    enum { NSRC = 3000 };
+    char path[300];
+    for (int i = 0; i < NSRC; i++) {
+        int k = (i * 7919) % NSRC; /* not in path order */
+        snprintf(path, sizeof path, "/home/u/.claude/projects/%0200d/s-%04d.jsonl", k % 7, k);
+        store_source src = {.hostname = "box",
+                            .path = path,
+                            .session_id = "tot-0",
+                            .size = k,
+                            .inode = k + 1,
+                            .mtime_ns = (int64_t)k * 1000000000,
+                            .consumed = k};
+        assert_int_equal(store_source_put(s, &src), 0);
+    }
+    store_source other = {.hostname = "other", .path = "/x.jsonl", .session_id = "tot-1"};
+    assert_int_equal(store_source_put(s, &other), 0);
+    assert_int_equal(store_commit(s), 0);
+
+    store_project_filter flt = {.name_contains = "totals"};
+    store_page pg = {.limit = 10};
+    store_projects l;
+    assert_int_equal(store_projects_list(s, &flt, &pg, &l), 0);
+    assert_int_equal(l.count, 1);
+    assert_string_equal(l.rows[0].sources, "aider,claude,codex");
+    assert_int_equal(l.rows[0].session_count, 4);
+    assert_int_equal(l.rows[0].message_count, 6);
+    assert_string_equal(l.rows[0].first_activity, "2025-03-04T10:00:00Z");
+    assert_string_equal(l.rows[0].last_activity, "2025-03-10T10:00:00Z");
+    store_projects_free(&l);
+
+    store_sources known;
+    assert_int_equal(store_sources_all(s, "box", NSRC, &known), 0);
+    assert_int_equal(known.count, NSRC);
+    for (size_t i = 0; i < known.count; i++) {
+        const store_source *r = &known.rows[i];
+        int k = atoi(strrchr(r->path, '-') + 1);
+        snprintf(path, sizeof path, "/home/u/.claude/projects/%0200d/s-%04d.jsonl", k % 7, k);
+        assert_string_equal(r->path, path);
+        assert_string_equal(r->session_id, "tot-0");
+        assert_true(r->size == k && r->inode == k + 1 && r->consumed == k);
+        assert_true(r->mtime_ns == (int64_t)k * 1000000000);
+        if (i > 0)
+            assert_true(strcmp(known.rows[i - 1].path, r->path) < 0);
+    }
+    store_sources_free(&known);
+    assert_int_equal(store_sources_all(s, "box", NSRC - 1, &known), MCPAGE_ERANGE);
+    store_sources_free(&known);
+}
+
 static void same_named_projects_stay_apart(void **state)
 {
     fixture *f = *state;
@@ -3798,6 +3878,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(free_pages_given_back, setup, teardown),
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),
         cmocka_unit_test_setup_teardown(same_named_projects_stay_apart, setup, teardown),
+        cmocka_unit_test_setup_teardown(project_totals_and_source_records, setup, teardown),
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(lost_connections_recover, setup, teardown),
         cmocka_unit_test_setup_teardown(ended_sessions_are_shared, setup, teardown),

@@ -531,6 +531,45 @@ int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_
     return rc;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "b,a,c" in place as "a,b,c" (a project's sources: a handful). */
+static int sort_names(char *list)
+{
+    size_t n = 1;
+    for (const char *p = list; *p; p++)
+        n += *p == ',';
+    char **v = malloc(n * sizeof *v), *copy = strdup(list);
+    if (!v || !copy) {
+        free(v);
+        free(copy);
+        return MCPAGE_ENOMEM;
+    }
+    n = 0;
+    for (char *p = copy, *end; p; p = end ? end + 1 : NULL) {
+        end = strchr(p, ',');
+        if (end)
+            *end = 0;
+        v[n++] = p;
+    }
+    qsort(v, n, sizeof *v, name_cmp);
+    char *out = list;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = strlen(v[i]);
+        if (i)
+            *out++ = ',';
+        memcpy(out, v[i], k);
+        out += k;
+    }
+    *out = 0;
+    free(v);
+    free(copy);
+    return 0;
+}
+
 int sqlite_session_refresh(store *s, const char *id)
 {
     NEED_TX();
@@ -552,23 +591,48 @@ int sqlite_session_refresh(store *s, const char *id)
         return sq_err(s, "session refresh");
     if (project <= 0)
         return 0;
+    /* one pass over the project's sessions (five subqueries read them five
+       times: 38 ms at 6,000 sessions, paid by every file a sync reads) */
     rc = sq_prep(s,
-                 "UPDATE projects SET "
-                 "session_count = (SELECT count(*) FROM sessions WHERE project_id = ?1), "
-                 "message_count = (SELECT coalesce(sum(message_count), 0) FROM sessions WHERE "
-                 "project_id = ?1), "
-                 "first_activity = coalesce((SELECT min(started_at) FROM sessions WHERE "
-                 "project_id = ?1 AND started_at <> ''), ''), "
-                 "last_activity = coalesce((SELECT max(ended_at) FROM sessions WHERE "
-                 "project_id = ?1 AND ended_at <> ''), ''), "
-                 "sources = coalesce((SELECT group_concat(source, ',') FROM (SELECT DISTINCT "
-                 "source FROM sessions WHERE project_id = ?1 ORDER BY source)), '') "
-                 "WHERE id = ?1",
+                 "SELECT count(*), coalesce(sum(message_count), 0), "
+                 "coalesce(min(nullif(started_at, '')), ''), "
+                 "coalesce(max(nullif(ended_at, '')), ''), group_concat(DISTINCT source) "
+                 "FROM sessions WHERE project_id = ?",
                  &st);
     if (rc < 0)
         return rc;
     sqlite3_bind_int64(st, 1, project);
-    return sq_done(s, st, "project refresh");
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_reset(st);
+        return sq_err(s, "project refresh");
+    }
+    int64_t sessions = sqlite3_column_int64(st, 0), messages = sqlite3_column_int64(st, 1);
+    char *first = NULL, *last = NULL, *sources = NULL;
+    rc = 0;
+    if (sq_col_dup(st, 2, 0, &first) || sq_col_dup(st, 3, 0, &last) ||
+        sq_col_dup(st, 4, 0, &sources))
+        rc = MCPAGE_ENOMEM;
+    sqlite3_reset(st);
+    if (rc == 0)
+        rc = sort_names(sources);
+    if (rc == 0)
+        rc = sq_prep(s,
+                     "UPDATE projects SET session_count = ?, message_count = ?, "
+                     "first_activity = ?, last_activity = ?, sources = ? WHERE id = ?",
+                     &st);
+    if (rc == 0) {
+        sqlite3_bind_int64(st, 1, sessions);
+        sqlite3_bind_int64(st, 2, messages);
+        sq_bind_text(st, 3, first);
+        sq_bind_text(st, 4, last);
+        sq_bind_text(st, 5, sources);
+        sqlite3_bind_int64(st, 6, project);
+        rc = sq_done(s, st, "project refresh");
+    }
+    free(first);
+    free(last);
+    free(sources);
+    return rc;
 }
 
 int sqlite_tool_call_name(store *s, const char *id, const char *call_id, char **name)
@@ -628,6 +692,39 @@ int sqlite_source_get(store *s, const char *hostname, const char *path, store_so
     return sq_err(s, "source");
 }
 
+/* Where the rows' strings go: blocks of SOURCES_BLOCK bytes (or one
+ * string's), each beginning with the address of the one made before. */
+#define SOURCES_BLOCK (256 * 1024)
+typedef struct text_blocks {
+    char *at;    /* free room in the newest block */
+    size_t room; /* its bytes */
+} text_blocks;
+
+/* A copy of column i's text in out's blocks, or NULL (out of memory, or
+ * the value is NULL). */
+static char *col_packed(sqlite3_stmt *st, int i, store_sources *out, text_blocks *tb)
+{
+    const unsigned char *v = sqlite3_column_text(st, i);
+    if (!v)
+        return NULL;
+    size_t n = (size_t)sqlite3_column_bytes(st, i) + 1;
+    if (n > tb->room) {
+        size_t size = sizeof(void *) + (n > SOURCES_BLOCK ? n : SOURCES_BLOCK);
+        char *b = malloc(size);
+        if (!b)
+            return NULL;
+        memcpy(b, &out->text, sizeof out->text);
+        out->text = b;
+        tb->at = b + sizeof(void *);
+        tb->room = size - sizeof(void *);
+    }
+    char *copy = tb->at;
+    memcpy(copy, v, n);
+    tb->at += n;
+    tb->room -= n;
+    return copy;
+}
+
 int sqlite_sources_all(store *s, const char *hostname, size_t max_rows, store_sources *out)
 {
     sqlite3_stmt *st = NULL;
@@ -639,6 +736,7 @@ int sqlite_sources_all(store *s, const char *hostname, size_t max_rows, store_so
         return rc;
     sq_bind_text(st, 1, hostname);
     size_t cap = 0;
+    text_blocks tb = {0};
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (out->count >= max_rows) {
             sqlite3_reset(st);
@@ -650,7 +748,8 @@ int sqlite_sources_all(store *s, const char *hostname, size_t max_rows, store_so
             goto nomem;
         out->rows = rows;
         store_source *r = &rows[out->count++];
-        if (sq_col_dup(st, 0, 0, &r->path) || sq_col_dup(st, 1, 0, &r->session_id))
+        if (!(r->path = col_packed(st, 0, out, &tb)) ||
+            !(r->session_id = col_packed(st, 1, out, &tb)))
             goto nomem;
         r->size = sqlite3_column_int64(st, 2);
         r->inode = sqlite3_column_int64(st, 3);
@@ -866,6 +965,12 @@ static int pack_rows(store *s, const sq_pack_kind *k)
     if (rc < 0)
         return rc;
     int64_t at = 0, until = 0, total = -1, done = 0;
+    /* nothing left to pack (every sync after the first): learnt without
+       taking the write lock */
+    if ((rc = meta_get(s, k->at, &at)) < 0 || (rc = meta_get(s, k->until, &until)) < 0)
+        return rc;
+    if (at >= until)
+        return 0;
     double began = store_now_us(), said = began;
     for (;;) {
         if ((rc = store_budget_check(s)) < 0)
