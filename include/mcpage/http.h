@@ -199,7 +199,9 @@ MCPAGE_API uint16_t mcpage_http_port(const mcpage_http *h);
 MCPAGE_API size_t mcpage_http_session_count(mcpage_http *h);
 /*
  * Stops accepting, closes every stream, cancels running calls (waiting
- * up to `grace_ms` for them), ends every session and frees `h`.
+ * up to `grace_ms` for them), ends every session, lets the answers this
+ * ends go out (up to 500 ms more, for clients that read nothing) and
+ * frees `h`. A request left unanswered gets 503 "the server is stopping".
  */
 MCPAGE_API void mcpage_http_stop(mcpage_http *h, int grace_ms);
 

@@ -47,6 +47,25 @@ int64_t http_now_ms(void)
 /* ------------------------------------------------------------ routing */
 
 /*
+ * Counts a request in h->answering, or not while its body is awaited: a
+ * stop waits for the counted ones to complete (their answer or stream end
+ * sent) before the daemon closes their connections.
+ */
+static void set_answering(mcpage_http *h, http_req *rq, bool on)
+{
+    if (rq->answering == on)
+        return;
+    rq->answering = on;
+    if (on) {
+        atomic_fetch_add(&h->answering, 1);
+    } else if (atomic_fetch_sub(&h->answering, 1) == 1 && h->stopping) {
+        pthread_mutex_lock(&h->lock); /* the stop may be waiting for the last one */
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->lock);
+    }
+}
+
+/*
  * GET /health: 200 {"status":"ok"} while the server can serve, else 503
  * with the reason the embedder's check gave (a load balancer's probe;
  * no session, no token needed, nothing secret in it).
@@ -133,7 +152,8 @@ static enum MHD_Result admit_post(mcpage_http *h, struct MHD_Connection *c, http
     }
     if (!http_body_begin(h, c, rq, &ret))
         return ret;
-    return MHD_YES; /* the body follows */
+    set_answering(h, rq, false); /* until the body is in: a client may never send it */
+    return MHD_YES;              /* the body follows */
 }
 
 /* The first call for a request: its headers are complete; check and route them. */
@@ -184,6 +204,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (rq == NULL)
             return MHD_NO;
         *con_cls = rq;
+        set_answering(h, rq, true);
     }
     if (rq->page) /* resumed: its page was rendered on a worker */
         return http_page_finish(c, rq);
@@ -199,6 +220,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return http_body_append(h, c, rq, upload_data, n) ? MHD_YES : MHD_NO;
     }
     http_body_end(h, c);
+    set_answering(h, rq, true);
     if (rq->too_big)
         return http_fail_too_big(h, c);
     return route_post(h, c, rq);
@@ -225,10 +247,26 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
             http_transient_done(cls, rq->hs);
         http_session_unref(rq->hs);
     }
+    set_answering(cls, rq, false);
     http_page_release(cls, rq);
     http_body_release(cls, rq);
     oauth_principal_clear(&rq->who);
     mcpage__free(rq);
+}
+
+/*
+ * libmicrohttpd's accept policy: once the stop began, a new connection is
+ * closed as soon as it is accepted. (Not MHD_quiesce_daemon: on an epoll
+ * daemon with a thread pool it races the polling threads for the listening
+ * socket's removal from their epoll sets, and the loser calls abort() with
+ * "Failed to remove listen FD from epoll set"; libmicrohttpd 0.9.75.)
+ */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void)addr;
+    (void)addrlen;
+    const mcpage_http *h = cls;
+    return h->stopping ? MHD_NO : MHD_YES;
 }
 
 /* ------------------------------------------------------------ housekeeping */
@@ -416,7 +454,7 @@ int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external,
         http_ended_mark(h); /* before the first request can adopt a session */
     /* MHD: one connection is handled by one thread; suspended connections cost none. */
     h->d = MHD_start_daemon(
-        flags, cfg->port, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        flags, cfg->port, on_accept, h, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads > 1 && !external ? cfg->threads : 0),
         MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
         cfg->connection_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY,
@@ -472,8 +510,7 @@ void mcpage_http_stop(mcpage_http *h, int grace_ms)
 {
     if (h == NULL)
         return;
-    /* No new connections. */
-    MHD_socket ls = h->external ? MHD_INVALID_SOCKET : MHD_quiesce_daemon(h->d);
+    /* No new connections (on_accept closes them) and no new sessions. */
     pthread_mutex_lock(&h->lock);
     h->stopping = true;
     pthread_cond_broadcast(&h->cv);
@@ -482,17 +519,18 @@ void mcpage_http_stop(mcpage_http *h, int grace_ms)
         pthread_join(h->keeper, NULL);
     if (h->poller_started)
         pthread_join(h->poller, NULL);
-    /* Running calls get grace_ms to answer before the sessions end. */
+    /* Running calls get grace_ms to answer before the sessions end, modern requests' too. */
     int64_t deadline = http_now_ms() + (grace_ms > 0 ? grace_ms : 0);
     pthread_mutex_lock(&h->lock);
-    for (http_session *hs = h->sessions; hs; hs = hs->next) {
-        pthread_mutex_lock(&hs->recv_lock);
-        if (hs->s) {
-            int64_t left = deadline - http_now_ms();
-            mcpage_session_drain(hs->s, left > 0 ? (int)left : 0);
+    for (int modern = 0; modern < 2; modern++)
+        for (http_session *hs = modern ? h->transients : h->sessions; hs; hs = hs->next) {
+            pthread_mutex_lock(&hs->recv_lock);
+            if (hs->s) {
+                int64_t left = deadline - http_now_ms();
+                mcpage_session_drain(hs->s, left > 0 ? (int)left : 0);
+            }
+            pthread_mutex_unlock(&hs->recv_lock);
         }
-        pthread_mutex_unlock(&hs->recv_lock);
-    }
     http_session *all = h->sessions;
     h->sessions = NULL;
     h->nsessions = 0;
@@ -501,23 +539,27 @@ void mcpage_http_stop(mcpage_http *h, int grace_ms)
         n = hs->next;
         http_session_end(hs); /* wakes every suspended connection: they end */
     }
-    /* Modern requests' streams (subscriptions/listen above all) end too, a listen after
-       its closing result; their sessions end when libmicrohttpd completes them. */
+    /*
+     * Modern requests' exchanges close too: streams end (a listen after its closing
+     * result), parked JSON POSTs answer 503 unless their answer came. Their sessions end
+     * when libmicrohttpd completes the requests. No connection may stay parked (suspended):
+     * MHD_stop_daemon aborts the process when one is. Requests that list a session later
+     * are refused (http_session_post_transient reads `stopping` under h->lock).
+     */
     pthread_mutex_lock(&h->lock);
-    for (http_session *hs = h->transients; hs; hs = hs->next) {
-        pthread_mutex_lock(&hs->lock);
-        for (http_stream *st = hs->streams; st; st = st->next)
-            if (st->conn)
-                http_conn_wake(st->conn);
-        pthread_mutex_unlock(&hs->lock);
-    }
+    for (http_session *hs = h->transients; hs; hs = hs->next)
+        http_session_close(hs);
     pthread_mutex_unlock(&h->lock);
     http_pages_stop(h, deadline);
-    /* Let the polling threads process the resumptions before the daemon stops. */
-    usleep(50 * 1000);
+    /* The polling threads answer the resumed requests and end the streams; let those bytes
+       go out before the daemon closes the connections (a client that reads nothing gets
+       HTTP_STOP_FLUSH_MS). Waiting or not, no connection is suspended any more. */
+    int64_t flushed = http_now_ms() + HTTP_STOP_FLUSH_MS;
+    pthread_mutex_lock(&h->lock);
+    while (atomic_load(&h->answering) > 0 && http_now_ms() < flushed)
+        (void)http_wait_tick(h, (long)(flushed - http_now_ms()));
+    pthread_mutex_unlock(&h->lock);
     MHD_stop_daemon(h->d);
-    if (ls != MHD_INVALID_SOCKET)
-        close(ls);
     http_pages_wait(h);
     http_free(h);
 }

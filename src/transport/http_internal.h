@@ -52,6 +52,8 @@
 #define HTTP_SSE_BLOCK 4096
 /* Housekeeping period in milliseconds (also how often ends elsewhere are polled). */
 #define HTTP_TICK_MS 500
+/* Longest a stop waits, once every exchange is closed, for their last bytes to go out. */
+#define HTTP_STOP_FLUSH_MS 500
 /* Longest wait between polls of an unreachable record of ended sessions. */
 #define HTTP_ENDED_BACKOFF_MS 30000
 /* Default bytes of request bodies held across all connections (mcpage_http_config). */
@@ -66,6 +68,11 @@
 #define HTTP_RPC_NO_SESSION (-32001)
 /* JSON-RPC error code of a refusal by the transport itself: no session id, no room. */
 #define HTTP_RPC_TRANSPORT (-32000)
+
+/* The answer to a request the server will not serve because it is stopping (503). */
+#define HTTP_STOPPING_TEXT                                                                         \
+    "Service Unavailable: the server is stopping; send the request again once it is back, or "     \
+    "to another instance"
 
 /* Shortest bearer token accepted (mcpage_http_config.auth_token). */
 #define HTTP_TOKEN_MIN 16
@@ -171,27 +178,28 @@ struct mcpage_http {
     bool auth;                                /* a bearer token is required */
     uint8_t token_hash[SHA256_DIGEST_LENGTH]; /* SHA-256 of the token */
     bool loopback;                            /* bound to a loopback address */
-    uint16_t port;                            /* bound port */
-    size_t max_body;                          /* effective body limit */
-    struct MHD_Daemon *d;                     /* libmicrohttpd */
-    pthread_mutex_t lock;                     /* guards the table and stopping */
-    pthread_cond_t cv;                        /* wakes the housekeeper */
-    http_session *sessions;                   /* live sessions */
-    http_session *transients;                 /* modern requests' sessions (never in the table) */
-    size_t nsessions;                         /* their count */
-    struct http_tombstone *tombs;             /* ids ended here by DELETE (a ring) */
-    size_t ntombs, tomb_next;                 /* ring size and the slot written next */
-    atomic_bool stopping;                     /* mcpage_http_stop began (read without the lock) */
-    pthread_t keeper;                         /* housekeeping thread */
-    bool keeper_started;                      /* it runs */
-    pthread_t poller;                         /* learns of ids ended elsewhere (cfg.ended) */
-    bool poller_started;                      /* it runs */
-    int64_t ended_mark;                       /* its position in cfg.ended (0: not set yet) */
-    atomic_bool ended_down;                   /* the shared record failed last time */
-    _Atomic size_t buffered;                  /* body bytes reserved by requests right now */
-    bool external;                            /* the caller runs the daemon (MHD_run): fuzzing */
-    http_page_job *pages;                     /* pages being rendered or answered (h->lock) */
-    pthread_mutex_t auth_lock;                /* guards auth_clients */
+    _Atomic uint16_t port;    /* bound port (polling threads may read it before start returns) */
+    size_t max_body;          /* effective body limit */
+    struct MHD_Daemon *d;     /* libmicrohttpd */
+    pthread_mutex_t lock;     /* guards the table and stopping */
+    pthread_cond_t cv;        /* wakes the housekeeper */
+    http_session *sessions;   /* live sessions */
+    http_session *transients; /* modern requests' sessions (never in the table) */
+    size_t nsessions;         /* their count */
+    struct http_tombstone *tombs; /* ids ended here by DELETE (a ring) */
+    size_t ntombs, tomb_next;     /* ring size and the slot written next */
+    atomic_bool stopping;         /* mcpage_http_stop began (read without the lock) */
+    pthread_t keeper;             /* housekeeping thread */
+    bool keeper_started;          /* it runs */
+    pthread_t poller;             /* learns of ids ended elsewhere (cfg.ended) */
+    bool poller_started;          /* it runs */
+    int64_t ended_mark;           /* its position in cfg.ended (0: not set yet) */
+    atomic_bool ended_down;       /* the shared record failed last time */
+    _Atomic size_t buffered;      /* body bytes reserved by requests right now */
+    bool external;                /* the caller runs the daemon (MHD_run): fuzzing */
+    http_page_job *pages;         /* pages being rendered or answered (h->lock) */
+    atomic_long answering;        /* requests not in their body, not completed */
+    pthread_mutex_t auth_lock;    /* guards auth_clients */
     http_auth_client auth_clients[HTTP_AUTH_CLIENTS]; /* failed authentications by client */
     size_t auth_next;                                 /* the slot a new client takes */
     struct http_oauth *oauth; /* the OAuth resource server (oauth.h), or NULL */
@@ -211,6 +219,7 @@ typedef struct http_req {
     bool new_session;      /* this request created hs (initialize) */
     http_page_job *page;   /* a page: rendered on a worker while the connection waits */
     oauth_principal who;   /* who sent it (OAuth: the token's subject and scopes) */
+    bool answering;        /* counted in h->answering: not waiting for its body */
 } http_req;
 
 /* A POSTed JSON-RPC message, parsed once and checked as an envelope. */
@@ -333,6 +342,12 @@ char *http_id_text(const json_t *id);
 /* http_session.c */
 void http_session_ref(http_session *hs);
 void http_session_unref(http_session *hs);
+/*
+ * Closes a session's exchanges (hs->lock NOT held): marks it closed, ends
+ * its SSE connections and resumes its parked POSTs, which then answer
+ * with what came or a refusal. Nothing of it parks a connection again.
+ */
+void http_session_close(http_session *hs);
 /* Ends a session taken out of the table (streams closed, calls cancelled). */
 void http_session_end(http_session *hs);
 /* A request the transport ended (timed out, its client left): the runtime cancels its call. */

@@ -39,12 +39,7 @@ void http_session_unref(http_session *hs)
     mcpage__free(hs);
 }
 
-/*
- * Ends a session taken out of the table: closes its streams, answers its
- * waiting POSTs, detaches and frees the runtime session (cancelling its
- * calls), and drops the table's reference.
- */
-void http_session_end(http_session *hs)
+void http_session_close(http_session *hs)
 {
     pthread_mutex_lock(&hs->lock);
     hs->closed = true;
@@ -59,6 +54,16 @@ void http_session_end(http_session *hs)
         }
     }
     pthread_mutex_unlock(&hs->lock);
+}
+
+/*
+ * Ends a session taken out of the table: closes its streams, answers its
+ * waiting POSTs, detaches and frees the runtime session (cancelling its
+ * calls), and drops the table's reference.
+ */
+void http_session_end(http_session *hs)
+{
+    http_session_close(hs);
     pthread_mutex_lock(&hs->recv_lock);
     if (hs->s) {
         mcpage_session_cancel_all(hs->s);
@@ -260,8 +265,9 @@ static http_session *session_lookup(mcpage_http *h, const char *sid, unsigned *s
                    "Mcp-Session-Id to start a new one";
         else if (rc == MCPAGE_ERANGE) {
             *status = MHD_HTTP_SERVICE_UNAVAILABLE;
-            *why = "Service Unavailable: this instance holds its maximum of sessions; retry "
-                   "later or on another instance";
+            *why = h->stopping ? HTTP_STOPPING_TEXT
+                               : "Service Unavailable: this instance holds its maximum of "
+                                 "sessions; retry later or on another instance";
         }
         return found;
     }
@@ -292,13 +298,20 @@ static http_session *session_create(mcpage_http *h, unsigned *status)
 
 /*
  * Mints the signed id of a session whose initialize just succeeded: the
- * negotiated version and the client's capabilities go inside.
+ * negotiated version and the client's capabilities go inside. MCPAGE_ESTATE
+ * when it did not succeed, or a stop ended the session meanwhile (which
+ * frees the runtime session, hence recv_lock around what is read of it).
  */
 static int session_mint_id(mcpage_http *h, http_session *hs)
 {
     char id[SESSION_ID_MAX + 1];
-    int n = session_id_mint(h->srv->keyring, mcpage_session_protocol_version(hs->s),
-                            mcpage_session_client_capabilities(hs->s), (int64_t)time(NULL), id);
+    pthread_mutex_lock(&hs->recv_lock);
+    int n =
+        hs->s && mcpage_session_initialized(hs->s)
+            ? session_id_mint(h->srv->keyring, mcpage_session_protocol_version(hs->s),
+                              mcpage_session_client_capabilities(hs->s), (int64_t)time(NULL), id)
+            : MCPAGE_ESTATE;
+    pthread_mutex_unlock(&hs->recv_lock);
     if (n < 0)
         return n;
     session_id_info info;
@@ -448,13 +461,14 @@ static http_session *post_session(mcpage_http *h, struct MHD_Connection *c, http
     unsigned status = 0;
     http_session *hs = session_create(h, &status);
     if (hs == NULL) {
-        *ret = http_fail(c, status,
-                         status == MHD_HTTP_SERVICE_UNAVAILABLE ? HTTP_RPC_TRANSPORT
-                                                                : RPC_INTERNAL_ERROR,
-                         status == MHD_HTTP_SERVICE_UNAVAILABLE
-                             ? "Service Unavailable: the server holds its maximum of sessions; "
-                               "retry later or end an unused session with DELETE"
-                             : "Internal error: the session could not be created");
+        const char *why = "Internal error: the session could not be created";
+        if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+            why = h->stopping ? HTTP_STOPPING_TEXT
+                              : "Service Unavailable: the server holds its maximum of sessions; "
+                                "retry later or end an unused session with DELETE";
+        *ret = http_fail(
+            c, status,
+            status == MHD_HTTP_SERVICE_UNAVAILABLE ? HTTP_RPC_TRANSPORT : RPC_INTERNAL_ERROR, why);
         return NULL;
     }
     rq->new_session = true;
@@ -526,8 +540,7 @@ static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, ht
         return http_fail(c, status, RPC_INVALID_REQUEST, why);
 
     receive_as(hs, m->v, &rq->who);
-    if (rq->new_session &&
-        (!mcpage_session_initialized(hs->s) || session_mint_id(h, hs) != MCPAGE_OK)) {
+    if (rq->new_session && session_mint_id(h, hs) != MCPAGE_OK) {
         /* A failed initialize leaves no session behind. */
         rq->new_session = false;
         session_close(h, hs, false);
@@ -537,8 +550,7 @@ static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, ht
         return http_sse_open(c, hs, st, hs->modern, sid_out);
 
     pthread_mutex_lock(&hs->lock);
-    bool cancelled = st->cancelled && !st->answered;
-    bool answered = st->answered || hs->closed || cancelled;
+    bool answered = st->answered || hs->closed || (st->cancelled && !st->answered);
     if (!answered) {
         /* The runtime answers from a worker: park the connection until http_send resumes it. */
         st->suspended = true;
@@ -548,12 +560,7 @@ static enum MHD_Result post_request(mcpage_http *h, struct MHD_Connection *c, ht
     pthread_mutex_unlock(&hs->lock);
     if (!answered)
         return MHD_YES;
-    if (cancelled) /* no JSON-RPC response to a cancelled request: an empty 202 */
-        return http_queue(c, MHD_HTTP_ACCEPTED, NULL, "", 0, sid_out);
-    const char *body = st->body ? st->body : "";
-    size_t len = st->body ? st->body_len : 0;
-    return http_queue(c, hs->modern ? http_stateless_status(body, len) : MHD_HTTP_OK,
-                      "application/json", body, len, sid_out);
+    return http_session_finish_wait(c, rq); /* as if parked and resumed at once */
 }
 
 enum MHD_Result http_session_post(mcpage_http *h, struct MHD_Connection *c, http_req *rq,
@@ -575,10 +582,19 @@ enum MHD_Result http_session_post_transient(mcpage_http *h, struct MHD_Connectio
         return http_fail(c, MHD_HTTP_INTERNAL_SERVER_ERROR, RPC_INTERNAL_ERROR,
                          "Internal error: out of memory");
     hs->modern = true;
-    pthread_mutex_lock(&h->lock); /* ticked for the request timeout and a client gone */
-    hs->next = h->transients;
-    h->transients = hs;
+    /* Listed, it is ticked (the request timeout, a client gone) and closed by a stop; once
+       the stop has closed the listed ones (under this lock), none may join. */
+    pthread_mutex_lock(&h->lock);
+    bool stopping = h->stopping;
+    if (!stopping) {
+        hs->next = h->transients;
+        h->transients = hs;
+    }
     pthread_mutex_unlock(&h->lock);
+    if (stopping) {
+        session_discard(hs);
+        return http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, HTTP_RPC_TRANSPORT, HTTP_STOPPING_TEXT);
+    }
     rq->hs = hs;
     return post_request(h, c, rq, m);
 }
@@ -595,16 +611,19 @@ enum MHD_Result http_session_finish_wait(struct MHD_Connection *c, http_req *rq)
     st->body = NULL;
     pthread_mutex_unlock(&hs->lock);
     rq->waiting = false;
+    const char *sid_out = rq->new_session ? hs->id : NULL;
     if (cancelled) /* no JSON-RPC response to a cancelled request: an empty 202 */
-        return http_queue(c, MHD_HTTP_ACCEPTED, NULL, "", 0, NULL);
+        return http_queue(c, MHD_HTTP_ACCEPTED, NULL, "", 0, sid_out);
     if (!answered) {
         mcpage__free(body);
+        if (hs->h->stopping) /* the stop closed it: not a session the client lost */
+            return http_fail(c, MHD_HTTP_SERVICE_UNAVAILABLE, HTTP_RPC_TRANSPORT,
+                             HTTP_STOPPING_TEXT);
         return http_fail(c, MHD_HTTP_NOT_FOUND, HTTP_RPC_NO_SESSION,
                          "Session not found: it ended before the request was answered");
     }
     unsigned status = hs->modern ? http_stateless_status(body, len) : MHD_HTTP_OK;
-    enum MHD_Result ret =
-        http_queue(c, status, "application/json", body, len, rq->new_session ? hs->id : NULL);
+    enum MHD_Result ret = http_queue(c, status, "application/json", body, len, sid_out);
     mcpage__free(body);
     return ret;
 }

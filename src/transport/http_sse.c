@@ -140,7 +140,10 @@ http_stream *http_stream_open(http_session *hs, char **req_id, bool json, unsign
 {
     MCPAGE_ASSERT_LOCKED(&hs->lock);
     http_stream *st = NULL;
-    if (hs->closed) {
+    if (hs->closed && hs->h->stopping) {
+        *status = MHD_HTTP_SERVICE_UNAVAILABLE;
+        *why = HTTP_STOPPING_TEXT;
+    } else if (hs->closed) {
         *status = MHD_HTTP_NOT_FOUND;
         *why = "Session not found: it was ended";
     } else if (http_stream_by_req(hs, *req_id)) {

@@ -57,9 +57,12 @@ static int flood(mcpage_call *call, const json_t *args, mcpage_result *res)
     return mcpage_result_add_text(res, "flood done", 10);
 }
 
+static atomic_int naps_begun; /* nap calls that started */
+
 static int nap(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     (void)args;
+    atomic_fetch_add(&naps_begun, 1);
     for (int i = 0; i < 200 && !mcpage_call_cancelled(call); i++) {
         struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
@@ -466,6 +469,53 @@ static void stop_ends_held_streams_and_waiting_calls_promptly(void **state)
     free(hc_read_all(call, 1 << 16, NULL, 10000));
 }
 
+/* A 2026-07-28 tools/call of nap (id 7), its answer awaited as JSON or as SSE. */
+static void send_modern_nap(fixture *f, int fd, bool sse)
+{
+    hc_send(fd, f->port, "POST", NULL, "application/json, text/event-stream",
+            "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: nap\r\n",
+            sse ? "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"nap\",\"arguments\":{},\"_meta\":{\"progressToken\":1,"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":{}}}}"
+                : "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":"
+                  "\"nap\",\"arguments\":{},\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+}
+
+/*
+ * The stateless era: a call waiting for its JSON answer, and one on an SSE
+ * stream, when the endpoint stops. libmicrohttpd aborts the process when
+ * it is stopped with a connection still suspended, so both must be woken
+ * and answered (or closed) first.
+ */
+static void stop_ends_waiting_stateless_calls(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 2; round++) {
+        fixture *f = start();
+        atomic_store(&naps_begun, 0);
+        int json = hc_dial(f->port), sse = hc_dial(f->port);
+        send_modern_nap(f, json, false);
+        send_modern_nap(f, sse, true);
+        while (atomic_load(&naps_begun) < 2)
+            usleep(1000);
+        if (round == 1)
+            usleep(100 * 1000); /* the connections are parked by now, most likely */
+        stop(f);
+        char *j = hc_read_all(json, 1 << 16, NULL, 10000),
+             *s = hc_read_all(sse, 1 << 16, NULL, 10000);
+        /* Refused as stopping once the grace passed (nap takes 2 s), else answered. */
+        assert_true((strstr(j, "HTTP/1.1 503") && strstr(j, "the server is stopping")) ||
+                    (strstr(j, "HTTP/1.1 200") && strstr(j, "woke")));
+        assert_non_null(strstr(s, "HTTP/1.1 200"));
+        assert_non_null(strstr(s, "Content-Type: text/event-stream"));
+        free(j);
+        free(s);
+    }
+}
+
 static void bad_configurations_are_refused(void **state)
 {
     (void)state;
@@ -491,6 +541,7 @@ int main(void)
         cmocka_unit_test(a_list_is_json_and_a_call_is_a_primed_sse_stream),
         cmocka_unit_test(a_slow_consumer_is_cut_off_and_resumes_to_the_result),
         cmocka_unit_test(stop_ends_held_streams_and_waiting_calls_promptly),
+        cmocka_unit_test(stop_ends_waiting_stateless_calls),
         cmocka_unit_test(bad_configurations_are_refused),
         cmocka_unit_test(a_session_continues_on_any_endpoint_holding_the_key),
         cmocka_unit_test(health_reports_the_embedders_check),
