@@ -497,8 +497,9 @@ static int sql_runs(const char *file, int count, const char *sql)
 
 /*
  * The first `depth` rows of each word's relevance pages through the store
- * (no budget), against FTS5's bm25 (`ORDER BY rank, rowid`) on the same
- * file: rows in the same order, and the overlap, per word.
+ * (no budget), against FTS5's bm25 (`ORDER BY rank, rowid DESC`: equal
+ * ranks newest stored first) on the same file: rows in the same order,
+ * and the overlap, per word.
  */
 static int rank_check(const char *file, int depth, char **words, int nwords)
 {
@@ -509,7 +510,7 @@ static int rank_check(const char *file, int depth, char **words, int nwords)
         sqlite3_open_v2(file, &raw, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(raw,
                            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY "
-                           "rank, rowid LIMIT ?",
+                           "rank, rowid DESC LIMIT ?",
                            -1, &st, NULL) != SQLITE_OK) {
         fprintf(stderr, "bench_store rank: cannot open %s\n", file);
         return 1;

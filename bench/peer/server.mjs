@@ -12,7 +12,7 @@
 // It answers list_sessions and search_conversations with the same filters
 // and the same order as mcpage (newest first by (started_at, session_id);
 // search by bm25 rank, a tool's output's scaled by mcpage's
-// STORE_RANK_TOOL_WEIGHT, then message_id), so a page at the same offset holds
+// STORE_RANK_TOOL_WEIGHT, then message_id descending: newest stored first), so a page at the same offset holds
 // the same records. Over HTTP it uses StreamableHTTPServerTransport with
 // stateful sessions, one McpServer per session, as the SDK's examples do.
 import { randomUUID } from "node:crypto";
@@ -144,10 +144,10 @@ function searchConversations(args) {
     "WITH page AS (SELECT m.message_id, s.session_id, p.name AS project, m.role, m.timestamp, " +
     `${RANK} AS r FROM messages_fts JOIN messages m ON m.message_id = messages_fts.rowid ` +
     "JOIN sessions s ON s.sid = m.sid LEFT JOIN projects p ON p.id = s.project_id " +
-    `WHERE ${where.join(" AND ")} ORDER BY r, m.message_id LIMIT ? OFFSET ?) ` +
+    `WHERE ${where.join(" AND ")} ORDER BY r, m.message_id DESC LIMIT ? OFFSET ?) ` +
     "SELECT message_id, session_id, project, role, timestamp, (SELECT snippet(messages_fts, 0, " +
     "'[', ']', '…', 24) FROM messages_fts WHERE messages_fts MATCH ? AND messages_fts.rowid = " +
-    "page.message_id) AS snippet FROM page ORDER BY r, message_id";
+    "page.message_id) AS snippet FROM page ORDER BY r, message_id DESC";
   return matchPage(sql, params, fts, args);
 }
 
@@ -158,7 +158,8 @@ const RANK = "messages_fts.rank * CASE WHEN m.role = 'tool' THEN 0.1 ELSE 1.0 EN
 
 // group_by "session" as one would write it over FTS5: every match grouped
 // by session (its best ranked match, hit count, first and last match),
-// sessions by their best rank, the snippet made for the page's rows only.
+// sessions by their best rank (equal ones by their best match, newest
+// stored first, as mcpage), the snippet made for the page's rows only.
 function searchBySession(where, params, fts, args) {
   const sql =
     `WITH hits AS (SELECT m.message_id, m.sid, m.ordinal, ${RANK} AS r FROM messages_fts ` +
@@ -167,14 +168,14 @@ function searchBySession(where, params, fts, args) {
     "best AS (SELECT sid, min(r) AS r, count(*) AS hits, min(ordinal) AS fo, max(ordinal) AS lo " +
     "FROM hits GROUP BY sid), " +
     "page AS (SELECT b.sid, b.r, b.hits, b.fo, b.lo, (SELECT h.message_id FROM hits h WHERE h.sid = b.sid " +
-    "ORDER BY h.r, h.message_id LIMIT 1) AS message_id FROM best b ORDER BY b.r, b.sid LIMIT ? OFFSET ?) " +
+    "ORDER BY h.r, h.message_id DESC LIMIT 1) AS message_id FROM best b ORDER BY b.r, message_id DESC LIMIT ? OFFSET ?) " +
     "SELECT page.message_id, s.session_id, p.name AS project, m.role, m.timestamp, page.hits, " +
     "(SELECT message_id FROM messages WHERE sid = page.sid AND ordinal = page.fo) AS first_message_id, " +
     "(SELECT message_id FROM messages WHERE sid = page.sid AND ordinal = page.lo) AS last_message_id, " +
     "(SELECT snippet(messages_fts, 0, '[', ']', '…', 24) FROM messages_fts WHERE messages_fts MATCH ? " +
     "AND messages_fts.rowid = page.message_id) AS snippet FROM page JOIN messages m ON " +
     "m.message_id = page.message_id JOIN sessions s ON s.sid = page.sid LEFT JOIN projects p ON " +
-    "p.id = s.project_id ORDER BY page.r, page.sid";
+    "p.id = s.project_id ORDER BY page.r, page.message_id DESC";
   return matchPage(sql, params, fts, args);
 }
 

@@ -712,6 +712,11 @@ int store_search(store *s, const store_search_filter *f, const store_page *pg, s
     int rc = check_page(s, pg);
     if (rc < 0)
         return rc;
+    if (f->sort == STORE_SEARCH_RELEVANCE && store_page_keyset(pg) &&
+        store_key_relevance_old(pg->after))
+        return store_fail(s, MCPAGE_EINVAL,
+                          "keyset position of the relevance order before 0.2.0 (equal ranks "
+                          "oldest first): start the walk again");
     char query[2 * STORE_QUERY_MAX + 8];
     if ((rc = store_query_normalize(s, f->query, query, sizeof query)) < 0)
         return rc;
@@ -721,6 +726,11 @@ int store_search(store *s, const store_search_filter *f, const store_page *pg, s
     g.query = query;
     g.view = store_view_of(s);
     return budget_status(s, s->ops->search(s, &g, pg, out));
+}
+
+int store_key_relevance_old(const store_key *k)
+{
+    return k && k->nparts == 2 && k->part[1].type == STORE_KEY_INT && k->part[1].i > 0;
 }
 
 int store_search_count(store *s, const store_search_filter *f, int64_t *n)

@@ -84,7 +84,9 @@ typedef struct store_key_part {
  *   projects RECENT (last_activity TEXT, id INT)   NAME (name TEXT, id INT)
  *            SIZE (message_count INT, id INT)
  *   sessions NEWEST/OLDEST (started_at TEXT, session_id TEXT)
- *   search   RELEVANCE (rank REAL, message_id INT)
+ *   search   RELEVANCE (rank REAL, -message_id INT: equal ranks go newest
+ *            stored first; a second part above 0 is a position in the
+ *            order before 0.2.0, oldest first: store_key_relevance_old)
  *            NEWEST/OLDEST (timestamp TEXT, message_id INT)
  */
 typedef struct store_key {
@@ -376,7 +378,8 @@ void store_session_summary_clear(store_session_summary *sum);
 /* ---- search -------------------------------------------------------- */
 
 typedef enum store_search_sort {
-    STORE_SEARCH_RELEVANCE = 0, /* bm25, best first; keyset on (rank, message_id) */
+    STORE_SEARCH_RELEVANCE = 0, /* bm25, best first, then newest stored (message_id
+                                   descending); keyset on (rank, -message_id) */
     STORE_SEARCH_NEWEST,        /* keyset on (timestamp, message_id) */
     STORE_SEARCH_OLDEST
 } store_search_sort;
@@ -438,6 +441,13 @@ typedef struct store_hits {
 } store_hits;
 
 int store_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out);
+/*
+ * Whether `k` is a relevance position of the order before 0.2.0 (equal
+ * ranks oldest stored first, the message id itself as its second part):
+ * store_search refuses it (MCPAGE_EINVAL), since in today's order it
+ * would skip rows; a caller with a cursor says to start the walk again.
+ */
+int store_key_relevance_old(const store_key *k);
 int store_search_count(store *s, const store_search_filter *f, int64_t *n);
 void store_hits_free(store_hits *l);
 

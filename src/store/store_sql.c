@@ -396,7 +396,8 @@ int store_sql_hit_row(const store_sql_row *r, store_search_sort sort, store_hit 
     } else {
         store_key_set_text(&h->key.part[0], r->text(r->res, 4));
     }
-    store_key_set_int(&h->key.part[1], h->message_id);
+    store_key_set_int(&h->key.part[1],
+                      sort == STORE_SEARCH_RELEVANCE ? -h->message_id : h->message_id);
     return 0;
 }
 
@@ -410,7 +411,7 @@ const char *store_sql_search_groups_order(const store_search_filter *f)
     case STORE_SEARCH_OLDEST:
         return "g.ts, g.id";
     default:
-        return "g.rk, g.id";
+        return "g.rk, g.id DESC";
     }
 }
 
@@ -433,9 +434,9 @@ int store_sql_search_groups(store *s, store_sql *q, const store_search_filter *f
         key = "h.ts", best = "min(h.ts) AS ts, 0.0 AS rk", flags = 0;
         break;
     default:
-        rep = "h.rk, h.id";
-        cmp = " AND (g.rk, g.id) > (CAST(? AS DOUBLE PRECISION), ?)";
-        key = "h.rk", best = "'' AS ts, min(h.rk) AS rk", flags = 0;
+        rep = "h.rk, h.id DESC";
+        cmp = " AND (g.rk, -g.id) > (CAST(? AS DOUBLE PRECISION), ?)";
+        key = "h.rk", best = "'' AS ts, min(h.rk) AS rk", flags = 2; /* equal ranks: newest */
         types[0] = STORE_KEY_REAL;
         break;
     }

@@ -84,9 +84,9 @@ static const char schema[] =
     "last_message_id (its first and last match in the transcript); total_matches then counts "
     "sessions and total_hits the matching messages.\"},"
     "\"sort\":{\"type\":\"string\",\"enum\":[\"relevance\",\"newest\",\"oldest\"],\"default\":"
-    "\"relevance\",\"description\":\"relevance: best match first (default; the order may shift "
-    "when new messages arrive mid-walk, and the page then says order_may_have_shifted); newest "
-    "or oldest: by time, stable.\"}}}";
+    "\"relevance\",\"description\":\"relevance: best match first, equal matches newest stored "
+    "first (default; the order may shift when new messages arrive mid-walk, and the page then "
+    "says order_may_have_shifted); newest or oldest: by time, stable.\"}}}";
 
 /* Longest value of one filter written in the query. */
 #define FILTER_MAX 256
@@ -373,6 +373,32 @@ static bool on_error(store *s, void *ud, int rc, mcpage_result *res)
     return true;
 }
 
+/*
+ * A relevance cursor of an mcpage before 0.2.0 (equal ranks went oldest
+ * stored first; its position holds the message id, today's -message_id,
+ * store_key_relevance_old): resumed in today's order it would skip rows,
+ * so it is refused with the way on. True when refused.
+ */
+static bool old_relevance_cursor(mcpage_call *call, const json_t *args, mcpage_result *res)
+{
+    mcpage_list *pg = mcpage_call_list(call);
+    const mcpage_list_window *w = pg ? mcpage_list_window_get(pg) : NULL;
+    if (w == NULL || !w->resume || w->nparts != 2 || w->after[1].is_str || w->after[1].i <= 0)
+        return false;
+    char expected[400], example[160];
+    snprintf(expected, sizeof expected,
+             "a cursor of this mcpage's relevance order: this one was issued by an mcpage before "
+             "0.2.0, whose equal ranks went oldest stored first (now newest first), and would "
+             "skip matches here. Omit cursor to start over, or pass offset=%lld to go on at the "
+             "same depth",
+             (long long)w->offset);
+    snprintf(example, sizeof example, "the same query and offset=%lld (no cursor)",
+             (long long)w->offset);
+    mcpage_reject_argument(res, spec.tool, "cursor", json_object_get(args, "cursor"), expected,
+                           example);
+    return true;
+}
+
 static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
 {
     tools_ctx *ctx = mcpage_call_data(call);
@@ -418,6 +444,8 @@ static int run(mcpage_call *call, const json_t *args, mcpage_result *res)
         types[0] = STORE_KEY_TEXT;
     const char *group_by = tools_arg_str(args, "group_by");
     f.by_session = group_by && strcmp(group_by, "session") == 0;
+    if (f.sort == STORE_SEARCH_RELEVANCE && old_relevance_cursor(call, args, res))
+        return 0;
 
     search_walk sw = {&f, args, ctx->query_budget_ms};
     tools_list_walk walk = {&spec,    types,
@@ -446,9 +474,10 @@ int tools_search_conversations_register(mcpage_server *srv, tools_ctx *ctx)
         "or "
         "ordinal with fields=[...]. Filtered by project, the page says project once. "
         "read_session(message_id=...) opens the session at the match (at its line); "
-        "read_message(message_id=...) reads the whole message. Best match first (sort=newest "
-        "or oldest for a time order). group_by=\"session\": one record per session, its best match "
-        "with session_id and hits (total_hits: matching messages). Matches of a page with the "
+        "read_message(message_id=...) reads the whole message. Best match first, equal ones "
+        "newest first (sort=newest or oldest for a time order). group_by=\"session\": one record "
+        "per session, its best match with session_id and hits (total_hits: matching messages). "
+        "Matches of a page with the "
         "same snippet as an earlier row are folded into it: folded says how many, folds lists "
         "each row's count and others (their message_ids). Pages of %s matches by default "
         "(limit up to %s) within "

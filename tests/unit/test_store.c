@@ -891,7 +891,7 @@ static void relevance_ids(store *s, const char *query, char *out, size_t cap)
  * comes after the user's and the assistant's messages that hold them, by
  * every path of the SQLite backend (impact lists, scoring every match,
  * lengths from the kept array or from FTS5 and the message); equal ranks
- * go by message_id. On PostgreSQL (mcpage_rank(tsv, q, role), schema
+ * go newest stored first (message_id descending). On PostgreSQL (mcpage_rank(tsv, q, role), schema
  * version 13) by ranking every match and by the relevance heads.
  */
 static void raw_sql(const char *spec, const char *sqlite_sql, const char *pg_sql);
@@ -926,11 +926,11 @@ static void tool_output_ranks_after_the_words(void **state)
     assert_int_equal(store_session_refresh(f->s, "roles-1"), 0);
     assert_int_equal(store_commit(f->s), 0);
     char want[128], got[128];
-    /* the user's twice (equal: by message_id), the assistant's (longer), then the tools';
-     * ts_rank ignores the length: the user's and the assistant's tie, by message_id */
-    int first = pg ? 3 : 4, second = pg ? 4 : 3;
-    snprintf(want, sizeof want, "%lld %lld %lld %lld %lld", (long long)ids[1],
-             (long long)ids[first], (long long)ids[second], (long long)ids[0], (long long)ids[2]);
+    /* the user's twice (equal: the newer first), the assistant's (longer), then the tools'
+     * (the newer first); ts_rank ignores the length: the user's and the assistant's tie */
+    int second = pg ? 3 : 1, third = pg ? 1 : 3;
+    snprintf(want, sizeof want, "%lld %lld %lld %lld %lld", (long long)ids[4],
+             (long long)ids[second], (long long)ids[third], (long long)ids[2], (long long)ids[0]);
     const char *queries[] = {"ledger", "ledger export"};
     if (pg) {
         for (int q = 0; q < 2; q++) {
@@ -1300,7 +1300,8 @@ static void add_words(store *s, char *sid, int first, int n, int nwords, unsigne
     "'tool' THEN " STORE_RANK_TOOL_WEIGHT_SQL " ELSE 1.0 END"
 
 /* A relevance walk of `query` through the store equals FTS5's own bm25
- * order and ranks, a tool's output's times STORE_RANK_TOOL_WEIGHT. */
+ * order and ranks, a tool's output's times STORE_RANK_TOOL_WEIGHT, equal
+ * ranks newest stored first (rowid descending). */
 static void relevance_is_fts5_bm25(store *s, sqlite3 *raw, const char *query, const char *fts,
                                    int counted)
 {
@@ -1311,7 +1312,7 @@ static void relevance_is_fts5_bm25(store *s, sqlite3 *raw, const char *query, co
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(raw,
                                         "SELECT rowid, " FTS5_RANK " AS r FROM messages_fts "
-                                        "WHERE messages_fts MATCH ? ORDER BY r, rowid",
+                                        "WHERE messages_fts MATCH ? ORDER BY r, rowid DESC",
                                         -1, &st, NULL),
                      SQLITE_OK);
     sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
@@ -1592,9 +1593,9 @@ static size_t relevance_rows(sqlite3 *db, const char *fts, int impact, int64_t o
                              int64_t limit, int64_t *ids, double *ranks)
 {
     sqlite3_stmt *st = NULL;
-    const char *sql = impact ? SQ_IMPACT_PAGE " ORDER BY rk, id LIMIT ?7 OFFSET ?8"
+    const char *sql = impact ? SQ_IMPACT_PAGE " ORDER BY rk, id DESC LIMIT ?7 OFFSET ?8"
                              : "SELECT rowid, " FTS5_RANK " AS r FROM messages_fts WHERE "
-                               "messages_fts MATCH ?1 ORDER BY r, rowid LIMIT ?7 OFFSET ?8";
+                               "messages_fts MATCH ?1 ORDER BY r, rowid DESC LIMIT ?7 OFFSET ?8";
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         fail_msg("%s: %s", sql, sqlite3_errmsg(db));
     sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
@@ -1808,7 +1809,7 @@ static void first_page_is_bm25(store *s, sqlite3 *raw, const char *query, const 
     assert_int_equal(sqlite3_prepare_v2(raw,
                                         "SELECT rowid, " FTS5_RANK
                                         " AS r, count(*) OVER () FROM messages_fts "
-                                        "WHERE messages_fts MATCH ? ORDER BY r, rowid",
+                                        "WHERE messages_fts MATCH ? ORDER BY r, rowid DESC",
                                         -1, &st, NULL),
                      SQLITE_OK);
     sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
@@ -2317,8 +2318,8 @@ static int64_t raw_num(const char *spec, const char *sql)
 /* ---- PostgreSQL relevance heads --------------------------------------- */
 
 /* Heads rows that are no match of their word at their rank, and matches
- * of messages up to rank_state.done below their group's cut (or of a
- * group without one) not kept. */
+ * of messages up to rank_state.done above their group's cut (or of a
+ * group without one) not kept: the heads keep the newest. */
 #define HEADS_WRONG                                                                                \
     "SELECT (SELECT count(*) FROM rank_heads h WHERE NOT h.cut AND NOT EXISTS (SELECT 1 FROM "     \
     "messages m, rank_terms t WHERE t.term = h.term AND m.message_id = h.message_id AND m.tsv @@ " \
@@ -2327,7 +2328,7 @@ static int64_t raw_num(const char *spec, const char *sql)
     "JOIN messages m ON m.tsv @@ t.q WHERE m.message_id <= s.done AND NOT EXISTS (SELECT 1 FROM "  \
     "rank_heads h WHERE h.term = t.term AND h.rk = mcpage_rank(m.tsv, t.q, m.role) AND ((NOT "     \
     "h.cut AND "                                                                                   \
-    "h.message_id = m.message_id) OR (h.cut AND h.message_id <= m.message_id))))"
+    "h.message_id = m.message_id) OR (h.cut AND h.message_id >= m.message_id))))"
 
 /* Words whose kept match count is not their number of matches up to
  * rank_state.done. */
@@ -2465,6 +2466,150 @@ static void relevance_heads_in_postgres(void **state)
     heads_agree(f->s, queries, nq);
     store_pg__rank_min = min;
     store_pg__rank_head = head;
+}
+
+/* A whole walk of `q`, pages of `limit` by keyset or by offset: message ids. */
+static size_t walk_ids(store *s, const store_search_filter *q, int keyset, int64_t limit,
+                       int64_t *ids, size_t cap)
+{
+    store_key after;
+    store_page pg = {.limit = limit};
+    size_t n = 0;
+    for (;;) {
+        store_hits h = {0};
+        assert_int_equal(store_search(s, q, &pg, &h), 0);
+        for (size_t i = 0; i < h.count; i++) {
+            assert_true(n < cap);
+            ids[n++] = h.rows[i].message_id;
+        }
+        size_t got = h.count;
+        if (got)
+            after = h.rows[got - 1].key;
+        store_hits_free(&h);
+        if (got < (size_t)limit)
+            return n;
+        if (keyset)
+            pg.after = &after;
+        else
+            pg.offset += limit;
+    }
+}
+
+/* `q`'s walks, pages of 1 and of 3 by keyset and by offset, read `want` (n ids) exactly. */
+static void walks_read(store *s, const store_search_filter *q, const int64_t *want, size_t n)
+{
+    int64_t got[64];
+    for (int keyset = 0; keyset < 2; keyset++)
+        for (int64_t limit = 1; limit <= 3; limit += 2) {
+            size_t m = walk_ids(s, q, keyset, limit, got, 64);
+            for (size_t i = 0; i < n && i < m; i++)
+                if (got[i] != want[i])
+                    fail_msg("%s%s (%s, pages of %lld) row %zu: %lld, want %lld", q->query,
+                             q->by_session ? " by session" : "", keyset ? "keyset" : "offset",
+                             (long long)limit, i, (long long)got[i], (long long)want[i]);
+            if (m != n)
+                fail_msg("%s (%s, pages of %lld): %zu rows, want %zu", q->query,
+                         keyset ? "keyset" : "offset", (long long)limit, m, n);
+        }
+}
+
+/*
+ * Equal relevance goes newest stored first (issue 34): the same message in
+ * sessions of different days (stored in their order, as a sync stores
+ * them) comes back newest first after the better-ranked ones, exactly
+ * and once each, in pages of one by keyset and by offset: by every path
+ * of each backend (SQLite: impact lists, every match scored, several
+ * words, a filter; PostgreSQL: every match ranked, the relevance heads
+ * cut within the tie) and grouped by session. A position in the order
+ * before 0.2.0 (the message id, not -message_id) is refused.
+ */
+static void equal_ranks_go_newest_first(void **state)
+{
+    fixture *f = *state;
+    int pg = store_spec_is_url(f->db);
+    enum { SESSIONS = 5, SAME = 3 };
+    int64_t same[SESSIONS * SAME], better = 0;
+    size_t nsame = 0;
+    for (int d = 0; d < SESSIONS; d++) {
+        char sid[32], ts[32];
+        snprintf(sid, sizeof sid, "tie-%d", d);
+        snprintf(ts, sizeof ts, "2026-04-%02dT10:00:00Z", d + 1);
+        assert_int_equal(store_begin(f->s), 0);
+        store_session_meta m = {.session_id = sid, .source = "claude", .source_path = "/dev/null"};
+        assert_int_equal(store_session_put(f->s, &m), 0);
+        for (int i = 0; i < SAME + 1; i++) {
+            int best = d == 2 && i == SAME; /* one better-ranked match, mid-walk in time */
+            store_message msg = {.session_id = sid,
+                                 .ordinal = i,
+                                 .role = "user",
+                                 .timestamp = ts,
+                                 .text = best        ? "zeppelin zeppelin hangar"
+                                         : i == SAME ? "an unrelated note"
+                                                     : "deploy the zeppelin hangar build"};
+            int64_t id = 0;
+            assert_int_equal(store_message_add(f->s, &msg, &id), 0);
+            if (best)
+                better = id;
+            else if (i < SAME)
+                same[nsame++] = id;
+        }
+        assert_int_equal(store_session_refresh(f->s, sid), 0);
+        assert_int_equal(store_commit(f->s), 0);
+    }
+    int64_t want[1 + SESSIONS * SAME];
+    size_t n = 0;
+    want[n++] = better;
+    for (size_t i = nsame; i-- > 0;)
+        want[n++] = same[i];
+    assert_true(same[0] < same[nsame - 1]); /* stored oldest first */
+    /* sessions: tie-2 (the better match), then tie-4 .. tie-0, each by its newest match */
+    int64_t groups[SESSIONS] = {better};
+    for (int d = SESSIONS - 1, k = 1; d >= 0; d--)
+        if (d != 2)
+            groups[k++] = same[d * SAME + SAME - 1];
+
+    store_search_filter q = {.query = "zeppelin"}, two = {.query = "zeppelin hangar"},
+                        role = {.query = "zeppelin", .role = "user"},
+                        grouped = {.query = "zeppelin", .by_session = 1};
+    if (pg) {
+        store_pg__rank_off = 1; /* every match ranked */
+        walks_read(f->s, &q, want, n);
+        walks_read(f->s, &grouped, groups, SESSIONS);
+        store_pg__rank_off = 0;
+        int64_t min = store_pg__rank_min, head = store_pg__rank_head;
+        store_pg__rank_min = 1;
+        store_pg__rank_head = 4; /* the tie of 15 is cut: pages past the heads */
+        raw_sql(f->db, "", "ANALYZE messages");
+        assert_int_equal(store_tidy(f->s), 0);
+        store_pg__rank_min = min;
+        store_pg__rank_head = head;
+        assert_true(raw_num(f->db, "SELECT count(*) FROM rank_terms t JOIN rank_heads h ON "
+                                   "h.term = t.term WHERE h.cut AND t.lexeme = 'zeppelin'") == 1);
+        int64_t read = store_pg__rank_read;
+        walks_read(f->s, &q, want, n);
+        assert_true(store_pg__rank_read > read);
+    } else {
+        walks_read(f->s, &q, want, n);
+        walks_read(f->s, &two, want, n);
+        store_sqlite__impact_off = 1;
+        walks_read(f->s, &q, want, n);
+        walks_read(f->s, &two, want, n);
+        store_sqlite__impact_off = 0;
+    }
+    walks_read(f->s, &role, want, n);
+    walks_read(f->s, &grouped, groups, SESSIONS);
+
+    /* a position as an mcpage before 0.2.0 made it: refused, not skipping rows */
+    store_hits h = {0};
+    store_page first = {.limit = 2};
+    assert_int_equal(store_search(f->s, &q, &first, &h), 0);
+    store_key old = h.rows[1].key;
+    assert_int_equal(old.part[1].i, -h.rows[1].message_id);
+    store_hits_free(&h);
+    old.part[1].i = -old.part[1].i;
+    store_page resumed = {.after = &old, .limit = 2};
+    assert_int_equal(store_search(f->s, &q, &resumed, &h), MCPAGE_EINVAL);
+    assert_non_null(strstr(store_errmsg(f->s), "before 0.2.0"));
 }
 
 static unsigned char *raw_source(size_t n, unsigned seed)
@@ -3863,6 +4008,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(relevance_impact_lists_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_heads_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_heads_in_postgres, setup, teardown),
+        cmocka_unit_test_setup_teardown(equal_ranks_go_newest_first, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),
         cmocka_unit_test_setup_teardown(a_damaged_file_is_reported_and_not_written, setup,
                                         teardown),

@@ -345,6 +345,53 @@ static void test_relevance_walk_discloses_shift(void **state)
     json_decref(res);
 }
 
+/*
+ * A relevance cursor of an mcpage before 0.2.0 (equal ranks oldest stored
+ * first: its position held the message id, today's holds -message_id) is
+ * refused with the way on, not resumed into skipped rows; the cursors of
+ * this build and of a time order are not.
+ */
+static void test_old_relevance_cursors_are_refused(void **state)
+{
+    env *e = *state;
+    for (int sort = 0; sort < 2; sort++) {
+        /* every argument given: the fingerprint is of the arguments with their defaults */
+        json_t *args = json_pack("{s:s, s:i, s:s, s:s}", "query", "test", "limit", 2, "group_by",
+                                 "message", "sort", sort ? "newest" : "relevance");
+        json_t *res = tool_contract_call(e->srv, "search_conversations", json_deep_copy(args));
+        const json_t *sc = json_object_get(res, "structuredContent");
+        const char *cur = json_string_value(json_object_get(sc, "next_cursor"));
+        assert_non_null(cur);
+        static const char *const skip[] = {"cursor", "offset", "limit", "max_tokens", NULL};
+        uint8_t fp[MCPAGE_FINGERPRINT_LEN];
+        mcpage_args_fingerprint(args, skip, fp);
+        mcpage_cursor c;
+        assert_int_equal(
+            mcpage_cursor_decode(e->kr, "search_conversations", fp, cur, strlen(cur), &c),
+            MCPAGE_CURSOR_VALID);
+        assert_int_equal(c.nparts, 2);
+        assert_true(sort ? c.parts[1].i > 0 : c.parts[1].i < 0); /* -message_id by relevance */
+        c.parts[1].i = -c.parts[1].i;                            /* as an older mcpage wrote it */
+        char old[MCPAGE_CURSOR_MAX_LEN + 1];
+        assert_true(mcpage_cursor_encode(e->kr, "search_conversations", fp, &c, old, sizeof old) >
+                    0);
+        json_object_set_new(args, "cursor", json_string(old));
+        json_t *again = tool_contract_call(e->srv, "search_conversations", args);
+        const json_t *err = json_object_get(json_object_get(again, "structuredContent"), "error");
+        if (sort) { /* a time order's cursor never held -message_id: this one is another row */
+            assert_false(json_is_true(json_object_get(again, "isError")));
+        } else {
+            assert_true(json_is_true(json_object_get(again, "isError")));
+            assert_string_equal(json_string_value(json_object_get(err, "param")), "cursor");
+            const char *expected = json_string_value(json_object_get(err, "expected"));
+            assert_non_null(strstr(expected, "before 0.2.0"));
+            assert_non_null(strstr(expected, "offset=2"));
+        }
+        json_decref(again);
+        json_decref(res);
+    }
+}
+
 /* search_conversations' line points at the message's header in read_session. */
 static void test_search_line_points_at_the_message(void **state)
 {
@@ -978,6 +1025,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_remembered_totals_follow_the_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_walks_survive_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_relevance_walk_discloses_shift, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_old_relevance_cursors_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_search_line_points_at_the_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_search_grouped_by_session, setup, teardown),
         cmocka_unit_test_setup_teardown(test_search_folds_same_snippets, setup, teardown),

@@ -21,16 +21,18 @@
 #define STR_OF(x)  STR_OF_(x)
 
 /* The functions and triggers of the relevance heads (schema versions 12
- * and 13): the rank call's arguments after (tsv, q) are M for a message
- * m of the table and O for a row o of the trigger's old rows. */
-#define PG_RANK_FUNCS(M, O)                                                                        \
+ * to 14): the rank call's arguments after (tsv, q) are M for a message
+ * m of the table and O for a row o of the trigger's old rows; a new
+ * match is kept when its id is KEEP ("<": below, versions 12 and 13;
+ * ">": above, version 14) its group's cut row's. */
+#define PG_RANK_FUNCS(M, O, KEEP)                                                                  \
     "CREATE OR REPLACE FUNCTION mcpage_rank_add(ids bigint[]) RETURNS void LANGUAGE sql AS $$ "    \
     "WITH a AS MATERIALIZED (SELECT t.term, mcpage_rank(m.tsv, t.q" M ") AS rk, m.message_id "     \
     "FROM messages m, unnest(tsvector_to_array(m.tsv)) AS l(lexeme), rank_terms t WHERE "          \
     "m.message_id = ANY(ids) AND t.lexeme = l.lexeme), "                                           \
     "x AS (INSERT INTO rank_heads SELECT a.term, a.rk, a.message_id, false FROM a LEFT JOIN "      \
     "rank_heads c ON c.cut AND c.term = a.term AND c.rk = a.rk WHERE c.message_id IS NULL OR "     \
-    "a.message_id < c.message_id) "                                                                \
+    "a.message_id " KEEP " c.message_id) "                                                         \
     "UPDATE rank_terms t SET n = t.n + c.k FROM (SELECT term, count(*) AS k FROM a GROUP BY "      \
     "term) c WHERE t.term = c.term $$;"                                                            \
     "CREATE OR REPLACE FUNCTION mcpage_rank_keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "  \
@@ -279,7 +281,7 @@ static const char *const migrations[] = {
     "WHERE cut;"
     "CREATE TABLE IF NOT EXISTS rank_state(done bigint NOT NULL);"
     "INSERT INTO rank_state SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM rank_state);" PG_RANK_FUNCS(
-        "", ""),
+        "", "", "<"),
     /* version 13: relevance by role (issue 34, docs/store.md "Relevance by
      * role"): mcpage_rank() takes the message's role and a tool's output
      * scores STORE_RANK_TOOL_WEIGHT of ts_rank, as on SQLite. The heads'
@@ -289,7 +291,14 @@ static const char *const migrations[] = {
     "CREATE OR REPLACE FUNCTION mcpage_rank(v tsvector, q tsquery, r text) RETURNS float8 "
     "LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT (-ts_rank(v, q))::float8 * CASE WHEN "
     "r = 'tool' THEN " STORE_RANK_TOOL_WEIGHT_SQL "::float8 ELSE 1::float8 END $$;"
-    "TRUNCATE rank_heads, rank_terms;" PG_RANK_FUNCS(", m.role", ", o.role"),
+    "TRUNCATE rank_heads, rank_terms;" PG_RANK_FUNCS(", m.role", ", o.role", "<"),
+    /* version 14: equal ranks newest first (issue 34, docs/store.md
+     * "Relevance by role"): a relevance page orders (rank, message_id
+     * DESC), so the heads keep per word and rank the matches whose id is
+     * above the group's cut row (the newest; a new match joins its group
+     * unless it is below the cut). The heads held are emptied and the next
+     * tidy chooses and builds them again. */
+    "TRUNCATE rank_heads, rank_terms;" PG_RANK_FUNCS(", m.role", ", o.role", ">"),
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);

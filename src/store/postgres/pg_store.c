@@ -635,18 +635,23 @@ static int rank_heads_page(store *s, const store_search_filter *f, const store_p
     if ((rc = rank_word(s, pq, term, done, &kept)) <= 0)
         return rc;
     /* The heads from the cursor (those of messages up to `done`, and the
-     * cut rows), the matches of later messages ranked here, merged; and a
-     * cut row first when the cursor is past its group's cut (that group's
-     * later matches are not kept). */
+     * cut rows), the matches of later messages ranked here, merged in the
+     * page's order (rank, message id descending; the key's second part is
+     * -message_id); and a cut row first when the cursor is past its
+     * group's cut (that group's older matches are not kept). */
     store_sql q = {.d = &pg_dialect};
     store_sql_add(&q, "SELECT u.message_id, u.cut FROM ((SELECT r.rk, r.message_id, r.cut FROM "
                       "rank_heads r WHERE r.term = ?::integer AND (r.message_id <= ? OR r.cut)");
     store_sql_text(&q, term);
     store_sql_text(&q, done);
-    if ((rc = store_sql_after(s, &q, pg, " AND (r.rk, r.message_id) > (?::float8, ?)", types)) < 0)
+    if (store_page_keyset(pg)) { /* the index range: (term, rk, message_id) */
+        store_sql_add(&q, " AND r.rk >= ?::float8");
+        store_sql_key(&q, &pg->after->part[0]);
+    }
+    if ((rc = store_sql_after(s, &q, pg, " AND (r.rk, -r.message_id) > (?::float8, ?)", types)) < 0)
         return rc;
     store_sql_add(&q,
-                  " ORDER BY r.rk, r.message_id LIMIT ?) UNION ALL (SELECT p.rk, "
+                  " ORDER BY r.rk, r.message_id DESC LIMIT ?) UNION ALL (SELECT p.rk, "
                   "p.message_id, false FROM (SELECT mcpage_rank(m.tsv, ?::tsquery, m.role) AS rk, "
                   "m.message_id FROM messages m WHERE m.message_id > ? AND m.tsv @@ "
                   "?::tsquery) p WHERE true");
@@ -654,19 +659,19 @@ static int rank_heads_page(store *s, const store_search_filter *f, const store_p
     store_sql_text(&q, tsq);
     store_sql_text(&q, done);
     store_sql_text(&q, tsq);
-    if ((rc = store_sql_after(s, &q, pg, " AND (p.rk, p.message_id) > (?::float8, ?)", types)) < 0)
+    if ((rc = store_sql_after(s, &q, pg, " AND (p.rk, -p.message_id) > (?::float8, ?)", types)) < 0)
         return rc;
-    store_sql_add(&q, " ORDER BY p.rk, p.message_id LIMIT ?)");
+    store_sql_add(&q, " ORDER BY p.rk, p.message_id DESC LIMIT ?)");
     store_sql_int(&q, want);
     if (store_page_keyset(pg)) {
         store_sql_add(&q, " UNION ALL SELECT '-Infinity'::float8, 0, true WHERE (SELECT c.cut AND "
-                          "c.message_id <= ? FROM rank_heads c WHERE c.term = ?::integer AND "
-                          "c.rk = ?::float8 ORDER BY c.message_id DESC LIMIT 1)");
-        store_sql_key(&q, &pg->after->part[1]);
+                          "c.message_id >= ? FROM rank_heads c WHERE c.term = ?::integer AND "
+                          "c.rk = ?::float8 ORDER BY c.message_id LIMIT 1)");
+        store_sql_int(&q, -pg->after->part[1].i);
         store_sql_text(&q, term);
         store_sql_key(&q, &pg->after->part[0]);
     }
-    store_sql_add(&q, ") u ORDER BY u.rk, u.message_id LIMIT ?");
+    store_sql_add(&q, ") u ORDER BY u.rk, u.message_id DESC LIMIT ?");
     store_sql_int(&q, want);
     PGresult *r = q_run(s, &q);
     if (!r)
@@ -746,8 +751,8 @@ static int pg_search(store *s, const store_search_filter *f, const store_page *p
         cmp = " AND (t.ts, t.message_id) > (?, ?)";
         break;
     default:
-        order = "t.rank, t.message_id";
-        cmp = " AND (t.rank, t.message_id) > (?::float8, ?)";
+        order = "t.rank, t.message_id DESC";
+        cmp = " AND (t.rank, -t.message_id) > (?::float8, ?)";
         types[0] = STORE_KEY_REAL;
         break;
     }
@@ -1498,14 +1503,15 @@ static int rank_tx(store *s, const char *first, const char *sql, int n, const ch
 }
 
 /* Keeps word $1's heads again from all its matches: per rank the first $2
- * (store_pg__rank_head) by message id, and the next one as the group's
- * cut row; and counts its matches. */
+ * (store_pg__rank_head) in the page's order (message id descending: the
+ * newest), and the next one as the group's cut row; and counts its
+ * matches. */
 #define RANK_BUILD                                                                                 \
     "WITH y AS MATERIALIZED (SELECT mcpage_rank(m.tsv, t.q, m.role) AS rk, m.message_id FROM "     \
     "rank_terms t, messages m, rank_state s WHERE t.term = $1::integer AND m.tsv @@ t.q AND "      \
     "m.message_id <= s.done), x AS (INSERT INTO rank_heads "                                       \
     "SELECT $1::integer, z.rk, z.message_id, z.n > $2::bigint FROM (SELECT rk, message_id, "       \
-    "row_number() OVER (PARTITION BY rk ORDER BY message_id) AS n FROM y) z WHERE z.n <= "         \
+    "row_number() OVER (PARTITION BY rk ORDER BY message_id DESC) AS n FROM y) z WHERE z.n <= "    \
     "$2::bigint + 1) UPDATE rank_terms SET n = (SELECT count(*) FROM y) WHERE term = $1::integer"
 
 /*
@@ -1515,7 +1521,7 @@ static int rank_tx(store *s, const char *first, const char *sql, int n, const ch
  * messages.tsv (ANALYZE, autovacuum's too) estimate in
  * store_pg__rank_min messages or more get heads, the commonest first, up
  * to PG_RANK_TERMS; a word whose heads grew past twice store_pg__rank_head in a
- * rank (the writes keep every new match of a group without a cut) or
+ * rank (the writes keep every new match: newer than the cut row) or
  * whose cut group fell to a quarter (deletes) is kept again. One word a
  * transaction; stopped by the budget, the next tidy goes on.
  */

@@ -11,12 +11,16 @@
  * the commonest word) instead of scoring every match, and is exact for
  * any avgdl and row count. Each candidate gets the double mcpage_bm25()
  * gives (the same function computes both); candidates of equal rank are
- * put in rowid order, so pages and keyset cursors are bm25's.
+ * put in descending rowid order (newest stored first), so pages and
+ * keyset cursors are those of ORDER BY bm25, rowid DESC. The lists keep
+ * each run's equal lengths by ascending rowid: a page takes all the
+ * entries of one rank at once, so their order there does not matter.
  *
  *   mcpage_impact(messages_fts, fts_query, want, has_key, key_rank, key_id)
  *
  * answers, from the first match of `fts_query`, the `want` rows that
- * follow (key_rank, key_id) (or the first `want` rows) as JSON
+ * follow the row (key_rank, key_id) (a message id; or the first `want`
+ * rows) as JSON
  * [[rowid, rank bits], ...]; mcpage_f64(bits) gives the rank back.
  *
  * A list is built by one walk of the phrase's matches (rowid and tf,
@@ -657,10 +661,11 @@ static imp_head heap_pop(imp_head *h, int64_t *n)
     return top;
 }
 
-static int cmp_id(const void *pa, const void *pb)
+/* Descending rowid: equal ranks go newest stored first. */
+static int cmp_id_desc(const void *pa, const void *pb)
 {
     int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-    return (a > b) - (a < b);
+    return (a < b) - (a > b);
 }
 
 /* The first entry of group g whose rank is at least `key` (ranks rise along a group). */
@@ -688,9 +693,10 @@ static int imp_past_heads(const imp_list *l, int64_t g, int64_t k)
 
 /*
  * Writes the `want` rows after (key_rank, key_id) (all when !has_key) in
- * (rank, rowid) order to `out` as [[rowid, rank bits], ...]. The groups'
- * heads are merged by rank; all candidates of one rank are taken together
- * and put in rowid order, since ranks may tie across lengths and groups.
+ * (rank, rowid descending) order to `out` as [[rowid, rank bits], ...].
+ * The groups' heads are merged by rank; all candidates of one rank are
+ * taken together and put in descending rowid order, since ranks may tie
+ * across lengths and groups.
  * From heads: IMP_PAST_HEADS once a batch takes the last kept entry of a
  * cut run (an unknown entry may tie with it) or a key lies past one.
  */
@@ -739,11 +745,11 @@ static int imp_page(const imp_rank *r, int64_t want, int has_key, double key_ran
                 }
             }
         }
-        qsort(batch, (size_t)nbatch, sizeof *batch, cmp_id);
+        qsort(batch, (size_t)nbatch, sizeof *batch, cmp_id_desc);
         sqlite3_int64 bits;
         memcpy(&bits, &rank, sizeof bits);
         for (int64_t i = 0; i < nbatch && emitted < want; i++) {
-            if (has_key && rank == key_rank && batch[i] <= key_id)
+            if (has_key && rank == key_rank && batch[i] >= key_id)
                 continue;
             sqlite3_str_appendf(out, "%s[%lld,%lld]", emitted ? "," : "", (long long)batch[i],
                                 (long long)bits);
@@ -916,10 +922,10 @@ typedef struct imp_hit {
     int64_t id;
 } imp_hit;
 
-/* (rank, rowid) order: a before b. */
+/* (rank, rowid descending) order: a before b. */
 static int hit_before(imp_hit a, imp_hit b)
 {
-    return a.rank < b.rank || (a.rank == b.rank && a.id < b.id);
+    return a.rank < b.rank || (a.rank == b.rank && a.id > b.id);
 }
 
 /* The page so far as a heap whose top is its last row (sift down from i). */

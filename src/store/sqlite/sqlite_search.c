@@ -580,15 +580,16 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
         store_sql_text(&q, fts);
         store_sql_int(&q, want);
         store_sql_int(&q, has_key);
-        for (int i = 0; i < 2; i++) {
-            if (has_key)
-                store_sql_key(&q, &k->part[i]);
-            else
-                store_sql_int(&q, 0);
+        if (has_key) { /* the key's message id: its second part is -message_id */
+            store_sql_key(&q, &k->part[0]);
+            store_sql_int(&q, -k->part[1].i);
+        } else {
+            store_sql_int(&q, 0);
+            store_sql_int(&q, 0);
         }
         store_sql_text(&q, fts);
-        order = "rk, id";
-        cmp = " AND (rk, id) > (?, ?)";
+        order = "rk, id DESC";
+        cmp = " AND (rk, -id) > (?, ?)";
     } else if (relevance && !need_m) {
         /* FTS5 alone: no join while every match is scored. */
         store_sql_add(&q, own ? "SELECT messages_fts.rowid AS id, " SQ_BM25
@@ -597,9 +598,10 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
                               : "SELECT messages_fts.rowid AS id, messages_fts.rank AS rk FROM "
                                 "messages_fts WHERE messages_fts MATCH ?");
         store_sql_text(&q, fts);
-        order = own ? SQ_BM25 ", messages_fts.rowid" : "messages_fts.rank, messages_fts.rowid";
-        cmp = own ? " AND (" SQ_BM25 ", messages_fts.rowid) > (?, ?)"
-                  : " AND (messages_fts.rank, messages_fts.rowid) > (?, ?)";
+        order = own ? SQ_BM25 ", messages_fts.rowid DESC"
+                    : "messages_fts.rank, messages_fts.rowid DESC";
+        cmp = own ? " AND (" SQ_BM25 ", -messages_fts.rowid) > (?, ?)"
+                  : " AND (messages_fts.rank, -messages_fts.rowid) > (?, ?)";
     } else if (plan != SQ_COLLECT) {
         store_sql_add(&q,
                       plan == SQ_PROBE
@@ -622,9 +624,9 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
         if (need_s)
             store_sql_add(&q, " JOIN sessions s ON s.sid = m.sid");
         search_where(&q, f, fts);
-        order = own ? SQ_BM25 ", m.message_id" : "messages_fts.rank, m.message_id";
-        cmp = own ? " AND (" SQ_BM25 ", m.message_id) > (?, ?)"
-                  : " AND (messages_fts.rank, m.message_id) > (?, ?)";
+        order = own ? SQ_BM25 ", m.message_id DESC" : "messages_fts.rank, m.message_id DESC";
+        cmp = own ? " AND (" SQ_BM25 ", -m.message_id) > (?, ?)"
+                  : " AND (messages_fts.rank, -m.message_id) > (?, ?)";
     }
     switch (f->sort) {
     case STORE_SEARCH_NEWEST:
@@ -638,7 +640,7 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
         cmp = " AND (m.timestamp, m.message_id) > (?, ?)";
         break;
     default:
-        outer = "h.rk, h.id";
+        outer = "h.rk, h.id DESC";
         types[0] = STORE_KEY_REAL;
         break;
     }
