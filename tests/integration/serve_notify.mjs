@@ -233,6 +233,10 @@ try {
     ok(await rec.wait(listChanged, t0), "stdio 2026-07-28: a new session brings list_changed on the listen");
     await sub.close();
     eq(await sub.closed, "local", "stdio 2026-07-28: the subscription closed by the client");
+    // The close is a notification, answered by nothing: a round trip after it
+    // lets what the server sent before reading it arrive first (under load a
+    // pass's notification could still be on its way, and was counted).
+    await c.listTools();
     t0 = append(A, "after the listen closed");
     newSession();
     await sleep(quiet);
