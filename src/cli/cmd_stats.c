@@ -18,7 +18,9 @@ static void stats_usage(FILE *out)
 {
     fprintf(out, "usage: mcpage stats [--store URL | --db FILE] [--json] [--no-check]\n\n"
                  "Prints what the archive holds, after checking that an SQLite store is\n"
-                 "sound (every page is read: seconds on a large store).\n\n"
+                 "sound (every page is read: seconds on a large store; skipped while the\n"
+                 "store's seal, FILE-checked, says a check passed within a day and nothing\n"
+                 "has written the store since).\n\n"
                  "  --store URL  a shared store: postgres://user@host/db (env MCPAGE_STORE)\n"
                  "  --db FILE    the archive (env MCPAGE_DB; default as for 'mcpage sync')\n"
                  "  --json       print one JSON object on stdout\n"
