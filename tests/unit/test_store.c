@@ -2998,6 +2998,25 @@ static int long_hit(store *s, const char *word, int64_t id, char **snip)
     return 0;
 }
 
+/* The store file as schema 13 and older left it: the texts `which` selects
+ * decoded back to plain, and the packing to run again from the start. */
+static void texts_as_version_13(const char *path, const char *which)
+{
+    char sql[600];
+    snprintf(sql, sizeof sql,
+             "UPDATE message_body SET text = mcpage_text(message_id, codec, text), codec = 0 "
+             "WHERE %s;"
+             "UPDATE meta SET value = (SELECT max(message_id) FROM message_body) WHERE "
+             "key IN ('text_pack_at', 'text_pack_until');"
+             "DELETE FROM schema_version WHERE version >= 14;",
+             which);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(store_sqlite_text_register(db), 0);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
 /* Every long text reads as written, by id and in order; its words' snippets,
  * cut from the frames that hold them, are those cut from the whole text. */
 static void long_texts_read_back(store *s, const int64_t *ids)
@@ -3115,19 +3134,7 @@ static void long_texts_in_frames(void **state)
     /* the store as version 13 kept it: long texts plain, packed by the tidy */
     store_close(f->s);
     f->s = NULL;
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-    assert_int_equal(store_sqlite_text_register(db), 0);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "UPDATE message_body SET text = mcpage_text(message_id, codec, text), codec "
-                     "= 0 WHERE codec = 2;"
-                     "UPDATE meta SET value = (SELECT max(message_id) FROM message_body) WHERE "
-                     "key IN ('text_pack_at', 'text_pack_until');"
-                     "DELETE FROM schema_version WHERE version >= 14;",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    texts_as_version_13(f->db, "codec = 2");
     assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
     snprintf(q, sizeof q, "SELECT count(*) FROM message_body WHERE codec = 2 AND %s", in_l);
     assert_int_equal(raw_num(f->db, q), 0);
@@ -3235,19 +3242,7 @@ static void killed_tidy_packs_to_the_same_texts(void **state)
     f->s = NULL;
     /* every text plain, as schema 13 and older left them: the migration to
      * 14 starts the packing over */
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-    assert_int_equal(store_sqlite_text_register(db), 0);
-    assert_int_equal(
-        sqlite3_exec(db,
-                     "UPDATE message_body SET text = mcpage_text(message_id, codec, text), codec "
-                     "= 0 WHERE codec != 0;"
-                     "UPDATE meta SET value = (SELECT max(message_id) FROM message_body) WHERE "
-                     "key IN ('text_pack_at', 'text_pack_until');"
-                     "DELETE FROM schema_version WHERE version >= 14;",
-                     NULL, NULL, NULL),
-        SQLITE_OK);
-    sqlite3_close(db);
+    texts_as_version_13(f->db, "codec != 0");
     const char *in_k = "message_id IN (SELECT message_id FROM messages WHERE sid = (SELECT sid "
                        "FROM sessions WHERE session_id = 'text-k'))";
     char plain_q[512];

@@ -181,7 +181,12 @@ int store_sqlite__file_check(store *s, const char *path, int writer)
     return 0;
 }
 
-static int seal_names(const char *path, char *seal, char *wal, size_t n);
+/* "<db>-checked" and "<db>-wal" into the buffers; 0, or -1 when too long. */
+static int seal_names(const char *path, char *seal, char *wal, size_t n)
+{
+    int a = snprintf(seal, n, "%s-checked", path), b = snprintf(wal, n, "%s-wal", path);
+    return a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n ? -1 : 0;
+}
 
 int store_sqlite__damaged(store *s, const char *path, const char *detail)
 {
@@ -228,13 +233,6 @@ static sq_seen_file seen(const char *path)
         return (sq_seen_file){-1, -1, -1, -1};
     return (sq_seen_file){(long long)st.st_size, (long long)st.st_ino, (long long)st.st_mtim.tv_sec,
                           (long long)st.st_mtim.tv_nsec};
-}
-
-/* "<db>-checked" and "<db>-wal" into the buffers; 0, or -1 when too long. */
-static int seal_names(const char *path, char *seal, char *wal, size_t n)
-{
-    int a = snprintf(seal, n, "%s-checked", path), b = snprintf(wal, n, "%s-wal", path);
-    return a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n ? -1 : 0;
 }
 
 void store_sqlite__seal_look(const char *path, sq_seen *out)
