@@ -8,7 +8,6 @@
  * the Mcp-Session-Id the server gave, which is DELETEd at the end. Bodies
  * are bounded by CHECK_MESSAGE_MAX and every request by the timeout.
  */
-#include <curl/curl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -16,6 +15,7 @@
 #include <mcpage/mcpage.h>
 
 #include "check/check.h"
+#include "check/check_curl.h"
 #include "page/dbuf.h"
 
 struct check_http {
@@ -35,6 +35,9 @@ typedef struct heads {
 int check_http_start(const char *url, const char *const *headers, size_t n_headers,
                      check_http **out, char *why, size_t why_len)
 {
+    int rc = check_curl_load(why, why_len);
+    if (rc < 0)
+        return rc;
     check_http *h = calloc(1, sizeof *h);
     if (h == NULL)
         return MCPAGE_ENOMEM;

@@ -15,8 +15,6 @@
 
 #include <mcpage/server.h>
 
-#include <curl/curl.h>
-
 #include "check/check.h"
 #include "cli/cli_archive.h"
 #include "cli/commands.h"
@@ -459,7 +457,6 @@ static int call_remote(const call_opts *o, json_t *args)
     check_transport t;
     int rc;
     if (o->url) {
-        curl_global_init(CURL_GLOBAL_DEFAULT);
         rc = check_http_start(o->url, o->headers, o->n_headers, &endpoint, why, sizeof why);
         if (rc == 0)
             check_http_transport(endpoint, &t);
@@ -482,8 +479,6 @@ static int call_remote(const call_opts *o, json_t *args)
         text_term_printf(stderr, "mcpage call: %s\n", why[0] ? why : mcpage_strerror(rc));
     check_stdio_stop(child);
     check_http_stop(endpoint);
-    if (o->url)
-        curl_global_cleanup();
     return status;
 }
 

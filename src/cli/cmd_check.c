@@ -10,8 +10,6 @@
 
 #include <mcpage/mcpage.h>
 
-#include <curl/curl.h>
-
 #include "check/check.h"
 #include "cli/commands.h"
 #include "page/term.h"
@@ -193,7 +191,6 @@ int cli_cmd_check(int argc, char **argv)
     check_transport t;
     int rc;
     if (http) {
-        curl_global_init(CURL_GLOBAL_DEFAULT);
         rc = check_http_start(argv[i], headers, n_headers, &endpoint, why, sizeof why);
         if (rc == 0)
             check_http_transport(endpoint, &t);
@@ -211,8 +208,6 @@ int cli_cmd_check(int argc, char **argv)
     rc = check_run(&o, &t, &rep);
     check_stdio_stop(child);
     check_http_stop(endpoint);
-    if (http)
-        curl_global_cleanup();
     if (as_json) {
         json_t *j = check_report_json(&rep);
         char *txt = j ? json_dumps(j, JSON_INDENT(2)) : NULL;

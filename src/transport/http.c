@@ -383,6 +383,12 @@ int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external,
         cfg->threads == 0 || cfg->threads > 64 || cfg->stream_buffer < 1024 ||
         cfg->body_timeout_s == 0 || (cfg->auth_token && strlen(cfg->auth_token) < HTTP_TOKEN_MIN))
         return MCPAGE_EINVAL;
+    char why[400];
+    int lrc = http_mhd_load(why, sizeof why);
+    if (lrc < 0) {
+        (void)fprintf(stderr, "mcpage: %s\n", why);
+        return lrc;
+    }
     mcpage_http *h = mcpage__calloc(1, sizeof *h);
     if (h == NULL)
         return MCPAGE_ENOMEM;

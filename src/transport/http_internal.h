@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include <jansson.h>
-#include <microhttpd.h>
+#include "transport/http_lib.h"
 #include <openssl/sha.h>
 
 #include <mcpage/http.h>

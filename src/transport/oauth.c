@@ -23,11 +23,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "mcp/jsonin.h"
 #include "page/alloc.h"
 #include "page/jw.h"
+#include "transport/http_curl.h"
 #include "transport/jwt.h"
 
 /* A key set shared by the requests verifying with it. */
@@ -232,12 +231,6 @@ static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_start(void)
-{
-    (void)curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 /*
  * GETs `url` (JSON expected): 0 with the body (NUL-terminated, owned by
  * the caller) and its cache lifetime, else -1 with `why`.
@@ -245,7 +238,8 @@ static void curl_start(void)
 static int fetch(const http_oauth *o, const char *url, size_t max, char **body, size_t *len,
                  int64_t *cache_s, char *why, size_t cap)
 {
-    pthread_once(&curl_once, curl_start);
+    if (http_curl_load(why, cap) < 0)
+        return -1;
     CURL *c = curl_easy_init();
     if (c == NULL) {
         jwt_say(why, cap, "out of memory");

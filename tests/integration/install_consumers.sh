@@ -110,8 +110,12 @@ done
 # --static --libs` (Libs.private names them directly, so no static closure
 # of other packages is asked for), with libmcpage.a for -lmcpage.
 step "pkg-config, static: cc ... libmcpage.a \$(pkg-config --static --libs mcpage)"
-for l in -lcrypto -lmicrohttpd -lcurl; do
+for l in -lcrypto -ldl; do
   pkg-config --static --libs mcpage | grep -q -- "$l" || fail "mcpage.pc's static libs lack $l"
+done
+# libmicrohttpd and libcurl are opened on first use, never linked.
+for l in -lmicrohttpd -lcurl; do
+  if pkg-config --static --libs mcpage | grep -q -- "$l"; then fail "mcpage.pc links $l"; fi
 done
 static_libs="$libdir/libmcpage.a $(pkg-config --static --libs mcpage | sed -e 's/-lmcpage//' -e 's/-Wl,-rpath,[^ ]*//')"
 for ex in $examples; do

@@ -134,6 +134,10 @@ int store_pg_connect(store *s, const char *url, int writer, pg_conn **out)
     *out = NULL;
     if (strlen(url) >= PG_URL_MAX)
         return store_fail(s, MCPAGE_ERANGE, "store URL longer than %d bytes", PG_URL_MAX - 1);
+    char why[400];
+    int lrc = store_pg__lib_load(why, sizeof why);
+    if (lrc < 0) /* not "retry shortly": nothing changes until libpq is installed */
+        return store_fail(s, lrc, "%s", why);
     pg_conn *c = calloc(1, sizeof *c);
     if (!c)
         return MCPAGE_ENOMEM;

@@ -7,7 +7,7 @@
 #ifndef MCPAGE_STORE_PG_INTERNAL_H
 #define MCPAGE_STORE_PG_INTERNAL_H
 
-#include <libpq-fe.h>
+#include "store/postgres/pg_lib.h"
 
 #include "store/store_backend.h"
 #include "store/store_sql.h"
