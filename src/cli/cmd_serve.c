@@ -68,7 +68,10 @@ static void usage(FILE *out)
         "~/.local/share/mcpage/archive.db)\n"
         "  --no-sync         serve the archive as it is: no sync on start or while running\n"
         "                    (with no archive yet, an empty one is made and served)\n"
-        "  --sync-interval S sync again every S seconds while serving (default %d)\n"
+        "  --sync-interval S walk every agent folder again after S seconds without a walk\n"
+        "                    while serving (default %d); between walks, a change's pass\n"
+        "                    reads only the files the watcher named (MCPAGE_NAMED_SYNC=0:\n"
+        "                    every pass walks)\n"
         "  --first-sync S    read transcripts for at most S seconds before serving (default\n"
         "                    %d; 0: serve at once); the rest is read while serving\n"
         "  --no-watch        do not watch the agents' folders (env MCPAGE_NO_WATCH=1): sync\n"
@@ -123,6 +126,8 @@ typedef struct serve_sync {
     bool resume;               /* the last pass was cut short: the next one at once */
     bool no_watch;             /* --no-watch or MCPAGE_NO_WATCH: the interval only */
     sync_watch *watch;         /* the folders watched, or NULL */
+    bool no_named;             /* MCPAGE_NAMED_SYNC=0: every pass walks */
+    bool walk_due;             /* the last pass left something to a walk: walk next, at once */
     int stop_pipe[2];          /* written to stop the thread */
     pthread_mutex_t mu;        /* guards stop */
     bool stop;                 /* the server is shutting down */
@@ -370,17 +375,38 @@ static int first_pass_stop(void *ud)
     return sync_stopping(ss) || now_ms() >= ss->first_until;
 }
 
-static void sync_once(serve_sync *ss, bool verbose)
+/*
+ * One pass. The files the watcher named since the last pass are its own
+ * (sync_watch_take, before the pass reads anything): a named pass reads
+ * only them (sync_run_named, which walks itself when they do not decide),
+ * unless `walk` or the last pass asks for a walk, which covers them too.
+ * True when the pass walked.
+ */
+static bool sync_once(serve_sync *ss, bool verbose, bool walk)
 {
+    char **names = NULL;
+    size_t n = 0;
+    bool named = ss->watch && sync_watch_take(ss->watch, &names, &n) && n > 0 && !walk &&
+                 !ss->walk_due && !ss->no_named;
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     sync_report rep;
-    int rc = sync_run(ss->writer, &ss->opt, &rep);
+    int rc = named ? sync_run_named(ss->writer, &ss->opt, names, n, &rep)
+                   : sync_run(ss->writer, &ss->opt, &rep);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    sync_watch_names_free(names, n);
+    long long cpu_ms =
+        (long long)(c1.tv_sec - c0.tv_sec) * 1000 + (c1.tv_nsec - c0.tv_nsec) / 1000000;
     if (rc < 0)
         text_term_printf(stderr, "mcpage serve: sync failed: %s\n", mcpage_strerror(rc));
     else if (verbose || rep.messages_added > 0 || rep.files_failed > 0)
         text_term_printf(stderr,
-                         "mcpage serve: synced %lld files, +%lld sessions, +%lld messages\n",
+                         "mcpage serve: synced %lld files, +%lld sessions, +%lld messages (%s, "
+                         "%lld ms of CPU)\n",
                          (long long)rep.files_seen, (long long)rep.sessions_added,
-                         (long long)rep.messages_added);
+                         (long long)rep.messages_added,
+                         rep.named ? "the files the watcher named" : "a walk", cpu_ms);
+    ss->walk_due = rc < 0 || (rep.named && rep.walk_due);
     /* cut short (not by the shutdown): the next pass reads the rest at once */
     ss->resume = rc >= 0 && rep.stopped && !sync_stopping(ss);
     if (ss->resume && verbose)
@@ -388,9 +414,10 @@ static void sync_once(serve_sync *ss, bool verbose)
                          "mcpage serve: read %lld of %lld changed files in the first %ld s; the "
                          "rest is read while serving\n",
                          (long long)rep.files_done, (long long)rep.files_changed, ss->first_sync);
-    if (rc >= 0)
+    if (rc >= 0 && !rep.named) /* a named pass does not find each source's files */
         cli_sources_record(ss->shown, &rep);
     notify_changes(ss);
+    return rc < 0 || !rep.named;
 }
 
 /* Non-zero once the server is shutting down. */
@@ -427,8 +454,11 @@ static void tidy_once(serve_sync *ss)
  * The sync thread: waits for a change in the watched folders, the
  * interval or the stop. A burst of changes (an agent writes many lines a
  * second) is one pass, once the folders were quiet SERVE_WATCH_QUIET_MS or
- * SERVE_WATCH_BURST_MS after its first change. Passes run one at a time on
- * this thread, so no file is ever synced twice at once.
+ * SERVE_WATCH_BURST_MS after its first change: a named pass over the files
+ * the watcher named. Every `interval` seconds without a walk, a pass walks
+ * every folder (what a watch cannot see: a folder past the watch limit).
+ * Passes run one at a time on this thread, so no file is ever synced
+ * twice at once.
  */
 static void *sync_loop(void *ud)
 {
@@ -470,8 +500,10 @@ static void *sync_loop(void *ud)
              (now >= first + SERVE_WATCH_BURST_MS || now >= last + SERVE_WATCH_QUIET_MS)) ||
             now >= next_pass) {
             first = last = 0;
-            sync_once(ss, false);
-            next_pass = now_ms() + (ss->resume ? 0 : (int64_t)ss->interval * 1000);
+            bool walked = sync_once(ss, false, now >= next_pass);
+            if (walked || ss->resume || ss->walk_due)
+                next_pass =
+                    now_ms() + (ss->resume || ss->walk_due ? 0 : (int64_t)ss->interval * 1000);
             calm_since = now_ms();
             tidy_due = true;
         } else if (!first && tidy_due && now >= calm_since + SERVE_TIDY_CALM_MS) {
@@ -561,7 +593,9 @@ static int sync_start(serve_sync *ss, const char *db)
     ss->opt.stop = first_pass_stop;
     ss->opt.stop_ud = ss;
     ss->first_until = now_ms() + (int64_t)ss->first_sync * 1000;
-    sync_once(ss, true);
+    const char *named = getenv("MCPAGE_NAMED_SYNC");
+    ss->no_named = named && strcmp(named, "0") == 0;
+    sync_once(ss, true, true);
     ss->opt.stop = pass_stop;
     /* The sync thread takes no process signals: SIGTERM and SIGINT belong
        to the transport, which masks them in its own threads only. */

@@ -415,48 +415,43 @@ static const store_source *source_of(const store_sources *known, size_t *k, cons
 }
 
 /*
- * Which files changed since their last sync (the walk's stat of each,
- * merged with the source records in path order: no query per file), and
- * how many bytes that means for the progress bar. A file whose last line
- * waited for its newline is looked at again once it has settled.
+ * Whether one file changed since its last sync (`src` its record, or NULL),
+ * from the walk's stat of it (or a stat now), and how many bytes that
+ * means for the progress bar. A file whose last line waited for its
+ * newline is looked at again once it has settled. A file gone, or a bare
+ * agent file that waits for its parent's name, gets st_size -1.
  */
-static int prepass(store *s, sync_jobs *js, const char *host, sync_report *rep, int64_t *changed,
-                   int64_t *bytes_total)
+static int look_at(sync_job *j, const store_source *src, sync_report *rep, int64_t *bytes_total)
 {
-    store_sources known;
-    int rc = store_sources_all(s, host, SYNC_FILES_MAX, &known);
-    if (rc < 0)
-        return rc;
-    size_t k = 0;
-    for (size_t i = 0; i < js->n && rc >= 0; i++) {
-        sync_job *j = &js->v[i];
-        const store_source *src = source_of(&known, &k, j->path);
-        if (!j->statted && stat(j->real ? j->real : j->path, &j->sb) < 0) {
-            j->sb.st_size = -1;
-            continue;
-        }
-        if (j->bare_agent && (rc = bare_agent_id(j, src ? src->session_id : NULL)) != 0) {
-            j->sb.st_size = -1; /* waits for a line that names its parent */
-            continue;
-        }
-        int64_t size = (int64_t)j->sb.st_size;
-        int same =
-            src && src->size == size && src->inode == (int64_t)j->sb.st_ino &&
-            src->mtime_ns == (int64_t)j->sb.st_mtim.tv_sec * 1000000000 + j->sb.st_mtim.tv_nsec;
-        int waiting = same && src->consumed < size && !j->legacy && sync_job_settled(j, &j->sb);
-        if (same && !waiting) {
-            if (src->consumed < size && !j->legacy) /* its last line still waits */
-                sync_held(rep, j->path, (int64_t)j->sb.st_mtim.tv_sec + SYNC_SETTLED_SECONDS);
-            continue;
-        }
-        j->changed = 1;
-        int64_t from = src && src->consumed <= size ? src->consumed : 0;
-        *bytes_total += size - from;
+    if (!j->statted && stat(j->real ? j->real : j->path, &j->sb) < 0) {
+        j->sb.st_size = -1;
+        return 0;
     }
-    store_sources_free(&known);
+    int rc;
+    if (j->bare_agent && (rc = bare_agent_id(j, src ? src->session_id : NULL)) != 0) {
+        j->sb.st_size = -1; /* waits for a line that names its parent */
+        return rc < 0 ? rc : 0;
+    }
+    int64_t size = (int64_t)j->sb.st_size;
+    int same = src && src->size == size && src->inode == (int64_t)j->sb.st_ino &&
+               src->mtime_ns == (int64_t)j->sb.st_mtim.tv_sec * 1000000000 + j->sb.st_mtim.tv_nsec;
+    int waiting = same && src->consumed < size && !j->legacy && sync_job_settled(j, &j->sb);
+    if (same && !waiting) {
+        if (src->consumed < size && !j->legacy) /* its last line still waits */
+            sync_held(rep, j->path, (int64_t)j->sb.st_mtim.tv_sec + SYNC_SETTLED_SECONDS);
+        return 0;
+    }
+    j->changed = 1;
+    int64_t from = src && src->consumed <= size ? src->consumed : 0;
+    *bytes_total += size - from;
+    return 0;
+}
+
+/* One file per session, then the counts of changed and unchanged files. */
+static int count_changed(sync_jobs *js, sync_report *rep, int64_t *changed)
+{
+    int rc = one_file_per_session(js, rep);
     if (rc < 0)
-        return rc;
-    if ((rc = one_file_per_session(js, rep)) < 0)
         return rc;
     for (size_t i = 0; i < js->n; i++) {
         sync_job *j = &js->v[i];
@@ -468,6 +463,66 @@ static int prepass(store *s, sync_jobs *js, const char *host, sync_report *rep, 
             rep->files_unchanged++;
     }
     return 0;
+}
+
+/*
+ * Which files changed since their last sync (look_at, the source records
+ * merged with the walk's files in path order: no query per file).
+ */
+static int prepass(store *s, sync_jobs *js, const char *host, sync_report *rep, int64_t *changed,
+                   int64_t *bytes_total)
+{
+    store_sources known;
+    int rc = store_sources_all(s, host, SYNC_FILES_MAX, &known);
+    if (rc < 0)
+        return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < js->n && rc >= 0; i++)
+        rc = look_at(&js->v[i], source_of(&known, &k, js->v[i].path), rep, bytes_total);
+    store_sources_free(&known);
+    return rc < 0 ? rc : count_changed(js, rep, changed);
+}
+
+/*
+ * Whether a named pass decides alone what a walk would do with this file
+ * (0), or must walk (SYNC_WALK). A walk lets one file own each session:
+ * the longest of the files holding it. A named pass sees only its files,
+ * so it reads a file only when no other can own its session: a file that
+ * is its session's file in the store (read on this machine from this path)
+ * and has not shrunk, or a new file whose session the store does not know.
+ */
+static int named_decides(store *s, const char *host, const sync_job *j, const store_source *src)
+{
+    store_session ses;
+    int rc = store_session_get(s, j->session_id, &ses);
+    if (rc == MCPAGE_ENOTFOUND)
+        return src ? SYNC_WALK : 0;
+    if (rc < 0)
+        return rc;
+    int own = ses.source_path && strcmp(ses.source_path, j->path) == 0 && ses.hostname &&
+              strcmp(ses.hostname, host) == 0 && src && src->session_id &&
+              strcmp(src->session_id, j->session_id) == 0 && src->size <= (int64_t)j->sb.st_size;
+    store_session_clear(&ses);
+    return own ? 0 : SYNC_WALK;
+}
+
+/* The prepass of a named pass: each file's record looked up by its path. */
+static int prepass_named(store *s, sync_jobs *js, const char *host, sync_report *rep,
+                         int64_t *changed, int64_t *bytes_total)
+{
+    int rc = 0;
+    for (size_t i = 0; i < js->n && rc == 0; i++) {
+        sync_job *j = &js->v[i];
+        store_source src = {0};
+        int got = store_source_get(s, host, j->path, &src);
+        if (got < 0 && got != MCPAGE_ENOTFOUND)
+            return got;
+        rc = look_at(j, got == 0 ? &src : NULL, rep, bytes_total);
+        if (rc == 0 && j->sb.st_size >= 0)
+            rc = named_decides(s, host, j, got == 0 ? &src : NULL);
+        store_source_clear(&src);
+    }
+    return rc != 0 ? rc : count_changed(js, rep, changed);
 }
 
 /* ---- the pass -------------------------------------------------------- */
@@ -579,30 +634,53 @@ const char *sync__parent_key(store *s, const sync_options *opt, const char *pare
     return buf;
 }
 
+/* What a pass begins with: its report emptied, its start time, and its
+ * options with the machine's name and the owner filled in (into host and
+ * owner, which must live as long as o). */
+typedef struct pass_start {
+    sync_options o;
+    struct timespec t0;
+    char host[256];
+    char owner[STORE_OWNER_MAX + 1];
+} pass_start;
+
+static int pass_begin(const sync_options *opt, sync_report *rep, pass_start *ps)
+{
+    memset(rep, 0, sizeof *rep);
+    clock_gettime(CLOCK_MONOTONIC, &ps->t0);
+    ps->o = *opt;
+    if (!ps->o.hostname) {
+        if (gethostname(ps->host, sizeof ps->host - 1) < 0)
+            snprintf(ps->host, sizeof ps->host, "unknown");
+        ps->host[sizeof ps->host - 1] = '\0';
+        ps->o.hostname = ps->host;
+    }
+    if (!ps->o.owner || !*ps->o.owner) {
+        store_owner_default(ps->owner, sizeof ps->owner);
+        ps->o.owner = ps->owner;
+    }
+    return store_owner_valid(ps->o.owner) ? 0 : MCPAGE_EINVAL;
+}
+
+static void pass_seconds(sync_report *rep, const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    rep->seconds = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
 int sync_run(store *s, const sync_options *opt, sync_report *rep)
 {
     if (!s || !opt || !rep)
         return MCPAGE_EINVAL;
-    memset(rep, 0, sizeof *rep);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    char host[256] = "";
-    sync_options o = *opt;
-    if (!o.hostname) {
-        if (gethostname(host, sizeof host - 1) < 0)
-            snprintf(host, sizeof host, "unknown");
-        o.hostname = host;
-    }
-    char owner[STORE_OWNER_MAX + 1];
-    if (!o.owner || !*o.owner) {
-        store_owner_default(owner, sizeof owner);
-        o.owner = owner;
-    }
-    if (!store_owner_valid(o.owner))
-        return MCPAGE_EINVAL;
+    pass_start ps;
+    int rc = pass_begin(opt, rep, &ps);
+    const sync_options o = ps.o;
     sync_jobs js = {0};
+    if (rc < 0)
+        goto out;
     /* a store older than usage_calls: its sessions' calls, from its raw bytes */
-    int rc = sync_usage_backfill(s);
+    rc = sync_usage_backfill(s);
     if (rc == 0) /* and its file edits */
         rc = sync_edits_backfill(s);
     if (rc < 0)
@@ -628,7 +706,54 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
         rc = sync__fold_run(s, &o, rep);
 out:
     sync_jobs_free(&js);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    rep->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    pass_seconds(rep, &ps.t0);
+    return rc;
+}
+
+/* 1 when a session a named pass read has no project yet (a walk gives it one). */
+static int orphan_read(store *s, const sync_jobs *js)
+{
+    for (size_t i = 0; i < js->n; i++) {
+        const sync_job *j = &js->v[i];
+        if (!j->changed || j->same_session || j->sb.st_size < 0)
+            continue;
+        store_session_state st;
+        if (store_session_state_get(s, j->session_id, &st) == 0 && st.project_id == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int sync_run_named(store *s, const sync_options *opt, char *const *paths, size_t n,
+                   sync_report *rep)
+{
+    if (!s || !opt || !rep || (n && !paths))
+        return MCPAGE_EINVAL;
+    pass_start ps;
+    int rc = pass_begin(opt, rep, &ps);
+    const sync_options o = ps.o;
+    sync_jobs js = {0};
+    pass_files p = {0};
+    if (rc == 0)
+        rc = sync_discover_named(&js, &o, paths, n, rep);
+    for (size_t i = 0; rc == 0 && i < js.n; i++)
+        js.v[i].settle = o.settle;
+    if (rc == 0)
+        rc = prepass_named(s, &js, o.hostname, rep, &p.changed, &p.bytes_total);
+    if (rc == SYNC_WALK) { /* nothing written yet: the walk decides */
+        sync_jobs_free(&js);
+        return sync_run(s, opt, rep);
+    }
+    rep->named = 1;
+    rep->files_named = (int64_t)n;
+    rep->files_seen = (int64_t)js.n;
+    if (rc == 0)
+        rc = read_changed(s, &js, &o, rep, &p);
+    rep->files_changed = p.changed;
+    rep->files_done = p.done;
+    if (rc == 0)
+        rep->walk_due = rep->files_failed > 0 || rep->stopped || orphan_read(s, &js);
+    sync_jobs_free(&js);
+    pass_seconds(rep, &ps.t0);
     return rc;
 }

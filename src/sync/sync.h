@@ -153,11 +153,33 @@ typedef struct sync_report {
     int stopped;
     int64_t files_changed; /* files the pass found changed */
     int64_t files_done;    /* of them, read (or failed) before it ended */
+    /* A named pass (sync_run_named) read only the files it was given:
+       named is 1 and files_named their number; 0 after a walk. */
+    int named;
+    int64_t files_named;
+    /* The named pass left something only a walk decides (a session of
+       its files without a project, a file that failed): walk next. */
+    int walk_due;
 } sync_report;
 
 /* Runs one sync pass into `s` (opened for writing). 0, or the first error
  * that stopped the whole pass; per-file failures only count in the report. */
 int sync_run(store *s, const sync_options *opt, sync_report *rep);
+
+/*
+ * A pass over only the files `paths` name (the changes a watcher saw,
+ * sync_watch.h), for `mcpage serve`: the jobs come from those paths under
+ * the walk's rules (sync_discover_named), each file's record and session
+ * are looked up one by one instead of all, and they are read as a walk's
+ * pass reads them; the folded sources, the orphans' projects and the
+ * backfills are left to the walks. When the names cannot decide what a walk
+ * would do (a path outside the Claude and Codex session folders, a link, a
+ * file that is not its session's file in the store, a new file of a known
+ * session, a file that shrank), it walks instead, before writing anything:
+ * rep->named says which ran. docs/sync.md, "Named passes".
+ */
+int sync_run_named(store *s, const sync_options *opt, char *const *paths, size_t n,
+                   sync_report *rep);
 
 /* Discovery only, nothing read or stored: what each source finds (its
  * files, whether its folder exists, folders and links it could not

@@ -455,3 +455,217 @@ int sync_discover(sync_jobs *js, const sync_options *o, sync_report *rep)
         qsort(js->v, js->n, sizeof js->v[0], job_cmp);
     return rc;
 }
+
+/* ---- a named pass: the files a watcher named, under the walk's rules ---- */
+
+/* What follows `dir` + "/" in `path`, or NULL when path is not below it. */
+static const char *below(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && path[n] == '/' ? path + n + 1 : NULL;
+}
+
+/*
+ * Splits `rest` (a path below a session folder) at its slashes into at most
+ * `max` parts, in place. The number of parts; 0 when a part starts with '.'
+ * or there are more than `max` (the walk never lists it), -1 when a part is
+ * empty (a path the walk never spells so).
+ */
+static int split_parts(char *rest, char **part, int max)
+{
+    int n = 0;
+    for (char *p = rest;;) {
+        if (!*p)
+            return -1;
+        if (n == max)
+            return 0;
+        part[n++] = p;
+        char *slash = strchr(p, '/');
+        if (!slash)
+            break;
+        *slash = '\0';
+        p = slash + 1;
+    }
+    for (int i = 0; i < n; i++)
+        if (part[i][0] == '.')
+            return 0;
+    return n;
+}
+
+/* A folder entry's type from lstat, as a listing gives it; -1 for a folder. */
+static int entry_type(const struct stat *sb)
+{
+    return S_ISREG(sb->st_mode)    ? DT_REG
+           : S_ISDIR(sb->st_mode)  ? -1
+           : S_ISLNK(sb->st_mode)  ? DT_LNK
+           : S_ISFIFO(sb->st_mode) ? DT_FIFO
+           : S_ISCHR(sb->st_mode)  ? DT_CHR
+           : S_ISBLK(sb->st_mode)  ? DT_BLK
+           : S_ISSOCK(sb->st_mode) ? DT_SOCK
+                                   : DT_UNKNOWN;
+}
+
+/*
+ * Hands file `part[nparts - 1]` of the folder `from`/part[0]/.../ (joined
+ * as the walk joins them: the job's path is the walk's) to the walk's
+ * callback for that folder, as its listing would. The session folder
+ * `from` is opened as the walk opens it (links followed); each folder
+ * below it must be a folder, no link: the walk follows a link to a folder
+ * inside the home, which a named pass leaves to a walk (SYNC_WALK), as it
+ * leaves a name that is now a folder. A file or folder gone, or a file
+ * where a folder was, is nothing, as in the walk.
+ */
+static int named_entry(place *at, const char *from, char *const *part, int nparts, sync_entry_fn fn)
+{
+    char dir[SYNC_PATH_MAX];
+    struct stat sb;
+    int k = snprintf(dir, sizeof dir, "%s", from);
+    if (stat(dir, &sb) < 0)
+        return errno == ENOENT || errno == ENOTDIR ? 0 : SYNC_WALK;
+    if (!S_ISDIR(sb.st_mode))
+        return 0;
+    for (int i = 0; i + 1 < nparts; i++) {
+        int m = k > 0 && (size_t)k < sizeof dir
+                    ? snprintf(dir + k, sizeof dir - (size_t)k, "/%s", part[i])
+                    : -1;
+        if (m < 0 || (size_t)(k += m) >= sizeof dir)
+            return SYNC_WALK;
+        if (lstat(dir, &sb) < 0)
+            return errno == ENOENT || errno == ENOTDIR ? 0 : SYNC_WALK;
+        if (S_ISLNK(sb.st_mode))
+            return SYNC_WALK;
+        if (!S_ISDIR(sb.st_mode))
+            return 0;
+    }
+    const char *name = part[nparts - 1];
+    struct dirent de = {0};
+    if (strlen(name) >= sizeof de.d_name)
+        return 0; /* no folder lists such a name */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? 0 : SYNC_WALK;
+    int rc = 0, type = 0;
+    if (fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+        rc = errno == ENOENT ? 0 : SYNC_WALK; /* deleted: nothing, as in the walk */
+    else if ((type = entry_type(&sb)) < 0)
+        rc = SYNC_WALK; /* a folder: its files are the walk's */
+    else {
+        memcpy(de.d_name, name, strlen(name) + 1);
+        de.d_type = (unsigned char)type;
+        char *path = sync_join(dir, name);
+        at->dirfd = fd;
+        rc = path ? fn(at, &de, path) : MCPAGE_ENOMEM;
+    }
+    close(fd);
+    return rc;
+}
+
+/* One named path under a Claude home's projects/ (`rest` below it). */
+static int named_claude(walk *w, const char *root, char *rest)
+{
+    char *part[4];
+    int n = split_parts(rest, part, 4);
+    if (n < 0)
+        return SYNC_WALK;
+    if (n == 2) { /* <project>/<session>.jsonl: a file of the project's listing */
+        place at = {.w = w, .name = part[0]};
+        return named_entry(&at, root, part, 2, claude_entry);
+    }
+    if (n == 4 && strcmp(part[2], "subagents") == 0) { /* <project>/<session>/subagents/x */
+        place at = {.w = w, .name = part[0], .parent = part[1]};
+        return named_entry(&at, root, part, 4, claude_subagent);
+    }
+    return 0; /* no session file there: the walk lists none */
+}
+
+/* One named path under a Codex home's sessions/ or archived_sessions/. */
+static int named_codex(walk *w, const char *root, char *rest)
+{
+    char *part[SYNC_DEPTH_MAX + 2];
+    int n = split_parts(rest, part, SYNC_DEPTH_MAX + 2);
+    if (n < 0)
+        return SYNC_WALK;
+    if (n == 0)
+        return 0; /* past the walk's depth, or a hidden part: not listed */
+    place at = {.w = w, .depth = n - 1};
+    return named_entry(&at, root, part, n, codex_entry);
+}
+
+/* Where one home's sessions are: its session folders (walk's joins). */
+typedef struct named_home {
+    const char *home;
+    int source;            /* SRC_CLAUDE or SRC_CODEX */
+    const char *name;      /* the source's name in the report */
+    const sync_desc *desc; /* a described source writing the format, or NULL */
+    char *roots[2];        /* projects/, or sessions/ and archived_sessions/ */
+} named_home;
+
+static int named_path(sync_jobs *js, sync_report *rep, const named_home *h, size_t nh,
+                      const char *path)
+{
+    const named_home *at = NULL;
+    const char *root = NULL, *rest = NULL;
+    for (size_t i = 0; i < nh; i++)
+        for (int r = 0; r < 2 && h[i].roots[r]; r++) {
+            const char *b = below(path, h[i].roots[r]);
+            if (!b)
+                continue;
+            if (at)
+                return SYNC_WALK; /* two sources' folders: the walk settles it */
+            at = &h[i], root = h[i].roots[r], rest = b;
+        }
+    if (!at)
+        return SYNC_WALK; /* a folded source's file, or one the walk alone knows */
+    char *real = realpath(at->home, NULL), *copy = sync_dup(rest);
+    int rc = copy ? 0 : MCPAGE_ENOMEM;
+    if (rc == 0 && real) { /* a home gone has no files, as in the walk */
+        walk w = {.js = js, .rep = rep, .root = real, .rootlen = strlen(real), .home = at->home};
+        w.source = at->source == SRC_CLAUDE ? "claude" : "codex";
+        sync_mark m;
+        sync__source_begin(rep, at->name, &m);
+        size_t before = js->n;
+        rc = at->source == SRC_CLAUDE ? named_claude(&w, root, copy) : named_codex(&w, root, copy);
+        sync__source_end(rep, &m);
+        if (rc == 0 && at->desc)
+            rc = name_jobs(js, before, at->desc);
+    }
+    free(real);
+    free(copy);
+    return rc;
+}
+
+int sync_discover_named(sync_jobs *js, const sync_options *o, char *const *paths, size_t n,
+                        sync_report *rep)
+{
+    named_home h[2 + SYNC_REPORT_SOURCES] = {0};
+    size_t nh = 0;
+    int rc = 0;
+    if (o->claude_home)
+        h[nh++] = (named_home){o->claude_home, SRC_CLAUDE, "claude", NULL, {NULL, NULL}};
+    if (o->codex_home)
+        h[nh++] = (named_home){o->codex_home, SRC_CODEX, "codex", NULL, {NULL, NULL}};
+    for (size_t i = 0; i < o->ndescribed && nh < sizeof h / sizeof h[0]; i++) {
+        const sync_desc *d = o->described[i].desc;
+        if (!o->described[i].home || !d->writes ||
+            (strcmp(d->writes, "claude") != 0 && strcmp(d->writes, "codex") != 0))
+            continue;
+        int source = strcmp(d->writes, "claude") == 0 ? SRC_CLAUDE : SRC_CODEX;
+        h[nh++] = (named_home){o->described[i].home, source, d->name, d, {NULL, NULL}};
+    }
+    for (size_t i = 0; i < nh && rc == 0; i++) {
+        h[i].roots[0] = sync_join(h[i].home, h[i].source == SRC_CLAUDE ? "projects" : "sessions");
+        if (h[i].source == SRC_CODEX)
+            h[i].roots[1] = sync_join(h[i].home, "archived_sessions");
+        if (!h[i].roots[0] || (h[i].source == SRC_CODEX && !h[i].roots[1]))
+            rc = MCPAGE_ENOMEM;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = named_path(js, rep, h, nh, paths[i]);
+    for (size_t i = 0; i < nh; i++) {
+        free(h[i].roots[0]);
+        free(h[i].roots[1]);
+    }
+    if (rc == 0 && js->n > 1)
+        qsort(js->v, js->n, sizeof js->v[0], job_cmp);
+    return rc;
+}

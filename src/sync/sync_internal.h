@@ -55,6 +55,19 @@ typedef struct sync_jobs {
  * out of each home left alone (counted in `rep`). */
 int sync_discover(sync_jobs *js, const sync_options *o, sync_report *rep);
 void sync_jobs_free(sync_jobs *js);
+/* What a named pass returns when it cannot decide alone: walk instead. */
+#define SYNC_WALK 1
+/*
+ * The jobs of the files `paths` name (a watcher's names), under the walk's
+ * rules: each path below one Claude or Codex session folder of `o` where
+ * the walk would list a transcript gives that file's job, exactly as the
+ * walk gives it; a path where the walk lists none (a file gone, another
+ * file, a hidden folder) gives nothing. SYNC_WALK when a path is
+ * not one the named rules decide: below no such folder (a folded
+ * source's), below two, through a link to a folder, or a folder now.
+ */
+int sync_discover_named(sync_jobs *js, const sync_options *o, char *const *paths, size_t n,
+                        sync_report *rep);
 
 /*
  * One transaction over several files (sync_file.c): the files of a pass

@@ -18,7 +18,9 @@
 #include <mcpage/mcpage.h>
 
 #include "sync/sync_desc.h"
+#include "sync/sync_source.h"
 #include "sync/sync_watch.h"
+#include "sync/sync_walk.h"
 
 #ifdef __linux__
 #include <dirent.h>
@@ -51,6 +53,11 @@ struct sync_watch {
     bool full;      /* the limit was met: some folders are not watched */
     bool warned;    /* sync_watch_warning said so */
     char warning[600];
+    /* What changed since sync_watch_take: the files named, or a walk. */
+    char **names; /* paths of files events named, each once (owned) */
+    size_t nnames, cap_names;
+    sync_idmap seen; /* the paths in names */
+    bool walk;       /* the names are not all that changed */
 };
 
 /* Events that say a session file changed, in a folder of a root's tree. */
@@ -328,6 +335,45 @@ static int folder_appeared(sync_watch *w, const watch_ent *e, const char *path)
     return hits;
 }
 
+/* Notes a file an event named; past SYNC_WATCH_NAMES_MAX, a walk instead. */
+static void name_file(sync_watch *w, const char *path)
+{
+    if (w->walk)
+        return;
+    int added = w->nnames < SYNC_WATCH_NAMES_MAX ? sync_idmap_add(&w->seen, path) : -1;
+    if (added == 0)
+        return;
+    char *copy = added > 0 ? strdup(path) : NULL;
+    if (!copy ||
+        sync_grow((void **)&w->names, &w->cap_names, w->nnames, sizeof *w->names, 16) < 0) {
+        free(copy);
+        w->walk = true;
+        return;
+    }
+    w->names[w->nnames++] = copy;
+}
+
+int sync_watch_take(sync_watch *w, char ***paths, size_t *n)
+{
+    int named = !w->walk;
+    *paths = named ? w->names : NULL;
+    *n = named ? w->nnames : 0;
+    if (!named)
+        sync_watch_names_free(w->names, w->nnames);
+    w->names = NULL;
+    w->nnames = w->cap_names = 0;
+    w->walk = false;
+    sync_idmap_free(&w->seen);
+    return named;
+}
+
+void sync_watch_names_free(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}
+
 int sync_watch_read(sync_watch *w)
 {
     char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -342,6 +388,7 @@ int sync_watch_read(sync_watch *w)
             if (ev->mask & IN_Q_OVERFLOW) { /* events lost: look again everywhere */
                 for (size_t r = 0; r < w->nroots; r++)
                     arm_root(w, (int)r);
+                w->walk = true;
                 changes++;
                 continue;
             }
@@ -357,22 +404,33 @@ int sync_watch_read(sync_watch *w)
             if (ev->mask & IN_MOVE_SELF) {
                 struct stat sb;
                 /* moved within the tree: re-armed under its new name already */
+                w->walk |= e->root >= 0;
+                changes += e->root >= 0;
                 if (stat(e->path, &sb) != 0)
                     drop_tree(w, ev->wd);
-                changes += e->root >= 0;
                 continue;
             }
             if (ev->mask & IN_DELETE_SELF) {
+                w->walk |= e->root >= 0;
                 changes += e->root >= 0;
                 continue;
             }
             char path[SYNC_PATH_MAX];
             int k = ev->len ? snprintf(path, sizeof path, "%s/%s", e->path, ev->name) : -1;
-            if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && k > 0 &&
-                (size_t)k < sizeof path)
-                changes += folder_appeared(w, e, path);
-            else if (e->root >= 0)
+            bool fits = k > 0 && (size_t)k < sizeof path;
+            if ((ev->mask & IN_ISDIR) && (ev->mask & (IN_CREATE | IN_MOVED_TO)) && fits) {
+                int hits = folder_appeared(w, e, path);
+                w->walk |= hits > 0; /* its files may predate its watch */
+                changes += hits;
+            } else if (e->root >= 0) {
+                /* a file written, created, moved or deleted is named; a folder moved away
+                   or deleted, or a name that does not fit, needs a walk */
+                if ((ev->mask & IN_ISDIR) || !fits)
+                    w->walk = true;
+                else
+                    name_file(w, path);
                 changes++;
+            }
         }
     }
     return changes;
@@ -399,6 +457,8 @@ void sync_watch_close(sync_watch *w)
         free(w->ent[i].path);
     free(w->ent);
     free(w->roots);
+    sync_watch_names_free(w->names, w->nnames);
+    sync_idmap_free(&w->seen);
     close(w->fd);
     free(w);
 }
@@ -423,6 +483,20 @@ int sync_watch_read(sync_watch *w)
 {
     (void)w;
     return 0;
+}
+
+int sync_watch_take(sync_watch *w, char ***paths, size_t *n)
+{
+    (void)w;
+    *paths = NULL;
+    *n = 0;
+    return 0;
+}
+
+void sync_watch_names_free(char **paths, size_t n)
+{
+    (void)paths;
+    (void)n;
 }
 
 size_t sync_watch_count(const sync_watch *w)

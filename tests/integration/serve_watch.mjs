@@ -1,7 +1,11 @@
 // Integration test: `mcpage serve` watches the agents' folders (inotify) and
 // syncs a change within a second, with the interval sync set to an hour so
 // only the watcher can explain it:
-// - a line appended to a live session is searchable within 1 s;
+// - a line appended to a live session is searchable within 1 s, each by a
+//   named pass (the file the watcher named, no walk: serve's stderr says
+//   which pass stored a message);
+// - a folder moved in with its sessions already written (no event names
+//   them) is walked, and every session in it found;
 // - a session file in a project folder created while serving is found;
 // - a file rotated (renamed away, a new one at its path) and a file deleted
 //   are handled, and a deleted project folder made again is watched again;
@@ -93,6 +97,25 @@ try {
     assert.ok(ms >= 0, `appended line ${i} searchable within ${bound} ms`);
     took.push(Math.round(ms));
   }
+  const named = c.stderrText().match(/\+1 messages \(the files the watcher named, \d+ ms of CPU\)/g) ?? [];
+  assert.ok(named.length >= 5, `each append was a named pass:\n${c.stderrText()}`);
+  assert.match(c.stderrText(), /synced \d+ files, \+\d+ sessions, \+\d+ messages \(a walk, \d+ ms of CPU\)/,
+    "the start's pass walks");
+
+  // a folder moved in with its sessions already in it: a walk finds them all
+  const staged = path.join(tmp, "staged");
+  fs.mkdirSync(staged);
+  for (let k = 0; k < 3; k++) {
+    const id = `22222222-2222-4333-8444-00000000000${k}`;
+    fs.writeFileSync(path.join(staged, `${id}.jsonl`),
+      userLine(id, "/home/ada/src/staged", `puffinstaged${k} moved in`, ++n));
+  }
+  fs.renameSync(staged, path.join(projects, "-home-ada-src-staged"));
+  for (let k = 0; k < 3; k++)
+    assert.ok(await within(bound + 1000, async () => (await matches(c, `puffinstaged${k}`)) === 1) >= 0,
+      `session ${k} of a folder moved in is found`);
+  assert.match(c.stderrText(), /\+3 sessions, \+3 messages \(a walk, \d+ ms of CPU\)/,
+    "the folder moved in was walked");
 
   // a new project folder and a session in it
   const fresh = path.join(projects, "-home-ada-src-fresh");
@@ -102,7 +125,7 @@ try {
     userLine(sid, "/home/ada/src/fresh", "quetzalwatch in a new folder", ++n));
   let ms = await within(bound + 1000, async () => (await matches(c, "quetzalwatch")) === 1);
   assert.ok(ms >= 0, "a session in a new project folder is found");
-  assert.equal(await sessions(c), base + 1);
+  assert.equal(await sessions(c), base + 4);
   // a second file in the new folder (watched since its creation)
   const sid2 = "11111111-2222-4333-8444-666666666666";
   fs.writeFileSync(path.join(fresh, `${sid2}.jsonl`),

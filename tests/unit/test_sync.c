@@ -822,7 +822,9 @@ static void age_file(const char *path, int seconds)
     assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
 }
 
-static void sync_tree(const char *db, const char *root, sync_report *rep)
+/* A pass over the homes of a tree: a walk, or (path not NULL) a named
+ * pass over that one file (sync_run_named). */
+static void sync_in_tree(const char *db, const char *root, const char *path, sync_report *rep)
 {
     char claude[1400], codex[1400];
     snprintf(claude, sizeof claude, "%s/claude", root);
@@ -830,8 +832,19 @@ static void sync_tree(const char *db, const char *root, sync_report *rep)
     store *s = NULL;
     assert_int_equal(store_open(db, STORE_OPEN_WRITE, &s), 0);
     sync_options o = {.claude_home = claude, .codex_home = codex, .hostname = "test"};
-    assert_int_equal(sync_run(s, &o, rep), 0);
+    char *const paths[] = {(char *)path};
+    assert_int_equal(path ? sync_run_named(s, &o, paths, 1, rep) : sync_run(s, &o, rep), 0);
     store_close(s);
+}
+
+static void sync_tree(const char *db, const char *root, sync_report *rep)
+{
+    sync_in_tree(db, root, NULL, rep);
+}
+
+static void sync_named(const char *db, const char *root, const char *path, sync_report *rep)
+{
+    sync_in_tree(db, root, path, rep);
 }
 
 /* What a reader sees: per session its project, parent and title, then
@@ -939,9 +952,11 @@ typedef struct caselines {
  * round, a sync after each line (the Codex copy memory rebuilt at every
  * offset, the unterminated line taken last): the store must equal one
  * sync of the finished files, message for message and byte for byte. */
-static void transcript_cases_sync_the_same_line_by_line(void **state)
+/* The cases line by line, a sync after each line: a walk, or (named) a
+ * named pass over the file that grew, walking when the pass says so as
+ * `mcpage serve` does. Returns how many passes were named. */
+static int cases_line_by_line(fx *f, int named)
 {
-    fx *f = *state;
     char clean_root[600], root[600], clean[1200];
     copy_cases(f, "clean", clean_root, sizeof clean_root);
     tb_spec(f->dir, "clean", clean, sizeof clean);
@@ -971,7 +986,7 @@ static void transcript_cases_sync_the_same_line_by_line(void **state)
     }
     pclose(ls);
     assert_true(nc >= 7);
-    int syncs = 0;
+    int syncs = 0, passes = 0, walk = 1;
     for (int more = 1; more;) {
         more = 0;
         for (int i = 0; i < nc; i++) {
@@ -985,7 +1000,14 @@ static void transcript_cases_sync_the_same_line_by_line(void **state)
             fclose(a);
             c[i].offset = end;
             age_file(c[i].path, 3600);
-            sync_tree(f->db, root, &r);
+            if (named && !walk) {
+                sync_named(f->db, root, c[i].path, &r);
+                walk = r.walk_due;
+                passes += r.named;
+            } else {
+                sync_tree(f->db, root, &r);
+                walk = 0;
+            }
             assert_int_equal(r.files_failed, 0);
             syncs++;
             more = 1;
@@ -993,7 +1015,7 @@ static void transcript_cases_sync_the_same_line_by_line(void **state)
     }
     for (int i = 0; i < nc; i++)
         free(c[i].text);
-    print_message("line by line: %d syncs\n", syncs);
+    print_message("line by line: %d syncs, %d named\n", syncs, passes);
     char *got_text = readable_dump(f->db);
     assert_string_equal(got_text, want_text);
     char *got = dump_store(f->db);
@@ -1003,6 +1025,123 @@ static void transcript_cases_sync_the_same_line_by_line(void **state)
     free(got_text);
     free(want);
     free(want_text);
+    return passes;
+}
+
+static void transcript_cases_sync_the_same_line_by_line(void **state)
+{
+    assert_int_equal(cases_line_by_line(*state, 0), 0);
+}
+
+/* The same with named passes (what `mcpage serve` runs when its watcher
+ * names the file that grew): the same store, and most passes named. */
+static void transcript_cases_sync_the_same_named_line_by_line(void **state)
+{
+    int passes = cases_line_by_line(*state, 1);
+    assert_true(passes >= 30);
+}
+
+/* What a named pass reads, leaves alone or leaves to a walk, against what
+ * a walk does with the same files. */
+static void named_passes_decide_as_a_walk(void **state)
+{
+    fx *f = *state;
+    char root[600], proj[700], path[800], other[800], cmd[2000];
+    snprintf(root, sizeof root, "%s/named", f->dir);
+    snprintf(proj, sizeof proj, "%s/claude/projects/-home-u-app", root);
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p '%s' '%s/codex/sessions/2025/01/02' '%s/claude/projects/-home-u-web'", proj,
+             root, root);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/s1.jsonl", proj);
+    for (int i = 0; i < 3; i++)
+        put(path, "a", user_line(i, "hello"));
+    sync_report r;
+    sync_tree(f->db, root, &r);
+    assert_int_equal(r.named, 0);
+    assert_int_equal(r.messages_added, 3);
+
+    /* a line appended: read, nothing else looked at */
+    put(path, "a", user_line(3, "hello"));
+    sync_named(f->db, root, path, &r);
+    assert_int_equal(r.named, 1);
+    assert_int_equal(r.files_named, 1);
+    assert_int_equal(r.files_seen, 1);
+    assert_int_equal(r.messages_added, 1);
+    assert_int_equal(r.walk_due, 0);
+    assert_int_equal(count_messages(f, "s1"), 4);
+    /* named again unchanged: nothing */
+    sync_named(f->db, root, path, &r);
+    assert_int_equal(r.named, 1);
+    assert_int_equal(r.files_unchanged, 1);
+    assert_int_equal(r.messages_added, 0);
+
+    /* a file beside the sessions that is no transcript, and a hidden one: nothing, named */
+    snprintf(other, sizeof other, "%s/notes.txt", proj);
+    put(other, "w", "not a transcript\n");
+    sync_named(f->db, root, other, &r);
+    assert_int_equal(r.named, 1);
+    assert_int_equal(r.files_seen, 0);
+
+    /* a new session in a file of its own: read by the named pass */
+    char s2[800];
+    snprintf(s2, sizeof s2, "%s/s2.jsonl", proj);
+    put(s2, "w", user_line(1, "fresh"));
+    sync_named(f->db, root, s2, &r);
+    assert_int_equal(r.named, 1);
+    assert_int_equal(r.sessions_added, 1);
+    assert_int_equal(r.messages_added, 1);
+
+    /* the same session copied to another project folder: a walk decides which file owns it */
+    snprintf(other, sizeof other, "%s/claude/projects/-home-u-web/s2.jsonl", root);
+    put(other, "w", user_line(1, "fresh"));
+    put(other, "a", user_line(2, "fresh"));
+    sync_named(f->db, root, other, &r);
+    assert_int_equal(r.named, 0);
+    assert_int_equal(r.files_same_session, 1);
+    assert_int_equal(count_messages(f, "s2"), 2);
+
+    /* the file that owns it now, shrunk (rewritten): a walk */
+    put(other, "w", user_line(1, "fresh"));
+    sync_named(f->db, root, other, &r);
+    assert_int_equal(r.named, 0);
+
+    /* a path of no Claude or Codex session folder: a walk */
+    snprintf(other, sizeof other, "%s/elsewhere.jsonl", root);
+    put(other, "w", user_line(1, "elsewhere"));
+    sync_named(f->db, root, other, &r);
+    assert_int_equal(r.named, 0);
+
+    /* a deleted file: nothing read, its session kept, as a walk keeps it */
+    assert_int_equal(unlink(path), 0);
+    sync_named(f->db, root, path, &r);
+    assert_int_equal(r.named, 1);
+    assert_int_equal(r.files_seen, 0);
+    assert_int_equal(count_messages(f, "s1"), 4);
+
+    /* a Codex rollout appended to, in its day's folder */
+    snprintf(other, sizeof other,
+             "%s/codex/sessions/2025/01/02/"
+             "rollout-2025-01-02T10-00-00-0199a000-0000-7000-8000-000000000009.jsonl",
+             root);
+    put(other, "w",
+        "{\"timestamp\":\"2025-01-02T10:00:00Z\",\"type\":\"session_meta\",\"payload\":{\"id\":"
+        "\"0199a000-0000-7000-8000-000000000009\",\"cwd\":\"/home/u/app\"}}\n");
+    sync_tree(f->db, root, &r);
+    put(other, "a",
+        "{\"timestamp\":\"2025-01-02T10:00:01Z\",\"type\":\"response_item\",\"payload\":{"
+        "\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":\"input_text\","
+        "\"text\":\"named codex line\"}]}}\n");
+    sync_named(f->db, root, other, &r);
+    assert_int_equal(r.named, 1);
+    assert_int_equal(r.messages_added, 1);
+
+    /* a project folder that is a link (inside the home): a walk */
+    snprintf(cmd, sizeof cmd, "ln -s '%s' '%s/claude/projects/-home-u-link'", proj, root);
+    assert_int_equal(system(cmd), 0);
+    snprintf(other, sizeof other, "%s/claude/projects/-home-u-link/s2.jsonl", root);
+    sync_named(f->db, root, other, &r);
+    assert_int_equal(r.named, 0);
 }
 
 /* A finished session's last line without its newline is archived; when
@@ -1761,6 +1900,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(transcript_cases_sync_as_expected, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(transcript_cases_sync_the_same_line_by_line, setup,
                                         ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(transcript_cases_sync_the_same_named_line_by_line, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(named_passes_decide_as_a_walk, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(held_back_files_are_named_and_settle_takes_them, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(unterminated_last_line_is_taken_and_read_on, setup,
