@@ -128,6 +128,8 @@ typedef struct serve_sync {
     sync_watch *watch;         /* the folders watched, or NULL */
     bool no_named;             /* MCPAGE_NAMED_SYNC=0: every pass walks */
     bool walk_due;             /* the last pass left something to a walk: walk next, at once */
+    int64_t held_until;        /* the last pass held a settled last line back until then (Unix
+                                  seconds; 0: none): a walk then takes it */
     int stop_pipe[2];          /* written to stop the thread */
     pthread_mutex_t mu;        /* guards stop */
     bool stop;                 /* the server is shutting down */
@@ -407,6 +409,7 @@ static bool sync_once(serve_sync *ss, bool verbose, bool walk)
                          (long long)rep.messages_added,
                          rep.named ? "the files the watcher named" : "a walk", cpu_ms);
     ss->walk_due = rc < 0 || (rep.named && rep.walk_due);
+    ss->held_until = rc < 0 ? 0 : rep.held_until;
     /* cut short (not by the shutdown): the next pass reads the rest at once */
     ss->resume = rc >= 0 && rep.stopped && !sync_stopping(ss);
     if (ss->resume && verbose)
@@ -504,6 +507,12 @@ static void *sync_loop(void *ud)
             if (walked || ss->resume || ss->walk_due)
                 next_pass =
                     now_ms() + (ss->resume || ss->walk_due ? 0 : (int64_t)ss->interval * 1000);
+            /* no event says a file settled: a walk when its held line is due */
+            if (ss->held_until > 0) {
+                int64_t at = now_ms() + (ss->held_until - (int64_t)time(NULL)) * 1000 + 100;
+                at = at > now_ms() + 1000 ? at : now_ms() + 1000;
+                next_pass = at < next_pass ? at : next_pass;
+            }
             calm_since = now_ms();
             tidy_due = true;
         } else if (!first && tidy_due && now >= calm_since + SERVE_TIDY_CALM_MS) {

@@ -81,6 +81,7 @@ async function within(limit, check) {
 }
 
 let n = 0;
+let ms;
 try {
   // ---- watching on
   let c = await connect(["--sync-interval", "3600"], {}, "watched");
@@ -101,6 +102,19 @@ try {
   assert.ok(named.length >= 5, `each append was a named pass:\n${c.stderrText()}`);
   assert.match(c.stderrText(), /synced \d+ files, \+\d+ sessions, \+\d+ messages \(a walk, \d+ ms of CPU\)/,
     "the start's pass walks");
+
+  // a finished last line without its newline waits until its file settled
+  // (60 s unchanged): no event says when, so serve walks then. The file is
+  // made 57 s old before it replaces the live one (a rename keeps its time).
+  const staging = path.join(tmp, "held.jsonl");
+  fs.writeFileSync(staging, fs.readFileSync(live, "utf8") +
+    userLine("0f0ebd4e-29f6-484b-9068-cc4ccbb34e2e", "/home/ada/src/mcpage", "grebeheld at the end", ++n).trimEnd());
+  const old = new Date(Date.now() - 57000);
+  fs.utimesSync(staging, old, old);
+  fs.renameSync(staging, live);
+  ms = await within(8000 + bound, async () => (await matches(c, "grebeheld")) === 1);
+  assert.ok(ms >= 2000, `a held last line is taken once its file settled (${Math.round(ms)} ms)`);
+  fs.appendFileSync(live, "\n"); // its end, for the appends below
 
   // a folder moved in with its sessions already in it: a walk finds them all
   const staged = path.join(tmp, "staged");
@@ -123,7 +137,7 @@ try {
   const sid = "11111111-2222-4333-8444-555555555555";
   fs.writeFileSync(path.join(fresh, `${sid}.jsonl`),
     userLine(sid, "/home/ada/src/fresh", "quetzalwatch in a new folder", ++n));
-  let ms = await within(bound + 1000, async () => (await matches(c, "quetzalwatch")) === 1);
+  ms = await within(bound + 1000, async () => (await matches(c, "quetzalwatch")) === 1);
   assert.ok(ms >= 0, "a session in a new project folder is found");
   assert.equal(await sessions(c), base + 4);
   // a second file in the new folder (watched since its creation)
