@@ -17,8 +17,44 @@
 typedef int (*fuzz_decode_fn)(void *ud, int codec, const unsigned char *in, size_t n,
                               const unsigned char **out, size_t *outn);
 
-/* A window [from, from + want) of `v` read alone (store_codec_window) is
- * refused or the very bytes of plain[0..n) there; aborts otherwise. */
+/* store_codec_read_fn over a value in memory: ud is {value, its size}. */
+static inline int fuzz_value_read(void *ud, size_t at, unsigned char *dst, size_t n)
+{
+    const unsigned char **v = ud;
+    size_t vn = (size_t)(v[1] - v[0]);
+    if (at > vn || n > vn - at)
+        abort(); /* a read past the value's size, which store_codec_window_read was given */
+    memcpy(dst, v[0] + at, n);
+    return 0;
+}
+
+/* Frames of v read through store_codec_window_read one at a time, as a
+ * snippet reads them (sqlite_snippet.c), from `from` until `want` bytes
+ * or the end: refused, or the very bytes of plain[0..n) there. */
+static inline void fuzz_frames_check(const unsigned char *v, size_t vn, const unsigned char *plain,
+                                     size_t n, size_t from, size_t want)
+{
+    store_codec w = {0};
+    const unsigned char *ends[2] = {v, v + vn}, *out = NULL;
+    size_t have = 0, outn = 0, total = 0;
+    const char *why = NULL;
+    while (have < want &&
+           store_codec_window_read(&w, vn, fuzz_value_read, ends, STORE_CODEC_OUT_MAX, from + have,
+                                   1, &out, &outn, &total, &why) == 0) {
+        size_t at = from + have;
+        if (total != n ||
+            (at < n ? outn == 0 || outn > n - at || memcmp(out, plain + at, outn) != 0 : outn != 0))
+            abort(); /* a frame read as other bytes */
+        if (outn == 0)
+            break;
+        have += outn;
+    }
+    store_codec_free(&w);
+}
+
+/* A window [from, from + want) of `v` read alone (store_codec_window, and
+ * frame by frame through store_codec_window_read) is refused or the very
+ * bytes of plain[0..n) there; aborts otherwise. */
 static inline void fuzz_window_check(int codec, const unsigned char *v, size_t vn,
                                      const unsigned char *plain, size_t n, size_t from, size_t want)
 {
@@ -36,6 +72,8 @@ static inline void fuzz_window_check(int codec, const unsigned char *v, size_t v
             abort(); /* a window read as other bytes */
     }
     store_codec_free(&w);
+    if (codec == STORE_CODEC_FRAMES)
+        fuzz_frames_check(v, vn, plain, n, from, want);
 }
 
 /*

@@ -3183,6 +3183,171 @@ static void long_texts_in_frames(void **state)
     assert_int_equal(long_hit(f->s, "mid4word", ids[4], &snip), MCPAGE_ESTORE);
 }
 
+/* A text of one frame with a token map (about 45 KB, 9,000 tokens): rows
+ * of a word of their own, an accented word and a number, then a last word. */
+static char *mapped_text(int k)
+{
+    enum { ROWS = 1800 };
+    char *t = malloc(ROWS * 48 + 32);
+    size_t n = 0;
+    for (int i = 0; i < ROWS; i++)
+        n += (size_t)sprintf(t + n, "row%d_%05d naïve ok in %d ms\n", k, i, i % 97);
+    sprintf(t + n, "end%dword", k);
+    return t;
+}
+
+/* Every row of query's first page has the snippet cut from its whole text. */
+static void page_snippets_agree(store *s, const char *query)
+{
+    store_search_filter sf = {.query = query};
+    store_page pg = {.limit = 10};
+    store_hits a, b;
+    assert_int_equal(store_search(s, &sf, &pg, &a), 0);
+    store_sqlite__snippet_whole = 1;
+    assert_int_equal(store_search(s, &sf, &pg, &b), 0);
+    store_sqlite__snippet_whole = 0;
+    assert_true(a.count > 0);
+    assert_int_equal(a.count, b.count);
+    for (size_t i = 0; i < a.count; i++) {
+        assert_int_equal(a.rows[i].message_id, b.rows[i].message_id);
+        if (strcmp(a.rows[i].snippet, b.rows[i].snippet) != 0)
+            fail_msg("query %s: window \"%s\", whole \"%s\"", query, a.rows[i].snippet,
+                     b.rows[i].snippet);
+        assert_non_null(strstr(a.rows[i].snippet, STORE_HIT_OPEN));
+    }
+    store_hits_free(&a);
+    store_hits_free(&b);
+}
+
+/* The number of the first whole line of long text k in its frame i, or 0 past its end. */
+static size_t long_line_in_frame(int k, size_t i)
+{
+    char *t = long_text(k);
+    const char *p = i * STORE_CODEC_FRAME_TEXT < strlen(t)
+                        ? strstr(t + i * STORE_CODEC_FRAME_TEXT, "\nline ")
+                        : NULL;
+    size_t line = p ? strtoul(p + 6, NULL, 10) : 0;
+    free(t);
+    return line;
+}
+
+/* The hits of `query` on a page of 10 (the error when it fails). */
+static int hits_of(store *s, const char *query, store_hits *r)
+{
+    store_search_filter sf = {.query = query};
+    store_page pg = {.limit = 10};
+    return store_search(s, &sf, &pg, r);
+}
+
+/*
+ * A snippet's window is read from the stored row: a text of one frame
+ * (codec 1) decoded from its row, a text of several frames (codec 2) by
+ * the frames its window reaches, the one holding its first byte first.
+ * Snippets at the start, through the middle and at the end of each, and
+ * across the ends of frames, are those cut from the whole text, and each
+ * was cut from a window; a window inside one frame decodes that frame
+ * only. A damaged frame fails the snippet that needs it, named, never
+ * read as other text: in a text of one frame, and as the second frame a
+ * window reaches.
+ */
+static void snippet_windows_read_their_frames(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    int64_t one[2], many[LONG_TEXTS];
+    add_tool_texts(f->s, "text-m", 2, mapped_text, one);
+    add_tool_texts(f->s, "text-l", LONG_TEXTS, long_text, many);
+    assert_int_equal(raw_num(f->db, "SELECT count(*) FROM message_body b JOIN message_tokmap t "
+                                    "USING (message_id) WHERE b.codec = 1"),
+                     2);
+    char q[64];
+    int64_t windows = store_sqlite__snippet_windows;
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 1800; i += i < 20 ? 1 : 37) {
+            snprintf(q, sizeof q, "row%d_%05d", k, i);
+            page_snippets_agree(f->s, q);
+        }
+        snprintf(q, sizeof q, "row%d_01799", k);
+        page_snippets_agree(f->s, q);
+        snprintf(q, sizeof q, "end%dword", k);
+        page_snippets_agree(f->s, q);
+    }
+    /* the long texts: lines through one, every first line of a frame, the ends */
+    for (size_t i = 0; i < 2500; i += 31) {
+        snprintf(q, sizeof q, "%06zu", i);
+        page_snippets_agree(f->s, q);
+    }
+    for (size_t i = 1; long_line_in_frame(1, i) > 0; i++) {
+        snprintf(q, sizeof q, "%06zu", long_line_in_frame(1, i));
+        page_snippets_agree(f->s, q);
+    }
+    for (int k = 0; k < LONG_TEXTS; k++) {
+        snprintf(q, sizeof q, "only%dword", k);
+        page_snippets_agree(f->s, q);
+        snprintf(q, sizeof q, "mid%dword", k);
+        page_snippets_agree(f->s, q);
+    }
+    /* every snippet above but the whole-text ones came from a window */
+    assert_true(store_sqlite__snippet_windows - windows > 300);
+    /* a window inside one frame decodes that one: 70 lines into frame 5
+     * (its map entry at most 256 tokens, 24 lines, before it) */
+    snprintf(q, sizeof q, "%06zu", long_line_in_frame(2, 5) + 70);
+    int64_t frames = store_sqlite__snippet_frames;
+    store_hits r;
+    assert_int_equal(hits_of(f->s, q, &r), 0);
+    assert_int_equal(r.count, 6); /* texts 0 to 5 have that line */
+    assert_int_equal(store_sqlite__snippet_frames - frames, 6);
+    store_hits_free(&r);
+
+    /* one byte of text 1's frame changed: its snippets fail, named; text 0's read */
+    int n = 0, codec = 0;
+    unsigned char *v = body_get(f->db, one[1], &n, &codec);
+    assert_int_equal(codec, 1);
+    v[n / 2] ^= 0x10;
+    body_put(f->db, one[1], v, n);
+    free(v);
+    char named[96];
+    snprintf(named, sizeof named, "message text damaged: message %lld (codec 1,",
+             (long long)one[1]);
+    const char *const damaged[] = {"row1_00000", "row1_00900", "end1word"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(hits_of(f->s, damaged[i], &r), MCPAGE_ESTORE);
+        assert_non_null(strstr(store_errmsg(f->s), named));
+    }
+    page_snippets_agree(f->s, "row0_00900");
+
+    /* text 5's frame 7 changed: a window from frame 6 into it fails, named */
+    size_t line = long_line_in_frame(5, 7);
+    v = body_get(f->db, many[5], &n, &codec);
+    assert_int_equal(codec, 2);
+    size_t nf = (le32_at(v + 4) - 8) / 4, a = le32_at(v + 16 + 4 * 6);
+    assert_true(nf > 8);
+    v[a + (le32_at(v + 16 + 4 * 7) - a) / 2] ^= 0x10;
+    body_put(f->db, many[5], v, n);
+    free(v);
+    snprintf(named, sizeof named, "message text damaged: message %lld (codec 2,",
+             (long long)many[5]);
+    snprintf(q, sizeof q, "%06zu", line);
+    assert_int_equal(hits_of(f->s, q, &r), MCPAGE_ESTORE);
+    assert_non_null(strstr(store_errmsg(f->s), named));
+    /* a window in frame 5 of the same text still reads */
+    snprintf(q, sizeof q, "%06zu", long_line_in_frame(5, 5) + 70);
+    assert_int_equal(hits_of(f->s, q, &r), 0);
+    char hit[96];
+    snprintf(hit, sizeof hit, STORE_HIT_OPEN "%s" STORE_HIT_CLOSE, q);
+    size_t seen = 0;
+    for (size_t i = 0; i < r.count; i++)
+        if (r.rows[i].message_id == many[5]) {
+            assert_non_null(strstr(r.rows[i].snippet, hit));
+            seen++;
+        }
+    assert_int_equal(seen, 1);
+    store_hits_free(&r);
+}
+
 /* The crash test's texts: every 40th past 64 KiB (packed in frames), the rest 1-2 KB. */
 static char *killed_tidy_text(int k)
 {
@@ -4015,6 +4180,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(raw_chunks_are_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(message_texts_are_compressed, setup, teardown),
         cmocka_unit_test_setup_teardown(long_texts_in_frames, setup, teardown),
+        cmocka_unit_test_setup_teardown(snippet_windows_read_their_frames, setup, teardown),
         cmocka_unit_test_setup_teardown(killed_tidy_packs_to_the_same_texts, setup, teardown),
         cmocka_unit_test_setup_teardown(free_pages_given_back, setup, teardown),
         cmocka_unit_test_setup_teardown(activity_buckets, setup, teardown),

@@ -211,9 +211,12 @@ fts5_api *store_sqlite__fts5_api(sqlite3 *db);
  * (sqlite_snippet.c, sqlite_rank.c) on db; 0 or -1. mcpage_tokmap() gives
  * a long text's token map for `message_tokmap` (NULL for a short text).
  * *snip (when snip is not NULL) gets the state store_sqlite_tokmap() takes,
- * owned by the connection.
+ * owned by the connection; the snippets then keep a statement prepared,
+ * which store_sqlite_snippet_close(*snip) finalizes before db is closed.
  */
 int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit, void **snip);
+/* Finalizes the statement the snippets keep (before the connection closes). */
+void store_sqlite_snippet_close(void *snip);
 /*
  * The token map of text[0..n) (sqlite3_malloc'd into *map), or *map NULL
  * for a text under a thousand tokens; an SQLite result code. After
@@ -384,5 +387,9 @@ int store_sqlite__text_encode(store *s, const char *text, size_t n, int *codec,
 #define SQ_TOKMAP_MIN_BYTES 2047
 /* Tests set this to 1 to cut every snippet from the whole text (no token map). */
 extern int store_sqlite__snippet_whole;
+/* Snippets cut from a window of their text, and the frames of long texts
+ * those windows decoded, in this process (tests). */
+extern int64_t store_sqlite__snippet_windows;
+extern int64_t store_sqlite__snippet_frames;
 
 #endif

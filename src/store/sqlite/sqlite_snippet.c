@@ -45,6 +45,10 @@
 
 int store_sqlite__snippet_whole;
 
+int64_t store_sqlite__snippet_windows;
+
+int64_t store_sqlite__snippet_frames;
+
 int64_t store_sqlite__tokmap_caught;
 
 int64_t store_sqlite__docs_indexed;
@@ -73,7 +77,9 @@ typedef struct snip_conn {
     int watch;       /* WATCH_* */
     int watched_len; /* bytes of the text the map was caught from */
     tokmap watched;
-    store_codec codec; /* the frames of a long text's window (snip_window_read) */
+    store_codec codec; /* a window's frames, or its text of one frame (snip_window_read) */
+    sqlite3_stmt *row; /* SNIP_ROW_SQL, once prepared */
+    int keep_row;      /* row is kept between snippets (store_sqlite_snippet_close) */
 } snip_conn;
 
 /* One match: tokens [pos, pos + size) match phrase `phrase`. */
@@ -212,6 +218,121 @@ static uint32_t le32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* Byte classes of the scan: an ASCII separator (0), an ASCII token
+ * character (a lower-case letter, an upper-case one, a digit or `_`), a
+ * byte from 0x80. */
+enum { TM_SEP = 0, TM_LOWER = 1, TM_UPPER = 2, TM_OTHER = 4, TM_TOKEN = 7, TM_HIGH = 8 };
+
+#define L TM_LOWER
+#define U TM_UPPER
+#define O TM_OTHER
+#define H TM_HIGH
+/* Every byte's class (tok_ascii's token characters split by case). */
+/* clang-format off */
+static const unsigned char tm_class[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    O, O, O, O, O, O, O, O, O, O, 0, 0, 0, 0, 0, 0,
+    0, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U,
+    U, U, U, U, U, U, U, U, U, U, U, 0, 0, 0, 0, O,
+    0, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L,
+    L, L, L, L, L, L, L, L, L, L, L, 0, 0, 0, 0, 0,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
+};
+/* clang-format on */
+#undef L
+#undef U
+#undef O
+#undef H
+
+/* A token of a scan: s[from..to) for the caller's ud, `kinds` the TM_
+ * classes of its bytes or'ed (an ASCII token's); non-zero stops the scan. */
+typedef int (*scan_fn)(void *ud, int from, int to, unsigned kinds);
+
+/*
+ * The FTS5 table's tokens of s[0..n), in order. ASCII runs are scanned
+ * here (an ASCII separator ends every token): each ASCII token goes to
+ * `ascii`. A stretch with bytes from 0x80, between two ASCII separators,
+ * goes to `stretch`, which has unicode61 itself tokenize it: unicode61
+ * starts afresh after an ASCII separator and ends a token at one, so the
+ * tokens are those of the whole text. Returns the first non-zero return.
+ */
+static int token_scan(const unsigned char *s, int n, scan_fn ascii, scan_fn stretch, void *ud)
+{
+    const unsigned char *cls = tm_class;
+    int i = 0;
+    for (;;) {
+        while (i < n && cls[s[i]] == TM_SEP)
+            i++;
+        if (i == n)
+            return SQLITE_OK;
+        int j = i;
+        unsigned kinds = 0;
+        while (j < n && (cls[s[j]] & TM_TOKEN))
+            kinds |= cls[s[j++]];
+        int rc;
+        if (j == n || cls[s[j]] == TM_SEP) { /* an ASCII token */
+            rc = ascii(ud, i, j, kinds);
+        } else {
+            while (j < n && cls[s[j]] != TM_SEP)
+                j++;
+            rc = stretch(ud, i, j, 0);
+        }
+        if (rc != SQLITE_OK)
+            return rc;
+        i = j;
+    }
+}
+
+/* The built-in unicode61 with the table's arguments (sqlite_schema.c), made on first use. */
+static int snip_unicode61(snip_conn *sc)
+{
+    static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
+    if (sc->tok == NULL && sc->tk.xCreate(sc->tk_ud, (const char **)args, 4, &sc->tok) != SQLITE_OK)
+        return SQLITE_ERROR;
+    return SQLITE_OK;
+}
+
+/* A window's tokens by token_scan: the tokens the index has, its ASCII
+ * ones cut here, not by unicode61 (a quarter of a snippet's time). */
+typedef struct snip_scan {
+    snip_conn *sc;
+    const unsigned char *s;
+    snip_window *w;
+    int base; /* where the stretch unicode61 tokenizes starts in s */
+} snip_scan;
+
+static int snip_scan_ascii(void *ud, int from, int to, unsigned kinds)
+{
+    (void)kinds;
+    return snip_token(((snip_scan *)ud)->w, 0, NULL, 0, from, to);
+}
+
+static int snip_scan_token(void *ud, int flags, const char *tok, int ntok, int from, int to)
+{
+    snip_scan *m = ud;
+    return snip_token(m->w, flags, tok, ntok, m->base + from, m->base + to);
+}
+
+static int snip_scan_stretch(void *ud, int from, int to, unsigned kinds)
+{
+    (void)kinds;
+    snip_scan *m = ud;
+    if (snip_unicode61(m->sc) != SQLITE_OK)
+        return SQLITE_ERROR;
+    m->base = from;
+    return m->sc->tk.xTokenize(m->sc->tok, m, FTS5_TOKENIZE_DOCUMENT, (const char *)m->s + from,
+                               to - from, snip_scan_token);
+}
+
 /* store_codec_read_fn over an open blob. */
 static int snip_blob_read(void *ud, size_t at, unsigned char *dst, size_t n)
 {
@@ -219,125 +340,172 @@ static int snip_blob_read(void *ud, size_t at, unsigned char *dst, size_t n)
            sqlite3_blob_read(ud, dst, (int)n, (int)at) != SQLITE_OK;
 }
 
+/* A row's codec, its stored bytes when they are one frame (decoded here,
+ * not through the view and its copy) and, when ?2, its token map: one
+ * statement, kept on a store's connection (store_sqlite_snippet_close). */
+#define SNIP_ROW_SQL                                                                               \
+    "SELECT codec, CASE codec WHEN 1 THEN text END, CASE WHEN ?2 THEN (SELECT offsets FROM "       \
+    "message_tokmap WHERE message_id = ?1) END FROM message_body WHERE message_id = ?1"
+
+/* Where a window's text comes from. */
+typedef struct snip_src {
+    int64_t codec;
+    sqlite3_blob *blob;         /* a plain text, or the frames of a long one */
+    const unsigned char *whole; /* a text of one frame, decoded (sc->codec's) */
+    size_t total;               /* bytes of text (of the value, for frames) */
+    size_t from;                /* the window's first byte: the map entry's */
+} snip_src;
+
+/*
+ * Reads the row of message `id` into src: its codec, the byte its token
+ * map entry *k points at (0: the text's start; *k lowered to the map's
+ * last entry), and its text decoded (one frame) or opened (plain,
+ * frames). 1, or 0 when the text must be read whole (no row, no map, a
+ * frame that does not decode: the whole-text path names the damage).
+ */
+static int snip_src_open(snip_conn *sc, sqlite3_int64 id, int *k, snip_src *src)
+{
+    sqlite3_stmt *st = sc->row;
+    if (st == NULL &&
+        sqlite3_prepare_v3(sc->db, SNIP_ROW_SQL, -1, sc->keep_row ? SQLITE_PREPARE_PERSISTENT : 0,
+                           &st, NULL) != SQLITE_OK)
+        return 0;
+    if (sc->keep_row)
+        sc->row = st;
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_int(st, 2, *k > 0);
+    int ok = sqlite3_step(st) == SQLITE_ROW;
+    src->codec = ok ? sqlite3_column_int64(st, 0) : -1;
+    if (ok && *k > 0) {
+        const unsigned char *map = sqlite3_column_blob(st, 2);
+        int entries = sqlite3_column_bytes(st, 2) / 4;
+        *k = *k > entries ? entries : *k;
+        ok = map != NULL;
+        src->from = ok && *k > 0 ? le32(map + (size_t)(*k - 1) * 4) : 0;
+    }
+    if (ok && src->codec == STORE_CODEC_ZSTD) {
+        const unsigned char *in = sqlite3_column_blob(st, 1);
+        const char *why = "";
+        ok = in && store_codec_unpack(&sc->codec, STORE_CODEC_ZSTD, in,
+                                      (size_t)sqlite3_column_bytes(st, 1), STORE_CODEC_OUT_MAX,
+                                      &src->whole, &src->total, &why) == 0;
+    }
+    if (sc->keep_row)
+        sqlite3_reset(st); /* no read left open between snippets */
+    else
+        sqlite3_finalize(st);
+    if (!ok || src->codec == STORE_CODEC_ZSTD)
+        return ok;
+    if (src->codec != STORE_CODEC_PLAIN && src->codec != STORE_CODEC_FRAMES)
+        return 0;
+    if (sqlite3_blob_open(sc->db, "main", "message_body", "text", id, 0, &src->blob) != SQLITE_OK)
+        return 0;
+    src->total = (size_t)sqlite3_blob_bytes(src->blob);
+    return 1;
+}
+
+/*
+ * Appends to *buf (holding *have bytes of text from src->from on) the
+ * frames from byte src->from + *have until *have reaches `need` or the
+ * text's end: only the frames the window reaches are decoded. *total
+ * gets the text's length. 0, or -1 (a frame that does not read: the
+ * whole-text path names it).
+ */
+static int snip_frames_fill(snip_conn *sc, snip_src *src, size_t need, unsigned char **buf,
+                            size_t *have, size_t *total)
+{
+    do {
+        const unsigned char *out = NULL;
+        size_t outn = 0;
+        const char *why = "";
+        if (store_codec_window_read(&sc->codec, src->total, snip_blob_read, src->blob,
+                                    STORE_CODEC_OUT_MAX, src->from + *have, 1, &out, &outn, total,
+                                    &why) < 0 ||
+            *total > INT32_MAX)
+            return -1;
+        if (outn == 0) /* the text's end */
+            return 0;
+        __atomic_fetch_add(&store_sqlite__snippet_frames, 1, __ATOMIC_RELAXED); /* shared */
+        unsigned char *p = sqlite3_realloc64(*buf, *have + outn);
+        if (p == NULL)
+            return -1;
+        memcpy(p + *have, out, outn);
+        *buf = p;
+        *have += outn;
+    } while (*have < need);
+    return 0;
+}
+
 /*
  * Reads the bytes of message `id`'s text from the token map entry before
  * window `w` up to past its end (or the text's end) into *buf, and
  * tokenizes them into w. 1 when done that way, 0 when the text must be
- * read whole (no map, a map that does not reach, an I/O error).
+ * read whole (snip_src_open's cases, an I/O error).
+ *
+ * A plain text is read by window from its row; a text of one frame is
+ * decoded whole from its row (a frame is one zstd block: no part of it
+ * decodes alone) and only its window copied; a text of several frames
+ * by the frames the window reaches (store_codec_window_read), the
+ * frame that holds its first byte first, then one more at a time.
  */
 static int snip_window_read(const Fts5ExtensionApi *api, Fts5Context *fts, snip_window *w,
                             unsigned char **buf, int *n)
 {
     snip_conn *sc = api->xUserData(fts);
-    sqlite3_int64 id = api->xRowid(fts);
-    sqlite3_blob *b = NULL;
     int k = w->start / SNIP_MAP_EVERY; /* the map entry: token k * SNIP_MAP_EVERY */
-    uint32_t from = 0;
-    if (k > 0) {
-        if (sqlite3_blob_open(sc->db, "main", "message_tokmap", "offsets", id, 0, &b) !=
-            SQLITE_OK) {
-            sqlite3_blob_close(b);
-            return 0;
-        }
-        int entries = sqlite3_blob_bytes(b) / 4;
-        k = k > entries ? entries : k;
-        unsigned char e[4] = {0};
-        int rc = k > 0 ? sqlite3_blob_read(b, e, 4, (k - 1) * 4) : SQLITE_OK;
-        sqlite3_blob_close(b);
-        b = NULL;
-        if (rc != SQLITE_OK)
-            return 0;
-        from = k > 0 ? le32(e) : 0;
-    }
-    /* A plain text is read by window from its row; a text of several
-     * frames by the frames that hold the window, read by window too
-     * (store_codec_window_read); a text of one frame is decoded whole
-     * (message_text, sqlite_text.c) and only its window tokenized. */
-    sqlite3_stmt *st = NULL;
-    const unsigned char *whole = NULL; /* text bytes from whole_at on */
-    size_t whole_at = 0, whole_n = 0, tot = 0;
-    const char *why = "";
-    int total = 0, ok = 0;
-    if (sqlite3_prepare_v2(sc->db, "SELECT codec FROM message_body WHERE message_id = ?", -1, &st,
-                           NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return 0;
-    }
-    sqlite3_bind_int64(st, 1, id);
-    int64_t codec = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    st = NULL;
-    if (codec == STORE_CODEC_PLAIN || codec == STORE_CODEC_FRAMES) {
-        if (sqlite3_blob_open(sc->db, "main", "message_body", "text", id, 0, &b) != SQLITE_OK) {
-            sqlite3_blob_close(b);
-            return 0;
-        }
-        total = sqlite3_blob_bytes(b);
-    } else {
-        if (sqlite3_prepare_v2(sc->db, "SELECT text FROM message_text WHERE message_id = ?", -1,
-                               &st, NULL) != SQLITE_OK) {
-            sqlite3_finalize(st);
-            return 0;
-        }
-        sqlite3_bind_int64(st, 1, id);
-        if (sqlite3_step(st) != SQLITE_ROW) {
-            sqlite3_finalize(st); /* a damaged row: the whole-text path says so */
-            return 0;
-        }
-        whole = sqlite3_column_text(st, 0);
-        total = sqlite3_column_bytes(st, 0);
-        whole_n = (size_t)total;
-    }
-    size_t stored_n = (size_t)total;
-    if (codec == STORE_CODEC_FRAMES) {
-        if (store_codec_window_read(&sc->codec, stored_n, snip_blob_read, b, STORE_CODEC_OUT_MAX,
-                                    from, SNIP_CHUNK, &whole, &whole_n, &tot, &why) < 0 ||
-            tot > INT32_MAX) {
-            sqlite3_blob_close(b); /* a damaged frame: the whole-text path says so */
-            return 0;
-        }
-        whole_at = from;
-        total = (int)tot;
-    }
-    int left = total - (int)from, len = left < SNIP_CHUNK ? left : SNIP_CHUNK;
+    snip_src src = {.codec = -1};
+    size_t total = 0, have = 0, len = 0, left = 0;
+    int ok = 0;
+    if (!snip_src_open(sc, api->xRowid(fts), &k, &src))
+        goto done;
+    total = src.total;
+    if (src.codec == STORE_CODEC_FRAMES && snip_frames_fill(sc, &src, 1, buf, &have, &total) < 0)
+        goto done;
+    if (src.from > total)
+        goto done;
+    left = total - src.from;
+    len = src.codec == STORE_CODEC_FRAMES ? have : left < SNIP_CHUNK ? left : SNIP_CHUNK;
     for (;;) {
-        unsigned char *p = sqlite3_realloc(*buf, len > 0 ? len : 1);
-        if (p == NULL)
-            break;
-        *buf = p;
-        if (whole && from + (size_t)len > whole_at + whole_n) { /* more frames of the text */
-            if (codec != STORE_CODEC_FRAMES ||
-                store_codec_window_read(&sc->codec, stored_n, snip_blob_read, b,
-                                        STORE_CODEC_OUT_MAX, from, (size_t)len, &whole, &whole_n,
-                                        &tot, &why) < 0 ||
-                whole_n < (size_t)len)
+        if (src.codec != STORE_CODEC_FRAMES) {
+            unsigned char *p = sqlite3_realloc64(*buf, len ? len : 1);
+            if (p == NULL)
                 break;
-            whole_at = from;
+            *buf = p;
+            if (src.whole)
+                memcpy(p, src.whole + src.from, len);
+            else if (sqlite3_blob_read(src.blob, p, (int)len, (int)src.from) != SQLITE_OK)
+                break;
         }
-        if (whole)
-            memcpy(p, whole + (from - whole_at), (size_t)len);
-        else if (sqlite3_blob_read(b, p, len, (int)from) != SQLITE_OK)
-            break;
+        unsigned char *p = *buf;
         /* Cut after the last ASCII separator unless this is the end of
          * the text: the tokens before it are the whole text's tokens. */
-        int cut = len;
+        size_t cut = len;
         if (len < left)
             while (cut > 0 && !ascii_sep(p[cut - 1]))
                 cut--;
         w->next = k * SNIP_MAP_EVERY;
         w->got = w->stopped = 0;
-        int rc = cut > 0 ? api->xTokenize(fts, (const char *)p, cut, w, snip_token) : SQLITE_OK;
+        snip_scan m = {.sc = sc, .s = p, .w = w};
+        int rc =
+            cut > 0 ? token_scan(p, (int)cut, snip_scan_ascii, snip_scan_stretch, &m) : SQLITE_OK;
         if (rc != SQLITE_OK && rc != SQLITE_DONE)
             break;
         if (w->stopped || len == left) {
-            *n = cut;
+            __atomic_fetch_add(&store_sqlite__snippet_windows, 1, __ATOMIC_RELAXED); /* shared */
+            *n = (int)cut;
             ok = 1;
             break;
         }
-        len = left / 4 < len ? left : len * 4;
+        size_t next = left / 4 < len ? left : len * 4;
+        if (src.codec == STORE_CODEC_FRAMES) {
+            if (snip_frames_fill(sc, &src, next, buf, &have, &total) < 0 || have <= len)
+                break; /* a frame that does not read, or none more: the whole text */
+            next = have < left ? have : left;
+        }
+        len = next;
     }
-    sqlite3_blob_close(b);
-    sqlite3_finalize(st);
+done:
+    sqlite3_blob_close(src.blob);
     return ok;
 }
 
@@ -472,80 +640,6 @@ static int tokmap_cb(void *ud, int flags, const char *tok, int ntok, int from, i
     return t->nomem ? SQLITE_NOMEM : SQLITE_OK;
 }
 
-/* Byte classes of the scan: an ASCII separator (0), an ASCII token
- * character (a lower-case letter, an upper-case one, a digit or `_`), a
- * byte from 0x80. */
-enum { TM_SEP = 0, TM_LOWER = 1, TM_UPPER = 2, TM_OTHER = 4, TM_TOKEN = 7, TM_HIGH = 8 };
-
-#define L TM_LOWER
-#define U TM_UPPER
-#define O TM_OTHER
-#define H TM_HIGH
-/* Every byte's class (tok_ascii's token characters split by case). */
-/* clang-format off */
-static const unsigned char tm_class[256] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    O, O, O, O, O, O, O, O, O, O, 0, 0, 0, 0, 0, 0,
-    0, U, U, U, U, U, U, U, U, U, U, U, U, U, U, U,
-    U, U, U, U, U, U, U, U, U, U, U, 0, 0, 0, 0, O,
-    0, L, L, L, L, L, L, L, L, L, L, L, L, L, L, L,
-    L, L, L, L, L, L, L, L, L, L, L, 0, 0, 0, 0, 0,
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
-    H, H, H, H, H, H, H, H, H, H, H, H, H, H, H, H,
-};
-/* clang-format on */
-#undef L
-#undef U
-#undef O
-#undef H
-
-/* A token of a scan: s[from..to) for the caller's ud, `kinds` the TM_
- * classes of its bytes or'ed (an ASCII token's); non-zero stops the scan. */
-typedef int (*scan_fn)(void *ud, int from, int to, unsigned kinds);
-
-/*
- * The FTS5 table's tokens of s[0..n), in order. ASCII runs are scanned
- * here (an ASCII separator ends every token): each ASCII token goes to
- * `ascii`. A stretch with bytes from 0x80, between two ASCII separators,
- * goes to `stretch`, which has unicode61 itself tokenize it: unicode61
- * starts afresh after an ASCII separator and ends a token at one, so the
- * tokens are those of the whole text. Returns the first non-zero return.
- */
-static int token_scan(const unsigned char *s, int n, scan_fn ascii, scan_fn stretch, void *ud)
-{
-    const unsigned char *cls = tm_class;
-    int i = 0;
-    for (;;) {
-        while (i < n && cls[s[i]] == TM_SEP)
-            i++;
-        if (i == n)
-            return SQLITE_OK;
-        int j = i;
-        unsigned kinds = 0;
-        while (j < n && (cls[s[j]] & TM_TOKEN))
-            kinds |= cls[s[j++]];
-        int rc;
-        if (j == n || cls[s[j]] == TM_SEP) { /* an ASCII token */
-            rc = ascii(ud, i, j, kinds);
-        } else {
-            while (j < n && cls[s[j]] != TM_SEP)
-                j++;
-            rc = stretch(ud, i, j, 0);
-        }
-        if (rc != SQLITE_OK)
-            return rc;
-        i = j;
-    }
-}
-
 /* The tokens of a token map's scan. */
 typedef struct tokmap_scan {
     snip_conn *sc;
@@ -567,11 +661,8 @@ static int tokmap_stretch(void *ud, int from, int to, unsigned kinds)
     (void)kinds;
     tokmap_scan *m = ud;
     snip_conn *sc = m->sc;
-    if (sc->tok == NULL) {
-        static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
-        if (sc->tk.xCreate(sc->tk_ud, (const char **)args, 4, &sc->tok) != SQLITE_OK)
-            return SQLITE_ERROR;
-    }
+    if (snip_unicode61(sc) != SQLITE_OK)
+        return SQLITE_ERROR;
     m->t->base = from;
     return sc->tk.xTokenize(sc->tok, m->t, FTS5_TOKENIZE_DOCUMENT, (const char *)m->s + from,
                             to - from, tokmap_cb);
@@ -814,6 +905,15 @@ static void tokmap_fn(sqlite3_context *ctx, int nval, sqlite3_value **val)
         sqlite3_result_blob(ctx, map, len, sqlite3_free);
 }
 
+void store_sqlite_snippet_close(void *snip)
+{
+    snip_conn *sc = snip;
+    if (sc) {
+        sqlite3_finalize(sc->row);
+        sc->row = NULL;
+    }
+}
+
 static void snip_conn_free(void *p)
 {
     snip_conn *sc = p;
@@ -849,13 +949,15 @@ int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit, void **
         sqlite3_free(sc);
         return -1;
     }
-    if (snip)
-        *snip = sc;
     /* The function owns sc (freed when the connection closes); the
      * tokenizer is created on the first non-ASCII stretch of a map. */
     if (api->xCreateFunction(api, "mcpage_snippet", sc, snippet_fn, snip_conn_free) != SQLITE_OK) {
         sqlite3_free(sc);
         return -1;
+    }
+    if (snip) {
+        *snip = sc;
+        sc->keep_row = 1;
     }
     if (sqlite3_create_function(db, "mcpage_tokmap", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, sc,
                                 tokmap_fn, NULL, NULL) != SQLITE_OK)

@@ -437,6 +437,7 @@ static void sqlite_close(store *s)
         sqlite3_finalize(c->cache[i].st);
         free(c->cache[i].sql);
     }
+    store_sqlite_snippet_close(c->snip);
     int closed = sqlite3_close(c->db) == SQLITE_OK;
     /* a writer's file, whole when it opened, written only through SQLite */
     if (closed && c->checked_at > 0 && !c->damaged && !store_sqlite__seen_damaged(c))
