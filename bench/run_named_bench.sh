@@ -2,13 +2,14 @@
 # One line appended while `mcpage serve` watches many session files (issue
 # 35): the CPU of the pass the append triggers, measured by serve itself
 # (its "synced ..." line on stderr gives the sync thread's CPU for the
-# pass), with every pass walking the folders (MCPAGE_NAMED_SYNC=0, as
-# before named passes) and with the watcher's named passes (the default).
+# pass, and its wall time), with every pass walking the folders
+# (MCPAGE_NAMED_SYNC=0, as before named passes) and with the watcher's
+# named passes (the default).
 # Generates FILES small sessions under DIR (Claude Code 60%, Codex 40%, six
 # lines each; reused while DIR/archive is there), syncs them once with
 # `mcpage sync`, then for each mode starts `mcpage serve` (stdio, sync
 # interval an hour) and appends APPENDS lines, one at a time, to a file in
-# the middle, waiting for each to be stored. Prints min and median CPU ms.
+# the middle, waiting for each to be stored. Prints min and median ms.
 #
 #   bench/run_named_bench.sh [--files N] [--appends N] [--dir DIR] [--bin MCPAGE]
 set -euo pipefail
@@ -75,24 +76,33 @@ run_mode() { # NAMED_SYNC
   exec {keep}< <(sleep 3600)
   local sleeper=$!
   MCPAGE_NAMED_SYNC=$1 "$bin" serve --db "$db" "${agents[@]}" --sync-interval 3600 <&$keep >/dev/null 2>"$log" &
-  local pid=$! seen i
+  local pid=$! seen i waited
   until grep -q 'synced' "$log"; do sleep 0.2; kill -0 $pid || { cat "$log" >&2; exit 1; }; done
   sleep 3 # the start's pass and the tidy after it
   seen=$(grep -c '+1 messages' "$log" || true)
   for i in $(seq 1 "$appends"); do
     n=$((n + 1))
-    printf '{"type":"user","sessionId":"x","timestamp":"2025-12-31T23:59:%02d.000Z","message":{"role":"user","content":"one more appended line %d"}}\n' $((n % 60)) "$n" >>"$target"
-    until [ "$(grep -c '+1 messages' "$log" || true)" -gt "$seen" ]; do sleep 0.05; done
+    printf '{"type":"user","timestamp":"2025-12-31T23:59:%02d.000Z","message":{"role":"user","content":"one more appended line %d"}}\n' $((n % 60)) "$n" >>"$target"
+    waited=0
+    until [ "$(grep -c '+1 messages' "$log" || true)" -gt "$seen" ]; do
+      sleep 0.05
+      waited=$((waited + 1))
+      [ $waited -lt 600 ] || { echo "run_named_bench.sh: line $n was not stored in 30 s:" >&2; cat "$log" >&2; kill $pid; exit 1; }
+    done
     seen=$((seen + 1))
     sleep 0.5
   done
   kill $pid; wait $pid || true
   kill $sleeper 2>/dev/null || true
   exec {keep}<&-
-  grep '+1 messages' "$log" | sed -n 's/.*(\(.*\), \([0-9]*\) ms of CPU)/\2 \1/p'
+  grep '+1 messages' "$log" | sed -n 's/.*(\(.*\) in \([0-9]*\) ms, \([0-9]*\) ms of CPU)/\3 \2 \1/p'
 }
-summary() { # LABEL, then "ms kind" lines on stdin
-  sort -n | awk -v l="$1" '{c[NR] = $1; k = $0; sub(/^[0-9]+ /, "", k)} END {printf "%s: one line appended, CPU of the pass: min %d ms, median %d ms (%d passes: %s)\n", l, c[1], c[int((NR + 1) / 2)], NR, k}'
+# min and median of one column of "cpu-ms wall-ms kind" lines
+stat_of() { cut -d' ' -f"$2" "$1" | sort -n | awk '{v[NR] = $1} END {printf "min %d ms, median %d ms", v[1], v[int((NR + 1) / 2)]}'; }
+summary() { # LABEL, then "cpu-ms wall-ms kind" lines on stdin
+  local f=$dir/passes.txt
+  cat >"$f"
+  echo "$1: one line appended, the pass: CPU $(stat_of "$f" 1); wall $(stat_of "$f" 2) ($(wc -l <"$f") passes: $(cut -d' ' -f3- "$f" | sort -u | paste -sd';'))"
 }
 echo "$(find "$a" -name '*.jsonl' | wc -l) files; $bin; load $(cut -d' ' -f1 /proc/loadavg)"
 run_mode 0 | summary "every pass walks (MCPAGE_NAMED_SYNC=0)"

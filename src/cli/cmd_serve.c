@@ -402,12 +402,12 @@ static bool sync_once(serve_sync *ss, bool verbose, bool walk)
     if (rc < 0)
         text_term_printf(stderr, "mcpage serve: sync failed: %s\n", mcpage_strerror(rc));
     else if (verbose || rep.messages_added > 0 || rep.files_failed > 0)
-        text_term_printf(stderr,
-                         "mcpage serve: synced %lld files, +%lld sessions, +%lld messages (%s, "
-                         "%lld ms of CPU)\n",
-                         (long long)rep.files_seen, (long long)rep.sessions_added,
-                         (long long)rep.messages_added,
-                         rep.named ? "the files the watcher named" : "a walk", cpu_ms);
+        text_term_printf(
+            stderr,
+            "mcpage serve: synced %lld files, +%lld sessions, +%lld messages (%s in "
+            "%.0f ms, %lld ms of CPU)\n",
+            (long long)rep.files_seen, (long long)rep.sessions_added, (long long)rep.messages_added,
+            rep.named ? "the files the watcher named" : "a walk", rep.seconds * 1000, cpu_ms);
     ss->walk_due = rc < 0 || (rep.named && rep.walk_due);
     ss->held_until = rc < 0 ? 0 : rep.held_until;
     /* cut short (not by the shutdown): the next pass reads the rest at once */

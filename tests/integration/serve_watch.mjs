@@ -98,9 +98,9 @@ try {
     assert.ok(ms >= 0, `appended line ${i} searchable within ${bound} ms`);
     took.push(Math.round(ms));
   }
-  const named = c.stderrText().match(/\+1 messages \(the files the watcher named, \d+ ms of CPU\)/g) ?? [];
+  const named = c.stderrText().match(/\+1 messages \(the files the watcher named in \d+ ms, \d+ ms of CPU\)/g) ?? [];
   assert.ok(named.length >= 5, `each append was a named pass:\n${c.stderrText()}`);
-  assert.match(c.stderrText(), /synced \d+ files, \+\d+ sessions, \+\d+ messages \(a walk, \d+ ms of CPU\)/,
+  assert.match(c.stderrText(), /synced \d+ files, \+\d+ sessions, \+\d+ messages \(a walk in \d+ ms, \d+ ms of CPU\)/,
     "the start's pass walks");
 
   // a finished last line without its newline waits until its file settled
@@ -128,7 +128,7 @@ try {
   for (let k = 0; k < 3; k++)
     assert.ok(await within(bound + 1000, async () => (await matches(c, `puffinstaged${k}`)) === 1) >= 0,
       `session ${k} of a folder moved in is found`);
-  assert.match(c.stderrText(), /\+3 sessions, \+3 messages \(a walk, \d+ ms of CPU\)/,
+  assert.match(c.stderrText(), /\+3 sessions, \+3 messages \(a walk in \d+ ms, \d+ ms of CPU\)/,
     "the folder moved in was walked");
 
   // a new project folder and a session in it
