@@ -12,6 +12,8 @@
 
 #include <mcpage/mcpage.h>
 
+_Static_assert(sizeof(void *) == sizeof(void (*)(void)), "dlsym() gives functions as void *");
+
 static int load(mcpage__dynlib *lib)
 {
     void *h = dlopen(lib->soname, RTLD_NOW | RTLD_LOCAL);
@@ -21,18 +23,18 @@ static int load(mcpage__dynlib *lib)
                        lib->use, lib->soname, lib->package, e ? e : "not found");
         return -1;
     }
-    for (size_t i = 0; i < lib->nsyms; i++) {
+    for (size_t i = 0; i < lib->nnames; i++) {
         (void)dlerror();
-        void *f = dlsym(h, lib->syms[i].name);
+        void *f = dlsym(h, lib->names[i]);
         if (f == NULL) {
             (void)snprintf(lib->why, sizeof lib->why,
                            "%s needs %s with %s(), which the one installed lacks (upgrade %s)",
-                           lib->use, lib->soname, lib->syms[i].name, lib->package);
+                           lib->use, lib->soname, lib->names[i], lib->package);
             (void)dlclose(h);
             return -1;
         }
         /* POSIX: an object and a function pointer share one representation. */
-        memcpy((char *)lib->fns + lib->syms[i].at, &f, sizeof f);
+        memcpy((char *)lib->fns + i * sizeof f, &f, sizeof f);
     }
     if (lib->init && lib->init() != 0) {
         (void)snprintf(lib->why, sizeof lib->why, "%s: %s did not start", lib->use, lib->soname);

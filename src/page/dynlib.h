@@ -9,9 +9,10 @@
  *
  * A module describes a library once: its soname (from the build, the
  * name the dynamic linker would have used), the package that installs
- * it, and a struct of typed function pointers with the name and offset
- * of each; the module's own header maps the library's function names
- * onto that struct, so call sites read as plain library calls.
+ * it, and a struct of typed function pointers in the order of their
+ * names (MCPAGE__DYNLIB_DEFINE); the module's own header maps the
+ * library's function names onto that struct, so call sites read as
+ * plain library calls.
  */
 #ifndef MCPAGE_PAGE_DYNLIB_H
 #define MCPAGE_PAGE_DYNLIB_H
@@ -19,30 +20,46 @@
 #include <pthread.h>
 #include <stddef.h>
 
-/* One function of a library: its name and where its address goes. */
-typedef struct mcpage__dynsym {
-    const char *name; /* the symbol, as dlsym() takes it */
-    size_t at;        /* offset of its pointer in the library's struct */
-} mcpage__dynsym;
-
-/* A library loaded on first use; a static object of its module. */
+/* A library loaded on first use; a static object of its module. Its
+ * struct holds one function pointer per name, in the names' order. */
 typedef struct mcpage__dynlib {
-    const char *soname;         /* "libpq.so.5" */
-    const char *package;        /* what installs it, for the error: "libpq5" */
-    const char *use;            /* what needs it, for the error: "PostgreSQL stores" */
-    const mcpage__dynsym *syms; /* its functions */
-    size_t nsyms;               /* how many */
-    void *fns;                  /* the struct the addresses go into */
-    int (*init)(void);          /* run once after loading (curl_global_init), or NULL */
-    pthread_mutex_t mu;         /* guards the fields below */
-    int state;                  /* 0 not tried, 1 loaded, -1 failed */
-    char why[384];              /* the failure, said once and kept */
+    const char *soname;       /* "libpq.so.5" */
+    const char *package;      /* what installs it, for the error: "libpq5" */
+    const char *use;          /* what needs it, for the error: "a PostgreSQL store" */
+    const char *const *names; /* its functions, as dlsym() takes them */
+    size_t nnames;            /* how many */
+    void *fns;                /* the struct the addresses go into, name i in slot i */
+    int (*init)(void);        /* run once after loading (curl_global_init), or NULL */
+    pthread_mutex_t mu;       /* guards the fields below */
+    int state;                /* 0 not tried, 1 loaded, -1 failed */
+    char why[384];            /* the failure, said once and kept */
 } mcpage__dynlib;
 
 #define MCPAGE__DYNLIB_INIT(so, pkg, what, table, n, fnstruct, initfn)                             \
     {                                                                                              \
-        .soname = (so), .package = (pkg), .use = (what), .syms = (table), .nsyms = (n),            \
+        .soname = (so), .package = (pkg), .use = (what), .names = (table), .nnames = (n),          \
         .fns = (fnstruct), .init = (initfn), .mu = PTHREAD_MUTEX_INITIALIZER                       \
+    }
+
+/* A function's name, for FUNCS(MCPAGE__DYNLIB_NAME). */
+#define MCPAGE__DYNLIB_NAME(f) #f,
+
+/*
+ * A module's library, defined once: `fns`, the struct `type` of the
+ * functions FUNCS(X) lists (X(name) for each, in the struct's order), and
+ * `int load(char *why, size_t cap)`, which loads them (below). `start` is
+ * run once after loading, or NULL.
+ */
+#define MCPAGE__DYNLIB_DEFINE(type, fns, FUNCS, load, so, pkg, what, start)                        \
+    type fns;                                                                                      \
+    static const char *const fns##_names[] = {FUNCS(MCPAGE__DYNLIB_NAME)};                         \
+    _Static_assert(sizeof(type) == sizeof fns##_names / sizeof fns##_names[0] * sizeof(void *),    \
+                   #type " holds one function pointer per name");                                  \
+    static mcpage__dynlib fns##_lib = MCPAGE__DYNLIB_INIT(                                         \
+        so, pkg, what, fns##_names, sizeof fns##_names / sizeof fns##_names[0], &fns, start);      \
+    int load(char *why, size_t cap)                                                                \
+    {                                                                                              \
+        return mcpage__dynlib_load(&fns##_lib, why, cap);                                          \
     }
 
 /*
