@@ -4,6 +4,8 @@
  */
 #include <mcpage/mcpage.h>
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,8 @@ void *mcpage__calloc(size_t n, size_t size)
 {
     if (size != 0 && n > SIZE_MAX / size)
         return NULL;
+    if (allocator.malloc_fn == default_malloc) /* zero pages stay untouched */
+        return calloc(n ? n : 1, size ? size : 1);
     void *p = mcpage__malloc(n * size);
     if (p)
         memset(p, 0, n * size);
@@ -133,3 +137,29 @@ void mcpage__assert_fail(const char *expr, const char *file, int line, const cha
     abort();
 }
 #endif
+
+/* Frees a thread's block when the thread ends (its key's destructor). */
+static void thread_block_free(void *p)
+{
+    mcpage__free(p);
+}
+
+static pthread_mutex_t thread_block_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void *mcpage__thread_block(mcpage__thread_block_key *b, size_t size)
+{
+    if (!__atomic_load_n(&b->made, __ATOMIC_ACQUIRE)) {
+        pthread_mutex_lock(&thread_block_mu);
+        if (!b->made && pthread_key_create(&b->key, thread_block_free) == 0)
+            __atomic_store_n(&b->made, 1, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&thread_block_mu);
+        if (!b->made)
+            return NULL;
+    }
+    void *p = pthread_getspecific(b->key);
+    if (p == NULL && (p = mcpage__calloc(1, size)) != NULL && pthread_setspecific(b->key, p) != 0) {
+        mcpage__free(p);
+        p = NULL;
+    }
+    return p;
+}

@@ -439,8 +439,9 @@ typedef struct rec_memo {
     char bytes[REC_MEMO_BYTES]; /* the structured copy, then the text line */
 } rec_memo;
 
-static _Thread_local rec_memo rec_memo_slots[REC_MEMO_SLOTS];
-static _Thread_local uint64_t rec_memo_clock; /* counts the thread's lookups */
+static mcpage__thread_block_key rec_memo_key;  /* the slots, made on a thread's first page */
+static _Thread_local rec_memo *rec_memo_slots; /* REC_MEMO_SLOTS, or NULL: no memo */
+static _Thread_local uint64_t rec_memo_clock;  /* counts the thread's lookups */
 
 /* A cheap hash of n bytes (eight at a time). */
 static size_t bytes_hash(const char *s, size_t n)
@@ -477,7 +478,9 @@ static void scan_copies(list_rec *r, size_t *jt, size_t *tt)
 static void scan_copies_memoized(list_rec *r, size_t *jt, size_t *tt)
 {
     size_t tlen = r->text ? r->tlen : 0;
-    if (r->len == 0 || r->len + tlen > REC_MEMO_BYTES) {
+    if (!rec_memo_slots)
+        rec_memo_slots = mcpage__thread_block(&rec_memo_key, REC_MEMO_SLOTS * sizeof(rec_memo));
+    if (r->len == 0 || r->len + tlen > REC_MEMO_BYTES || !rec_memo_slots) {
         scan_copies(r, jt, tt);
         return;
     }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "page/alloc.h"
+
 /* ---- the Porter stemmer ------------------------------------------------ */
 
 /* The word being stemmed: b[0..k] (inclusive), j an offset the rules set. */
@@ -346,14 +348,18 @@ typedef struct class_slot {
     char cls[STORE_WORD_CAP];  /* its class */
 } class_slot;
 
-static _Thread_local class_slot class_cache[CLASS_CACHE];
+static mcpage__thread_block_key class_key;      /* the cache, made on a thread's first word */
+static _Thread_local class_slot *class_cache;   /* CLASS_CACHE slots, or NULL: none */
+static _Thread_local class_slot class_uncached; /* the one slot without a cache */
 
 size_t store_word_class(const char *w, size_t n, const char **cls)
 {
     uint32_t h = 2166136261u;
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)w[i]) * 16777619u;
-    class_slot *c = &class_cache[h & (CLASS_CACHE - 1)];
+    if (!class_cache)
+        class_cache = mcpage__thread_block(&class_key, CLASS_CACHE * sizeof(class_slot));
+    class_slot *c = class_cache ? &class_cache[h & (CLASS_CACHE - 1)] : &class_uncached;
     if (c->hash != h || c->wlen != n || memcmp(c->word, w, n) != 0) {
         c->clen = (unsigned char)class_of(w, n, c->cls);
         memcpy(c->word, w, n);

@@ -66,6 +66,14 @@ exec {SERVE[1]}>&-
 wait "$server" || true
 server=""
 
+# Per-thread static storage: glibc writes a thread's whole TLS block when
+# the thread starts, so every byte of it is resident in each of a
+# server's threads, used or not. Caches live in mcpage__thread_block.
+tls=$(readelf -lW "$MCPAGE_BIN" | awk '$1 == "TLS" {print $6}')
+[[ $tls == 0x* ]] || fail "readelf shows no TLS segment in $MCPAGE_BIN"
+tls=$((tls))
+((tls < 65536)) || fail "a thread's static storage is $tls bytes (at most 64 KiB; put large caches in mcpage__thread_block)"
+
 # An HTTP server maps libmicrohttpd, and nothing else of the three.
 listen_start "$tmp/serve.err" "$MCPAGE_BIN" serve --no-sync --db "$tmp/a.db" --http 127.0.0.1:0 --no-ui ||
   fail "serve --http did not listen: $(cat "$tmp/serve.err")"
@@ -91,4 +99,4 @@ set -e
 grep -v '^ *[0-9]*:' "$tmp/pg.ld" | grep -qi "unavailable\|connect" ||
   fail "a postgres:// store said: $(grep -v '^ *[0-9]*:' "$tmp/pg.ld" | head -3)"
 if grep -v '^ *[0-9]*:' "$tmp/pg.ld" | grep -q "apt-get install"; then fail "libpq was not found"; fi
-echo "ok: --version, sync, call and a stdio server open none of libpq, libmicrohttpd, libcurl; HTTP, call --url and postgres:// open theirs"
+echo "ok: a thread's static storage under 64 KiB; --version, sync, call and a stdio server open none of libpq, libmicrohttpd, libcurl; HTTP, call --url and postgres:// open theirs"
