@@ -21,12 +21,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/sha.h>
-
 #include "mcp/server_internal.h"
 #include "page/alloc.h"
 #include "page/base64.h"
 #include "page/seal.h"
+#include "page/digest.h"
 
 #define STATE_PREFIX     "rs1."
 #define STATE_PREFIX_LEN 4
@@ -150,8 +149,8 @@ static int binding_of(const char *method, const char *name, const json_t *args, 
     memcpy(buf, method, ml);
     memcpy(buf + ml, name, nl);
     memcpy(buf + ml + nl, text, tl);
-    uint8_t md[SHA256_DIGEST_LENGTH];
-    SHA256(buf, ml + nl + tl, md);
+    uint8_t md[SHA256_LEN];
+    sha256(buf, ml + nl + tl, md);
     mcpage__free(buf);
     json_text_free(text);
     for (int i = 0; i < BINDING_HEX / 2; i++)
@@ -167,8 +166,8 @@ static int state_seal(const mcpage_keyring *kr, const char *payload, size_t n, c
     int rc = mcpage__seal_kid(kr, &kid);
     if (rc != 0)
         return rc;
-    uint8_t md[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)payload, n, md);
+    uint8_t md[SHA256_LEN];
+    sha256(payload, n, md);
     size_t raw_len = 1 + SEAL_TAG_LEN + n;
     uint8_t *raw = mcpage__malloc(raw_len);
     char *text = mcpage__malloc(STATE_PREFIX_LEN + b64_encoded_len(raw_len, true) + 1);
@@ -219,8 +218,8 @@ static void state_open(const mcpage_keyring *kr, const char *text, size_t len, j
     }
     const uint8_t *payload = raw + 1 + SEAL_TAG_LEN;
     size_t plen = (size_t)n - 1 - SEAL_TAG_LEN;
-    uint8_t md[SHA256_DIGEST_LENGTH];
-    SHA256(payload, plen, md);
+    uint8_t md[SHA256_LEN];
+    sha256(payload, plen, md);
     switch (mcpage__seal_check(kr, raw[0], STATE_PURPOSE, md, sizeof md, raw + 1)) {
     case SEAL_VALID:
         *out = json_loadb((const char *)payload, plen, JSON_REJECT_DUPLICATES, NULL);

@@ -19,12 +19,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/rand.h>
-
 #include "mcp/server_internal.h"
 #include "page/alloc.h"
 #include "page/invariant.h"
 #include "page/result_internal.h"
+#include "page/digest.h"
 
 #define TASK_ID_HEX 32
 
@@ -185,7 +184,7 @@ int mcpage_call_task(mcpage_call *call)
     if (t == NULL)
         return MCPAGE_ENOMEM;
     uint8_t rnd[TASK_ID_HEX / 2];
-    if (RAND_bytes(rnd, sizeof rnd) != 1) {
+    if (!mcpage__random(rnd, sizeof rnd)) {
         mcpage__free(t);
         return MCPAGE_ECRYPTO;
     }

@@ -31,7 +31,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,16 +38,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
-#include <openssl/sha.h>
-
 #include "page/alloc.h"
 #include "page/base64.h"
 #include "page/jw.h"
 #include "page/seal.h"
+#include "page/digest.h"
 
 #define CURSOR_VERSION  2
 #define CURSOR_PREFIX   "c2."
@@ -71,7 +65,7 @@ typedef struct keyslot {
     uint8_t kid;          /* key id carried in the cursor */
     uint8_t len;          /* key length in bytes */
     uint8_t key[KEY_MAX]; /* key material */
-    EVP_MAC_CTX *mac;     /* HMAC-SHA256 keyed with it, copied per tag; NULL: one-shot HMAC() */
+    hmac_sha256_key mac;  /* HMAC-SHA256 keyed with it */
 } keyslot;
 
 struct mcpage_keyring {
@@ -82,40 +76,6 @@ struct mcpage_keyring {
 };
 
 /* ------------------------------------------------------------ keyring */
-
-/*
- * An HMAC-SHA256 context keyed once, or NULL (then each tag is made with
- * the one-shot HMAC()): copying it costs a fraction of what HMAC() does
- * (fetching the algorithm, hashing the key's pads) on every cursor.
- */
-static EVP_MAC_CTX *keyed_mac(const uint8_t *key, size_t len)
-{
-    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
-    EVP_MAC_free(mac); /* the context holds its own reference */
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", (char *)"SHA256", 0),
-                           OSSL_PARAM_construct_end()};
-    if (ctx && EVP_MAC_init(ctx, key, len, params) != 1) {
-        EVP_MAC_CTX_free(ctx);
-        ctx = NULL;
-    }
-    return ctx;
-}
-
-/* HMAC-SHA256 of msg with k's key into md (32 bytes); false on failure. */
-static bool hmac_sha256(const keyslot *k, const uint8_t *msg, size_t n, uint8_t md[EVP_MAX_MD_SIZE])
-{
-    unsigned int mdlen = 0;
-    EVP_MAC_CTX *ctx = k->mac ? EVP_MAC_CTX_dup(k->mac) : NULL;
-    if (ctx == NULL)
-        return HMAC(EVP_sha256(), k->key, k->len, msg, n, md, &mdlen) != NULL &&
-               mdlen == SHA256_DIGEST_LENGTH;
-    size_t out = 0;
-    bool ok = EVP_MAC_update(ctx, msg, n) == 1 &&
-              EVP_MAC_final(ctx, md, &out, EVP_MAX_MD_SIZE) == 1 && out == SHA256_DIGEST_LENGTH;
-    EVP_MAC_CTX_free(ctx);
-    return ok;
-}
 
 int mcpage_keyring_new(mcpage_keyring **out)
 {
@@ -132,9 +92,7 @@ void mcpage_keyring_free(mcpage_keyring *kr)
 {
     if (kr == NULL)
         return;
-    for (int i = 0; i < kr->nkeys; i++)
-        EVP_MAC_CTX_free(kr->keys[i].mac);
-    OPENSSL_cleanse(kr, sizeof *kr);
+    mcpage__cleanse(kr, sizeof *kr);
     mcpage__free(kr);
 }
 
@@ -152,7 +110,7 @@ int mcpage_keyring_add(mcpage_keyring *kr, uint8_t kid, const uint8_t *key, size
     k->kid = kid;
     k->len = (uint8_t)len;
     memcpy(k->key, key, len);
-    k->mac = keyed_mac(key, len);
+    hmac_sha256_keyed(&k->mac, key, len);
     if (current || kr->current < 0)
         kr->current = kr->nkeys;
     kr->nkeys++;
@@ -194,8 +152,8 @@ static long hex_decode(const char *s, size_t n, uint8_t *out)
    different servers usually differ in id and are told apart as foreign. */
 static uint8_t derived_kid(const uint8_t *key, size_t len)
 {
-    uint8_t md[SHA256_DIGEST_LENGTH];
-    SHA256(key, len, md);
+    uint8_t md[SHA256_LEN];
+    sha256(key, len, md);
     return md[0];
 }
 
@@ -252,7 +210,7 @@ static int read_key_file(const char *path, uint8_t *key, size_t *len)
         else
             *len = (size_t)k;
     }
-    OPENSSL_cleanse(buf, sizeof buf);
+    mcpage__cleanse(buf, sizeof buf);
     return rc;
 }
 
@@ -324,7 +282,7 @@ static int write_key_file(const char *path, const uint8_t *key, size_t len)
     if (rc == MCPAGE_OK && fsync(fd) != 0)
         rc = MCPAGE_EIO;
     close(fd);
-    OPENSSL_cleanse(hex, sizeof hex);
+    mcpage__cleanse(hex, sizeof hex);
     if (rc == MCPAGE_OK && link(tmp, path) != 0)
         rc = errno == EEXIST ? MCPAGE_EEXIST : MCPAGE_EIO;
     unlink(tmp);
@@ -346,13 +304,13 @@ int mcpage_keyring_load(mcpage_keyring *kr, const char *env_var, const char *pat
         len = (size_t)k;
     } else if (path == NULL) {
         len = 32;
-        if (RAND_bytes(key, 32) != 1)
+        if (!mcpage__random(key, 32))
             return MCPAGE_ECRYPTO;
     } else {
         rc = read_key_file(path, key, &len);
         if (rc == MCPAGE_ENOTFOUND) {
             len = 32;
-            if (RAND_bytes(key, 32) != 1)
+            if (!mcpage__random(key, 32))
                 return MCPAGE_ECRYPTO;
             rc = write_key_file(path, key, len);
             if (rc == MCPAGE_EEXIST) /* another instance won the race: use its key */
@@ -363,7 +321,7 @@ int mcpage_keyring_load(mcpage_keyring *kr, const char *env_var, const char *pat
     }
     rc = mcpage_keyring_add(kr, derived_kid(key, len), key, len, true);
 done:
-    OPENSSL_cleanse(key, sizeof key);
+    mcpage__cleanse(key, sizeof key);
     return rc;
 }
 
@@ -423,22 +381,6 @@ static void write_canonical(jw *w, const json_t *v, const char *const *skip)
     mcpage__free(keys);
 }
 
-static EVP_MD *sha256_md; /* fetched once: SHA256() fetches it on every call */
-static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
-
-static void sha256_fetch(void)
-{
-    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
-}
-
-/* SHA-256 of data[0..n), as SHA256() gives it, at a third of its cost. */
-static void sha256(const void *data, size_t n, uint8_t md[SHA256_DIGEST_LENGTH])
-{
-    (void)pthread_once(&sha256_once, sha256_fetch);
-    if (sha256_md == NULL || EVP_Digest(data, n, md, NULL, sha256_md, NULL) != 1)
-        SHA256(data, n, md);
-}
-
 void mcpage_args_fingerprint(const json_t *args, const char *const *skip,
                              uint8_t out[MCPAGE_FINGERPRINT_LEN])
 {
@@ -448,7 +390,7 @@ void mcpage_args_fingerprint(const json_t *args, const char *const *skip,
         jw_raw_value(&w, "{}", 2);
     else
         write_canonical(&w, args, skip);
-    uint8_t md[SHA256_DIGEST_LENGTH];
+    uint8_t md[SHA256_LEN];
     if (w.err) {
         /* Too large or too deep to canonicalize: such calls all share one
            fingerprint, which only means their cursors are interchangeable. */
@@ -719,7 +661,7 @@ static bool ts_parse(const char *s, size_t n, int64_t *v, bool *ms)
 static void tool_hash(const char *tool, uint8_t out[TOOL_HASH_LEN])
 {
     /* A thread's calls are mostly of one tool: its hash is remembered
-       (SHA256() fetches the digest anew each time, 6k instructions). */
+       (a digest is a block or two of SHA-256, about 2k instructions). */
     static _Thread_local char last[TOOL_NAME_CACHE];
     static _Thread_local uint8_t last_hash[TOOL_HASH_LEN];
     size_t n = strlen(tool);
@@ -727,8 +669,8 @@ static void tool_hash(const char *tool, uint8_t out[TOOL_HASH_LEN])
         memcpy(out, last_hash, TOOL_HASH_LEN);
         return;
     }
-    uint8_t md[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)tool, n, md);
+    uint8_t md[SHA256_LEN];
+    sha256(tool, n, md);
     memcpy(out, md, TOOL_HASH_LEN);
     if (n < sizeof last) {
         memcpy(last, tool, n + 1);
@@ -736,13 +678,11 @@ static void tool_hash(const char *tool, uint8_t out[TOOL_HASH_LEN])
     }
 }
 
-static bool compute_tag(const keyslot *k, const uint8_t *msg, size_t n, uint8_t tag[TAG_LEN])
+static void compute_tag(const keyslot *k, const uint8_t *msg, size_t n, uint8_t tag[TAG_LEN])
 {
-    uint8_t md[EVP_MAX_MD_SIZE];
-    if (!hmac_sha256(k, msg, n, md))
-        return false;
+    uint8_t md[SHA256_LEN];
+    hmac_sha256(&k->mac, msg, n, md);
     memcpy(tag, md, TAG_LEN);
-    return true;
 }
 
 static void put_part(wbuf *w, const mcpage_keypart *p)
@@ -811,8 +751,7 @@ int mcpage_cursor_encode(const mcpage_keyring *kr, const char *tool,
     uint8_t tag[TAG_LEN];
     if (w.overflow || w.n + TAG_LEN > sizeof w.b)
         return MCPAGE_ERANGE;
-    if (!compute_tag(k, w.b, w.n, tag))
-        return MCPAGE_ECRYPTO;
+    compute_tag(k, w.b, w.n, tag);
     put_bytes(&w, tag, TAG_LEN);
 
     size_t need = PREFIX_LEN + b64_encoded_len(w.n, true);
@@ -855,11 +794,10 @@ int mcpage__seal_tag(const mcpage_keyring *kr, uint8_t kid, const char *purpose,
     uint8_t buf[SEAL_PURPOSE_MAX + SEAL_MSG_MAX];
     memcpy(buf, purpose, plen);
     memcpy(buf + plen, msg, n);
-    uint8_t md[EVP_MAX_MD_SIZE];
-    if (!hmac_sha256(k, buf, plen + n, md))
-        return MCPAGE_ECRYPTO;
+    uint8_t md[SHA256_LEN];
+    hmac_sha256(&k->mac, buf, plen + n, md);
     memcpy(tag, md, SEAL_TAG_LEN);
-    OPENSSL_cleanse(md, sizeof md);
+    mcpage__cleanse(md, sizeof md);
     return MCPAGE_OK;
 }
 
@@ -870,7 +808,7 @@ seal_status mcpage__seal_check(const mcpage_keyring *kr, uint8_t kid, const char
     int rc = mcpage__seal_tag(kr, kid, purpose, msg, n, want);
     if (rc == MCPAGE_ENOTFOUND)
         return SEAL_FOREIGN_KEY;
-    if (rc != MCPAGE_OK || CRYPTO_memcmp(want, tag, SEAL_TAG_LEN) != 0)
+    if (rc != MCPAGE_OK || !mcpage__bytes_equal(want, tag, SEAL_TAG_LEN))
         return SEAL_BAD;
     return SEAL_VALID;
 }
@@ -978,7 +916,8 @@ mcpage_cursor_status mcpage_cursor_decode(const mcpage_keyring *kr, const char *
     if (k == NULL)
         return MCPAGE_CURSOR_FOREIGN_KEY;
     uint8_t tag[TAG_LEN];
-    if (!compute_tag(k, raw, r.n, tag) || CRYPTO_memcmp(tag, raw + r.n, TAG_LEN) != 0)
+    compute_tag(k, raw, r.n, tag);
+    if (!mcpage__bytes_equal(tag, raw + r.n, TAG_LEN))
         return MCPAGE_CURSOR_MALFORMED; /* damaged in transit, or forged */
 
     uint8_t want[TOOL_HASH_LEN];

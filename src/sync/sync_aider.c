@@ -35,10 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include <mcpage/mcpage.h>
 
+#include "page/digest.h"
 #include "sync/sync_desc.h"
 #include "sync/sync_fold.h"
 #include "sync/sync_internal.h"
@@ -610,11 +609,8 @@ typedef struct finder {
 
 static void hex16(const char *s, char out[17])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    out[0] = 0;
-    if (EVP_Digest(s, strlen(s), md, &n, EVP_sha256(), NULL) != 1 || n < 8)
-        return;
+    uint8_t md[SHA256_LEN];
+    sha256(s, strlen(s), md);
     for (unsigned i = 0; i < 8; i++)
         snprintf(out + 2 * i, 3, "%02x", md[i]);
 }

@@ -33,10 +33,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include <mcpage/mcpage.h>
 
+#include "page/digest.h"
 #include "page/term.h"
 #include "sync/sync_cursor_ide.h"
 #include "sync/sync_desc.h"
@@ -1967,20 +1966,24 @@ static json_t *load_hashed(const sync_desc *d, const char *home, const char *roo
     json_t *map = json_object();
     if (!json_is_array(list))
         sync_warn(rep, d->name, path, 0, "no list of project paths where the description says");
-    const EVP_MD *md = strcmp(h->hash, "md5") == 0 ? EVP_md5() : EVP_sha256();
+    bool is_md5 = strcmp(h->hash, "md5") == 0;
     size_t i;
     json_t *e;
     json_array_foreach(list, i, e)
     {
         const char *cwd = json_string_value(at_path(e, &h->cwd));
-        unsigned char dg[EVP_MAX_MD_SIZE];
-        unsigned int dn = 0;
+        uint8_t dg[SHA256_LEN];
+        size_t dn = is_md5 ? MD5_LEN : SHA256_LEN;
         if (i >= SYNC_DESC_ROOTS_MAX || !map)
             break;
-        if (!cwd || EVP_Digest(cwd, strlen(cwd), dg, &dn, md, NULL) != 1)
+        if (!cwd)
             continue;
-        char hex[2 * EVP_MAX_MD_SIZE + 1];
-        for (unsigned int k = 0; k < dn; k++)
+        if (is_md5)
+            md5(cwd, strlen(cwd), dg);
+        else
+            sha256(cwd, strlen(cwd), dg);
+        char hex[2 * SHA256_LEN + 1];
+        for (size_t k = 0; k < dn; k++)
             (void)snprintf(hex + 2 * k, 3, "%02x", dg[k]);
         json_object_set_new(map, hex, json_string(cwd));
     }

@@ -32,10 +32,10 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include <mcpage/mcpage.h>
 
+#include "page/digest.h"
 #include "sync/sync_fold.h"
 #include "sync/sync_json.h"
 
@@ -563,12 +563,9 @@ typedef struct gemini_map {
 
 static void sha256_hex(const char *s, char out[65])
 {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    out[0] = 0;
-    if (EVP_Digest(s, strlen(s), md, &n, EVP_sha256(), NULL) != 1 || n != 32)
-        return;
-    for (unsigned i = 0; i < n; i++)
+    uint8_t md[SHA256_LEN];
+    sha256(s, strlen(s), md);
+    for (unsigned i = 0; i < SHA256_LEN; i++)
         snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 

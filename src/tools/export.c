@@ -15,8 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/sha.h>
-
+#include "page/digest.h"
 #include "tools/text_out.h"
 
 /* Messages read per store call: a message holds up to 1 MiB, so a batch up to 32 MiB. */
@@ -76,8 +75,8 @@ void export_file_name(const char *session_id, export_format fmt, char *buf, size
         }
     }
     if (!whole) { /* too long for one name: a prefix, then '~' and the id's hash */
-        unsigned char d[SHA256_DIGEST_LENGTH];
-        SHA256((const unsigned char *)session_id, strlen(session_id), d);
+        uint8_t d[SHA256_LEN];
+        sha256(session_id, strlen(session_id), d);
         o = EXPORT_NAME_PREFIX;
         while (o > 0 && (name[o - 1] == '%' || (o > 1 && name[o - 2] == '%')))
             o--; /* not inside an escape */

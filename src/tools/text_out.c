@@ -11,11 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-#include <openssl/sha.h>
-
 #include <mcpage/mcpage.h>
 
+#include "page/base64.h"
+#include "page/digest.h"
 #include "store/store.h"
 
 void text_out_init(text_out *o, FILE *f)
@@ -527,11 +526,11 @@ static pthread_once_t css_once = PTHREAD_ONCE_INIT;
 
 static void css_hash_init(void)
 {
-    unsigned char d[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)text_css, strlen(text_css), d);
-    unsigned char b64[48];
-    int n = EVP_EncodeBlock(b64, d, sizeof d); /* 44 characters */
-    (void)snprintf(css_hash, sizeof css_hash, "'sha256-%.*s'", n, (const char *)b64);
+    uint8_t d[SHA256_LEN];
+    sha256(text_css, strlen(text_css), d);
+    char b64[48];
+    size_t n = b64_encode(d, sizeof d, b64, false); /* 44 characters */
+    (void)snprintf(css_hash, sizeof css_hash, "'sha256-%.*s'", (int)n, b64);
 }
 
 const char *text_css_csp_hash(void)

@@ -429,7 +429,7 @@ int http_start(mcpage_server *srv, const mcpage_http_config *cfg, bool external,
     }
     if (cfg->auth_token) {
         h->auth = true;
-        SHA256((const unsigned char *)cfg->auth_token, strlen(cfg->auth_token), h->token_hash);
+        sha256(cfg->auth_token, strlen(cfg->auth_token), h->token_hash);
     }
     /* The address: numeric only, so what is checked is what is bound. */
     struct sockaddr_storage ss;

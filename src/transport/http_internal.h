@@ -34,11 +34,11 @@
 
 #include <jansson.h>
 #include "transport/http_lib.h"
-#include <openssl/sha.h>
 
 #include <mcpage/http.h>
 
 #include "mcp/server_internal.h"
+#include "page/digest.h"
 #include "transport/oauth.h"
 #include "transport/session_id.h"
 
@@ -169,15 +169,15 @@ struct http_session {
 };
 
 struct mcpage_http {
-    mcpage_server *srv;                       /* served (borrowed) */
-    mcpage_http_config cfg;                   /* copy; pointers below own the strings */
-    char *host;                               /* bind address */
-    char **origins;                           /* allowed Origin values */
-    size_t norigins;                          /* their count */
-    bool any_origin;                          /* "*" was allowed */
-    bool auth;                                /* a bearer token is required */
-    uint8_t token_hash[SHA256_DIGEST_LENGTH]; /* SHA-256 of the token */
-    bool loopback;                            /* bound to a loopback address */
+    mcpage_server *srv;             /* served (borrowed) */
+    mcpage_http_config cfg;         /* copy; pointers below own the strings */
+    char *host;                     /* bind address */
+    char **origins;                 /* allowed Origin values */
+    size_t norigins;                /* their count */
+    bool any_origin;                /* "*" was allowed */
+    bool auth;                      /* a bearer token is required */
+    uint8_t token_hash[SHA256_LEN]; /* SHA-256 of the token */
+    bool loopback;                  /* bound to a loopback address */
     _Atomic uint16_t port;    /* bound port (polling threads may read it before start returns) */
     size_t max_body;          /* effective body limit */
     struct MHD_Daemon *d;     /* libmicrohttpd */

@@ -26,8 +26,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <openssl/crypto.h>
-
 #include "page/alloc.h"
 #include "page/invariant.h"
 #include "transport/http_internal.h"
@@ -85,13 +83,13 @@ static enum MHD_Result copy_arg(void *cls, enum MHD_ValueKind kind, const char *
 }
 
 /* The cookie's value: hex SHA-256 of a label and the token's hash. */
-static void cookie_value(const mcpage_http *h, char out[2 * SHA256_DIGEST_LENGTH + 1])
+static void cookie_value(const mcpage_http *h, char out[2 * SHA256_LEN + 1])
 {
     static const char label[] = "mcpage browser view cookie v1";
-    uint8_t buf[sizeof label + SHA256_DIGEST_LENGTH], d[SHA256_DIGEST_LENGTH];
+    uint8_t buf[sizeof label + SHA256_LEN], d[SHA256_LEN];
     memcpy(buf, label, sizeof label);
-    memcpy(buf + sizeof label, h->token_hash, SHA256_DIGEST_LENGTH);
-    SHA256(buf, sizeof buf, d);
+    memcpy(buf + sizeof label, h->token_hash, SHA256_LEN);
+    sha256(buf, sizeof buf, d);
     for (size_t i = 0; i < sizeof d; i++)
         (void)snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
@@ -99,9 +97,9 @@ static void cookie_value(const mcpage_http *h, char out[2 * SHA256_DIGEST_LENGTH
 static bool cookie_ok(const mcpage_http *h, struct MHD_Connection *c)
 {
     const char *got = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, PAGE_COOKIE);
-    char want[2 * SHA256_DIGEST_LENGTH + 1];
+    char want[2 * SHA256_LEN + 1];
     cookie_value(h, want);
-    return got && strlen(got) == strlen(want) && CRYPTO_memcmp(got, want, strlen(want)) == 0;
+    return got && strlen(got) == strlen(want) && mcpage__bytes_equal(got, want, strlen(want));
 }
 
 /* Adds the handler's "Name: value\n" lines; false for a malformed one. */
@@ -209,7 +207,7 @@ static bool page_auth(mcpage_http *h, struct MHD_Connection *c, const char *url,
             return true; /* the page reads as its principal (req.caller) */
     }
     if (h->auth && tok && http_token_matches(h, tok)) {
-        char value[2 * SHA256_DIGEST_LENGTH + 1], where[1200], headers[1400];
+        char value[2 * SHA256_LEN + 1], where[1200], headers[1400];
         cookie_value(h, value);
         login_location(url, where, sizeof where);
         /* back to the same path, without the token in the address */

@@ -14,8 +14,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include <openssl/crypto.h>
-
 #include "mcp/jsonin.h"
 #include "page/alloc.h"
 #include "page/jw.h"
@@ -227,9 +225,9 @@ static bool origin_ok(const mcpage_http *h, const char *origin)
 bool http_token_matches(const mcpage_http *h, const char *tok)
 {
     /* Hash both sides so the comparison takes the same time whatever the length. */
-    uint8_t got[SHA256_DIGEST_LENGTH];
-    SHA256((const unsigned char *)tok, strlen(tok), got);
-    return CRYPTO_memcmp(got, h->token_hash, sizeof got) == 0;
+    uint8_t got[SHA256_LEN];
+    sha256(tok, strlen(tok), got);
+    return mcpage__bytes_equal(got, h->token_hash, sizeof got);
 }
 
 bool http_auth_header_ok(const mcpage_http *h, const char *authz)

@@ -12,10 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <openssl/crypto.h>
-
 #include "page/alloc.h"
 #include "page/invariant.h"
+#include "page/digest.h"
 #include "transport/http_internal.h"
 
 /* ------------------------------------------------------------ references */
@@ -98,7 +97,7 @@ static http_session *table_find(mcpage_http *h, const char *sid, size_t len)
     MCPAGE_ASSERT_LOCKED(&h->lock);
     for (http_session *hs = h->sessions; hs; hs = hs->next) {
         /* Constant time: ids are bearer secrets too. */
-        if (strlen(hs->id) == len && CRYPTO_memcmp(hs->id, sid, len) == 0) {
+        if (strlen(hs->id) == len && mcpage__bytes_equal(hs->id, sid, len)) {
             http_session_ref(hs);
             return hs;
         }

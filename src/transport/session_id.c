@@ -6,14 +6,13 @@
 
 #include <string.h>
 
-#include <openssl/rand.h>
-
 #include <mcpage/server.h>
 
 #include "page/alloc.h"
 #include "page/base64.h"
 #include "page/jw.h"
 #include "page/seal.h"
+#include "page/digest.h"
 
 #define SID_PREFIX     "s1."
 #define SID_PREFIX_LEN 3
@@ -91,7 +90,7 @@ int session_id_mint(const mcpage_keyring *kr, const char *protocol_version,
     raw[n++] = kid;
     put_be(raw + n, (uint64_t)now, 8);
     n += 8;
-    if (RAND_bytes(raw + n, SESSION_ID_NONCE_LEN) != 1) {
+    if (!mcpage__random(raw + n, SESSION_ID_NONCE_LEN)) {
         jw_free(&caps);
         return MCPAGE_ECRYPTO;
     }

@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-#include <openssl/sha.h>
-
+#include "page/base64.h"
+#include "page/digest.h"
 #include "ui/ui_internal.h"
 
 /*
@@ -59,16 +58,15 @@ static pthread_once_t ui_css_once = PTHREAD_ONCE_INIT;
    nothing meets, so the page is unstyled or static, still safe). */
 static void csp_hash(char *out, size_t cap, const char *a, const char *b)
 {
-    unsigned char d[SHA256_DIGEST_LENGTH];
-    EVP_MD_CTX *c = EVP_MD_CTX_new();
-    if (c == NULL || EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1 ||
-        EVP_DigestUpdate(c, a, strlen(a)) != 1 || EVP_DigestUpdate(c, b, strlen(b)) != 1 ||
-        EVP_DigestFinal_ex(c, d, NULL) != 1)
-        memset(d, 0, sizeof d);
-    EVP_MD_CTX_free(c);
-    unsigned char b64[48];
-    int n = EVP_EncodeBlock(b64, d, sizeof d); /* 44 characters */
-    (void)snprintf(out, cap, "'sha256-%.*s'", n, (const char *)b64);
+    uint8_t d[SHA256_LEN];
+    sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, a, strlen(a));
+    sha256_update(&c, b, strlen(b));
+    sha256_final(&c, d);
+    char b64[48];
+    size_t n = b64_encode(d, sizeof d, b64, false); /* 44 characters */
+    (void)snprintf(out, cap, "'sha256-%.*s'", (int)n, b64);
 }
 
 static void ui_css_hash_init(void)
