@@ -13,14 +13,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/ecdsa.h>
-#include <openssl/param_build.h>
-
 #include "mcp/jsonin.h"
 #include "page/alloc.h"
 #include "page/base64.h"
+#include "transport/jwt_crypto.h"
 
 /* Deepest nesting accepted in a header, a payload or a JWKS. */
 #define JWT_MAX_DEPTH 16
@@ -199,6 +195,8 @@ int jwt_keyset_parse(const char *json, size_t len, jwt_keyset *out, char *why, s
         jwt_say(why, cap, "the JWKS is %zu bytes, more than the %zu accepted", len, JWT_MAX_JWKS);
         return -1;
     }
+    if (jwt_crypto_load(why, cap) != 0)
+        return -1;
     json_t *doc = NULL;
     char perr[256];
     if (jsonin_parse(json, len, JWT_MAX_JWKS, JWT_MAX_DEPTH, &doc, perr, sizeof perr) !=
@@ -257,12 +255,15 @@ static uint8_t *es256_der(const uint8_t *sig, size_t len, size_t *der_len)
         ECDSA_SIG_free(es);
         return NULL;
     }
-    uint8_t *der = NULL;
-    int n = i2d_ECDSA_SIG(es, &der); /* OpenSSL allocates it */
+    int n = i2d_ECDSA_SIG(es, NULL); /* its length, then the bytes into our buffer */
+    uint8_t *der = n > 0 ? mcpage__malloc((size_t)n) : NULL;
+    unsigned char *end = der;
+    if (der == NULL || i2d_ECDSA_SIG(es, &end) != n) {
+        mcpage__free(der);
+        der = NULL;
+    }
     ECDSA_SIG_free(es);
-    if (n <= 0)
-        return NULL;
-    *der_len = (size_t)n;
+    *der_len = der ? (size_t)n : 0;
     return der;
 }
 
@@ -278,7 +279,7 @@ static bool signature_ok(const jwt_key *k, const char *input, size_t ilen, const
         uint8_t *der = es256_der(sig, slen, &dlen);
         ok = der && EVP_DigestVerifyInit(md, NULL, EVP_sha256(), NULL, k->pkey) == 1 &&
              EVP_DigestVerify(md, der, dlen, (const unsigned char *)input, ilen) == 1;
-        OPENSSL_free(der);
+        mcpage__free(der);
     } else {
         const EVP_MD *digest = k->alg == JWT_ALG_RS256 ? EVP_sha256() : NULL;
         ok = EVP_DigestVerifyInit(md, NULL, digest, NULL, k->pkey) == 1 &&

@@ -84,6 +84,11 @@ check_shared() {
   [ "$(readlink -f "$(ldd "$1" | awk '/libmcpage/ {print $3}')")" = "$(readlink -f "$libdir/$want")" ] ||
     fail "$1 loads $(ldd "$1" | awk '/libmcpage/ {print $3}'), not the installed library"
 }
+# libmcpage.so names only what it links: libmicrohttpd, libcurl and
+# libcrypto are opened when first used.
+for l in libmicrohttpd libcurl libcrypto; do
+  if readelf -d "$libdir/$want" | grep -q "NEEDED.*\[$l"; then fail "$want links $l"; fi
+done
 check_static() {
   if readelf -d "$1" | grep -q 'NEEDED.*libmcpage'; then fail "$1 should link libmcpage.a"; fi
 }
@@ -110,11 +115,11 @@ done
 # --static --libs` (Libs.private names them directly, so no static closure
 # of other packages is asked for), with libmcpage.a for -lmcpage.
 step "pkg-config, static: cc ... libmcpage.a \$(pkg-config --static --libs mcpage)"
-for l in -lcrypto -ldl; do
+for l in -ldl; do
   pkg-config --static --libs mcpage | grep -q -- "$l" || fail "mcpage.pc's static libs lack $l"
 done
-# libmicrohttpd and libcurl are opened on first use, never linked.
-for l in -lmicrohttpd -lcurl; do
+# libmicrohttpd, libcurl and libcrypto are opened on first use, never linked.
+for l in -lmicrohttpd -lcurl -lcrypto; do
   if pkg-config --static --libs mcpage | grep -q -- "$l"; then fail "mcpage.pc links $l"; fi
 done
 static_libs="$libdir/libmcpage.a $(pkg-config --static --libs mcpage | sed -e 's/-lmcpage//' -e 's/-Wl,-rpath,[^ ]*//')"

@@ -4,7 +4,7 @@
 #
 #   page       the contract (builders, cursors, tokens): nothing above it
 #   mcp        the runtime: page
-#   transport  HTTP: page, mcp, libmicrohttpd, libcurl (the OAuth keys)
+#   transport  HTTP: page, mcp, libmicrohttpd, libcurl and libcrypto (OAuth)
 #   program    mcpage_main: page; mcp and transport through the public API
 #   store      the archive store: SQLite, libpq; no protocol
 #   sync       transcripts into the store: store (and SQLite, to read OpenCode)
@@ -35,7 +35,7 @@ declare -A may=(
 declare -A libs=(
   [page]=""
   [mcp]=""
-  [transport]="microhttpd.h curl/curl.h"
+  [transport]="microhttpd.h curl/curl.h openssl/bn.h openssl/core_names.h openssl/ecdsa.h openssl/evp.h openssl/param_build.h"
   [program]=""
   [store]="sqlite3.h libpq-fe.h"
   [sync]="sqlite3.h"
@@ -44,6 +44,9 @@ declare -A libs=(
   [check]="curl/curl.h"
   [cli]="curl/curl.h microhttpd.h"
 )
+# OpenSSL is watched whole: digests, MACs and random bytes are
+# page/digest.h, and only OAuth's signature checks (transport/jwt.c)
+# open libcrypto.
 watched="sqlite3.h libpq-fe.h microhttpd.h curl/curl.h"
 
 status=0
@@ -72,7 +75,7 @@ for dir in src/*/; do
       \<*\>)
         hdr=${inc#<}
         hdr=${hdr%>}
-        if [[ " $watched " == *" $hdr "* && " ${libs[$mod]} " != *" $hdr "* ]]; then
+        if [[ (" $watched " == *" $hdr "* || $hdr == openssl/*) && " ${libs[$mod]} " != *" $hdr "* ]]; then
           echo "FAIL: $file:$no: $mod includes <$hdr> (its libraries: ${libs[$mod]:-none})"
           status=1
         fi

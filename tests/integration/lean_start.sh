@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Integration test: libpq, libmicrohttpd and libcurl are opened when first
-# needed (src/page/dynlib.h), never at start. A stdio server, a sync, a
-# call and --version map none of them (nor gnutls, which libmicrohttpd
-# and libcurl pull in); an HTTP server maps libmicrohttpd only; `mcpage
+# Integration test: libpq, libmicrohttpd, libcurl and libcrypto are opened
+# when first needed (src/page/dynlib.h), never at start. A stdio server, a
+# sync, a call and --version map none of them (nor gnutls, which
+# libmicrohttpd and libcurl pull in); an HTTP server without OAuth maps
+# libmicrohttpd only; `mcpage
 # call --url` opens libcurl and talks to it; a postgres:// store opens
 # libpq (its connection error, not a missing library, is what is said).
 set -euo pipefail
@@ -17,7 +18,7 @@ trap cleanup EXIT
 fail() { echo "lean_start: FAIL: $*" >&2; exit 1; }
 . "$MCPAGE_SOURCE_DIR/tests/integration/lib/listen.sh"
 
-lazy="libpq libmicrohttpd libcurl libgnutls"
+lazy="libpq libmicrohttpd libcurl libgnutls libcrypto"
 # loaded LOG: the lazy libraries the dynamic linker's LD_DEBUG=files log names.
 loaded() {
   local l out=""
@@ -74,13 +75,15 @@ tls=$(readelf -lW "$MCPAGE_BIN" | awk '$1 == "TLS" {print $6}')
 tls=$((tls))
 ((tls < 65536)) || fail "a thread's static storage is $tls bytes (at most 64 KiB; put large caches in mcpage__thread_block)"
 
-# An HTTP server maps libmicrohttpd, and nothing else of the three.
+# An HTTP server maps libmicrohttpd, and nothing else of the four (nor
+# libcrypto: only OAuth's signature checks need it).
 listen_start "$tmp/serve.err" "$MCPAGE_BIN" serve --no-sync --db "$tmp/a.db" --http 127.0.0.1:0 --no-ui ||
   fail "serve --http did not listen: $(cat "$tmp/serve.err")"
 server=$listen_pid
 m=$(mapped "$server")
 [[ " $m " == *" libmicrohttpd "* ]] || fail "an HTTP server did not map libmicrohttpd (maps: $m)"
-[[ " $m " != *" libpq "* && " $m " != *" libcurl "* ]] || fail "an HTTP server mapped $m"
+[[ " $m " != *" libpq "* && " $m " != *" libcurl "* && " $m " != *" libcrypto "* ]] ||
+  fail "an HTTP server mapped $m"
 
 # `mcpage call --url` opens libcurl, then works through it.
 LD_DEBUG=files "$MCPAGE_BIN" call --url "$listen_url" list_projects '{}' >"$tmp/url.out" 2>"$tmp/url.ld" ||
@@ -99,4 +102,4 @@ set -e
 grep -v '^ *[0-9]*:' "$tmp/pg.ld" | grep -qi "unavailable\|connect" ||
   fail "a postgres:// store said: $(grep -v '^ *[0-9]*:' "$tmp/pg.ld" | head -3)"
 if grep -v '^ *[0-9]*:' "$tmp/pg.ld" | grep -q "apt-get install"; then fail "libpq was not found"; fi
-echo "ok: a thread's static storage under 64 KiB; --version, sync, call and a stdio server open none of libpq, libmicrohttpd, libcurl; HTTP, call --url and postgres:// open theirs"
+echo "ok: a thread's static storage under 64 KiB; --version, sync, call and a stdio server open none of libpq, libmicrohttpd, libcurl, libcrypto; HTTP, call --url and postgres:// open theirs"
