@@ -201,6 +201,7 @@ try {
 } finally {
   await browser?.close().catch(() => {});
   for (const p of children) p.kill();
+  fs.rmSync(tmp, { recursive: true, force: true, maxRetries: 5 });
 }
 console.log(`app_view: ${checks} checks passed in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 process.exit(skipBrowser ? 77 : 0);

@@ -91,7 +91,7 @@ const INIT = JSON.stringify({
 const PING = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" });
 
 try {
-  const tokenFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mcpage-sec-")), "token");
+  const tokenFile = path.join(dbDir, "token");
   fs.writeFileSync(tokenFile, "s3cret-token-value\n");
   const port = await start(["--http", "127.0.0.1:0", "--auth-token-file", tokenFile, "--max-sessions", "3"]);
   const host = `127.0.0.1:${port}`;
