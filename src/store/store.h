@@ -99,6 +99,10 @@ typedef struct store_page {
     const store_key *after; /* keyset: start after this row, or NULL */
     int64_t offset;         /* rows to skip when `after` is NULL */
     int64_t limit;          /* 1..STORE_LIMIT_MAX rows */
+    /* Rows the caller shows, when fewer than limit: the rows past them
+     * only say that more exist (a page's limit + 1), so a search cuts
+     * them no snippet and counts no line (SQLite). 0: every row. */
+    int64_t shown;
 } store_page;
 
 /* ---- opening ------------------------------------------------------- */

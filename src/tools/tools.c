@@ -566,7 +566,10 @@ int tools_list_run(tools_ctx *ctx, const tools_list_walk *walk, mcpage_result *r
         rc = MCPAGE_EPARSE;
         goto fail;
     }
-    store_page page = {.after = w->resume ? &after : NULL, .offset = w->offset, .limit = w->fetch};
+    store_page page = {.after = w->resume ? &after : NULL,
+                       .offset = w->offset,
+                       .limit = w->fetch,
+                       .shown = w->limit};
     if ((rc = store_generation(s, &gen)) < 0)
         goto fail;
 

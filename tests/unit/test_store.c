@@ -296,6 +296,44 @@ static void project_walks_in_every_sort(void **state)
     store_projects_free(&l);
 }
 
+/*
+ * A page of `limit` rows of which the caller shows limit - 1 (a tool's
+ * page and the row that says a next one exists): the rows shown are
+ * those of the page that shows them all, and on SQLite, when one pass
+ * over the matches picked the page, the last row gets no snippet and no
+ * line (the row is the same). 1 when it was so.
+ */
+static int peek_row_is_not_cut(store *s, const store_search_filter *sf, int64_t offset)
+{
+    store_page all = {.offset = offset, .limit = 6}, shown = all;
+    shown.shown = 5;
+    store_hits a = {0}, b = {0};
+    int64_t total = 0; /* counted first, as a tool's first page does (a pass needs the count) */
+    assert_int_equal(store_search_count(s, sf, &total), 0);
+    assert_int_equal(store_search(s, sf, &all, &a), 0);
+    int64_t passes = store_sqlite__snippet_passes;
+    assert_int_equal(store_search(s, sf, &shown, &b), 0);
+    int pass = store_sqlite__snippet_passes > passes; /* (SQLite only) */
+    assert_int_equal(a.count, 6);
+    assert_int_equal(b.count, 6);
+    for (size_t i = 0; i < b.count; i++) {
+        assert_int_equal(a.rows[i].message_id, b.rows[i].message_id);
+        if (i == 5 && pass) {
+            assert_string_equal(b.rows[i].snippet, "");
+            assert_int_equal(b.rows[i].before_count, 0);
+            assert_int_equal(b.rows[i].before_lines, 0);
+            continue;
+        }
+        assert_string_equal(a.rows[i].snippet, b.rows[i].snippet);
+        assert_non_null(strstr(b.rows[i].snippet, STORE_HIT_OPEN));
+        assert_int_equal(a.rows[i].before_count, b.rows[i].before_count);
+        assert_int_equal(a.rows[i].before_lines, b.rows[i].before_lines);
+    }
+    store_hits_free(&a);
+    store_hits_free(&b);
+    return pass;
+}
+
 static void search_walks_in_every_sort(void **state)
 {
     fixture *f = *state;
@@ -358,6 +396,16 @@ static void search_walks_in_every_sort(void **state)
         fp.sort = (store_search_sort)sort;
         assert_true(check_walks(f->s, &fp, hits_page, hits_total, 3) > 2);
     }
+    /* the row past the rows shown, in every sort, on a first and a later page */
+    int peeks = 0;
+    for (int sort = STORE_SEARCH_RELEVANCE; sort <= STORE_SEARCH_OLDEST; sort++) {
+        store_search_filter pf = {.query = "alpha", .sort = (store_search_sort)sort};
+        peeks += peek_row_is_not_cut(f->s, &pf, 0);
+        peeks += peek_row_is_not_cut(f->s, &pf, 7);
+        pf.role = "assistant"; /* (the matches are not counted: no pass) */
+        peek_row_is_not_cut(f->s, &pf, 0);
+    }
+    assert_int_equal(peeks, store_spec_is_url(f->db) ? 0 : 6);
 }
 
 static int64_t hits(store *s, store_search_filter *flt)
@@ -3102,7 +3150,7 @@ static uint32_t le32_at(const unsigned char *p)
 }
 
 /*
- * Texts past 64 KiB are kept as frames of 8 KiB of text (schema 14,
+ * Texts past 64 KiB are kept as frames of 2 KiB of text (schema 14,
  * codec 2) and read back whole by every reader, and by window in
  * snippets (the same snippet as from the whole text); a store of schema
  * 13 (such texts plain) is migrated and its long texts packed by the

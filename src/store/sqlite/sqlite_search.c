@@ -306,21 +306,45 @@ static int choose_plan(store *s, const store_search_filter *f, const store_page 
     return 0;
 }
 
-/* The columns of a search page's rows, up to FROM: the snippet is cut
- * around the first match (sqlite_snippet.c), not scored over the text. */
-static void search_head(store_sql *q, int own_snippet)
+/* "CASE WHEN h.id IS <the id of h's row at `peek` in order `outer`> ":
+ * h's rows joined as the outer query joins them, so that its rows and
+ * h's are the same (one statement, one snapshot), evaluated once. */
+static void search_peek(store_sql *q, const char *outer, int64_t peek)
 {
-    store_sql_add(q, own_snippet ? "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
-                                   "mcpage_snippet("
-                                 : "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, "
-                                   "snippet(");
-    store_sql_add(q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24), "
-                     "m.ordinal, h.rk, "
-                     /* what precedes the hit in its session, its transcript line:
-                      * "count lines", one scan of the index for both */
-                     "(SELECT count(*) || ' ' || coalesce(sum(b.text_lines), 0) FROM messages b "
-                     "INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < m.ordinal) "
-                     "FROM ");
+    store_sql_add(q, "CASE WHEN h.id IS (SELECT h.id FROM h CROSS JOIN messages m ON "
+                     "m.message_id = h.id JOIN sessions s ON s.sid = m.sid ORDER BY ");
+    store_sql_add(q, outer);
+    store_sql_add(q, " LIMIT 1 OFFSET ?) ");
+    store_sql_int(q, peek);
+}
+
+/* The columns of a search page's rows, up to FROM: the snippet is cut
+ * around the first match (sqlite_snippet.c), not scored over the text.
+ * With `peek` (a pass: h holds the page's rows), the row at `peek` in
+ * the page's order `outer`, past the rows shown, only says that more
+ * exist: it gets no snippet and no line (an eleventh of a rare word's
+ * page). */
+static void search_head(store_sql *q, int own_snippet, const char *outer, int64_t peek)
+{
+    store_sql_add(q, "SELECT h.id, s.session_id, p.name, m.role, m.timestamp, ");
+    if (peek >= 0) {
+        search_peek(q, outer, peek);
+        store_sql_add(q, "THEN NULL ELSE ");
+    }
+    store_sql_add(q, own_snippet ? "mcpage_snippet(" : "snippet(");
+    store_sql_add(q, "messages_fts, 0, '" STORE_HIT_OPEN "', '" STORE_HIT_CLOSE "', '…', 24)");
+    if (peek >= 0) {
+        store_sql_add(q, " END, m.ordinal, h.rk, ");
+        search_peek(q, outer, peek);
+        store_sql_add(q, "THEN NULL ELSE ");
+    } else {
+        store_sql_add(q, ", m.ordinal, h.rk, ");
+    }
+    /* what precedes the hit in its session, its transcript line:
+     * "count lines", one scan of the index for both */
+    store_sql_add(q, "(SELECT count(*) || ' ' || coalesce(sum(b.text_lines), 0) FROM messages b "
+                     "INDEXED BY messages_lines WHERE b.sid = m.sid AND b.ordinal < m.ordinal)");
+    store_sql_add(q, peek >= 0 ? " END FROM " : " FROM ");
 }
 
 /*
@@ -559,7 +583,7 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
         __atomic_fetch_add(&store_sqlite__snippet_passes, 1, __ATOMIC_RELAXED); /* shared */
         store_sql_add(&q, "WITH h AS MATERIALIZED (");
     } else {
-        search_head(&q, CONN(s)->own_snippet);
+        search_head(&q, CONN(s)->own_snippet, NULL, -1);
         store_sql_add(&q, fts_drives ? "messages_fts CROSS JOIN (" : "(");
     }
     /* bm25 as mcpage_bm25() computes it (sqlite_rank.c), else FTS5's rank. */
@@ -658,7 +682,8 @@ int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, 
      * 60 ms.) */
     if (pass) {
         store_sql_add(&q, ") ");
-        search_head(&q, CONN(s)->own_snippet);
+        int64_t peek = pg->shown > 0 && pg->shown < pg->limit ? pg->shown : -1;
+        search_head(&q, CONN(s)->own_snippet, outer, peek);
         store_sql_add(&q, "messages_fts CROSS JOIN h ON h.id = messages_fts.rowid "
                           "CROSS JOIN messages m ");
     } else {
