@@ -12,7 +12,7 @@
 # snippets deep in the 1 MB tool output), the lists, activity, usage and
 # file history, and every project exported as md, html and jsonl. A
 # damaged text is named by read_message and read_session (searches: unit.store);
-# a damaged frame of the 1 MB output (kept as frames of 8 KiB of text) by
+# a damaged frame of the 1 MB output (kept as frames of 2 KiB of text) by
 # read_message and a search there, while a snippet in another frame reads.
 set -euo pipefail
 : "${MCPAGE_BIN:?}" "${MCPAGE_SOURCE_DIR:?}"
@@ -32,7 +32,7 @@ done
 "$MCPAGE_BIN" sync --quiet --db "$tmp/z.db" "${homes[@]}" 2>/dev/null || fail "sync of the sample archive"
 z() { sqlite3 -readonly "$tmp/z.db" "$1"; }
 [ "$(z 'SELECT count(*) FROM message_body WHERE codec = 1')" -gt 100 ] || fail "few texts compressed"
-# texts over 64 KiB are frames of 8 KiB of text (read by window: docs/store.md)
+# texts over 64 KiB are frames of 2 KiB of text (read by window: docs/store.md)
 [ "$(z "SELECT group_concat(codec) FROM message_body WHERE codec = 2 OR length(text) > 65536")" = 2 ] ||
   fail "the 1 MB tool output is not kept as frames"
 python3 "$plain" plain "$tmp/z.db" "$tmp/p.db" || fail "store_plain.py plain"
