@@ -407,7 +407,7 @@ int store_word_extras(const char *orig, size_t n, store_word_emit emit, void *ud
             return 0;
         const char *c = NULL;
         size_t len = store_word_class(orig, n, &c);
-        return emit(ud, c, len);
+        return store_word_class_is_self(c, len, orig, n) ? 0 : emit(ud, c, len);
     }
     char low[STORE_IDENT_MAX];
     int letters = 1, humps = 0, unders = 0;
@@ -430,8 +430,11 @@ int store_word_extras(const char *orig, size_t n, store_word_emit emit, void *ud
     x.whole = low;
     x.whole_len = n;
     int rc = 0;
-    if (letters && n <= STORE_WORD_MAX && (rc = extra(&x, cls, class_cached(low, n, cls))) != 0)
-        return rc;
+    if (letters && n <= STORE_WORD_MAX) {
+        size_t len = class_cached(low, n, cls);
+        if (!store_word_class_is_self(cls, len, low, n) && (rc = extra(&x, cls, len)) != 0)
+            return rc;
+    }
     if (!humps && !unders)
         return 0;
     /* the parts, split at `_` and at humps */
@@ -469,4 +472,13 @@ size_t store_word_query(const char *term, size_t n, char *out)
         low[i - a] = is_upper(c) ? (char)(c + 32) : c;
     }
     return class_of(low, b - a, out);
+}
+
+int store_word_query_self(const char *cls, size_t len)
+{
+    if (len < 2 || len > STORE_WORD_MAX + 1 || cls[0] != STORE_WORD_CLASS)
+        return 0;
+    const char *own = NULL;
+    size_t n = store_word_class(cls + 1, len - 1, &own);
+    return n == len && memcmp(own, cls, len) == 0;
 }

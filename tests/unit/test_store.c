@@ -28,6 +28,7 @@
 #include "store/store.h"
 #include "store/store_backend.h"
 #include "store/store_codec.h"
+#include "store/store_words.h"
 #include "support/store_backends.h"
 
 typedef struct fixture {
@@ -909,6 +910,10 @@ static void dev_words_are_found(store *s)
     snip = snippet_of(s, "handler");
     assert_string_equal(snip, "HTTPServer and 【v2Handler】 and __init__");
     free(snip);
+    /* words that are their own stem: indexed without their class, found by it */
+    snip = snippet_of(s, "again render");
+    assert_string_equal(snip, "call 【render】() 【again】");
+    free(snip);
 }
 
 static void dev_words_are_split_and_stemmed(void **state)
@@ -1006,7 +1011,7 @@ static void tool_output_ranks_after_the_words(void **state)
             assert_int_equal(store_tidy(f->s), 0);
             store_pg__rank_min = min;
             assert_int_equal(raw_num(f->db, "SELECT count(*) FROM rank_terms t JOIN rank_heads h "
-                                            "ON h.term = t.term WHERE t.lexeme = 'ledger'"),
+                                            "ON h.term = t.term WHERE t.lexeme = '~ledger'"),
                              5);
             int64_t read = store_pg__rank_read;
             relevance_ids(f->s, "ledger", got, sizeof got);
@@ -1028,7 +1033,8 @@ static void tool_output_ranks_after_the_words(void **state)
     }
 }
 
-/* The number of texts the index gives the class of `render`, or -1. */
+/* The number of texts the index gives the class of `render`, or -1: 3 of
+ * dev_texts' 4 forms (`render` itself is its stem, indexed without it). */
 static int64_t class_tokens(const char *spec)
 {
     int64_t n = -1;
@@ -1056,45 +1062,108 @@ static int64_t class_tokens(const char *spec)
     return n;
 }
 
-/* A store indexed by an older build (no classes, no parts) is indexed
- * again when a writer opens it. */
-static void old_stores_are_indexed_again(void **state)
+/* The index as schema version 5 of SQLite and 4 of PostgreSQL wrote it:
+ * no classes, no parts. */
+static void index_before_words(const char *spec)
 {
-    fixture *f = *state;
-    add_dev_texts(f->s);
-    store_close(f->s);
-    f->s = NULL;
-    assert_int_equal(class_tokens(f->db), 4);
-    /* the index as the previous schema version wrote it */
-    if (store_spec_is_url(f->db)) {
-        PGconn *c = PQconnectdb(f->db);
+    if (store_spec_is_url(spec)) {
+        PGconn *c = PQconnectdb(spec);
         assert_int_equal(PQstatus(c), CONNECTION_OK);
         PGresult *r = PQexec(c, "UPDATE messages SET tsv = to_tsvector('simple', text);"
                                 "DELETE FROM schema_version WHERE version >= 5");
         assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
         PQclear(r);
         PQfinish(c);
-        store_pool_drain(); /* a process migrates a URL once: forget it */
-    } else {
-        sqlite3 *db = NULL; /* a stock connection: the built-in unicode61 */
-        assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-        assert_int_equal(store_sqlite_text_register(db), 0); /* the texts are read decoded */
+        return;
+    }
+    sqlite3 *db = NULL; /* a stock connection: the built-in unicode61 */
+    assert_int_equal(sqlite3_open(spec, &db), SQLITE_OK);
+    assert_int_equal(store_sqlite_text_register(db), 0); /* the texts are read decoded */
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO messages_fts(messages_fts) VALUES('rebuild');"
+                                  "DELETE FROM schema_version WHERE version >= 6;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* The index as the version before issue 35's own stems wrote it. On
+ * PostgreSQL (14) `~render` beside `render` at its positions, rank_terms
+ * without `word` and a head of the lexeme `render`. On SQLite (15) an
+ * index its writer must build again: the stock tokenizer's. */
+static void index_before_own_stems(const char *spec)
+{
+    if (!store_spec_is_url(spec)) {
+        sqlite3 *db = NULL;
+        assert_int_equal(sqlite3_open(spec, &db), SQLITE_OK);
+        assert_int_equal(store_sqlite_text_register(db), 0);
         assert_int_equal(sqlite3_exec(db,
                                       "INSERT INTO messages_fts(messages_fts) VALUES('rebuild');"
-                                      "DELETE FROM schema_version WHERE version >= 6;",
+                                      "DELETE FROM schema_version WHERE version >= 16;",
                                       NULL, NULL, NULL),
                          SQLITE_OK);
         sqlite3_close(db);
+        return;
     }
-    assert_int_equal(class_tokens(f->db), 0);
+    PGconn *c = PQconnectdb(spec);
+    assert_int_equal(PQstatus(c), CONNECTION_OK);
+    PGresult *r =
+        PQexec(c, "UPDATE messages m SET tsv = (SELECT string_agg('''' || l || ''':' || "
+                  "array_to_string(p, ','), ' ')::tsvector FROM (SELECT u.lexeme, u.positions "
+                  "FROM unnest(m.tsv) u UNION ALL SELECT '~render', u.positions FROM "
+                  "unnest(m.tsv) u WHERE u.lexeme = 'render') x(l, p)) WHERE m.tsv @@ "
+                  "'''render'''::tsquery;"
+                  "TRUNCATE rank_heads, rank_terms;"
+                  "ALTER TABLE rank_terms DROP COLUMN word;"
+                  "INSERT INTO rank_terms VALUES (1, 'render', '''render''', 1);"
+                  "INSERT INTO rank_heads SELECT 1, -0.1, max(message_id), false FROM messages;"
+                  "DELETE FROM schema_version WHERE version >= 15");
+    assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(c);
+}
+
+/* The store of dev_texts made as an older version left it (make_old,
+ * after which the index gives `old` texts the class of `render`), then
+ * opened: a reader refuses it, a writer indexes it again. */
+static void indexed_again(fixture *f, void (*make_old)(const char *spec), int64_t old)
+{
+    add_dev_texts(f->s);
+    store_close(f->s);
+    f->s = NULL;
+    assert_int_equal(class_tokens(f->db), 3);
+    make_old(f->db);
+    if (store_spec_is_url(f->db))
+        store_pool_drain(); /* a process migrates a URL once: forget it */
+    assert_int_equal(class_tokens(f->db), old);
     store *r = NULL; /* a reader refuses the older version */
     assert_true(store_open(f->db, STORE_OPEN_READONLY, &r) < 0);
     store_close(r);
     assert_int_equal(store_open(f->db, STORE_OPEN_WRITE, &f->s), 0);
-    assert_int_equal(class_tokens(f->db), 4);
+    assert_int_equal(class_tokens(f->db), 3);
     dev_words_are_found(f->s);
     store_search_filter q = {.query = "\"exact phrase here\""};
     assert_int_equal(hits(f->s, &q), 60); /* fill()'s texts too */
+}
+
+/* A store indexed by an older build (no classes, no parts) is indexed
+ * again when a writer opens it. */
+static void old_stores_are_indexed_again(void **state)
+{
+    indexed_again(*state, index_before_words, 0);
+}
+
+/* A store of the version before own stems (SQLite 15, PostgreSQL 14) is
+ * indexed again when a writer opens it: the class that repeats its word
+ * goes, the searches match what they matched, the heads kept go. */
+static void last_version_stores_are_indexed_again(void **state)
+{
+    fixture *f = *state;
+    indexed_again(f, index_before_own_stems, store_spec_is_url(f->db) ? 4 : 0);
+    if (store_spec_is_url(f->db))
+        assert_int_equal(raw_num(f->db, "SELECT count(*) FROM rank_terms") +
+                             raw_num(f->db, "SELECT count(*) FROM rank_heads"),
+                         0);
 }
 
 /* Every token map of the store as one string: message ids and the maps in hex. */
@@ -1872,26 +1941,55 @@ static void first_page_is_bm25(store *s, sqlite3 *raw, const char *query, const 
     store_hits_free(&h);
 }
 
-/* Words in `min` rows or more (fts5vocab) other than plain words of letters, whose class
- * queries ask for (store_words.h): those the writer keeps heads of; and their rows summed. */
+/* The one-word searches of the index terms in `min` rows or more
+ * (fts5vocab), as the writer asks for them (store_sqlite__vocab_query),
+ * each once: those it keeps heads of; in *rows their matches summed (the
+ * rows holding the term, or the word its class also matches). */
 static int64_t common_words(sqlite3 *raw, int64_t min, int64_t *rows)
 {
-    sqlite3_stmt *st = NULL;
+    sqlite3_stmt *st = NULL, *n = NULL;
     assert_int_equal(sqlite3_exec(raw,
                                   "CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING "
-                                  "fts5vocab(main, messages_fts, row)",
+                                  "fts5vocab(main, messages_fts, row);"
+                                  "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vi USING "
+                                  "fts5vocab(main, messages_fts, instance)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_prepare_v2(raw,
-                                        "SELECT count(*), coalesce(sum(doc), 0) FROM temp.v "
-                                        "WHERE doc >= ? AND term GLOB '*[^a-z]*'",
+                                        "SELECT term FROM temp.v WHERE doc >= ? ORDER BY doc "
+                                        "DESC, term",
                                         -1, &st, NULL),
                      SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(raw,
+                                        "SELECT count(DISTINCT doc) FROM temp.vi WHERE term = ?1 "
+                                        "OR (?2 AND term = substr(?1, 2))",
+                                        -1, &n, NULL),
+                     SQLITE_OK);
     sqlite3_bind_int64(st, 1, min);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t nwords = sqlite3_column_int64(st, 0);
-    *rows = sqlite3_column_int64(st, 1);
+    char *seen[256];
+    int64_t nwords = 0;
+    *rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && nwords < 256) {
+        char *q = store_sqlite__vocab_query(sqlite3_column_text(st, 0));
+        for (int64_t i = 0; q && i < nwords; i++)
+            if (strcmp(seen[i], q) == 0) {
+                sqlite3_free(q);
+                q = NULL;
+            }
+        if (!q)
+            continue;
+        seen[nwords++] = q;
+        size_t len = strlen(q) - 2; /* the term inside the quotes */
+        sqlite3_bind_text(n, 1, q + 1, (int)len, SQLITE_STATIC);
+        sqlite3_bind_int(n, 2, store_word_query_self(q + 1, len));
+        assert_int_equal(sqlite3_step(n), SQLITE_ROW);
+        *rows += sqlite3_column_int64(n, 0);
+        sqlite3_reset(n);
+    }
     sqlite3_finalize(st);
+    sqlite3_finalize(n);
+    for (int64_t i = 0; i < nwords; i++)
+        sqlite3_free(seen[i]);
     return nwords;
 }
 
@@ -2632,7 +2730,7 @@ static void equal_ranks_go_newest_first(void **state)
         store_pg__rank_min = min;
         store_pg__rank_head = head;
         assert_true(raw_num(f->db, "SELECT count(*) FROM rank_terms t JOIN rank_heads h ON "
-                                   "h.term = t.term WHERE h.cut AND t.lexeme = 'zeppelin'") == 1);
+                                   "h.term = t.term WHERE h.cut AND t.lexeme = '~zeppelin'") == 1);
         int64_t read = store_pg__rank_read;
         walks_read(f->s, &q, want, n);
         assert_true(store_pg__rank_read > read);
@@ -4202,6 +4300,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(dev_words_are_split_and_stemmed, setup, teardown),
         cmocka_unit_test_setup_teardown(search_grouped_by_session, setup, teardown),
         cmocka_unit_test_setup_teardown(old_stores_are_indexed_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(last_version_stores_are_indexed_again, setup, teardown),
         cmocka_unit_test_setup_teardown(snippets_are_cut_around_the_best_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(long_text_snippets_read_a_window, setup, teardown),
         cmocka_unit_test_setup_teardown(token_maps_from_the_index_match_the_scan, setup, teardown),

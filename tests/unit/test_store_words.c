@@ -103,14 +103,18 @@ static void extras_are_classes_and_parts(void **state)
         {"Rendering", "~render"},
         {"SessionLive", "~sessionl ~session ~live"},
         {"waiting_summary", "~wait ~summari"},
-        {"HTTPServer", "~httpserver ~http ~server"},
+        {"HTTPServer", "~http ~server"}, /* httpserver is its own stem */
         {"v2Handler", "v2 ~handler"},
         {"__init__", "~init"},
         {"getHTTPResponse", "~gethttprespons ~get ~http ~respons"},
-        {"fooFoo", "~foofoo ~foo"},
+        {"fooFoo", "~foo"}, /* foofoo is its own stem */
         {"sha256", ""},
         {"0x1F", ""},
-        {"a", "~a"},
+        {"a", ""}, /* a word that is its own stem: no class beside it (issue 35) */
+        {"render", ""},
+        {"Error", ""},
+        {"HTTP", ""},
+        {"renders", "~render"},
         {"naïve", ""},
         {"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", ""}, /* 41 letters: not a word */
     };
@@ -164,6 +168,23 @@ static void query_words_ask_for_their_class(void **state)
     }
 }
 
+/* A query for the class of a word that is its own stem also asks for the
+ * word as written (it is indexed without the class). */
+static void own_stems_ask_for_the_word(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *cls;
+        int self;
+    } cases[] = {
+        {"~render", 1}, {"~the", 1},       {"~in", 1},   {"~error", 1}, {"~a", 1},
+        {"~http", 1},   {"~rendering", 0}, {"~runs", 0}, {"render", 0}, {"~", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (store_word_query_self(cases[i].cls, strlen(cases[i].cls)) != cases[i].self)
+            fail_msg("%s: self %d, want %d", cases[i].cls, !cases[i].self, cases[i].self);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +192,7 @@ int main(void)
         cmocka_unit_test(extras_are_classes_and_parts),
         cmocka_unit_test(emit_can_stop),
         cmocka_unit_test(query_words_ask_for_their_class),
+        cmocka_unit_test(own_stems_ask_for_the_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,7 @@
  * Text columns that take part in sort orders are COLLATE "C" so they
  * compare bytes like SQLite's BINARY collation and walks page the same.
  * `tsv` holds the tsvector built by pg_text.c (no parser; word classes
- * and identifier parts from store_words.h, version 5).
+ * and identifier parts from store_words.h, versions 5 and 15).
  * The tables live in the first schema of the connection's search_path,
  * so several stores can share one database (tests use that).
  */
@@ -21,15 +21,16 @@
 #define STR_OF(x)  STR_OF_(x)
 
 /* The functions and triggers of the relevance heads (schema versions 12
- * to 14): the rank call's arguments after (tsv, q) are M for a message
+ * to 15): the rank call's arguments after (tsv, q) are M for a message
  * m of the table and O for a row o of the trigger's old rows; a new
  * match is kept when its id is KEEP ("<": below, versions 12 and 13;
- * ">": above, version 14) its group's cut row's. */
-#define PG_RANK_FUNCS(M, O, KEEP)                                                                  \
+ * ">": above, from version 14) its group's cut row's. ADD and DEL are
+ * where the word's matches among the new messages (m) and the old rows
+ * (o) come from: PG_RANK_BY_LEXEME (versions 12 to 14) or PG_RANK_BY_WORD. */
+#define PG_RANK_FUNCS(M, O, KEEP, ADD, DEL)                                                        \
     "CREATE OR REPLACE FUNCTION mcpage_rank_add(ids bigint[]) RETURNS void LANGUAGE sql AS $$ "    \
     "WITH a AS MATERIALIZED (SELECT t.term, mcpage_rank(m.tsv, t.q" M ") AS rk, m.message_id "     \
-    "FROM messages m, unnest(tsvector_to_array(m.tsv)) AS l(lexeme), rank_terms t WHERE "          \
-    "m.message_id = ANY(ids) AND t.lexeme = l.lexeme), "                                           \
+    "FROM " ADD "), "                                                                              \
     "x AS (INSERT INTO rank_heads SELECT a.term, a.rk, a.message_id, false FROM a LEFT JOIN "      \
     "rank_heads c ON c.cut AND c.term = a.term AND c.rk = a.rk WHERE c.message_id IS NULL OR "     \
     "a.message_id " KEEP " c.message_id) "                                                         \
@@ -37,9 +38,7 @@
     "term) c WHERE t.term = c.term $$;"                                                            \
     "CREATE OR REPLACE FUNCTION mcpage_rank_keep() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "  \
     "IF TG_OP <> 'INSERT' THEN "                                                                   \
-    "WITH d AS (SELECT t.term, mcpage_rank(o.tsv, t.q" O ") AS rk, o.message_id FROM old_rows o, " \
-    "rank_state s, unnest(tsvector_to_array(o.tsv)) AS l(lexeme), rank_terms t WHERE "             \
-    "o.message_id <= s.done AND t.lexeme = l.lexeme), "                                            \
+    "WITH d AS (SELECT t.term, mcpage_rank(o.tsv, t.q" O ") AS rk, o.message_id FROM " DEL "), "   \
     "x AS (DELETE FROM rank_heads h USING d WHERE h.term = d.term AND h.rk = d.rk AND "            \
     "h.message_id = d.message_id AND NOT h.cut) "                                                  \
     "UPDATE rank_terms t SET n = t.n - c.k FROM (SELECT term, count(*) AS k FROM d GROUP BY "      \
@@ -59,6 +58,20 @@
     "STATEMENT EXECUTE FUNCTION mcpage_rank_keep();"                                               \
     "CREATE TRIGGER rank_upd AFTER UPDATE ON messages REFERENCING OLD TABLE AS old_rows NEW "      \
     "TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION mcpage_rank_keep();"
+
+/* A word's matches by the lexeme it is kept under (versions 12 to 14). */
+#define PG_RANK_BY_LEXEME(ROWS, X, WHERE)                                                          \
+    ROWS ", unnest(tsvector_to_array(" X ".tsv)) AS l(lexeme), rank_terms t WHERE " WHERE          \
+         " AND t.lexeme = l.lexeme"
+/* A word's matches by its lexeme or by the word as written that its
+ * class also matches (rank_terms.word, version 15), each once. */
+#define PG_RANK_BY_WORD(ROWS, X, WHERE)                                                            \
+    ROWS ", rank_terms t, (SELECT DISTINCT w.term, l.id FROM (SELECT " X ".message_id AS id, "     \
+         "unnest(tsvector_to_array(" X ".tsv)) AS lexeme FROM " ROWS " WHERE " WHERE ") l JOIN "   \
+         "(SELECT term, unnest(ARRAY[lexeme, word]) AS lexeme FROM rank_terms) w ON w.lexeme = "   \
+         "l.lexeme) p WHERE " X ".message_id = p.id AND t.term = p.term"
+#define PG_RANK_ADD(BY) BY("messages m", "m", "m.message_id = ANY(ids)")
+#define PG_RANK_DEL(BY) BY("old_rows o, rank_state s", "o", "o.message_id <= s.done")
 
 static const char *const migrations[] = {
     /* version 1 */
@@ -182,7 +195,8 @@ static const char *const migrations[] = {
     "INSERT INTO usage_state SELECT CASE WHEN EXISTS(SELECT 1 FROM sessions) THEN 1 ELSE 0 END;",
     /* version 5: words a developer types (store_words.h): every message's
      * tsvector built again with word classes and identifier parts, in C
-     * (retokenize(), below), after this statement */
+     * (retokenize(), below), after this statement; version 15 builds them
+     * again, so since then this step does nothing */
     "SELECT 1",
     /* version 6: a project's display name selects exactly one project:
      * of projects sharing a name (two folders with the same last name),
@@ -281,7 +295,7 @@ static const char *const migrations[] = {
     "WHERE cut;"
     "CREATE TABLE IF NOT EXISTS rank_state(done bigint NOT NULL);"
     "INSERT INTO rank_state SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM rank_state);" PG_RANK_FUNCS(
-        "", "", "<"),
+        "", "", "<", PG_RANK_ADD(PG_RANK_BY_LEXEME), PG_RANK_DEL(PG_RANK_BY_LEXEME)),
     /* version 13: relevance by role (issue 34, docs/store.md "Relevance by
      * role"): mcpage_rank() takes the message's role and a tool's output
      * scores STORE_RANK_TOOL_WEIGHT of ts_rank, as on SQLite. The heads'
@@ -291,20 +305,36 @@ static const char *const migrations[] = {
     "CREATE OR REPLACE FUNCTION mcpage_rank(v tsvector, q tsquery, r text) RETURNS float8 "
     "LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT (-ts_rank(v, q))::float8 * CASE WHEN "
     "r = 'tool' THEN " STORE_RANK_TOOL_WEIGHT_SQL "::float8 ELSE 1::float8 END $$;"
-    "TRUNCATE rank_heads, rank_terms;" PG_RANK_FUNCS(", m.role", ", o.role", "<"),
+    "TRUNCATE rank_heads, rank_terms;" PG_RANK_FUNCS(", m.role", ", o.role", "<",
+                                                     PG_RANK_ADD(PG_RANK_BY_LEXEME),
+                                                     PG_RANK_DEL(PG_RANK_BY_LEXEME)),
     /* version 14: equal ranks newest first (issue 34, docs/store.md
      * "Relevance by role"): a relevance page orders (rank, message_id
      * DESC), so the heads keep per word and rank the matches whose id is
      * above the group's cut row (the newest; a new match joins its group
      * unless it is below the cut). The heads held are emptied and the next
      * tidy chooses and builds them again. */
-    "TRUNCATE rank_heads, rank_terms;" PG_RANK_FUNCS(", m.role", ", o.role", ">"),
+    "TRUNCATE rank_heads, rank_terms;" PG_RANK_FUNCS(", m.role", ", o.role", ">",
+                                                     PG_RANK_ADD(PG_RANK_BY_LEXEME),
+                                                     PG_RANK_DEL(PG_RANK_BY_LEXEME)),
+    /* version 15: a word whose class is itself behind the mark (`in`,
+     * `error`: its stem is the word) no longer has the class beside it
+     * (issue 35); a query for such a class asks for `'~in' | 'in'`
+     * (store_word_query_self). Every message's tsvector built again
+     * (retokenize(), below, after this statement); rank_terms.word is the
+     * word as written a word's class also matches (NULL: none), and the
+     * heads' functions find a word's matches by either. The heads held are
+     * emptied; the next tidy chooses and builds them again. */
+    "TRUNCATE rank_heads, rank_terms;"
+    "ALTER TABLE rank_terms ADD COLUMN IF NOT EXISTS word text COLLATE \"C\";" PG_RANK_FUNCS(
+        ", m.role", ", o.role", ">", PG_RANK_ADD(PG_RANK_BY_WORD), PG_RANK_DEL(PG_RANK_BY_WORD)),
 };
 
 static void pg_msg(PGconn *db, const PGresult *r, char *err, size_t errlen, const char *what);
 
-/* The step whose texts are tokenized again, and its batches. */
-#define PG_RETOKENIZE_STEP  5
+/* The step whose texts are tokenized again (version 5's too, before
+ * version 15 did it again), and its batches. */
+#define PG_RETOKENIZE_STEP  15
 #define PG_RETOKENIZE_BATCH 500
 #define PG_RETOKENIZE_SAY   10000 /* messages from which it says how far it is */
 
@@ -335,7 +365,8 @@ static int retokenize(PGconn *db, char *err, size_t errlen)
                          "ORDER BY message_id LIMIT " STR_OF(PG_RETOKENIZE_BATCH),
                          1, NULL, params, NULL, NULL, 0);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-            pg_msg(db, r, err, errlen, "migration to version 5 (reading texts)");
+            pg_msg(db, r, err, errlen,
+                   "migration to version " STR_OF(PG_RETOKENIZE_STEP) " (reading texts)");
             PQclear(r);
             return MCPAGE_ESTORE;
         }
@@ -399,7 +430,8 @@ static int retokenize(PGconn *db, char *err, size_t errlen)
                              "u.id",
                              2, NULL, up, NULL, NULL, 0);
             if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-                pg_msg(db, r, err, errlen, "migration to version 5 (writing tokens)");
+                pg_msg(db, r, err, errlen,
+                       "migration to version " STR_OF(PG_RETOKENIZE_STEP) " (writing tokens)");
                 rc = MCPAGE_ESTORE;
             }
             PQclear(r);
@@ -408,7 +440,9 @@ static int retokenize(PGconn *db, char *err, size_t errlen)
         free(tsvs);
         if (rc < 0) {
             if (rc == MCPAGE_ENOMEM)
-                (void)snprintf(err, errlen, "migration to version 5: out of memory");
+                (void)snprintf(
+                    err, errlen,
+                    "migration to version " STR_OF(PG_RETOKENIZE_STEP) ": out of memory");
             return MCPAGE_ESTORE;
         }
         done += n;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "store/postgres/pg_internal.h"
+#include "store/store_words.h"
 
 #define CONN(s) ((pg_conn *)(s)->impl)
 
@@ -1515,6 +1516,47 @@ static int rank_tx(store *s, const char *first, const char *sql, int n, const ch
     "$2::bigint + 1) UPDATE rank_terms SET n = (SELECT count(*) FROM y) WHERE term = $1::integer"
 
 /*
+ * The heads' term of a common lexeme: the lexeme a query asks for (*key,
+ * rank_terms.lexeme), the word as written its class also matches (*word,
+ * pointing into lexeme, or NULL) and the query's tsquery (*q), as
+ * store_pg_query_tsquery writes it for that query. A word that is its own
+ * stem (`the`) is indexed without its class (store_words.h), so its heads
+ * are those of the query `the`, which asks for `'~the' | 'the'`.
+ */
+static int rank_term_of(const char *lexeme, char **key, const char **word, char **q)
+{
+    size_t n = strlen(lexeme);
+    int letters = n > 0 && n <= STORE_WORD_MAX;
+    for (size_t i = 0; letters && i < n; i++)
+        letters = lexeme[i] >= 'a' && lexeme[i] <= 'z';
+    *key = malloc(n + 2);
+    *q = malloc(2 * n + 16);
+    if (!*key || !*q) {
+        free(*key);
+        free(*q);
+        return MCPAGE_ENOMEM;
+    }
+    *word = NULL;
+    if (letters) { /* the class of a word that is its own stem */
+        (*key)[0] = STORE_WORD_CLASS;
+        memcpy(*key + 1, lexeme, n + 1);
+        if (store_word_query_self(*key, n + 1))
+            *word = lexeme;
+        else
+            memcpy(*key, lexeme, n + 1);
+    } else {
+        memcpy(*key, lexeme, n + 1);
+        if (lexeme[0] == STORE_WORD_CLASS && store_word_query_self(lexeme, n))
+            *word = lexeme + 1;
+    }
+    if (*word)
+        snprintf(*q, 2 * n + 16, "('%s' | '%s')", *key, *word);
+    else
+        snprintf(*q, 2 * n + 16, "('%s')", *key);
+    return 0;
+}
+
+/*
  * store_ops.tidy, after the raw chunks: the relevance heads
  * (docs/store.md "Relevance heads"). First the messages written since
  * the heads' `done` are added to them. Words PostgreSQL's statistics of
@@ -1559,7 +1601,7 @@ static int rank_tidy(store *s)
         "st.tablename = 'messages' AND st.attname = 'tsv' AND c.oid = 'messages'::regclass AND "
         "e.lexeme IS NOT NULL AND e.f * greatest(c.reltuples, 0) >= $1::float8 AND "
         "strpos(e.lexeme, '''') = 0 AND strpos(e.lexeme, '\\') = 0 AND NOT EXISTS (SELECT 1 "
-        "FROM rank_terms t WHERE t.lexeme = e.lexeme) ORDER BY e.f DESC, e.lexeme "
+        "FROM rank_terms t WHERE e.lexeme IN (t.lexeme, t.word)) ORDER BY e.f DESC, e.lexeme "
         "LIMIT " STR_OF(PG_RANK_TERMS),
         1, v);
     if (!r)
@@ -1567,12 +1609,19 @@ static int rank_tidy(store *s)
     int rc = 0;
     for (int i = 0; i < PQntuples(r) && rc == 0; i++) {
         PGresult *t = NULL;
-        const char *lex[] = {PQgetvalue(r, i, 0)};
+        char *key = NULL, *q = NULL;
+        const char *word = NULL;
+        if ((rc = rank_term_of(PQgetvalue(r, i, 0), &key, &word, &q)) < 0)
+            break;
+        const char *lex[] = {key, q, word};
         rc = rank_tx(s, NULL,
-                     "WITH t AS (INSERT INTO rank_terms SELECT coalesce(max(term), 0) + 1, $1, "
-                     "('(''' || $1 || ''')')::tsquery, 0 FROM rank_terms HAVING count(*) < " STR_OF(
-                         PG_RANK_TERMS) " RETURNING term) SELECT term FROM t",
-                     1, lex, &t);
+                     "WITH t AS (INSERT INTO rank_terms(term, lexeme, q, n, word) SELECT "
+                     "coalesce(max(term), 0) + 1, $1, $2::tsquery, 0, $3 FROM rank_terms HAVING "
+                     "count(*) < " STR_OF(PG_RANK_TERMS) " ON CONFLICT (lexeme) DO NOTHING "
+                                                         "RETURNING term) SELECT term FROM t",
+                     3, lex, &t);
+        free(key);
+        free(q);
         if (rc == 0 && PQntuples(t) == 1) {
             const char *build[] = {PQgetvalue(t, 0, 0), head};
             rc = rank_tx(s, NULL, RANK_BUILD, 2, build, NULL);

@@ -371,11 +371,17 @@ int store_pg_query_tsquery(const pg_query *q, char **out)
         for (int i = 0; i < q->count[t]; i++) {
             if (i)
                 buf_str(&b, " <-> ");
+            const char *lexeme = q->tok[q->first[t] + i];
             buf_str(&b, "'");
-            buf_str(&b, q->tok[q->first[t] + i]);
+            buf_str(&b, lexeme);
             buf_str(&b, "'");
             if (q->prefix[t] && i == q->count[t] - 1)
                 buf_str(&b, ":*");
+            if (lexeme[0] == STORE_WORD_CLASS && store_word_query_self(lexeme, strlen(lexeme))) {
+                buf_str(&b, " | '"); /* the class is not indexed beside its word */
+                buf_str(&b, lexeme + 1);
+                buf_str(&b, "'");
+            }
         }
         buf_str(&b, ")");
     }
@@ -460,8 +466,10 @@ static int term_at(const doc *d, const pg_query *q, int term, int pos)
         const char *have = d->fold[pos + i];
         if (want[0] == STORE_WORD_CLASS) { /* a class: one of the token's extras */
             const tok *t = &d->t[pos + i];
-            if (!store_word_extras(d->text + t->start, t->end - t->start, is_wanted, (void *)want))
-                return 0;
+            if (!store_word_extras(d->text + t->start, t->end - t->start, is_wanted,
+                                   (void *)want) &&
+                !(strcmp(have, want + 1) == 0 && store_word_query_self(want, strlen(want))))
+                return 0; /* nor the word a class of itself also asks for */
         } else if (q->prefix[term] && i == cnt - 1) {
             if (strncmp(have, want, strlen(want)) != 0)
                 return 0;

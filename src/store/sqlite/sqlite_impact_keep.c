@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "store/sqlite/sqlite_impact.h"
+#include "store/store_words.h"
 
 /*
  * A list a process built is worth keeping for the next process: a server
@@ -425,6 +426,28 @@ static char *word_query(const unsigned char *word)
 }
 
 /*
+ * The FTS5 query of a search for the index term `term`, or NULL when no
+ * one-word search asks for it. A word of letters only is asked for by its
+ * class (`~render`, store_words.h), its exact form only when quoted; when
+ * the word is its own stem its class is not indexed beside it, and the
+ * search for it (`the`) asks for `"~the"`, which also matches `the`.
+ */
+char *store_sqlite__vocab_query(const unsigned char *term)
+{
+    size_t n = 0;
+    while (term[n] >= 'a' && term[n] <= 'z')
+        n++;
+    if (term[n] != 0 || n == 0)
+        return word_query(term);
+    if (n > STORE_WORD_MAX) /* too long for a class: asked for as written */
+        return word_query(term);
+    char cls[STORE_WORD_CAP];
+    cls[0] = STORE_WORD_CLASS;
+    memcpy(cls + 1, term, n + 1);
+    return store_word_query_self(cls, n + 1) ? word_query((const unsigned char *)cls) : NULL;
+}
+
+/*
  * The words whose heads are due, into *words (sqlite3_free each and the
  * array): when the rows doubled since the last choice (or the text-delete
  * count moved, or none was made), the commonest words afresh (fts5vocab
@@ -447,10 +470,8 @@ static int heads_due(store *s, const sq_version *v, int64_t vmax, int *choose, c
                         "fts5vocab(main, messages_fts, row)");
     if (rc == 0)
         rc = sq_prep(s,
-                     /* not a word of letters only: queries ask for its class (`~the`,
-                      * store_words.h), its exact form only when quoted */
-                     *choose ? "SELECT term FROM temp.impact_vocab WHERE doc >= ?1 AND term "
-                               "GLOB '*[^a-z]*' ORDER BY doc DESC, term LIMIT ?2"
+                     *choose ? "SELECT term FROM temp.impact_vocab WHERE doc >= ?1 "
+                               "ORDER BY doc DESC, term"
                              : "SELECT fts FROM impact_heads WHERE deletes = ?3 AND max_id < ?4 "
                                "ORDER BY n DESC LIMIT ?2",
                      &st);
@@ -465,7 +486,14 @@ static int heads_due(store *s, const sq_version *v, int64_t vmax, int *choose, c
     int step;
     while (*words && (step = sqlite3_step(st)) == SQLITE_ROW && *nwords < IMP_HEADS_WORDS) {
         const unsigned char *t = sqlite3_column_text(st, 0);
-        char *w = t == NULL ? NULL : *choose ? word_query(t) : sqlite3_mprintf("%s", t);
+        char *w = NULL;
+        if (t != NULL)
+            w = *choose ? store_sqlite__vocab_query(t) : sqlite3_mprintf("%s", t);
+        for (int i = 0; w && i < *nwords; i++)
+            if (strcmp((*words)[i], w) == 0) { /* `the` and `~the` both ask for "~the" */
+                sqlite3_free(w);
+                w = NULL;
+            }
         if (w)
             (*words)[(*nwords)++] = w;
     }

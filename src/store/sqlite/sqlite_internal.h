@@ -342,6 +342,9 @@ int store_sqlite__impact_save(store *s);
  * a sixteenth of the rows are new. 0 or a negative status.
  */
 int store_sqlite__impact_tidy(store *s);
+/* The FTS5 query of a one-word search for the index term `term`
+ * (sqlite3_malloc'd), or NULL when no one-word search asks for it. */
+char *store_sqlite__vocab_query(const unsigned char *term);
 /* Compresses the raw chunks a store kept before schema version 9, a few
  * a transaction from meta raw_pack_at to raw_pack_until, until done or
  * the budget's stop (sqlite_write.c). */

@@ -738,7 +738,9 @@ int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **
  *   (FTS5_TOKEN_COLOCATED), so positions, row lengths and phrases are
  *   those of the built-in;
  * - in a query, a term that starts with the class mark (`~render`,
- *   written only by sqlite_search.c) is that one token;
+ *   written only by sqlite_search.c) is that one token, and also the
+ *   word as written when the class is the word behind the mark (not
+ *   indexed then: `render` gives no `~render`), as FTS5's synonyms;
  * - while the writer watches (store_sqlite_tokmap_watch), the next
  *   document FTS5 indexes also gives its token map from the tokens FTS5
  *   gets, instead of a second scan of the text;
@@ -811,7 +813,9 @@ static int watch_ascii(void *ud, int from, int to, unsigned kinds)
         int rc = watch_first(w, 0, s, n, from, to);
         const char *cls = NULL;
         size_t len = store_word_class(s, (size_t)n, &cls);
-        return rc != SQLITE_OK ? rc : w->token(w->ctx, FTS5_TOKEN_COLOCATED, cls, (int)len, 0, 0);
+        if (rc != SQLITE_OK || store_word_class_is_self(cls, len, s, (size_t)n))
+            return rc;
+        return w->token(w->ctx, FTS5_TOKEN_COLOCATED, cls, (int)len, 0, 0);
     }
     const char *tok = s;
     if (kinds & TM_UPPER) {
@@ -873,8 +877,16 @@ static int watch_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *te
 {
     watch_tok *w = (watch_tok *)p;
     snip_conn *sc = w->sc;
-    if ((flags & FTS5_TOKENIZE_QUERY) && n > 1 && n < STORE_WORD_CAP && text[0] == STORE_WORD_CLASS)
-        return token(ctx, 0, text, n, 0, n); /* a word's class, as sqlite_search.c wrote it */
+    if ((flags & FTS5_TOKENIZE_QUERY) && n > 1 && n < STORE_WORD_CAP &&
+        text[0] == STORE_WORD_CLASS) { /* a word's class, as sqlite_search.c wrote it */
+        int rc = token(ctx, 0, text, n, 0, n);
+        /* a class that is its word behind the mark is not indexed beside
+         * the word: the word as written is its synonym (one phrase, so
+         * matches, bm25, impact lists and snippets are the class's) */
+        if (rc == SQLITE_OK && store_word_query_self(text, (size_t)n))
+            rc = token(ctx, FTS5_TOKEN_COLOCATED, text + 1, n - 1, 1, n);
+        return rc;
+    }
     if (flags != FTS5_TOKENIZE_DOCUMENT)
         return w->tk.xTokenize(w->inner, ctx, flags, text, n, token);
     __atomic_fetch_add(&store_sqlite__docs_indexed, 1, __ATOMIC_RELAXED); /* shared */
