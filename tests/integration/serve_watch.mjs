@@ -112,7 +112,9 @@ try {
   const old = new Date(Date.now() - 57000);
   fs.utimesSync(staging, old, old);
   fs.renameSync(staging, live);
-  ms = await within(8000 + bound, async () => (await matches(c, "grebeheld")) === 1);
+  // due about 3 s from now; the limit leaves room for a tidy the pass may
+  // wait behind when the machine is loaded (the full suite at -j2).
+  ms = await within(20000 + bound, async () => (await matches(c, "grebeheld")) === 1);
   assert.ok(ms >= 2000, `a held last line is taken once its file settled (${Math.round(ms)} ms)`);
   fs.appendFileSync(live, "\n"); // its end, for the appends below
 
