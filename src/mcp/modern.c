@@ -153,8 +153,7 @@ static int binding_of(const char *method, const char *name, const json_t *args, 
     sha256(buf, ml + nl + tl, md);
     mcpage__free(buf);
     json_text_free(text);
-    for (int i = 0; i < BINDING_HEX / 2; i++)
-        (void)snprintf(out + 2 * i, 3, "%02x", md[i]);
+    hex_encode(md, BINDING_HEX / 2, out);
     return 0;
 }
 

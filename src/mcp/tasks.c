@@ -23,6 +23,7 @@
 #include "page/alloc.h"
 #include "page/invariant.h"
 #include "page/result_internal.h"
+#include "page/base64.h"
 #include "page/digest.h"
 
 #define TASK_ID_HEX 32
@@ -188,8 +189,7 @@ int mcpage_call_task(mcpage_call *call)
         mcpage__free(t);
         return MCPAGE_ECRYPTO;
     }
-    for (size_t i = 0; i < sizeof rnd; i++)
-        (void)snprintf(t->id + 2 * i, 3, "%02x", rnd[i]);
+    hex_encode(rnd, sizeof rnd, t->id);
     t->status = TASK_WORKING;
     t->created_ms = t->updated_ms = now_ms();
     t->running = call;

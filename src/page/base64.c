@@ -84,3 +84,13 @@ long b64_decode(const char *in, size_t n, uint8_t *out, bool url)
         return -1;
     return (long)o;
 }
+
+void hex_encode(const uint8_t *in, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[in[i] >> 4];
+        out[2 * i + 1] = digits[in[i] & 15];
+    }
+    out[2 * n] = 0;
+}

@@ -1,6 +1,7 @@
 /*
  * Base64, standard (RFC 4648 section 4, padded) for binary content blocks
- * and URL-safe (section 5, unpadded) for cursors.
+ * and URL-safe (section 5, unpadded) for cursors; lowercase hex for
+ * digests and ids.
  */
 #ifndef MCPAGE_PAGE_BASE64_H
 #define MCPAGE_PAGE_BASE64_H
@@ -19,5 +20,8 @@ size_t b64_encode(const uint8_t *in, size_t n, char *out, bool url);
  * padding, or (url) an impossible length.
  */
 long b64_decode(const char *in, size_t n, uint8_t *out, bool url);
+
+/* Writes n bytes as 2n lowercase hex digits and a NUL into out (2n + 1 bytes). */
+void hex_encode(const uint8_t *in, size_t n, char *out);
 
 #endif

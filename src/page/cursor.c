@@ -272,11 +272,7 @@ static int write_key_file(const char *path, const uint8_t *key, size_t len)
     if (fd < 0)
         return MCPAGE_EIO;
     char hex[2 * KEY_MAX + 2];
-    static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < len; i++) {
-        hex[2 * i] = digits[key[i] >> 4];
-        hex[2 * i + 1] = digits[key[i] & 15];
-    }
+    hex_encode(key, len, hex);
     hex[2 * len] = '\n';
     rc = write_all(fd, hex, 2 * len + 1);
     if (rc == MCPAGE_OK && fsync(fd) != 0)

@@ -1,7 +1,8 @@
 /*
  * SHA-256 from FIPS 180-4 (sections 4.1.2, 4.2.2, 5.1.1, 6.2), HMAC from
- * RFC 2104. tests/unit/test_sha256.c checks both against the standards'
- * own examples and against libcrypto on random inputs.
+ * RFC 2104, MD5 from RFC 1321. tests/unit/test_digest.c checks the three
+ * against the standards' own examples and against libcrypto on every
+ * length from 0 to 300 bytes, whole and in pieces.
  */
 #include "page/digest.h"
 

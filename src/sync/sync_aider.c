@@ -37,6 +37,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "page/base64.h"
 #include "page/digest.h"
 #include "sync/sync_desc.h"
 #include "sync/sync_fold.h"
@@ -611,8 +612,7 @@ static void hex16(const char *s, char out[17])
 {
     uint8_t md[SHA256_LEN];
     sha256(s, strlen(s), md);
-    for (unsigned i = 0; i < 8; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    hex_encode(md, 8, out);
 }
 
 static int blank(const char *p, size_t n)

@@ -43,6 +43,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "page/base64.h"
 #include "sync/sync_fold.h"
 #include "sync/sync_source.h"
 
@@ -194,8 +195,7 @@ static int walk_node(chat *c, const char *id, const unsigned char *p, size_t n, 
         uint64_t field = tag >> 3;
         if (field == 1 && len == 32) {
             char child[65];
-            for (int i = 0; i < 32; i++)
-                snprintf(child + 2 * i, 3, "%02x", v[i]);
+            hex_encode(v, 32, child);
             rc = walk_blob(c, child, depth + 1);
         } else if (len > 0 && v[0] == '{') {
             char sub[100];

@@ -35,6 +35,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "page/base64.h"
 #include "page/digest.h"
 #include "page/term.h"
 #include "sync/sync_cursor_ide.h"
@@ -1983,8 +1984,7 @@ static json_t *load_hashed(const sync_desc *d, const char *home, const char *roo
         else
             sha256(cwd, strlen(cwd), dg);
         char hex[2 * SHA256_LEN + 1];
-        for (size_t k = 0; k < dn; k++)
-            (void)snprintf(hex + 2 * k, 3, "%02x", dg[k]);
+        hex_encode(dg, dn, hex);
         json_object_set_new(map, hex, json_string(cwd));
     }
     json_decref(doc);

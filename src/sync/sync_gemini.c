@@ -35,6 +35,7 @@
 
 #include <mcpage/mcpage.h>
 
+#include "page/base64.h"
 #include "page/digest.h"
 #include "sync/sync_fold.h"
 #include "sync/sync_json.h"
@@ -565,8 +566,7 @@ static void sha256_hex(const char *s, char out[65])
 {
     uint8_t md[SHA256_LEN];
     sha256(s, strlen(s), md);
-    for (unsigned i = 0; i < SHA256_LEN; i++)
-        snprintf(out + 2 * i, 3, "%02x", md[i]);
+    hex_encode(md, SHA256_LEN, out);
 }
 
 static int is_hash_name(const char *name)

@@ -524,13 +524,22 @@ const char text_css[] =
 static char css_hash[64];
 static pthread_once_t css_once = PTHREAD_ONCE_INIT;
 
-static void css_hash_init(void)
+void text_csp_hash(char *out, size_t cap, const char *a, const char *b)
 {
     uint8_t d[SHA256_LEN];
-    sha256(text_css, strlen(text_css), d);
+    sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, a, strlen(a));
+    sha256_update(&c, b, strlen(b));
+    sha256_final(&c, d);
     char b64[48];
     size_t n = b64_encode(d, sizeof d, b64, false); /* 44 characters */
-    (void)snprintf(css_hash, sizeof css_hash, "'sha256-%.*s'", (int)n, b64);
+    (void)snprintf(out, cap, "'sha256-%.*s'", (int)n, b64);
+}
+
+static void css_hash_init(void)
+{
+    text_csp_hash(css_hash, sizeof css_hash, text_css, "");
 }
 
 const char *text_css_csp_hash(void)

@@ -68,6 +68,9 @@ size_t text_longest_backticks(const char *s, size_t n);
 extern const char text_css[];
 /* "'sha256-...'" of text_css, for a Content-Security-Policy style-src. */
 const char *text_css_csp_hash(void);
+/* "'sha256-BASE64'" of a and b one after the other: a Content-Security-Policy
+   source for an inline style or script made of the two. */
+void text_csp_hash(char *out, size_t cap, const char *a, const char *b);
 /* How search snippets mark a hit (the store's STORE_HIT_OPEN and
    STORE_HIT_CLOSE, for modules that do not read the store): "【", "】". */
 extern const char text_hit_open[];

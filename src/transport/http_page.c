@@ -27,6 +27,7 @@
 #include <strings.h>
 
 #include "page/alloc.h"
+#include "page/base64.h"
 #include "page/invariant.h"
 #include "transport/http_internal.h"
 
@@ -90,8 +91,7 @@ static void cookie_value(const mcpage_http *h, char out[2 * SHA256_LEN + 1])
     memcpy(buf, label, sizeof label);
     memcpy(buf + sizeof label, h->token_hash, SHA256_LEN);
     sha256(buf, sizeof buf, d);
-    for (size_t i = 0; i < sizeof d; i++)
-        (void)snprintf(out + 2 * i, 3, "%02x", d[i]);
+    hex_encode(d, sizeof d, out);
 }
 
 static bool cookie_ok(const mcpage_http *h, struct MHD_Connection *c)

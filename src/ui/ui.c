@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "page/base64.h"
-#include "page/digest.h"
 #include "ui/ui_internal.h"
 
 /*
@@ -54,25 +52,10 @@ static const char ui_live_js[] =
 static char ui_css_hash[64], ui_js_hash[64];
 static pthread_once_t ui_css_once = PTHREAD_ONCE_INIT;
 
-/* "'sha256-BASE64'" of the concatenated pieces into out (zeros when hashing fails: a policy
-   nothing meets, so the page is unstyled or static, still safe). */
-static void csp_hash(char *out, size_t cap, const char *a, const char *b)
-{
-    uint8_t d[SHA256_LEN];
-    sha256_ctx c;
-    sha256_init(&c);
-    sha256_update(&c, a, strlen(a));
-    sha256_update(&c, b, strlen(b));
-    sha256_final(&c, d);
-    char b64[48];
-    size_t n = b64_encode(d, sizeof d, b64, false); /* 44 characters */
-    (void)snprintf(out, cap, "'sha256-%.*s'", (int)n, b64);
-}
-
 static void ui_css_hash_init(void)
 {
-    csp_hash(ui_css_hash, sizeof ui_css_hash, text_css, ui_css);
-    csp_hash(ui_js_hash, sizeof ui_js_hash, ui_live_js, "");
+    text_csp_hash(ui_css_hash, sizeof ui_css_hash, text_css, ui_css);
+    text_csp_hash(ui_js_hash, sizeof ui_js_hash, ui_live_js, "");
 }
 
 /* The policy of every page: nothing but our stylesheet and live script, requests and forms

@@ -132,6 +132,19 @@ static void every_accepted_string_is_the_canonical_encoding(void **state)
     assert_true(accepted > 1000);
 }
 
+static void hex_is_two_lowercase_digits_a_byte_and_a_nul(void **state)
+{
+    (void)state;
+    const uint8_t in[] = {0x00, 0x0f, 0x10, 0xa5, 0xff};
+    char out[2 * sizeof in + 2];
+    memset(out, '#', sizeof out);
+    hex_encode(in, sizeof in, out);
+    assert_string_equal(out, "000f10a5ff");
+    assert_int_equal(out[2 * sizeof in + 1], '#'); /* nothing past the NUL */
+    hex_encode(in, 0, out);
+    assert_string_equal(out, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -139,6 +152,7 @@ int main(void)
         cmocka_unit_test(every_length_round_trips_in_both_alphabets),
         cmocka_unit_test(strict_decoding_rejects_malformed_input),
         cmocka_unit_test(every_accepted_string_is_the_canonical_encoding),
+        cmocka_unit_test(hex_is_two_lowercase_digits_a_byte_and_a_nul),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
