@@ -923,6 +923,145 @@ static void dev_words_are_split_and_stemmed(void **state)
     dev_words_are_found(f->s);
 }
 
+/* Adds `texts` to session `sid` from ordinal `from`, their ids into ids;
+ * commits unless `keep_open` (the transaction stays open then). */
+static void add_texts(store *s, const char *sid, int from, const char *const *texts, int n,
+                      int64_t *ids, int keep_open)
+{
+    assert_int_equal(store_begin(s), 0);
+    store_session_meta m = {
+        .session_id = (char *)sid, .source = "claude", .source_path = "/dev/null"};
+    assert_int_equal(store_session_put(s, &m), 0);
+    for (int i = 0; i < n; i++) {
+        store_message msg = {.session_id = (char *)sid,
+                             .ordinal = from + i,
+                             .role = "user",
+                             .timestamp = "2026-02-02T00:00:00Z",
+                             .text = (char *)texts[i],
+                             .line_no = from + i + 1};
+        assert_int_equal(store_message_add(s, &msg, &ids[i]), 0);
+    }
+    assert_int_equal(store_session_refresh(s, sid), 0);
+    if (!keep_open)
+        assert_int_equal(store_commit(s), 0);
+}
+
+/* A relevance page of `query` (at most 8 rows): its ids and ranks; the row count. */
+static size_t relevance_page(store *s, const char *query, int64_t *ids, double *ranks)
+{
+    store_search_filter q = {.query = query, .sort = STORE_SEARCH_RELEVANCE};
+    store_page pg = {.limit = 8};
+    store_hits h = {0};
+    assert_int_equal(store_search(s, &q, &pg, &h), 0);
+    for (size_t i = 0; i < h.count; i++) {
+        ids[i] = h.rows[i].message_id;
+        ranks[i] = h.rows[i].rank;
+    }
+    size_t n = h.count;
+    store_hits_free(&h);
+    return n;
+}
+
+/* The SQLite page and count of `query` are the same when its own-stem
+ * classes are asked for with their word as a synonym (the knob), by the
+ * impact lists and by scoring every match. */
+static void own_stem_alone_is_the_synonym(store *s, const char *query)
+{
+    int64_t ids[8], want_ids[8];
+    double ranks[8], want_ranks[8];
+    int64_t want_n = hits(s, &(store_search_filter){.query = query});
+    size_t want = relevance_page(s, query, want_ids, want_ranks);
+    for (int way = 0; way < 4; way++) {
+        store_sqlite__class_alone_off = way & 1;
+        store_sqlite__impact_off = way >> 1;
+        size_t n = relevance_page(s, query, ids, ranks);
+        int64_t count = hits(s, &(store_search_filter){.query = query});
+        store_sqlite__class_alone_off = 0;
+        store_sqlite__impact_off = 0;
+        assert_int_equal(count, want_n);
+        assert_int_equal(n, want);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(ids[i], want_ids[i]);
+            assert_true(ranks[i] == want_ranks[i]); /* the same bm25, to the bit */
+        }
+    }
+}
+
+/*
+ * A word that is its own stem (`render`, `the`, `list`) is indexed
+ * without its class, and while no other word of the class is indexed
+ * SQLite's query asks for the word alone (no empty synonym for FTS5 to
+ * merge): the same rows, ranks and counts. A reader that asked so finds
+ * the class's rows a writer adds next (`renders`), and so does the
+ * writer, inside its own transaction too. PostgreSQL: the same counts.
+ */
+static void own_stem_word_alone_until_its_class_is_indexed(void **state)
+{
+    fixture *f = *state;
+    int pg = store_spec_is_url(f->db);
+    static const char *const first[] = {"call render() again", "the render loop draws the list",
+                                        "render the page then render it"};
+    int64_t ids[3], more[1], page[8];
+    double ranks[8];
+    add_texts(f->s, "own-1", 0, first, 3, ids, 0);
+    store *r = NULL;
+    assert_int_equal(store_open(f->db, STORE_OPEN_READONLY, &r), 0);
+    int64_t alone = store_sqlite__class_alone;
+    assert_int_equal(hits(r, &(store_search_filter){.query = "render"}), 3);
+    if (!pg) /* `render` alone */
+        assert_true(store_sqlite__class_alone > alone);
+    assert_int_equal(hits(r, &(store_search_filter){.query = "the"}), 2);
+    assert_int_equal(hits(r, &(store_search_filter){.query = "render the"}), 2);
+    assert_int_equal(relevance_page(r, "render", page, ranks), 3);
+    if (!pg) {
+        /* twice in 6 tokens, once in 3, once in 6 */
+        assert_int_equal(page[0], ids[2]);
+        assert_int_equal(page[1], ids[0]);
+        assert_int_equal(page[2], ids[1]);
+        own_stem_alone_is_the_synonym(r, "render");
+        own_stem_alone_is_the_synonym(r, "the");
+        own_stem_alone_is_the_synonym(r, "render the");
+    }
+
+    /* another connection indexes a word of render's class */
+    static const char *const renders[] = {"it renders fast"};
+    add_texts(f->s, "own-1", 3, renders, 1, more, 0);
+    alone = store_sqlite__class_alone;
+    assert_int_equal(hits(r, &(store_search_filter){.query = "render"}), 4);
+    assert_int_equal(hits(r, &(store_search_filter){.query = "renders"}), 4);
+    assert_int_equal(hits(r, &(store_search_filter){.query = "\"render\""}), 3);
+    assert_int_equal(relevance_page(r, "render", page, ranks), 4);
+    int found = 0;
+    for (int i = 0; i < 4; i++)
+        found += page[i] == more[0];
+    assert_int_equal(found, 1);
+    if (!pg) /* the class with its word now */
+        assert_int_equal(store_sqlite__class_alone, alone);
+    assert_int_equal(hits(r, &(store_search_filter){.query = "the"}), 2);
+    if (!pg) {
+        assert_true(store_sqlite__class_alone > alone); /* `the` still alone */
+        own_stem_alone_is_the_synonym(r, "render");
+    }
+
+    /* the writer asked for `list` alone, then indexes `listing`: it finds
+     * it before its commit (no data version moved yet), and after */
+    alone = store_sqlite__class_alone;
+    assert_int_equal(hits(f->s, &(store_search_filter){.query = "list"}), 1);
+    if (!pg)
+        assert_true(store_sqlite__class_alone > alone);
+    static const char *const listing[] = {"listing the files"};
+    add_texts(f->s, "own-1", 4, listing, 1, more, 1);
+    alone = store_sqlite__class_alone;
+    assert_int_equal(hits(f->s, &(store_search_filter){.query = "list"}), 2);
+    if (!pg)
+        assert_int_equal(store_sqlite__class_alone, alone);
+    assert_int_equal(store_commit(f->s), 0);
+    assert_int_equal(hits(f->s, &(store_search_filter){.query = "list"}), 2);
+    assert_int_equal(hits(r, &(store_search_filter){.query = "list"}), 2);
+    assert_int_equal(hits(r, &(store_search_filter){.query = "the"}), 3);
+    store_close(r);
+}
+
 /* The message ids of a relevance page of `query` (at most 8), as "id id ...". */
 static void relevance_ids(store *s, const char *query, char *out, size_t cap)
 {
@@ -4298,6 +4437,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(search_syntax_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(tool_output_ranks_after_the_words, setup, teardown),
         cmocka_unit_test_setup_teardown(dev_words_are_split_and_stemmed, setup, teardown),
+        cmocka_unit_test_setup_teardown(own_stem_word_alone_until_its_class_is_indexed, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(search_grouped_by_session, setup, teardown),
         cmocka_unit_test_setup_teardown(old_stores_are_indexed_again, setup, teardown),
         cmocka_unit_test_setup_teardown(last_version_stores_are_indexed_again, setup, teardown),

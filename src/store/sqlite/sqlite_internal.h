@@ -231,6 +231,11 @@ extern int64_t store_sqlite__tokmap_caught;
 /* Documents mcpage's tokenizer has indexed in this process (the re-index
  * migration's progress). */
 extern int64_t store_sqlite__docs_indexed;
+/* Query terms of an own-stem class (`~render`) asked for as the word
+ * alone, their class having no postings (sqlite_snippet.c, tests); tests
+ * set the knob to 1 to ask for the class with its word as a synonym. */
+extern int64_t store_sqlite__class_alone;
+extern int store_sqlite__class_alone_off;
 /*
  * Registers mcpage_bm25() (sqlite_rank.c), bm25() with cached row lengths;
  * 0 or -1. *nhit is the bare match count of the query being ranked while

@@ -53,6 +53,10 @@ int64_t store_sqlite__tokmap_caught;
 
 int64_t store_sqlite__docs_indexed;
 
+int64_t store_sqlite__class_alone;
+
+int store_sqlite__class_alone_off;
+
 /* The token map of the text being indexed (store_sqlite_tokmap_watch). */
 typedef struct tokmap {
     int pos;            /* tokens seen */
@@ -66,6 +70,18 @@ typedef struct tokmap {
 /* What the writer's tokenizer is asked to do with the next document. */
 enum { WATCH_OFF, WATCH_ARMED, WATCH_DONE };
 
+/* Own-stem classes whose postings were looked up, per connection. */
+#define CLASS_SEEN_MAX 8
+
+/* Whether the class `cls` had postings, as the connection last saw it. */
+typedef struct class_seen {
+    char cls[STORE_WORD_CAP];
+    int len;               /* bytes of cls; 0: an empty slot */
+    int indexed;           /* the class had postings */
+    unsigned version;      /* the file's data version then (SQLITE_FCNTL_DATA_VERSION) */
+    sqlite3_int64 changes; /* and the connection's own changes (sqlite3_total_changes64) */
+} class_seen;
+
 /* Per connection: the FTS5 API, the built-in unicode61 and, once the writer needs it, an
  * instance of it; the token map being caught while FTS5 indexes a text. */
 typedef struct snip_conn {
@@ -77,9 +93,12 @@ typedef struct snip_conn {
     int watch;       /* WATCH_* */
     int watched_len; /* bytes of the text the map was caught from */
     tokmap watched;
-    store_codec codec; /* a window's frames, or its text of one frame (snip_window_read) */
-    sqlite3_stmt *row; /* SNIP_ROW_SQL, once prepared */
-    int keep_row;      /* row is kept between snippets (store_sqlite_snippet_close) */
+    store_codec codec;   /* a window's frames, or its text of one frame (snip_window_read) */
+    sqlite3_stmt *row;   /* SNIP_ROW_SQL, once prepared */
+    int keep_row;        /* row and vocab are kept between uses (store_sqlite_snippet_close) */
+    sqlite3_stmt *vocab; /* CLASS_VOCAB_SQL, once prepared */
+    class_seen seen[CLASS_SEEN_MAX]; /* own-stem classes looked up (class_indexed) */
+    int seen_next;                   /* the slot the next look-up replaces */
 } snip_conn;
 
 /* One match: tokens [pos, pos + size) match phrase `phrase`. */
@@ -740,7 +759,8 @@ int store_sqlite_tokmap(void *snip, const char *text, size_t n, unsigned char **
  * - in a query, a term that starts with the class mark (`~render`,
  *   written only by sqlite_search.c) is that one token, and also the
  *   word as written when the class is the word behind the mark (not
- *   indexed then: `render` gives no `~render`), as FTS5's synonyms;
+ *   indexed then: `render` gives no `~render`), as FTS5's synonyms, or
+ *   that word alone while the class has no postings (class_indexed);
  * - while the writer watches (store_sqlite_tokmap_watch), the next
  *   document FTS5 indexes also gives its token map from the tokens FTS5
  *   gets, instead of a second scan of the text;
@@ -872,6 +892,73 @@ static void watch_delete(Fts5Tokenizer *p)
     sqlite3_free(w);
 }
 
+/* The first posting of a term, if any (CLASS_VOCAB_TABLE: FTS5's own
+ * look-up of a term in each segment and in the writer's pending hash). */
+#define CLASS_VOCAB_TABLE "temp.mcpage_class_vocab"
+#define CLASS_VOCAB_SQL   "SELECT 1 FROM " CLASS_VOCAB_TABLE " WHERE term = ?1 LIMIT 1"
+
+/*
+ * Whether the own-stem class `cls` (len bytes: `~render`) has postings
+ * in the index: another word of the class was indexed (`renders`). When
+ * it has none, the query asks for the word alone: the phrase's rows and
+ * their hit counts are the word's either way, so matches and bm25 are
+ * the same, and FTS5 no longer merges an empty list into every row
+ * (docs/performance.md, "Own stems without their empty class").
+ *
+ * The look-up runs inside the statement that parses the query, so it
+ * reads the snapshot the query reads; it costs 30-40 us (fts5vocab opens
+ * a cursor on the table by a statement of its own), so the answer is kept
+ * per connection until the file may have changed. "No postings" must
+ * never outlive the snapshot it was read in: a reader that kept it after
+ * a sync added `renders` would miss those rows. Two counters say when it
+ * may have: the pager's data version (SQLITE_FCNTL_DATA_VERSION), which
+ * moves when a read transaction starts after another connection's commit
+ * and at this connection's own commits; and the connection's total
+ * changes, which move at each of its own inserts into FTS5 (directly or
+ * by a trigger), before any commit, so a writer searching inside its own
+ * transaction looks again too. (PRAGMA data_version would not do alone:
+ * it stays put for a connection's own commits.) Postings can only appear
+ * through those. (A "has postings" kept too long would only cost the
+ * synonym again: the same rows.)
+ *
+ * Anything that fails (the look-up table missing, the budget stopping
+ * the statement) answers "has postings": the synonym, as before.
+ */
+static int class_indexed(snip_conn *sc, const char *cls, int len)
+{
+    unsigned version = 0;
+    if (sqlite3_file_control(sc->db, "main", SQLITE_FCNTL_DATA_VERSION, &version) != SQLITE_OK)
+        return 1;
+    sqlite3_int64 changes = sqlite3_total_changes64(sc->db);
+    for (int i = 0; i < CLASS_SEEN_MAX; i++) {
+        const class_seen *e = &sc->seen[i];
+        if (e->len == len && memcmp(e->cls, cls, (size_t)len) == 0 && e->version == version &&
+            e->changes == changes)
+            return e->indexed;
+    }
+    sqlite3_stmt *st = sc->vocab;
+    if (st == NULL &&
+        sqlite3_prepare_v3(sc->db, CLASS_VOCAB_SQL, -1,
+                           sc->keep_row ? SQLITE_PREPARE_PERSISTENT : 0, &st, NULL) != SQLITE_OK)
+        return 1;
+    sqlite3_bind_text(st, 1, cls, len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (sc->keep_row)
+        sc->vocab = st;
+    else
+        sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return 1;
+    class_seen *e = &sc->seen[sc->seen_next];
+    sc->seen_next = (sc->seen_next + 1) % CLASS_SEEN_MAX;
+    *e = (class_seen){
+        .len = len, .indexed = rc == SQLITE_ROW, .version = version, .changes = changes};
+    memcpy(e->cls, cls, (size_t)len);
+    return e->indexed;
+}
+
 static int watch_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *text, int n,
                           int (*token)(void *, int, const char *, int, int, int))
 {
@@ -879,11 +966,17 @@ static int watch_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *te
     snip_conn *sc = w->sc;
     if ((flags & FTS5_TOKENIZE_QUERY) && n > 1 && n < STORE_WORD_CAP &&
         text[0] == STORE_WORD_CLASS) { /* a word's class, as sqlite_search.c wrote it */
-        int rc = token(ctx, 0, text, n, 0, n);
         /* a class that is its word behind the mark is not indexed beside
          * the word: the word as written is its synonym (one phrase, so
-         * matches, bm25, impact lists and snippets are the class's) */
-        if (rc == SQLITE_OK && store_word_query_self(text, (size_t)n))
+         * matches, bm25, impact lists and snippets are the class's), or
+         * the word alone while the class has no postings (`~the`) */
+        int self = store_word_query_self(text, (size_t)n);
+        if (self && !store_sqlite__class_alone_off && !class_indexed(sc, text, n)) {
+            __atomic_fetch_add(&store_sqlite__class_alone, 1, __ATOMIC_RELAXED); /* shared */
+            return token(ctx, 0, text + 1, n - 1, 1, n);
+        }
+        int rc = token(ctx, 0, text, n, 0, n);
+        if (rc == SQLITE_OK && self)
             rc = token(ctx, FTS5_TOKEN_COLOCATED, text + 1, n - 1, 1, n);
         return rc;
     }
@@ -923,6 +1016,8 @@ void store_sqlite_snippet_close(void *snip)
     if (sc) {
         sqlite3_finalize(sc->row);
         sc->row = NULL;
+        sqlite3_finalize(sc->vocab);
+        sc->vocab = NULL;
     }
 }
 
@@ -974,6 +1069,13 @@ int store_sqlite_snippet_register(sqlite3 *db, const int64_t *rank_nhit, void **
     if (sqlite3_create_function(db, "mcpage_tokmap", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, sc,
                                 tokmap_fn, NULL, NULL) != SQLITE_OK)
         return -1;
+    /* what class_indexed reads (made now, outside any statement: made
+     * while a query is parsed, it would change the schema under it); a
+     * connection without it asks for own-stem classes with their synonym */
+    (void)sqlite3_exec(db,
+                       "CREATE VIRTUAL TABLE IF NOT EXISTS " CLASS_VOCAB_TABLE
+                       " USING fts5vocab(main, messages_fts, instance)",
+                       NULL, NULL, NULL);
     /* before any statement opens the FTS5 table, which makes its tokenizer then */
     fts5_tokenizer watch = {watch_create, watch_delete, watch_tokenize};
     if (api->xCreateTokenizer(api, "unicode61", sc, &watch, NULL) != SQLITE_OK)
