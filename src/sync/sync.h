@@ -45,8 +45,8 @@ typedef struct sync_options {
     const char *hostname;    /* recorded on sessions; NULL = gethostname() */
     const char *owner;       /* who new sessions belong to; NULL = login@hostname */
     size_t line_max;         /* 0 = SYNC_LINE_MAX_DEFAULT */
-    int64_t batch_lines;     /* lines per transaction; 0 = 5000 */
-    int64_t batch_bytes;     /* bytes per transaction; 0 = 32 MiB */
+    int64_t batch_lines;     /* lines per transaction; 0 = 250,000 */
+    int64_t batch_bytes;     /* bytes per transaction; 0 = 64 MiB */
     /* Called after each file (and within long files); may be NULL. */
     void (*progress)(void *ud, const sync_progress *p);
     void *progress_ud;
