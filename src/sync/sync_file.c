@@ -139,12 +139,13 @@ static int head_hash(int fd, int64_t n, uint64_t *h)
  * merged later, so pages that every batch changes (index leaves keyed by
  * time or by call, b-tree interiors, young segments) are written once a
  * batch: the fewer the batches, the fewer the writes. At 5,000 lines or
- * 32 MiB the first sync of a 3.1 GB generated archive wrote 24.3 GB and
- * took 218 s of CPU; at 64 MiB (the bytes decide: 250,000 lines is a
- * bound for tiny lines) 13.0 GB and 198 s, with FTS5 segments as few
- * (docs/performance.md "Fewer, larger batches"). 64 MiB is about 4 s of
- * a sync's CPU here, the longest the write lock is held, well inside the
- * 10 s other writers wait for it (sqlite_store.c).
+ * 32 MiB the first sync of the 10 GB generated archive wrote 106.9 GB and
+ * took 906 s of CPU; at 64 MiB (the bytes decide: 250,000 lines is a
+ * bound for tiny lines) 74.0 GB and 791-804 s, with fewer FTS5 segments
+ * left (docs/performance.md "Fewer, larger batches"). A 631 MB archive
+ * pays about 5% more CPU and 14 MB more peak memory. 64 MiB is about 4 s
+ * of a sync's CPU here, the longest the write lock is held, well inside
+ * the 10 s other writers wait for it (sqlite_store.c).
  */
 #define SYNC_BATCH_LINES 250000             /* lines per transaction (default) */
 #define SYNC_BATCH_BYTES (64 * 1024 * 1024) /* bytes per transaction (default) */
