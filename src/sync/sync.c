@@ -21,6 +21,7 @@
 #include "sync/sync.h"
 #include "sync/sync_fold.h"
 #include "sync/sync_internal.h"
+#include "sync/sync_lines.h"
 #include "sync/sync_source.h"
 #include "sync/sync_parse.h"
 
@@ -598,6 +599,7 @@ static int read_changed(store *s, sync_jobs *js, const sync_options *o, sync_rep
         i++;
     }
     sync_group_end(s, &g);
+    sync_ahead_stop(g.ahead);
     free(saved);
     return 0;
 }

@@ -30,6 +30,7 @@
 
 #include "page/term.h"
 #include "sync/sync_internal.h"
+#include "sync/sync_lines.h"
 #include "sync/sync_parse.h"
 #include "sync/sync_source.h"
 
@@ -181,7 +182,9 @@ typedef struct file_state {
     int in_tx; /* this file's rows are in the open transaction */
     int kept;  /* the file is done and left in the open transaction (sync_group) */
     sync_group *g;
-    sync_tool_ids ids;
+    sync_tool_ids ids;      /* what the parse keeps of the file: the ahead thread's while it runs */
+    sync_parse_ctx parse;   /* how its lines are parsed (ids above) */
+    size_t line_max;        /* longer lines are skipped */
     /* session facts waiting for the next commit (owned) */
     char *model, *branch, *title, *parent;
     char *meta_id;      /* the session the file's first facts line named (Codex) */
@@ -572,108 +575,79 @@ static int ensure_project(file_state *f, const char *cwd)
     return rc;
 }
 
-/*
- * Parses one line with its source's parser, after UTF-8 repair: 0 (r
- * filled), MCPAGE_EPARSE (reason in `why`) or SYNC_BLANK for a line of
- * spaces only (nothing to parse).
- */
-#define SYNC_BLANK 1
-static int parse_line(int source, const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
-                      char *why, size_t whylen)
-{
-    size_t i = 0;
-    while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
-        i++;
-    if (i == len)
-        return SYNC_BLANK;
-    char *fixed = NULL;
-    size_t fixed_len = 0;
-    int rc = sync_utf8_repair(line, len, &fixed, &fixed_len);
-    if (rc < 0)
-        return rc;
-    const char *text = fixed ? fixed : line;
-    size_t tlen = fixed ? fixed_len : len;
-    if (source == SRC_CLAUDE)
-        rc = sync_claude_parse_line(text, tlen, ids, r, why, whylen);
-    else
-        rc = sync_codex_parse_line(text, tlen, ids, r, why, whylen);
-    free(fixed);
-    return rc;
-}
-
-/* One complete line [line, line+len) that starts at file offset `at`. */
-static int handle_line(file_state *f, char *line, size_t len, int64_t at)
+/* Stores one parsed line (p->kind SYNC_LINE_TEXT) that starts at file
+ * offset p->start. p->r stays with its chunk, which frees it: what the
+ * store takes of it is left NULL. */
+static int store_line(file_state *f, sync_parsed *p)
 {
     f->line_no++;
-    if (!f->opt->keep_secrets)
-        sync_redact(f->opt->redact_rules, line, len, &f->rep->redacted, NULL,
-                    NULL); /* before anything is kept */
-    sync_record r;
-    char why[200] = "";
-    int rc = parse_line(f->job->source, line, len, &f->ids, &r, why, sizeof why);
+    int rc = p->rc;
     if (rc == SYNC_BLANK)
         return 0;
     if (rc == MCPAGE_EPARSE) {
         f->rep->lines_malformed++;
-        sync_example(f->rep, f->job->path, f->line_no, why);
+        sync_example(f->rep, f->job->path, f->line_no, p->why);
         return 0;
     }
     if (rc < 0)
         return rc;
+    sync_record *r = &p->r; /* freed with its chunk (what is taken: NULL) */
+    int64_t at = p->start;
+    size_t len = p->len;
     int64_t msg_id = 0;
-    if (r.kind == SYNC_SKIP || (f->job->source == SRC_CODEX && sync_codex_is_copy(&f->copies, &r)))
+    if (r->kind == SYNC_SKIP || (f->job->source == SRC_CODEX && sync_codex_is_copy(&f->copies, r)))
         goto usage;
     /* Lines without a time (Codex rollouts of mid-2025 time only their
        first line) take the time of the line before. */
-    if (r.timestamp && (!f->last_ts || strcmp(r.timestamp, f->last_ts) > 0)) {
+    if (r->timestamp && (!f->last_ts || strcmp(r->timestamp, f->last_ts) > 0)) {
         free(f->last_ts);
-        f->last_ts = sync_short_copy(r.timestamp, 64);
-    } else if (!r.timestamp && f->last_ts && r.kind == SYNC_MESSAGE) {
-        r.timestamp = sync_short_copy(f->last_ts, 64);
+        f->last_ts = sync_short_copy(r->timestamp, 64);
+    } else if (!r->timestamp && f->last_ts && r->kind == SYNC_MESSAGE) {
+        r->timestamp = sync_short_copy(f->last_ts, 64);
     }
-    if (r.meta_session_id) {
+    if (r->meta_session_id) {
         /* the first facts line names the file's session; a later one that
            names another (the parent a fork copies in) says nothing of it */
-        if (f->meta_id && strcmp(f->meta_id, r.meta_session_id) != 0)
+        if (f->meta_id && strcmp(f->meta_id, r->meta_session_id) != 0)
             goto done;
-        take(&f->meta_id, &r.meta_session_id);
+        take(&f->meta_id, &r->meta_session_id);
     }
-    if (r.cwd && (rc = ensure_project(f, r.cwd)) < 0)
+    if (r->cwd && (rc = ensure_project(f, r->cwd)) < 0)
         goto done;
-    if (r.cwd && r.cwd[0] == '/' && (!f->cwd || strcmp(f->cwd, r.cwd) != 0)) {
+    if (r->cwd && r->cwd[0] == '/' && (!f->cwd || strcmp(f->cwd, r->cwd) != 0)) {
         free(f->cwd);
-        f->cwd = sync_dup(r.cwd);
+        f->cwd = sync_dup(r->cwd);
     }
-    take(&f->model, &r.model);
-    take(&f->branch, &r.git_branch);
-    if (r.summary && (!f->has_title || r.title_rank >= f->title_rank)) {
-        take(&f->title, &r.summary);
+    take(&f->model, &r->model);
+    take(&f->branch, &r->git_branch);
+    if (r->summary && (!f->has_title || r->title_rank >= f->title_rank)) {
+        take(&f->title, &r->summary);
         f->has_title = 1;
-        f->title_rank = r.title_rank;
+        f->title_rank = r->title_rank;
     }
     /* Claude sub-agents name their parent on every line (sessionId),
        Codex forks and sub-agents in their session_meta */
     if ((f->job->subagent || f->job->source == SRC_CODEX) && !f->job->parent &&
-        r.parent_session_id && strcmp(r.parent_session_id, f->job->session_id) != 0 && !f->parent) {
+        r->parent_session_id && strcmp(r->parent_session_id, f->job->session_id) != 0 && !f->parent) {
         if (f->job->id_prefix && *f->job->id_prefix) {
             /* an agent writing another's format: its ids carry its prefix */
             char id[STORE_ID_MAX + 1];
-            snprintf(id, sizeof id, "%s%.150s", f->job->id_prefix, r.parent_session_id);
+            snprintf(id, sizeof id, "%s%.150s", f->job->id_prefix, r->parent_session_id);
             if (strcmp(id, f->job->session_id) != 0)
                 f->parent = sync_dup(id);
         } else {
-            take(&f->parent, &r.parent_session_id);
+            take(&f->parent, &r->parent_session_id);
         }
     }
-    if (r.kind == SYNC_MESSAGE) {
-        if (r.is_prompt && !f->has_title) {
+    if (r->kind == SYNC_MESSAGE) {
+        if (r->is_prompt && !f->has_title) {
             free(f->title);
-            f->title = sync_title_of_prompt(r.text);
+            f->title = sync_title_of_prompt(r->text);
             f->has_title = f->title != NULL;
         }
-        if (!r.tool_name && r.call_id && strcmp(r.role, "tool") == 0) {
+        if (!r->tool_name && r->call_id && strcmp(r->role, "tool") == 0) {
             /* the call was stored by an earlier run: ask the store */
-            rc = store_tool_call_name(f->s, f->job->session_id, r.call_id, &r.tool_name);
+            rc = store_tool_call_name(f->s, f->job->session_id, r->call_id, &r->tool_name);
             if (rc < 0 && rc != MCPAGE_ENOTFOUND)
                 goto done;
             rc = 0;
@@ -681,13 +655,13 @@ static int handle_line(file_state *f, char *line, size_t len, int64_t at)
         store_message m = {
             .session_id = f->job->session_id,
             .ordinal = f->next_ordinal,
-            .role = (char *)r.role,
-            .timestamp = r.timestamp,
-            .text = r.text,
-            .tool_name = r.tool_name,
-            .tool_input = r.tool_input,
-            .tool_call_id = r.call_id,
-            .is_error = r.is_error,
+            .role = (char *)r->role,
+            .timestamp = r->timestamp,
+            .text = r->text,
+            .tool_name = r->tool_name,
+            .tool_input = r->tool_input,
+            .tool_call_id = r->call_id,
+            .is_error = r->is_error,
             .line_no = f->line_no,
             .byte_offset = at,
             .byte_length = (int64_t)len,
@@ -698,14 +672,25 @@ static int handle_line(file_state *f, char *line, size_t len, int64_t at)
         f->rep->messages_added++;
         const char *format = f->job->source == SRC_CLAUDE ? "claude" : "codex";
         rc = sync_edits_put(f->s, f->job->source_name ? f->job->source_name : format, format,
-                            f->job->session_id, msg_id, &r, f->cwd, f->last_ts);
+                            f->job->session_id, msg_id, r, f->cwd, f->last_ts);
         if (rc < 0)
             goto done;
     }
 usage:
-    rc = sync_usage_put(f->s, f->job->session_id, msg_id, &r, f->last_ts, f->model);
+    rc = sync_usage_put(f->s, f->job->session_id, msg_id, r, f->last_ts, f->model);
 done:
-    sync_record_clear(&r);
+    return rc;
+}
+
+/* One complete line [line, line+len) at file offset `at`, parsed and
+ * stored on this thread. */
+static int handle_line(file_state *f, char *line, size_t len, int64_t at)
+{
+    sync_parsed p = {.start = at, .len = len, .kind = SYNC_LINE_TEXT};
+    sync_parse_one(&f->parse, line, len, &p, &f->rep->redacted);
+    int rc = store_line(f, &p);
+    if (p.rc == 0)
+        sync_record_clear(&p.r);
     return rc;
 }
 
@@ -755,7 +740,7 @@ static int codex_copies_replay(file_state *f, size_t line_max)
         size_t len = nl ? (size_t)(nl - p) : (size_t)(e - p);
         sync_record r;
         char why[8];
-        if (len <= line_max && parse_line(SRC_CODEX, p, len, ids, &r, why, sizeof why) == 0) {
+        if (len <= line_max && sync_parse_line(SRC_CODEX, p, len, ids, &r, why, sizeof why) == 0) {
             sync_codex_is_copy(&f->copies, &r);
             sync_record_clear(&r);
         }
@@ -947,48 +932,108 @@ static int commit_if_full(file_state *f, const sync_pass *pass)
     return rc;
 }
 
-/* A complete line of the reader ends at file offset line_end (after its newline). */
-static int end_line(file_state *f, line_reader *lr, int64_t line_end, const sync_pass *pass)
+/* Stores one entry of a parsed chunk, then commits if the batch is full. */
+static int store_parsed(file_state *f, sync_parsed *p, const sync_pass *pass)
 {
     int rc;
-    if (f->pending_nl) {
-        /* the newline of the line stored without it: no line */
-        f->pending_nl = 0;
-        f->consumed = line_end;
-        lr->line_start = line_end;
+    if (p->kind == SYNC_LINE_NEWLINE) {
+        f->consumed = p->end;
         return 0;
     }
     if (!f->in_tx && (rc = open_batch(f)) < 0)
         return rc;
-
-    if (lr->skipping) {
+    if (p->kind == SYNC_LINE_TOO_LONG) {
         f->line_no++;
         f->rep->lines_too_long++;
         char why[96];
-        snprintf(why, sizeof why, "line longer than %zu bytes skipped", lr->line_max);
+        snprintf(why, sizeof why, "line longer than %zu bytes skipped", f->line_max);
         sync_example(f->rep, f->job->path, f->line_no, why);
-        lr->skipping = 0;
-    } else if ((rc = handle_line(f, lr->buf ? lr->buf : (char[]){""}, lr->len, lr->line_start)) <
-               0) {
+    } else if ((rc = store_line(f, p)) < 0) {
         return rc;
     }
     if (sync__fail_line > 0 && f->line_no == sync__fail_line)
         return MCPAGE_EIO;
-
-    lr->len = 0;
     f->rep->lines_read++;
     f->lines++;
-    f->consumed = line_end;
-    lr->line_start = line_end;
+    f->consumed = p->end;
     return commit_if_full(f, pass);
 }
 
-/* Reads and handles every complete line from f->consumed to the end. */
+/* Stores a parsed chunk's entries in order, then empties it. */
+static int store_chunk(file_state *f, sync_chunk *c, const sync_pass *pass)
+{
+    for (int k = 0; k < REDACT_KINDS; k++)
+        f->rep->redacted.n[k] += c->redacted.n[k];
+    int rc = 0;
+    for (size_t i = 0; i < c->n && rc == 0; i++)
+        rc = store_parsed(f, &c->v[i], pass);
+    sync_chunk_stored(c);
+    return rc;
+}
+
+/*
+ * The lines in flight: chunk `fill` gathers lines while the other, when
+ * `parsing`, is parsed ahead. Handing `fill` over waits for the other,
+ * starts `fill`'s parse, and stores the other meanwhile.
+ */
+typedef struct line_chunks {
+    sync_chunk c[2];
+    int fill;
+    int parsing;  /* c[1 - fill] is handed over and not yet stored */
+    size_t limit; /* c[fill] is handed over past this many bytes */
+} line_chunks;
+
+static int hand_over(file_state *f, line_chunks *lc, const sync_pass *pass)
+{
+    sync_chunk *mine = &lc->c[lc->fill], *other = &lc->c[1 - lc->fill];
+    sync_ahead *a = f->g->ahead;
+    sync_ahead_wait(a);
+    if (mine->n)
+        sync_ahead_submit(a, mine, &f->parse);
+    int rc = 0;
+    if (lc->parsing)
+        rc = store_chunk(f, other, pass);
+    lc->parsing = mine->n > 0;
+    lc->fill = 1 - lc->fill;
+    if (lc->limit < SYNC_CHUNK_BYTES)
+        lc->limit *= 2;
+    return rc;
+}
+
+/* A complete line of the reader ends at file offset line_end (after its newline). */
+static int end_line(file_state *f, line_reader *lr, int64_t line_end, line_chunks *lc,
+                    const sync_pass *pass)
+{
+    int kind = SYNC_LINE_TEXT;
+    if (f->pending_nl) {
+        f->pending_nl = 0;
+        kind = SYNC_LINE_NEWLINE;
+    } else if (lr->skipping) {
+        kind = SYNC_LINE_TOO_LONG;
+    }
+    sync_chunk *c = &lc->c[lc->fill];
+    int rc = sync_chunk_add(c, lr->buf, kind == SYNC_LINE_TEXT ? lr->len : 0, lr->line_start,
+                            line_end, kind);
+    lr->len = 0;
+    lr->skipping = 0;
+    lr->line_start = line_end;
+    if (rc == 0 && sync_chunk_full(c, lc->limit))
+        rc = hand_over(f, lc, pass);
+    return rc;
+}
+
+/* Reads and handles every complete line from f->consumed to the end: the
+ * lines are parsed a chunk ahead of the one being stored. */
 static int read_lines(file_state *f, line_reader *lr, const sync_pass *pass)
 {
     unsigned char *block = malloc(SYNC_BLOCK);
     if (!block)
         return MCPAGE_ENOMEM;
+    if (!f->g->ahead_tried) {
+        f->g->ahead = sync_ahead_start();
+        f->g->ahead_tried = 1;
+    }
+    line_chunks lc = {.limit = SYNC_CHUNK_FIRST};
     int rc = 0;
     lr->line_start = f->consumed;
     for (int64_t pos = f->consumed; pos < f->size && rc == 0;) {
@@ -1013,10 +1058,16 @@ static int read_lines(file_state *f, line_reader *lr, const sync_pass *pass)
             if (!nl)
                 break;
             i++; /* the newline */
-            rc = end_line(f, lr, pos + (int64_t)i, pass);
+            rc = end_line(f, lr, pos + (int64_t)i, &lc, pass);
         }
         pos += got;
     }
+    /* the last chunk, and the one parsed ahead of it */
+    for (int k = 0; k < 2 && rc == 0; k++)
+        rc = hand_over(f, &lc, pass);
+    sync_ahead_wait(f->g->ahead); /* after a failure, the parse ahead is dropped */
+    sync_chunk_free(&lc.c[0]);
+    sync_chunk_free(&lc.c[1]);
     free(block);
     return rc;
 }
@@ -1079,6 +1130,8 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
         .g = g,
     };
     line_reader lr = {.line_max = opt->line_max ? opt->line_max : SYNC_LINE_MAX_DEFAULT};
+    f.parse = (sync_parse_ctx){job->source, opt->keep_secrets, opt->redact_rules, &f.ids};
+    f.line_max = lr.line_max;
     store_source src = {0};
     int locked = 0, existed = 0;
     const int64_t messages_at = rep->messages_added;

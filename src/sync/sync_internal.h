@@ -91,6 +91,8 @@ typedef struct sync_group {
     int64_t sessions_at;  /* rep->sessions_added when the transaction began */
     int64_t messages_at;  /* rep->messages_added then: a rollback puts both back */
     const struct sync_options *opt; /* its `committed` hook is called after each commit */
+    struct sync_ahead *ahead;       /* the thread that parses lines ahead (sync_lines.h), or NULL */
+    int ahead_tried;                /* ahead was started, or could not be */
 } sync_group;
 
 /* Tests set this: a file fails (MCPAGE_EIO) when it reaches this line

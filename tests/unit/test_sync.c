@@ -1878,10 +1878,184 @@ static void session_counts_match_their_messages(void **state)
     free(days);
 }
 
+/* ---- lines parsed ahead (sync_lines.h) ------------------------------------ */
+
+/* A Claude session and a Codex rollout of many chunks each: tool results
+ * chunks after their calls (the parse's tool ids), secrets, malformed,
+ * blank and too long lines, and a last line without its newline. */
+static void put_many_chunks(fx *f)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/big.jsonl", f->proj);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    char pad[301];
+    memset(pad, 'p', 300);
+    pad[300] = 0;
+    for (int i = 0; i < 3000; i++) {
+        if (i == 1500) { /* too long for a line_max of 8192 */
+            char *big = malloc(9001);
+            memset(big, 'x', 9000);
+            big[9000] = 0;
+            fprintf(fp, "%s\n", big);
+            free(big);
+        } else if (i % 11 == 0) {
+            fprintf(fp, "{not json %d\n", i);
+        } else if (i % 13 == 0) {
+            fprintf(fp, "   \n");
+        } else if (i % 7 == 0) {
+            fprintf(fp,
+                    "{\"type\":\"assistant\",\"sessionId\":\"big\",\"cwd\":\"/home/u/app\","
+                    "\"timestamp\":\"2025-01-02T10:%02d:%02dZ\",\"message\":{\"role\":"
+                    "\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_%d\","
+                    "\"name\":\"Tool%d\",\"input\":{\"path\":\"src/f%d.c\"}}]}}\n",
+                    i / 60 % 60, i % 60, i, i % 5, i);
+        } else if (i % 7 == 3 && i >= 70) { /* the result of a call 70 lines (~25 KB) before */
+            fprintf(fp,
+                    "{\"type\":\"user\",\"sessionId\":\"big\",\"timestamp\":\"2025-01-02T10:%02d:"
+                    "%02dZ\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":"
+                    "\"tool_result\",\"tool_use_id\":\"toolu_%d\",\"content\":\"out %d %s\"}]}}\n",
+                    i / 60 % 60, i % 60, i - 73, i, pad);
+        } else {
+            fprintf(fp,
+                    "{\"type\":\"user\",\"sessionId\":\"big\",\"timestamp\":\"2025-01-02T10:%02d:"
+                    "%02dZ\",\"message\":{\"role\":\"user\",\"content\":\"line %d%s %s\"}}\n",
+                    i / 60 % 60, i % 60, i, i % 17 == 0 ? " key AKIAABCDEFGHIJKLMNOP" : "", pad);
+        }
+    }
+    fprintf(fp, "{\"type\":\"user\",\"sessionId\":\"big\",\"message\":{\"role\":\"user\","
+                "\"content\":\"the last, without its newline\"}}");
+    assert_int_equal(fclose(fp), 0);
+    age_file(path, 3600);
+
+    snprintf(path, sizeof path,
+             "%s/sessions/2025/01/02/rollout-2025-01-02T10-00-00-0199a213-81c0-7800-8aa1-"
+             "cccccccccccc.jsonl",
+             f->codex);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    fprintf(fp, "{\"timestamp\":\"2025-01-02T10:00:00Z\",\"type\":\"session_meta\",\"payload\":{"
+                "\"id\":\"0199a213-81c0-7800-8aa1-cccccccccccc\",\"cwd\":\"/home/u/tool\"}}\n");
+    for (int i = 0; i < 2000; i++) {
+        if (i % 5 == 0)
+            fprintf(fp,
+                    "{\"timestamp\":\"2025-01-02T11:00:00Z\",\"type\":\"response_item\","
+                    "\"payload\":{\"type\":\"function_call\",\"name\":\"shell%d\",\"arguments\":"
+                    "\"{}\",\"call_id\":\"call_%d\"}}\n",
+                    i % 3, i);
+        else if (i % 5 == 2 && i >= 100)
+            fprintf(fp,
+                    "{\"timestamp\":\"2025-01-02T11:00:01Z\",\"type\":\"response_item\","
+                    "\"payload\":{\"type\":\"function_call_output\",\"call_id\":\"call_%d\","
+                    "\"output\":\"done %d %s\"}}\n",
+                    i - 102, i, pad);
+        else
+            fprintf(fp,
+                    "{\"timestamp\":\"2025-01-02T11:00:02Z\",\"type\":\"response_item\","
+                    "\"payload\":{\"type\":\"message\",\"role\":\"%s\",\"content\":[{\"type\":"
+                    "\"input_text\",\"text\":\"say %d %s\"}]}}\n",
+                    i % 2 ? "user" : "assistant", i, pad);
+    }
+    assert_int_equal(fclose(fp), 0);
+    age_file(path, 3600);
+}
+
+/* Removes the lines that start with `prefix` from a dump, in place. */
+static void drop_lines(char *d, const char *prefix)
+{
+    char *o = d;
+    for (char *p = d; *p;) {
+        char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        if (strncmp(p, prefix, strlen(prefix)) != 0) {
+            memmove(o, p, n);
+            o += n;
+        }
+        p += n;
+    }
+    *o = 0;
+}
+
+static void sync_threads(fx *f, const char *threads, const char *name, char *db, size_t n,
+                         sync_report *rep)
+{
+    tb_spec(f->dir, name, db, n);
+    setenv("MCPAGE_SYNC_THREADS", threads, 1);
+    store *s = NULL;
+    assert_int_equal(store_open(db, STORE_OPEN_WRITE, &s), 0);
+    sync_options o = {.claude_home = f->claude,
+                      .codex_home = f->codex,
+                      .hostname = "test",
+                      .line_max = 8192};
+    assert_int_equal(sync_run(s, &o, rep), 0);
+    store_close(s);
+    unsetenv("MCPAGE_SYNC_THREADS");
+}
+
+/* Lines parsed on a second thread are stored as one thread stores them:
+ * every message, tool name, raw byte and count; and a file that fails in
+ * the middle of a chunk (the next one being parsed) is read again whole. */
+static void lines_parsed_ahead_store_what_one_thread_stores(void **state)
+{
+    fx *f = *state;
+    put_many_chunks(f);
+    char one[1200], two[1200], failed[1200];
+    sync_report r1, r2, r3;
+    sync_threads(f, "1", "one", one, sizeof one, &r1);
+    sync_threads(f, "2", "two", two, sizeof two, &r2);
+    assert_int_equal(r1.files_failed, 0);
+    assert_true(r1.messages_added > 4000);
+    assert_int_equal(r2.messages_added, r1.messages_added);
+    assert_int_equal(r2.lines_read, r1.lines_read);
+    assert_int_equal(r2.lines_malformed, r1.lines_malformed);
+    assert_true(r1.lines_malformed >= 270);
+    assert_int_equal(r2.lines_too_long, 1);
+    assert_int_equal(r1.lines_too_long, 1);
+    assert_int_equal(r2.lines_unterminated, 1);
+    int64_t red1 = 0, red2 = 0;
+    for (int k = 0; k < REDACT_KINDS; k++) {
+        red1 += r1.redacted.n[k];
+        red2 += r2.redacted.n[k];
+        assert_int_equal(r2.redacted.n[k], r1.redacted.n[k]);
+    }
+    assert_int_equal(red1, 106); /* the AKIA keys of i % 17 == 0 lines (not also %7, %11, %13) */
+    char *want = dump_store(one);
+    char *got = dump_store(two);
+    assert_string_equal(got, want);
+    assert_non_null(strstr(want, "Tool3")); /* results named by calls chunks before */
+    assert_non_null(strstr(want, "shell1"));
+    free(got);
+
+    /* fails at line 2345 of the Claude file (the rollout has fewer), chunks in,
+       then reads it again */
+    sync__fail_line = 2345;
+    sync_threads(f, "2", "failed", failed, sizeof failed, &r3);
+    sync__fail_line = 0;
+    assert_int_equal(r3.files_failed, 1);
+    sync_threads(f, "2", "failed", failed, sizeof failed, &r3);
+    assert_int_equal(r3.files_failed, 0);
+    got = dump_store(failed);
+    hide_ids = 1;
+    free(want);
+    want = dump_store(one);
+    free(got);
+    got = dump_store(failed);
+    hide_ids = 0;
+    /* the rollout, committed first, made its project first: the activity
+       of one day lists the projects in that order */
+    drop_lines(want, "activity ");
+    drop_lines(got, "activity ");
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(append_reads_only_new_lines, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(lines_parsed_ahead_store_what_one_thread_stores, setup,
+                                        ts_fixture_drop),
         cmocka_unit_test_setup_teardown(files_share_a_transaction_and_commit_before_waiting, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(a_failed_file_keeps_the_files_before_it, setup,

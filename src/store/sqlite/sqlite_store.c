@@ -5,6 +5,7 @@
  * ping, the schema check and the table of operations, whose entries live
  * in sqlite_read.c, sqlite_search.c and sqlite_write.c.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,19 @@ int sq_search_err(store *s)
  * index through statements of its own, so a prefix expansion is checked
  * too): non-zero stops the statement with SQLITE_INTERRUPT.
  */
+/*
+ * SQLite's process-wide settings, before its first connection: no
+ * memory statistics (nothing here reads them), so an allocation takes no
+ * global mutex: with a second thread (a sync's parse, docs/sync.md) every
+ * mutex is a real lock. Too late when another part of the process opened
+ * SQLite first (SQLITE_MISUSE): it then keeps its defaults.
+ */
+static pthread_once_t sq_config_once = PTHREAD_ONCE_INIT;
+static void sq_config(void)
+{
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 static int sq_progress(void *ud)
 {
     store *s = ud;
@@ -514,6 +528,7 @@ int store_sqlite_open(store *s, const char *path, int flags)
         goto fail;
     struct stat before;
     int existed = stat(path, &before) == 0 && before.st_size > 0;
+    pthread_once(&sq_config_once, sq_config);
     if (sqlite3_open_v2(path, &c->db, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         int code = c->db ? sqlite3_errcode(c->db) : SQLITE_NOMEM;
         if (code == SQLITE_READONLY || code == SQLITE_CANTOPEN)

@@ -1,0 +1,223 @@
+/*
+ * A transcript file's lines, parsed in chunks on a second thread
+ * (sync_lines.h says what runs where).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mcpage/mcpage.h>
+
+#include "sync/sync_lines.h"
+
+int sync_parse_line(int source, const char *line, size_t len, sync_tool_ids *ids, sync_record *r,
+                    char *why, size_t whylen)
+{
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+        i++;
+    if (i == len)
+        return SYNC_BLANK;
+    char *fixed = NULL;
+    size_t fixed_len = 0;
+    int rc = sync_utf8_repair(line, len, &fixed, &fixed_len);
+    if (rc < 0)
+        return rc;
+    const char *text = fixed ? fixed : line;
+    size_t tlen = fixed ? fixed_len : len;
+    if (source == SRC_CLAUDE)
+        rc = sync_claude_parse_line(text, tlen, ids, r, why, whylen);
+    else
+        rc = sync_codex_parse_line(text, tlen, ids, r, why, whylen);
+    free(fixed);
+    return rc;
+}
+
+void sync_parse_one(const sync_parse_ctx *ctx, char *line, size_t len, sync_parsed *p,
+                    sync_redact_counts *redacted)
+{
+    if (!ctx->keep_secrets)
+        sync_redact(ctx->rules, line, len, redacted, NULL, NULL); /* before anything is kept */
+    p->why[0] = '\0';
+    p->rc = sync_parse_line(ctx->source, line, len, ctx->ids, &p->r, p->why, sizeof p->why);
+}
+
+int sync_chunk_add(sync_chunk *c, const char *line, size_t len, int64_t start, int64_t end,
+                   int kind)
+{
+    if (c->n == c->vcap) {
+        size_t ncap = c->vcap ? c->vcap * 2 : 64;
+        sync_parsed *nv = realloc(c->v, ncap * sizeof *nv);
+        if (!nv)
+            return MCPAGE_ENOMEM;
+        c->v = nv;
+        c->vcap = ncap;
+    }
+    if (c->len + len + 1 > c->cap) {
+        size_t ncap = c->cap ? c->cap : SYNC_CHUNK_BYTES + 4096;
+        while (ncap < c->len + len + 1)
+            ncap *= 2;
+        char *nb = realloc(c->buf, ncap);
+        if (!nb)
+            return MCPAGE_ENOMEM;
+        c->buf = nb;
+        c->cap = ncap;
+    }
+    sync_parsed *p = &c->v[c->n++];
+    memset(&p->r, 0, sizeof p->r);
+    p->why[0] = '\0';
+    p->start = start;
+    p->end = end;
+    p->off = c->len;
+    p->len = len;
+    p->kind = kind;
+    p->rc = SYNC_BLANK;
+    if (len)
+        memcpy(c->buf + c->len, line, len);
+    c->buf[c->len + len] = '\0';
+    c->len += len + 1;
+    return 0;
+}
+
+int sync_chunk_full(const sync_chunk *c, size_t bytes)
+{
+    return c->len >= bytes || c->n >= SYNC_CHUNK_LINES;
+}
+
+static void clear_records(sync_parsed *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i].rc == 0)
+            sync_record_clear(&v[i].r);
+}
+
+void sync_chunk_stored(sync_chunk *c)
+{
+    sync_parsed *v = c->v;
+    size_t cap = c->vcap;
+    c->v = c->spent;
+    c->vcap = c->spentcap;
+    c->spent = v;
+    c->spentcap = cap;
+    c->nspent = c->n;
+    c->n = 0;
+    c->len = 0;
+    memset(&c->redacted, 0, sizeof c->redacted);
+}
+
+void sync_chunk_free(sync_chunk *c)
+{
+    clear_records(c->v, c->n);
+    clear_records(c->spent, c->nspent);
+    free(c->buf);
+    free(c->v);
+    free(c->spent);
+    memset(c, 0, sizeof *c);
+}
+
+static void parse_chunk(sync_chunk *c, const sync_parse_ctx *ctx)
+{
+    clear_records(c->spent, c->nspent);
+    c->nspent = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        sync_parsed *p = &c->v[i];
+        if (p->kind == SYNC_LINE_TEXT)
+            sync_parse_one(ctx, c->buf + p->off, p->len, p, &c->redacted);
+    }
+}
+
+/* ---- the second thread ---- */
+
+struct sync_ahead {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t given, done; /* a chunk was handed over; it is parsed */
+    sync_chunk *chunk;          /* the chunk handed over, until it is parsed */
+    sync_parse_ctx ctx;
+    int quit;
+};
+
+static void *ahead_main(void *arg)
+{
+    sync_ahead *a = arg;
+    pthread_mutex_lock(&a->mu);
+    for (;;) {
+        while (!a->chunk && !a->quit)
+            pthread_cond_wait(&a->given, &a->mu);
+        if (!a->chunk)
+            break;
+        sync_chunk *c = a->chunk;
+        sync_parse_ctx ctx = a->ctx;
+        pthread_mutex_unlock(&a->mu);
+        parse_chunk(c, &ctx);
+        pthread_mutex_lock(&a->mu);
+        a->chunk = NULL;
+        pthread_cond_signal(&a->done);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+sync_ahead *sync_ahead_start(void)
+{
+    const char *env = getenv("MCPAGE_SYNC_THREADS");
+    if (env && strcmp(env, "1") == 0)
+        return NULL;
+    if (!(env && strcmp(env, "2") == 0) && sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return NULL;
+    sync_ahead *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->given, NULL);
+    pthread_cond_init(&a->done, NULL);
+    if (pthread_create(&a->thread, NULL, ahead_main, a) != 0) {
+        pthread_cond_destroy(&a->done);
+        pthread_cond_destroy(&a->given);
+        pthread_mutex_destroy(&a->mu);
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void sync_ahead_submit(sync_ahead *a, sync_chunk *c, const sync_parse_ctx *ctx)
+{
+    if (!a) {
+        parse_chunk(c, ctx);
+        return;
+    }
+    pthread_mutex_lock(&a->mu);
+    a->ctx = *ctx;
+    a->chunk = c;
+    pthread_cond_signal(&a->given);
+    pthread_mutex_unlock(&a->mu);
+}
+
+void sync_ahead_wait(sync_ahead *a)
+{
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    while (a->chunk)
+        pthread_cond_wait(&a->done, &a->mu);
+    pthread_mutex_unlock(&a->mu);
+}
+
+void sync_ahead_stop(sync_ahead *a)
+{
+    if (!a)
+        return;
+    pthread_mutex_lock(&a->mu);
+    while (a->chunk)
+        pthread_cond_wait(&a->done, &a->mu);
+    a->quit = 1;
+    pthread_cond_signal(&a->given);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->thread, NULL);
+    pthread_cond_destroy(&a->done);
+    pthread_cond_destroy(&a->given);
+    pthread_mutex_destroy(&a->mu);
+    free(a);
+}
