@@ -906,11 +906,23 @@ int store_session_reset(store *s, const char *session_id)
 
 int store_message_add(store *s, const store_message *m, int64_t *id)
 {
+    return store_message_add_packed(s, m, NULL, id);
+}
+
+int store_packs_texts(store *s)
+{
+    return s && s->ops->packs_texts;
+}
+
+int store_message_add_packed(store *s, const store_message *m, const store_text_packed *packed,
+                             int64_t *id)
+{
     if (!s || !m || !id)
         return MCPAGE_EINVAL;
     NEED_WRITER();
     NEED(m->session_id && m->role);
-    return s->ops->message_add(s, m, id);
+    NEED(!packed || (s->ops->packs_texts && (packed->bytes || packed->n == 0)));
+    return s->ops->message_add(s, m, packed, id);
 }
 
 int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n,

@@ -734,6 +734,27 @@ int store_session_reset(store *s, const char *session_id);
  * store_session_reset keeps the id it had, so a walk by id does not see
  * it twice; the id must be free), else a new one from the store. */
 int store_message_add(store *s, const store_message *m, int64_t *id);
+/* A message's text packed ahead (store_codec_pack_text), for a store
+ * that keeps texts packed (store_packs_texts): its rows take these bytes
+ * and do not pack the text again. */
+typedef struct store_text_packed {
+    int codec;
+    const unsigned char *bytes;
+    size_t n;
+} store_text_packed;
+/* 1 when `s` keeps message texts as store_text_pack packs them. */
+int store_packs_texts(store *s);
+/* Packs texts as such a store keeps them, needing no store: one packer
+ * a thread (a sync packs on its parse thread, docs/sync.md). */
+typedef struct store_packer store_packer;
+store_packer *store_packer_new(void); /* NULL: out of memory */
+void store_packer_free(store_packer *p);
+/* out->bytes: `text` itself (codec plain) or bytes valid until the
+ * packer's next call. 0 or MCPAGE_ENOMEM. */
+int store_text_pack(store_packer *p, const char *text, size_t n, store_text_packed *out);
+/* store_message_add with m->text already packed (NULL: as store_message_add). */
+int store_message_add_packed(store *s, const store_message *m, const store_text_packed *packed,
+                             int64_t *id);
 /* Appends raw bytes (holding `lines` complete lines) at the session's
  * current raw size. */
 int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n,

@@ -53,7 +53,10 @@ typedef struct store_ops {
     int (*session_put)(store *s, const store_session_meta *m);
     int (*session_state)(store *s, const char *id, store_session_state *st);
     int (*session_reset)(store *s, const char *id);
-    int (*message_add)(store *s, const store_message *m, int64_t *id);
+    /* packed: the text as store_codec_pack_text packs it, or NULL */
+    int (*message_add)(store *s, const store_message *m, const store_text_packed *packed,
+                       int64_t *id);
+    int packs_texts; /* 1: message_add takes packed texts (store_packs_texts) */
     int (*raw_append)(store *s, const char *id, const unsigned char *data, size_t n, int64_t lines);
     int (*session_refresh)(store *s, const char *id);
     int (*tool_call_name)(store *s, const char *id, const char *call_id, char **name);

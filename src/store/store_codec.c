@@ -79,6 +79,15 @@ int store_codec_pack(store_codec *c, const unsigned char *in, size_t n, int *cod
     return 0;
 }
 
+int store_codec_pack_text(store_codec *c, const char *text, size_t n, int *codec,
+                          const unsigned char **out, size_t *outn)
+{
+    const unsigned char *in = (const unsigned char *)text;
+    return n > STORE_CODEC_TEXT_WHOLE_MAX /* frames read by window */
+               ? store_codec_pack_frames(c, in, n, STORE_CODEC_FRAME_TEXT, codec, out, outn)
+               : store_codec_pack(c, in, n, codec, out, outn);
+}
+
 /* STORE_CODEC_FRAMES' table: a skippable frame's magic (store_codec.h). */
 #define FRAMES_MAGIC 0x184D2A50u
 #define FRAMES_HEAD  16 /* magic, payload size, total, frame; then the ends */
@@ -403,4 +412,28 @@ void store_codec_free(store_codec *c)
     free(c->plain);
     free(c->rbuf);
     memset(c, 0, sizeof *c);
+}
+
+/* ---- store_packer (store.h): store_codec_pack_text on its own codec ---- */
+
+struct store_packer {
+    store_codec codec;
+};
+
+store_packer *store_packer_new(void)
+{
+    return calloc(1, sizeof(store_packer));
+}
+
+void store_packer_free(store_packer *p)
+{
+    if (!p)
+        return;
+    store_codec_free(&p->codec);
+    free(p);
+}
+
+int store_text_pack(store_packer *p, const char *text, size_t n, store_text_packed *out)
+{
+    return store_codec_pack_text(&p->codec, text, n, &out->codec, &out->bytes, &out->n);
 }

@@ -80,6 +80,24 @@ int store_codec_pack_frames(store_codec *c, const unsigned char *in, size_t n, s
                             int *codec, const unsigned char **out, size_t *outn);
 
 /*
+ * Texts longer than this are kept as frames of STORE_CODEC_FRAME_TEXT
+ * bytes (store_codec_pack_frames, schema version 14), not one frame: a
+ * snippet deep in a long text reads a window of it by its token map and
+ * decodes only the frame or two that hold it. One frame a text made the
+ * rare-word search page 0.51 to 5.1 ms on a 157 MB generated archive
+ * (every snippet decoded a whole long tool output); version 13 kept them
+ * plain.
+ */
+#define STORE_CODEC_TEXT_WHOLE_MAX (64 * 1024)
+
+/* A message's text as a store that packs texts keeps it (message_body):
+ * one frame, or frames past STORE_CODEC_TEXT_WHOLE_MAX, or plain when that
+ * is not smaller. Needs no store: a sync packs texts on its parse thread
+ * (store_message_add_packed). */
+int store_codec_pack_text(store_codec *c, const char *text, size_t n, int *codec,
+                          const unsigned char **out, size_t *outn);
+
+/*
  * Decodes stored bytes of `codec` into at most `max` bytes: *out (valid
  * until the next call on c, or `in` itself for a plain chunk) and *outn.
  * 0; MCPAGE_EPARSE with *why saying what is wrong (an unknown codec, not

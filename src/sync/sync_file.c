@@ -666,7 +666,7 @@ static int store_line(file_state *f, sync_parsed *p)
             .byte_offset = at,
             .byte_length = (int64_t)len,
         };
-        if ((rc = store_message_add(f->s, &m, &msg_id)) < 0)
+        if ((rc = store_message_add_packed(f->s, &m, p->packed ? &p->pack : NULL, &msg_id)) < 0)
             goto done;
         f->next_ordinal++;
         f->rep->messages_added++;
@@ -1130,7 +1130,8 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
         .g = g,
     };
     line_reader lr = {.line_max = opt->line_max ? opt->line_max : SYNC_LINE_MAX_DEFAULT};
-    f.parse = (sync_parse_ctx){job->source, opt->keep_secrets, opt->redact_rules, &f.ids};
+    f.parse = (sync_parse_ctx){job->source, opt->keep_secrets, opt->redact_rules, &f.ids,
+                               store_packs_texts(s)};
     f.line_max = lr.line_max;
     store_source src = {0};
     int locked = 0, existed = 0;

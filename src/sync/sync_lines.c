@@ -67,6 +67,8 @@ int sync_chunk_add(sync_chunk *c, const char *line, size_t len, int64_t start, i
     sync_parsed *p = &c->v[c->n++];
     memset(&p->r, 0, sizeof p->r);
     p->why[0] = '\0';
+    p->packed = 0;
+    p->pack_buf = NULL;
     p->start = start;
     p->end = end;
     p->off = c->len;
@@ -87,9 +89,13 @@ int sync_chunk_full(const sync_chunk *c, size_t bytes)
 
 static void clear_records(sync_parsed *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (v[i].rc == 0)
             sync_record_clear(&v[i].r);
+        free(v[i].pack_buf);
+        v[i].pack_buf = NULL;
+        v[i].packed = 0;
+    }
 }
 
 void sync_chunk_stored(sync_chunk *c)
@@ -116,14 +122,35 @@ void sync_chunk_free(sync_chunk *c)
     memset(c, 0, sizeof *c);
 }
 
-static void parse_chunk(sync_chunk *c, const sync_parse_ctx *ctx)
+/* A message's text packed as the store keeps it; left to the store when
+ * there is no memory for it. */
+static void pack_text(store_packer *packer, sync_parsed *p)
+{
+    const char *text = p->r.text ? p->r.text : "";
+    if (store_text_pack(packer, text, strlen(text), &p->pack) < 0)
+        return;
+    if (p->pack.bytes != (const unsigned char *)text) {
+        p->pack_buf = malloc(p->pack.n ? p->pack.n : 1);
+        if (!p->pack_buf)
+            return;
+        memcpy(p->pack_buf, p->pack.bytes, p->pack.n);
+        p->pack.bytes = p->pack_buf;
+    }
+    p->packed = 1;
+}
+
+/* packer: NULL, or the thread's own when ctx->pack */
+static void parse_chunk(sync_chunk *c, const sync_parse_ctx *ctx, store_packer *packer)
 {
     clear_records(c->spent, c->nspent);
     c->nspent = 0;
     for (size_t i = 0; i < c->n; i++) {
         sync_parsed *p = &c->v[i];
-        if (p->kind == SYNC_LINE_TEXT)
-            sync_parse_one(ctx, c->buf + p->off, p->len, p, &c->redacted);
+        if (p->kind != SYNC_LINE_TEXT)
+            continue;
+        sync_parse_one(ctx, c->buf + p->off, p->len, p, &c->redacted);
+        if (p->rc == 0 && p->r.kind == SYNC_MESSAGE && ctx->pack && packer)
+            pack_text(packer, p);
     }
 }
 
@@ -136,6 +163,7 @@ struct sync_ahead {
     sync_chunk *chunk;          /* the chunk handed over, until it is parsed */
     sync_parse_ctx ctx;
     int quit;
+    store_packer *packer; /* the thread's own (NULL: texts left to the store) */
 };
 
 static void *ahead_main(void *arg)
@@ -150,7 +178,7 @@ static void *ahead_main(void *arg)
         sync_chunk *c = a->chunk;
         sync_parse_ctx ctx = a->ctx;
         pthread_mutex_unlock(&a->mu);
-        parse_chunk(c, &ctx);
+        parse_chunk(c, &ctx, a->packer);
         pthread_mutex_lock(&a->mu);
         a->chunk = NULL;
         pthread_cond_signal(&a->done);
@@ -172,10 +200,12 @@ sync_ahead *sync_ahead_start(void)
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->given, NULL);
     pthread_cond_init(&a->done, NULL);
+    a->packer = store_packer_new();
     if (pthread_create(&a->thread, NULL, ahead_main, a) != 0) {
         pthread_cond_destroy(&a->done);
         pthread_cond_destroy(&a->given);
         pthread_mutex_destroy(&a->mu);
+        store_packer_free(a->packer);
         free(a);
         return NULL;
     }
@@ -185,7 +215,7 @@ sync_ahead *sync_ahead_start(void)
 void sync_ahead_submit(sync_ahead *a, sync_chunk *c, const sync_parse_ctx *ctx)
 {
     if (!a) {
-        parse_chunk(c, ctx);
+        parse_chunk(c, ctx, NULL);
         return;
     }
     pthread_mutex_lock(&a->mu);
@@ -219,5 +249,6 @@ void sync_ahead_stop(sync_ahead *a)
     pthread_cond_destroy(&a->done);
     pthread_cond_destroy(&a->given);
     pthread_mutex_destroy(&a->mu);
+    store_packer_free(a->packer);
     free(a);
 }

@@ -6,7 +6,9 @@
  * about SYNC_CHUNK_BYTES. A chunk's lines are redacted and parsed (UTF-8
  * repair, JSON, the agent's record) by a second thread while the sync's
  * own thread stores the chunk before it: parsing is a fifth of a first
- * sync's CPU, storing the rest. What a line's parse needs of the file (the
+ * sync's CPU, storing the rest; that thread also packs each message's
+ * text as the store will keep it (zstd, store_text_pack), a sixth more.
+ * What a line's parse needs of the file (the
  * tool ids its calls named) is touched only by the parse, one chunk at a
  * time and in order, so the records are those one thread makes.
  *
@@ -47,6 +49,9 @@ typedef struct sync_parsed {
                            failure */
     char why[200];
     sync_record r;
+    int packed;              /* r.text was packed ahead, into pack */
+    store_text_packed pack;  /* bytes: r.text itself (codec plain) or pack_buf */
+    unsigned char *pack_buf; /* owned */
 } sync_parsed;
 
 /*
@@ -71,6 +76,7 @@ typedef struct sync_parse_ctx {
     int keep_secrets;
     const sync_redact_rules *rules;
     sync_tool_ids *ids;
+    int pack; /* the store packs texts (store_packs_texts): the second thread packs them */
 } sync_parse_ctx;
 
 /*

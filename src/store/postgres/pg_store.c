@@ -1262,8 +1262,10 @@ static int next_message_id(store *s, int64_t *id)
 /* Messages are buffered and sent PG_PEND_ROWS at a time (a round trip per
  * row made sync 3x slower than on SQLite); ids come from a reserved block
  * so the caller still gets its id at once. */
-static int pg_message_add(store *s, const store_message *m, int64_t *id)
+static int pg_message_add(store *s, const store_message *m, const store_text_packed *packed,
+                          int64_t *id)
 {
+    (void)packed; /* texts are kept plain (packs_texts 0: never given) */
     NEED_TX();
     pg_conn *c = CONN(s);
     int64_t sid = 0;

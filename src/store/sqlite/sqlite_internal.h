@@ -139,7 +139,8 @@ int sqlite_project_ensure(store *s, const char *path, const char *name, int64_t 
 int sqlite_session_put(store *s, const store_session_meta *m);
 int sqlite_session_state(store *s, const char *id, store_session_state *out);
 int sqlite_session_reset(store *s, const char *id);
-int sqlite_message_add(store *s, const store_message *m, int64_t *id);
+int sqlite_message_add(store *s, const store_message *m, const store_text_packed *packed,
+                       int64_t *id);
 int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_t n, int64_t lines);
 int sqlite_session_refresh(store *s, const char *id);
 int sqlite_tool_call_name(store *s, const char *id, const char *call_id, char **name);
@@ -377,16 +378,8 @@ void store_sqlite__impact_forget(void);
 int store_sqlite_text_register(sqlite3 *db);
 /* Registers mcpage_pick(key, id, flags) (sqlite_search.c) on db: 0, or -1. */
 int store_sqlite_search_register(sqlite3 *db);
-/*
- * Texts longer than this are kept as frames of STORE_CODEC_FRAME_TEXT
- * bytes (store_codec_pack_frames, schema version 14), not one frame: a
- * snippet deep in a long text reads a window of it by its token map and
- * decodes only the frame or two that hold it. One frame a text made the
- * rare-word search page 0.51 to 5.1 ms on a 157 MB generated archive
- * (every snippet decoded a whole long tool output); version 13 kept them
- * plain.
- */
-#define SQ_TEXT_PACK_MAX (64 * 1024)
+/* Texts past this are kept as frames (store_codec.h). */
+#define SQ_TEXT_PACK_MAX STORE_CODEC_TEXT_WHOLE_MAX
 /* A message's text as message_body keeps it: *codec and the bytes to
  * store (the text itself, or a frame valid until the next pack). */
 int store_sqlite__text_encode(store *s, const char *text, size_t n, int *codec,

@@ -493,6 +493,7 @@ static const store_ops sqlite_ops = {
     .session_state = sqlite_session_state,
     .session_reset = sqlite_session_reset,
     .message_add = sqlite_message_add,
+    .packs_texts = 1,
     .raw_append = sqlite_raw_append,
     .session_refresh = sqlite_session_refresh,
     .tool_call_name = sqlite_tool_call_name,

@@ -78,14 +78,7 @@ int store_sqlite_text_register(sqlite3 *db)
 int store_sqlite__text_encode(store *s, const char *text, size_t n, int *codec,
                               const unsigned char **out, size_t *outn)
 {
-    *codec = STORE_CODEC_PLAIN;
-    *out = (const unsigned char *)text;
-    *outn = n;
-    int rc = n > SQ_TEXT_PACK_MAX /* frames read by window (sqlite_internal.h) */
-                 ? store_codec_pack_frames(&s->codec, (const unsigned char *)text, n,
-                                           STORE_CODEC_FRAME_TEXT, codec, out, outn)
-                 : store_codec_pack(&s->codec, (const unsigned char *)text, n, codec, out, outn);
-    if (rc < 0)
+    if (store_codec_pack_text(&s->codec, text, n, codec, out, outn) < 0)
         return store_fail(s, MCPAGE_ENOMEM, "out of memory compressing a message's text");
     return 0;
 }

@@ -343,19 +343,22 @@ static int add_sid(store *s, const char *id, int64_t *sid)
     return 0;
 }
 
-static int message_add(store *s, const store_message *m, int64_t *id);
+static int message_add(store *s, const store_message *m, const store_text_packed *packed,
+                       int64_t *id);
 
-int sqlite_message_add(store *s, const store_message *m, int64_t *id)
+int sqlite_message_add(store *s, const store_message *m, const store_text_packed *packed,
+                       int64_t *id)
 {
     NEED_TX();
     CONN(s)->pend_hold++;
-    int rc = message_add(s, m, id);
+    int rc = message_add(s, m, packed, id);
     CONN(s)->pend_hold--;
     return rc;
 }
 
 /* The message's rows; its session's counters wait in sq_pending. */
-static int message_add(store *s, const store_message *m, int64_t *id)
+static int message_add(store *s, const store_message *m, const store_text_packed *packed,
+                       int64_t *id)
 {
     int64_t sid = 0;
     int rc = add_sid(s, m->session_id, &sid);
@@ -405,9 +408,15 @@ static int message_add(store *s, const store_message *m, int64_t *id)
     int codec = STORE_CODEC_PLAIN;
     const unsigned char *kept = NULL;
     size_t keptn = 0;
-    if ((rc = store_sqlite__text_encode(s, m->text ? m->text : "", tlen, &codec, &kept, &keptn)) <
-            0 ||
-        (rc = sq_prep(s, "INSERT INTO message_body(message_id, codec, text) VALUES(?, ?, ?)",
+    if (packed) {
+        codec = packed->codec;
+        kept = packed->bytes ? packed->bytes : (const unsigned char *)"";
+        keptn = packed->n;
+    } else if ((rc = store_sqlite__text_encode(s, m->text ? m->text : "", tlen, &codec, &kept,
+                                               &keptn)) < 0) {
+        return rc;
+    }
+    if ((rc = sq_prep(s, "INSERT INTO message_body(message_id, codec, text) VALUES(?, ?, ?)",
                       &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, *id);
