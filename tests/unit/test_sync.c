@@ -2018,6 +2018,7 @@ static void lines_parsed_ahead_store_what_one_thread_stores(void **state)
         red2 += r2.redacted.n[k];
         assert_int_equal(r2.redacted.n[k], r1.redacted.n[k]);
     }
+    assert_int_equal(red2, red1);
     assert_int_equal(red1, 106); /* the AKIA keys of i % 17 == 0 lines (not also %7, %11, %13) */
     char *want = dump_store(one);
     char *got = dump_store(two);
