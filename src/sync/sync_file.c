@@ -1000,6 +1000,15 @@ static int hand_over(file_state *f, line_chunks *lc, const sync_pass *pass)
     return rc;
 }
 
+/* Stores every line handed over or gathered: nothing is left in flight. */
+static int drain(file_state *f, line_chunks *lc, const sync_pass *pass)
+{
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) /* the chunk gathered, then the one ahead of it */
+        rc = hand_over(f, lc, pass);
+    return rc;
+}
+
 /* A complete line of the reader ends at file offset line_end (after its newline). */
 static int end_line(file_state *f, line_reader *lr, int64_t line_end, line_chunks *lc,
                     const sync_pass *pass)
@@ -1010,6 +1019,22 @@ static int end_line(file_state *f, line_reader *lr, int64_t line_end, line_chunk
         kind = SYNC_LINE_NEWLINE;
     } else if (lr->skipping) {
         kind = SYNC_LINE_TOO_LONG;
+    }
+    if (kind == SYNC_LINE_TEXT && lr->len > SYNC_CHUNK_LINE_MAX) {
+        /* a long line is parsed and stored here, after the lines before
+           it, from the reader's buffer: no copy of it in a chunk, and
+           its record freed at once */
+        int rc = drain(f, lc, pass);
+        if (rc == 0) {
+            sync_parsed p = {.start = lr->line_start, .end = line_end, .len = lr->len, .kind = kind};
+            sync_parse_one(&f->parse, lr->buf, lr->len, &p, &f->rep->redacted);
+            rc = store_parsed(f, &p, pass);
+            if (p.rc == 0)
+                sync_record_clear(&p.r);
+        }
+        lr->len = 0;
+        lr->line_start = line_end;
+        return rc;
     }
     sync_chunk *c = &lc->c[lc->fill];
     int rc = sync_chunk_add(c, lr->buf, kind == SYNC_LINE_TEXT ? lr->len : 0, lr->line_start,
@@ -1062,9 +1087,8 @@ static int read_lines(file_state *f, line_reader *lr, const sync_pass *pass)
         }
         pos += got;
     }
-    /* the last chunk, and the one parsed ahead of it */
-    for (int k = 0; k < 2 && rc == 0; k++)
-        rc = hand_over(f, &lc, pass);
+    if (rc == 0)
+        rc = drain(f, &lc, pass);
     sync_ahead_wait(f->g->ahead); /* after a failure, the parse ahead is dropped */
     sync_chunk_free(&lc.c[0]);
     sync_chunk_free(&lc.c[1]);

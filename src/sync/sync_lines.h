@@ -30,6 +30,9 @@
 #define SYNC_CHUNK_FIRST (4 * 1024)  /* a file's first, and each next twice the one
                                         before: the store waits for little at a file's start */
 #define SYNC_CHUNK_LINES 256         /* or this many lines */
+#define SYNC_CHUNK_LINE_MAX (1024 * 1024) /* a longer line is parsed by the storing thread,
+                                             after the chunks before it: not copied, and
+                                             its record not kept (peak memory as before) */
 
 /* A blank line (spaces only): nothing to parse. */
 #define SYNC_BLANK 1

@@ -1893,11 +1893,20 @@ static void put_many_chunks(fx *f)
     memset(pad, 'p', 300);
     pad[300] = 0;
     for (int i = 0; i < 3000; i++) {
-        if (i == 1500) { /* too long for a line_max of 8192 */
-            char *big = malloc(9001);
-            memset(big, 'x', 9000);
-            big[9000] = 0;
-            fprintf(fp, "%s\n", big);
+        if (i == 1500 || i == 2100) {
+            /* too long for a line_max of 2 MiB; then a message longer than
+               a chunk's lines are (SYNC_CHUNK_LINE_MAX) */
+            size_t n = i == 1500 ? (2u << 20) + 100 : (3u << 19);
+            char *big = malloc(n + 1);
+            memset(big, 'y', n);
+            big[n] = 0;
+            if (i == 1500)
+                fprintf(fp, "%s\n", big);
+            else
+                fprintf(fp,
+                        "{\"type\":\"user\",\"sessionId\":\"big\",\"message\":{\"role\":"
+                        "\"user\",\"content\":\"long %s\"}}\n",
+                        big);
             free(big);
         } else if (i % 11 == 0) {
             fprintf(fp, "{not json %d\n", i);
@@ -1986,7 +1995,7 @@ static void sync_threads(fx *f, const char *threads, const char *name, char *db,
     sync_options o = {.claude_home = f->claude,
                       .codex_home = f->codex,
                       .hostname = "test",
-                      .line_max = 8192};
+                      .line_max = 2u << 20};
     assert_int_equal(sync_run(s, &o, rep), 0);
     store_close(s);
     unsetenv("MCPAGE_SYNC_THREADS");
@@ -2026,6 +2035,34 @@ static void lines_parsed_ahead_store_what_one_thread_stores(void **state)
     assert_non_null(strstr(want, "Tool3")); /* results named by calls chunks before */
     assert_non_null(strstr(want, "shell1"));
     free(got);
+
+    /* in line order, the long line's message among them */
+    store *s = NULL;
+    assert_int_equal(store_open(two, STORE_OPEN_READONLY, &s), 0);
+    int64_t long_at = -1, n = 0, line = 0;
+    char *last = NULL;
+    for (;;) {
+        store_messages ms;
+        assert_int_equal(store_messages_from(s, "big", n, 500, &ms), 0);
+        for (size_t i = 0; i < ms.count; i++, n++) {
+            assert_int_equal(ms.rows[i].ordinal, n);
+            assert_true(ms.rows[i].line_no > line);
+            line = ms.rows[i].line_no;
+            if (strncmp(ms.rows[i].text, "long yyy", 8) == 0)
+                long_at = line;
+            free(last);
+            last = strdup(ms.rows[i].text);
+        }
+        size_t page = ms.count;
+        store_messages_free(&ms);
+        if (page < 500)
+            break;
+    }
+    assert_true(n > 2000);
+    assert_int_equal(long_at, 2101);
+    assert_string_equal(last, "the last, without its newline");
+    free(last);
+    store_close(s);
 
     /* fails at line 2345 of the Claude file (the rollout has fewer), chunks in,
        then reads it again */
