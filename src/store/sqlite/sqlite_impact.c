@@ -256,7 +256,7 @@ static uint64_t imp_key(const imp_sort_item *x)
  * skipped (a walk of "the" at a million messages: glibc's qsort took
  * 298M instructions). 24 bytes a match while it runs.
  */
-static int imp_sort(const imp_entry *byid, int64_t n, uint32_t **order)
+int sq_imp_sort(const imp_entry *byid, int64_t n, uint32_t **order)
 {
     size_t bytes = (size_t)(n ? n : 1) * sizeof(imp_sort_item);
     imp_sort_item *from = sqlite3_malloc64(bytes), *to = sqlite3_malloc64(bytes);
@@ -298,6 +298,8 @@ static int imp_sort(const imp_entry *byid, int64_t n, uint32_t **order)
 int sq_imp_groups(imp_list *l)
 {
     l->ngroups = 0;
+    if (IMP_UNRANKED(l))
+        return SQLITE_OK; /* no rank order, no runs */
     for (int64_t k = 0; k < l->n; k++)
         l->ngroups += k == 0 || imp_at(l, k)->tf != imp_at(l, k - 1)->tf;
     l->group = sqlite3_malloc64((sqlite3_uint64)(l->ngroups + 1) * sizeof *l->group);
@@ -380,13 +382,17 @@ static int imp_merge_whole(imp_list *l, const imp_list *base, imp_entry **add, u
         return sq_imp_groups(l);
     }
     l->byid = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->byid);
-    l->order = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->order);
-    if (l->byid == NULL || l->order == NULL)
+    if (l->byid == NULL)
         return SQLITE_NOMEM;
     int64_t nbase = base->n;
     memcpy(l->byid, base->byid, (size_t)nbase * sizeof *l->byid);
     if (nadd > 0)
         memcpy(l->byid + nbase, *add, (size_t)nadd * sizeof *l->byid);
+    if (*add_order == NULL) /* unranked, like base */
+        return SQLITE_OK;
+    l->order = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->order);
+    if (l->order == NULL)
+        return SQLITE_NOMEM;
     const uint32_t *bo = base->order, *ao = *add_order;
     int64_t i = 0, j = 0, o = 0;
     while (i < nbase && j < nadd)
@@ -485,8 +491,10 @@ void store_sqlite__impact_forget(void)
 
 /* What imp_get() may answer and keep. */
 enum {
-    IMP_WHOLE = 1,   /* a whole list, not heads (several phrases, a page past the heads) */
-    IMP_UNCACHED = 2 /* not from the process's cache nor into it (the writer's heads) */
+    IMP_WHOLE = 1,    /* a whole list, not heads (several phrases, a page past the heads) */
+    IMP_UNCACHED = 2, /* not from the process's cache nor into it (the writer's heads) */
+    IMP_AND = 4,      /* one phrase of several: its rows by rowid suffice (IMP_UNRANKED) */
+    IMP_COUNT = 8     /* a count: a cached list without rank order will do */
 };
 
 /* The process's list of `fts` for snapshot `v`, or NULL; a reference for the caller. */
@@ -498,7 +506,8 @@ static imp_list *imp_cached(const char *fts, const sq_version *v, int64_t vmax, 
         imp_list *c = sq_imp_cache[i];
         /* heads count their matches only up to their last row */
         if (c && sq_imp_same_store(&c->v, v) && strcmp(c->fts, fts) == 0 &&
-            (c->cut == NULL || ((flags & IMP_WHOLE) == 0 && c->max_id <= vmax)))
+            (c->cut == NULL || ((flags & IMP_WHOLE) == 0 && c->max_id <= vmax)) &&
+            (!IMP_UNRANKED(c) || (flags & (IMP_AND | IMP_COUNT))))
             l = c;
     }
     if (l) {
@@ -562,8 +571,12 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sq
     }
     if (rc == SQLITE_OK)
         rc = imp_lengths(db, add, nadd);
-    if (rc == SQLITE_OK)
-        rc = imp_sort(add, nadd, &add_order);
+    /* One phrase of several is looked up by rowid only: no rank order
+     * (28 bytes a match while it is sorted, 4 kept). A list extended
+     * keeps its kind; a page of the phrase alone builds a ranked one. */
+    int unranked = base ? IMP_UNRANKED(base) : (flags & IMP_AND) != 0;
+    if (rc == SQLITE_OK && !unranked)
+        rc = sq_imp_sort(add, nadd, &add_order);
     imp_list *l = NULL;
     if (rc == SQLITE_OK) {
         l = imp_merge(base, &add, &add_order, nadd);
@@ -885,7 +898,8 @@ static int imp_query_open(const Fts5ExtensionApi *api, Fts5Context *fts, const c
     const char *p = query;
     int rc = SQLITE_OK, more;
     while (rc == SQLITE_OK && (more = imp_next_term(&p, term, sizeof term)) == 1) {
-        rc = q->n < nphrase ? imp_open(api, fts, q->n, term, IMP_WHOLE, &q->r[q->n]) : SQLITE_ERROR;
+        rc = q->n < nphrase ? imp_open(api, fts, q->n, term, IMP_WHOLE | IMP_AND, &q->r[q->n])
+                            : SQLITE_ERROR;
         q->n += rc == SQLITE_OK;
     }
     if (rc == SQLITE_OK && (more != 0 || q->n != nphrase))
@@ -1078,7 +1092,7 @@ static void impact_count_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
         return;
     }
     imp_query q;
-    int rc = imp_query_open(api, fts, (const char *)sqlite3_value_text(val[0]), 0, &q);
+    int rc = imp_query_open(api, fts, (const char *)sqlite3_value_text(val[0]), IMP_COUNT, &q);
     if (rc != SQLITE_OK) {
         sqlite3_result_error_code(ctx, rc);
         return;

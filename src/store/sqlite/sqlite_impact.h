@@ -60,6 +60,10 @@ typedef struct imp_list {
     int64_t saved;      /* entries the store keeps of it (impact_lists), under sq_imp_mu */
 } imp_list;
 
+/* A whole list built for one phrase of several (an AND): its rows by
+ * rowid only, no rank order and no runs (imp_at() does not apply). */
+#define IMP_UNRANKED(l) ((l)->byid != NULL && (l)->order == NULL)
+
 /* Entry k of `l` in rank order. */
 static inline const imp_entry *imp_at(const imp_list *l, int64_t k)
 {
@@ -73,6 +77,9 @@ extern imp_list *sq_imp_cache[IMP_SLOTS];
 
 void sq_imp_free(imp_list *l);
 void sq_imp_release(imp_list *l);
+/* The rank order of n entries in rowid order, as indices into them
+ * (*order, sqlite3_malloc'd); an SQLite result code. */
+int sq_imp_sort(const imp_entry *byid, int64_t n, uint32_t **order);
 /* Finds the runs of one tf in l->e (sorted); an SQLite result code. */
 int sq_imp_groups(imp_list *l);
 /* The same file at the same text-delete count (rows only appended since). */

@@ -196,11 +196,17 @@ imp_list *sq_imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t
 static int imp_save_one(store *s, const imp_list *l, int64_t deletes)
 {
     size_t bytes = (size_t)(l->n * (IMP_ENTRY_SIZE + 4));
-    unsigned char *blob = sqlite3_malloc64(bytes);
-    if (blob == NULL)
+    uint32_t *sorted = NULL; /* an unranked list's order, made for the store */
+    if (IMP_UNRANKED(l) && sq_imp_sort(l->byid, l->n, &sorted) != SQLITE_OK)
         return MCPAGE_ENOMEM;
+    unsigned char *blob = sqlite3_malloc64(bytes);
+    if (blob == NULL) {
+        sqlite3_free(sorted);
+        return MCPAGE_ENOMEM;
+    }
     entries_put(blob, l->byid, l->n);
-    order_put(blob + l->n * IMP_ENTRY_SIZE, l->order, l->n);
+    order_put(blob + l->n * IMP_ENTRY_SIZE, sorted ? sorted : l->order, l->n);
+    sqlite3_free(sorted);
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
                      "INSERT OR REPLACE INTO impact_lists VALUES(?, ?, ?, ?, (SELECT "
