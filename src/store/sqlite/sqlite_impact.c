@@ -68,6 +68,7 @@ void sq_imp_free(imp_list *l)
     sqlite3_free(l->fts);
     sqlite3_free(l->e);
     sqlite3_free(l->byid);
+    sqlite3_free(l->narrow);
     sqlite3_free(l->order);
     sqlite3_free(l->group);
     sqlite3_free(l->cut);
@@ -369,6 +370,51 @@ static int imp_merge_heads(imp_list *l, const imp_list *base, const imp_entry *a
     return rc == SQLITE_OK ? imp_cut_runs(l, base) : rc;
 }
 
+/* Bits to write v in (0 for 0). */
+static int imp_bits(uint32_t v)
+{
+    int b = 0;
+    while (b < 32 && (v >> b) != 0)
+        b++;
+    return b;
+}
+
+/* An unranked list's 16-byte entries without the walk's slack. */
+static int imp_fit(imp_list *l)
+{
+    imp_entry *fit = sqlite3_realloc64(l->byid, (sqlite3_uint64)(l->n ? l->n : 1) * sizeof *fit);
+    l->byid = fit ? fit : l->byid;
+    return SQLITE_OK;
+}
+
+/* An unranked list in 8 bytes an entry (l->narrow, imp_row()) when every
+ * entry fits (an AND of common words keeps half the memory), else in 16
+ * without the walk's slack. */
+static int imp_narrow(imp_list *l)
+{
+    uint32_t tf = 0, dl = 0;
+    for (int64_t k = 0; k < l->n; k++) {
+        if (l->byid[k].id < 0 || (uint64_t)l->byid[k].id > UINT32_MAX)
+            return imp_fit(l);
+        tf |= l->byid[k].tf;
+        dl |= l->byid[k].dl;
+    }
+    int dl_bits = imp_bits(dl);
+    if (dl_bits + imp_bits(tf) > 32)
+        return imp_fit(l);
+    uint64_t *x = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *x);
+    if (x == NULL)
+        return imp_fit(l); /* the wide form will do */
+    for (int64_t k = 0; k < l->n; k++)
+        x[k] = (uint64_t)l->byid[k].id << 32 |
+               (uint32_t)((uint64_t)l->byid[k].tf << dl_bits | l->byid[k].dl);
+    sqlite3_free(l->byid);
+    l->byid = NULL;
+    l->narrow = x;
+    l->dl_bits = dl_bits;
+    return SQLITE_OK;
+}
+
 /* A whole list: `base`'s rows (or none) then the new ones, the two rank
  * orders merged; the new rows' arrays are taken over when there is no base. */
 static int imp_merge_whole(imp_list *l, const imp_list *base, imp_entry **add, uint32_t **add_order,
@@ -379,17 +425,21 @@ static int imp_merge_whole(imp_list *l, const imp_list *base, imp_entry **add, u
         l->order = *add_order;
         *add = NULL;
         *add_order = NULL;
-        return sq_imp_groups(l);
+        return l->order || l->byid == NULL ? sq_imp_groups(l) : imp_narrow(l);
     }
     l->byid = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->byid);
     if (l->byid == NULL)
         return SQLITE_NOMEM;
     int64_t nbase = base->n;
-    memcpy(l->byid, base->byid, (size_t)nbase * sizeof *l->byid);
+    if (base->narrow)
+        for (int64_t k = 0; k < nbase; k++)
+            l->byid[k] = imp_row(base, k);
+    else
+        memcpy(l->byid, base->byid, (size_t)nbase * sizeof *l->byid);
     if (nadd > 0)
         memcpy(l->byid + nbase, *add, (size_t)nadd * sizeof *l->byid);
     if (*add_order == NULL) /* unranked, like base */
-        return SQLITE_OK;
+        return imp_narrow(l);
     l->order = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->order);
     if (l->order == NULL)
         return SQLITE_NOMEM;
@@ -565,16 +615,16 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sq
     /* New rows only (a sync's) by rowid; all of them through FTS5 itself. */
     int rc = base ? imp_walk(db, fts, base->max_id, &add, &nadd, &cap)
                   : imp_walk_phrase(api, ctx, phrase, &add, &nadd, &cap);
-    if (rc == SQLITE_OK && nadd < cap) { /* the growth's slack goes */
+    /* One phrase of several is looked up by rowid only: no rank order
+     * (28 bytes a match while it is sorted, 4 kept). A list extended
+     * keeps its kind; a page of the phrase alone builds a ranked one. */
+    int unranked = base ? IMP_UNRANKED(base) : (flags & IMP_AND) != 0;
+    if (rc == SQLITE_OK && nadd < cap && !unranked) { /* the growth's slack goes */
         imp_entry *fit = sqlite3_realloc64(add, (sqlite3_uint64)(nadd ? nadd : 1) * sizeof *add);
         add = fit ? fit : add;
     }
     if (rc == SQLITE_OK)
         rc = imp_lengths(db, add, nadd);
-    /* One phrase of several is looked up by rowid only: no rank order
-     * (28 bytes a match while it is sorted, 4 kept). A list extended
-     * keeps its kind; a page of the phrase alone builds a ranked one. */
-    int unranked = base ? IMP_UNRANKED(base) : (flags & IMP_AND) != 0;
     if (rc == SQLITE_OK && !unranked)
         rc = sq_imp_sort(add, nadd, &add_order);
     imp_list *l = NULL;
@@ -821,7 +871,7 @@ static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase, c
         int64_t lo = 0, hi = l->n;
         while (lo < hi) {
             int64_t mid = lo + (hi - lo) / 2;
-            if (l->byid[mid].id <= vmax)
+            if (imp_row_id(l, mid) <= vmax)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -913,7 +963,7 @@ static int imp_query_open(const Fts5ExtensionApi *api, Fts5Context *fts, const c
 static int64_t imp_find(const imp_list *l, int64_t k, int64_t id)
 {
     int64_t step = 1, hi = k;
-    while (hi < l->n && l->byid[hi].id < id) {
+    while (hi < l->n && imp_row_id(l, hi) < id) {
         k = hi + 1;
         hi += step;
         step *= 2;
@@ -922,7 +972,7 @@ static int64_t imp_find(const imp_list *l, int64_t k, int64_t id)
         hi = l->n;
     while (k < hi) {
         int64_t mid = k + (hi - k) / 2;
-        if (l->byid[mid].id < id)
+        if (imp_row_id(l, mid) < id)
             k = mid + 1;
         else
             hi = mid;
@@ -990,24 +1040,27 @@ static int imp_multi_page(const imp_query *q, int64_t want, int has_key, double 
         return SQLITE_NOMEM;
     imp_hit key = {key_rank, key_id};
     *count = 0;
-    for (int64_t k = 0; k < dl->n && dl->byid[k].id <= q->r[drive].vmax; k++) {
-        int64_t id = dl->byid[k].id;
+    for (int64_t k = 0; k < dl->n && imp_row_id(dl, k) <= q->r[drive].vmax; k++) {
+        imp_entry row = imp_row(dl, k);
+        int64_t id = row.id;
         int all = 1;
         for (int i = 0; i < q->n && all; i++) {
             at[i] = imp_find(q->r[i].l, at[i], id);
-            all = at[i] < q->r[i].l->n && q->r[i].l->byid[at[i]].id == id;
-            if (all)
-                tf[i] = IMP_TF(&q->r[i].l->byid[at[i]]);
+            all = at[i] < q->r[i].l->n && imp_row_id(q->r[i].l, at[i]) == id;
+            if (all) {
+                imp_entry e = imp_row(q->r[i].l, at[i]);
+                tf[i] = IMP_TF(&e);
+            }
         }
         if (!all)
             continue;
         ++*count;
         if (out == NULL || want <= 0)
             continue;
-        double score = 0.0, d = (double)dl->byid[k].dl;
+        double score = 0.0, d = (double)row.dl;
         for (int i = 0; i < q->n; i++)
             score += store_sqlite__bm25_term(q->r[i].idf, (double)tf[i], d, q->r[i].avgdl);
-        imp_hit h = {store_sqlite__bm25_rank(score, IMP_TOOL(&dl->byid[k])), id};
+        imp_hit h = {store_sqlite__bm25_rank(score, IMP_TOOL(&row)), id};
         if (has_key && !hit_before(key, h))
             continue;
         if (nheap < want) { /* sift up */
