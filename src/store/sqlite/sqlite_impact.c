@@ -105,7 +105,7 @@ static void tf_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context
 }
 
 /* mcpage_f64(bits): the double whose IEEE 754 bits are `bits`. */
-static void f64_fn(sqlite3_context *ctx, int nval, sqlite3_value **val)
+void store_sqlite__f64(sqlite3_context *ctx, int nval, sqlite3_value **val)
 {
     (void)nval;
     sqlite3_int64 bits = sqlite3_value_int64(val[0]);
@@ -1197,8 +1197,8 @@ int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *)
         api->xCreateFunction(api, "mcpage_impact_heads", ic, impact_heads_fn, NULL) != SQLITE_OK ||
         api->xCreateFunction(api, "mcpage_tf", NULL, tf_fn, NULL) != SQLITE_OK ||
         sqlite3_create_function(db, "mcpage_f64", 1,
-                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, f64_fn,
-                                NULL, NULL) != SQLITE_OK)
+                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                store_sqlite__f64, NULL, NULL) != SQLITE_OK)
         return -1;
     return 0;
 }
