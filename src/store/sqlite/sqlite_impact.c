@@ -114,12 +114,13 @@ void store_sqlite__f64(sqlite3_context *ctx, int nval, sqlite3_value **val)
     sqlite3_result_double(ctx, d);
 }
 
-/* Grows *e (cap entries) to hold one more. */
+/* Grows *e (cap entries) to hold one more, by half: a walk's slack is a
+ * third of its entries at most (a list is built at a query's peak). */
 static int imp_grow(imp_entry **e, int64_t n, int64_t *cap)
 {
     if (n < *cap)
         return SQLITE_OK;
-    int64_t want = *cap ? 2 * *cap : 1024;
+    int64_t want = *cap ? *cap + *cap / 2 : 1024;
     imp_entry *g = sqlite3_realloc64(*e, (sqlite3_uint64)want * sizeof **e);
     if (g == NULL)
         return SQLITE_NOMEM;
@@ -402,15 +403,17 @@ static int imp_narrow(imp_list *l)
     int dl_bits = imp_bits(dl);
     if (dl_bits + imp_bits(tf) > 32)
         return imp_fit(l);
-    uint64_t *x = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *x);
-    if (x == NULL)
-        return imp_fit(l); /* the wide form will do */
-    for (int64_t k = 0; k < l->n; k++)
-        x[k] = (uint64_t)l->byid[k].id << 32 |
-               (uint32_t)((uint64_t)l->byid[k].tf << dl_bits | l->byid[k].dl);
-    sqlite3_free(l->byid);
+    /* In place: entry k's 8 bytes go where entry k/2 was, already read. */
+    unsigned char *p = (unsigned char *)l->byid;
+    for (int64_t k = 0; k < l->n; k++) {
+        imp_entry e;
+        memcpy(&e, p + k * (int64_t)sizeof e, sizeof e);
+        uint64_t x = (uint64_t)e.id << 32 | (uint32_t)((uint64_t)e.tf << dl_bits | e.dl);
+        memcpy(p + k * (int64_t)sizeof x, &x, sizeof x);
+    }
+    void *fit = sqlite3_realloc64(p, (sqlite3_uint64)(l->n ? l->n : 1) * sizeof(uint64_t));
+    l->narrow = fit ? fit : (void *)p;
     l->byid = NULL;
-    l->narrow = x;
     l->dl_bits = dl_bits;
     return SQLITE_OK;
 }
