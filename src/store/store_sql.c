@@ -426,33 +426,34 @@ int store_sql_search_groups(store *s, store_sql *q, const store_search_filter *f
     case STORE_SEARCH_NEWEST:
         rep = "h.ts DESC, h.id DESC";
         cmp = " AND (g.ts, g.id) < (?, ?)";
-        key = "h.ts", best = "max(h.ts) AS ts, 0.0 AS rk", flags = 3;
+        key = "h.ts", best = "json_extract(j.value, '$[1]') AS ts, 0.0 AS rk", flags = 3;
         break;
     case STORE_SEARCH_OLDEST:
         rep = "h.ts, h.id";
         cmp = " AND (g.ts, g.id) > (?, ?)";
-        key = "h.ts", best = "min(h.ts) AS ts, 0.0 AS rk", flags = 0;
+        key = "h.ts", best = "json_extract(j.value, '$[1]') AS ts, 0.0 AS rk", flags = 0;
         break;
     default:
         rep = "h.rk, h.id DESC";
         cmp = " AND (g.rk, -g.id) > (CAST(? AS DOUBLE PRECISION), ?)";
-        key = "h.rk", best = "'' AS ts, min(h.rk) AS rk", flags = 2; /* equal ranks: newest */
+        key = "h.rk", best = "'' AS ts, mcpage_f64(json_extract(j.value, '$[1]')) AS rk";
+        flags = 2; /* equal ranks: newest */
         types[0] = STORE_KEY_REAL;
         break;
     }
-    if (q->d->pick) {
+    if (q->d->groups) {
         /* the groups' keys, the page of them, then the page's rows' columns */
-        store_sql_add(q, "), g0 AS (SELECT * FROM (SELECT h.sid, ");
+        store_sql_add(q, "), g0 AS (SELECT * FROM (SELECT json_extract(j.value, '$[0]') AS sid, ");
         store_sql_add(q, best);
-        store_sql_add(q, ", ");
-        store_sql_add(q, q->d->pick);
-        store_sql_add(q, "(");
+        store_sql_add(q, ", json_extract(j.value, '$[2]') AS id, json_extract(j.value, '$[3]') AS "
+                         "n, json_extract(j.value, '$[4]') AS fo, json_extract(j.value, '$[5]') "
+                         "AS lo FROM json_each((SELECT ");
+        store_sql_add(q, q->d->groups);
+        store_sql_add(q, "(h.sid, ");
         store_sql_add(q, key);
-        char tail[32];
-        (void)snprintf(tail, sizeof tail, ", h.id, %d) AS id", flags);
+        char tail[64];
+        (void)snprintf(tail, sizeof tail, ", h.id, h.ordinal, %d) FROM h)) j) g WHERE ", flags);
         store_sql_add(q, tail);
-        store_sql_add(q, ", count(*) AS n, min(h.ordinal) AS fo, max(h.ordinal) AS lo FROM h "
-                         "GROUP BY h.sid) g WHERE ");
         store_sql_add(q, q->d->true_sql);
     } else {
         store_sql_add(q, "), r AS (SELECT h.*, row_number() OVER (PARTITION BY h.sid ORDER BY ");
@@ -466,7 +467,7 @@ int store_sql_search_groups(store *s, store_sql *q, const store_search_filter *f
     if (rc < 0)
         return rc;
     store_sql_page(q, store_sql_search_groups_order(f), pg);
-    if (q->d->pick)
+    if (q->d->groups)
         store_sql_add(q, "), g AS (SELECT g.id, g.sid, m.ordinal, m.timestamp AS ts, g.rk, g.n, "
                          "(SELECT f.message_id FROM messages f WHERE f.sid = g.sid AND "
                          "f.ordinal = g.fo) AS fid, (SELECT f.message_id FROM messages f WHERE "

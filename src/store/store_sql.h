@@ -40,10 +40,13 @@ typedef struct store_sql_dialect {
     char quote;           /* quotes a backquoted identifier ('"'), or 0: left bare */
     const char *true_sql; /* a condition that always holds: "1", "true" */
     const char *find;     /* find(haystack, needle) > 0 when it holds it: "instr", "strpos" */
-    /* An aggregate pick(key, id, flags): the id of its group's first row in
-     * (key, id) order (flags: 1 key descending, 2 id descending); NULL when
-     * the backend has none (window functions pick instead). */
-    const char *pick;
+    /* An aggregate groups(sid, key, id, ordinal, flags) over every match,
+     * without GROUP BY: JSON [[sid, key, id, n, first ordinal, last
+     * ordinal], ...], a session's id the first of its rows in (key, id)
+     * order (flags: 1 key descending, 2 id descending), a number key as
+     * its IEEE bits (mcpage_f64); NULL when the backend has none (window
+     * functions pick instead). */
+    const char *groups;
 } store_sql_dialect;
 
 /* One parameter of a generated statement. */
@@ -182,9 +185,9 @@ int store_sql_hit_row(const store_sql_row *r, store_search_sort sort, store_hit 
  * of every match: closes it, picks each session's representative match
  * (`g`: id, sid, ordinal, ts, rk, with n, fid, lid), applies the page's
  * keyset and order on `g.rk, g.id` (RELEVANCE) or `g.ts, g.id` (NEWEST,
- * OLDEST) and its limit. With the dialect's `pick`, one GROUP BY of the
- * matches (one sort, no window); without, window functions over them
- * (two sorts). The backend selects from `g` (joined as it likes) after.
+ * OLDEST) and its limit. With the dialect's `groups`, one pass over the
+ * matches (no sort, memory per session); without, window functions over
+ * them (two sorts). The backend selects from `g` (joined as it likes) after.
  */
 int store_sql_search_groups(store *s, store_sql *q, const store_search_filter *f,
                             const store_page *pg);

@@ -2011,6 +2011,9 @@ static void relevance_impact_lists_kept_by_the_writer(void **state)
     assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
     relevance_is_fts5_bm25(f->s, raw, "the", "\"the\"", 1);
     relevance_is_fts5_bm25(f->s, raw, "kiwi lemon", "\"kiwi\" \"lemon\"", 1);
+    /* a word of the AND alone builds its own ranked list; lemon's stays
+     * unranked (rowids only), and the writer sorts it as it keeps it */
+    relevance_is_fts5_bm25(f->s, raw, "kiwi", "\"kiwi\"", 1);
     int64_t before = three_words(f->s), entries = 0;
     add_words(f->s, "keep-2", 0, 40, 11, 99); /* this commit keeps the three lists */
     assert_int_equal(kept_rows(raw, "impact_lists", &entries), 3);
@@ -2023,6 +2026,7 @@ static void relevance_impact_lists_kept_by_the_writer(void **state)
     relevance_is_fts5_bm25(f->s, raw, "kiwi lemon", "\"kiwi\" \"lemon\"", 0);
     assert_int_equal(store_sqlite__impact_loaded - loaded, before);
     assert_int_equal(store_sqlite__impact_walked - walked, three_words(f->s) - before);
+    relevance_is_fts5_bm25(f->s, raw, "lemon", "\"lemon\"", 0); /* the order kept */
 
     /* a re-parse: the kept lists are of an older text-delete count */
     assert_int_equal(store_begin(f->s), 0);

@@ -68,6 +68,7 @@ void sq_imp_free(imp_list *l)
     sqlite3_free(l->fts);
     sqlite3_free(l->e);
     sqlite3_free(l->byid);
+    sqlite3_free(l->narrow);
     sqlite3_free(l->order);
     sqlite3_free(l->group);
     sqlite3_free(l->cut);
@@ -104,7 +105,7 @@ static void tf_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context
 }
 
 /* mcpage_f64(bits): the double whose IEEE 754 bits are `bits`. */
-static void f64_fn(sqlite3_context *ctx, int nval, sqlite3_value **val)
+void store_sqlite__f64(sqlite3_context *ctx, int nval, sqlite3_value **val)
 {
     (void)nval;
     sqlite3_int64 bits = sqlite3_value_int64(val[0]);
@@ -113,12 +114,13 @@ static void f64_fn(sqlite3_context *ctx, int nval, sqlite3_value **val)
     sqlite3_result_double(ctx, d);
 }
 
-/* Grows *e (cap entries) to hold one more. */
+/* Grows *e (cap entries) to hold one more, by half: a walk's slack is a
+ * third of its entries at most (a list is built at a query's peak). */
 static int imp_grow(imp_entry **e, int64_t n, int64_t *cap)
 {
     if (n < *cap)
         return SQLITE_OK;
-    int64_t want = *cap ? 2 * *cap : 1024;
+    int64_t want = *cap ? *cap + *cap / 2 : 1024;
     imp_entry *g = sqlite3_realloc64(*e, (sqlite3_uint64)want * sizeof **e);
     if (g == NULL)
         return SQLITE_NOMEM;
@@ -256,7 +258,7 @@ static uint64_t imp_key(const imp_sort_item *x)
  * skipped (a walk of "the" at a million messages: glibc's qsort took
  * 298M instructions). 24 bytes a match while it runs.
  */
-static int imp_sort(const imp_entry *byid, int64_t n, uint32_t **order)
+int sq_imp_sort(const imp_entry *byid, int64_t n, uint32_t **order)
 {
     size_t bytes = (size_t)(n ? n : 1) * sizeof(imp_sort_item);
     imp_sort_item *from = sqlite3_malloc64(bytes), *to = sqlite3_malloc64(bytes);
@@ -298,6 +300,8 @@ static int imp_sort(const imp_entry *byid, int64_t n, uint32_t **order)
 int sq_imp_groups(imp_list *l)
 {
     l->ngroups = 0;
+    if (IMP_UNRANKED(l))
+        return SQLITE_OK; /* no rank order, no runs */
     for (int64_t k = 0; k < l->n; k++)
         l->ngroups += k == 0 || imp_at(l, k)->tf != imp_at(l, k - 1)->tf;
     l->group = sqlite3_malloc64((sqlite3_uint64)(l->ngroups + 1) * sizeof *l->group);
@@ -367,6 +371,53 @@ static int imp_merge_heads(imp_list *l, const imp_list *base, const imp_entry *a
     return rc == SQLITE_OK ? imp_cut_runs(l, base) : rc;
 }
 
+/* Bits to write v in (0 for 0). */
+static int imp_bits(uint32_t v)
+{
+    int b = 0;
+    while (b < 32 && (v >> b) != 0)
+        b++;
+    return b;
+}
+
+/* An unranked list's 16-byte entries without the walk's slack. */
+static int imp_fit(imp_list *l)
+{
+    imp_entry *fit = sqlite3_realloc64(l->byid, (sqlite3_uint64)(l->n ? l->n : 1) * sizeof *fit);
+    l->byid = fit ? fit : l->byid;
+    return SQLITE_OK;
+}
+
+/* An unranked list in 8 bytes an entry (l->narrow, imp_row()) when every
+ * entry fits (an AND of common words keeps half the memory), else in 16
+ * without the walk's slack. */
+static int imp_narrow(imp_list *l)
+{
+    uint32_t tf = 0, dl = 0;
+    for (int64_t k = 0; k < l->n; k++) {
+        if (l->byid[k].id < 0 || (uint64_t)l->byid[k].id > UINT32_MAX)
+            return imp_fit(l);
+        tf |= l->byid[k].tf;
+        dl |= l->byid[k].dl;
+    }
+    int dl_bits = imp_bits(dl);
+    if (dl_bits + imp_bits(tf) > 32)
+        return imp_fit(l);
+    /* In place: entry k's 8 bytes go where entry k/2 was, already read. */
+    unsigned char *p = (unsigned char *)l->byid;
+    for (int64_t k = 0; k < l->n; k++) {
+        imp_entry e;
+        memcpy(&e, p + k * (int64_t)sizeof e, sizeof e);
+        uint64_t x = (uint64_t)e.id << 32 | (uint32_t)((uint64_t)e.tf << dl_bits | e.dl);
+        memcpy(p + k * (int64_t)sizeof x, &x, sizeof x);
+    }
+    void *fit = sqlite3_realloc64(p, (sqlite3_uint64)(l->n ? l->n : 1) * sizeof(uint64_t));
+    l->narrow = fit ? fit : (void *)p;
+    l->byid = NULL;
+    l->dl_bits = dl_bits;
+    return SQLITE_OK;
+}
+
 /* A whole list: `base`'s rows (or none) then the new ones, the two rank
  * orders merged; the new rows' arrays are taken over when there is no base. */
 static int imp_merge_whole(imp_list *l, const imp_list *base, imp_entry **add, uint32_t **add_order,
@@ -377,16 +428,24 @@ static int imp_merge_whole(imp_list *l, const imp_list *base, imp_entry **add, u
         l->order = *add_order;
         *add = NULL;
         *add_order = NULL;
-        return sq_imp_groups(l);
+        return l->order || l->byid == NULL ? sq_imp_groups(l) : imp_narrow(l);
     }
     l->byid = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->byid);
-    l->order = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->order);
-    if (l->byid == NULL || l->order == NULL)
+    if (l->byid == NULL)
         return SQLITE_NOMEM;
     int64_t nbase = base->n;
-    memcpy(l->byid, base->byid, (size_t)nbase * sizeof *l->byid);
+    if (base->narrow)
+        for (int64_t k = 0; k < nbase; k++)
+            l->byid[k] = imp_row(base, k);
+    else
+        memcpy(l->byid, base->byid, (size_t)nbase * sizeof *l->byid);
     if (nadd > 0)
         memcpy(l->byid + nbase, *add, (size_t)nadd * sizeof *l->byid);
+    if (*add_order == NULL) /* unranked, like base */
+        return imp_narrow(l);
+    l->order = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *l->order);
+    if (l->order == NULL)
+        return SQLITE_NOMEM;
     const uint32_t *bo = base->order, *ao = *add_order;
     int64_t i = 0, j = 0, o = 0;
     while (i < nbase && j < nadd)
@@ -485,8 +544,10 @@ void store_sqlite__impact_forget(void)
 
 /* What imp_get() may answer and keep. */
 enum {
-    IMP_WHOLE = 1,   /* a whole list, not heads (several phrases, a page past the heads) */
-    IMP_UNCACHED = 2 /* not from the process's cache nor into it (the writer's heads) */
+    IMP_WHOLE = 1,    /* a whole list, not heads (several phrases, a page past the heads) */
+    IMP_UNCACHED = 2, /* not from the process's cache nor into it (the writer's heads) */
+    IMP_AND = 4,      /* one phrase of several: its rows by rowid suffice (IMP_UNRANKED) */
+    IMP_COUNT = 8     /* a count: a cached list without rank order will do */
 };
 
 /* The process's list of `fts` for snapshot `v`, or NULL; a reference for the caller. */
@@ -498,7 +559,8 @@ static imp_list *imp_cached(const char *fts, const sq_version *v, int64_t vmax, 
         imp_list *c = sq_imp_cache[i];
         /* heads count their matches only up to their last row */
         if (c && sq_imp_same_store(&c->v, v) && strcmp(c->fts, fts) == 0 &&
-            (c->cut == NULL || ((flags & IMP_WHOLE) == 0 && c->max_id <= vmax)))
+            (c->cut == NULL || ((flags & IMP_WHOLE) == 0 && c->max_id <= vmax)) &&
+            (!IMP_UNRANKED(c) || (flags & (IMP_AND | IMP_COUNT))))
             l = c;
     }
     if (l) {
@@ -556,14 +618,18 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sq
     /* New rows only (a sync's) by rowid; all of them through FTS5 itself. */
     int rc = base ? imp_walk(db, fts, base->max_id, &add, &nadd, &cap)
                   : imp_walk_phrase(api, ctx, phrase, &add, &nadd, &cap);
-    if (rc == SQLITE_OK && nadd < cap) { /* the growth's slack goes */
+    /* One phrase of several is looked up by rowid only: no rank order
+     * (28 bytes a match while it is sorted, 4 kept). A list extended
+     * keeps its kind; a page of the phrase alone builds a ranked one. */
+    int unranked = base ? IMP_UNRANKED(base) : (flags & IMP_AND) != 0;
+    if (rc == SQLITE_OK && nadd < cap && !unranked) { /* the growth's slack goes */
         imp_entry *fit = sqlite3_realloc64(add, (sqlite3_uint64)(nadd ? nadd : 1) * sizeof *add);
         add = fit ? fit : add;
     }
     if (rc == SQLITE_OK)
         rc = imp_lengths(db, add, nadd);
-    if (rc == SQLITE_OK)
-        rc = imp_sort(add, nadd, &add_order);
+    if (rc == SQLITE_OK && !unranked)
+        rc = sq_imp_sort(add, nadd, &add_order);
     imp_list *l = NULL;
     if (rc == SQLITE_OK) {
         l = imp_merge(base, &add, &add_order, nadd);
@@ -808,7 +874,7 @@ static int imp_open(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase, c
         int64_t lo = 0, hi = l->n;
         while (lo < hi) {
             int64_t mid = lo + (hi - lo) / 2;
-            if (l->byid[mid].id <= vmax)
+            if (imp_row_id(l, mid) <= vmax)
                 lo = mid + 1;
             else
                 hi = mid;
@@ -885,7 +951,8 @@ static int imp_query_open(const Fts5ExtensionApi *api, Fts5Context *fts, const c
     const char *p = query;
     int rc = SQLITE_OK, more;
     while (rc == SQLITE_OK && (more = imp_next_term(&p, term, sizeof term)) == 1) {
-        rc = q->n < nphrase ? imp_open(api, fts, q->n, term, IMP_WHOLE, &q->r[q->n]) : SQLITE_ERROR;
+        rc = q->n < nphrase ? imp_open(api, fts, q->n, term, IMP_WHOLE | IMP_AND, &q->r[q->n])
+                            : SQLITE_ERROR;
         q->n += rc == SQLITE_OK;
     }
     if (rc == SQLITE_OK && (more != 0 || q->n != nphrase))
@@ -899,7 +966,7 @@ static int imp_query_open(const Fts5ExtensionApi *api, Fts5Context *fts, const c
 static int64_t imp_find(const imp_list *l, int64_t k, int64_t id)
 {
     int64_t step = 1, hi = k;
-    while (hi < l->n && l->byid[hi].id < id) {
+    while (hi < l->n && imp_row_id(l, hi) < id) {
         k = hi + 1;
         hi += step;
         step *= 2;
@@ -908,7 +975,7 @@ static int64_t imp_find(const imp_list *l, int64_t k, int64_t id)
         hi = l->n;
     while (k < hi) {
         int64_t mid = k + (hi - k) / 2;
-        if (l->byid[mid].id < id)
+        if (imp_row_id(l, mid) < id)
             k = mid + 1;
         else
             hi = mid;
@@ -976,24 +1043,27 @@ static int imp_multi_page(const imp_query *q, int64_t want, int has_key, double 
         return SQLITE_NOMEM;
     imp_hit key = {key_rank, key_id};
     *count = 0;
-    for (int64_t k = 0; k < dl->n && dl->byid[k].id <= q->r[drive].vmax; k++) {
-        int64_t id = dl->byid[k].id;
+    for (int64_t k = 0; k < dl->n && imp_row_id(dl, k) <= q->r[drive].vmax; k++) {
+        imp_entry row = imp_row(dl, k);
+        int64_t id = row.id;
         int all = 1;
         for (int i = 0; i < q->n && all; i++) {
             at[i] = imp_find(q->r[i].l, at[i], id);
-            all = at[i] < q->r[i].l->n && q->r[i].l->byid[at[i]].id == id;
-            if (all)
-                tf[i] = IMP_TF(&q->r[i].l->byid[at[i]]);
+            all = at[i] < q->r[i].l->n && imp_row_id(q->r[i].l, at[i]) == id;
+            if (all) {
+                imp_entry e = imp_row(q->r[i].l, at[i]);
+                tf[i] = IMP_TF(&e);
+            }
         }
         if (!all)
             continue;
         ++*count;
         if (out == NULL || want <= 0)
             continue;
-        double score = 0.0, d = (double)dl->byid[k].dl;
+        double score = 0.0, d = (double)row.dl;
         for (int i = 0; i < q->n; i++)
             score += store_sqlite__bm25_term(q->r[i].idf, (double)tf[i], d, q->r[i].avgdl);
-        imp_hit h = {store_sqlite__bm25_rank(score, IMP_TOOL(&dl->byid[k])), id};
+        imp_hit h = {store_sqlite__bm25_rank(score, IMP_TOOL(&row)), id};
         if (has_key && !hit_before(key, h))
             continue;
         if (nheap < want) { /* sift up */
@@ -1078,7 +1148,7 @@ static void impact_count_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
         return;
     }
     imp_query q;
-    int rc = imp_query_open(api, fts, (const char *)sqlite3_value_text(val[0]), 0, &q);
+    int rc = imp_query_open(api, fts, (const char *)sqlite3_value_text(val[0]), IMP_COUNT, &q);
     if (rc != SQLITE_OK) {
         sqlite3_result_error_code(ctx, rc);
         return;
@@ -1130,8 +1200,8 @@ int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *)
         api->xCreateFunction(api, "mcpage_impact_heads", ic, impact_heads_fn, NULL) != SQLITE_OK ||
         api->xCreateFunction(api, "mcpage_tf", NULL, tf_fn, NULL) != SQLITE_OK ||
         sqlite3_create_function(db, "mcpage_f64", 1,
-                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, f64_fn,
-                                NULL, NULL) != SQLITE_OK)
+                                SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                store_sqlite__f64, NULL, NULL) != SQLITE_OK)
         return -1;
     return 0;
 }

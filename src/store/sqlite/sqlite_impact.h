@@ -52,6 +52,8 @@ typedef struct imp_list {
     int64_t total;      /* matches up to max_id (n unless cut) */
     imp_entry *e;       /* heads: the kept matches in rank order; else NULL */
     imp_entry *byid;    /* whole: every match in rowid order; else NULL */
+    uint64_t *narrow;   /* unranked, when every entry fits: byid's in 8 bytes (imp_row) */
+    int dl_bits;        /* narrow: the bits of each entry's length */
     uint32_t *order;    /* whole: the rank order, as indices into byid; else NULL */
     int64_t ngroups;    /* runs of one tf */
     int64_t *group;     /* where each run starts; group[ngroups] == n */
@@ -59,6 +61,30 @@ typedef struct imp_list {
     uint64_t used;      /* when a query last took it (eviction) */
     int64_t saved;      /* entries the store keeps of it (impact_lists), under sq_imp_mu */
 } imp_list;
+
+/* A whole list built for one phrase of several (an AND): its rows by
+ * rowid only, no rank order and no runs (imp_at() does not apply). */
+#define IMP_UNRANKED(l)                                                                            \
+    ((l)->order == NULL && (l)->e == NULL && ((l)->byid != NULL || (l)->narrow != NULL))
+
+/* Entry k of a whole list in rowid order. An unranked list whose rowids
+ * fit 32 bits and whose tf fields and lengths fit 32 bits together keeps
+ * each entry in 8 bytes (`narrow`): rowid << 32 | tf << dl_bits | dl. */
+static inline imp_entry imp_row(const imp_list *l, int64_t k)
+{
+    if (l->narrow == NULL)
+        return l->byid[k];
+    uint64_t x = l->narrow[k];
+    uint32_t low = (uint32_t)x, mask = (uint32_t)((1ull << l->dl_bits) - 1);
+    return (imp_entry){
+        .id = (int64_t)(x >> 32), .tf = (uint32_t)((uint64_t)low >> l->dl_bits), .dl = low & mask};
+}
+
+/* The rowid of entry k of a whole list in rowid order. */
+static inline int64_t imp_row_id(const imp_list *l, int64_t k)
+{
+    return l->narrow ? (int64_t)(l->narrow[k] >> 32) : l->byid[k].id;
+}
 
 /* Entry k of `l` in rank order. */
 static inline const imp_entry *imp_at(const imp_list *l, int64_t k)
@@ -73,6 +99,9 @@ extern imp_list *sq_imp_cache[IMP_SLOTS];
 
 void sq_imp_free(imp_list *l);
 void sq_imp_release(imp_list *l);
+/* The rank order of n entries in rowid order, as indices into them
+ * (*order, sqlite3_malloc'd); an SQLite result code. */
+int sq_imp_sort(const imp_entry *byid, int64_t n, uint32_t **order);
 /* Finds the runs of one tf in l->e (sorted); an SQLite result code. */
 int sq_imp_groups(imp_list *l);
 /* The same file at the same text-delete count (rows only appended since). */

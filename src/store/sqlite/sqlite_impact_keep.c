@@ -196,11 +196,28 @@ imp_list *sq_imp_load(sqlite3 *db, const char *fts, const sq_version *v, int64_t
 static int imp_save_one(store *s, const imp_list *l, int64_t deletes)
 {
     size_t bytes = (size_t)(l->n * (IMP_ENTRY_SIZE + 4));
-    unsigned char *blob = sqlite3_malloc64(bytes);
-    if (blob == NULL)
+    uint32_t *sorted = NULL; /* an unranked list's order, made for the store */
+    imp_entry *wide = NULL;  /* a narrow list's entries in their 16 bytes */
+    const imp_entry *rows = l->byid;
+    if (l->narrow) {
+        wide = sqlite3_malloc64((sqlite3_uint64)(l->n ? l->n : 1) * sizeof *wide);
+        if (wide == NULL)
+            return MCPAGE_ENOMEM;
+        for (int64_t k = 0; k < l->n; k++)
+            wide[k] = imp_row(l, k);
+        rows = wide;
+    }
+    unsigned char *blob = NULL;
+    if ((IMP_UNRANKED(l) && sq_imp_sort(rows, l->n, &sorted) != SQLITE_OK) ||
+        (blob = sqlite3_malloc64(bytes)) == NULL) {
+        sqlite3_free(sorted);
+        sqlite3_free(wide);
         return MCPAGE_ENOMEM;
-    entries_put(blob, l->byid, l->n);
-    order_put(blob + l->n * IMP_ENTRY_SIZE, l->order, l->n);
+    }
+    entries_put(blob, rows, l->n);
+    order_put(blob + l->n * IMP_ENTRY_SIZE, sorted ? sorted : l->order, l->n);
+    sqlite3_free(sorted);
+    sqlite3_free(wide);
     sqlite3_stmt *st = NULL;
     int rc = sq_prep(s,
                      "INSERT OR REPLACE INTO impact_lists VALUES(?, ?, ?, ?, (SELECT "

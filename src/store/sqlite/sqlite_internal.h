@@ -376,8 +376,11 @@ void store_sqlite__impact_forget(void);
 /* Registers mcpage_text(message_id, codec, stored) on a connection, the
  * decoder the view message_text reads through (sqlite_text.c). 0 or -1. */
 int store_sqlite_text_register(sqlite3 *db);
-/* Registers mcpage_pick(key, id, flags) (sqlite_search.c) on db: 0, or -1. */
+/* Registers mcpage_groups(sid, key, id, ordinal, flags) and mcpage_f64(bits)
+ * (sqlite_search.c) on db: 0, or -1. */
 int store_sqlite_search_register(sqlite3 *db);
+/* mcpage_f64(bits), an SQL function: the double whose IEEE 754 bits are `bits`. */
+void store_sqlite__f64(sqlite3_context *ctx, int nval, sqlite3_value **val);
 /* Texts past this are kept as frames (store_codec.h). */
 #define SQ_TEXT_PACK_MAX STORE_CODEC_TEXT_WHOLE_MAX
 /* A message's text as message_body keeps it: *codec and the bytes to

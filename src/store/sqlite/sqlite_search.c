@@ -368,11 +368,16 @@ static int sq_hit_read(sqlite3_stmt *st, const store_search_filter *f, store_hit
 }
 
 /*
- * mcpage_pick(key, id, flags), an aggregate: the id of its group's first
- * row in (key, id) order, keys compared as SQLite orders values (NULL,
- * then numbers, then text and blobs by their bytes); flags bit 0 orders
- * the key descending, bit 1 the id. A session's representative in one
- * GROUP BY, with its ties broken as the page's keyset breaks them.
+ * mcpage_groups(sid, key, id, ordinal, flags), an aggregate over every
+ * match of a grouped search, without GROUP BY: for each session (sid),
+ * its representative, the id of its first row in (key, id) order (keys
+ * compared as SQLite orders values: NULL, then numbers, then text and
+ * blobs by their bytes; flags bit 0 orders the key descending, bit 1 the
+ * id, so ties break as the page's keyset breaks them), its matches and
+ * its first and last ordinal, as JSON [[sid, key, id, n, fo, lo], ...] (a
+ * number key as its IEEE 754 bits: mcpage_f64() gives it back). Memory
+ * goes with the sessions; a GROUP BY sorted every match (4 MB of sorter
+ * for 100,000 matches, docs/performance.md).
  */
 typedef struct pick_acc {
     int set, cls;       /* a row seen; its key's class (0 NULL, 1 number, 2 text, 3 blob) */
@@ -414,61 +419,196 @@ static int pick_cmp(const pick_acc *a, sqlite3_value *v, int cls)
     return c ? c : (n > a->len) - (n < a->len);
 }
 
-static void pick_step(sqlite3_context *ctx, int nval, sqlite3_value **val)
+/* Keeps (key, id) in `a` if it comes first; SQLITE_NOMEM or SQLITE_OK. */
+static int pick_take(pick_acc *a, sqlite3_value *key, int64_t id, int flags)
 {
-    (void)nval;
-    pick_acc *a = sqlite3_aggregate_context(ctx, sizeof *a);
-    if (a == NULL) {
-        sqlite3_result_error_nomem(ctx);
-        return;
-    }
-    int flags = sqlite3_value_int(val[2]), cls = pick_class(val[0]);
-    int64_t id = sqlite3_value_int64(val[1]);
+    int cls = pick_class(key);
     if (a->set) {
-        int c = pick_cmp(a, val[0], cls);
+        int c = pick_cmp(a, key, cls);
         if (flags & 1)
             c = -c;
         if (c == 0)
             c = flags & 2 ? (id > a->id ? -1 : id < a->id) : (id < a->id ? -1 : id > a->id);
         if (c >= 0)
-            return;
+            return SQLITE_OK;
     }
     if (cls >= 2) {
-        const void *p =
-            cls == 2 ? (const void *)sqlite3_value_text(val[0]) : sqlite3_value_blob(val[0]);
-        int n = sqlite3_value_bytes(val[0]);
+        const void *p = cls == 2 ? (const void *)sqlite3_value_text(key) : sqlite3_value_blob(key);
+        int n = sqlite3_value_bytes(key);
         if (n > a->len || a->txt == NULL) {
             unsigned char *t = sqlite3_realloc(a->txt, n > 0 ? n : 1);
-            if (t == NULL) {
-                sqlite3_result_error_nomem(ctx);
-                return;
-            }
+            if (t == NULL)
+                return SQLITE_NOMEM;
             a->txt = t;
         }
         if (n > 0)
             memcpy(a->txt, p, (size_t)n);
         a->len = n;
     } else if (cls == 1) {
-        a->num = sqlite3_value_double(val[0]);
+        a->num = sqlite3_value_double(key);
     }
     a->set = 1, a->cls = cls, a->id = id;
+    return SQLITE_OK;
 }
 
-static void pick_final(sqlite3_context *ctx)
+/* One session of mcpage_groups. */
+typedef struct group_acc {
+    int64_t sid;
+    pick_acc pick;  /* its representative */
+    int64_t n;      /* matches */
+    int64_t fo, lo; /* first and last ordinal */
+} group_acc;
+
+typedef struct groups_acc {
+    group_acc *g; /* the sessions, in the order first seen */
+    int64_t n, cap;
+    int64_t *slot; /* open addressing on sid: index + 1 into g, 0 free */
+    int64_t nslot; /* a power of two, at least twice n */
+    int failed;
+} groups_acc;
+
+static uint64_t group_hash(int64_t sid)
 {
-    pick_acc *a = sqlite3_aggregate_context(ctx, 0);
-    if (a == NULL)
-        return; /* no row: NULL */
-    sqlite3_free(a->txt);
-    a->txt = NULL;
-    if (a->set)
-        sqlite3_result_int64(ctx, a->id);
+    uint64_t x = (uint64_t)sid * 0x9E3779B97F4A7C15ull;
+    return x ^ (x >> 29);
+}
+
+/* The session `sid` of `a`, added if new; NULL when out of memory. */
+static group_acc *group_of(groups_acc *a, int64_t sid)
+{
+    if (2 * (a->n + 1) > a->nslot) {
+        int64_t nslot = a->nslot ? 2 * a->nslot : 64;
+        int64_t *slot = sqlite3_malloc64((sqlite3_uint64)nslot * sizeof *slot);
+        if (slot == NULL)
+            return NULL;
+        memset(slot, 0, (size_t)nslot * sizeof *slot);
+        for (int64_t i = 0; i < a->n; i++) {
+            uint64_t h = group_hash(a->g[i].sid) & (uint64_t)(nslot - 1);
+            while (slot[h])
+                h = (h + 1) & (uint64_t)(nslot - 1);
+            slot[h] = i + 1;
+        }
+        sqlite3_free(a->slot);
+        a->slot = slot;
+        a->nslot = nslot;
+    }
+    uint64_t h = group_hash(sid) & (uint64_t)(a->nslot - 1);
+    while (a->slot[h]) {
+        if (a->g[a->slot[h] - 1].sid == sid)
+            return &a->g[a->slot[h] - 1];
+        h = (h + 1) & (uint64_t)(a->nslot - 1);
+    }
+    if (a->n == a->cap) {
+        int64_t cap = a->cap ? 2 * a->cap : 64;
+        group_acc *g = sqlite3_realloc64(a->g, (sqlite3_uint64)cap * sizeof *g);
+        if (g == NULL)
+            return NULL;
+        a->g = g;
+        a->cap = cap;
+    }
+    group_acc *g = &a->g[a->n++];
+    memset(g, 0, sizeof *g);
+    g->sid = sid;
+    a->slot[h] = a->n;
+    return g;
+}
+
+static void groups_step(sqlite3_context *ctx, int nval, sqlite3_value **val)
+{
+    (void)nval;
+    groups_acc *a = sqlite3_aggregate_context(ctx, sizeof *a);
+    if (a == NULL || a->failed) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    int64_t ordinal = sqlite3_value_int64(val[3]);
+    group_acc *g = group_of(a, sqlite3_value_int64(val[0]));
+    if (g == NULL || pick_take(&g->pick, val[1], sqlite3_value_int64(val[2]),
+                               sqlite3_value_int(val[4])) != SQLITE_OK) {
+        a->failed = 1;
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    if (g->n == 0 || ordinal < g->fo)
+        g->fo = ordinal;
+    if (g->n == 0 || ordinal > g->lo)
+        g->lo = ordinal;
+    g->n++;
+}
+
+/* Appends text `p` (n bytes) to `out` as a JSON string. */
+static void json_string(sqlite3_str *out, const unsigned char *p, int n)
+{
+    sqlite3_str_appendchar(out, 1, '"');
+    int from = 0;
+    for (int i = 0; i < n; i++) {
+        if (p[i] != '"' && p[i] != '\\' && p[i] >= 0x20)
+            continue;
+        sqlite3_str_append(out, (const char *)p + from, i - from);
+        if (p[i] == '"' || p[i] == '\\')
+            sqlite3_str_appendf(out, "\\%c", p[i]);
+        else
+            sqlite3_str_appendf(out, "\\u%04x", p[i]);
+        from = i + 1;
+    }
+    sqlite3_str_append(out, (const char *)p + from, n - from);
+    sqlite3_str_appendchar(out, 1, '"');
+}
+
+static void groups_final(sqlite3_context *ctx)
+{
+    groups_acc *a = sqlite3_aggregate_context(ctx, 0);
+    sqlite3_str *out = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    int bad = a != NULL && a->failed;
+    sqlite3_str_appendchar(out, 1, '[');
+    for (int64_t i = 0; a && i < a->n && !bad; i++) {
+        const group_acc *g = &a->g[i];
+        sqlite3_str_appendf(out, "%s[%lld,", i ? "," : "", (long long)g->sid);
+        if (g->pick.cls == 1) {
+            sqlite3_int64 bits;
+            memcpy(&bits, &g->pick.num, sizeof bits);
+            sqlite3_str_appendf(out, "%lld", (long long)bits);
+        } else if (g->pick.cls == 2) {
+            json_string(out, g->pick.txt, g->pick.len);
+        } else if (g->pick.cls == 0) {
+            sqlite3_str_appendall(out, "null");
+        } else {
+            bad = 1; /* a blob key: no session's time or rank is one */
+        }
+        sqlite3_str_appendf(out, ",%lld,%lld,%lld,%lld]", (long long)g->pick.id, (long long)g->n,
+                            (long long)g->fo, (long long)g->lo);
+    }
+    sqlite3_str_appendchar(out, 1, ']');
+    for (int64_t i = 0; a && i < a->n; i++)
+        sqlite3_free(a->g[i].pick.txt);
+    if (a) {
+        sqlite3_free(a->g);
+        sqlite3_free(a->slot);
+        a->g = NULL;
+        a->slot = NULL;
+        a->n = 0;
+    }
+    int len = sqlite3_str_length(out);
+    int rc = sqlite3_str_errcode(out);
+    char *json = sqlite3_str_finish(out);
+    if (bad || rc != SQLITE_OK || json == NULL) {
+        sqlite3_free(json);
+        if (bad && rc == SQLITE_OK)
+            sqlite3_result_error(ctx, "mcpage_groups: a blob key", -1);
+        else
+            sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    sqlite3_result_text(ctx, json, len, sqlite3_free);
 }
 
 int store_sqlite_search_register(sqlite3 *db)
 {
-    return sqlite3_create_function(db, "mcpage_pick", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                   NULL, pick_step, pick_final) == SQLITE_OK
+    return sqlite3_create_function(db, "mcpage_groups", 5, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                   NULL, groups_step, groups_final) == SQLITE_OK &&
+                   sqlite3_create_function(db, "mcpage_f64", 1,
+                                           SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                           NULL, store_sqlite__f64, NULL, NULL) == SQLITE_OK
                ? 0
                : -1;
 }

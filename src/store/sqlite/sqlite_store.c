@@ -195,11 +195,11 @@ int sq_col_dup(sqlite3_stmt *st, int i, int opt, char **out)
 /* ---- the shared SQL (store_sql.h) ---------------------------------- */
 
 const store_sql_dialect sq_dialect = {
-    .numbered = 0,         /* ? */
-    .quote = 0,            /* timestamp, offset: SQLite takes them bare */
-    .true_sql = "1",       /* WHERE 1 */
-    .find = "instr",       /* instr(haystack, needle) */
-    .pick = "mcpage_pick", /* sqlite_search.c */
+    .numbered = 0,             /* ? */
+    .quote = 0,                /* timestamp, offset: SQLite takes them bare */
+    .true_sql = "1",           /* WHERE 1 */
+    .find = "instr",           /* instr(haystack, needle) */
+    .groups = "mcpage_groups", /* sqlite_search.c */
 };
 
 int sq_sql_prepare(store *s, store_sql *q, sqlite3_stmt **st)
@@ -549,7 +549,7 @@ int store_sqlite_open(store *s, const char *path, int flags)
         goto fail;
     }
     if (store_sqlite_search_register(c->db) < 0) { /* grouped searches need it */
-        rc = store_fail(s, MCPAGE_ENOMEM, "cannot register mcpage_pick on %s: %s", path,
+        rc = store_fail(s, MCPAGE_ENOMEM, "cannot register mcpage_groups on %s: %s", path,
                         sqlite3_errmsg(c->db));
         goto fail;
     }
