@@ -986,8 +986,10 @@ typedef struct line_chunks {
 static int hand_over(file_state *f, line_chunks *lc, const sync_pass *pass)
 {
     sync_chunk *mine = &lc->c[lc->fill], *other = &lc->c[1 - lc->fill];
-    sync_ahead *a = f->g->ahead;
-    sync_ahead_wait(a);
+    /* with nothing to store meanwhile (a file's first chunk), a parse
+       ahead would only be waited for: this thread parses it */
+    sync_ahead *a = lc->parsing ? f->g->ahead : NULL;
+    sync_ahead_wait(f->g->ahead);
     if (mine->n)
         sync_ahead_submit(a, mine, &f->parse);
     int rc = 0;

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <mcpage/mcpage.h>
@@ -156,6 +157,8 @@ static void parse_chunk(sync_chunk *c, const sync_parse_ctx *ctx, store_packer *
 
 /* ---- the second thread ---- */
 
+#define SYNC_AHEAD_SPIN_NS 100000L /* a wait spins this long before it sleeps */
+
 struct sync_ahead {
     pthread_t thread;
     pthread_mutex_t mu;
@@ -180,7 +183,7 @@ static void *ahead_main(void *arg)
         pthread_mutex_unlock(&a->mu);
         parse_chunk(c, &ctx, a->packer);
         pthread_mutex_lock(&a->mu);
-        a->chunk = NULL;
+        __atomic_store_n(&a->chunk, NULL, __ATOMIC_RELEASE);
         pthread_cond_signal(&a->done);
     }
     pthread_mutex_unlock(&a->mu);
@@ -220,7 +223,7 @@ void sync_ahead_submit(sync_ahead *a, sync_chunk *c, const sync_parse_ctx *ctx)
     }
     pthread_mutex_lock(&a->mu);
     a->ctx = *ctx;
-    a->chunk = c;
+    __atomic_store_n(&a->chunk, c, __ATOMIC_RELEASE);
     pthread_cond_signal(&a->given);
     pthread_mutex_unlock(&a->mu);
 }
@@ -229,6 +232,17 @@ void sync_ahead_wait(sync_ahead *a)
 {
     if (!a)
         return;
+    /* a parse ahead that is nearly done is waited for awake: a thread
+       woken by a signal can take a millisecond on a virtual machine */
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; __atomic_load_n(&a->chunk, __ATOMIC_ACQUIRE); i++) {
+        if ((i & 63) == 63) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > SYNC_AHEAD_SPIN_NS)
+                break;
+        }
+    }
     pthread_mutex_lock(&a->mu);
     while (a->chunk)
         pthread_cond_wait(&a->done, &a->mu);

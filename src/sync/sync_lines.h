@@ -27,8 +27,9 @@
 #include "sync/sync_redact.h"
 
 #define SYNC_CHUNK_BYTES (64 * 1024) /* a chunk is handed over past this many bytes */
-#define SYNC_CHUNK_FIRST (4 * 1024)  /* a file's first, and each next twice the one
-                                        before: the store waits for little at a file's start */
+#define SYNC_CHUNK_FIRST (16 * 1024) /* a file's first (parsed by the storing thread), and
+                                        each next twice the one before, while the first is
+                                        stored */
 #define SYNC_CHUNK_LINES 256         /* or this many lines */
 #define SYNC_CHUNK_LINE_MAX (1024 * 1024) /* a longer line is parsed by the storing thread,
                                              after the chunks before it: not copied, and
