@@ -182,9 +182,9 @@ typedef struct file_state {
     int in_tx; /* this file's rows are in the open transaction */
     int kept;  /* the file is done and left in the open transaction (sync_group) */
     sync_group *g;
-    sync_tool_ids ids;      /* what the parse keeps of the file: the ahead thread's while it runs */
-    sync_parse_ctx parse;   /* how its lines are parsed (ids above) */
-    size_t line_max;        /* longer lines are skipped */
+    sync_tool_ids ids;    /* what the parse keeps of the file: the ahead thread's while it runs */
+    sync_parse_ctx parse; /* how its lines are parsed (ids above) */
+    size_t line_max;      /* longer lines are skipped */
     /* session facts waiting for the next commit (owned) */
     char *model, *branch, *title, *parent;
     char *meta_id;      /* the session the file's first facts line named (Codex) */
@@ -628,7 +628,8 @@ static int store_line(file_state *f, sync_parsed *p)
     /* Claude sub-agents name their parent on every line (sessionId),
        Codex forks and sub-agents in their session_meta */
     if ((f->job->subagent || f->job->source == SRC_CODEX) && !f->job->parent &&
-        r->parent_session_id && strcmp(r->parent_session_id, f->job->session_id) != 0 && !f->parent) {
+        r->parent_session_id && strcmp(r->parent_session_id, f->job->session_id) != 0 &&
+        !f->parent) {
         if (f->job->id_prefix && *f->job->id_prefix) {
             /* an agent writing another's format: its ids carry its prefix */
             char id[STORE_ID_MAX + 1];
@@ -1028,7 +1029,8 @@ static int end_line(file_state *f, line_reader *lr, int64_t line_end, line_chunk
            its record freed at once */
         int rc = drain(f, lc, pass);
         if (rc == 0) {
-            sync_parsed p = {.start = lr->line_start, .end = line_end, .len = lr->len, .kind = kind};
+            sync_parsed p = {
+                .start = lr->line_start, .end = line_end, .len = lr->len, .kind = kind};
             sync_parse_one(&f->parse, lr->buf, lr->len, &p, &f->rep->redacted);
             rc = store_parsed(f, &p, pass);
             if (p.rc == 0)

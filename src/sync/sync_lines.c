@@ -190,6 +190,15 @@ static void *ahead_main(void *arg)
     return NULL;
 }
 
+static void ahead_free(sync_ahead *a)
+{
+    pthread_cond_destroy(&a->done);
+    pthread_cond_destroy(&a->given);
+    pthread_mutex_destroy(&a->mu);
+    store_packer_free(a->packer);
+    free(a);
+}
+
 sync_ahead *sync_ahead_start(void)
 {
     const char *env = getenv("MCPAGE_SYNC_THREADS");
@@ -205,11 +214,7 @@ sync_ahead *sync_ahead_start(void)
     pthread_cond_init(&a->done, NULL);
     a->packer = store_packer_new();
     if (pthread_create(&a->thread, NULL, ahead_main, a) != 0) {
-        pthread_cond_destroy(&a->done);
-        pthread_cond_destroy(&a->given);
-        pthread_mutex_destroy(&a->mu);
-        store_packer_free(a->packer);
-        free(a);
+        ahead_free(a);
         return NULL;
     }
     return a;
@@ -239,7 +244,8 @@ void sync_ahead_wait(sync_ahead *a)
     for (int i = 0; __atomic_load_n(&a->chunk, __ATOMIC_ACQUIRE); i++) {
         if ((i & 63) == 63) {
             clock_gettime(CLOCK_MONOTONIC, &t);
-            if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > SYNC_AHEAD_SPIN_NS)
+            if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >
+                SYNC_AHEAD_SPIN_NS)
                 break;
         }
     }
@@ -253,16 +259,11 @@ void sync_ahead_stop(sync_ahead *a)
 {
     if (!a)
         return;
+    sync_ahead_wait(a);
     pthread_mutex_lock(&a->mu);
-    while (a->chunk)
-        pthread_cond_wait(&a->done, &a->mu);
     a->quit = 1;
     pthread_cond_signal(&a->given);
     pthread_mutex_unlock(&a->mu);
     pthread_join(a->thread, NULL);
-    pthread_cond_destroy(&a->done);
-    pthread_cond_destroy(&a->given);
-    pthread_mutex_destroy(&a->mu);
-    store_packer_free(a->packer);
-    free(a);
+    ahead_free(a);
 }

@@ -2,15 +2,16 @@
  * A transcript file's lines, parsed in chunks ahead of the thread that
  * stores them (docs/sync.md, "Two cores").
  *
- * sync_file.c splits the file into lines and gathers them in chunks of
- * about SYNC_CHUNK_BYTES. A chunk's lines are redacted and parsed (UTF-8
- * repair, JSON, the agent's record) by a second thread while the sync's
- * own thread stores the chunk before it: parsing is a fifth of a first
- * sync's CPU, storing the rest; that thread also packs each message's
- * text as the store will keep it (zstd, store_text_pack), a sixth more.
- * What a line's parse needs of the file (the
- * tool ids its calls named) is touched only by the parse, one chunk at a
- * time and in order, so the records are those one thread makes.
+ * sync_file.c splits the file into lines and gathers them in chunks
+ * (SYNC_CHUNK_FIRST, doubling up to SYNC_CHUNK_BYTES). A chunk's lines are
+ * redacted and parsed (UTF-8 repair, JSON, the agent's record) by a second
+ * thread while the sync's own thread stores the chunk before it; that
+ * thread also packs each message's text as the store will keep it (zstd,
+ * store_text_pack). Parsing and packing were about a quarter of a first
+ * sync's CPU (docs/performance.md, "Parsing on a second core"). What a
+ * line's parse needs of the file (the tool ids its calls named) is touched
+ * only by the parse, one chunk at a time and in order, so the records are
+ * those one thread makes.
  *
  * With one core, or MCPAGE_SYNC_THREADS=1, there is no second thread:
  * a chunk is parsed when it is handed over, by the thread that hands it
@@ -27,13 +28,15 @@
 #include "sync/sync_redact.h"
 
 #define SYNC_CHUNK_BYTES (64 * 1024) /* a chunk is handed over past this many bytes */
-#define SYNC_CHUNK_FIRST (16 * 1024) /* a file's first (parsed by the storing thread), and
-                                        each next twice the one before, while the first is
-                                        stored */
-#define SYNC_CHUNK_LINES 256         /* or this many lines */
-#define SYNC_CHUNK_LINE_MAX (1024 * 1024) /* a longer line is parsed by the storing thread,
-                                             after the chunks before it: not copied, and
-                                             its record not kept (peak memory as before) */
+#define SYNC_CHUNK_FIRST                                                                           \
+    (16 * 1024)              /* a file's first (parsed by the storing thread), and                 \
+                                each next twice the one before, while the first is                 \
+                                stored */
+#define SYNC_CHUNK_LINES 256 /* or this many lines */
+#define SYNC_CHUNK_LINE_MAX                                                                        \
+    (1024 * 1024) /* a longer line is parsed by the storing thread,                                \
+                     after the chunks before it: not copied, and                                   \
+                     its record not kept (peak memory as before) */
 
 /* A blank line (spaces only): nothing to parse. */
 #define SYNC_BLANK 1

@@ -1992,10 +1992,8 @@ static void sync_threads(fx *f, const char *threads, const char *name, char *db,
     setenv("MCPAGE_SYNC_THREADS", threads, 1);
     store *s = NULL;
     assert_int_equal(store_open(db, STORE_OPEN_WRITE, &s), 0);
-    sync_options o = {.claude_home = f->claude,
-                      .codex_home = f->codex,
-                      .hostname = "test",
-                      .line_max = 2u << 20};
+    sync_options o = {
+        .claude_home = f->claude, .codex_home = f->codex, .hostname = "test", .line_max = 2u << 20};
     assert_int_equal(sync_run(s, &o, rep), 0);
     store_close(s);
     unsetenv("MCPAGE_SYNC_THREADS");
