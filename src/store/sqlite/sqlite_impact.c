@@ -52,6 +52,7 @@ typedef struct imp_conn {
     sqlite3 *db;
     int (*stop)(void *); /* the call's budget: non-zero stops a walk, or NULL */
     void *stop_ud;
+    void (*fit)(void *, int64_t); /* bounds the reader's page cache (stop_ud, bytes a walk holds) */
 } imp_conn;
 
 /* Rows a walk through FTS5 takes between two looks at the budget. */
@@ -168,7 +169,10 @@ static int imp_walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
      * called: the walk asks it itself. */
     if (*to->n % IMP_STOP_ROWS == 0 && to->ic->stop && to->ic->stop(to->ic->stop_ud))
         return SQLITE_INTERRUPT;
+    int64_t had = *to->cap;
     int rc = imp_grow(to->e, *to->n, to->cap);
+    if (rc == SQLITE_OK && *to->cap != had && to->ic->fit)
+        to->ic->fit(to->ic->stop_ud, *to->cap * (int64_t)sizeof **to->e);
     Fts5PhraseIter it;
     int col = 0, off = 0;
     int64_t tf = 0;
@@ -529,6 +533,22 @@ static void imp_keep(imp_list *l, imp_list **gone, int *ngone)
     }
 }
 
+int64_t store_sqlite__impact_bytes(void)
+{
+    int64_t b = 0;
+    pthread_mutex_lock(&sq_imp_mu);
+    for (int i = 0; i < IMP_SLOTS; i++) {
+        const imp_list *l = sq_imp_cache[i];
+        if (l == NULL)
+            continue;
+        b += l->n * (int64_t)(l->narrow ? sizeof *l->narrow : sizeof *l->byid);
+        b += l->order ? l->n * (int64_t)sizeof *l->order : 0;
+        b += l->group ? l->ngroups * (int64_t)sizeof *l->group : 0;
+    }
+    pthread_mutex_unlock(&sq_imp_mu);
+    return b;
+}
+
 void store_sqlite__impact_forget(void)
 {
     imp_list *gone[IMP_SLOTS];
@@ -615,6 +635,9 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sq
     imp_entry *add = NULL;
     uint32_t *add_order = NULL;
     int64_t nadd = 0, cap = 0;
+    const imp_conn *ic = api ? api->xUserData(ctx) : NULL;
+    if (ic && ic->fit)
+        ic->fit(ic->stop_ud, 0);
     /* New rows only (a sync's) by rowid; all of them through FTS5 itself. */
     int rc = base ? imp_walk(db, fts, base->max_id, &add, &nadd, &cap)
                   : imp_walk_phrase(api, ctx, phrase, &add, &nadd, &cap);
@@ -1184,12 +1207,13 @@ static void impact_heads_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
     sq_imp_release((imp_list *)r.l);
 }
 
-int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud)
+int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud,
+                                 void (*fit)(void *, int64_t))
 {
     imp_conn *ic = sqlite3_malloc(sizeof *ic);
     if (ic == NULL)
         return -1;
-    *ic = (imp_conn){db, stop, stop_ud};
+    *ic = (imp_conn){db, stop, stop_ud, fit};
     /* Both functions share ic; the first owns it (freed with the
      * connection, or when it is registered again). */
     if (api->xCreateFunction(api, "mcpage_impact", ic, impact_fn, sqlite3_free) != SQLITE_OK) {
@@ -1209,5 +1233,7 @@ int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *)
 int store_sqlite__impact_budget(sqlite3 *db, int (*stop)(void *), void *stop_ud)
 {
     fts5_api *api = store_sqlite__fts5_api(db);
-    return api && api->iVersion >= 2 ? store_sqlite_impact_register(api, db, stop, stop_ud) : -1;
+    return api && api->iVersion >= 2
+               ? store_sqlite_impact_register(api, db, stop, stop_ud, sq_cache_fit_ud)
+               : -1;
 }

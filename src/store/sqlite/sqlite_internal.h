@@ -63,6 +63,7 @@ typedef struct sq_conn {
     char *add_session;             /* the session id of the last message added (owned) */
     int64_t add_sid;               /* its row id (rows of sessions are never deleted) */
     int64_t checked_at;            /* a writer: when quick_check last passed, else 0 */
+    int64_t cache_kib;             /* a reader: its page cache's bound now (sq_cache_fit) */
 } sq_conn;
 
 #define CONN(s) ((sq_conn *)(s)->impl)
@@ -81,6 +82,16 @@ int sq_prep(store *s, const char *sql, sqlite3_stmt **out);
 int sq_pending_flush(store *s);
 /* Runs SQL text without parameters or rows (sqlite3_exec). */
 int sq_exec(store *s, const char *sql);
+/* Bounds a reader's page cache by what the process keeps and `building`,
+ * the bytes a list's walk holds now (sqlite_store.c); the writer's is left. */
+void sq_cache_fit(store *s, int64_t building);
+void sq_cache_fit_ud(void *s, int64_t building);
+/* The budget sq_cache_fit shares (KiB; tests lower it). */
+extern int64_t store_sqlite__read_budget_kib;
+/* Bytes of the row lengths kept (sqlite_rank.c) and of the impact lists
+ * kept in the process's cache (sqlite_impact.c). */
+int64_t store_sqlite__lengths_bytes(void);
+int64_t store_sqlite__impact_bytes(void);
 /* Runs a statement that returns no rows. */
 int sq_done(store *s, sqlite3_stmt *st, const char *what);
 /* Binds text, or NULL for a NULL `v`. */
@@ -303,7 +314,8 @@ uint64_t store_sqlite__varint(const unsigned char *p, int n);
  * pages of one-phrase queries read from impact-ordered match lists kept
  * per store generation instead of scoring every match. 0 or -1.
  */
-int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud);
+int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud,
+                                 void (*fit)(void *, int64_t));
 /* Registers them again on db with the call's budget: a walk of a phrase's
  * matches calls stop(stop_ud) every few thousand rows and ends with
  * SQLITE_INTERRUPT when it returns non-zero. 0 or -1. */

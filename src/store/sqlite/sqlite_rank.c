@@ -69,6 +69,14 @@ int64_t store_sqlite__rank_rows_loaded;
 static pthread_mutex_t dl_mu = PTHREAD_MUTEX_INITIALIZER;
 static dl_snap *dl_latest; /* the newest loaded, or NULL */
 
+int64_t store_sqlite__lengths_bytes(void)
+{
+    pthread_mutex_lock(&dl_mu);
+    int64_t b = dl_latest ? dl_latest->cap * (int64_t)sizeof *dl_latest->len : 0;
+    pthread_mutex_unlock(&dl_mu);
+    return b;
+}
+
 static void dl_release(void *p)
 {
     dl_snap *d = p;
@@ -609,5 +617,5 @@ int store_sqlite_rank_register(fts5_api *api, sqlite3 *db, const int64_t *nhit)
         sqlite3_free(rc);
         return -1;
     }
-    return store_sqlite_impact_register(api, db, NULL, NULL);
+    return store_sqlite_impact_register(api, db, NULL, NULL, NULL);
 }

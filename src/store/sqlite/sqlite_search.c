@@ -679,6 +679,7 @@ nomem:
 
 int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out)
 {
+    sq_cache_fit(s, 0);
     char fts[2 * STORE_QUERY_MAX + 16];
     sq_terms cost;
     int rc = fts_query_build(s, f->query, fts, sizeof fts, &cost);
@@ -896,6 +897,7 @@ static int impact_count(store *s, const char *fts, int64_t *n)
 
 int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n)
 {
+    sq_cache_fit(s, 0);
     char fts[2 * STORE_QUERY_MAX + 16];
     sq_terms cost;
     int rc = fts_query_build(s, f->query, fts, sizeof fts, &cost);

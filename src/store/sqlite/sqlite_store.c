@@ -5,6 +5,7 @@
  * ping, the schema check and the table of operations, whose entries live
  * in sqlite_read.c, sqlite_search.c and sqlite_write.c.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,13 @@
  * them all again (1,462 preads a call for '012345' on 1M messages). The
  * cache grows only with the pages read.
  */
-#define SQ_READ_CACHE "PRAGMA cache_size = -8192"
+#define SQ_READ_CACHE_KIB 8192
+#define SQ_READ_CACHE     "PRAGMA cache_size = -8192"
+/* The reader's cache, the kept lists and lengths and a walk's array together
+ * (sq_cache_fit), and the cache's least between walks and during one. */
+#define SQ_READ_BUDGET_KIB     9216
+#define SQ_READ_FLOOR_KIB      6144
+#define SQ_READ_WALK_FLOOR_KIB 2048
 
 /*
  * The page size of a new store (SQLite's default is 4096; an existing
@@ -124,6 +131,48 @@ static int sq_progress(void *ud)
     if (rc < 0)
         s->stopped = rc;
     return rc < 0;
+}
+
+/*
+ * A reader's page cache shares a budget with what the process keeps for
+ * the next queries (the impact lists and the row lengths, sqlite_impact.c
+ * and sqlite_rank.c) and with the array a list's walk fills: its bound is
+ * what the budget leaves, at most SQ_READ_CACHE_KIB, at least
+ * SQ_READ_FLOOR_KIB between walks (a rare word's newest page reads its
+ * texts' overflow chains: 5 MB took it 3x slower, 6 MB as fast as 8 on
+ * the 631 MB archive's store, docs/performance.md) and
+ * SQ_READ_WALK_FLOOR_KIB while a walk runs (one per word per process).
+ * When it falls, SQLite lets its least recently used pages go and
+ * malloc_trim gives their memory back, which a stdio server's peak counts.
+ */
+int64_t store_sqlite__read_budget_kib = SQ_READ_BUDGET_KIB;
+
+void sq_cache_fit(store *s, int64_t building)
+{
+    sq_conn *c = CONN(s);
+    if (c->cache_kib <= 0)
+        return; /* the writer's own */
+    int64_t kept = (store_sqlite__impact_bytes() + store_sqlite__lengths_bytes() + building) / 1024;
+    int64_t want = store_sqlite__read_budget_kib - kept;
+    int64_t floor = building > 0 ? SQ_READ_WALK_FLOOR_KIB : SQ_READ_FLOOR_KIB;
+    want = want < floor ? floor : want > SQ_READ_CACHE_KIB ? SQ_READ_CACHE_KIB : want;
+    /* a step of 256 KiB at least: a walk's growth asks often */
+    if (want == c->cache_kib || (want > c->cache_kib - 256 && want < c->cache_kib + 256 &&
+                                 want != SQ_READ_CACHE_KIB && want != floor))
+        return;
+    char sql[48];
+    (void)snprintf(sql, sizeof sql, "PRAGMA cache_size = -%lld", (long long)want);
+    if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return;
+    int fell = want < c->cache_kib;
+    c->cache_kib = want;
+    if (fell)
+        (void)malloc_trim(0);
+}
+
+void sq_cache_fit_ud(void *s, int64_t building)
+{
+    sq_cache_fit(s, building);
 }
 
 /* A cached statement for `sql`, reset and with its bindings cleared. */
@@ -602,6 +651,8 @@ int store_sqlite_open(store *s, const char *path, int flags)
         }
     } else if ((rc = schema_check(s, 0)) < 0 || (rc = sq_exec(s, SQ_READ_CACHE)) < 0) {
         goto fail_open;
+    } else {
+        c->cache_kib = SQ_READ_CACHE_KIB;
     }
     c->checked_at = checked_at; /* a writer open: its close seals the file */
     return 0;
