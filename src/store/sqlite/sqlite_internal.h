@@ -85,6 +85,8 @@ int sq_exec(store *s, const char *sql);
 /* Bounds a reader's page cache by what the process keeps and `building`,
  * the bytes a list's walk holds now (sqlite_store.c); the writer's is left. */
 void sq_cache_fit(store *s, int64_t building);
+/* sq_cache_fit's `building` for a statement that reads every match once. */
+#define SQ_FIT_SCAN (-1)
 void sq_cache_fit_ud(void *s, int64_t building);
 /* The budget sq_cache_fit shares (KiB; tests lower it). */
 extern int64_t store_sqlite__read_budget_kib;

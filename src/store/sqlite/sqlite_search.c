@@ -613,6 +613,22 @@ int store_sqlite_search_register(sqlite3 *db)
                : -1;
 }
 
+/*
+ * Matches from which a grouped page (and its count) runs with the page
+ * cache at its walk floor (sq_cache_fit): it reads every match and its
+ * message row once, more pages than the cache holds ("error", 100,881
+ * matches: most of the 1,933 pages of messages), so under LRU none would
+ * be read again; a rare word's few are (its newest grouped page 2x
+ * slower at the floor).
+ */
+#define SQ_GROUPS_SCAN_MATCHES 4096
+
+static int64_t groups_fit(store *s, const char *fts)
+{
+    int64_t n = 0;
+    return fts_matches(s, fts, &n, NULL) == 0 && n >= SQ_GROUPS_SCAN_MATCHES ? SQ_FIT_SCAN : 0;
+}
+
 static int search_groups(store *s, const store_search_filter *f, const store_page *pg,
                          const char *fts, store_hits *out)
 {
@@ -679,12 +695,12 @@ nomem:
 
 int sqlite_search(store *s, const store_search_filter *f, const store_page *pg, store_hits *out)
 {
-    sq_cache_fit(s, 0);
     char fts[2 * STORE_QUERY_MAX + 16];
     sq_terms cost;
     int rc = fts_query_build(s, f->query, fts, sizeof fts, &cost);
     if (rc < 0)
         return rc;
+    sq_cache_fit(s, f->by_session ? groups_fit(s, fts) : 0);
     if (f->by_session)
         return search_groups(s, f, pg, fts, out);
     /*
@@ -897,12 +913,12 @@ static int impact_count(store *s, const char *fts, int64_t *n)
 
 int sqlite_search_count(store *s, const store_search_filter *f, int64_t *n)
 {
-    sq_cache_fit(s, 0);
     char fts[2 * STORE_QUERY_MAX + 16];
     sq_terms cost;
     int rc = fts_query_build(s, f->query, fts, sizeof fts, &cost);
     if (rc < 0)
         return rc;
+    sq_cache_fit(s, f->by_session ? groups_fit(s, fts) : 0); /* as its page's */
     /* Join only what the filters read: a bare count is a doclist scan. */
     int need_s = (f->project && *f->project) || (f->source && *f->source) || f->view;
     int need_m = need_s || (f->role && *f->role) || (f->tool && *f->tool) ||

@@ -152,10 +152,13 @@ void sq_cache_fit(store *s, int64_t building)
     sq_conn *c = CONN(s);
     if (c->cache_kib <= 0)
         return; /* the writer's own */
-    int64_t kept = (store_sqlite__impact_bytes() + store_sqlite__lengths_bytes() + building) / 1024;
-    int64_t want = store_sqlite__read_budget_kib - kept;
-    int64_t floor = building > 0 ? SQ_READ_WALK_FLOOR_KIB : SQ_READ_FLOOR_KIB;
-    want = want < floor ? floor : want > SQ_READ_CACHE_KIB ? SQ_READ_CACHE_KIB : want;
+    int64_t floor = building != 0 ? SQ_READ_WALK_FLOOR_KIB : SQ_READ_FLOOR_KIB, want = floor;
+    if (building >= 0) { /* SQ_FIT_SCAN: the walk's floor */
+        int64_t kept =
+            (store_sqlite__impact_bytes() + store_sqlite__lengths_bytes() + building) / 1024;
+        want = store_sqlite__read_budget_kib - kept;
+        want = want < floor ? floor : want > SQ_READ_CACHE_KIB ? SQ_READ_CACHE_KIB : want;
+    }
     /* a step of 256 KiB at least: a walk's growth asks often */
     if (want == c->cache_kib || (want > c->cache_kib - 256 && want < c->cache_kib + 256 &&
                                  want != SQ_READ_CACHE_KIB && want != floor))
