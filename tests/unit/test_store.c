@@ -1968,6 +1968,80 @@ static void relevance_impact_lists_are_bm25(void **state)
     sqlite3_close(raw);
 }
 
+/* The page cache bound of reader `r`: the connection's and SQLite's own agree. */
+static int64_t reader_cache_kib(store *r)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(CONN(r)->db, "PRAGMA cache_size", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t kib = -sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    assert_int_equal(kib, CONN(r)->cache_kib);
+    return kib;
+}
+
+/* A search page of `query` on `r` (grouped by session or not). */
+static void search_once(store *r, const char *query, int grouped)
+{
+    store_search_filter q = {.query = query, .by_session = grouped};
+    store_page pg = {.limit = 10};
+    store_hits l;
+    int64_t n = 0;
+    assert_int_equal(store_search_count(r, &q, &n), 0);
+    assert_int_equal(store_search(r, &q, &pg, &l), 0);
+    assert_true(n > 0 && l.count > 0);
+    store_hits_free(&l);
+}
+
+/*
+ * A reader's page cache shares a budget with the impact lists and row
+ * lengths the process keeps (sq_cache_fit): 8 MiB while they are few,
+ * the budget less them down to 6 MiB, and 2 MiB for a grouped page that
+ * reads 4,096 matches or more; the writer's cache is its own.
+ */
+static void reader_cache_shares_a_budget(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    add_words(f->s, "budget-1", 0, 6000, 5, 17);
+    store_sqlite__impact_forget();
+    int64_t saved = store_sqlite__read_budget_kib;
+    store *r = NULL;
+    char err[600];
+    assert_int_equal(store_open_msg(f->db, STORE_OPEN_READONLY, &r, err, sizeof err), 0);
+    assert_int_equal(reader_cache_kib(r), 8192);
+    search_once(r, "kiwi", 0); /* builds and keeps kiwi's list */
+    assert_true(store_sqlite__impact_bytes() > 0);
+    assert_int_equal(reader_cache_kib(r), 8192);
+    /* the budget less what is kept */
+    int64_t kept = (store_sqlite__impact_bytes() + store_sqlite__lengths_bytes()) / 1024;
+    store_sqlite__read_budget_kib = kept + 7000;
+    search_once(r, "kiwi", 0);
+    assert_int_equal(reader_cache_kib(r), 7000);
+    /* never under the floor between walks */
+    store_sqlite__read_budget_kib = 0;
+    search_once(r, "kiwi", 0);
+    assert_int_equal(reader_cache_kib(r), 6144);
+    /* a grouped page of many matches: the walk's floor; of few: the floor between walks */
+    assert_true(matches_of(r, "alpha") >= 4096 && matches_of(r, "mango") < 4096);
+    search_once(r, "alpha", 1);
+    assert_int_equal(reader_cache_kib(r), 2048);
+    search_once(r, "mango", 1);
+    assert_int_equal(reader_cache_kib(r), 6144);
+    /* back within the budget: the whole cache again */
+    store_sqlite__read_budget_kib = saved;
+    search_once(r, "kiwi", 0);
+    assert_int_equal(reader_cache_kib(r), 8192);
+    /* the writer keeps its own */
+    assert_int_equal(CONN(f->s)->cache_kib, 0);
+    store_close(r);
+    store_sqlite__impact_forget();
+}
+
 /* Rows of `table` (impact_lists, impact_heads) of the store's text-delete
  * count and their matches in all (n summed), by SQL on `raw`. */
 static int64_t kept_rows(sqlite3 *raw, const char *table, int64_t *entries)
@@ -4480,6 +4554,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(project_totals_and_source_records, setup, teardown),
         cmocka_unit_test_setup_teardown(stats_and_a_concurrent_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(lost_connections_recover, setup, teardown),
+        cmocka_unit_test_setup_teardown(reader_cache_shares_a_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(ended_sessions_are_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(owners_see_their_own_sessions, setup, teardown),
         cmocka_unit_test_setup_teardown(session_keys_per_owner, setup, teardown),
