@@ -71,6 +71,8 @@ typedef struct store_sql {
     store_sql_param params[STORE_SQL_PARAMS]; /* parameters in order */
     int nparams;                              /* parameters bound */
     int placeholders;                         /* `?` appended so far (numbered dialects) */
+    int keeps_pending; /* reads no session's message count or time span: counts a backend
+                          keeps pending for the messages being added stay pending */
 } store_sql;
 
 /* Appends SQL text in the shared spelling (above). */

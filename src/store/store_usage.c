@@ -114,6 +114,15 @@ static int take_sid(void *ctx, const store_sql_row *row)
     return 0;
 }
 
+/* Runs a statement of this file. None reads a session's message count
+ * or time span, so a backend that keeps those pending while a sync adds
+ * messages (SQLite) need not write them first (store_sql.h). */
+static int usage_rows(store *s, store_sql *q, store_sql_each_fn each, void *ctx)
+{
+    q->keeps_pending = 1;
+    return s->ops->sql_rows(s, q, each, ctx);
+}
+
 /* The session's row id and agent. */
 static int session_sid(store *s, const char *id, sid_row *r)
 {
@@ -121,7 +130,7 @@ static int session_sid(store *s, const char *id, sid_row *r)
     store_sql_add(&q, "SELECT sid, source FROM sessions WHERE session_id = ?");
     store_sql_text(&q, id);
     memset(r, 0, sizeof *r);
-    int rc = s->ops->sql_rows(s, &q, take_sid, r);
+    int rc = usage_rows(s, &q, take_sid, r);
     if (rc < 0)
         return rc;
     if (!r->found)
@@ -139,20 +148,23 @@ static const char *greatest(const store *s)
     return s->ops->dialect->numbered ? "greatest" : "max";
 }
 
-/* The upsert's tail: each sum grows by the new row's. */
+/* The upsert's tail: each sum grows by the new row's (one literal: it
+ * was built by 13 snprintf calls per model call a sync stored). */
+#define SUM(col) col " = usage_hours." col " + excluded." col
+/* clang-format off */
+static const char ROLLUP_UPSERT[] =
+    " ON CONFLICT(hour, source, model, cost_given) DO UPDATE SET "
+    SUM("calls") ", " SUM("input") ", " SUM("output") ", "
+    SUM("cache_creation") ", " SUM("cache_creation_1h") ", " SUM("cache_read") ", "
+    SUM("reasoning") ", " SUM("over_input") ", " SUM("over_output") ", "
+    SUM("over_cache_5m") ", " SUM("over_cache_1h") ", " SUM("over_cache_read") ", "
+    SUM("cost_usd");
+/* clang-format on */
+#undef SUM
+
 static void rollup_upsert(store_sql *q)
 {
-    static const char *const cols[] = {
-        "calls",         "input",           "output",     "cache_creation", "cache_creation_1h",
-        "cache_read",    "reasoning",       "over_input", "over_output",    "over_cache_5m",
-        "over_cache_1h", "over_cache_read", "cost_usd"};
-    store_sql_add(q, " ON CONFLICT(hour, source, model, cost_given) DO UPDATE SET ");
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
-        char part[96];
-        snprintf(part, sizeof part, "%s%s = usage_hours.%s + excluded.%s", i ? ", " : "", cols[i],
-                 cols[i], cols[i]);
-        store_sql_add(q, part);
-    }
+    store_sql_add(q, ROLLUP_UPSERT);
 }
 
 /*
@@ -186,7 +198,7 @@ static int rollup_rows(store *s, const char *sign, const char *cond, int64_t v)
     store_sql_add(&q, " GROUP BY coalesce(minute / 60, " NO_HOUR
                       "), source, coalesce(model, ''), cost_given");
     rollup_upsert(&q);
-    return s->ops->sql_rows(s, &q, NULL, NULL);
+    return usage_rows(s, &q, NULL, NULL);
 }
 
 static int64_t past_tier(int64_t n)
@@ -238,7 +250,7 @@ static int rollup_call(store *s, const char *source, int64_t minute, const store
     store_sql_add(&q, ", ?)");
     store_sql_real(&q, sign * (u->cost_given ? u->cost_usd : 0.0));
     rollup_upsert(&q);
-    return s->ops->sql_rows(s, &q, NULL, NULL);
+    return usage_rows(s, &q, NULL, NULL);
 }
 
 /* A counted call's row, as rollup_call takes it. */
@@ -277,7 +289,7 @@ static int rollup_one(store *s, int64_t id, int sign)
                       "FROM usage_calls WHERE id = ? AND counted = 1");
     store_sql_int(&q, id);
     call_row c = {0};
-    int rc = s->ops->sql_rows(s, &q, take_call, &c);
+    int rc = usage_rows(s, &q, take_call, &c);
     if (rc == 0 && c.found)
         rc = rollup_call(s, c.source ? c.source : "", c.minute, &c.u, sign);
     free(c.source);
@@ -339,7 +351,7 @@ int store_usage_add(store *s, const store_usage *u)
         store_sql_add(&q, " ORDER BY CASE WHEN call_key = ? THEN 0 ELSE 1 END, id LIMIT 1");
         store_sql_text(&q, u->call_key);
         int64_t v[4] = {0};
-        rc = s->ops->sql_rows(s, &q, first_int, v);
+        rc = usage_rows(s, &q, first_int, v);
         free(lo);
         free(hi);
         if (rc < 0)
@@ -353,7 +365,7 @@ int store_usage_add(store *s, const store_usage *u)
                 store_sql up = {.d = s->ops->dialect};
                 store_sql_add(&up, "UPDATE usage_calls SET counted = 0 WHERE id = ?");
                 store_sql_int(&up, v[1]);
-                if ((rc = s->ops->sql_rows(s, &up, NULL, NULL)) < 0)
+                if ((rc = usage_rows(s, &up, NULL, NULL)) < 0)
                     return rc;
             } else {
                 counted = 0;
@@ -405,7 +417,7 @@ int store_usage_add(store *s, const store_usage *u)
     store_sql_real(&q, u->cost_given ? u->cost_usd : 0.0);
     store_sql_add(&q, u->cost_given ? "1, " : "0, ");
     store_sql_add(&q, counted ? "1)" : "0)");
-    rc = s->ops->sql_rows(s, &q, NULL, NULL);
+    rc = usage_rows(s, &q, NULL, NULL);
     if (rc == 0 && counted)
         rc = rollup_call(s, sr.source, minute, u, 1);
     return rc;
@@ -458,14 +470,14 @@ int store_usage_forget(store *s, const char *session_id)
     store_sql_add(&q, "SELECT DISTINCT call_key FROM usage_calls WHERE sid = ? AND counted = 1 "
                       "AND call_key IS NOT NULL");
     store_sql_int(&q, sid);
-    rc = s->ops->sql_rows(s, &q, collect_key, &keys);
+    rc = usage_rows(s, &q, collect_key, &keys);
     if (rc == 0)
         rc = rollup_rows(s, "-1", "sid = ?", sid);
     if (rc == 0) {
         store_sql d = {.d = s->ops->dialect};
         store_sql_add(&d, "DELETE FROM usage_calls WHERE sid = ?");
         store_sql_int(&d, sid);
-        rc = s->ops->sql_rows(s, &d, NULL, NULL);
+        rc = usage_rows(s, &d, NULL, NULL);
     }
     for (size_t i = 0; i < keys.n && rc == 0; i++) {
         store_sql p = {.d = s->ops->dialect};
@@ -474,12 +486,12 @@ int store_usage_forget(store *s, const char *session_id)
                           "LIMIT 1");
         store_sql_text(&p, keys.v[i]);
         int64_t best[4] = {0};
-        if ((rc = s->ops->sql_rows(s, &p, first_int, best)) < 0 || !best[0])
+        if ((rc = usage_rows(s, &p, first_int, best)) < 0 || !best[0])
             continue;
         store_sql up = {.d = s->ops->dialect};
         store_sql_add(&up, "UPDATE usage_calls SET counted = 1 WHERE id = ?");
         store_sql_int(&up, best[1]);
-        if ((rc = s->ops->sql_rows(s, &up, NULL, NULL)) == 0)
+        if ((rc = usage_rows(s, &up, NULL, NULL)) == 0)
             rc = rollup_one(s, best[1], 1);
     }
     for (size_t i = 0; i < keys.n; i++)
@@ -663,7 +675,7 @@ int store_usage_sums_get(store *s, const store_usage_filter *f, size_t max_rows,
     store_sql_add(&q, ", u.model, u.cost_given");
 run:;
     sums_ctx c = {.out = out, .max = max_rows, .group = f->group};
-    int rc = s->ops->sql_rows(s, &q, add_sum, &c);
+    int rc = usage_rows(s, &q, add_sum, &c);
     if (rc == MCPAGE_ERANGE) {
         store_usage_sums_free(out);
         return store_fail(s, MCPAGE_ERANGE, "more than %zu usage groups; narrow the filter",
@@ -716,7 +728,7 @@ int store_usage_backfill_pending(store *s, int *pending)
     *pending = 0;
     store_sql q = {.d = s->ops->dialect};
     store_sql_add(&q, "SELECT max(backfill) FROM usage_state");
-    return s->ops->sql_rows(s, &q, first_flag, pending);
+    return usage_rows(s, &q, first_flag, pending);
 }
 
 int store_usage_backfill_done(store *s)
@@ -725,7 +737,7 @@ int store_usage_backfill_done(store *s)
         return MCPAGE_EINVAL;
     store_sql q = {.d = s->ops->dialect};
     store_sql_add(&q, "UPDATE usage_state SET backfill = 0");
-    return s->ops->sql_rows(s, &q, NULL, NULL);
+    return usage_rows(s, &q, NULL, NULL);
 }
 
 typedef struct id_list {
@@ -766,7 +778,7 @@ int store_usage_sessions(store *s, char ***ids, char ***sources, size_t *n)
     id_list l = {0};
     store_sql q = {.d = s->ops->dialect};
     store_sql_add(&q, "SELECT session_id, source FROM sessions WHERE raw_size > 0 ORDER BY sid");
-    int rc = s->ops->sql_rows(s, &q, collect_session, &l);
+    int rc = usage_rows(s, &q, collect_session, &l);
     if (rc < 0) {
         store_usage_sessions_free(l.ids, l.sources, l.n);
         return rc;

@@ -296,7 +296,9 @@ store_sql_row sq_row(sqlite3_stmt *st)
 int sqlite_sql_rows(store *s, const store_sql *q, store_sql_each_fn each, void *ctx)
 {
     sqlite3_stmt *st = NULL;
+    CONN(s)->pend_hold += q->keeps_pending; /* sq_prep: not written first (sqlite_write.c) */
     int rc = sq_sql_prepare(s, (store_sql *)q, &st);
+    CONN(s)->pend_hold -= q->keeps_pending;
     if (rc < 0)
         return rc;
     store_sql_row row = sq_row(st);
