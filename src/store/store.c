@@ -932,7 +932,31 @@ int store_raw_append(store *s, const char *session_id, const unsigned char *data
         return MCPAGE_EINVAL;
     NEED_WRITER();
     NEED(session_id && (data || n == 0) && lines >= 0);
-    return s->ops->raw_append(s, session_id, data, n, lines);
+    if (n == 0)
+        return s->ops->raw_append(s, session_id, NULL, 0, lines);
+    for (size_t done = 0; done < n;) { /* a chunk at a time: the codec's buffer is reused */
+        size_t take = n - done < STORE_RAW_CHUNK ? n - done : STORE_RAW_CHUNK;
+        store_raw_packed c = {.raw_n = take};
+        if (store_codec_pack(&s->codec, data + done, take, &c.codec, &c.bytes, &c.n) < 0)
+            return store_fail(s, MCPAGE_ENOMEM, "out of memory compressing raw bytes");
+        done += take;
+        int rc = s->ops->raw_append(s, session_id, &c, 1, done == n ? lines : 0);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int store_raw_append_packed(store *s, const char *session_id, const store_raw_packed *v, size_t nv,
+                            int64_t lines)
+{
+    if (!s)
+        return MCPAGE_EINVAL;
+    NEED_WRITER();
+    NEED(session_id && (v || nv == 0) && lines >= 0);
+    for (size_t i = 0; i < nv; i++)
+        NEED(v[i].raw_n <= STORE_RAW_CHUNK && (v[i].bytes || v[i].n == 0));
+    return s->ops->raw_append(s, session_id, v, nv, lines);
 }
 
 int store_tool_call_name(store *s, const char *session_id, const char *call_id, char **name)

@@ -756,9 +756,26 @@ int store_text_pack(store_packer *p, const char *text, size_t n, store_text_pack
 int store_message_add_packed(store *s, const store_message *m, const store_text_packed *packed,
                              int64_t *id);
 /* Appends raw bytes (holding `lines` complete lines) at the session's
- * current raw size. */
+ * current raw size, one stored chunk per STORE_RAW_CHUNK bytes. */
 int store_raw_append(store *s, const char *session_id, const unsigned char *data, size_t n,
                      int64_t lines);
+#define STORE_RAW_CHUNK (1024 * 1024) /* raw bytes of one stored chunk, both backends */
+/* One raw chunk packed as the store keeps it (store_raw_pack). */
+typedef struct store_raw_packed {
+    int codec;
+    const unsigned char *bytes; /* what the row holds */
+    size_t n;                   /* its length */
+    size_t raw_n;               /* the raw bytes it stands for (at most STORE_RAW_CHUNK) */
+} store_raw_packed;
+/* Packs raw bytes (at most STORE_RAW_CHUNK) as store_raw_append keeps
+ * them, needing no store (a sync packs them on a thread of their own):
+ * out->bytes is `data` itself (kept plain) or bytes valid until the
+ * packer's next call. 0, MCPAGE_EINVAL or MCPAGE_ENOMEM. */
+int store_raw_pack(store_packer *p, const unsigned char *data, size_t n, store_raw_packed *out);
+/* store_raw_append of chunks packed ahead: v[0..nv) in order, one row
+ * each, at the session's current raw size; `lines` complete lines in all. */
+int store_raw_append_packed(store *s, const char *session_id, const store_raw_packed *v, size_t nv,
+                            int64_t lines);
 /* The tool named by the call `call_id` in a session (*name malloc'd), or
  * MCPAGE_ENOTFOUND. Sees the writer's own uncommitted rows. */
 int store_tool_call_name(store *s, const char *session_id, const char *call_id, char **name);

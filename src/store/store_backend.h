@@ -57,7 +57,9 @@ typedef struct store_ops {
     int (*message_add)(store *s, const store_message *m, const store_text_packed *packed,
                        int64_t *id);
     int packs_texts; /* 1: message_add takes packed texts (store_packs_texts) */
-    int (*raw_append)(store *s, const char *id, const unsigned char *data, size_t n, int64_t lines);
+    /* v[0..nv): chunks packed as store_raw_pack packs them, stored in order */
+    int (*raw_append)(store *s, const char *id, const store_raw_packed *v, size_t nv,
+                      int64_t lines);
     int (*session_refresh)(store *s, const char *id);
     int (*tool_call_name)(store *s, const char *id, const char *call_id, char **name);
     int (*source_get)(store *s, const char *hostname, const char *path, store_source *out);

@@ -437,3 +437,11 @@ int store_text_pack(store_packer *p, const char *text, size_t n, store_text_pack
 {
     return store_codec_pack_text(&p->codec, text, n, &out->codec, &out->bytes, &out->n);
 }
+
+int store_raw_pack(store_packer *p, const unsigned char *data, size_t n, store_raw_packed *out)
+{
+    if (n > STORE_RAW_CHUNK || (!data && n))
+        return MCPAGE_EINVAL;
+    out->raw_n = n;
+    return store_codec_pack(&p->codec, data, n, &out->codec, &out->bytes, &out->n);
+}

@@ -22,6 +22,7 @@
 #include "sync/sync_fold.h"
 #include "sync/sync_internal.h"
 #include "sync/sync_lines.h"
+#include "sync/sync_raw.h"
 #include "sync/sync_source.h"
 #include "sync/sync_parse.h"
 
@@ -600,6 +601,7 @@ static int read_changed(store *s, sync_jobs *js, const sync_options *o, sync_rep
     }
     sync_group_end(s, &g);
     sync_ahead_stop(g.ahead);
+    sync_raw_free(g.raw);
     free(saved);
     return 0;
 }

@@ -31,6 +31,7 @@
 #include "page/term.h"
 #include "sync/sync_internal.h"
 #include "sync/sync_lines.h"
+#include "sync/sync_raw.h"
 #include "sync/sync_parse.h"
 #include "sync/sync_source.h"
 
@@ -335,8 +336,8 @@ int sync_group_commit(store *s, sync_group *g)
 {
     int was_open = g->open;
     if (g->open) {
-        int rc = store_commit(s);
-        if (rc < 0)
+        int rc = sync_raw_store(g->raw, s);
+        if (rc < 0 || (rc = store_commit(s)) < 0)
             return rc;
     }
     if (was_open && g->opt && g->opt->committed)
@@ -353,6 +354,7 @@ void sync_group_end(store *s, sync_group *g)
         g->rep->sessions_added = g->sessions_at;
         g->rep->messages_added = g->messages_at;
     }
+    sync_raw_drop(g->raw);
     if (g->open)
         store_rollback(s);
     g->open = 0;
@@ -448,39 +450,17 @@ static int open_batch(file_state *f)
     return 0;
 }
 
-/* Appends the batch's raw bytes, [committed, consumed) of the file, to
- * the session's raw copy (its line count with the last piece), redacted
- * as handle_line redacted them: a piece ends after its last newline, so a
- * line is scanned whole (a line longer than SYNC_BLOCK is scanned in
- * SYNC_BLOCK pieces). */
+/* Hands the batch's raw bytes, [committed, consumed) of the file, over
+ * to be kept as the session's raw copy (with its line count), redacted as
+ * handle_line redacted them: stored before the transaction commits
+ * (sync_raw.h). */
 static int put_raw_bytes(file_state *f)
 {
-    unsigned char *buf = malloc(SYNC_BLOCK);
-    if (!buf)
+    sync_group *g = f->g;
+    if (!g->raw && !(g->raw = sync_raw_new()))
         return MCPAGE_ENOMEM;
-    int rc = 0;
-    for (int64_t at = f->committed; at < f->consumed && rc == 0;) {
-        size_t want = (size_t)(f->consumed - at);
-        if (want > SYNC_BLOCK)
-            want = SYNC_BLOCK;
-        ssize_t got = pread(f->fd, buf, want, at);
-        if (got != (ssize_t)want) {
-            rc = MCPAGE_EIO;
-            break;
-        }
-        if (at + (int64_t)want < f->consumed) {
-            unsigned char *nl = memrchr(buf, '\n', want);
-            if (nl)
-                want = (size_t)(nl - buf) + 1;
-        }
-        if (!f->opt->keep_secrets)
-            sync_redact(f->opt->redact_rules, (char *)buf, want, NULL, NULL, NULL);
-        int64_t lines = (at + (int64_t)want >= f->consumed) ? f->lines : 0;
-        rc = store_raw_append(f->s, f->job->session_id, buf, want, lines);
-        at += (int64_t)want;
-    }
-    free(buf);
-    return rc;
+    return sync_raw_give(g->raw, f->s, f->fd, f->committed, f->consumed, f->lines,
+                         f->job->session_id, f->opt->redact_rules, f->opt->keep_secrets);
 }
 
 /* Writes the session facts the batch saw (and the head hash while the
@@ -1193,6 +1173,9 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
             goto out;
         locked = 1;
     }
+    /* the session's raw size counts the raw bytes handed over */
+    if (sync_raw_pending(g->raw, job->session_id) && (rc = sync_raw_store(g->raw, s)) < 0)
+        goto out;
     rc = store_session_state_get(s, job->session_id, &f.st);
     if (rc < 0 && rc != MCPAGE_ENOTFOUND)
         goto out;

@@ -92,14 +92,20 @@ typedef struct sync_group {
     int64_t messages_at;  /* rep->messages_added then: a rollback puts both back */
     const struct sync_options *opt; /* its `committed` hook is called after each commit */
     struct sync_ahead *ahead;       /* the thread that parses lines ahead (sync_lines.h), or NULL */
-    int ahead_tried;                /* ahead was started, or could not be */
+    struct sync_raw *raw; /* the raw bytes handed over in the open transaction (sync_raw.h) */
+    int ahead_tried;      /* ahead was started, or could not be */
 } sync_group;
 
 /* Tests set this: a file fails (MCPAGE_EIO) when it reaches this line
  * number, after storing the line; 0 (the default) never. */
 extern int64_t sync__fail_line;
 
-/* Commits the group's transaction, if open, and releases its claims. */
+/* 1 when a sync may use a second thread: two cores or more, unless
+ * MCPAGE_SYNC_THREADS=1 (=2: even on one core, for tests). */
+int sync__second_thread(void);
+
+/* Stores the raw bytes handed over (sync_raw.h), commits the group's
+ * transaction, if open, and releases its claims. */
 int sync_group_commit(store *s, sync_group *g);
 /* After a failure: rolls the open transaction back, releases the claims
  * and frees them. */

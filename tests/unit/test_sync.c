@@ -7,6 +7,7 @@
  * and concurrent syncs from several machines. Run on SQLite here and on
  * PostgreSQL by test_sync_pg.c.
  */
+#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -2086,11 +2087,139 @@ static void lines_parsed_ahead_store_what_one_thread_stores(void **state)
     free(want);
 }
 
+/* ---- raw bytes packed on a thread of their own (sync_raw.h) ------------- */
+
+/* 150 small Claude sessions (more than SYNC_RAW_JOBS in one transaction)
+ * and one of about 10 MiB (more pieces than SYNC_RAW_HELD), with secrets
+ * in their lines. */
+static void put_raw_files(fx *f)
+{
+    char path[700];
+    for (int k = 0; k < 150; k++) {
+        snprintf(path, sizeof path, "%s/s%03d.jsonl", f->proj, k);
+        FILE *fp = fopen(path, "w");
+        assert_non_null(fp);
+        for (int i = 0; i < 3 + k % 5; i++)
+            fprintf(fp,
+                    "{\"type\":\"user\",\"sessionId\":\"s%03d\",\"cwd\":\"/home/u/app\","
+                    "\"timestamp\":\"2025-01-02T10:00:%02dZ\",\"message\":{\"role\":\"user\","
+                    "\"content\":\"small %d line %d%s\"}}\n",
+                    k, i, k, i, i == 1 ? " key AKIAABCDEFGHIJKLMNOP" : "");
+        assert_int_equal(fclose(fp), 0);
+        age_file(path, 3600);
+    }
+    snprintf(path, sizeof path, "%s/zbig.jsonl", f->proj);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    char words[20001];
+    for (int i = 0; i < 20000; i++)
+        words[i] = i % 9 == 8 ? ' ' : (char)('a' + (i * 7 + i / 9) % 26);
+    words[20000] = 0;
+    for (int i = 0; i < 500; i++)
+        fprintf(fp,
+                "{\"type\":\"user\",\"sessionId\":\"zbig\",\"timestamp\":\"2025-01-03T10:%02d:"
+                "%02dZ\",\"message\":{\"role\":\"user\",\"content\":\"big %d%s %s\"}}\n",
+                i / 60 % 60, i % 60, i, i % 50 == 0 ? " key AKIAABCDEFGHIJKLMNOP" : "",
+                words + i % 97);
+    assert_int_equal(fclose(fp), 0);
+    age_file(path, 3600);
+}
+
+/* The raw copies a packer thread packs are the rows one thread writes:
+ * the same chunks (offsets, codecs, bytes) in the same order, redacted,
+ * with the same line counts; and a file that fails with other files'
+ * raw bytes still in flight rolls them back with their transaction and
+ * the next sync stores them all. */
+static void raw_bytes_packed_apart_store_what_one_thread_stores(void **state)
+{
+    fx *f = *state;
+    put_raw_files(f);
+    char one[1200], two[1200], failed[1200];
+    sync_report r1, r2, r3;
+    sync_threads(f, "1", "one", one, sizeof one, &r1);
+    sync_threads(f, "2", "two", two, sizeof two, &r2);
+    assert_int_equal(r1.files_failed, 0);
+    assert_int_equal(r2.files_failed, 0);
+    assert_int_equal(r1.sessions_added, 151);
+    assert_int_equal(r2.messages_added, r1.messages_added);
+    char *want = dump_store(one);
+    char *got = dump_store(two);
+    assert_string_equal(got, want);
+    assert_non_null(strstr(want, "session zbig"));
+    free(got);
+
+    /* one small session's raw copy: its file, the key redacted */
+    store *s = NULL;
+    assert_int_equal(store_open(two, STORE_OPEN_READONLY, &s), 0);
+    unsigned char *raw = NULL;
+    size_t n = 0;
+    int64_t total = 0;
+    assert_int_equal(store_raw_read(s, "s007", 0, STORE_RAW_READ_MAX, &raw, &n, &total), 0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/s007.jsonl", f->proj);
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    char file[4096];
+    size_t fn = fread(file, 1, sizeof file, fp);
+    fclose(fp);
+    assert_int_equal(n, fn);
+    assert_int_equal(total, (int64_t)fn);
+    assert_null(memmem(raw, n, "AKIAABCDEFGHIJKLMNOP", 20));
+    assert_non_null(memmem(file, fn, "AKIAABCDEFGHIJKLMNOP", 20));
+    assert_memory_equal(raw, file, 20); /* the first line has no key */
+    free(raw);
+    assert_int_equal(store_raw_read(s, "zbig", 0, STORE_RAW_READ_MAX, &raw, &n, &total), 0);
+    assert_true(total > 9 * 1024 * 1024);
+    assert_null(memmem(raw, n, "AKIAABCDEFGHIJKLMNOP", 20));
+    free(raw);
+    store_close(s);
+
+    if (tb_current() == TB_SQLITE) { /* the rows themselves, and the line counts */
+        const char *q = "SELECT count(*) || ' ' || group_concat(sid || ':' || offset || ':' || "
+                        "length(data) || ':' || codec || ':' || hex(substr(data, -8)), ' ') "
+                        "FROM (SELECT * FROM raw_chunks ORDER BY id)";
+        const char *lines = "SELECT group_concat(raw_lines || '/' || raw_size, ' ') FROM "
+                            "(SELECT * FROM sessions ORDER BY sid)";
+        char *a = sql_text(one, q), *b = sql_text(two, q);
+        assert_string_equal(b, a);
+        assert_true(strtol(a, NULL, 10) >= 150 + 10); /* zbig: ten chunks or more */
+        free(a);
+        free(b);
+        a = sql_text(one, lines);
+        b = sql_text(two, lines);
+        assert_string_equal(b, a);
+        assert_non_null(strstr(a, " 500/"));
+        free(a);
+        free(b);
+    }
+
+    /* zbig fails at its line 400, after the small files' raw bytes were
+       handed over in the same transaction; then everything is read again */
+    sync__fail_line = 400;
+    sync_threads(f, "2", "failed", failed, sizeof failed, &r3);
+    sync__fail_line = 0;
+    assert_int_equal(r3.files_failed, 1);
+    sync_threads(f, "2", "failed", failed, sizeof failed, &r3);
+    assert_int_equal(r3.files_failed, 0);
+    hide_ids = 1;
+    free(want);
+    want = dump_store(one);
+    got = dump_store(failed);
+    hide_ids = 0;
+    drop_lines(want, "activity ");
+    drop_lines(got, "activity ");
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(append_reads_only_new_lines, setup, ts_fixture_drop),
         cmocka_unit_test_setup_teardown(lines_parsed_ahead_store_what_one_thread_stores, setup,
+                                        ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(raw_bytes_packed_apart_store_what_one_thread_stores, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(files_share_a_transaction_and_commit_before_waiting, setup,
                                         ts_fixture_drop),

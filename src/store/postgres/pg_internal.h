@@ -12,7 +12,6 @@
 #include "store/store_backend.h"
 #include "store/store_sql.h"
 
-#define PG_RAW_CHUNK       (1024 * 1024) /* bytes of one stored raw chunk */
 #define PG_URL_MAX         2048          /* bytes of a postgres:// URL */
 #define PG_POOL_URLS       16            /* distinct URLs one process pools */
 #define PG_POOL_IDLE       16            /* idle connections kept per URL */

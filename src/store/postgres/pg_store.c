@@ -1650,7 +1650,7 @@ static int rank_tidy(store *s)
     return rc;
 }
 
-static int pg_raw_append(store *s, const char *id, const unsigned char *data, size_t n,
+static int pg_raw_append(store *s, const char *id, const store_raw_packed *v, size_t nv,
                          int64_t lines)
 {
     NEED_TX();
@@ -1661,39 +1661,31 @@ static int pg_raw_append(store *s, const char *id, const unsigned char *data, si
         return rc;
     char a[32], off[32];
     snprintf(a, sizeof a, "%" PRId64, sid);
-    size_t done = 0;
-    while (done < n) {
-        size_t take = n - done;
-        if (take > PG_RAW_CHUNK)
-            take = PG_RAW_CHUNK;
-        snprintf(off, sizeof off, "%" PRId64, size + (int64_t)done);
-        int codec = 0;
-        const unsigned char *packed = NULL;
-        size_t packed_n = 0;
-        if (store_codec_pack(&s->codec, data + done, take, &codec, &packed, &packed_n) < 0)
-            return store_fail(s, MCPAGE_ENOMEM, "out of memory compressing raw bytes");
+    int64_t n = 0; /* raw bytes appended */
+    for (size_t i = 0; i < nv; i++) {
+        snprintf(off, sizeof off, "%" PRId64, size + n);
         char cs[8];
-        snprintf(cs, sizeof cs, "%d", codec);
-        const char *v[] = {a, off, (const char *)packed, cs};
-        int lens[] = {0, 0, (int)packed_n, 0};
+        snprintf(cs, sizeof cs, "%d", v[i].codec);
+        const char *p[] = {a, off, (const char *)v[i].bytes, cs};
+        int lens[] = {0, 0, (int)v[i].n, 0};
         int fmts[] = {0, 0, 1, 0};
         PGresult *r = store_pg_exec(s,
                                     "INSERT INTO raw_chunks(sid, \"offset\", data, codec) "
                                     "VALUES($1, $2, $3, $4)",
-                                    4, v, lens, fmts, 0);
+                                    4, p, lens, fmts, 0);
         if (!r)
             return MCPAGE_ESTORE;
         PQclear(r);
-        done += take;
+        n += (int64_t)v[i].raw_n;
     }
     char nn[32], ll[32];
-    snprintf(nn, sizeof nn, "%zu", n);
+    snprintf(nn, sizeof nn, "%" PRId64, n);
     snprintf(ll, sizeof ll, "%" PRId64, lines);
-    const char *v[] = {nn, ll, a};
+    const char *p[] = {nn, ll, a};
     PGresult *r = run(s,
                       "UPDATE sessions SET raw_size = raw_size + $1, raw_lines = raw_lines + $2 "
                       "WHERE sid = $3",
-                      3, v);
+                      3, p);
     if (!r)
         return MCPAGE_ESTORE;
     PQclear(r);

@@ -12,9 +12,8 @@
 #include "store/store_backend.h"
 #include "store/store_sql.h"
 
-#define SQ_CACHE_MAX 48            /* prepared statements kept per connection */
-#define SQ_RAW_CHUNK (1024 * 1024) /* bytes of one stored raw chunk */
-#define SQ_PATH_MAX  4097          /* bytes of a store path, NUL included */
+#define SQ_CACHE_MAX 48   /* prepared statements kept per connection */
+#define SQ_PATH_MAX  4097 /* bytes of a store path, NUL included */
 /* Virtual machine steps between two budget checks (store_budget_set):
  * about 10-50 us of work, so a stop lands within a millisecond. */
 #define SQ_PROGRESS_OPS 1000
@@ -154,7 +153,8 @@ int sqlite_session_state(store *s, const char *id, store_session_state *out);
 int sqlite_session_reset(store *s, const char *id);
 int sqlite_message_add(store *s, const store_message *m, const store_text_packed *packed,
                        int64_t *id);
-int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_t n, int64_t lines);
+int sqlite_raw_append(store *s, const char *id, const store_raw_packed *v, size_t nv,
+                      int64_t lines);
 int sqlite_session_refresh(store *s, const char *id);
 int sqlite_tool_call_name(store *s, const char *id, const char *call_id, char **name);
 int sqlite_source_get(store *s, const char *hostname, const char *path, store_source *out);

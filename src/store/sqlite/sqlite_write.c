@@ -493,7 +493,7 @@ static int message_add(store *s, const store_message *m, const store_text_packed
     return 0;
 }
 
-int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_t n, int64_t lines)
+int sqlite_raw_append(store *s, const char *id, const store_raw_packed *v, size_t nv, int64_t lines)
 {
     NEED_TX();
     int64_t sid = 0;
@@ -501,28 +501,20 @@ int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_
     int rc = sq_session_sid(s, id, &sid, &size);
     if (rc < 0)
         return rc;
-    size_t done = 0;
-    while (done < n) {
-        size_t take = n - done;
-        if (take > SQ_RAW_CHUNK)
-            take = SQ_RAW_CHUNK;
-        int codec = 0;
-        const unsigned char *packed = NULL;
-        size_t packed_n = 0;
-        if (store_codec_pack(&s->codec, data + done, take, &codec, &packed, &packed_n) < 0)
-            return store_fail(s, MCPAGE_ENOMEM, "out of memory compressing raw bytes");
+    int64_t n = 0; /* raw bytes appended */
+    for (size_t i = 0; i < nv; i++) {
         sqlite3_stmt *st = NULL;
         rc = sq_prep(s, "INSERT INTO raw_chunks(sid, offset, data, codec) VALUES(?, ?, ?, ?)", &st);
         if (rc < 0)
             return rc;
         sqlite3_bind_int64(st, 1, sid);
-        sqlite3_bind_int64(st, 2, size + (int64_t)done);
-        sqlite3_bind_blob(st, 3, packed, (int)packed_n, SQLITE_STATIC);
-        sqlite3_bind_int(st, 4, codec);
+        sqlite3_bind_int64(st, 2, size + n);
+        sqlite3_bind_blob(st, 3, v[i].bytes, (int)v[i].n, SQLITE_STATIC);
+        sqlite3_bind_int(st, 4, v[i].codec);
         rc = sq_done(s, st, "raw insert");
         if (rc < 0)
             return rc;
-        done += take;
+        n += (int64_t)v[i].raw_n;
     }
     sqlite3_stmt *st = NULL;
     rc = sq_prep(s,
@@ -531,7 +523,7 @@ int sqlite_raw_append(store *s, const char *id, const unsigned char *data, size_
                  &st);
     if (rc < 0)
         return rc;
-    sqlite3_bind_int64(st, 1, (int64_t)n);
+    sqlite3_bind_int64(st, 1, n);
     sqlite3_bind_int64(st, 2, lines);
     sqlite3_bind_int64(st, 3, sid);
     rc = sq_done(s, st, "raw size");
