@@ -914,6 +914,94 @@ int store_packs_texts(store *s)
     return s && s->ops->packs_texts;
 }
 
+/* ---- index tokens made ahead -------------------------------------------- */
+
+struct store_tokenizer {
+    const store_ops *ops;
+    void *impl;
+};
+
+store_tokenizer *store_tokenizer_new(store *s)
+{
+    if (!s || !s->ops->tokenizer_new)
+        return NULL;
+    store_tokenizer *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->ops = s->ops;
+    if (!(t->impl = s->ops->tokenizer_new(s))) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void store_tokenizer_free(store_tokenizer *t)
+{
+    if (!t)
+        return;
+    t->ops->tokenizer_free(t->impl);
+    free(t);
+}
+
+void store_tokens_free(store_tokens *k)
+{
+    if (!k)
+        return;
+    free(k->v);
+    free(k->bytes);
+    free(k);
+}
+
+int store_text_tokens(store_tokenizer *t, const char *text, size_t n, store_tokens **out)
+{
+    *out = NULL;
+    if (!t || (!text && n))
+        return MCPAGE_EINVAL;
+    store_tokens *k = calloc(1, sizeof *k);
+    if (!k)
+        return MCPAGE_ENOMEM;
+    k->text = text;
+    k->n = n;
+    int rc = t->ops->text_tokens(t->impl, text, n, k);
+    if (rc < 0) {
+        store_tokens_free(k);
+        return rc;
+    }
+    *out = k;
+    return 0;
+}
+
+int store_tokens_add(store_tokens *k, int flags, const char *tok, int ntok, int from, int to)
+{
+    if (ntok < 0)
+        return MCPAGE_EINVAL;
+    if (k->count == k->cap) {
+        size_t ncap = k->cap ? k->cap * 2 : 256;
+        store_token *nv = realloc(k->v, ncap * sizeof *nv);
+        if (!nv)
+            return MCPAGE_ENOMEM;
+        k->v = nv;
+        k->cap = ncap;
+    }
+    if (k->len + (size_t)ntok > k->bcap) {
+        size_t ncap = k->bcap ? k->bcap : 1024;
+        while (ncap < k->len + (size_t)ntok)
+            ncap *= 2;
+        char *nb = realloc(k->bytes, ncap);
+        if (!nb)
+            return MCPAGE_ENOMEM;
+        k->bytes = nb;
+        k->bcap = ncap;
+    }
+    if (ntok)
+        memcpy(k->bytes + k->len, tok, (size_t)ntok);
+    k->v[k->count++] =
+        (store_token){.flags = flags, .from = from, .to = to, .ntok = ntok, .off = k->len};
+    k->len += (size_t)ntok;
+    return 0;
+}
+
 int store_message_add_packed(store *s, const store_message *m, const store_text_packed *packed,
                              int64_t *id)
 {

@@ -734,13 +734,18 @@ int store_session_reset(store *s, const char *session_id);
  * store_session_reset keeps the id it had, so a walk by id does not see
  * it twice; the id must be free), else a new one from the store. */
 int store_message_add(store *s, const store_message *m, int64_t *id);
+/* A text's index tokens, made ahead on another thread (store_text_tokens). */
+typedef struct store_tokens store_tokens;
 /* A message's text packed ahead (store_codec_pack_text), for a store
  * that keeps texts packed (store_packs_texts): its rows take these bytes
- * and do not pack the text again. */
+ * and do not pack the text again. `tokens`, when not NULL, are its index
+ * tokens made ahead (store_text_tokens): the index takes them instead of
+ * tokenizing the text again. */
 typedef struct store_text_packed {
     int codec;
     const unsigned char *bytes;
     size_t n;
+    const store_tokens *tokens;
 } store_text_packed;
 /* 1 when `s` keeps message texts as store_text_pack packs them. */
 int store_packs_texts(store *s);
@@ -752,6 +757,21 @@ void store_packer_free(store_packer *p);
 /* out->bytes: `text` itself (codec plain) or bytes valid until the
  * packer's next call. 0 or MCPAGE_ENOMEM. */
 int store_text_pack(store_packer *p, const char *text, size_t n, store_text_packed *out);
+/*
+ * The index's tokens of texts, made as `s` makes them but on another
+ * thread (a sync tokenizes on its parse thread, docs/sync.md): one
+ * tokenizer a thread, made on the thread that owns `s` (it reads the
+ * store's tokenizer). NULL when the backend makes no tokens ahead
+ * (PostgreSQL) or there is no memory.
+ */
+typedef struct store_tokenizer store_tokenizer;
+store_tokenizer *store_tokenizer_new(store *s);
+void store_tokenizer_free(store_tokenizer *t);
+/* The tokens of text[0..n) (*out, freed by store_tokens_free): 0 or
+ * MCPAGE_ENOMEM. They belong to those bytes: a store given them with
+ * another text tokenizes that text itself. */
+int store_text_tokens(store_tokenizer *t, const char *text, size_t n, store_tokens **out);
+void store_tokens_free(store_tokens *k);
 /* store_message_add with m->text already packed (NULL: as store_message_add). */
 int store_message_add_packed(store *s, const store_message *m, const store_text_packed *packed,
                              int64_t *id);

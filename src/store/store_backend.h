@@ -19,6 +19,30 @@ struct store_sql_dialect;
 /* Called for each row of store_ops.sql_rows; a negative return stops. */
 typedef int (*store_sql_each_fn)(void *ctx, const struct store_sql_row *row);
 
+/*
+ * A text's index tokens made ahead (store_text_tokens): each token as the
+ * backend's tokenizer hands it to its index, in order: flags, its bytes
+ * (in `bytes`), and the text's bytes it stands for.
+ */
+typedef struct store_token {
+    int flags;
+    int from, to; /* text[from..to) */
+    int ntok;     /* bytes of the token */
+    size_t off;   /* where they are in bytes */
+} store_token;
+
+struct store_tokens {
+    const char *text; /* the text they were made from, and its length */
+    size_t n;
+    store_token *v;
+    size_t count, cap;
+    char *bytes;
+    size_t len, bcap;
+};
+
+/* Adds a token: 0 or MCPAGE_ENOMEM. */
+int store_tokens_add(store_tokens *k, int flags, const char *tok, int ntok, int from, int to);
+
 typedef struct store_ops {
     const char *name;
     /* How the engine spells the shared SQL (store_sql.h). */
@@ -57,6 +81,11 @@ typedef struct store_ops {
     int (*message_add)(store *s, const store_message *m, const store_text_packed *packed,
                        int64_t *id);
     int packs_texts; /* 1: message_add takes packed texts (store_packs_texts) */
+    /* Optional (NULL: no tokens made ahead): store_tokenizer_new's tokenizer, made
+     * on the store's thread, then used on one other thread. */
+    void *(*tokenizer_new)(store *s);
+    void (*tokenizer_free)(void *t);
+    int (*text_tokens)(void *t, const char *text, size_t n, store_tokens *out);
     /* v[0..nv): chunks packed as store_raw_pack packs them, stored in order */
     int (*raw_append)(store *s, const char *id, const store_raw_packed *v, size_t nv,
                       int64_t lines);

@@ -1138,8 +1138,8 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
         .g = g,
     };
     line_reader lr = {.line_max = opt->line_max ? opt->line_max : SYNC_LINE_MAX_DEFAULT};
-    f.parse = (sync_parse_ctx){job->source, opt->keep_secrets, opt->redact_rules, &f.ids,
-                               store_packs_texts(s)};
+    f.parse = (sync_parse_ctx){job->source, opt->keep_secrets,    opt->redact_rules,
+                               &f.ids,      store_packs_texts(s), s};
     f.line_max = lr.line_max;
     store_source src = {0};
     int locked = 0, existed = 0;

@@ -70,6 +70,7 @@ int sync_chunk_add(sync_chunk *c, const char *line, size_t len, int64_t start, i
     p->why[0] = '\0';
     p->packed = 0;
     p->pack_buf = NULL;
+    p->tokens = NULL;
     p->start = start;
     p->end = end;
     p->off = c->len;
@@ -96,6 +97,8 @@ static void clear_records(sync_parsed *v, size_t n)
         free(v[i].pack_buf);
         v[i].pack_buf = NULL;
         v[i].packed = 0;
+        store_tokens_free(v[i].tokens);
+        v[i].tokens = NULL;
     }
 }
 
@@ -123,13 +126,17 @@ void sync_chunk_free(sync_chunk *c)
     memset(c, 0, sizeof *c);
 }
 
-/* A message's text packed as the store keeps it; left to the store when
- * there is no memory for it. */
-static void pack_text(store_packer *packer, sync_parsed *p)
+/* A message's text packed as the store keeps it, with its index tokens
+ * when `tok`; left to the store when there is no memory for it. */
+static void pack_text(store_packer *packer, store_tokenizer *tok, sync_parsed *p)
 {
     const char *text = p->r.text ? p->r.text : "";
-    if (store_text_pack(packer, text, strlen(text), &p->pack) < 0)
+    size_t n = strlen(text);
+    if (store_text_pack(packer, text, n, &p->pack) < 0)
         return;
+    p->pack.tokens = NULL;
+    if (tok && store_text_tokens(tok, text, n, &p->tokens) == 0)
+        p->pack.tokens = p->tokens;
     if (p->pack.bytes != (const unsigned char *)text) {
         p->pack_buf = malloc(p->pack.n ? p->pack.n : 1);
         if (!p->pack_buf)
@@ -140,8 +147,9 @@ static void pack_text(store_packer *packer, sync_parsed *p)
     p->packed = 1;
 }
 
-/* packer: NULL, or the thread's own when ctx->pack */
-static void parse_chunk(sync_chunk *c, const sync_parse_ctx *ctx, store_packer *packer)
+/* packer: NULL, or the thread's own when ctx->pack; tok likewise (or NULL) */
+static void parse_chunk(sync_chunk *c, const sync_parse_ctx *ctx, store_packer *packer,
+                        store_tokenizer *tok)
 {
     clear_records(c->spent, c->nspent);
     c->nspent = 0;
@@ -151,7 +159,7 @@ static void parse_chunk(sync_chunk *c, const sync_parse_ctx *ctx, store_packer *
             continue;
         sync_parse_one(ctx, c->buf + p->off, p->len, p, &c->redacted);
         if (p->rc == 0 && p->r.kind == SYNC_MESSAGE && ctx->pack && packer)
-            pack_text(packer, p);
+            pack_text(packer, tok, p);
     }
 }
 
@@ -167,6 +175,8 @@ struct sync_ahead {
     sync_parse_ctx ctx;
     int quit;
     store_packer *packer; /* the thread's own (NULL: texts left to the store) */
+    store_tokenizer *tok; /* the thread's own, made from the first chunk's store (or NULL) */
+    int tok_tried;
 };
 
 static void *ahead_main(void *arg)
@@ -181,7 +191,7 @@ static void *ahead_main(void *arg)
         sync_chunk *c = a->chunk;
         sync_parse_ctx ctx = a->ctx;
         pthread_mutex_unlock(&a->mu);
-        parse_chunk(c, &ctx, a->packer);
+        parse_chunk(c, &ctx, a->packer, a->tok);
         pthread_mutex_lock(&a->mu);
         __atomic_store_n(&a->chunk, NULL, __ATOMIC_RELEASE);
         pthread_cond_signal(&a->done);
@@ -196,6 +206,7 @@ static void ahead_free(sync_ahead *a)
     pthread_cond_destroy(&a->given);
     pthread_mutex_destroy(&a->mu);
     store_packer_free(a->packer);
+    store_tokenizer_free(a->tok);
     free(a);
 }
 
@@ -228,8 +239,12 @@ sync_ahead *sync_ahead_start(void)
 void sync_ahead_submit(sync_ahead *a, sync_chunk *c, const sync_parse_ctx *ctx)
 {
     if (!a) {
-        parse_chunk(c, ctx, NULL);
+        parse_chunk(c, ctx, NULL, NULL);
         return;
+    }
+    if (!a->tok_tried && ctx->pack && ctx->s) { /* made here: it reads the store */
+        a->tok = store_tokenizer_new(ctx->s);
+        a->tok_tried = 1;
     }
     pthread_mutex_lock(&a->mu);
     a->ctx = *ctx;

@@ -7,11 +7,10 @@
  * redacted and parsed (UTF-8 repair, JSON, the agent's record) by a second
  * thread while the sync's own thread stores the chunk before it; that
  * thread also packs each message's text as the store will keep it (zstd,
- * store_text_pack). Parsing and packing were about a quarter of a first
- * sync's CPU (docs/performance.md, "Parsing on a second core"). What a
- * line's parse needs of the file (the tool ids its calls named) is touched
- * only by the parse, one chunk at a time and in order, so the records are
- * those one thread makes.
+ * store_text_pack) and makes its index tokens (store_text_tokens). Parsing and packing were about a
+ * quarter of a first sync's CPU (docs/performance.md, "Parsing on a second core"). What a line's
+ * parse needs of the file (the tool ids its calls named) is touched only by the parse, one chunk at
+ * a time and in order, so the records are those one thread makes.
  *
  * With one core, or MCPAGE_SYNC_THREADS=1, there is no second thread:
  * a chunk is parsed when it is handed over, by the thread that hands it
@@ -57,8 +56,9 @@ typedef struct sync_parsed {
     char why[200];
     sync_record r;
     int packed;              /* r.text was packed ahead, into pack */
-    store_text_packed pack;  /* bytes: r.text itself (codec plain) or pack_buf */
+    store_text_packed pack;  /* bytes: r.text itself (codec plain) or pack_buf; tokens */
     unsigned char *pack_buf; /* owned */
+    store_tokens *tokens;    /* r.text's index tokens made ahead (owned), or NULL */
 } sync_parsed;
 
 /*
@@ -84,6 +84,7 @@ typedef struct sync_parse_ctx {
     const sync_redact_rules *rules;
     sync_tool_ids *ids;
     int pack; /* the store packs texts (store_packs_texts): the second thread packs them */
+    store *s; /* the store, whose tokenizer the second thread copies (store_tokenizer_new) */
 } sync_parse_ctx;
 
 /*

@@ -33,6 +33,9 @@
 #include "support/store_backends.h"
 #include "support/sync_support.h"
 
+/* documents whose index tokens were made on the parse thread (sqlite_snippet.c) */
+extern int64_t store_sqlite__docs_replayed;
+
 typedef struct fx {
     char dir[256];
     char claude[300];
@@ -1822,6 +1825,47 @@ static char *sql_text(const char *db, const char *sql)
     return v;
 }
 
+/* A digest of every value of an SQL query's rows on the SQLite store:
+ * "rows:hash", to compare two stores' index or token maps byte for byte. */
+static char *sql_digest(const char *db, const char *sql)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK);
+    uint64_t d = 1469598103934665603ULL;
+    long long rows = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        rows++;
+        for (int i = 0; i < sqlite3_column_count(st); i++) {
+            const void *b = sqlite3_column_blob(st, i);
+            uint64_t v = fnv(b ? b : "", (size_t)sqlite3_column_bytes(st, i));
+            d = (d ^ v) * 1099511628211ULL;
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    char *out = malloc(64);
+    snprintf(out, 64, "%lld:%016llx", rows, (unsigned long long)d);
+    return out;
+}
+
+/* SQLite: the full-text index and the token maps of two stores are the
+ * same bytes (tokens made on a parse thread, or by FTS5's own pass). */
+static void same_index(const char *a, const char *b)
+{
+    static const char *const q[] = {"SELECT id, block FROM messages_fts_data ORDER BY id",
+                                    "SELECT id, sz FROM messages_fts_docsize ORDER BY id",
+                                    "SELECT * FROM message_tokmap ORDER BY message_id"};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        char *x = sql_digest(a, q[i]), *y = sql_digest(b, q[i]);
+        assert_string_equal(y, x);
+        assert_true(i == 2 || strtol(x, NULL, 10) > 0); /* texts long enough for a map: some */
+        free(x);
+        free(y);
+    }
+}
+
 /* A session's count, time span and messages per day are added up per
  * batch (SQLite); they must be what its messages say, over more days than
  * are kept pending, out of order, with a timestamp too long to keep, one
@@ -2031,6 +2075,8 @@ static void lines_parsed_ahead_store_what_one_thread_stores(void **state)
     char *want = dump_store(one);
     char *got = dump_store(two);
     assert_string_equal(got, want);
+    if (tb_current() == TB_SQLITE)
+        same_index(one, two);
     assert_non_null(strstr(want, "Tool3")); /* results named by calls chunks before */
     assert_non_null(strstr(want, "shell1"));
     free(got);
@@ -2103,8 +2149,11 @@ static void put_raw_files(fx *f)
             fprintf(fp,
                     "{\"type\":\"user\",\"sessionId\":\"s%03d\",\"cwd\":\"/home/u/app\","
                     "\"timestamp\":\"2025-01-02T10:00:%02dZ\",\"message\":{\"role\":\"user\","
-                    "\"content\":\"small %d line %d%s\"}}\n",
-                    k, i, k, i, i == 1 ? " key AKIAABCDEFGHIJKLMNOP" : "");
+                    "\"content\":\"small %d line %d%s%s\"}}\n",
+                    k, i, k, i, i == 1 ? " key AKIAABCDEFGHIJKLMNOP" : "",
+                    i == 2 ? " Na\u00efve caf\u00e9 \u00dcBER stra\u00dfe_x "
+                             "\u6f22\u5b57 ReadFile Running"
+                           : "");
         assert_int_equal(fclose(fp), 0);
         age_file(path, 3600);
     }
@@ -2136,11 +2185,23 @@ static void raw_bytes_packed_apart_store_what_one_thread_stores(void **state)
     put_raw_files(f);
     char one[1200], two[1200], failed[1200];
     sync_report r1, r2, r3;
+    int64_t replayed = __atomic_load_n(&store_sqlite__docs_replayed, __ATOMIC_RELAXED);
     sync_threads(f, "1", "one", one, sizeof one, &r1);
+    int64_t replayed_one = __atomic_load_n(&store_sqlite__docs_replayed, __ATOMIC_RELAXED);
     sync_threads(f, "2", "two", two, sizeof two, &r2);
+    int64_t replayed_two = __atomic_load_n(&store_sqlite__docs_replayed, __ATOMIC_RELAXED);
     assert_int_equal(r1.files_failed, 0);
     assert_int_equal(r2.files_failed, 0);
     assert_int_equal(r1.sessions_added, 151);
+    if (tb_current() == TB_SQLITE) { /* texts tokenized on the parse thread (but a file's first
+                                        chunk's, parsed by the storing thread) */
+        assert_int_equal(replayed_one, replayed);
+        assert_true(replayed_two - replayed_one > 300);
+        same_index(one, two);
+        char *maps = sql_text(two, "SELECT count(*) FROM message_tokmap");
+        assert_true(atoi(maps) >= 400); /* zbig's 20 KB texts, mapped from the tokens replayed */
+        free(maps);
+    }
     assert_int_equal(r2.messages_added, r1.messages_added);
     char *want = dump_store(one);
     char *got = dump_store(two);

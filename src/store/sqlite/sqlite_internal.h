@@ -245,6 +245,16 @@ extern int64_t store_sqlite__tokmap_caught;
 /* Documents mcpage's tokenizer has indexed in this process (the re-index
  * migration's progress). */
 extern int64_t store_sqlite__docs_indexed;
+/* Of those, documents whose tokens were made ahead (store_sqlite_tokens_arm). */
+extern int64_t store_sqlite__docs_replayed;
+/* The next document FTS5 indexes on the connection takes tokens made
+ * ahead, if they are its text's (k NULL: none). */
+void store_sqlite_tokens_arm(void *snip, const store_tokens *k);
+/* store_tokenizer_new's tokenizer (the connection's snippet state gives
+ * the built-in unicode61), and its tokens of a text. */
+void *store_sqlite_tokenizer_new(void *snip);
+void store_sqlite_tokenizer_free(void *t);
+int store_sqlite_text_tokens(void *t, const char *text, size_t n, store_tokens *out);
 /* Query terms of an own-stem class (`~render`) asked for as the word
  * alone, their class having no postings (sqlite_snippet.c, tests); tests
  * set the knob to 1 to ask for the class with its word as a synonym. */

@@ -52,6 +52,7 @@ int64_t store_sqlite__snippet_frames;
 int64_t store_sqlite__tokmap_caught;
 
 int64_t store_sqlite__docs_indexed;
+int64_t store_sqlite__docs_replayed;
 
 int64_t store_sqlite__class_alone;
 
@@ -99,6 +100,7 @@ typedef struct snip_conn {
     sqlite3_stmt *vocab; /* CLASS_VOCAB_SQL, once prepared */
     class_seen seen[CLASS_SEEN_MAX]; /* own-stem classes looked up (class_indexed) */
     int seen_next;                   /* the slot the next look-up replaces */
+    const store_tokens *ahead;       /* the next document's tokens, made ahead (or NULL) */
 } snip_conn;
 
 /* One match: tokens [pos, pos + size) match phrase `phrase`. */
@@ -959,6 +961,8 @@ static int class_indexed(snip_conn *sc, const char *cls, int len)
     return e->indexed;
 }
 
+static int replay_tokens(watch_pass *w, const store_tokens *k);
+
 static int watch_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *text, int n,
                           int (*token)(void *, int, const char *, int, int, int))
 {
@@ -989,9 +993,88 @@ static int watch_tokenize(Fts5Tokenizer *p, void *ctx, int flags, const char *te
         sc->watched_len = n;
         pass.map = &sc->watched;
     }
+    const store_tokens *k = sc->ahead;
+    sc->ahead = NULL;
+    if (k && k->n == (size_t)n && (k->text == text || memcmp(k->text, text, (size_t)n) == 0))
+        return replay_tokens(&pass, k);
     int rc = token_scan((const unsigned char *)text, n, watch_ascii, watch_stretch, &pass);
     sqlite3_free(pass.big);
     return rc;
+}
+
+/* ---- a text's tokens made ahead, on another thread ------------------------ */
+
+/*
+ * A sync's parse thread makes each message's tokens (store_text_tokens)
+ * by the very pass above, with a sink that records them instead of FTS5,
+ * and its own instance of the built-in unicode61. The writer arms them
+ * for its next document (store_sqlite_tokens_arm), and FTS5 then gets
+ * them replayed: the same tokens, flags and offsets, in the same order,
+ * so the index and the token map are those of the text tokenized here.
+ * Tokenizing was a fifth of the storing thread's instructions
+ * (docs/performance.md, "Tokens made on the parse thread").
+ */
+static int replay_tokens(watch_pass *w, const store_tokens *k)
+{
+    __atomic_fetch_add(&store_sqlite__docs_replayed, 1, __ATOMIC_RELAXED); /* shared */
+    for (size_t i = 0; i < k->count; i++) {
+        const store_token *t = &k->v[i];
+        int rc = watch_first(w, t->flags, k->bytes + t->off, t->ntok, t->from, t->to);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    return SQLITE_OK;
+}
+
+void store_sqlite_tokens_arm(void *snip, const store_tokens *k)
+{
+    ((snip_conn *)snip)->ahead = k;
+}
+
+typedef struct ahead_tok {
+    fts5_tokenizer tk; /* the built-in unicode61's methods */
+    Fts5Tokenizer *inner;
+} ahead_tok;
+
+void *store_sqlite_tokenizer_new(void *snip)
+{
+    static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
+    snip_conn *sc = snip;
+    ahead_tok *t = sqlite3_malloc(sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->tk = sc->tk;
+    if (sc->tk.xCreate(sc->tk_ud, (const char **)args, 4, &t->inner) != SQLITE_OK) {
+        sqlite3_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void store_sqlite_tokenizer_free(void *p)
+{
+    ahead_tok *t = p;
+    if (t) {
+        t->tk.xDelete(t->inner);
+        sqlite3_free(t);
+    }
+}
+
+static int record_token(void *ctx, int flags, const char *tok, int ntok, int from, int to)
+{
+    return store_tokens_add(ctx, flags, tok, ntok, from, to) == 0 ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+int store_sqlite_text_tokens(void *p, const char *text, size_t n, store_tokens *out)
+{
+    ahead_tok *t = p;
+    if (n > INT32_MAX)
+        return MCPAGE_EINVAL;
+    watch_pass pass = {
+        .ctx = out, .token = record_token, .text = text, .inner = t->inner, .tk = &t->tk};
+    int rc = token_scan((const unsigned char *)text, (int)n, watch_ascii, watch_stretch, &pass);
+    sqlite3_free(pass.big);
+    return rc == SQLITE_OK ? 0 : MCPAGE_ENOMEM;
 }
 
 /* mcpage_tokmap(text): the text's token map, or NULL under SNIP_MAP_MIN tokens (the migration). */

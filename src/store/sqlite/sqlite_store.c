@@ -519,6 +519,12 @@ static void sqlite_close(store *s)
     s->impl = NULL;
 }
 
+/* A tokenizer for another thread: the writer's own tokens (sqlite_snippet.c). */
+static void *sq_tokenizer_new(store *s)
+{
+    return s->writable && CONN(s)->snip ? store_sqlite_tokenizer_new(CONN(s)->snip) : NULL;
+}
+
 static const store_ops sqlite_ops = {
     .name = "sqlite",
     .dialect = &sq_dialect,
@@ -548,6 +554,9 @@ static const store_ops sqlite_ops = {
     .session_reset = sqlite_session_reset,
     .message_add = sqlite_message_add,
     .packs_texts = 1,
+    .tokenizer_new = sq_tokenizer_new,
+    .tokenizer_free = store_sqlite_tokenizer_free,
+    .text_tokens = store_sqlite_text_tokens,
     .raw_append = sqlite_raw_append,
     .session_refresh = sqlite_session_refresh,
     .tool_call_name = sqlite_tool_call_name,

@@ -435,7 +435,12 @@ static int message_add(store *s, const store_message *m, const store_text_packed
         sqlite3_bind_text64(st, 2, m->text, tlen, SQLITE_STATIC, SQLITE_UTF8);
     if (tlen >= SQ_TOKMAP_MIN_BYTES && CONN(s)->snip)
         store_sqlite_tokmap_watch(CONN(s)->snip); /* the map from FTS5's tokens */
-    if ((rc = sq_done(s, st, "text insert")) < 0)
+    if (packed && packed->tokens && CONN(s)->snip)
+        store_sqlite_tokens_arm(CONN(s)->snip, packed->tokens);
+    rc = sq_done(s, st, "text insert");
+    if (CONN(s)->snip)
+        store_sqlite_tokens_arm(CONN(s)->snip, NULL);
+    if (rc < 0)
         return rc;
     /* A long text's token map, for its snippets (sqlite_snippet.c). One
      * row of VALUES: a statement that may need a statement journal (an
