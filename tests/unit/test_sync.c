@@ -2044,6 +2044,19 @@ static void sync_threads(fx *f, const char *threads, const char *name, char *db,
     unsetenv("MCPAGE_SYNC_THREADS");
 }
 
+/* Two threads: a sync in which a file fails when it reaches line `line`
+ * (its transaction, with the files before it, rolled back), then one that
+ * reads everything, both into store "failed" (its spec in db). */
+static void fail_then_sync_again(fx *f, int64_t line, char *db, size_t n, sync_report *rep)
+{
+    sync__fail_line = line;
+    sync_threads(f, "2", "failed", db, n, rep);
+    sync__fail_line = 0;
+    assert_int_equal(rep->files_failed, 1);
+    sync_threads(f, "2", "failed", db, n, rep);
+    assert_int_equal(rep->files_failed, 0);
+}
+
 /* Lines parsed on a second thread are stored as one thread stores them:
  * every message, tool name, raw byte and count; and a file that fails in
  * the middle of a chunk (the next one being parsed) is read again whole. */
@@ -2111,12 +2124,7 @@ static void lines_parsed_ahead_store_what_one_thread_stores(void **state)
 
     /* fails at line 2345 of the Claude file (the rollout has fewer), chunks in,
        then reads it again */
-    sync__fail_line = 2345;
-    sync_threads(f, "2", "failed", failed, sizeof failed, &r3);
-    sync__fail_line = 0;
-    assert_int_equal(r3.files_failed, 1);
-    sync_threads(f, "2", "failed", failed, sizeof failed, &r3);
-    assert_int_equal(r3.files_failed, 0);
+    fail_then_sync_again(f, 2345, failed, sizeof failed, &r3);
     got = dump_store(failed);
     hide_ids = 1;
     free(want);
@@ -2256,12 +2264,7 @@ static void raw_bytes_packed_apart_store_what_one_thread_stores(void **state)
 
     /* zbig fails at its line 400, after the small files' raw bytes were
        handed over in the same transaction; then everything is read again */
-    sync__fail_line = 400;
-    sync_threads(f, "2", "failed", failed, sizeof failed, &r3);
-    sync__fail_line = 0;
-    assert_int_equal(r3.files_failed, 1);
-    sync_threads(f, "2", "failed", failed, sizeof failed, &r3);
-    assert_int_equal(r3.files_failed, 0);
+    fail_then_sync_again(f, 400, failed, sizeof failed, &r3);
     hide_ids = 1;
     free(want);
     want = dump_store(one);
