@@ -3,6 +3,7 @@
  * what runs where).
  */
 #define _GNU_SOURCE /* memrchr */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,7 +237,7 @@ int sync_raw_give(sync_raw *r, store *s, int fd, int64_t from, int64_t to, int64
                    .lines = lines,
                    .rules = rules,
                    .keep_secrets = keep_secrets};
-    if (!(j->session_id = sync_dup(session_id)) || (j->fd = dup(fd)) < 0) {
+    if (!(j->session_id = sync_dup(session_id)) || (j->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
         int rc = j->session_id ? MCPAGE_EIO : MCPAGE_ENOMEM;
         job_free(j);
         return rc;
