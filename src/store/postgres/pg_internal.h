@@ -12,17 +12,17 @@
 #include "store/store_backend.h"
 #include "store/store_sql.h"
 
-#define PG_URL_MAX         2048          /* bytes of a postgres:// URL */
-#define PG_POOL_URLS       16            /* distinct URLs one process pools */
-#define PG_POOL_IDLE       16            /* idle connections kept per URL */
-#define PG_RETRIES         3             /* attempts of one statement outside a transaction */
-#define PG_TSV_TOKENS      65535         /* tokens of one message indexed */
-#define PG_TSV_BYTES       (512 * 1024)  /* token bytes of one message indexed */
-#define PG_LEXEME_MAX      2000          /* bytes of one indexed token (PG allows 2047) */
-#define PG_TIMEOUT_DEFAULT 30000         /* statement_timeout (ms) of readers */
-#define PG_POLL_MS         5             /* ms between budget checks of a running statement */
-#define PG_LOCK_CLASS      1836016741    /* advisory lock class of session locks ('mcpe') */
-#define PG_MIGRATE_LOCK    1836016742    /* advisory lock key of migrations */
+#define PG_URL_MAX         2048         /* bytes of a postgres:// URL */
+#define PG_POOL_URLS       16           /* distinct URLs one process pools */
+#define PG_POOL_IDLE       16           /* idle connections kept per URL */
+#define PG_RETRIES         3            /* attempts of one statement outside a transaction */
+#define PG_TSV_TOKENS      65535        /* tokens of one message indexed */
+#define PG_TSV_BYTES       (512 * 1024) /* token bytes of one message indexed */
+#define PG_LEXEME_MAX      2000         /* bytes of one indexed token (PG allows 2047) */
+#define PG_TIMEOUT_DEFAULT 30000        /* statement_timeout (ms) of readers */
+#define PG_POLL_MS         5            /* ms between budget checks of a running statement */
+#define PG_LOCK_CLASS      1836016741   /* advisory lock class of session locks ('mcpe') */
+#define PG_MIGRATE_LOCK    1836016742   /* advisory lock key of migrations */
 
 typedef struct pg_pool pg_pool;
 

@@ -313,13 +313,18 @@ static int token_scan(const unsigned char *s, int n, scan_fn ascii, scan_fn stre
     }
 }
 
-/* The built-in unicode61 with the table's arguments (sqlite_schema.c), made on first use. */
-static int snip_unicode61(snip_conn *sc)
+/* An instance of the built-in unicode61 with the table's arguments (sqlite_schema.c). */
+static int unicode61_new(const snip_conn *sc, Fts5Tokenizer **out)
 {
     static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
-    if (sc->tok == NULL && sc->tk.xCreate(sc->tk_ud, (const char **)args, 4, &sc->tok) != SQLITE_OK)
-        return SQLITE_ERROR;
-    return SQLITE_OK;
+    return sc->tk.xCreate(sc->tk_ud, (const char **)args, 4, out) == SQLITE_OK ? SQLITE_OK
+                                                                               : SQLITE_ERROR;
+}
+
+/* The connection's unicode61, made on first use. */
+static int snip_unicode61(snip_conn *sc)
+{
+    return sc->tok == NULL ? unicode61_new(sc, &sc->tok) : SQLITE_OK;
 }
 
 /* A window's tokens by token_scan: the tokens the index has, its ASCII
@@ -1038,13 +1043,12 @@ typedef struct ahead_tok {
 
 void *store_sqlite_tokenizer_new(void *snip)
 {
-    static const char *const args[] = {"remove_diacritics", "2", "tokenchars", "_"};
     snip_conn *sc = snip;
     ahead_tok *t = sqlite3_malloc(sizeof *t);
     if (t == NULL)
         return NULL;
     t->tk = sc->tk;
-    if (sc->tk.xCreate(sc->tk_ud, (const char **)args, 4, &t->inner) != SQLITE_OK) {
+    if (unicode61_new(sc, &t->inner) != SQLITE_OK) {
         sqlite3_free(t);
         return NULL;
     }
