@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,12 +309,7 @@ static int bare_agent_id(sync_job *j, const char *known)
     return 0;
 }
 
-/* A session id's hash (eight bytes at a time) and its file's place. */
-typedef struct id_hash {
-    uint64_t hash;
-    size_t pos;
-} id_hash;
-
+/* A session id's hash (eight bytes at a time): never 0, the empty slot's. */
 static uint64_t hash_id(const char *s)
 {
     size_t n = strlen(s);
@@ -326,13 +322,23 @@ static uint64_t hash_id(const char *s)
     w = 0;
     memcpy(&w, s, n);
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 29);
+    h ^= h >> 29;
+    return h ? h : 1;
 }
 
-static int by_hash(const void *a, const void *b)
+/* One hash of the files' session ids, and how many files have it. */
+typedef struct id_count {
+    uint64_t hash;
+    size_t files;
+} id_count;
+
+/* The slot of `hash` in a table of `mask` + 1 slots (open addressing). */
+static id_count *count_slot(id_count *t, size_t mask, uint64_t hash)
 {
-    const id_hash *x = a, *y = b;
-    return x->hash < y->hash ? -1 : x->hash > y->hash;
+    size_t i = (size_t)hash & mask;
+    while (t[i].hash && t[i].hash != hash)
+        i = (i + 1) & mask;
+    return &t[i];
 }
 
 static int by_session(const void *a, const void *b)
@@ -353,28 +359,32 @@ static int one_file_per_session(sync_jobs *js, sync_report *rep)
     if (js->n < 2)
         return 0;
     /* the files that may share their session with another: those whose id
-       hashes alike, side by side once the hashes are sorted (cheaper than
-       sorting the ids themselves; gone files and files waiting to be named
-       left out). A collision only adds a candidate. */
-    id_hash *h = malloc(js->n * sizeof *h);
+       hashes alike, counted in a table of at least twice as many slots
+       (gone files and files waiting to be named left out). A collision
+       only adds a candidate. */
+    size_t slots = 1024;
+    while (slots < 2 * js->n)
+        slots *= 2;
+    id_count *t = calloc(slots, sizeof *t);
     sync_job **v = malloc(js->n * sizeof *v);
-    if (!h || !v) {
-        free(h);
+    if (!t || !v) {
+        free(t);
         free(v);
         return MCPAGE_ENOMEM;
     }
-    size_t nh = 0, n = 0;
+    size_t n = 0;
     for (size_t i = 0; i < js->n; i++)
-        if (js->v[i].sb.st_size >= 0)
-            h[nh++] = (id_hash){hash_id(js->v[i].session_id), i};
-    qsort(h, nh, sizeof *h, by_hash);
-    for (size_t a = 0, b; a < nh; a = b) {
-        for (b = a + 1; b < nh && h[b].hash == h[a].hash; b++)
-            ;
-        for (size_t k = a; b - a > 1 && k < b; k++)
-            v[n++] = &js->v[h[k].pos];
-    }
-    free(h);
+        if (js->v[i].sb.st_size >= 0) {
+            uint64_t h = hash_id(js->v[i].session_id);
+            id_count *c = count_slot(t, slots - 1, h);
+            c->hash = h;
+            c->files++;
+        }
+    for (size_t i = 0; i < js->n; i++)
+        if (js->v[i].sb.st_size >= 0 &&
+            count_slot(t, slots - 1, hash_id(js->v[i].session_id))->files > 1)
+            v[n++] = &js->v[i];
+    free(t);
     if (n > 1)
         qsort(v, n, sizeof *v, by_session);
     for (size_t a = 0; a < n;) {
@@ -468,20 +478,56 @@ static int count_changed(sync_jobs *js, sync_report *rep, int64_t *changed)
 }
 
 /*
+ * The source records of one machine, read while the walk lists the
+ * folders: on a thread of its own when the machine has two cores (the
+ * walk touches no store), else when the pre-pass asks for them.
+ */
+typedef struct sources_load {
+    store *s;
+    const char *host;
+    store_sources known; /* ordered by path */
+    int rc;              /* store_sources_all's status */
+    int threaded;        /* read on `thread`, joined by sources_wait */
+    pthread_t thread;
+} sources_load;
+
+static void *sources_main(void *arg)
+{
+    sources_load *l = arg;
+    l->rc = store_sources_all(l->s, l->host, SYNC_FILES_MAX, &l->known);
+    return NULL;
+}
+
+static void sources_start(sources_load *l, store *s, const char *host)
+{
+    *l = (sources_load){.s = s, .host = host};
+    l->threaded = sync__second_thread() && pthread_create(&l->thread, NULL, sources_main, l) == 0;
+}
+
+/* The records, once read; the store is the caller's again. */
+static int sources_wait(sources_load *l)
+{
+    if (l->threaded)
+        pthread_join(l->thread, NULL);
+    else
+        sources_main(l);
+    l->threaded = 0;
+    return l->rc;
+}
+
+/*
  * Which files changed since their last sync (look_at, the source records
  * merged with the walk's files in path order: no query per file).
  */
-static int prepass(store *s, sync_jobs *js, const char *host, sync_report *rep, int64_t *changed,
+static int prepass(sources_load *l, sync_jobs *js, sync_report *rep, int64_t *changed,
                    int64_t *bytes_total)
 {
-    store_sources known;
-    int rc = store_sources_all(s, host, SYNC_FILES_MAX, &known);
+    int rc = sources_wait(l);
     if (rc < 0)
         return rc;
     size_t k = 0;
     for (size_t i = 0; i < js->n && rc >= 0; i++)
-        rc = look_at(&js->v[i], source_of(&known, &k, js->v[i].path), rep, bytes_total);
-    store_sources_free(&known);
+        rc = look_at(&js->v[i], source_of(&l->known, &k, js->v[i].path), rep, bytes_total);
     return rc < 0 ? rc : count_changed(js, rep, changed);
 }
 
@@ -681,6 +727,7 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     int rc = pass_begin(opt, rep, &ps);
     const sync_options o = ps.o;
     sync_jobs js = {0};
+    sources_load known = {0};
     if (rc < 0)
         goto out;
     /* a store older than usage_calls: its sessions' calls, from its raw bytes */
@@ -689,6 +736,7 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
         rc = sync_edits_backfill(s);
     if (rc < 0)
         goto out;
+    sources_start(&known, s, o.hostname);
     rc = sync_discover(&js, &o, rep);
     if (rc < 0)
         goto out;
@@ -696,8 +744,9 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     for (size_t i = 0; i < js.n; i++)
         js.v[i].settle = o.settle;
     pass_files p = {0};
-    if ((rc = prepass(s, &js, o.hostname, rep, &p.changed, &p.bytes_total)) < 0)
+    if ((rc = prepass(&known, &js, rep, &p.changed, &p.bytes_total)) < 0)
         goto out;
+    store_sources_free(&known.known);
     if ((rc = read_changed(s, &js, &o, rep, &p)) < 0)
         goto out;
     rep->files_changed = p.changed;
@@ -709,6 +758,9 @@ int sync_run(store *s, const sync_options *opt, sync_report *rep)
     if (rc == 0 && !rep->stopped)
         rc = sync__fold_run(s, &o, rep);
 out:
+    if (known.threaded) /* a walk that failed: the store is ours again */
+        sources_wait(&known);
+    store_sources_free(&known.known);
     sync_jobs_free(&js);
     pass_seconds(rep, &ps.t0);
     return rc;

@@ -6,11 +6,20 @@
  * (CLAUDE_HOME or CODEX_HOME, resolved with realpath): a transcript linked
  * to /etc/passwd is counted and left alone, never opened. A folder that
  * cannot be listed is counted and named in the report with its errno text.
+ *
+ * Each agent's folder is listed in two steps: its session folder down to
+ * the folders that hold the transcripts (Claude's project directories,
+ * Codex's days), then those folders as tasks on two threads, each task
+ * with its own files and warnings, joined in the order of their paths
+ * (docs/sync.md, "The walk on two threads").
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,16 +33,49 @@
 #include "sync/sync_source.h"
 
 #define SYNC_DEPTH_MAX 6 /* directory levels walked under sessions/ */
+/* The folders listed as tasks: Claude's project directories, and the
+   folders this many levels below Codex's sessions/ (its days,
+   YYYY/MM/DD). At most WALK_TASKS_MAX of them in one agent's folder;
+   past it a folder is listed at once, on the walk's thread. */
+#define WALK_TASK_DEPTH 3
+#define WALK_TASKS_MAX  100000
 
-/* One walk under one agent's folder. */
+typedef struct walk_tasks walk_tasks;
+typedef struct walk_task walk_task;
+
+/* One walk under one agent's folder, or one task of it. */
 typedef struct walk {
     sync_jobs *js;
-    sync_report *rep;
-    const char *root; /* the agent's folder, resolved */
+    sync_report *rep;  /* the pass's report; NULL in a task (walk_report) */
+    walk_task *task;   /* the task this walk lists, or NULL */
+    walk_tasks *tasks; /* where the folders of tasks go (the walk above the tasks), or in a
+                          task the tasks it is one of; NULL in a named pass */
+    const char *root;  /* the agent's folder, resolved */
     size_t rootlen;
     const char *home;   /* the agent's folder as the options name it */
     const char *source; /* "claude" or "codex", for warnings */
 } walk;
+
+/* A folder listed on either thread: a Claude project directory or a Codex day. */
+struct walk_task {
+    char *path;       /* the folder, joined as the walk joins it */
+    char *name;       /* Claude: the project directory's name; NULL for Codex */
+    int depth;        /* Codex: its level below sessions/ */
+    sync_jobs js;     /* the transcripts it holds */
+    sync_report *rep; /* its warnings and counts, made on the first, or NULL */
+    int rc;           /* its status */
+};
+
+/* The tasks of one agent's folder. */
+struct walk_tasks {
+    walk_task *v;
+    size_t n, cap;
+    size_t before;       /* files the pass had found before them */
+    atomic_size_t next;  /* the next task a thread takes */
+    atomic_size_t files; /* files the tasks found, counted against SYNC_FILES_MAX */
+    atomic_int failed;   /* a task failed: the others stop */
+    const walk *above;   /* the walk they come from (root, home, source) */
+};
 
 static char *stem(const char *name)
 {
@@ -69,10 +111,13 @@ void sync_jobs_free(sync_jobs *js)
     memset(js, 0, sizeof *js);
 }
 
-/* Takes ownership of j's strings, also on failure. */
-static int jobs_add(sync_jobs *js, sync_job *j)
+/* Takes ownership of j's strings, also on failure. The pass's files, a
+ * task's counted with every task of its folder, at most SYNC_FILES_MAX. */
+static int jobs_add(walk *w, sync_job *j)
 {
-    if (js->n >= SYNC_FILES_MAX) {
+    sync_jobs *js = w->js;
+    size_t found = w->task ? w->tasks->before + atomic_fetch_add(&w->tasks->files, 1) : js->n;
+    if (found >= SYNC_FILES_MAX) {
         job_free(j);
         return MCPAGE_ERANGE;
     }
@@ -84,11 +129,37 @@ static int jobs_add(sync_jobs *js, sync_job *j)
     return 0;
 }
 
+/* Where the walk's warnings and counts go: the pass's report, or a task's
+ * own, made on its first (NULL when out of memory: the task fails). */
+static sync_report *walk_report(walk *w)
+{
+    if (!w->task)
+        return w->rep;
+    if (!w->task->rep && !(w->task->rep = calloc(1, sizeof *w->task->rep)))
+        w->task->rc = MCPAGE_ENOMEM;
+    return w->task->rep;
+}
+
 static void note_errno(walk *w, const char *path, const char *what, int err)
 {
-    char why[200];
-    snprintf(why, sizeof why, "%s: %s", what, strerror(err));
-    sync_warn(w->rep, w->source, path, 0, why);
+    sync_report *rep = walk_report(w);
+    char why[200], text[120];
+    if (!rep)
+        return;
+    if (strerror_r(err, text, sizeof text) != 0) /* strerror's buffer is not the thread's own */
+        snprintf(text, sizeof text, "error %d", err);
+    snprintf(why, sizeof why, "%s: %s", what, text);
+    sync_warn(rep, w->source, path, 0, why);
+}
+
+/* Counts a folder that could not be listed, or a link out of the root. */
+static void count_in(walk *w, int link_outside)
+{
+    sync_report *rep = walk_report(w);
+    if (rep && link_outside)
+        rep->links_outside++;
+    else if (rep)
+        rep->dirs_unreadable++;
 }
 
 /* A directory, or NULL (a missing one silently: sub-agent folders are
@@ -97,8 +168,9 @@ static DIR *open_dir(walk *w, const char *path)
 {
     DIR *d = opendir(path);
     if (!d && errno != ENOENT && errno != ENOTDIR) {
-        w->rep->dirs_unreadable++;
-        note_errno(w, path, "cannot list this folder", errno);
+        int err = errno;
+        count_in(w, 0);
+        note_errno(w, path, "cannot list this folder", err);
     }
     return d;
 }
@@ -131,8 +203,9 @@ static int entry_kind(walk *w, const struct dirent *e, const char *path, char **
         e->d_type == DT_SOCK) {
         /* never opened (it could block); named, since a transcript's
            place holds it */
-        if (sync_ends_with(e->d_name, ".jsonl") || sync_ends_with(e->d_name, ".json"))
-            sync_warn(w->rep, w->source, path, 0,
+        sync_report *rep = walk_report(w);
+        if (rep && (sync_ends_with(e->d_name, ".jsonl") || sync_ends_with(e->d_name, ".json")))
+            sync_warn(rep, w->source, path, 0,
                       e->d_type == DT_FIFO ? "a FIFO, not a regular file: skipped"
                                            : "a device or socket, not a regular file: skipped");
         return ENTRY_NONE;
@@ -153,16 +226,19 @@ static int entry_kind(walk *w, const struct dirent *e, const char *path, char **
     char *r = realpath(path, NULL);
     if (!r) {
         if (errno != ENOENT) {
-            w->rep->dirs_unreadable++;
-            note_errno(w, path, "cannot follow this link", errno);
+            int err = errno;
+            count_in(w, 0);
+            note_errno(w, path, "cannot follow this link", err);
         }
         return ENTRY_NONE;
     }
     if (!inside_root(w, r)) {
-        w->rep->links_outside++;
+        count_in(w, 1);
         char why[120];
         snprintf(why, sizeof why, "a link out of %.80s: not followed", w->root);
-        sync_warn(w->rep, w->source, path, 0, why);
+        sync_report *rep = walk_report(w);
+        if (rep)
+            sync_warn(rep, w->source, path, 0, why);
         free(r);
         return ENTRY_NONE;
     }
@@ -225,7 +301,7 @@ static int claude_subagent(void *ud, const struct dirent *e, char *path)
         return 0;
     }
     entry_stat(at, e, &j);
-    return jobs_add(at->w->js, &j);
+    return jobs_add(at->w, &j);
 }
 
 /* One entry of a Claude project directory: a session, an older
@@ -246,7 +322,7 @@ static int claude_entry(void *ud, const struct dirent *e, char *path)
             return MCPAGE_ENOMEM;
         }
         entry_stat(at, e, &j);
-        return jobs_add(at->w->js, &j);
+        return jobs_add(at->w, &j);
     }
     int rc = 0;
     if (kind == ENTRY_DIR) {
@@ -261,20 +337,47 @@ static int claude_entry(void *ud, const struct dirent *e, char *path)
     return rc;
 }
 
-/* One Claude project directory. */
+/*
+ * Keeps the folder `path` (taken: 1) as a task of the walk above the
+ * tasks. 0 when the walk lists it at once instead: in a task or a named
+ * pass, or past WALK_TASKS_MAX. MCPAGE_ENOMEM (path not taken).
+ */
+static int task_add(walk *w, char *path, const char *name, int depth)
+{
+    walk_tasks *ts = w->tasks;
+    if (!ts || w->task || ts->n >= WALK_TASKS_MAX)
+        return 0;
+    char *dup = NULL;
+    if ((name && !(dup = sync_dup(name))) ||
+        sync_grow((void **)&ts->v, &ts->cap, ts->n, sizeof *ts->v, 64) < 0) {
+        free(dup);
+        return MCPAGE_ENOMEM;
+    }
+    ts->v[ts->n++] = (walk_task){.path = path, .name = dup, .depth = depth};
+    return 1;
+}
+
+/* The sessions of one Claude project directory. */
+static int list_project(walk *w, const char *path, const char *name)
+{
+    DIR *d = open_dir(w, path);
+    place in = {.w = w, .dirfd = d ? dirfd(d) : -1, .name = name};
+    return d ? sync_dir_each(d, path, claude_entry, &in) : 0;
+}
+
+/* One Claude project directory: a task, or listed at once. */
 static int claude_project(void *ud, const struct dirent *e, char *path)
 {
     const place *at = ud;
     char *real = NULL;
     int rc = 0;
-    if (entry_kind(at->w, e, path, &real) == ENTRY_DIR) {
-        DIR *d = open_dir(at->w, path);
-        place in = {.w = at->w, .dirfd = d ? dirfd(d) : -1, .name = e->d_name};
-        rc = d ? sync_dir_each(d, path, claude_entry, &in) : 0;
-    }
+    if (entry_kind(at->w, e, path, &real) == ENTRY_DIR &&
+        (rc = task_add(at->w, path, e->d_name, 0)) == 0)
+        rc = list_project(at->w, path, e->d_name);
     free(real);
-    free(path);
-    return rc;
+    if (rc != 1)
+        free(path);
+    return rc > 0 ? 0 : rc;
 }
 
 static int discover_claude(walk *w, const char *home)
@@ -285,6 +388,7 @@ static int discover_claude(walk *w, const char *home)
     DIR *d = open_dir(w, root);
     int rc = 0;
     if (d) {
+        assert(!w->task);
         w->rep->claude_found = 1;
         place at = {.w = w, .dirfd = dirfd(d)};
         rc = sync_dir_each(d, root, claude_project, &at);
@@ -324,12 +428,17 @@ static int codex_entry(void *ud, const struct dirent *e, char *path)
             return MCPAGE_ENOMEM;
         }
         entry_stat(at, e, &j);
-        return jobs_add(at->w->js, &j);
+        return jobs_add(at->w, &j);
     }
-    int rc = kind == ENTRY_DIR ? discover_codex_dir(at->w, path, at->depth + 1) : 0;
+    int rc = 0;
+    if (kind == ENTRY_DIR && at->depth + 1 == WALK_TASK_DEPTH)
+        rc = task_add(at->w, path, NULL, at->depth + 1);
+    if (kind == ENTRY_DIR && rc == 0)
+        rc = discover_codex_dir(at->w, path, at->depth + 1);
     free(real);
-    free(path);
-    return rc;
+    if (rc != 1)
+        free(path);
+    return rc > 0 ? 0 : rc;
 }
 
 static int discover_codex_dir(walk *w, const char *dir, int depth)
@@ -339,8 +448,10 @@ static int discover_codex_dir(walk *w, const char *dir, int depth)
     DIR *d = open_dir(w, dir);
     if (!d)
         return 0;
-    if (depth == 0)
+    if (depth == 0) {
+        assert(!w->task); /* tasks are folders below */
         w->rep->codex_found = 1;
+    }
     place at = {.w = w, .dirfd = dirfd(d), .depth = depth};
     return sync_dir_each(d, dir, codex_entry, &at);
 }
@@ -350,6 +461,125 @@ static int job_cmp(const void *a, const void *b)
     return strcmp(((const sync_job *)a)->path, ((const sync_job *)b)->path);
 }
 
+/* Puts the files in path order; most often they are already (each
+ * folder's tasks are), and one look says so. */
+static void jobs_sort(sync_jobs *js)
+{
+    size_t i = 1;
+    while (i < js->n && job_cmp(&js->v[i - 1], &js->v[i]) < 0)
+        i++;
+    if (i < js->n)
+        qsort(js->v, js->n, sizeof js->v[0], job_cmp);
+}
+
+/* The paths' order, a folder's path read as if it ended in '/': the
+ * order of the files below it. */
+static int task_cmp(const void *a, const void *b)
+{
+    const unsigned char *x = (const unsigned char *)((const walk_task *)a)->path;
+    const unsigned char *y = (const unsigned char *)((const walk_task *)b)->path;
+    while (*x && *x == *y)
+        x++, y++;
+    int cx = *x ? *x : '/', cy = *y ? *y : '/';
+    return cx != cy ? cx - cy : (int)*x - (int)*y;
+}
+
+/* Lists one task's folder as the walk above would have, then sorts its files. */
+static void task_run(walk_tasks *ts, walk_task *t)
+{
+    const walk *up = ts->above;
+    walk w = {.js = &t->js, .task = t, .tasks = ts, .root = up->root, .rootlen = up->rootlen};
+    w.home = up->home;
+    w.source = up->source;
+    int rc =
+        t->name ? list_project(&w, t->path, t->name) : discover_codex_dir(&w, t->path, t->depth);
+    if (rc < 0 && t->rc == 0)
+        t->rc = rc;
+    if (t->rc < 0)
+        atomic_store(&ts->failed, 1);
+    else if (t->js.n > 1)
+        qsort(t->js.v, t->js.n, sizeof t->js.v[0], job_cmp);
+}
+
+static void *tasks_main(void *arg)
+{
+    walk_tasks *ts = arg;
+    for (size_t i; !atomic_load(&ts->failed) && (i = atomic_fetch_add(&ts->next, 1)) < ts->n;)
+        task_run(ts, &ts->v[i]);
+    return NULL;
+}
+
+/* A task's warnings and counts, as if the walk had met them itself. */
+static void report_join(sync_report *rep, const sync_report *t)
+{
+    rep->dirs_unreadable += t->dirs_unreadable;
+    rep->links_outside += t->links_outside;
+    rep->warnings += t->warnings;
+    for (int i = 0; i < t->nwarnings && rep->nwarnings < SYNC_WARNINGS_MAX; i++)
+        memcpy(rep->warning_list[rep->nwarnings++], t->warning_list[i], SYNC_WARNING_LEN);
+    for (int i = 0; i < t->nsources; i++) {
+        sync_source_report *r = sync__source(rep, t->sources[i].name);
+        if (!r)
+            continue;
+        r->warnings += t->sources[i].warnings;
+        if (!r->warning[0])
+            memcpy(r->warning, t->sources[i].warning, sizeof r->warning);
+    }
+}
+
+static void tasks_free(walk_tasks *ts)
+{
+    for (size_t i = 0; i < ts->n; i++) {
+        free(ts->v[i].path);
+        free(ts->v[i].name);
+        free(ts->v[i].rep);
+        sync_jobs_free(&ts->v[i].js);
+    }
+    free(ts->v);
+}
+
+/*
+ * Lists the tasks on two threads (on one when the machine has one core or
+ * a thread cannot start), then adds their files to the walk's and their
+ * warnings to its report, in the order of the tasks' paths: the files stay
+ * in path order when the walk's were.
+ */
+static int tasks_run(walk *w, walk_tasks *ts)
+{
+    ts->above = w;
+    ts->before = w->js->n;
+    pthread_t th;
+    int two = ts->n > 1 && sync__second_thread() && pthread_create(&th, NULL, tasks_main, ts) == 0;
+    tasks_main(ts);
+    if (two)
+        pthread_join(th, NULL);
+    size_t files = 0;
+    for (size_t i = 0; i < ts->n; i++) {
+        if (ts->v[i].rc < 0)
+            return ts->v[i].rc;
+        files += ts->v[i].js.n;
+    }
+    sync_jobs *js = w->js;
+    if (js->cap < js->n + files) {
+        void *v = realloc(js->v, (js->n + files) * sizeof *js->v);
+        if (!v)
+            return MCPAGE_ENOMEM;
+        js->v = v;
+        js->cap = js->n + files;
+    }
+    qsort(ts->v, ts->n, sizeof *ts->v, task_cmp);
+    for (size_t i = 0; i < ts->n; i++) {
+        walk_task *t = &ts->v[i];
+        if (t->rep)
+            report_join(w->rep, t->rep);
+        if (t->js.n)
+            memcpy(js->v + js->n, t->js.v, t->js.n * sizeof *js->v);
+        js->n += t->js.n;
+        t->js.n = 0; /* the strings are the walk's now */
+    }
+    return 0;
+}
+
 /* Walks one agent's folder, its links confined to it. A folder that does
  * not exist is not an error (the report says what was found). */
 static int walk_home(sync_jobs *js, sync_report *rep, const char *home, int source)
@@ -357,7 +587,9 @@ static int walk_home(sync_jobs *js, sync_report *rep, const char *home, int sour
     char *root = realpath(home, NULL);
     if (!root)
         return 0;
-    walk w = {.js = js, .rep = rep, .root = root, .rootlen = strlen(root), .home = home};
+    walk_tasks ts = {0};
+    walk w = {.js = js, .rep = rep, .tasks = &ts, .root = root, .rootlen = strlen(root)};
+    w.home = home;
     w.source = source == SRC_CLAUDE ? "claude" : "codex";
     int rc = 0;
     if (source == SRC_CLAUDE) {
@@ -376,6 +608,9 @@ static int walk_home(sync_jobs *js, sync_report *rep, const char *home, int sour
             free(dir);
         }
     }
+    if (rc == 0 && ts.n)
+        rc = tasks_run(&w, &ts);
+    tasks_free(&ts);
     free(root);
     return rc;
 }
@@ -451,8 +686,8 @@ int sync_discover(sync_jobs *js, const sync_options *o, sync_report *rep)
         if (rc == 0)
             rc = name_jobs(js, before, d);
     }
-    if (rc == 0 && js->n > 1)
-        qsort(js->v, js->n, sizeof js->v[0], job_cmp);
+    if (rc == 0)
+        jobs_sort(js);
     return rc;
 }
 

@@ -1320,6 +1320,113 @@ static void bare_agent_ids_do_not_collide(void **state)
     assert_int_equal(r.files_unchanged, 2);
 }
 
+/* One walk of f's homes with MCPAGE_SYNC_THREADS=`threads`. */
+static void discover_threads(fx *f, const char *threads, sync_jobs *js, sync_report *rep)
+{
+    setenv("MCPAGE_SYNC_THREADS", threads, 1);
+    sync_options o = {.claude_home = f->claude, .codex_home = f->codex, .hostname = "test"};
+    memset(rep, 0, sizeof *rep);
+    *js = (sync_jobs){0};
+    assert_int_equal(sync_discover(js, &o, rep), 0);
+    unsetenv("MCPAGE_SYNC_THREADS");
+}
+
+/*
+ * The walk lists Claude's project directories and Codex's days on two
+ * threads: it finds what one thread finds, file by file, in path order,
+ * with the same refusals (links out of the folder, FIFOs named and
+ * skipped) counted and named once each.
+ */
+static void walk_on_two_threads_finds_what_one_finds(void **state)
+{
+    fx *f = *state;
+    char path[900], target[900];
+    snprintf(target, sizeof target, "%s/secret.jsonl", f->dir);
+    put(target, "w", user_line(0, "private"));
+    for (int p = 0; p < 12; p++) {
+        snprintf(path, sizeof path, "%s/projects/-home-u-p%02d/s%02d/subagents", f->claude, p, p);
+        char cmd[1000];
+        snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
+        assert_int_equal(system(cmd), 0);
+        snprintf(path, sizeof path, "%s/projects/-home-u-p%02d/s%02d/subagents/agent-a%d.jsonl",
+                 f->claude, p, p, p);
+        put(path, "w", user_line(p, "sub"));
+        for (int k = 0; k < 5; k++) {
+            snprintf(path, sizeof path, "%s/projects/-home-u-p%02d/s%02d-%d.jsonl", f->claude, p, p,
+                     k);
+            put(path, "w", user_line(k, "claude"));
+        }
+        snprintf(path, sizeof path, "%s/projects/-home-u-p%02d/out.jsonl", f->claude, p);
+        assert_int_equal(symlink(target, path), 0);
+        snprintf(path, sizeof path, "%s/projects/-home-u-p%02d/pipe.jsonl", f->claude, p);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        snprintf(path, sizeof path, "%s/sessions/2025/%02d/%02d", f->codex, 1 + p % 3, 1 + p);
+        snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
+        assert_int_equal(system(cmd), 0);
+        snprintf(path, sizeof path,
+                 "%s/sessions/2025/%02d/%02d/rollout-2025-01-01T10-00-00-"
+                 "00000000-0000-4000-8000-0000000000%02d.jsonl",
+                 f->codex, 1 + p % 3, 1 + p, p);
+        put(path, "w", "{}\n");
+        snprintf(path, sizeof path, "%s/sessions/2025/%02d/%02d/out.jsonl", f->codex, 1 + p % 3,
+                 1 + p);
+        assert_int_equal(symlink(target, path), 0);
+    }
+    snprintf(path, sizeof path, "%s/sessions/2025/rollout-top.jsonl", f->codex);
+    put(path, "w", "{}\n"); /* above the days: listed before the tasks */
+    snprintf(path, sizeof path, "%s/sessions/2025/01/pipe.jsonl", f->codex);
+    assert_int_equal(mkfifo(path, 0600), 0);
+
+    sync_jobs one, two;
+    sync_report r1, r2;
+    discover_threads(f, "1", &one, &r1);
+    discover_threads(f, "2", &two, &r2);
+    /* 12 x (5 sessions, 1 sub-agent) + 12 rollouts and one above the days */
+    assert_int_equal(one.n, 12 * 6 + 12 + 1);
+    assert_int_equal(two.n, one.n);
+    for (size_t i = 0; i < one.n; i++) {
+        const sync_job *a = &one.v[i], *b = &two.v[i];
+        if (i > 0)
+            assert_true(strcmp(one.v[i - 1].path, a->path) < 0);
+        assert_string_equal(b->path, a->path);
+        assert_string_equal(b->session_id, a->session_id);
+        assert_int_equal(b->source, a->source);
+        assert_int_equal(b->subagent, a->subagent);
+        assert_int_equal(b->statted, 1);
+        assert_int_equal(a->statted, 1);
+        assert_int_equal(b->sb.st_ino, a->sb.st_ino);
+        if (a->parent)
+            assert_string_equal(b->parent, a->parent);
+        if (a->project_dir)
+            assert_string_equal(b->project_dir, a->project_dir);
+        assert_null(strstr(a->path, "out.jsonl"));
+        assert_null(strstr(a->path, "pipe.jsonl"));
+    }
+    for (int k = 0; k < 2; k++) {
+        const sync_report *r = k ? &r2 : &r1;
+        assert_int_equal(r->links_outside, 24);
+        assert_int_equal(r->warnings, 24 + 13); /* the links, then the FIFOs named */
+        assert_int_equal(r->nwarnings, 24 + 13);
+        assert_int_equal(r->dirs_unreadable, 0);
+        assert_true(r->claude_found && r->codex_found);
+    }
+    int links = 0, fifos = 0;
+    for (int i = 0; i < r2.nwarnings; i++) {
+        assert_string_equal(r2.warning_list[i], r1.warning_list[i]); /* one order */
+        links += strstr(r2.warning_list[i], "out.jsonl: a link out of") != NULL;
+        fifos += strstr(r2.warning_list[i], "pipe.jsonl: a FIFO") != NULL;
+    }
+    assert_int_equal(links, 24);
+    assert_int_equal(fifos, 13);
+    for (int i = 0; i < r2.nsources; i++) {
+        assert_string_equal(r2.sources[i].name, r1.sources[i].name);
+        assert_int_equal(r2.sources[i].warnings, r1.sources[i].warnings);
+        assert_string_equal(r2.sources[i].warning, r1.sources[i].warning);
+    }
+    sync_jobs_free(&one);
+    sync_jobs_free(&two);
+}
+
 /* A transcript linked to a file outside the agent's folder is not read
  * (a link inside it is); the report says so without printing the file. */
 static void links_out_of_the_agent_folder_are_not_followed(void **state)
@@ -2322,6 +2429,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(two_files_with_one_session_are_read_once, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(bare_agent_ids_do_not_collide, setup, ts_fixture_drop),
+        cmocka_unit_test_setup_teardown(walk_on_two_threads_finds_what_one_finds, setup,
+                                        ts_fixture_drop),
         cmocka_unit_test_setup_teardown(links_out_of_the_agent_folder_are_not_followed, setup,
                                         ts_fixture_drop),
         cmocka_unit_test_setup_teardown(unreadable_folders_and_files_are_reported, setup,
