@@ -153,7 +153,7 @@ static int origin_project(const char *url, char *path, size_t pathlen, char *nam
 static int codex_fallback_project(store *s, const sync_job *j, int64_t *pid)
 {
     *pid = 0;
-    if (j->sb.st_size < 0 || !sync_job_settled(j, &j->sb))
+    if (j->sb.size < 0 || !sync_job_settled(j, &j->sb.mtime))
         return 0;
     char path[1024] = "unknown", name[256] = "unknown";
     size_t len = 0;
@@ -273,7 +273,7 @@ static int bare_agent_id(sync_job *j, const char *known)
             parent = sync_dup(sid);
         json_decref(v);
         free(line);
-        if (!parent && !sync_job_settled(j, &j->sb))
+        if (!parent && !sync_job_settled(j, &j->sb.mtime))
             return 1;
     }
     char id[STORE_ID_MAX + 1];
@@ -374,14 +374,14 @@ static int one_file_per_session(sync_jobs *js, sync_report *rep)
     }
     size_t n = 0;
     for (size_t i = 0; i < js->n; i++)
-        if (js->v[i].sb.st_size >= 0) {
+        if (js->v[i].sb.size >= 0) {
             uint64_t h = hash_id(js->v[i].session_id);
             id_count *c = count_slot(t, slots - 1, h);
             c->hash = h;
             c->files++;
         }
     for (size_t i = 0; i < js->n; i++)
-        if (js->v[i].sb.st_size >= 0 &&
+        if (js->v[i].sb.size >= 0 &&
             count_slot(t, slots - 1, hash_id(js->v[i].session_id))->files > 1)
             v[n++] = &js->v[i];
     free(t);
@@ -393,8 +393,8 @@ static int one_file_per_session(sync_jobs *js, sync_report *rep)
             b++;
         sync_job *owner = v[a];
         for (size_t k = a + 1; k < b; k++)
-            if (v[k]->sb.st_size > owner->sb.st_size ||
-                (v[k]->sb.st_size == owner->sb.st_size && !v[k]->changed && owner->changed))
+            if (v[k]->sb.size > owner->sb.size ||
+                (v[k]->sb.size == owner->sb.size && !v[k]->changed && owner->changed))
                 owner = v[k];
         for (size_t k = a; k < b; k++) {
             if (v[k] == owner)
@@ -435,22 +435,25 @@ static const store_source *source_of(const store_sources *known, size_t *k, cons
  */
 static int look_at(sync_job *j, const store_source *src, sync_report *rep, int64_t *bytes_total)
 {
-    if (!j->statted && stat(j->real ? j->real : j->path, &j->sb) < 0) {
-        j->sb.st_size = -1;
+    struct stat sb;
+    if (!j->statted && stat(j->real ? j->real : j->path, &sb) < 0) {
+        j->sb.size = -1;
         return 0;
     }
+    if (!j->statted)
+        sync_stat_keep(&j->sb, &sb);
     int rc;
     if (j->bare_agent && (rc = bare_agent_id(j, src ? src->session_id : NULL)) != 0) {
-        j->sb.st_size = -1; /* waits for a line that names its parent */
+        j->sb.size = -1; /* waits for a line that names its parent */
         return rc < 0 ? rc : 0;
     }
-    int64_t size = (int64_t)j->sb.st_size;
-    int same = src && src->size == size && src->inode == (int64_t)j->sb.st_ino &&
-               src->mtime_ns == (int64_t)j->sb.st_mtim.tv_sec * 1000000000 + j->sb.st_mtim.tv_nsec;
-    int waiting = same && src->consumed < size && !j->legacy && sync_job_settled(j, &j->sb);
+    int64_t size = (int64_t)j->sb.size;
+    int same = src && src->size == size && src->inode == (int64_t)j->sb.inode &&
+               src->mtime_ns == (int64_t)j->sb.mtime.tv_sec * 1000000000 + j->sb.mtime.tv_nsec;
+    int waiting = same && src->consumed < size && !j->legacy && sync_job_settled(j, &j->sb.mtime);
     if (same && !waiting) {
         if (src->consumed < size && !j->legacy) /* its last line still waits */
-            sync_held(rep, j->path, (int64_t)j->sb.st_mtim.tv_sec + SYNC_SETTLED_SECONDS);
+            sync_held(rep, j->path, (int64_t)j->sb.mtime.tv_sec + SYNC_SETTLED_SECONDS);
         return 0;
     }
     j->changed = 1;
@@ -467,7 +470,7 @@ static int count_changed(sync_jobs *js, sync_report *rep, int64_t *changed)
         return rc;
     for (size_t i = 0; i < js->n; i++) {
         sync_job *j = &js->v[i];
-        if (j->sb.st_size < 0 || j->same_session)
+        if (j->sb.size < 0 || j->same_session)
             continue;
         if (j->changed)
             (*changed)++;
@@ -549,7 +552,7 @@ static int named_decides(store *s, const char *host, const sync_job *j, const st
         return rc;
     int own = ses.source_path && strcmp(ses.source_path, j->path) == 0 && ses.hostname &&
               strcmp(ses.hostname, host) == 0 && src && src->session_id &&
-              strcmp(src->session_id, j->session_id) == 0 && src->size <= (int64_t)j->sb.st_size;
+              strcmp(src->session_id, j->session_id) == 0 && src->size <= (int64_t)j->sb.size;
     store_session_clear(&ses);
     return own ? 0 : SYNC_WALK;
 }
@@ -566,7 +569,7 @@ static int prepass_named(store *s, sync_jobs *js, const char *host, sync_report 
         if (got < 0 && got != MCPAGE_ENOTFOUND)
             return got;
         rc = look_at(j, got == 0 ? &src : NULL, rep, bytes_total);
-        if (rc == 0 && j->sb.st_size >= 0)
+        if (rc == 0 && j->sb.size >= 0)
             rc = named_decides(s, host, j, got == 0 ? &src : NULL);
         store_source_clear(&src);
     }
@@ -771,7 +774,7 @@ static int orphan_read(store *s, const sync_jobs *js)
 {
     for (size_t i = 0; i < js->n; i++) {
         const sync_job *j = &js->v[i];
-        if (!j->changed || j->same_session || j->sb.st_size < 0)
+        if (!j->changed || j->same_session || j->sb.size < 0)
             continue;
         store_session_state st;
         if (store_session_state_get(s, j->session_id, &st) == 0 && st.project_id == 0)

@@ -271,9 +271,12 @@ typedef struct place {
  */
 static void entry_stat(const place *at, const struct dirent *e, sync_job *j)
 {
-    if (!j->real && fstatat(at->dirfd, e->d_name, &j->sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-        S_ISREG(j->sb.st_mode))
+    struct stat sb;
+    if (!j->real && fstatat(at->dirfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(sb.st_mode)) {
+        sync_stat_keep(&j->sb, &sb);
         j->statted = 1;
+    }
 }
 
 /* <session>/subagents/agent-*.jsonl under one Claude project directory. */

@@ -266,9 +266,25 @@ void sync_example(sync_report *rep, const char *path, int64_t line, const char *
                               why ? strlen(why) : 0);
 }
 
-int sync_job_settled(const sync_job *j, const struct stat *sb)
+/* 1 when a file last changed at `mtime` (Unix seconds) has been unchanged
+ * for SYNC_SETTLED_SECONDS. */
+static int settled_since(time_t mtime)
 {
-    return j->settle || sync_settled(sb);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return now.tv_sec - mtime >= SYNC_SETTLED_SECONDS;
+}
+
+int sync_job_settled(const sync_job *j, const struct timespec *mtime)
+{
+    return j->settle || settled_since(mtime->tv_sec);
+}
+
+void sync_stat_keep(sync_stat *st, const struct stat *sb)
+{
+    st->size = (int64_t)sb->st_size;
+    st->inode = (int64_t)sb->st_ino;
+    st->mtime = sb->st_mtim;
 }
 
 void sync_held(sync_report *rep, const char *path, int64_t until)
@@ -299,9 +315,7 @@ void sync_held(sync_report *rep, const char *path, int64_t until)
 
 int sync_settled(const struct stat *sb)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return now.tv_sec - sb->st_mtim.tv_sec >= SYNC_SETTLED_SECONDS;
+    return settled_since(sb->st_mtim.tv_sec);
 }
 
 static void take(char **slot, char **val)
@@ -1087,7 +1101,7 @@ static int finish_last_line(file_state *f, line_reader *lr)
     if (f->consumed >= f->size)
         return 0;
     int whole = !lr->skipping && lr->buf && !f->job->legacy && complete_object(lr->buf, lr->len);
-    if (!whole || !sync_job_settled(f->job, &f->sb)) {
+    if (!whole || !sync_job_settled(f->job, &f->sb.st_mtim)) {
         f->rep->lines_partial++;
         if (!lr->skipping && lr->buf)
             sync_held(f->rep, f->job->path,

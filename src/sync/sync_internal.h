@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "store/store.h"
 #include "sync/sync.h"
@@ -23,6 +24,14 @@
 #define SYNC_FILES_MAX (10 * 1000 * 1000) /* transcript files in one pass */
 
 enum sync_source { SRC_CLAUDE, SRC_CODEX };
+
+/* What a pass keeps of a file's stat: a job's, 32 bytes where a struct
+ * stat takes 144 (a walk keeps one per file). */
+typedef struct sync_stat {
+    int64_t size; /* st_size; -1 when gone, or when the file waits */
+    int64_t inode;
+    struct timespec mtime;
+} sync_stat;
 
 typedef struct sync_job {
     char *path;        /* as found under the agent's folder */
@@ -40,7 +49,7 @@ typedef struct sync_job {
     int legacy;       /* a Codex rollout of the 2025 TypeScript CLI: one JSON document */
     int changed;      /* set by the pre-pass */
     int same_session; /* another file of this pass holds the same session: not read */
-    struct stat sb;   /* from the walk or the pre-pass; st_size -1 when stat failed */
+    sync_stat sb;     /* from the walk or the pre-pass; size -1 when stat failed */
     int statted;      /* sb is the walk's (a plain file's, by name in its folder) */
     int settle;       /* sync_options.settle: taken as settled whatever its age */
     int64_t project_id; /* its session's project after this run; -1 = none */
@@ -190,7 +199,9 @@ void sync__source_end(sync_report *rep, sync_mark *m);
 /* 1 when the file has not changed for SYNC_SETTLED_SECONDS. */
 int sync_settled(const struct stat *sb);
 /* 1 when the job's file counts as settled: sync_settled, or --settle. */
-int sync_job_settled(const sync_job *j, const struct stat *sb);
+int sync_job_settled(const sync_job *j, const struct timespec *mtime);
+/* Keeps what a pass compares of a stat. */
+void sync_stat_keep(sync_stat *st, const struct stat *sb);
 /*
  * Names a file whose last line was held back in the report. `until` > 0:
  * the line is complete and waits only for the file to settle, which it
