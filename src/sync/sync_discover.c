@@ -43,6 +43,12 @@
 typedef struct walk_tasks walk_tasks;
 typedef struct walk_task walk_task;
 
+/* A task's file by the part of its path below the task's folder. */
+typedef struct job_key {
+    const char *below; /* its path past the folder's and the '/' */
+    size_t at;         /* its place in the task's files */
+} job_key;
+
 /* One walk under one agent's folder, or one task of it. */
 typedef struct walk {
     sync_jobs *js;
@@ -62,6 +68,7 @@ struct walk_task {
     char *name;       /* Claude: the project directory's name; NULL for Codex */
     int depth;        /* Codex: its level below sessions/ */
     sync_jobs js;     /* the transcripts it holds */
+    job_key *order;   /* js in path order (js.n keys), once listed */
     sync_report *rep; /* its warnings and counts, made on the first, or NULL */
     int rc;           /* its status */
 };
@@ -487,6 +494,31 @@ static int task_cmp(const void *a, const void *b)
     return cx != cy ? cx - cy : (int)*x - (int)*y;
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(((const job_key *)a)->below, ((const job_key *)b)->below);
+}
+
+/*
+ * A task's files in path order. All lie below its folder, so the names
+ * below it decide, and no comparison reads the folder's path again.
+ */
+static int task_sort(walk_task *t)
+{
+    size_t skip = strlen(t->path) + 1;
+    t->order = malloc((t->js.n ? t->js.n : 1) * sizeof *t->order);
+    if (!t->order)
+        return MCPAGE_ENOMEM;
+    for (size_t i = 0; i < t->js.n; i++) {
+        const char *p = t->js.v[i].path;
+        assert(strncmp(p, t->path, skip - 1) == 0 && p[skip - 1] == '/');
+        t->order[i] = (job_key){p + skip, i};
+    }
+    if (t->js.n > 1)
+        qsort(t->order, t->js.n, sizeof *t->order, key_cmp);
+    return 0;
+}
+
 /* Lists one task's folder as the walk above would have, then sorts its files. */
 static void task_run(walk_tasks *ts, walk_task *t)
 {
@@ -496,12 +528,12 @@ static void task_run(walk_tasks *ts, walk_task *t)
     w.source = up->source;
     int rc =
         t->name ? list_project(&w, t->path, t->name) : discover_codex_dir(&w, t->path, t->depth);
+    if (rc == 0 && t->rc == 0)
+        rc = task_sort(t);
     if (rc < 0 && t->rc == 0)
         t->rc = rc;
     if (t->rc < 0)
         atomic_store(&ts->failed, 1);
-    else if (t->js.n > 1)
-        qsort(t->js.v, t->js.n, sizeof t->js.v[0], job_cmp);
 }
 
 static void *tasks_main(void *arg)
@@ -536,6 +568,7 @@ static void tasks_free(walk_tasks *ts)
         free(ts->v[i].path);
         free(ts->v[i].name);
         free(ts->v[i].rep);
+        free(ts->v[i].order);
         sync_jobs_free(&ts->v[i].js);
     }
     free(ts->v);
@@ -575,9 +608,8 @@ static int tasks_run(walk *w, walk_tasks *ts)
         walk_task *t = &ts->v[i];
         if (t->rep)
             report_join(w->rep, t->rep);
-        if (t->js.n)
-            memcpy(js->v + js->n, t->js.v, t->js.n * sizeof *js->v);
-        js->n += t->js.n;
+        for (size_t k = 0; k < t->js.n; k++)
+            js->v[js->n++] = t->js.v[t->order[k].at];
         t->js.n = 0; /* the strings are the walk's now */
     }
     return 0;
