@@ -5,6 +5,7 @@
  * parent session and lets one file own each session id; sync_file.c reads
  * the changed files; sessions still without a project get one last.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -300,8 +301,7 @@ static int bare_agent_id(sync_job *j, const char *known)
         free(parent);
         return MCPAGE_ENOMEM;
     }
-    free(j->session_id);
-    j->session_id = dup;
+    sync__job_set_id(j, dup);
     if (parent) {
         free(j->parent);
         j->parent = parent;
@@ -309,8 +309,7 @@ static int bare_agent_id(sync_job *j, const char *known)
     return 0;
 }
 
-/* A session id's hash (eight bytes at a time): never 0, the empty slot's. */
-static uint64_t hash_id(const char *s)
+uint64_t sync__id_hash(const char *s)
 {
     size_t n = strlen(s);
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n, w;
@@ -323,7 +322,14 @@ static uint64_t hash_id(const char *s)
     memcpy(&w, s, n);
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 29;
-    return h ? h : 1;
+    return h ? h : 1; /* 0 is an empty slot's */
+}
+
+void sync__job_set_id(sync_job *j, char *id)
+{
+    free(j->session_id);
+    j->session_id = id;
+    j->id_hash = sync__id_hash(id);
 }
 
 /* One hash of the files' session ids, and how many files have it. */
@@ -375,14 +381,14 @@ static int one_file_per_session(sync_jobs *js, sync_report *rep)
     size_t n = 0;
     for (size_t i = 0; i < js->n; i++)
         if (js->v[i].sb.size >= 0) {
-            uint64_t h = hash_id(js->v[i].session_id);
+            uint64_t h = js->v[i].id_hash;
+            assert(h == sync__id_hash(js->v[i].session_id));
             id_count *c = count_slot(t, slots - 1, h);
             c->hash = h;
             c->files++;
         }
     for (size_t i = 0; i < js->n; i++)
-        if (js->v[i].sb.size >= 0 &&
-            count_slot(t, slots - 1, hash_id(js->v[i].session_id))->files > 1)
+        if (js->v[i].sb.size >= 0 && count_slot(t, slots - 1, js->v[i].id_hash)->files > 1)
             v[n++] = &js->v[i];
     free(t);
     if (n > 1)

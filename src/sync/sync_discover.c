@@ -132,6 +132,7 @@ static int jobs_add(walk *w, sync_job *j)
         job_free(j);
         return MCPAGE_ENOMEM;
     }
+    j->id_hash = sync__id_hash(j->session_id); /* while the id is in this thread's cache */
     js->v[js->n++] = *j;
     return 0;
 }
@@ -688,8 +689,7 @@ static int name_jobs(sync_jobs *js, size_t from, const sync_desc *d)
             char *dup = sync_dup(id);
             if (!dup)
                 return MCPAGE_ENOMEM;
-            free(j->session_id);
-            j->session_id = dup;
+            sync__job_set_id(j, dup);
         }
         if (j->parent && d->id_prefix[0]) {
             snprintf(id, sizeof id, "%s%.150s", d->id_prefix, j->parent);

@@ -1181,8 +1181,7 @@ int sync_file(store *s, sync_job *job, const sync_options *opt, sync_report *rep
         }
         store_session_unlock(s, job->session_id);
         locked = 0;
-        free(job->session_id);
-        job->session_id = k;
+        sync__job_set_id(job, k);
         if ((rc = claim_session(s, g, job->session_id)) < 0)
             goto out;
         locked = 1;

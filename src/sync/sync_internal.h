@@ -53,12 +53,19 @@ typedef struct sync_job {
     int statted;      /* sb is the walk's (a plain file's, by name in its folder) */
     int settle;       /* sync_options.settle: taken as settled whatever its age */
     int64_t project_id; /* its session's project after this run; -1 = none */
+    uint64_t id_hash;   /* sync__id_hash(session_id), made where the id is (the walk's
+                           threads); a new id is set with sync__job_set_id */
 } sync_job;
 
 typedef struct sync_jobs {
     sync_job *v;
     size_t n, cap;
 } sync_jobs;
+
+/* A session id's hash (eight bytes at a time); never 0. */
+uint64_t sync__id_hash(const char *id);
+/* Gives the job the session id `id` (taken; the one before is freed) and its hash. */
+void sync__job_set_id(sync_job *j, char *id);
 
 /* Finds every transcript under the homes `o` names, in path order, links
  * out of each home left alone (counted in `rep`). */
