@@ -293,6 +293,14 @@ int store_check(store *s)
     return s->ops->check ? s->ops->check(s) : 0;
 }
 
+int store_second_thread(void)
+{
+    const char *env = getenv("MCPAGE_SYNC_THREADS");
+    if (env && strcmp(env, "1") == 0)
+        return 0;
+    return (env && strcmp(env, "2") == 0) || sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+}
+
 int store_tidy(store *s)
 {
     if (!s)

@@ -146,6 +146,12 @@ int store_check(store *s);
  * store has nothing to do.
  */
 int store_tidy(store *s);
+/*
+ * Whether long work (a sync's parsing, a tidy) may take a second thread:
+ * MCPAGE_SYNC_THREADS=1 says no, =2 yes (even on one core, for tests),
+ * else when the machine has two cores or more.
+ */
+int store_second_thread(void);
 /* Closes the idle connections pooled for server stores (tests, shutdown);
  * handles still open are not affected. */
 void store_pool_drain(void);

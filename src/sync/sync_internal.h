@@ -116,10 +116,6 @@ typedef struct sync_group {
  * number, after storing the line; 0 (the default) never. */
 extern int64_t sync__fail_line;
 
-/* 1 when a sync may use a second thread: two cores or more, unless
- * MCPAGE_SYNC_THREADS=1 (=2: even on one core, for tests). */
-int sync__second_thread(void);
-
 /* Stores the raw bytes handed over (sync_raw.h), commits the group's
  * transaction, if open, and releases its claims. */
 int sync_group_commit(store *s, sync_group *g);

@@ -210,17 +210,9 @@ static void ahead_free(sync_ahead *a)
     free(a);
 }
 
-int sync__second_thread(void)
-{
-    const char *env = getenv("MCPAGE_SYNC_THREADS");
-    if (env && strcmp(env, "1") == 0)
-        return 0;
-    return (env && strcmp(env, "2") == 0) || sysconf(_SC_NPROCESSORS_ONLN) >= 2;
-}
-
 sync_ahead *sync_ahead_start(void)
 {
-    if (!sync__second_thread())
+    if (!store_second_thread())
         return NULL;
     sync_ahead *a = calloc(1, sizeof *a);
     if (!a)

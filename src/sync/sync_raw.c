@@ -174,7 +174,7 @@ sync_raw *sync_raw_new(void)
     pthread_cond_init(&r->work, NULL);
     pthread_cond_init(&r->packed, NULL);
     pthread_cond_init(&r->room, NULL);
-    r->threaded = sync__second_thread() && pthread_create(&r->thread, NULL, packer_main, r) == 0;
+    r->threaded = store_second_thread() && pthread_create(&r->thread, NULL, packer_main, r) == 0;
     return r;
 }
 

@@ -2760,6 +2760,118 @@ static void heads_agree(store *s, const char *const *queries, size_t nq)
         }
 }
 
+/* The heads a tidy keeps, row by row in the order written, and the meta it sets. */
+static char *kept_heads(sqlite3 *raw)
+{
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(raw,
+                                        "SELECT group_concat(r, char(10)) FROM (SELECT rowid || ' "
+                                        "' || fts || ' ' || deletes || ' ' || max_id || ' ' || n "
+                                        "|| ' ' || kept || ' ' || hex(heads) AS r FROM "
+                                        "impact_heads UNION ALL SELECT key || ' ' || value FROM "
+                                        "meta WHERE key LIKE 'impact_heads%')",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    const unsigned char *t = sqlite3_column_text(st, 0);
+    char *out = strdup(t ? (const char *)t : "");
+    sqlite3_finalize(st);
+    return out;
+}
+
+/*
+ * A tidy on two threads (a reader of its own takes ranges of the
+ * vocabulary, then words) keeps what one thread keeps: the same words,
+ * the same heads, written in the same order; heads that fell behind are
+ * extended the same way; a budget's stop ends both threads.
+ */
+static void tidy_on_two_threads_keeps_what_one_keeps(void **state)
+{
+    fixture *f = *state;
+    if (tb_current() != TB_SQLITE) {
+        skip();
+        return;
+    }
+    add_words(f->s, "tidy-1", 0, 150, 5, 11);
+    add_words(f->s, "tidy-2", 0, 90, 9, 7);
+    int64_t heads_min = store_sqlite__impact_heads_min, run = store_sqlite__impact_heads_run;
+    store_sqlite__impact_heads_min = 20;
+    store_sqlite__impact_heads_run = 3;
+    const char *env = getenv("MCPAGE_SYNC_THREADS");
+    char *was = env ? strdup(env) : NULL;
+    sqlite3 *raw = NULL;
+    assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+    /* each way on its own copy of the same store */
+    char *kept[2][2];
+    for (int t = 0; t < 2; t++) {
+        char *path = sqlite3_mprintf("%s.tidy%d", f->db, t), *sql = sqlite3_mprintf(
+                                                               "VACUUM INTO %Q", path);
+        unlink(path);
+        assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+        setenv("MCPAGE_SYNC_THREADS", t ? "2" : "1", 1);
+        store *s = NULL;
+        sqlite3 *copy = NULL;
+        assert_int_equal(store_open(path, STORE_OPEN_WRITE, &s), 0);
+        assert_int_equal(sqlite3_open_v2(path, &copy, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+        assert_int_equal(store_tidy(s), 0);
+        kept[t][0] = kept_heads(copy);
+        /* more than a sixteenth of the rows since: the heads are extended */
+        add_words(s, "tidy-3", 0, 100, 11, 99);
+        assert_int_equal(store_tidy(s), 0);
+        kept[t][1] = kept_heads(copy);
+        if (t == 1) {
+            int64_t matches = 0;
+            assert_true(common_words(copy, 20, &matches) >= 6);
+            /* stopped: both threads end; the next tidy keeps what an unstopped one keeps */
+            static const char *const forget =
+                "DELETE FROM impact_heads; DELETE FROM meta WHERE key LIKE 'impact_heads%'";
+            char *whole[2];
+            for (int k = 0; k < 2; k++) {
+                sqlite3 *w = NULL;
+                assert_int_equal(sqlite3_open_v2(path, &w, SQLITE_OPEN_READWRITE, NULL),
+                                 SQLITE_OK);
+                assert_int_equal(sqlite3_exec(w, forget, NULL, NULL, NULL), SQLITE_OK);
+                sqlite3_close(w);
+                int calls[2] = {0, 2};
+                if (k == 0)
+                    store_budget_set(s, 0, stop_after, calls);
+                assert_int_equal(store_tidy(s), k == 0 ? MCPAGE_ECANCELED : 0);
+                store_budget_clear(s);
+                if (k == 0)
+                    assert_int_equal(store_tidy(s), 0);
+                whole[k] = kept_heads(copy);
+            }
+            assert_string_equal(whole[0], whole[1]);
+            free(whole[0]);
+            free(whole[1]);
+        }
+        sqlite3_close(copy);
+        store_close(s);
+        unlink(path);
+        sqlite3_free(sql);
+        sqlite3_free(path);
+    }
+    /* words of every range of the vocabulary: numbers, words, classes */
+    assert_non_null(strstr(kept[1][0], " \"10\" "));
+    assert_non_null(strstr(kept[1][0], " \"max_tokens\" "));
+    assert_non_null(strstr(kept[1][0], " \"~the\" "));
+    assert_non_null(strstr(kept[1][0], " \"~mango\" "));
+    assert_string_equal(kept[0][0], kept[1][0]);
+    assert_string_not_equal(kept[1][0], kept[1][1]);
+    assert_string_equal(kept[0][1], kept[1][1]);
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 2; k++)
+            free(kept[t][k]);
+    if (was)
+        setenv("MCPAGE_SYNC_THREADS", was, 1);
+    else
+        unsetenv("MCPAGE_SYNC_THREADS");
+    free(was);
+    store_sqlite__impact_heads_min = heads_min;
+    store_sqlite__impact_heads_run = run;
+    sqlite3_close(raw);
+}
+
 /*
  * PostgreSQL keeps relevance heads of its commonest words (store_tidy,
  * chosen by ANALYZE's statistics); the trigger keeps them in step with
@@ -4533,6 +4645,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(relevance_lengths_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_impact_lists_kept_by_the_writer, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_heads_kept_by_the_writer, setup, teardown),
+        cmocka_unit_test_setup_teardown(tidy_on_two_threads_keeps_what_one_keeps, setup, teardown),
         cmocka_unit_test_setup_teardown(relevance_heads_in_postgres, setup, teardown),
         cmocka_unit_test_setup_teardown(equal_ranks_go_newest_first, setup, teardown),
         cmocka_unit_test_setup_teardown(budget_stops_statements, setup, teardown),

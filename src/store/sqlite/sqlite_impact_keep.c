@@ -22,6 +22,7 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -389,12 +390,14 @@ static int meta_int(store *s, const char *key, int64_t absent, int64_t *out)
     return step == SQLITE_ROW || step == SQLITE_DONE ? 0 : sq_err(s, "reading meta");
 }
 
-/* Walks (or extends) the heads of one word and keeps them, in a short
- * transaction of its own. */
-static int heads_keep_one(store *s, const char *fts)
+/* The heads of one word, walked (or extended) on `x`, in *copy
+ * (sqlite3_malloc'd; NULL when no match is left or no memory). */
+static int heads_walk(store *x, const char *fts, unsigned char **copy, int *bytes)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sq_prep(s,
+    *copy = NULL;
+    *bytes = 0;
+    int rc = sq_prep(x,
                      "SELECT mcpage_impact_heads(messages_fts, ?1) FROM messages_fts WHERE "
                      "messages_fts MATCH ?1 LIMIT 1",
                      &st);
@@ -403,16 +406,23 @@ static int heads_keep_one(store *s, const char *fts)
     sq_bind_text(st, 1, fts);
     int step = sqlite3_step(st);
     const unsigned char *p = step == SQLITE_ROW ? sqlite3_column_blob(st, 0) : NULL;
-    int bytes = p ? sqlite3_column_bytes(st, 0) : 0;
-    unsigned char *copy = bytes > IMP_HEADS_HEADER ? sqlite3_malloc(bytes) : NULL;
-    if (copy)
-        memcpy(copy, p, (size_t)bytes);
+    int n = p ? sqlite3_column_bytes(st, 0) : 0;
+    if (n > IMP_HEADS_HEADER && (*copy = sqlite3_malloc(n)) != NULL) {
+        memcpy(*copy, p, (size_t)n);
+        *bytes = n;
+    }
     if (step != SQLITE_ROW && step != SQLITE_DONE)
-        rc = sq_err(s, "walking a common word");
+        rc = sq_err(x, "walking a common word");
     sqlite3_reset(st);
-    if (rc < 0 || copy == NULL) /* no match left, or no memory: nothing kept */
-        return rc;
-    rc = sq_exec(s, "BEGIN IMMEDIATE");
+    return rc;
+}
+
+/* Keeps the heads heads_walk() gave of one word, in a short transaction
+ * of its own. */
+static int heads_put(store *s, const char *fts, const unsigned char *copy, int bytes)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sq_exec(s, "BEGIN IMMEDIATE");
     if (rc == 0 && (rc = sq_prep(s, "INSERT OR REPLACE INTO impact_heads VALUES(?, ?, ?, ?, ?, ?)",
                                  &st)) == 0) {
         sq_bind_text(st, 1, fts);
@@ -427,7 +437,6 @@ static int heads_keep_one(store *s, const char *fts)
     rc = rc == 0 ? sq_exec(s, "COMMIT") : rc;
     if (rc < 0)
         (void)sq_exec(s, "ROLLBACK");
-    sqlite3_free(copy);
     return rc;
 }
 
@@ -465,14 +474,226 @@ char *store_sqlite__vocab_query(const unsigned char *term)
 }
 
 /*
- * The words whose heads are due, into *words (sqlite3_free each and the
- * array): when the rows doubled since the last choice (or the text-delete
- * count moved, or none was made), the commonest words afresh (fts5vocab
- * reads the whole index: seconds at a million messages); else the kept
- * ones that fell behind by a sixteenth of the rows.
+ * The tidy's work on two connections. After a sync's pass a tidy walks
+ * the whole vocabulary and the commonest words' matches, at 10 GB most
+ * of a minute and a half on one core with nothing else to do. With a
+ * second thread (store_second_thread) a reader connection of its own
+ * takes half: ranges of the vocabulary, then words, each the next one
+ * nobody took. What the writer keeps is the same as one thread's, in the
+ * same order: the words are chosen from every range's counts as one
+ * query orders them, and their heads are written in the words' order.
+ * The reader stops when the writer's budget does.
  */
-static int heads_due(store *s, const sq_version *v, int64_t vmax, int *choose, char ***words,
-                     int *nwords)
+typedef struct vocab_row {
+    char *term;
+    int n;
+    int64_t doc;
+} vocab_row;
+
+typedef struct tidy_work {
+    pthread_mutex_t mu;
+    pthread_cond_t ready; /* a word's heads are done, or the reader ended */
+    const char *path;     /* the store's file */
+    store *r;             /* the second thread's reader; NULL: one thread */
+    int r_tried;          /* it was opened, or could not be */
+    pthread_t thread;
+    int stop; /* the writer failed or its budget ran out (atomic) */
+    /* the vocabulary, a range at a time */
+    int range;       /* the next range nobody took */
+    vocab_row *rows; /* the terms in store_sqlite__impact_heads_min rows or more */
+    int nrows, caprows;
+    /* the words, one at a time */
+    char **words;
+    int nwords;
+    int word;                /* the next word nobody took */
+    unsigned char **heads;   /* each word's heads, NULL when none */
+    int *bytes;              /* their sizes */
+    int *state;              /* 0 not done, 1 done, else its failure */
+    int reader_rc;           /* the reader's first failure */
+    char reader_err[256];    /* and what it said */
+} tidy_work;
+
+/* The vocabulary's ranges, split where the terms of a developer's text
+ * fall about evenly: numbers and identifiers, words, the classes (`~`,
+ * store_words.h), and every term past them (non-ASCII). */
+static const char *const vocab_bounds[] = {"", "c", "g", "m", "s", "~", "~g", "~p", NULL};
+#define VOCAB_RANGES ((int)(sizeof vocab_bounds / sizeof vocab_bounds[0]) - 1)
+
+static int tidy_stopped(void *ud)
+{
+    return __atomic_load_n(&((tidy_work *)ud)->stop, __ATOMIC_RELAXED);
+}
+
+/* The reader's failure, said once, for the writer to report. */
+static void reader_failed(tidy_work *w, store *x, int rc)
+{
+    if (x != w->r || rc >= 0)
+        return;
+    pthread_mutex_lock(&w->mu);
+    if (w->reader_rc == 0) {
+        w->reader_rc = rc;
+        snprintf(w->reader_err, sizeof w->reader_err, "%s", store_errmsg(x));
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* Takes ranges of the vocabulary on `x` until none is left, adding the
+ * terms in enough rows to w->rows. */
+static int vocab_scan(tidy_work *w, store *x)
+{
+    int rc = sq_exec(x, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.impact_vocab USING "
+                        "fts5vocab(main, messages_fts, row)");
+    sqlite3_stmt *st[2] = {NULL, NULL};
+    if (rc == 0)
+        rc = sq_prep(x,
+                     "SELECT term, doc FROM temp.impact_vocab WHERE term >= ?2 AND term < ?3 "
+                     "AND doc >= ?1",
+                     &st[0]);
+    if (rc == 0)
+        rc = sq_prep(x, "SELECT term, doc FROM temp.impact_vocab WHERE term >= ?2 AND doc >= ?1",
+                     &st[1]);
+    while (rc == 0 && !tidy_stopped(w)) {
+        pthread_mutex_lock(&w->mu);
+        int k = w->range < VOCAB_RANGES ? w->range++ : -1;
+        pthread_mutex_unlock(&w->mu);
+        if (k < 0)
+            break;
+        sqlite3_stmt *q = st[vocab_bounds[k + 1] == NULL];
+        sqlite3_bind_int64(q, 1, store_sqlite__impact_heads_min);
+        sq_bind_text(q, 2, vocab_bounds[k]);
+        if (vocab_bounds[k + 1])
+            sq_bind_text(q, 3, vocab_bounds[k + 1]);
+        int step;
+        while (rc == 0 && (step = sqlite3_step(q)) == SQLITE_ROW) {
+            const unsigned char *t = sqlite3_column_text(q, 0);
+            int n = sqlite3_column_bytes(q, 0);
+            char *term = t ? sqlite3_malloc(n + 1) : NULL;
+            if (t == NULL)
+                continue;
+            pthread_mutex_lock(&w->mu);
+            if (term && w->nrows == w->caprows) {
+                int cap = w->caprows ? 2 * w->caprows : 256;
+                vocab_row *g = sqlite3_realloc64(w->rows, (sqlite3_uint64)cap * sizeof *g);
+                if (g) {
+                    w->rows = g;
+                    w->caprows = cap;
+                }
+            }
+            if (term && w->nrows < w->caprows) {
+                memcpy(term, t, (size_t)n + 1);
+                w->rows[w->nrows++] = (vocab_row){term, n, sqlite3_column_int64(q, 1)};
+                term = NULL;
+            } else {
+                rc = MCPAGE_ENOMEM;
+            }
+            pthread_mutex_unlock(&w->mu);
+            sqlite3_free(term);
+        }
+        if (rc == 0 && step != SQLITE_DONE)
+            rc = sq_err(x, "reading the commonest words");
+        sqlite3_reset(q);
+    }
+    sqlite3_reset(st[0]);
+    sqlite3_reset(st[1]);
+    reader_failed(w, x, rc);
+    return rc;
+}
+
+/* The order of `SELECT term ... ORDER BY doc DESC, term`: BINARY terms. */
+static int vocab_cmp(const void *pa, const void *pb)
+{
+    const vocab_row *a = pa, *b = pb;
+    if (a->doc != b->doc)
+        return a->doc > b->doc ? -1 : 1;
+    int c = memcmp(a->term, b->term, (size_t)(a->n < b->n ? a->n : b->n));
+    return c ? c : (a->n > b->n) - (a->n < b->n);
+}
+
+/* Takes words on the reader until none is left: their heads for the
+ * writer to keep. */
+static int heads_take(tidy_work *w, store *x)
+{
+    int rc = 0;
+    while (rc == 0 && !tidy_stopped(w)) {
+        pthread_mutex_lock(&w->mu);
+        int i = w->word < w->nwords ? w->word++ : -1;
+        pthread_mutex_unlock(&w->mu);
+        if (i < 0)
+            break;
+        unsigned char *heads = NULL;
+        int bytes = 0;
+        rc = heads_walk(x, w->words[i], &heads, &bytes);
+        reader_failed(w, x, rc);
+        pthread_mutex_lock(&w->mu);
+        w->heads[i] = heads;
+        w->bytes[i] = bytes;
+        w->state[i] = rc < 0 ? rc : 1;
+        pthread_cond_broadcast(&w->ready);
+        pthread_mutex_unlock(&w->mu);
+    }
+    return rc;
+}
+
+static void *vocab_main(void *arg)
+{
+    tidy_work *w = arg;
+    (void)vocab_scan(w, w->r);
+    return NULL;
+}
+
+static void *heads_main(void *arg)
+{
+    tidy_work *w = arg;
+    (void)heads_take(w, w->r);
+    pthread_mutex_lock(&w->mu);
+    w->reader_rc = w->reader_rc ? w->reader_rc : 1; /* ended: the writer waits no more */
+    pthread_cond_broadcast(&w->ready);
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Runs `fn` on a second thread beside the writer's own share, on a
+ * reader of its own (opened the first time; its page cache is not held to
+ * a server's budget: a cold cache of 2 MiB walks through the file
+ * system). 0 when there is no second thread: the writer does it all. */
+static int reader_start(tidy_work *w, void *(*fn)(void *))
+{
+    if (w->r == NULL && !w->r_tried) {
+        w->r_tried = 1;
+        if (store_second_thread() && store_open(w->path, STORE_OPEN_READONLY, &w->r) == 0) {
+            store_budget_set(w->r, 0, tidy_stopped, w);
+            CONN(w->r)->cache_kib = 0;
+            (void)sq_exec(w->r, "PRAGMA cache_size = -16384");
+        } else {
+            w->r = NULL;
+        }
+    }
+    if (w->r == NULL)
+        return 0;
+    if (pthread_create(&w->thread, NULL, fn, w) == 0)
+        return 1;
+    store_close(w->r);
+    w->r = NULL;
+    return 0;
+}
+
+/* The reader's failure as the writer's, or 0 (a budget's stop is the
+ * writer's own). */
+static int reader_failure(tidy_work *w, store *s)
+{
+    pthread_mutex_lock(&w->mu);
+    int rc = w->reader_rc < 0 ? store_fail(s, w->reader_rc, "%s", w->reader_err) : 0;
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+/*
+ * The words whose heads are due, into w->words: when the rows doubled
+ * since the last choice (or the text-delete count moved, or none was
+ * made), the commonest words afresh (fts5vocab reads the whole index);
+ * else the kept ones that fell behind by a sixteenth of the rows.
+ */
+static int heads_due(store *s, tidy_work *w, const sq_version *v, int64_t vmax, int *choose)
 {
     int64_t at = 0, deletes = 0;
     int rc = meta_int(s, "impact_heads_max_id", 0, &at);
@@ -481,41 +702,127 @@ static int heads_due(store *s, const sq_version *v, int64_t vmax, int *choose, c
     if (rc < 0)
         return rc;
     *choose = deletes != v->deletes || at <= 0 || vmax >= 2 * at;
-    sqlite3_stmt *st = NULL;
-    if (*choose)
-        rc = sq_exec(s, "CREATE VIRTUAL TABLE IF NOT EXISTS temp.impact_vocab USING "
-                        "fts5vocab(main, messages_fts, row)");
-    if (rc == 0)
-        rc = sq_prep(s,
-                     *choose ? "SELECT term FROM temp.impact_vocab WHERE doc >= ?1 "
-                               "ORDER BY doc DESC, term"
-                             : "SELECT fts FROM impact_heads WHERE deletes = ?3 AND max_id < ?4 "
-                               "ORDER BY n DESC LIMIT ?2",
-                     &st);
-    if (rc < 0)
+    if ((w->words = sqlite3_malloc(IMP_HEADS_WORDS * (int)sizeof *w->words)) == NULL)
+        return MCPAGE_ENOMEM;
+    if (!*choose) {
+        sqlite3_stmt *st = NULL;
+        if ((rc = sq_prep(s,
+                          "SELECT fts FROM impact_heads WHERE deletes = ?1 AND max_id < ?2 "
+                          "ORDER BY n DESC LIMIT ?3",
+                          &st)) < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, v->deletes);
+        sqlite3_bind_int64(st, 2, vmax - vmax / 16);
+        sqlite3_bind_int(st, 3, IMP_HEADS_WORDS);
+        while (rc == 0 && sqlite3_step(st) == SQLITE_ROW && w->nwords < IMP_HEADS_WORDS) {
+            const unsigned char *t = sqlite3_column_text(st, 0);
+            if (t && (w->words[w->nwords] = sqlite3_mprintf("%s", t)) == NULL)
+                rc = MCPAGE_ENOMEM;
+            w->nwords += t && rc == 0;
+        }
+        sqlite3_reset(st);
         return rc;
-    sqlite3_bind_int64(st, 1, store_sqlite__impact_heads_min);
-    sqlite3_bind_int(st, 2, IMP_HEADS_WORDS);
-    sqlite3_bind_int64(st, 3, v->deletes);
-    sqlite3_bind_int64(st, 4, vmax - vmax / 16);
-    *words = sqlite3_malloc(IMP_HEADS_WORDS * (int)sizeof **words);
-    *nwords = 0;
-    int step;
-    while (*words && (step = sqlite3_step(st)) == SQLITE_ROW && *nwords < IMP_HEADS_WORDS) {
-        const unsigned char *t = sqlite3_column_text(st, 0);
-        char *w = NULL;
-        if (t != NULL)
-            w = *choose ? store_sqlite__vocab_query(t) : sqlite3_mprintf("%s", t);
-        for (int i = 0; w && i < *nwords; i++)
-            if (strcmp((*words)[i], w) == 0) { /* `the` and `~the` both ask for "~the" */
-                sqlite3_free(w);
-                w = NULL;
-            }
-        if (w)
-            (*words)[(*nwords)++] = w;
     }
-    sqlite3_reset(st);
-    return *words ? 0 : MCPAGE_ENOMEM;
+
+    int two = reader_start(w, vocab_main);
+    rc = vocab_scan(w, s);
+    if (rc < 0)
+        __atomic_store_n(&w->stop, 1, __ATOMIC_RELAXED);
+    if (two)
+        pthread_join(w->thread, NULL);
+    if (rc < 0 || (rc = reader_failure(w, s)) < 0)
+        return rc;
+    qsort(w->rows, (size_t)w->nrows, sizeof *w->rows, vocab_cmp);
+    for (int k = 0; k < w->nrows && w->nwords < IMP_HEADS_WORDS; k++) {
+        char *q = store_sqlite__vocab_query((const unsigned char *)w->rows[k].term);
+        for (int i = 0; q && i < w->nwords; i++)
+            if (strcmp(w->words[i], q) == 0) { /* `the` and `~the` both ask for "~the" */
+                sqlite3_free(q);
+                q = NULL;
+            }
+        if (q)
+            w->words[w->nwords++] = q;
+    }
+    return 0;
+}
+
+/* Walks the due words on both connections and keeps their heads in the
+ * words' order, each in a transaction of its own. */
+static int heads_keep(store *s, tidy_work *w)
+{
+    size_t n = (size_t)(w->nwords ? w->nwords : 1);
+    w->heads = sqlite3_malloc64(n * sizeof *w->heads);
+    w->bytes = sqlite3_malloc64(n * sizeof *w->bytes);
+    w->state = sqlite3_malloc64(n * sizeof *w->state);
+    if (w->heads == NULL || w->bytes == NULL || w->state == NULL)
+        return MCPAGE_ENOMEM;
+    memset(w->heads, 0, n * sizeof *w->heads);
+    memset(w->state, 0, n * sizeof *w->state);
+    w->reader_rc = 0;
+    int two = w->nwords > 1 && reader_start(w, heads_main);
+    int rc = 0, kept = 0;
+    while (rc == 0 && kept < w->nwords) {
+        pthread_mutex_lock(&w->mu);
+        int i = w->word < w->nwords ? w->word++ : -1;
+        pthread_mutex_unlock(&w->mu);
+        if (i >= 0) { /* the writer's own share */
+            unsigned char *heads = NULL;
+            int bytes = 0;
+            if ((rc = store_budget_check(s)) < 0)
+                rc = store_budget_fail(s, s->stopped = rc);
+            else
+                rc = heads_walk(s, w->words[i], &heads, &bytes);
+            pthread_mutex_lock(&w->mu);
+            w->heads[i] = heads;
+            w->bytes[i] = bytes;
+            w->state[i] = rc < 0 ? rc : 1;
+            pthread_mutex_unlock(&w->mu);
+        }
+        /* what is done is kept, in order; else the writer waits for the reader */
+        pthread_mutex_lock(&w->mu);
+        int ended = 0;
+        while (rc == 0 && i < 0 && kept < w->nwords && w->state[kept] == 0 &&
+               !(ended = w->reader_rc != 0))
+            pthread_cond_wait(&w->ready, &w->mu);
+        while (rc == 0 && kept < w->nwords && w->state[kept] != 0) {
+            int state = w->state[kept];
+            pthread_mutex_unlock(&w->mu);
+            if (state < 0) /* the reader's: the writer's own ended the loop */
+                rc = reader_failure(w, s);
+            else if (w->heads[kept]) /* no match left, or no memory: nothing kept */
+                rc = heads_put(s, w->words[kept], w->heads[kept], w->bytes[kept]);
+            pthread_mutex_lock(&w->mu);
+            kept++;
+        }
+        pthread_mutex_unlock(&w->mu);
+        if (rc == 0 && ended && kept < w->nwords && (rc = reader_failure(w, s)) == 0)
+            rc = store_fail(s, MCPAGE_ESTORE, "the tidy's second thread ended before its word");
+    }
+    if (rc < 0)
+        __atomic_store_n(&w->stop, 1, __ATOMIC_RELAXED);
+    if (two)
+        pthread_join(w->thread, NULL);
+    return rc;
+}
+
+static void tidy_work_free(tidy_work *w)
+{
+    for (int k = 0; k < w->nrows; k++)
+        sqlite3_free(w->rows[k].term);
+    sqlite3_free(w->rows);
+    for (int i = 0; i < w->nwords; i++) {
+        sqlite3_free(w->words[i]);
+        if (w->heads)
+            sqlite3_free(w->heads[i]);
+    }
+    sqlite3_free(w->words);
+    sqlite3_free(w->heads);
+    sqlite3_free(w->bytes);
+    sqlite3_free(w->state);
+    if (w->r)
+        store_close(w->r);
+    pthread_cond_destroy(&w->ready);
+    pthread_mutex_destroy(&w->mu);
 }
 
 int store_sqlite__impact_tidy(store *s)
@@ -543,18 +850,14 @@ int store_sqlite__impact_tidy(store *s)
     if (rc < 0)
         return rc;
 
-    int choose = 0, nwords = 0;
-    char **words = NULL;
-    rc = heads_due(s, &v, vmax, &choose, &words, &nwords);
-    for (int i = 0; i < nwords && rc == 0; i++) {
-        if ((rc = store_budget_check(s)) < 0)
-            rc = store_budget_fail(s, s->stopped = rc);
-        else
-            rc = heads_keep_one(s, words[i]);
-    }
-    for (int i = 0; i < nwords; i++)
-        sqlite3_free(words[i]);
-    sqlite3_free(words);
+    tidy_work w = {
+        .mu = PTHREAD_MUTEX_INITIALIZER, .ready = PTHREAD_COND_INITIALIZER, .path = c->path};
+    /* a reader of its own for the second thread; without one the writer does it all */
+    int choose = 0;
+    rc = heads_due(s, &w, &v, vmax, &choose);
+    if (rc == 0)
+        rc = heads_keep(s, &w);
+    tidy_work_free(&w);
     if (rc < 0 || !choose)
         return rc;
     /* the words chosen were kept at vmax or later; the others go */
