@@ -2760,18 +2760,18 @@ static void heads_agree(store *s, const char *const *queries, size_t nq)
         }
 }
 
-/* The heads a tidy keeps, row by row in the order written, and the meta it sets. */
-static char *kept_heads(sqlite3 *raw)
+/* The heads a tidy keeps, row by row in the order written (or by word,
+ * without the row ids: `by_word`), and the meta it sets. */
+static char *kept_heads(sqlite3 *raw, int by_word)
 {
     sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(raw,
-                                        "SELECT group_concat(r, char(10)) FROM (SELECT rowid || ' "
-                                        "' || fts || ' ' || deletes || ' ' || max_id || ' ' || n "
-                                        "|| ' ' || kept || ' ' || hex(heads) AS r FROM "
-                                        "impact_heads UNION ALL SELECT key || ' ' || value FROM "
-                                        "meta WHERE key LIKE 'impact_heads%')",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
+    char *sql = sqlite3_mprintf(
+        "SELECT group_concat(r, char(10)) FROM (SELECT %s fts || ' ' || deletes || ' ' || max_id "
+        "|| ' ' || n || ' ' || kept || ' ' || hex(heads) AS r FROM impact_heads UNION ALL SELECT "
+        "key || ' ' || value FROM meta WHERE key LIKE 'impact_heads%%' ORDER BY %s)",
+        by_word ? "" : "rowid || ' ' ||", by_word ? "r" : "1");
+    assert_int_equal(sqlite3_prepare_v2(raw, sql, -1, &st, NULL), SQLITE_OK);
+    sqlite3_free(sql);
     assert_int_equal(sqlite3_step(st), SQLITE_ROW);
     const unsigned char *t = sqlite3_column_text(st, 0);
     char *out = strdup(t ? (const char *)t : "");
@@ -2783,7 +2783,9 @@ static char *kept_heads(sqlite3 *raw)
  * A tidy on two threads (a reader of its own takes ranges of the
  * vocabulary, then words) keeps what one thread keeps: the same words,
  * the same heads, written in the same order; heads that fell behind are
- * extended the same way; a budget's stop ends both threads.
+ * extended the same way; a budget's stop ends both threads. A word's
+ * heads walked alone (each run's first entries in a heap) are those of
+ * its whole list, walked and sorted, byte for byte.
  */
 static void tidy_on_two_threads_keeps_what_one_keeps(void **state)
 {
@@ -2801,24 +2803,26 @@ static void tidy_on_two_threads_keeps_what_one_keeps(void **state)
     char *was = env ? strdup(env) : NULL;
     sqlite3 *raw = NULL;
     assert_int_equal(sqlite3_open_v2(f->db, &raw, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    /* each way on its own copy of the same store */
-    char *kept[2][2];
-    for (int t = 0; t < 2; t++) {
+    /* each way on its own copy of the same store: one thread, two, and
+     * one taking each word's heads from its whole list, walked and sorted */
+    char *kept[3][2];
+    for (int t = 0; t < 3; t++) {
         char *path = sqlite3_mprintf("%s.tidy%d", f->db, t), *sql = sqlite3_mprintf(
                                                                "VACUUM INTO %Q", path);
         unlink(path);
         assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
-        setenv("MCPAGE_SYNC_THREADS", t ? "2" : "1", 1);
+        setenv("MCPAGE_SYNC_THREADS", t == 1 ? "2" : "1", 1);
+        store_sqlite__heads_by_list = t == 2;
         store *s = NULL;
         sqlite3 *copy = NULL;
         assert_int_equal(store_open(path, STORE_OPEN_WRITE, &s), 0);
         assert_int_equal(sqlite3_open_v2(path, &copy, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
         assert_int_equal(store_tidy(s), 0);
-        kept[t][0] = kept_heads(copy);
+        kept[t][0] = kept_heads(copy, 0);
         /* more than a sixteenth of the rows since: the heads are extended */
         add_words(s, "tidy-3", 0, 100, 11, 99);
         assert_int_equal(store_tidy(s), 0);
-        kept[t][1] = kept_heads(copy);
+        kept[t][1] = kept_heads(copy, 0);
         if (t == 1) {
             int64_t matches = 0;
             assert_true(common_words(copy, 20, &matches) >= 6);
@@ -2839,7 +2843,7 @@ static void tidy_on_two_threads_keeps_what_one_keeps(void **state)
                 store_budget_clear(s);
                 if (k == 0)
                     assert_int_equal(store_tidy(s), 0);
-                whole[k] = kept_heads(copy);
+                whole[k] = kept_heads(copy, 1); /* a stopped tidy's rows were replaced */
             }
             assert_string_equal(whole[0], whole[1]);
             free(whole[0]);
@@ -2859,7 +2863,10 @@ static void tidy_on_two_threads_keeps_what_one_keeps(void **state)
     assert_string_equal(kept[0][0], kept[1][0]);
     assert_string_not_equal(kept[1][0], kept[1][1]);
     assert_string_equal(kept[0][1], kept[1][1]);
-    for (int t = 0; t < 2; t++)
+    assert_string_equal(kept[2][0], kept[0][0]);
+    assert_string_equal(kept[2][1], kept[0][1]);
+    store_sqlite__heads_by_list = 0;
+    for (int t = 0; t < 3; t++)
         for (int k = 0; k < 2; k++)
             free(kept[t][k]);
     if (was)

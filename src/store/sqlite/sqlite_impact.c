@@ -46,6 +46,7 @@ int store_sqlite__impact_off;
 int64_t store_sqlite__impact_walked;
 int64_t store_sqlite__impact_loaded;
 int64_t store_sqlite__impact_save_min = 4096;
+int store_sqlite__heads_by_list;
 
 /* What the functions know of their connection (user data). */
 typedef struct imp_conn {
@@ -161,7 +162,20 @@ typedef struct imp_walk_to {
     int64_t *n, *cap;
 } imp_walk_to;
 
-/* xQueryPhrase's callback: the row's rowid and the phrase's occurrences in it. */
+/* In xQueryPhrase's callback: the row's rowid and the phrase's occurrences in it. */
+static int imp_row_entry(const Fts5ExtensionApi *api, Fts5Context *fts, imp_entry *e)
+{
+    Fts5PhraseIter it;
+    int col = 0, off = 0;
+    int64_t tf = 0;
+    int rc = api->xPhraseFirst(fts, 0, &it, &col, &off);
+    for (; rc == SQLITE_OK && col >= 0; api->xPhraseNext(fts, &it, &col, &off))
+        tf++;
+    *e = (imp_entry){.id = api->xRowid(fts), .tf = tf > UINT32_MAX ? UINT32_MAX : (uint32_t)tf};
+    return rc;
+}
+
+/* xQueryPhrase's callback: the row's entry appended. */
 static int imp_walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
 {
     imp_walk_to *to = ud;
@@ -173,16 +187,9 @@ static int imp_walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
     int rc = imp_grow(to->e, *to->n, to->cap);
     if (rc == SQLITE_OK && *to->cap != had && to->ic->fit)
         to->ic->fit(to->ic->stop_ud, *to->cap * (int64_t)sizeof **to->e);
-    Fts5PhraseIter it;
-    int col = 0, off = 0;
-    int64_t tf = 0;
     if (rc == SQLITE_OK)
-        rc = api->xPhraseFirst(fts, 0, &it, &col, &off);
-    for (; rc == SQLITE_OK && col >= 0; api->xPhraseNext(fts, &it, &col, &off))
-        tf++;
-    if (rc == SQLITE_OK)
-        (*to->e)[(*to->n)++] =
-            (imp_entry){.id = api->xRowid(fts), .tf = tf > UINT32_MAX ? UINT32_MAX : (uint32_t)tf};
+        rc = imp_row_entry(api, fts, &(*to->e)[*to->n]);
+    *to->n += rc == SQLITE_OK;
     return rc;
 }
 
@@ -196,36 +203,52 @@ static int imp_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int ph
     return api->xQueryPhrase(fts, phrase, &to, imp_walk_row);
 }
 
-/* Each entry's row length and role (its tf field made (tf, role): IMP_TF):
- * from mcpage_bm25()'s array, else from FTS5's docsize and the message. */
+/* Row `id`'s length word (its length, and SQ_LEN_TOOL for a tool's
+ * output): from mcpage_bm25()'s array, else from FTS5's docsize and the
+ * message (*st prepared on first use, for the caller to finalize). */
+static int imp_length_of(sqlite3 *db, const dl_snap *d, sqlite3_stmt **st, int64_t id,
+                         uint32_t *w)
+{
+    if ((*w = store_sqlite__length(d, id)) != 0)
+        return SQLITE_OK;
+    int rc = SQLITE_OK;
+    if (*st == NULL &&
+        (rc = sqlite3_prepare_v2(db,
+                                 "SELECT d.id, d.sz, " SQ_ROLE_TOOL
+                                 " FROM messages_fts_docsize d WHERE d.id = ?",
+                                 -1, st, NULL)) != SQLITE_OK)
+        return rc;
+    sqlite3_bind_int64(*st, 1, id);
+    if ((rc = sqlite3_step(*st)) == SQLITE_ROW) {
+        *w = store_sqlite__len_word(sqlite3_column_blob(*st, 1), sqlite3_column_bytes(*st, 1),
+                                    sqlite3_column_int(*st, 2));
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_CORRUPT; /* a match without a length */
+    }
+    sqlite3_reset(*st);
+    return rc;
+}
+
+/* Entry e (its tf the phrase's occurrences) made (tf, role) and length
+ * from its length word: IMP_TF. */
+static void imp_entry_len(imp_entry *e, uint32_t w)
+{
+    uint32_t tf = e->tf > SQ_LEN(UINT32_MAX) ? SQ_LEN(UINT32_MAX) : e->tf;
+    e->dl = SQ_LEN(w);
+    e->tf = tf << 1 | ((w & SQ_LEN_TOOL) ? 0u : 1u);
+}
+
+/* Each entry's row length and role (its tf field made (tf, role): IMP_TF). */
 static int imp_lengths(sqlite3 *db, imp_entry *e, int64_t n)
 {
     dl_snap *d = store_sqlite__lengths(db, n);
     sqlite3_stmt *st = NULL;
     int rc = SQLITE_OK;
     for (int64_t i = 0; rc == SQLITE_OK && i < n; i++) {
-        uint32_t w = store_sqlite__length(d, e[i].id);
-        if (w == 0) {
-            if (st == NULL)
-                rc = sqlite3_prepare_v2(db,
-                                        "SELECT d.id, d.sz, " SQ_ROLE_TOOL
-                                        " FROM messages_fts_docsize d WHERE d.id = ?",
-                                        -1, &st, NULL);
-            if (rc != SQLITE_OK)
-                break;
-            sqlite3_bind_int64(st, 1, e[i].id);
-            if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                w = store_sqlite__len_word(sqlite3_column_blob(st, 1), sqlite3_column_bytes(st, 1),
-                                           sqlite3_column_int(st, 2));
-                rc = SQLITE_OK;
-            } else if (rc == SQLITE_DONE) {
-                rc = SQLITE_CORRUPT; /* a match without a length */
-            }
-            sqlite3_reset(st);
-        }
-        uint32_t tf = e[i].tf > SQ_LEN(UINT32_MAX) ? SQ_LEN(UINT32_MAX) : e[i].tf;
-        e[i].dl = SQ_LEN(w);
-        e[i].tf = tf << 1 | ((w & SQ_LEN_TOOL) ? 0u : 1u);
+        uint32_t w = 0;
+        if ((rc = imp_length_of(db, d, &st, e[i].id, &w)) == SQLITE_OK)
+            imp_entry_len(&e[i], w);
     }
     sqlite3_finalize(st);
     store_sqlite__lengths_release(d);
@@ -1186,10 +1209,199 @@ static void impact_count_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
         sqlite3_result_error_code(ctx, rc);
 }
 
+/*
+ * A word's heads in one walk, without its list: each run of one tf field
+ * keeps its count and, in a max-heap by (dl, rowid), its first
+ * store_sqlite__impact_heads_run entries. A walk of the whole list held
+ * 16 bytes a match while it grew and 28 more while it was sorted: at
+ * 10 GB 2.5M matches of one word, 150-200 MB, for the few thousand
+ * entries the heads keep.
+ */
+typedef struct heads_run {
+    uint32_t tf; /* its tf field */
+    int kept;    /* entries in the heap */
+    int64_t n;   /* its matches */
+    imp_entry *e;
+} heads_run;
+
+typedef struct heads_walk {
+    const imp_conn *ic;
+    sqlite3 *db;
+    dl_snap *d;
+    sqlite3_stmt *len; /* a row's length that d lacks */
+    int cap;           /* entries a run keeps */
+    int64_t total;     /* matches */
+    heads_run *run;
+    int64_t nrun, caprun;
+    int64_t *slot; /* open addressing by tf field: a run's index + 1, or 0 */
+    int64_t nslot;
+} heads_walk;
+
+static void heads_sift(imp_entry *h, int n, int i)
+{
+    for (;;) {
+        int big = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && imp_cmp(&h[l], &h[big]) > 0)
+            big = l;
+        if (r < n && imp_cmp(&h[r], &h[big]) > 0)
+            big = r;
+        if (big == i)
+            return;
+        imp_entry t = h[i];
+        h[i] = h[big];
+        h[big] = t;
+        i = big;
+    }
+}
+
+/* The run of tf field `tf`, made when new; NULL without memory. */
+static heads_run *heads_run_of(heads_walk *w, uint32_t tf)
+{
+    if (2 * (w->nrun + 1) > w->nslot) { /* the slots at most half full */
+        int64_t nslot = w->nslot ? 2 * w->nslot : 64;
+        int64_t *slot = sqlite3_malloc64((sqlite3_uint64)nslot * sizeof *slot);
+        if (slot == NULL)
+            return NULL;
+        memset(slot, 0, (size_t)nslot * sizeof *slot);
+        for (int64_t r = 0; r < w->nrun; r++) {
+            uint64_t k = (w->run[r].tf * 0x9E3779B97F4A7C15ull) & (uint64_t)(nslot - 1);
+            while (slot[k])
+                k = (k + 1) & (uint64_t)(nslot - 1);
+            slot[k] = r + 1;
+        }
+        sqlite3_free(w->slot);
+        w->slot = slot;
+        w->nslot = nslot;
+    }
+    uint64_t k = (tf * 0x9E3779B97F4A7C15ull) & (uint64_t)(w->nslot - 1);
+    for (; w->slot[k]; k = (k + 1) & (uint64_t)(w->nslot - 1))
+        if (w->run[w->slot[k] - 1].tf == tf)
+            return &w->run[w->slot[k] - 1];
+    if (w->nrun == w->caprun) {
+        int64_t cap = w->caprun ? 2 * w->caprun : 16;
+        heads_run *g = sqlite3_realloc64(w->run, (sqlite3_uint64)cap * sizeof *g);
+        if (g == NULL)
+            return NULL;
+        w->run = g;
+        w->caprun = cap;
+    }
+    imp_entry *e = sqlite3_malloc64((sqlite3_uint64)w->cap * sizeof *e);
+    if (e == NULL)
+        return NULL;
+    w->run[w->nrun] = (heads_run){.tf = tf, .e = e};
+    w->slot[k] = ++w->nrun;
+    return &w->run[w->nrun - 1];
+}
+
+/* xQueryPhrase's callback: the row's entry counted in its run, and kept
+ * while it is among the run's first. */
+static int heads_walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
+{
+    heads_walk *w = ud;
+    if (w->total % IMP_STOP_ROWS == 0 && w->ic->stop && w->ic->stop(w->ic->stop_ud))
+        return SQLITE_INTERRUPT;
+    imp_entry x;
+    uint32_t len = 0;
+    int rc = imp_row_entry(api, fts, &x);
+    if (rc == SQLITE_OK)
+        rc = imp_length_of(w->db, w->d, &w->len, x.id, &len);
+    if (rc != SQLITE_OK)
+        return rc;
+    imp_entry_len(&x, len);
+    heads_run *r = heads_run_of(w, x.tf);
+    if (r == NULL)
+        return SQLITE_NOMEM;
+    w->total++;
+    r->n++;
+    if (r->kept < w->cap) { /* sift up */
+        int i = r->kept++;
+        r->e[i] = x;
+        while (i > 0 && imp_cmp(&r->e[(i - 1) / 2], &r->e[i]) < 0) {
+            imp_entry t = r->e[i];
+            r->e[i] = r->e[(i - 1) / 2];
+            r->e[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    } else if (imp_cmp(&x, &r->e[0]) < 0) {
+        r->e[0] = x;
+        heads_sift(r->e, r->kept, 0);
+    }
+    return SQLITE_OK;
+}
+
+/* Runs by tf field, descending: the rank order of runs. */
+static int heads_run_cmp(const void *pa, const void *pb)
+{
+    const heads_run *a = pa, *b = pb;
+    return (a->tf < b->tf) - (a->tf > b->tf);
+}
+
+/* The heads of phrase `phrase` at snapshot `v` (rows up to vmax) by one
+ * walk, as the list sq_imp_heads_result() writes: each run's first
+ * entries in rank order, cut where the run holds more. */
+static int heads_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase,
+                             const char *query, const sq_version *v, int64_t vmax,
+                             imp_list **out)
+{
+    const imp_conn *ic = api->xUserData(fts);
+    heads_walk w = {.ic = ic,
+                    .db = ic->db,
+                    .cap = store_sqlite__impact_heads_run > 0 &&
+                                   store_sqlite__impact_heads_run < IMP_ENTRIES_MAX
+                               ? (int)store_sqlite__impact_heads_run
+                               : 1};
+    if (ic->fit)
+        ic->fit(ic->stop_ud, 0);
+    w.d = store_sqlite__lengths(w.db, IMP_ENTRIES_MAX); /* a common word's: all are loaded */
+    int rc = api->xQueryPhrase(fts, phrase, &w, heads_walk_row);
+    sqlite3_finalize(w.len);
+    store_sqlite__lengths_release(w.d);
+    imp_list *l = NULL;
+    int64_t kept = 0;
+    for (int64_t r = 0; r < w.nrun; r++)
+        kept += w.run[r].kept;
+    if (rc == SQLITE_OK && (l = sqlite3_malloc(sizeof *l)) == NULL)
+        rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK) {
+        *l = (imp_list){.refs = 1, .v = *v, .max_id = vmax, .n = kept, .total = w.total,
+                        .ngroups = w.nrun};
+        l->fts = sqlite3_mprintf("%s", query);
+        l->e = sqlite3_malloc64((sqlite3_uint64)(kept ? kept : 1) * sizeof *l->e);
+        l->group = sqlite3_malloc64((sqlite3_uint64)(w.nrun + 1) * sizeof *l->group);
+        l->cut = sqlite3_malloc64((sqlite3_uint64)(w.nrun ? w.nrun : 1));
+        if (l->fts == NULL || l->e == NULL || l->group == NULL || l->cut == NULL)
+            rc = SQLITE_NOMEM;
+    }
+    if (rc == SQLITE_OK) {
+        qsort(w.run, (size_t)w.nrun, sizeof *w.run, heads_run_cmp);
+        int64_t k = 0;
+        for (int64_t r = 0; r < w.nrun; r++) {
+            qsort(w.run[r].e, (size_t)w.run[r].kept, sizeof *w.run[r].e, imp_cmp);
+            l->group[r] = k;
+            memcpy(l->e + k, w.run[r].e, (size_t)w.run[r].kept * sizeof *l->e);
+            k += w.run[r].kept;
+            l->cut[r] = w.run[r].n > w.run[r].kept;
+        }
+        l->group[w.nrun] = k;
+        pthread_mutex_lock(&sq_imp_mu);
+        store_sqlite__impact_walked += w.total;
+        pthread_mutex_unlock(&sq_imp_mu);
+        *out = l;
+    } else {
+        sq_imp_free(l);
+    }
+    for (int64_t r = 0; r < w.nrun; r++)
+        sqlite3_free(w.run[r].e);
+    sqlite3_free(w.run);
+    sqlite3_free(w.slot);
+    return rc;
+}
+
 /* mcpage_impact_heads(messages_fts, fts_query): the heads of the query's
  * one phrase at this snapshot for the writer to keep (sq_imp_heads_result):
- * the kept heads extended by the rows since, else a walk. The process's
- * cache is left alone, so the writer's process does not hold the lists. */
+ * the kept heads extended by the rows since, else one walk that keeps
+ * only the heads (heads_walk_phrase). The process's cache is left alone,
+ * so the writer's process does not hold the lists. */
 static void impact_heads_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx,
                             int nval, sqlite3_value **val)
 {
@@ -1197,14 +1409,29 @@ static void impact_heads_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
         sqlite3_result_error(ctx, "mcpage_impact_heads: one argument, one phrase", -1);
         return;
     }
-    imp_rank r;
-    int rc = imp_open(api, fts, 0, (const char *)sqlite3_value_text(val[0]), IMP_UNCACHED, &r);
+    const char *query = (const char *)sqlite3_value_text(val[0]);
+    sqlite3 *db = ((const imp_conn *)api->xUserData(fts))->db;
+    int64_t vmax = 0;
+    sq_version v;
+    int rc = index_max_id(db, &vmax);
+    if (rc == SQLITE_OK)
+        rc = store_sqlite__version(db, &v);
+    imp_list *base = rc == SQLITE_OK ? imp_kept(db, query, &v, vmax, IMP_UNCACHED) : NULL;
+    imp_list *l = NULL;
+    if (rc == SQLITE_OK && base == NULL && !store_sqlite__heads_by_list) {
+        rc = heads_walk_phrase(api, fts, 0, query, &v, vmax, &l);
+    } else if (rc == SQLITE_OK) {
+        sq_imp_release(base);
+        imp_rank r;
+        if ((rc = imp_open(api, fts, 0, query, IMP_UNCACHED, &r)) == SQLITE_OK)
+            l = (imp_list *)r.l;
+    }
     if (rc != SQLITE_OK) {
         sqlite3_result_error_code(ctx, rc);
         return;
     }
-    sq_imp_heads_result(ctx, r.l);
-    sq_imp_release((imp_list *)r.l);
+    sq_imp_heads_result(ctx, l);
+    sq_imp_release(l);
 }
 
 int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud,

@@ -393,6 +393,9 @@ int store_sqlite__tidy(store *s);
 extern int64_t store_sqlite__impact_heads_min;
 /* Entries of each tf run a word's kept heads hold (64; tests lower it). */
 extern int64_t store_sqlite__impact_heads_run;
+/* Non-zero: a word's heads are taken from its whole list, walked and
+ * sorted, as before heads were walked alone (tests compare the two). */
+extern int store_sqlite__heads_by_list;
 /* Drops every list the process holds, as a fresh process has none (tests). */
 void store_sqlite__impact_forget(void);
 /* How mcpage_text's error for a row that does not decode begins. */
