@@ -510,7 +510,7 @@ static void *sources_main(void *arg)
 static void sources_start(sources_load *l, store *s, const char *host)
 {
     *l = (sources_load){.s = s, .host = host};
-    l->threaded = sync__second_thread() && pthread_create(&l->thread, NULL, sources_main, l) == 0;
+    l->threaded = store_second_thread() && pthread_create(&l->thread, NULL, sources_main, l) == 0;
 }
 
 /* The records, once read; the store is the caller's again. */

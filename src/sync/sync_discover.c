@@ -586,7 +586,7 @@ static int tasks_run(walk *w, walk_tasks *ts)
     ts->above = w;
     ts->before = w->js->n;
     pthread_t th;
-    int two = ts->n > 1 && sync__second_thread() && pthread_create(&th, NULL, tasks_main, ts) == 0;
+    int two = ts->n > 1 && store_second_thread() && pthread_create(&th, NULL, tasks_main, ts) == 0;
     tasks_main(ts);
     if (two)
         pthread_join(th, NULL);
