@@ -2807,8 +2807,8 @@ static void tidy_on_two_threads_keeps_what_one_keeps(void **state)
      * one taking each word's heads from its whole list, walked and sorted */
     char *kept[3][2];
     for (int t = 0; t < 3; t++) {
-        char *path = sqlite3_mprintf("%s.tidy%d", f->db, t), *sql = sqlite3_mprintf(
-                                                               "VACUUM INTO %Q", path);
+        char *path = sqlite3_mprintf("%s.tidy%d", f->db, t),
+             *sql = sqlite3_mprintf("VACUUM INTO %Q", path);
         unlink(path);
         assert_int_equal(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
         setenv("MCPAGE_SYNC_THREADS", t == 1 ? "2" : "1", 1);
@@ -2832,8 +2832,7 @@ static void tidy_on_two_threads_keeps_what_one_keeps(void **state)
             char *whole[2];
             for (int k = 0; k < 2; k++) {
                 sqlite3 *w = NULL;
-                assert_int_equal(sqlite3_open_v2(path, &w, SQLITE_OPEN_READWRITE, NULL),
-                                 SQLITE_OK);
+                assert_int_equal(sqlite3_open_v2(path, &w, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
                 assert_int_equal(sqlite3_exec(w, forget, NULL, NULL, NULL), SQLITE_OK);
                 sqlite3_close(w);
                 int calls[2] = {0, 2};

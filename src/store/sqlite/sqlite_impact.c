@@ -206,17 +206,15 @@ static int imp_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int ph
 /* Row `id`'s length word (its length, and SQ_LEN_TOOL for a tool's
  * output): from mcpage_bm25()'s array, else from FTS5's docsize and the
  * message (*st prepared on first use, for the caller to finalize). */
-static int imp_length_of(sqlite3 *db, const dl_snap *d, sqlite3_stmt **st, int64_t id,
-                         uint32_t *w)
+static int imp_length_of(sqlite3 *db, const dl_snap *d, sqlite3_stmt **st, int64_t id, uint32_t *w)
 {
     if ((*w = store_sqlite__length(d, id)) != 0)
         return SQLITE_OK;
     int rc = SQLITE_OK;
-    if (*st == NULL &&
-        (rc = sqlite3_prepare_v2(db,
-                                 "SELECT d.id, d.sz, " SQ_ROLE_TOOL
-                                 " FROM messages_fts_docsize d WHERE d.id = ?",
-                                 -1, st, NULL)) != SQLITE_OK)
+    if (*st == NULL && (rc = sqlite3_prepare_v2(db,
+                                                "SELECT d.id, d.sz, " SQ_ROLE_TOOL
+                                                " FROM messages_fts_docsize d WHERE d.id = ?",
+                                                -1, st, NULL)) != SQLITE_OK)
         return rc;
     sqlite3_bind_int64(*st, 1, id);
     if ((rc = sqlite3_step(*st)) == SQLITE_ROW) {
@@ -1340,8 +1338,7 @@ static int heads_run_cmp(const void *pa, const void *pb)
  * walk, as the list sq_imp_heads_result() writes: each run's first
  * entries in rank order, cut where the run holds more. */
 static int heads_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase,
-                             const char *query, const sq_version *v, int64_t vmax,
-                             imp_list **out)
+                             const char *query, const sq_version *v, int64_t vmax, imp_list **out)
 {
     const imp_conn *ic = api->xUserData(fts);
     heads_walk w = {.ic = ic,
@@ -1363,8 +1360,8 @@ static int heads_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int 
     if (rc == SQLITE_OK && (l = sqlite3_malloc(sizeof *l)) == NULL)
         rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) {
-        *l = (imp_list){.refs = 1, .v = *v, .max_id = vmax, .n = kept, .total = w.total,
-                        .ngroups = w.nrun};
+        *l = (imp_list){
+            .refs = 1, .v = *v, .max_id = vmax, .n = kept, .total = w.total, .ngroups = w.nrun};
         l->fts = sqlite3_mprintf("%s", query);
         l->e = sqlite3_malloc64((sqlite3_uint64)(kept ? kept : 1) * sizeof *l->e);
         l->group = sqlite3_malloc64((sqlite3_uint64)(w.nrun + 1) * sizeof *l->group);

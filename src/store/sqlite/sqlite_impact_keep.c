@@ -505,12 +505,12 @@ typedef struct tidy_work {
     /* the words, one at a time */
     char **words;
     int nwords;
-    int word;                /* the next word nobody took */
-    unsigned char **heads;   /* each word's heads, NULL when none */
-    int *bytes;              /* their sizes */
-    int *state;              /* 0 not done, 1 done, else its failure */
-    int reader_rc;           /* the reader's first failure */
-    char reader_err[256];    /* and what it said */
+    int word;              /* the next word nobody took */
+    unsigned char **heads; /* each word's heads, NULL when none */
+    int *bytes;            /* their sizes */
+    int *state;            /* 0 not done, 1 done, else its failure */
+    int reader_rc;         /* the reader's first failure */
+    char reader_err[256];  /* and what it said */
 } tidy_work;
 
 /* The vocabulary's ranges, split where the terms of a developer's text
