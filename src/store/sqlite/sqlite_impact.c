@@ -88,18 +88,27 @@ void sq_imp_release(imp_list *l)
         sq_imp_free(l);
 }
 
+/* The occurrences of the first phrase in the current row. */
+static int imp_phrase_tf(const Fts5ExtensionApi *api, Fts5Context *fts, int64_t *tf)
+{
+    Fts5PhraseIter it;
+    int col = 0, off = 0;
+    int64_t n = 0;
+    int rc = api->xPhraseFirst(fts, 0, &it, &col, &off);
+    for (; rc == SQLITE_OK && col >= 0; api->xPhraseNext(fts, &it, &col, &off))
+        n++;
+    *tf = n;
+    return rc;
+}
+
 /* mcpage_tf(messages_fts): the occurrences of the query's one phrase in the row. */
 static void tf_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlite3_context *ctx, int nval,
                   sqlite3_value **val)
 {
     (void)nval;
     (void)val;
-    Fts5PhraseIter it;
-    int col = 0, off = 0;
-    sqlite3_int64 tf = 0;
-    int rc = api->xPhraseFirst(fts, 0, &it, &col, &off);
-    for (; rc == SQLITE_OK && col >= 0; api->xPhraseNext(fts, &it, &col, &off))
-        tf++;
+    int64_t tf = 0;
+    int rc = imp_phrase_tf(api, fts, &tf);
     if (rc == SQLITE_OK)
         sqlite3_result_int64(ctx, tf);
     else
@@ -165,12 +174,8 @@ typedef struct imp_walk_to {
 /* In xQueryPhrase's callback: the row's rowid and the phrase's occurrences in it. */
 static int imp_row_entry(const Fts5ExtensionApi *api, Fts5Context *fts, imp_entry *e)
 {
-    Fts5PhraseIter it;
-    int col = 0, off = 0;
     int64_t tf = 0;
-    int rc = api->xPhraseFirst(fts, 0, &it, &col, &off);
-    for (; rc == SQLITE_OK && col >= 0; api->xPhraseNext(fts, &it, &col, &off))
-        tf++;
+    int rc = imp_phrase_tf(api, fts, &tf);
     *e = (imp_entry){.id = api->xRowid(fts), .tf = tf > UINT32_MAX ? UINT32_MAX : (uint32_t)tf};
     return rc;
 }

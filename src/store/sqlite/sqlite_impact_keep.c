@@ -609,27 +609,40 @@ static int vocab_cmp(const void *pa, const void *pb)
     return c ? c : (a->n > b->n) - (a->n < b->n);
 }
 
+/* The next word nobody took, or -1. */
+static int word_take(tidy_work *w)
+{
+    pthread_mutex_lock(&w->mu);
+    int i = w->word < w->nwords ? w->word++ : -1;
+    pthread_mutex_unlock(&w->mu);
+    return i;
+}
+
+/* Word i's heads (or its failure `rc`), for the writer to keep in order. */
+static void word_done(tidy_work *w, int i, unsigned char *heads, int bytes, int rc)
+{
+    pthread_mutex_lock(&w->mu);
+    w->heads[i] = heads;
+    w->bytes[i] = bytes;
+    w->state[i] = rc < 0 ? rc : 1;
+    pthread_cond_broadcast(&w->ready);
+    pthread_mutex_unlock(&w->mu);
+}
+
 /* Takes words on the reader until none is left: their heads for the
  * writer to keep. */
 static int heads_take(tidy_work *w, store *x)
 {
     int rc = 0;
     while (rc == 0 && !tidy_stopped(w)) {
-        pthread_mutex_lock(&w->mu);
-        int i = w->word < w->nwords ? w->word++ : -1;
-        pthread_mutex_unlock(&w->mu);
+        int i = word_take(w);
         if (i < 0)
             break;
         unsigned char *heads = NULL;
         int bytes = 0;
         rc = heads_walk(x, w->words[i], &heads, &bytes);
         reader_failed(w, x, rc);
-        pthread_mutex_lock(&w->mu);
-        w->heads[i] = heads;
-        w->bytes[i] = bytes;
-        w->state[i] = rc < 0 ? rc : 1;
-        pthread_cond_broadcast(&w->ready);
-        pthread_mutex_unlock(&w->mu);
+        word_done(w, i, heads, bytes, rc);
     }
     return rc;
 }
@@ -762,9 +775,7 @@ static int heads_keep(store *s, tidy_work *w)
     int two = w->nwords > 1 && reader_start(w, heads_main);
     int rc = 0, kept = 0;
     while (rc == 0 && kept < w->nwords) {
-        pthread_mutex_lock(&w->mu);
-        int i = w->word < w->nwords ? w->word++ : -1;
-        pthread_mutex_unlock(&w->mu);
+        int i = word_take(w);
         if (i >= 0) { /* the writer's own share */
             unsigned char *heads = NULL;
             int bytes = 0;
@@ -772,11 +783,7 @@ static int heads_keep(store *s, tidy_work *w)
                 rc = store_budget_fail(s, s->stopped = rc);
             else
                 rc = heads_walk(s, w->words[i], &heads, &bytes);
-            pthread_mutex_lock(&w->mu);
-            w->heads[i] = heads;
-            w->bytes[i] = bytes;
-            w->state[i] = rc < 0 ? rc : 1;
-            pthread_mutex_unlock(&w->mu);
+            word_done(w, i, heads, bytes, rc);
         }
         /* what is done is kept, in order; else the writer waits for the reader */
         pthread_mutex_lock(&w->mu);
