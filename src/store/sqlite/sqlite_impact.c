@@ -1236,8 +1236,7 @@ typedef struct heads_walk {
     int64_t total;     /* matches */
     heads_run *run;
     int64_t nrun, caprun;
-    int64_t *slot; /* open addressing by tf field: a run's index + 1, or 0 */
-    int64_t nslot;
+    sq_keymap at; /* a tf field to its run */
 } heads_walk;
 
 static void heads_sift(imp_entry *h, int n, int i)
@@ -1260,26 +1259,9 @@ static void heads_sift(imp_entry *h, int n, int i)
 /* The run of tf field `tf`, made when new; NULL without memory. */
 static heads_run *heads_run_of(heads_walk *w, uint32_t tf)
 {
-    if (2 * (w->nrun + 1) > w->nslot) { /* the slots at most half full */
-        int64_t nslot = w->nslot ? 2 * w->nslot : 64;
-        int64_t *slot = sqlite3_malloc64((sqlite3_uint64)nslot * sizeof *slot);
-        if (slot == NULL)
-            return NULL;
-        memset(slot, 0, (size_t)nslot * sizeof *slot);
-        for (int64_t r = 0; r < w->nrun; r++) {
-            uint64_t k = (w->run[r].tf * 0x9E3779B97F4A7C15ull) & (uint64_t)(nslot - 1);
-            while (slot[k])
-                k = (k + 1) & (uint64_t)(nslot - 1);
-            slot[k] = r + 1;
-        }
-        sqlite3_free(w->slot);
-        w->slot = slot;
-        w->nslot = nslot;
-    }
-    uint64_t k = (tf * 0x9E3779B97F4A7C15ull) & (uint64_t)(w->nslot - 1);
-    for (; w->slot[k]; k = (k + 1) & (uint64_t)(w->nslot - 1))
-        if (w->run[w->slot[k] - 1].tf == tf)
-            return &w->run[w->slot[k] - 1];
+    int64_t i = sq_keymap_get(&w->at, tf);
+    if (i >= 0)
+        return &w->run[i];
     if (w->nrun == w->caprun) {
         int64_t cap = w->caprun ? 2 * w->caprun : 16;
         heads_run *g = sqlite3_realloc64(w->run, (sqlite3_uint64)cap * sizeof *g);
@@ -1289,11 +1271,12 @@ static heads_run *heads_run_of(heads_walk *w, uint32_t tf)
         w->caprun = cap;
     }
     imp_entry *e = sqlite3_malloc64((sqlite3_uint64)w->cap * sizeof *e);
-    if (e == NULL)
+    if (e == NULL || sq_keymap_put(&w->at, tf, w->nrun) != SQLITE_OK) {
+        sqlite3_free(e);
         return NULL;
+    }
     w->run[w->nrun] = (heads_run){.tf = tf, .e = e};
-    w->slot[k] = ++w->nrun;
-    return &w->run[w->nrun - 1];
+    return &w->run[w->nrun++];
 }
 
 /* xQueryPhrase's callback: the row's entry counted in its run, and kept
@@ -1395,7 +1378,7 @@ static int heads_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int 
     for (int64_t r = 0; r < w.nrun; r++)
         sqlite3_free(w.run[r].e);
     sqlite3_free(w.run);
-    sqlite3_free(w.slot);
+    sq_keymap_free(&w.at);
     return rc;
 }
 

@@ -101,6 +101,19 @@ void sq_bind_text(sqlite3_stmt *st, int i, const char *v);
 int sq_col_dup(sqlite3_stmt *st, int i, int opt, char **out);
 /* Grows a row array by one zeroed row; `cap` tracks its capacity. */
 void *sq_rows_grow(void *rows, size_t count, size_t *cap, size_t elem);
+/* Integer keys to the indices of an array the caller keeps (open
+ * addressing, at most half full; zeroed: empty). */
+typedef struct sq_keymap {
+    struct sq_keyslot {
+        int64_t key, at; /* at: the index + 1, 0 free */
+    } * slot;
+    int64_t nslot, n;
+} sq_keymap;
+/* The index kept for `key`, or -1. */
+int64_t sq_keymap_get(const sq_keymap *m, int64_t key);
+/* Keeps `at` for a `key` it does not hold; SQLITE_OK or SQLITE_NOMEM. */
+int sq_keymap_put(sq_keymap *m, int64_t key, int64_t at);
+void sq_keymap_free(sq_keymap *m);
 /* A damaged store takes no more writes: the failure, or 0. */
 int sq_refuse_damaged(store *s);
 

@@ -462,42 +462,16 @@ typedef struct group_acc {
 typedef struct groups_acc {
     group_acc *g; /* the sessions, in the order first seen */
     int64_t n, cap;
-    int64_t *slot; /* open addressing on sid: index + 1 into g, 0 free */
-    int64_t nslot; /* a power of two, at least twice n */
+    sq_keymap at; /* sid to its index in g */
     int failed;
 } groups_acc;
-
-static uint64_t group_hash(int64_t sid)
-{
-    uint64_t x = (uint64_t)sid * 0x9E3779B97F4A7C15ull;
-    return x ^ (x >> 29);
-}
 
 /* The session `sid` of `a`, added if new; NULL when out of memory. */
 static group_acc *group_of(groups_acc *a, int64_t sid)
 {
-    if (2 * (a->n + 1) > a->nslot) {
-        int64_t nslot = a->nslot ? 2 * a->nslot : 64;
-        int64_t *slot = sqlite3_malloc64((sqlite3_uint64)nslot * sizeof *slot);
-        if (slot == NULL)
-            return NULL;
-        memset(slot, 0, (size_t)nslot * sizeof *slot);
-        for (int64_t i = 0; i < a->n; i++) {
-            uint64_t h = group_hash(a->g[i].sid) & (uint64_t)(nslot - 1);
-            while (slot[h])
-                h = (h + 1) & (uint64_t)(nslot - 1);
-            slot[h] = i + 1;
-        }
-        sqlite3_free(a->slot);
-        a->slot = slot;
-        a->nslot = nslot;
-    }
-    uint64_t h = group_hash(sid) & (uint64_t)(a->nslot - 1);
-    while (a->slot[h]) {
-        if (a->g[a->slot[h] - 1].sid == sid)
-            return &a->g[a->slot[h] - 1];
-        h = (h + 1) & (uint64_t)(a->nslot - 1);
-    }
+    int64_t i = sq_keymap_get(&a->at, sid);
+    if (i >= 0)
+        return &a->g[i];
     if (a->n == a->cap) {
         int64_t cap = a->cap ? 2 * a->cap : 64;
         group_acc *g = sqlite3_realloc64(a->g, (sqlite3_uint64)cap * sizeof *g);
@@ -506,10 +480,11 @@ static group_acc *group_of(groups_acc *a, int64_t sid)
         a->g = g;
         a->cap = cap;
     }
+    if (sq_keymap_put(&a->at, sid, a->n) != SQLITE_OK)
+        return NULL;
     group_acc *g = &a->g[a->n++];
     memset(g, 0, sizeof *g);
     g->sid = sid;
-    a->slot[h] = a->n;
     return g;
 }
 
@@ -583,9 +558,8 @@ static void groups_final(sqlite3_context *ctx)
         sqlite3_free(a->g[i].pick.txt);
     if (a) {
         sqlite3_free(a->g);
-        sqlite3_free(a->slot);
+        sq_keymap_free(&a->at);
         a->g = NULL;
-        a->slot = NULL;
         a->n = 0;
     }
     int len = sqlite3_str_length(out);

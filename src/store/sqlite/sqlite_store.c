@@ -332,6 +332,58 @@ void *sq_rows_grow(void *rows, size_t count, size_t *cap, size_t elem)
     return n;
 }
 
+static uint64_t keymap_hash(int64_t key, int64_t nslot)
+{
+    uint64_t x = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    return (x ^ (x >> 29)) & (uint64_t)(nslot - 1);
+}
+
+int64_t sq_keymap_get(const sq_keymap *m, int64_t key)
+{
+    if (m->nslot == 0)
+        return -1;
+    for (uint64_t h = keymap_hash(key, m->nslot); m->slot[h].at;
+         h = (h + 1) & (uint64_t)(m->nslot - 1))
+        if (m->slot[h].key == key)
+            return m->slot[h].at - 1;
+    return -1;
+}
+
+/* Puts a key it does not hold into slots with room. */
+static void keymap_place(struct sq_keyslot *slot, int64_t nslot, int64_t key, int64_t at)
+{
+    uint64_t h = keymap_hash(key, nslot);
+    while (slot[h].at)
+        h = (h + 1) & (uint64_t)(nslot - 1);
+    slot[h] = (struct sq_keyslot){key, at};
+}
+
+int sq_keymap_put(sq_keymap *m, int64_t key, int64_t at)
+{
+    if (2 * (m->n + 1) > m->nslot) {
+        int64_t nslot = m->nslot ? 2 * m->nslot : 64;
+        struct sq_keyslot *slot = sqlite3_malloc64((sqlite3_uint64)nslot * sizeof *slot);
+        if (slot == NULL)
+            return SQLITE_NOMEM;
+        memset(slot, 0, (size_t)nslot * sizeof *slot);
+        for (int64_t i = 0; i < m->nslot; i++)
+            if (m->slot[i].at)
+                keymap_place(slot, nslot, m->slot[i].key, m->slot[i].at);
+        sqlite3_free(m->slot);
+        m->slot = slot;
+        m->nslot = nslot;
+    }
+    keymap_place(m->slot, m->nslot, key, at + 1);
+    m->n++;
+    return SQLITE_OK;
+}
+
+void sq_keymap_free(sq_keymap *m)
+{
+    sqlite3_free(m->slot);
+    *m = (sq_keymap){0};
+}
+
 /* A count(*) statement built in q: *n, or the failure (`status_on_error`
  * MCPAGE_EPARSE: a search the engine rejected). */
 int sq_count_query(store *s, store_sql *q, int64_t *n, int status_on_error)
