@@ -593,7 +593,8 @@ enum {
     IMP_WHOLE = 1,    /* a whole list, not heads (several phrases, a page past the heads) */
     IMP_UNCACHED = 2, /* not from the process's cache nor into it (the writer's heads) */
     IMP_AND = 4,      /* one phrase of several: its rows by rowid suffice (IMP_UNRANKED) */
-    IMP_COUNT = 8     /* a count: a cached list without rank order will do */
+    IMP_COUNT = 8,    /* a count: a cached list without rank order will do */
+    IMP_HEADS = 16    /* only the heads are wanted: a walk keeps them alone (heads_walk_phrase) */
 };
 
 /* The process's list of `fts` for snapshot `v`, or NULL; a reference for the caller. */
@@ -641,6 +642,176 @@ static imp_list *imp_kept(sqlite3 *db, const char *fts, const sq_version *v, int
 }
 
 /*
+ * A word's heads in one walk, without its list: each run of one tf field
+ * keeps its count and, in a max-heap by (dl, rowid), its first
+ * store_sqlite__impact_heads_run entries. A walk of the whole list held
+ * 16 bytes a match while it grew and 28 more while it was sorted: at
+ * 10 GB 2.5M matches of one word, 150-200 MB, for the few thousand
+ * entries the heads keep.
+ */
+typedef struct heads_run {
+    uint32_t tf; /* its tf field */
+    int kept;    /* entries in the heap */
+    int64_t n;   /* its matches */
+    imp_entry *e;
+} heads_run;
+
+typedef struct heads_walk {
+    const imp_conn *ic;
+    sqlite3 *db;
+    dl_snap *d;
+    sqlite3_stmt *len; /* a row's length that d lacks */
+    int cap;           /* entries a run keeps */
+    int64_t total;     /* matches */
+    heads_run *run;
+    int64_t nrun, caprun;
+    sq_keymap at; /* a tf field to its run */
+} heads_walk;
+
+static void heads_sift(imp_entry *h, int n, int i)
+{
+    for (;;) {
+        int big = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && imp_cmp(&h[l], &h[big]) > 0)
+            big = l;
+        if (r < n && imp_cmp(&h[r], &h[big]) > 0)
+            big = r;
+        if (big == i)
+            return;
+        imp_entry t = h[i];
+        h[i] = h[big];
+        h[big] = t;
+        i = big;
+    }
+}
+
+/* The run of tf field `tf`, made when new; NULL without memory. */
+static heads_run *heads_run_of(heads_walk *w, uint32_t tf)
+{
+    int64_t i = sq_keymap_get(&w->at, tf);
+    if (i >= 0)
+        return &w->run[i];
+    if (w->nrun == w->caprun) {
+        int64_t cap = w->caprun ? 2 * w->caprun : 16;
+        heads_run *g = sqlite3_realloc64(w->run, (sqlite3_uint64)cap * sizeof *g);
+        if (g == NULL)
+            return NULL;
+        w->run = g;
+        w->caprun = cap;
+    }
+    imp_entry *e = sqlite3_malloc64((sqlite3_uint64)w->cap * sizeof *e);
+    if (e == NULL || sq_keymap_put(&w->at, tf, w->nrun) != SQLITE_OK) {
+        sqlite3_free(e);
+        return NULL;
+    }
+    w->run[w->nrun] = (heads_run){.tf = tf, .e = e};
+    return &w->run[w->nrun++];
+}
+
+/* xQueryPhrase's callback: the row's entry counted in its run, and kept
+ * while it is among the run's first. */
+static int heads_walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
+{
+    heads_walk *w = ud;
+    if (w->total % IMP_STOP_ROWS == 0 && w->ic->stop && w->ic->stop(w->ic->stop_ud))
+        return SQLITE_INTERRUPT;
+    imp_entry x;
+    uint32_t len = 0;
+    int rc = imp_row_entry(api, fts, &x);
+    if (rc == SQLITE_OK)
+        rc = imp_length_of(w->db, w->d, &w->len, x.id, &len);
+    if (rc != SQLITE_OK)
+        return rc;
+    imp_entry_len(&x, len);
+    heads_run *r = heads_run_of(w, x.tf);
+    if (r == NULL)
+        return SQLITE_NOMEM;
+    w->total++;
+    r->n++;
+    if (r->kept < w->cap) { /* sift up */
+        int i = r->kept++;
+        r->e[i] = x;
+        while (i > 0 && imp_cmp(&r->e[(i - 1) / 2], &r->e[i]) < 0) {
+            imp_entry t = r->e[i];
+            r->e[i] = r->e[(i - 1) / 2];
+            r->e[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+    } else if (imp_cmp(&x, &r->e[0]) < 0) {
+        r->e[0] = x;
+        heads_sift(r->e, r->kept, 0);
+    }
+    return SQLITE_OK;
+}
+
+/* Runs by tf field, descending: the rank order of runs. */
+static int heads_run_cmp(const void *pa, const void *pb)
+{
+    const heads_run *a = pa, *b = pb;
+    return (a->tf < b->tf) - (a->tf > b->tf);
+}
+
+/* The heads of phrase `phrase` at snapshot `v` (rows up to vmax) by one
+ * walk, as the list sq_imp_heads_result() writes: each run's first
+ * entries in rank order, cut where the run holds more. */
+static int heads_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase,
+                             const char *query, const sq_version *v, int64_t vmax, imp_list **out)
+{
+    const imp_conn *ic = api->xUserData(fts);
+    heads_walk w = {.ic = ic,
+                    .db = ic->db,
+                    .cap = store_sqlite__impact_heads_run > 0 &&
+                                   store_sqlite__impact_heads_run < IMP_ENTRIES_MAX
+                               ? (int)store_sqlite__impact_heads_run
+                               : 1};
+    if (ic->fit)
+        ic->fit(ic->stop_ud, 0);
+    w.d = store_sqlite__lengths(w.db, IMP_ENTRIES_MAX); /* a common word's: all are loaded */
+    int rc = api->xQueryPhrase(fts, phrase, &w, heads_walk_row);
+    sqlite3_finalize(w.len);
+    store_sqlite__lengths_release(w.d);
+    imp_list *l = NULL;
+    int64_t kept = 0;
+    for (int64_t r = 0; r < w.nrun; r++)
+        kept += w.run[r].kept;
+    if (rc == SQLITE_OK && (l = sqlite3_malloc(sizeof *l)) == NULL)
+        rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK) {
+        *l = (imp_list){
+            .refs = 1, .v = *v, .max_id = vmax, .n = kept, .total = w.total, .ngroups = w.nrun};
+        l->fts = sqlite3_mprintf("%s", query);
+        l->e = sqlite3_malloc64((sqlite3_uint64)(kept ? kept : 1) * sizeof *l->e);
+        l->group = sqlite3_malloc64((sqlite3_uint64)(w.nrun + 1) * sizeof *l->group);
+        l->cut = sqlite3_malloc64((sqlite3_uint64)(w.nrun ? w.nrun : 1));
+        if (l->fts == NULL || l->e == NULL || l->group == NULL || l->cut == NULL)
+            rc = SQLITE_NOMEM;
+    }
+    if (rc == SQLITE_OK) {
+        qsort(w.run, (size_t)w.nrun, sizeof *w.run, heads_run_cmp);
+        int64_t k = 0;
+        for (int64_t r = 0; r < w.nrun; r++) {
+            qsort(w.run[r].e, (size_t)w.run[r].kept, sizeof *w.run[r].e, imp_cmp);
+            l->group[r] = k;
+            memcpy(l->e + k, w.run[r].e, (size_t)w.run[r].kept * sizeof *l->e);
+            k += w.run[r].kept;
+            l->cut[r] = w.run[r].n > w.run[r].kept;
+        }
+        l->group[w.nrun] = k;
+        pthread_mutex_lock(&sq_imp_mu);
+        store_sqlite__impact_walked += w.total;
+        pthread_mutex_unlock(&sq_imp_mu);
+        *out = l;
+    } else {
+        sq_imp_free(l);
+    }
+    for (int64_t r = 0; r < w.nrun; r++)
+        sqlite3_free(w.run[r].e);
+    sqlite3_free(w.run);
+    sq_keymap_free(&w.at);
+    return rc;
+}
+
+/*
  * The list of `fts` covering every row up to `vmax` at this connection's
  * snapshot `v`, with a reference for the caller: the cached one or the
  * kept one, that one with the rows appended since walked and merged in,
@@ -657,6 +828,8 @@ static int imp_get(const Fts5ExtensionApi *api, Fts5Context *ctx, int phrase, sq
         *out = base;
         return SQLITE_OK;
     }
+    if (base == NULL && api && (flags & IMP_HEADS) && !store_sqlite__heads_by_list)
+        return heads_walk_phrase(api, ctx, phrase, fts, v, vmax, out);
 
     imp_entry *add = NULL;
     uint32_t *add_order = NULL;
@@ -1212,176 +1385,6 @@ static void impact_count_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
         sqlite3_result_error_code(ctx, rc);
 }
 
-/*
- * A word's heads in one walk, without its list: each run of one tf field
- * keeps its count and, in a max-heap by (dl, rowid), its first
- * store_sqlite__impact_heads_run entries. A walk of the whole list held
- * 16 bytes a match while it grew and 28 more while it was sorted: at
- * 10 GB 2.5M matches of one word, 150-200 MB, for the few thousand
- * entries the heads keep.
- */
-typedef struct heads_run {
-    uint32_t tf; /* its tf field */
-    int kept;    /* entries in the heap */
-    int64_t n;   /* its matches */
-    imp_entry *e;
-} heads_run;
-
-typedef struct heads_walk {
-    const imp_conn *ic;
-    sqlite3 *db;
-    dl_snap *d;
-    sqlite3_stmt *len; /* a row's length that d lacks */
-    int cap;           /* entries a run keeps */
-    int64_t total;     /* matches */
-    heads_run *run;
-    int64_t nrun, caprun;
-    sq_keymap at; /* a tf field to its run */
-} heads_walk;
-
-static void heads_sift(imp_entry *h, int n, int i)
-{
-    for (;;) {
-        int big = i, l = 2 * i + 1, r = l + 1;
-        if (l < n && imp_cmp(&h[l], &h[big]) > 0)
-            big = l;
-        if (r < n && imp_cmp(&h[r], &h[big]) > 0)
-            big = r;
-        if (big == i)
-            return;
-        imp_entry t = h[i];
-        h[i] = h[big];
-        h[big] = t;
-        i = big;
-    }
-}
-
-/* The run of tf field `tf`, made when new; NULL without memory. */
-static heads_run *heads_run_of(heads_walk *w, uint32_t tf)
-{
-    int64_t i = sq_keymap_get(&w->at, tf);
-    if (i >= 0)
-        return &w->run[i];
-    if (w->nrun == w->caprun) {
-        int64_t cap = w->caprun ? 2 * w->caprun : 16;
-        heads_run *g = sqlite3_realloc64(w->run, (sqlite3_uint64)cap * sizeof *g);
-        if (g == NULL)
-            return NULL;
-        w->run = g;
-        w->caprun = cap;
-    }
-    imp_entry *e = sqlite3_malloc64((sqlite3_uint64)w->cap * sizeof *e);
-    if (e == NULL || sq_keymap_put(&w->at, tf, w->nrun) != SQLITE_OK) {
-        sqlite3_free(e);
-        return NULL;
-    }
-    w->run[w->nrun] = (heads_run){.tf = tf, .e = e};
-    return &w->run[w->nrun++];
-}
-
-/* xQueryPhrase's callback: the row's entry counted in its run, and kept
- * while it is among the run's first. */
-static int heads_walk_row(const Fts5ExtensionApi *api, Fts5Context *fts, void *ud)
-{
-    heads_walk *w = ud;
-    if (w->total % IMP_STOP_ROWS == 0 && w->ic->stop && w->ic->stop(w->ic->stop_ud))
-        return SQLITE_INTERRUPT;
-    imp_entry x;
-    uint32_t len = 0;
-    int rc = imp_row_entry(api, fts, &x);
-    if (rc == SQLITE_OK)
-        rc = imp_length_of(w->db, w->d, &w->len, x.id, &len);
-    if (rc != SQLITE_OK)
-        return rc;
-    imp_entry_len(&x, len);
-    heads_run *r = heads_run_of(w, x.tf);
-    if (r == NULL)
-        return SQLITE_NOMEM;
-    w->total++;
-    r->n++;
-    if (r->kept < w->cap) { /* sift up */
-        int i = r->kept++;
-        r->e[i] = x;
-        while (i > 0 && imp_cmp(&r->e[(i - 1) / 2], &r->e[i]) < 0) {
-            imp_entry t = r->e[i];
-            r->e[i] = r->e[(i - 1) / 2];
-            r->e[(i - 1) / 2] = t;
-            i = (i - 1) / 2;
-        }
-    } else if (imp_cmp(&x, &r->e[0]) < 0) {
-        r->e[0] = x;
-        heads_sift(r->e, r->kept, 0);
-    }
-    return SQLITE_OK;
-}
-
-/* Runs by tf field, descending: the rank order of runs. */
-static int heads_run_cmp(const void *pa, const void *pb)
-{
-    const heads_run *a = pa, *b = pb;
-    return (a->tf < b->tf) - (a->tf > b->tf);
-}
-
-/* The heads of phrase `phrase` at snapshot `v` (rows up to vmax) by one
- * walk, as the list sq_imp_heads_result() writes: each run's first
- * entries in rank order, cut where the run holds more. */
-static int heads_walk_phrase(const Fts5ExtensionApi *api, Fts5Context *fts, int phrase,
-                             const char *query, const sq_version *v, int64_t vmax, imp_list **out)
-{
-    const imp_conn *ic = api->xUserData(fts);
-    heads_walk w = {.ic = ic,
-                    .db = ic->db,
-                    .cap = store_sqlite__impact_heads_run > 0 &&
-                                   store_sqlite__impact_heads_run < IMP_ENTRIES_MAX
-                               ? (int)store_sqlite__impact_heads_run
-                               : 1};
-    if (ic->fit)
-        ic->fit(ic->stop_ud, 0);
-    w.d = store_sqlite__lengths(w.db, IMP_ENTRIES_MAX); /* a common word's: all are loaded */
-    int rc = api->xQueryPhrase(fts, phrase, &w, heads_walk_row);
-    sqlite3_finalize(w.len);
-    store_sqlite__lengths_release(w.d);
-    imp_list *l = NULL;
-    int64_t kept = 0;
-    for (int64_t r = 0; r < w.nrun; r++)
-        kept += w.run[r].kept;
-    if (rc == SQLITE_OK && (l = sqlite3_malloc(sizeof *l)) == NULL)
-        rc = SQLITE_NOMEM;
-    if (rc == SQLITE_OK) {
-        *l = (imp_list){
-            .refs = 1, .v = *v, .max_id = vmax, .n = kept, .total = w.total, .ngroups = w.nrun};
-        l->fts = sqlite3_mprintf("%s", query);
-        l->e = sqlite3_malloc64((sqlite3_uint64)(kept ? kept : 1) * sizeof *l->e);
-        l->group = sqlite3_malloc64((sqlite3_uint64)(w.nrun + 1) * sizeof *l->group);
-        l->cut = sqlite3_malloc64((sqlite3_uint64)(w.nrun ? w.nrun : 1));
-        if (l->fts == NULL || l->e == NULL || l->group == NULL || l->cut == NULL)
-            rc = SQLITE_NOMEM;
-    }
-    if (rc == SQLITE_OK) {
-        qsort(w.run, (size_t)w.nrun, sizeof *w.run, heads_run_cmp);
-        int64_t k = 0;
-        for (int64_t r = 0; r < w.nrun; r++) {
-            qsort(w.run[r].e, (size_t)w.run[r].kept, sizeof *w.run[r].e, imp_cmp);
-            l->group[r] = k;
-            memcpy(l->e + k, w.run[r].e, (size_t)w.run[r].kept * sizeof *l->e);
-            k += w.run[r].kept;
-            l->cut[r] = w.run[r].n > w.run[r].kept;
-        }
-        l->group[w.nrun] = k;
-        pthread_mutex_lock(&sq_imp_mu);
-        store_sqlite__impact_walked += w.total;
-        pthread_mutex_unlock(&sq_imp_mu);
-        *out = l;
-    } else {
-        sq_imp_free(l);
-    }
-    for (int64_t r = 0; r < w.nrun; r++)
-        sqlite3_free(w.run[r].e);
-    sqlite3_free(w.run);
-    sq_keymap_free(&w.at);
-    return rc;
-}
-
 /* mcpage_impact_heads(messages_fts, fts_query): the heads of the query's
  * one phrase at this snapshot for the writer to keep (sq_imp_heads_result):
  * the kept heads extended by the rows since, else one walk that keeps
@@ -1394,29 +1397,15 @@ static void impact_heads_fn(const Fts5ExtensionApi *api, Fts5Context *fts, sqlit
         sqlite3_result_error(ctx, "mcpage_impact_heads: one argument, one phrase", -1);
         return;
     }
-    const char *query = (const char *)sqlite3_value_text(val[0]);
-    sqlite3 *db = ((const imp_conn *)api->xUserData(fts))->db;
-    int64_t vmax = 0;
-    sq_version v;
-    int rc = index_max_id(db, &vmax);
-    if (rc == SQLITE_OK)
-        rc = store_sqlite__version(db, &v);
-    imp_list *base = rc == SQLITE_OK ? imp_kept(db, query, &v, vmax, IMP_UNCACHED) : NULL;
-    imp_list *l = NULL;
-    if (rc == SQLITE_OK && base == NULL && !store_sqlite__heads_by_list) {
-        rc = heads_walk_phrase(api, fts, 0, query, &v, vmax, &l);
-    } else if (rc == SQLITE_OK) {
-        sq_imp_release(base);
-        imp_rank r;
-        if ((rc = imp_open(api, fts, 0, query, IMP_UNCACHED, &r)) == SQLITE_OK)
-            l = (imp_list *)r.l;
-    }
+    imp_rank r;
+    int rc = imp_open(api, fts, 0, (const char *)sqlite3_value_text(val[0]),
+                      IMP_UNCACHED | IMP_HEADS, &r);
     if (rc != SQLITE_OK) {
         sqlite3_result_error_code(ctx, rc);
         return;
     }
-    sq_imp_heads_result(ctx, l);
-    sq_imp_release(l);
+    sq_imp_heads_result(ctx, r.l);
+    sq_imp_release((imp_list *)r.l);
 }
 
 int store_sqlite_impact_register(fts5_api *api, sqlite3 *db, int (*stop)(void *), void *stop_ud,

@@ -509,7 +509,8 @@ typedef struct tidy_work {
     unsigned char **heads; /* each word's heads, NULL when none */
     int *bytes;            /* their sizes */
     int *state;            /* 0 not done, 1 done, else its failure */
-    int reader_rc;         /* the reader's first failure */
+    int reader_ended;      /* its thread took no more words */
+    int reader_rc;         /* the reader's first failure, or 0 */
     char reader_err[256];  /* and what it said */
 } tidy_work;
 
@@ -566,10 +567,10 @@ static int vocab_scan(tidy_work *w, store *x)
         int step;
         while (rc == 0 && (step = sqlite3_step(q)) == SQLITE_ROW) {
             const unsigned char *t = sqlite3_column_text(q, 0);
-            int n = sqlite3_column_bytes(q, 0);
-            char *term = t ? sqlite3_malloc(n + 1) : NULL;
             if (t == NULL)
                 continue;
+            int n = sqlite3_column_bytes(q, 0);
+            char *term = sqlite3_malloc(n + 1);
             pthread_mutex_lock(&w->mu);
             if (term && w->nrows == w->caprows) {
                 int cap = w->caprows ? 2 * w->caprows : 256;
@@ -659,7 +660,7 @@ static void *heads_main(void *arg)
     tidy_work *w = arg;
     (void)heads_take(w, w->r);
     pthread_mutex_lock(&w->mu);
-    w->reader_rc = w->reader_rc ? w->reader_rc : 1; /* ended: the writer waits no more */
+    w->reader_ended = 1; /* the writer waits no more */
     pthread_cond_broadcast(&w->ready);
     pthread_mutex_unlock(&w->mu);
     return NULL;
@@ -771,7 +772,6 @@ static int heads_keep(store *s, tidy_work *w)
         return MCPAGE_ENOMEM;
     memset(w->heads, 0, n * sizeof *w->heads);
     memset(w->state, 0, n * sizeof *w->state);
-    w->reader_rc = 0;
     int two = w->nwords > 1 && reader_start(w, heads_main);
     int rc = 0, kept = 0;
     while (rc == 0 && kept < w->nwords) {
@@ -789,7 +789,7 @@ static int heads_keep(store *s, tidy_work *w)
         pthread_mutex_lock(&w->mu);
         int ended = 0;
         while (rc == 0 && i < 0 && kept < w->nwords && w->state[kept] == 0 &&
-               !(ended = w->reader_rc != 0))
+               !(ended = w->reader_ended))
             pthread_cond_wait(&w->ready, &w->mu);
         while (rc == 0 && kept < w->nwords && w->state[kept] != 0) {
             int state = w->state[kept];
